@@ -1,0 +1,3 @@
+from remem.entry import main
+
+main()

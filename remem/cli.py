@@ -1,0 +1,84 @@
+"""The typer app. Commands live in remem/commands/*; each body imports what it needs, lazily."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any, Optional
+
+import typer
+from typer.core import TyperGroup
+
+from remem import __version__
+from remem.errors import RememError
+
+# Each module defines register(app); listed here so `remem --help` shows every command.
+COMMAND_MODULES = ("core",)
+
+
+class RememGroup(TyperGroup):
+    """Turns expected failures into one line on stderr and exit 1, never a traceback."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (RememError, ValueError) as exc:
+            print(f"remem: {exc}", file=sys.stderr)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            print("remem: interrupted", file=sys.stderr)
+            raise typer.Exit(130) from None
+        except (typer.Exit, typer.Abort):
+            raise
+        except Exception as exc:
+            import click
+
+            if isinstance(exc, (click.ClickException, click.exceptions.Exit)):
+                raise
+            if os.environ.get("REMEM_DEBUG"):
+                raise
+            from remem.log import log_exception
+
+            where = log_exception("cli", exc)
+            print(f"remem: unexpected error: {exc!r} (traceback in {where})", file=sys.stderr)
+            raise typer.Exit(1) from None
+
+
+app = typer.Typer(
+    cls=RememGroup,
+    name="remem",
+    help="Long-term memory for AI coding agents, on your own machine.\n\n"
+    "Example: remem demo && remem --home ~/.remem-demo recall 'which installer'",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"remem {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    home: Optional[str] = typer.Option(
+        None, "--home", help="Use this folder as remem's home for this command (overrides REMEM_HOME)."
+    ),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    if home:
+        os.environ["REMEM_HOME"] = os.path.abspath(os.path.expanduser(home))
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(f"remem.commands.{_name}").register(app)
+
+
+def run() -> None:
+    app()

@@ -1,0 +1,171 @@
+"""status, paths, remember, recall, config, demo."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from remem.commands._out import emit_json, open_store, short, table
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def status(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """What the memory holds: counts per table, model, space, size, last ingest and sleep.
+
+        Example: remem status --json
+        """
+        from remem import paths
+        from remem.engine.embed import get_embedder
+        from remem.engine.store import db_size
+
+        with open_store() as store:
+            counts = store.counts()
+            times = store.meta_times()
+            by_kind = {r["kind"]: r["n"] for r in store.rows(
+                "SELECT kind, count(*) AS n FROM episodes GROUP BY kind ORDER BY kind")}
+        embedder = get_embedder()
+        info = {
+            "home": str(paths.home()),
+            "database": str(paths.db_path()),
+            "db_bytes": db_size(),
+            "counts": counts,
+            "episodes_by_kind": by_kind,
+            "model": getattr(embedder, "space", "?"),
+            "space": embedder.space,
+            "dim": embedder.dim,
+            **times,
+        }
+        if json_out:
+            emit_json(info)
+            return
+        rows = [(name, n) for name, n in counts.items()]
+        table(f"remem memory at {info['home']}", ["table", "rows"], rows)
+        kinds = ", ".join(f"{k} {n}" for k, n in by_kind.items()) or "none yet"
+        print(f"episodes by kind: {kinds}")
+        print(f"embedding space:  {info['space']} ({info['dim']} dimensions)")
+        print(f"database size:    {info['db_bytes'] / 1e6:.1f} MB")
+        print(f"last ingest:      {info['last_ingest'] or 'never'}")
+        print(f"last sleep:       {info['last_sleep'] or 'never'}")
+
+    @app.command()
+    def paths(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Every location remem uses, and the environment variable that moves it.
+
+        Example: REMEM_HOME=/tmp/m remem paths
+        """
+        from remem import paths as paths_mod
+
+        found = {k: str(v) for k, v in paths_mod.all_paths().items()}
+        if json_out:
+            emit_json(found)
+            return
+        table(None, ["what", "path", "exists"],
+              [(k, v, "yes" if __import__("os").path.exists(v) else "no") for k, v in found.items()])
+        print("Move them with REMEM_HOME, CLAUDE_CONFIG_DIR, CODEX_HOME and HOME.")
+
+    @app.command()
+    def remember(
+        text: str = typer.Argument(..., help="What to remember."),
+        kind: str = typer.Option("note", "--kind", help="note, correction, error, surprise or environment."),
+        tag: List[str] = typer.Option([], "--tag", "-t", help="A tag (repeatable)."),
+        importance: float = typer.Option(0.5, "--importance", help="0..1"),
+        valence: float = typer.Option(0.0, "--valence", help="-1..1, how it felt."),
+        arousal: float = typer.Option(0.0, "--arousal", help="0..1; >= 0.8 makes a flashbulb memory."),
+        ttl: Optional[str] = typer.Option(None, "--ttl", help="Short-term with this lifetime: 30s, 10m, 2h, 7d."),
+        short_term: bool = typer.Option(False, "--short-term", help="Short-term (expires after --ttl or the default)."),
+        cwd: Optional[str] = typer.Option(None, "--project", help="The project folder it belongs to."),
+        json_out: bool = typer.Option(False, "--json", help="Print the stored memory as JSON."),
+    ) -> None:
+        """Remember something now.
+
+        Example: remem remember "use uv, not pip, to install packages" --tag python
+        """
+        from remem.engine.memories import remember as do_remember
+
+        with open_store() as store:
+            memory = do_remember(
+                store, text, kind=kind, tags=tag, importance=importance, valence=valence,
+                arousal=arousal, ttl=ttl, short_term=short_term, cwd=cwd,
+            )
+        if json_out:
+            emit_json(memory)
+        else:
+            extra = " (flashbulb)" if memory.get("flashbulb_until") else ""
+            extra += f" (expires {memory['expires_at']})" if memory.get("expires_at") else ""
+            print(f"remembered {memory['id']}{extra}")
+
+    @app.command()
+    def recall(
+        query: str = typer.Argument(..., help="What you are looking for, in your own words."),
+        k: int = typer.Option(5, "-k", help="How many results."),
+        mode: str = typer.Option("hybrid", "--mode", help="hybrid, semantic or keyword."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """The memories that best match a query, best first.
+
+        Example: remem recall "which package installer should I use" -k 3
+        """
+        from remem.engine.recall import recall as do_recall
+
+        if k < 1:
+            raise ValueError("-k must be at least 1")
+        with open_store() as store:
+            hits = do_recall(store, query, k, mode=mode)
+        if json_out:
+            emit_json(hits)
+            return
+        if not hits:
+            print("nothing remembered matches; `remem status` shows what the memory holds")
+            return
+        table(None, ["score", "kind", "id", "memory"],
+              [(f"{h['score']:.3f}", h["kind"], h["id"][:10], short(h["title"] or h["text"])) for h in hits])
+
+    config_app = typer.Typer(help="Read and change config.toml (comments are kept).", no_args_is_help=True)
+    app.add_typer(config_app, name="config")
+
+    @config_app.command("show")
+    def config_show(json_out: bool = typer.Option(False, "--json")) -> None:
+        """Every setting with its current value. Example: remem config show"""
+        from remem import config
+
+        cfg = config.load()
+        if json_out:
+            emit_json(cfg)
+            return
+        for section, values in cfg.items():
+            print(f"[{section}]")
+            for key, value in values.items():
+                print(f"  {key} = {value!r}")
+
+    @config_app.command("set")
+    def config_set(key: str, value: str) -> None:
+        """Set one key. Example: remem config set recall.k 8"""
+        from remem import config
+
+        config.set_value(key, value)
+        print(f"{key} = {config.get(key)!r}")
+
+    @app.command()
+    def demo(
+        folder: Optional[str] = typer.Option(
+            None, "--dir", help="Where to build the demo memory (default ~/.remem-demo)."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Build a small demo memory in its own folder (never your real one) and show it.
+
+        Example: remem demo
+        """
+        from remem.engine.demo import build_demo
+
+        summary = build_demo(folder)
+        if json_out:
+            emit_json(summary)
+            return
+        print(f"Built a demo memory in {summary['home']}")
+        for line in summary["lines"]:
+            print(f"  {line}")
+        print("\nTry it:")
+        for cmd in summary["try"]:
+            print(f"  {cmd}")

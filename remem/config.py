@@ -1,0 +1,182 @@
+"""config.toml under REMEM_HOME: read with tomllib, written with tomlkit so comments survive.
+
+Every key has a default here; a missing file means all defaults. tomlkit is imported only
+when writing, so reading config stays cheap on the hook path.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from remem import paths
+from remem.errors import ConfigError
+
+DEFAULTS: dict[str, Any] = {
+    "embed": {
+        # "" = the bundled model; else a local model2vec folder or a hub id.
+        "model": "",
+    },
+    "recall": {
+        "k": 5,
+        "w_relevance": 0.6,
+        "w_recency": 0.25,
+        "w_strength": 0.15,
+        "recency_half_life_days": 30.0,
+        # Blend of semantic and keyword evidence inside relevance (see docs/RECALL.md).
+        "semantic_weight": 0.5,
+        "touch_strength": 0.1,
+        "touch_health": 10.0,
+    },
+    "lifecycle": {
+        "short_term_ttl": "7d",
+        "flashbulb_arousal": 0.8,
+        "flashbulb_importance": 0.9,
+        "flashbulb_days": 30,
+        "importance_decay_per_day": 0.005,
+        "health_decay_short_term": 8.0,
+        "health_decay_long_term": 2.0,
+        "strength_half_life_days": 45.0,
+        "archive_below": 0.15,
+    },
+    "graph": {
+        "auto_threshold": 0.7,
+        "auto_top_k": 5,
+    },
+    "tasks": {
+        "expire_short_term": 300,
+        "importance_decay": 86400,
+        "active_forgetting": 86400,
+        "consolidate": 604800,
+        "cleanup_archived": 2592000,
+        "discover_connections": 3600,
+    },
+    "sleep": {
+        "surprise_cut_model": 0.62,
+        "surprise_cut_hashed": 0.55,
+        "prediction_days": 14,
+    },
+    "prime": {
+        "max_chars": 1200,
+        "max_lessons": 3,
+        "holdout": True,
+        "min_relevance": 0.35,
+        "stop_block": True,
+        "timeout_ms": 1000,
+    },
+    "share": {
+        "folder": "",
+        "min_strength": 1.0,
+        "corroborate_cut": 0.85,
+        "max_file_bytes": 65536,
+    },
+    "server": {
+        "host": "127.0.0.1",
+        "port": 4545,
+        "token": "",
+    },
+    "proxy": {
+        "port": 4546,
+        "inject": True,
+        "record": True,
+    },
+    "llm": {
+        # An OpenAI-compatible endpoint (Ollama, llama.cpp, LM Studio). Empty = no model.
+        "url": "",
+        "model": "",
+        "api_key": "",
+        "timeout_s": 20.0,
+    },
+    "backup": {
+        "keep": 7,
+    },
+}
+
+_cache: dict[str, tuple[float, dict[str, Any]]] = {}
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load(path: Path | None = None) -> dict[str, Any]:
+    """The config with defaults filled in. Raises ConfigError (one line) if it is malformed."""
+    path = path or paths.config_path()
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return copy.deepcopy(DEFAULTS)
+    cached = _cache.get(str(path))
+    if cached and cached[0] == mtime:
+        return copy.deepcopy(cached[1])
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line or move the file aside") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path} ({exc}); fix its permissions or move it aside") from None
+    merged = _merge(DEFAULTS, data)
+    _cache[str(path)] = (mtime, merged)
+    return copy.deepcopy(merged)
+
+
+def get(dotted: str, cfg: dict[str, Any] | None = None) -> Any:
+    """A value by dotted key, e.g. get("recall.k")."""
+    node: Any = cfg if cfg is not None else load()
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise ConfigError(f"unknown config key {dotted!r}; see `remem config --help` for the keys")
+        node = node[part]
+    return node
+
+
+def _coerce(dotted: str, raw: str) -> Any:
+    """Turn a command-line string into the type of the key's default."""
+    default = get(dotted, DEFAULTS)
+    try:
+        if isinstance(default, bool):
+            if raw.lower() in ("1", "true", "yes", "on"):
+                return True
+            if raw.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(raw)
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+    except ValueError:
+        raise ConfigError(f"{dotted} takes a {type(default).__name__}, not {raw!r}") from None
+    return raw
+
+
+def set_value(dotted: str, value: Any, path: Path | None = None) -> None:
+    """Write one key into config.toml, keeping the person's comments and formatting."""
+    import tomlkit
+
+    path = path or paths.config_path()
+    if isinstance(value, str):
+        value = _coerce(dotted, value)
+    else:
+        get(dotted, DEFAULTS)  # validates the key
+    load(path)  # refuse to rewrite a malformed file
+    doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+    *sections, leaf = dotted.split(".")
+    node: Any = doc
+    for section in sections:
+        if section not in node:
+            node[section] = tomlkit.table()
+        node = node[section]
+    node[leaf] = value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    tmp.replace(path)
+    _cache.pop(str(path), None)

@@ -1,0 +1,1 @@
+"""remem's engine: all logic. Never imports typer, textual, rich, mcp or tomlkit."""

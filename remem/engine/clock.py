@@ -1,0 +1,77 @@
+"""The one clock every rule reads, so tests (and subprocesses via REMEM_NOW) can control time."""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from typing import Iterator
+
+_frozen: datetime | None = None
+
+
+def now() -> datetime:
+    if _frozen is not None:
+        return _frozen
+    env = os.environ.get("REMEM_NOW")
+    if env:
+        return parse(env)
+    return datetime.now(timezone.utc)
+
+
+def iso(dt: datetime | None = None) -> str:
+    """ISO 8601 UTC with microseconds: the one timestamp format in the store."""
+    dt = dt or now()
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def parse(text: str) -> datetime:
+    dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc)
+
+
+def days_between(earlier: str | datetime | None, later: datetime | None = None) -> float:
+    """Days from `earlier` to `later` (default now); 0 when earlier is missing or in the future."""
+    if earlier is None:
+        return 0.0
+    start = parse(earlier) if isinstance(earlier, str) else earlier
+    delta = (later or now()) - start
+    return max(0.0, delta.total_seconds() / 86400.0)
+
+
+@contextmanager
+def frozen(at: datetime | str) -> Iterator[None]:
+    """Freeze now() for the duration (tests)."""
+    global _frozen
+    old = _frozen
+    _frozen = parse(at) if isinstance(at, str) else at
+    try:
+        yield
+    finally:
+        _frozen = old
+
+
+def advance(**kwargs: float) -> None:
+    """Move a frozen clock forward (tests): advance(days=3)."""
+    global _frozen
+    if _frozen is None:
+        raise RuntimeError("advance() needs a frozen clock")
+    _frozen = _frozen + timedelta(**kwargs)
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> float:
+    """'30s', '10m', '2h', '7d', '1w' (or plain seconds) -> seconds."""
+    text = str(text).strip().lower()
+    try:
+        if text and text[-1] in _UNITS:
+            return float(text[:-1]) * _UNITS[text[-1]]
+        return float(text)
+    except ValueError:
+        raise ValueError(f"not a duration: {text!r} (use 30s, 10m, 2h, 7d)") from None

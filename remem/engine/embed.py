@@ -1,0 +1,353 @@
+"""Static embeddings: the bundled model2vec model, read directly, with a hashed fallback.
+
+The bundled model is a tokenizer plus one embedding matrix. Encoding a text is: tokenize
+(no special tokens), drop unknown tokens, look up each token's row, average, L2-normalise.
+Reading `tokenizer.json` with `tokenizers` and memory-mapping the matrix avoids model2vec's
+import cost, so the same vectors are available on the hook path. Two ways to encode:
+
+- `encode(texts)`: numpy, for batches (ingest, sleep, recall).
+- `encode_py(text)`: pure Python over the memory-mapped matrix, for the hook path, where
+  importing numpy would eat most of the latency budget.
+
+Every vector is tagged with the `space` of the model that made it; vectors of different
+spaces are never compared (sleep re-embeds what is not in the current space).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import mmap
+import operator
+import re
+import struct
+import sys
+import zlib
+from array import array
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MODEL_DIR = Path(__file__).parent / "model"
+HASHED_DIM = 256
+HASHED_SPACE = f"hashed-{HASHED_DIM}"
+_WORD = re.compile(r"[\w']+", re.UNICODE)
+
+
+class Embedder(Protocol):
+    space: str
+    dim: int
+
+    def encode(self, texts: Sequence[str]) -> "np.ndarray": ...
+
+    def encode_py(self, text: str) -> array: ...
+
+
+# --------------------------------------------------------------------------- helpers
+
+def to_blob(vector: Any) -> bytes:
+    """Little-endian float32 bytes, from a numpy row or an array('f')/list."""
+    if isinstance(vector, array):
+        out = array("f", vector)
+    else:
+        try:
+            import numpy as np
+
+            return np.asarray(vector, dtype="<f4").tobytes()
+        except ImportError:  # pragma: no cover - numpy is a dependency
+            out = array("f", vector)
+    if sys.byteorder == "big":
+        out.byteswap()
+    return out.tobytes()
+
+
+def from_blob_py(blob: bytes) -> array:
+    """A stored vector as array('f'), without numpy."""
+    out = array("f")
+    out.frombytes(blob)
+    if sys.byteorder == "big":
+        out.byteswap()
+    return out
+
+
+def from_blob(blob: bytes) -> "np.ndarray":
+    import numpy as np
+
+    return np.frombuffer(blob, dtype="<f4")
+
+
+def dot_py(a: Sequence[float], b: Sequence[float]) -> float:
+    return sum(map(operator.mul, a, b))
+
+
+def cosine(a: Any, b: Any) -> float:
+    """Cosine of two vectors (numpy or sequences); 0 when either is zero."""
+    try:
+        import numpy as np
+
+        a = np.asarray(a, dtype=np.float32)
+        b = np.asarray(b, dtype=np.float32)
+        if a.shape != b.shape:
+            return 0.0
+        na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+        return float(a @ b) / (na * nb) if na and nb else 0.0
+    except ImportError:  # pragma: no cover
+        na = math.sqrt(dot_py(a, a))
+        nb = math.sqrt(dot_py(b, b))
+        return dot_py(a, b) / (na * nb) if na and nb else 0.0
+
+
+def centroid(vectors: Sequence[Any]) -> "np.ndarray":
+    """The normalised mean of vectors (the direction a group of memories points)."""
+    import numpy as np
+
+    if not len(vectors):
+        raise ValueError("centroid of no vectors")
+    mean = np.mean(np.asarray(vectors, dtype=np.float32), axis=0)
+    norm = float(np.linalg.norm(mean))
+    return mean / norm if norm else mean
+
+
+def normalise_rows(matrix: "np.ndarray") -> "np.ndarray":
+    import numpy as np
+
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32, copy=False)
+
+
+# --------------------------------------------------------------------------- hashed
+
+def _hash_token(token: str) -> tuple[int, float]:
+    h = zlib.crc32(token.encode("utf-8"))
+    return h % HASHED_DIM, (1.0 if (h >> 16) & 1 else -1.0)
+
+
+class HashedEmbedder:
+    """256-dimension hashed word + bigram vectors: no model, no files, always available."""
+
+    space = HASHED_SPACE
+    dim = HASHED_DIM
+
+    def encode_py(self, text: str) -> array:
+        vec = array("f", bytes(4 * HASHED_DIM))
+        words = [w.lower() for w in _WORD.findall(text or "")]
+        grams = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+        for gram in grams:
+            idx, sign = _hash_token(gram)
+            vec[idx] += sign
+        norm = math.sqrt(dot_py(vec, vec))
+        if norm:
+            for i in range(HASHED_DIM):
+                vec[i] /= norm
+        return vec
+
+    def encode(self, texts: Sequence[str]) -> "np.ndarray":
+        import numpy as np
+
+        out = np.zeros((len(texts), HASHED_DIM), dtype=np.float32)
+        for row, text in enumerate(texts):
+            out[row] = np.frombuffer(self.encode_py(text).tobytes(), dtype=np.float32)
+        return out
+
+
+# --------------------------------------------------------------------------- static model
+
+_DTYPES = {"F16": ("e", 2, "<f2"), "F32": ("f", 4, "<f4"), "F64": ("d", 8, "<f8")}
+
+
+class StaticEmbedder:
+    """A model2vec static model read straight from its folder (tokenizer.json + safetensors)."""
+
+    def __init__(self, model_dir: Path, name: str | None = None) -> None:
+        from tokenizers import Tokenizer
+
+        self.dir = Path(model_dir)
+        tensors = self.dir / "model.safetensors"
+        if not tensors.exists() or not (self.dir / "tokenizer.json").exists():
+            raise FileNotFoundError(f"no model2vec model in {self.dir}")
+        self.tokenizer = Tokenizer.from_file(str(self.dir / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        cfg_path = self.dir / "config.json"
+        self.config: dict[str, Any] = json.loads(cfg_path.read_text()) if cfg_path.exists() else {}
+        self.normalize = bool(self.config.get("normalize", True))
+        max_length = self.config.get("max_length", 512)
+        self.max_length: int | None = int(max_length) if max_length else None
+        if self.max_length:
+            self.tokenizer.enable_truncation(self.max_length)
+        else:
+            self.tokenizer.no_truncation()
+        self.unk_id = self._unk_id()
+        self._fh = tensors.open("rb")
+        self._mm = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
+        header_len = struct.unpack_from("<Q", self._mm, 0)[0]
+        header = json.loads(self._mm[8:8 + header_len])
+        base = 8 + header_len
+        self._tensors = {k: v for k, v in header.items() if k != "__metadata__"}
+        emb = self._tensors.get("embeddings") or next(iter(self._tensors.values()))
+        self.rows, self.dim = emb["shape"]
+        self._fmt, self._width, self._np_dtype = _DTYPES[emb["dtype"]]
+        self._offset = base + emb["data_offsets"][0]
+        self._row_bytes = self._width * self.dim
+        self._base = base
+        self.weights = self._vector_py("weights")
+        self.mapping = self._int_vector("token_mapping") or self._int_vector("mapping")
+        size = tensors.stat().st_size
+        self.space = f"m2v:{name or self.dir.name}-{self.dim}-{size}"
+        self._matrix: "np.ndarray | None" = None
+        self._cut: int | None = None
+
+    def _unk_id(self) -> int | None:
+        try:
+            model = json.loads(self.tokenizer.to_str())["model"]
+        except (ValueError, KeyError):
+            return None
+        unk = model.get("unk_token")
+        if unk is None:
+            return None
+        return self.tokenizer.token_to_id(unk)
+
+    def _vector_py(self, name: str) -> array | None:
+        meta = self._tensors.get(name)
+        if not meta:
+            return None
+        fmt, width, _ = _DTYPES[meta["dtype"]]
+        start, end = meta["data_offsets"]
+        count = (end - start) // width
+        return array("f", struct.unpack_from(f"<{count}{fmt}", self._mm, self._base + start))
+
+    def _int_vector(self, name: str) -> array | None:
+        meta = self._tensors.get(name)
+        if not meta:
+            return None
+        fmt = {"I64": "q", "I32": "i", "U32": "I", "I16": "h"}[meta["dtype"]]
+        start, end = meta["data_offsets"]
+        count = (end - start) // struct.calcsize(fmt)
+        return array("q", struct.unpack_from(f"<{count}{fmt}", self._mm, self._base + start))
+
+    def _ids(self, text: str) -> list[int]:
+        ids = self.tokenizer.encode(text or "", add_special_tokens=False).ids
+        if self.unk_id is not None:
+            ids = [i for i in ids if i != self.unk_id]
+        return ids
+
+    @property
+    def _char_cut(self) -> int:
+        # As model2vec does: max_length × the median vocabulary token length, in characters.
+        if self._cut is None:
+            lengths = sorted(len(t) for t in self.tokenizer.get_vocab())
+            self._cut = (self.max_length or 0) * (lengths[len(lengths) // 2] if lengths else 1)
+        return self._cut
+
+    def _truncate_chars(self, text: str) -> str:
+        if self.max_length and len(text) > self.max_length and len(text) > self._char_cut:
+            return text[: self._char_cut]
+        return text
+
+    # -- pure Python (hook path) ---------------------------------------------------------
+    def encode_py(self, text: str) -> array:
+        ids = self._ids(self._truncate_chars(text))
+        acc = [0.0] * self.dim
+        total = 0.0
+        for tid in ids:
+            row = self.mapping[tid] if self.mapping is not None else tid
+            values = struct.unpack_from(f"<{self.dim}{self._fmt}", self._mm, self._offset + row * self._row_bytes)
+            w = float(self.weights[tid]) if self.weights is not None else 1.0
+            total += w
+            acc = [a + w * v for a, v in zip(acc, values)] if w != 1.0 else list(map(operator.add, acc, values))
+        vec = array("f", (a / total for a in acc)) if total else array("f", acc)
+        if self.normalize:
+            norm = math.sqrt(dot_py(vec, vec))
+            if norm:
+                vec = array("f", (v / norm for v in vec))
+        return vec
+
+    # -- numpy (batches) ---------------------------------------------------------------
+    def matrix(self) -> "np.ndarray":
+        import numpy as np
+
+        if self._matrix is None:
+            self._matrix = np.frombuffer(
+                self._mm, dtype=self._np_dtype, count=self.rows * self.dim, offset=self._offset
+            ).reshape(self.rows, self.dim)
+        return self._matrix
+
+    def encode(self, texts: Sequence[str]) -> "np.ndarray":
+        import numpy as np
+
+        matrix = self.matrix()
+        weights = None
+        if self.weights is not None:
+            weights = np.frombuffer(self.weights.tobytes(), dtype=np.float32)
+        mapping = np.asarray(self.mapping, dtype=np.int64) if self.mapping is not None else None
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        encodings = self.tokenizer.encode_batch(
+            [self._truncate_chars(t or "") for t in texts], add_special_tokens=False
+        )
+        for row, enc in enumerate(encodings):
+            ids = np.asarray(enc.ids, dtype=np.int64)
+            if self.unk_id is not None and ids.size:
+                ids = ids[ids != self.unk_id]
+            if not ids.size:
+                continue
+            rows = matrix[mapping[ids] if mapping is not None else ids].astype(np.float32)
+            if weights is not None:
+                w = weights[ids][:, None]
+                out[row] = (rows * w).sum(axis=0) / float(w.sum())
+            else:
+                out[row] = rows.mean(axis=0)
+        return normalise_rows(out) if self.normalize else out
+
+
+class Model2VecEmbedder:
+    """Any model2vec model by path or hub id, through model2vec itself (config `embed.model`)."""
+
+    def __init__(self, ref: str) -> None:
+        from model2vec import StaticModel
+
+        self.model = StaticModel.from_pretrained(ref)
+        self.dim = int(self.model.dim)
+        self.space = f"m2v:{ref}-{self.dim}"
+
+    def encode(self, texts: Sequence[str]) -> "np.ndarray":
+        import numpy as np
+
+        vecs = np.asarray(self.model.encode(list(texts)), dtype=np.float32)
+        return normalise_rows(vecs)
+
+    def encode_py(self, text: str) -> array:
+        return array("f", self.encode([text])[0].tolist())
+
+
+@lru_cache(maxsize=4)
+def _load(ref: str) -> Embedder:
+    if not ref:
+        try:
+            return StaticEmbedder(MODEL_DIR, name="bundled")
+        except (FileNotFoundError, OSError, ValueError, KeyError):
+            return HashedEmbedder()
+    if ref == "hashed":
+        return HashedEmbedder()
+    path = Path(ref).expanduser()
+    if path.is_dir() and (path / "model.safetensors").exists():
+        try:
+            return StaticEmbedder(path)
+        except (KeyError, ValueError):
+            return Model2VecEmbedder(str(path))
+    return Model2VecEmbedder(ref)
+
+
+def get_embedder(model: str | None = None) -> Embedder:
+    """The configured embedder (cached per process). `model`: override config embed.model."""
+    if model is None:
+        from remem import config
+
+        model = str(config.load()["embed"]["model"] or "")
+    return _load(model)
+
+
+def space_is_model(space: str | None) -> bool:
+    return bool(space) and not str(space).startswith("hashed")

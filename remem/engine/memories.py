@@ -1,0 +1,132 @@
+"""Explicit memories: `remember` from the CLI, MCP and events, and plain reads of one memory."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Sequence
+
+from remem import config as config_mod
+from remem.engine import clock
+from remem.engine.embed import get_embedder, to_blob
+from remem.engine.store import EPISODE_KINDS, Store, new_id
+
+REMEMBER_KINDS = ("note", "correction", "error", "surprise", "environment")
+
+
+def _clamp(value: float, lo: float, hi: float, name: str) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number between {lo} and {hi}") from None
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} must be between {lo} and {hi}, not {value}")
+    return value
+
+
+def creation_fields(
+    *,
+    memory_type: str = "long_term",
+    ttl_s: float | None = None,
+    importance: float = 0.5,
+    valence: float = 0.0,
+    arousal: float = 0.0,
+    cfg: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Lifecycle fields of a new memory, flashbulb rule included (creation time only)."""
+    cfg = cfg or config_mod.load()
+    life = cfg["lifecycle"]
+    importance = _clamp(importance, 0.0, 1.0, "importance")
+    valence = _clamp(valence, -1.0, 1.0, "valence")
+    arousal = _clamp(arousal, 0.0, 1.0, "arousal")
+    if memory_type not in ("short_term", "long_term"):
+        raise ValueError("memory_type must be short_term or long_term")
+    now = clock.now()
+    fields: dict[str, Any] = {
+        "memory_type": memory_type,
+        "importance": importance,
+        "valence": valence,
+        "arousal": arousal,
+        "expires_at": None,
+        "flashbulb_until": None,
+    }
+    if arousal >= float(life["flashbulb_arousal"]):
+        fields["memory_type"] = "long_term"
+        fields["importance"] = max(importance, float(life["flashbulb_importance"]))
+        fields["flashbulb_until"] = clock.iso(now + timedelta(days=float(life["flashbulb_days"])))
+    elif memory_type == "short_term":
+        seconds = ttl_s if ttl_s is not None else clock.parse_duration(life["short_term_ttl"])
+        if seconds <= 0:
+            raise ValueError("ttl must be positive, e.g. 30s, 10m, 2h, 7d")
+        fields["expires_at"] = clock.iso(now + timedelta(seconds=seconds))
+    return fields
+
+
+def remember(
+    store: Store,
+    text: str,
+    *,
+    kind: str = "note",
+    title: str | None = None,
+    tags: Sequence[str] = (),
+    importance: float = 0.5,
+    valence: float = 0.0,
+    arousal: float = 0.0,
+    ttl: str | float | None = None,
+    short_term: bool = False,
+    cwd: str | None = None,
+    session_id: str | None = None,
+    source: str = "remember",
+    at: str | None = None,
+    memory_id: str | None = None,
+) -> dict[str, Any]:
+    """Store one memory now and return it (without its vector)."""
+    text = (text or "").strip()
+    if not text:
+        raise ValueError("nothing to remember: the text is empty")
+    if kind not in EPISODE_KINDS or kind == "session":
+        raise ValueError(f"kind must be one of {', '.join(REMEMBER_KINDS)}, not {kind!r}")
+    ttl_s = clock.parse_duration(str(ttl)) if ttl not in (None, "") else None
+    memory_type = "short_term" if (short_term or ttl_s is not None) else "long_term"
+    fields = creation_fields(
+        memory_type=memory_type, ttl_s=ttl_s, importance=importance, valence=valence, arousal=arousal
+    )
+    title = (title or text.splitlines()[0])[:120]
+    embedder = get_embedder()
+    vector = embedder.encode([text if kind == "correction" else f"{title}\n{text}"])[0]
+    stamp = clock.iso()
+    episode = {
+        "id": memory_id or new_id(),
+        "kind": kind,
+        "title": title,
+        "gist": text,
+        "detail": "",
+        "cwd": cwd,
+        "session_id": session_id,
+        "source": source,
+        "at": at or stamp,
+        "created": stamp,
+        "tags": list(tags),
+        "space": embedder.space,
+        "embedding": to_blob(vector),
+        **fields,
+    }
+    store.put_episodes([episode])
+    _after_store(store, episode["id"])
+    return public(store.episode(episode["id"]))
+
+
+def _after_store(store: Store, memory_id: str) -> None:
+    """Hook for work that follows storing a memory (auto-discovered connections)."""
+    try:
+        from remem.engine import graph
+    except ImportError:
+        return
+    discover = getattr(graph, "discover_for", None)
+    if discover is not None:
+        discover(store, memory_id)
+
+
+def public(row: dict[str, Any]) -> dict[str, Any]:
+    """A memory row as shown to people and tools: every column but the vector."""
+    out = {k: v for k, v in row.items() if k not in ("embedding", "seq")}
+    return out

@@ -1,0 +1,482 @@
+"""The one SQLite file: schema, migrations, connections and the core reads and writes.
+
+Connections are plain sqlite3 in autocommit mode; writes go through `Store.write()`, a short
+BEGIN IMMEDIATE transaction retried with backoff on SQLITE_BUSY. sqlite-utils is imported only
+when a migration is pending, so opening an up-to-date store stays cheap on the hook path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sqlite3
+import time
+import uuid
+from contextlib import contextmanager
+from hashlib import sha1
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from remem import paths
+from remem.engine import clock
+from remem.errors import NotFound, StoreError
+
+BUSY_TIMEOUT_MS = 5000
+EPISODE_KINDS = ("session", "error", "correction", "surprise", "environment", "note")
+LESSON_STATUSES = ("active", "candidate", "vetoed", "revoked", "quarantined")
+CONNECTION_TYPES = (
+    "related_to", "caused_by", "part_of", "references",
+    "contradicts", "supports", "similar_to", "derived_from",
+)
+# Caps on stored text: what exceeds them is truncated with this marker, never dropped.
+MAX_TITLE = 300
+MAX_GIST = 4000
+MAX_DETAIL = 64_000
+TRUNCATED = " …[truncated by remem]"
+
+EPISODE_COLUMNS = (
+    "id", "session_id", "source", "cwd", "kind", "title", "gist", "detail", "at", "created",
+    "strength", "recalls", "last_touched", "archived", "memory_type", "expires_at",
+    "importance", "valence", "arousal", "flashbulb_until", "health", "content_hash",
+    "space", "embedding",
+)
+
+
+# --------------------------------------------------------------------------- migrations
+# Numbered functions, applied in order; PRAGMA user_version holds how many have run.
+# Never edit a released migration: append a new one.
+
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Execute statements one by one (executescript would COMMIT the migration's transaction)."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            conn.execute(pending)
+            pending = ""
+    if pending.strip():
+        raise ValueError(f"incomplete SQL statement in migration: {pending[:80]!r}")
+
+
+def _m001_initial(conn: sqlite3.Connection) -> None:
+    _run_script(
+        conn,
+        """
+        CREATE TABLE episodes (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            session_id TEXT, source TEXT, cwd TEXT,
+            kind TEXT NOT NULL, title TEXT NOT NULL DEFAULT '', gist TEXT NOT NULL DEFAULT '',
+            detail TEXT NOT NULL DEFAULT '',
+            at TEXT NOT NULL, created TEXT NOT NULL,
+            strength REAL NOT NULL DEFAULT 1.0, recalls INTEGER NOT NULL DEFAULT 0,
+            last_touched TEXT, archived INTEGER NOT NULL DEFAULT 0,
+            memory_type TEXT NOT NULL DEFAULT 'long_term', expires_at TEXT,
+            importance REAL NOT NULL DEFAULT 0.5, valence REAL NOT NULL DEFAULT 0.0,
+            arousal REAL NOT NULL DEFAULT 0.0, flashbulb_until TEXT,
+            health REAL NOT NULL DEFAULT 100.0, content_hash TEXT,
+            space TEXT, embedding BLOB
+        );
+        CREATE INDEX episodes_session ON episodes(session_id);
+        CREATE INDEX episodes_kind_at ON episodes(kind, at);
+        CREATE INDEX episodes_at ON episodes(at);
+        CREATE INDEX episodes_archived ON episodes(archived);
+        CREATE INDEX episodes_cwd ON episodes(cwd);
+
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY, path TEXT, source TEXT, mtime REAL, size INTEGER,
+            ingested TEXT, episodes INTEGER NOT NULL DEFAULT 0, offers TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE UNIQUE INDEX sessions_path ON sessions(path);
+
+        CREATE TABLE lessons (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            text TEXT NOT NULL, kind TEXT NOT NULL, cwd TEXT,
+            strength REAL NOT NULL DEFAULT 1.0, seen INTEGER NOT NULL DEFAULT 1,
+            sources TEXT NOT NULL DEFAULT '[]', status TEXT NOT NULL DEFAULT 'active',
+            created TEXT NOT NULL, updated TEXT NOT NULL,
+            origin TEXT, hash TEXT, origins TEXT NOT NULL DEFAULT '[]',
+            space TEXT, embedding BLOB,
+            draft TEXT, note TEXT
+        );
+        CREATE INDEX lessons_status ON lessons(status);
+        CREATE INDEX lessons_hash ON lessons(hash);
+
+        CREATE TABLE predictions (
+            id TEXT PRIMARY KEY, lesson_id TEXT NOT NULL, text TEXT NOT NULL,
+            made TEXT NOT NULL, resolved TEXT, outcome TEXT, evidence TEXT,
+            space TEXT, embedding BLOB
+        );
+        CREATE INDEX predictions_lesson ON predictions(lesson_id);
+
+        CREATE TABLE aliases (
+            old TEXT PRIMARY KEY, new TEXT NOT NULL, at TEXT NOT NULL, created TEXT
+        );
+
+        CREATE TABLE tags (
+            memory_id TEXT NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (memory_id, tag)
+        );
+        CREATE INDEX tags_tag ON tags(tag);
+
+        CREATE TABLE connections (
+            id INTEGER PRIMARY KEY, src TEXT NOT NULL, dst TEXT NOT NULL, type TEXT NOT NULL,
+            weight REAL NOT NULL DEFAULT 1.0, origin TEXT NOT NULL DEFAULT 'explicit',
+            created TEXT NOT NULL, UNIQUE (src, dst, type)
+        );
+        CREATE INDEX connections_dst ON connections(dst);
+
+        CREATE TABLE primes (
+            id INTEGER PRIMARY KEY, at TEXT NOT NULL, session_id TEXT, agent TEXT,
+            event TEXT, lesson_ids TEXT NOT NULL DEFAULT '[]', held_out INTEGER NOT NULL DEFAULT 0,
+            query TEXT, chars INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX primes_session ON primes(session_id);
+
+        CREATE TABLE tasks (name TEXT PRIMARY KEY, last_run TEXT, interval_s REAL);
+
+        CREATE TABLE peers (
+            origin TEXT PRIMARY KEY, public_key TEXT NOT NULL, trusted INTEGER NOT NULL DEFAULT 0,
+            first_seen TEXT NOT NULL, label TEXT
+        );
+
+        CREATE TABLE runs (
+            id INTEGER PRIMARY KEY, kind TEXT NOT NULL, started TEXT NOT NULL, finished TEXT,
+            status TEXT NOT NULL DEFAULT 'running', summary TEXT NOT NULL DEFAULT '{}'
+        );
+
+        CREATE TABLE experiments (
+            id INTEGER PRIMARY KEY, at TEXT NOT NULL, lesson_id TEXT, test TEXT NOT NULL,
+            model TEXT, with_reminder INTEGER, passed INTEGER, prompt TEXT, response TEXT
+        );
+
+        CREATE VIRTUAL TABLE episodes_fts USING fts5(
+            title, gist, detail, content='episodes', content_rowid='seq',
+            tokenize='porter unicode61'
+        );
+        CREATE TRIGGER episodes_ai AFTER INSERT ON episodes BEGIN
+            INSERT INTO episodes_fts(rowid, title, gist, detail)
+            VALUES (new.seq, new.title, new.gist, new.detail);
+        END;
+        CREATE TRIGGER episodes_ad AFTER DELETE ON episodes BEGIN
+            INSERT INTO episodes_fts(episodes_fts, rowid, title, gist, detail)
+            VALUES ('delete', old.seq, old.title, old.gist, old.detail);
+        END;
+        CREATE TRIGGER episodes_au AFTER UPDATE OF title, gist, detail ON episodes BEGIN
+            INSERT INTO episodes_fts(episodes_fts, rowid, title, gist, detail)
+            VALUES ('delete', old.seq, old.title, old.gist, old.detail);
+            INSERT INTO episodes_fts(rowid, title, gist, detail)
+            VALUES (new.seq, new.title, new.gist, new.detail);
+        END;
+
+        CREATE VIRTUAL TABLE lessons_fts USING fts5(
+            text, content='lessons', content_rowid='seq', tokenize='porter unicode61'
+        );
+        CREATE TRIGGER lessons_ai AFTER INSERT ON lessons BEGIN
+            INSERT INTO lessons_fts(rowid, text) VALUES (new.seq, new.text);
+        END;
+        CREATE TRIGGER lessons_ad AFTER DELETE ON lessons BEGIN
+            INSERT INTO lessons_fts(lessons_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+        END;
+        CREATE TRIGGER lessons_au AFTER UPDATE OF text ON lessons BEGIN
+            INSERT INTO lessons_fts(lessons_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+            INSERT INTO lessons_fts(rowid, text) VALUES (new.seq, new.text);
+        END;
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[Any], None]] = [_m001_initial]
+
+
+def _apply_migrations(conn: sqlite3.Connection, upto: int | None = None) -> None:
+    """Apply pending migrations through sqlite-utils, each in its own transaction."""
+    from sqlite_utils import Database
+    from sqlite_utils.migrations import Migrations
+
+    target = len(MIGRATIONS) if upto is None else upto
+    migrations = Migrations("remem")
+    for number, fn in enumerate(MIGRATIONS[:target], start=1):
+        def run(db: Any, fn: Callable[[Any], None] = fn) -> None:
+            fn(db.conn)
+
+        migrations(name=f"{number:03d}_{fn.__name__.split('_', 2)[-1]}")(run)
+    db = Database(conn)
+    migrations.apply(db)
+    conn.execute(f"PRAGMA user_version = {target}")
+
+
+# --------------------------------------------------------------------------- connection
+
+def _is_sqlite_file(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return False
+    return head == b"" or head.startswith(b"SQLite format 3\x00")
+
+
+class Store:
+    """One open memory.db. Cheap to open; use as a context manager or call close()."""
+
+    def __init__(self, path: Path | str | None = None, *, migrate_upto: int | None = None) -> None:
+        self.path = Path(path) if path else paths.db_path()
+        if self.path.exists() and not _is_sqlite_file(self.path):
+            raise StoreError(
+                f"{self.path} is not a SQLite database; restore it from a backup "
+                f"(`remem backup` copies live in {paths.backups_dir()}) or move it aside"
+            )
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = sqlite3.connect(
+                str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                check_same_thread=False,
+            )
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._retry(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute("PRAGMA foreign_keys = OFF")
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            target = len(MIGRATIONS) if migrate_upto is None else migrate_upto
+            if version < target:
+                self._retry(lambda: _apply_migrations(self.conn, target))
+            elif version > len(MIGRATIONS):
+                raise StoreError(
+                    f"{self.path} was written by a newer remem (schema {version}); upgrade remem"
+                )
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"cannot open {self.path} ({exc}); run `remem doctor`, or restore from a backup"
+            ) from None
+
+    # -- plumbing ---------------------------------------------------------------------
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+    @staticmethod
+    def _retry(fn: Callable[[], Any], attempts: int = 8) -> Any:
+        delay = 0.02
+        for attempt in range(attempts):
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                msg = str(exc).lower()
+                if ("locked" not in msg and "busy" not in msg) or attempt == attempts - 1:
+                    raise
+                time.sleep(delay + random.random() * delay)
+                delay = min(delay * 2, 1.0)
+        return None
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A short write transaction (BEGIN IMMEDIATE), retried on SQLITE_BUSY.
+
+        Keep slow work (embedding, file reads) outside: do it first, then write.
+        """
+        self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self._retry(lambda: self.conn.execute("COMMIT"))
+
+    def rows(self, sql: str, params: Iterable[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+        return [dict(r) for r in self._retry(lambda: self.conn.execute(sql, params).fetchall())]
+
+    def one(self, sql: str, params: Iterable[Any] | dict[str, Any] = ()) -> dict[str, Any] | None:
+        row = self._retry(lambda: self.conn.execute(sql, params).fetchone())
+        return dict(row) if row is not None else None
+
+    def scalar(self, sql: str, params: Iterable[Any] | dict[str, Any] = ()) -> Any:
+        row = self._retry(lambda: self.conn.execute(sql, params).fetchone())
+        return row[0] if row is not None else None
+
+    # -- episodes ---------------------------------------------------------------------
+    def episode(self, memory_id: str) -> dict[str, Any]:
+        row = self.one("SELECT * FROM episodes WHERE id = ?", (memory_id,))
+        if row is None:
+            row = self.one("SELECT * FROM episodes WHERE id LIKE ? || '%'", (memory_id,)) if len(memory_id) >= 4 else None
+        if row is None:
+            raise NotFound(f"no memory with id {memory_id!r}; `remem list` shows the ids")
+        row["tags"] = self.tags_of(row["id"])
+        return row
+
+    def put_episodes(self, episodes: list[dict[str, Any]], *, replace: bool = False) -> int:
+        """Insert episodes (already embedded); existing ids are kept unless replace. Returns added."""
+        if not episodes:
+            return 0
+        stamp = clock.iso()
+        added = 0
+        with self.write() as conn:
+            for ep in episodes:
+                row = prepare_episode(ep, stamp)
+                exists = conn.execute("SELECT 1 FROM episodes WHERE id = ?", (row["id"],)).fetchone()
+                if exists and not replace:
+                    continue
+                if exists:
+                    keep = ("strength", "recalls", "last_touched", "archived", "health", "created")
+                    cur = conn.execute(
+                        f"SELECT {', '.join(keep)} FROM episodes WHERE id = ?", (row["id"],)
+                    ).fetchone()
+                    row.update(dict(zip(keep, cur)))
+                    cols = [c for c in EPISODE_COLUMNS if c != "id"]
+                    conn.execute(
+                        f"UPDATE episodes SET {', '.join(c + ' = ?' for c in cols)} WHERE id = ?",
+                        [row[c] for c in cols] + [row["id"]],
+                    )
+                else:
+                    conn.execute(
+                        f"INSERT INTO episodes ({', '.join(EPISODE_COLUMNS)}) "
+                        f"VALUES ({', '.join('?' for _ in EPISODE_COLUMNS)})",
+                        [row[c] for c in EPISODE_COLUMNS],
+                    )
+                    added += 1
+                for tag in ep.get("tags") or ():
+                    conn.execute(
+                        "INSERT OR IGNORE INTO tags (memory_id, tag) VALUES (?, ?)",
+                        (row["id"], normalise_tag(tag)),
+                    )
+        return added
+
+    def tags_of(self, memory_id: str) -> list[str]:
+        return [r["tag"] for r in self.rows("SELECT tag FROM tags WHERE memory_id = ? ORDER BY tag", (memory_id,))]
+
+    def hard_delete(self, memory_ids: Iterable[str]) -> int:
+        """Gone from every table and index (FTS by trigger), edges and tags included."""
+        ids = list(memory_ids)
+        if not ids:
+            return 0
+        deleted = 0
+        with self.write() as conn:
+            for chunk in _chunks(ids, 500):
+                marks = ",".join("?" for _ in chunk)
+                deleted += conn.execute(f"DELETE FROM episodes WHERE id IN ({marks})", chunk).rowcount
+                conn.execute(f"DELETE FROM tags WHERE memory_id IN ({marks})", chunk)
+                conn.execute(
+                    f"DELETE FROM connections WHERE src IN ({marks}) OR dst IN ({marks})", chunk + chunk
+                )
+        return deleted
+
+    # -- status -----------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        tables = ("episodes", "sessions", "lessons", "predictions", "aliases", "tags",
+                  "connections", "primes", "peers")
+        return {t: int(self.scalar(f"SELECT count(*) FROM {t}") or 0) for t in tables}
+
+    def meta_times(self) -> dict[str, str | None]:
+        return {
+            "last_ingest": self.scalar("SELECT max(ingested) FROM sessions"),
+            "last_sleep": self.scalar(
+                "SELECT max(finished) FROM runs WHERE kind = 'sleep' AND status = 'ok'"
+            ),
+        }
+
+
+def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def cap(text: str | None, limit: int) -> str:
+    text = text or ""
+    if len(text) <= limit:
+        return text
+    return text[: limit - len(TRUNCATED)] + TRUNCATED
+
+
+def normalise_tag(tag: str) -> str:
+    return str(tag).strip().lower()
+
+
+def stable_id(*parts: str) -> str:
+    """The id of a transcript episode: stable across re-reads of the same session."""
+    return sha1("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def content_hash(text: str) -> str:
+    return sha1(" ".join(text.lower().split()).encode("utf-8")).hexdigest()[:16]
+
+
+def prepare_episode(ep: dict[str, Any], stamp: str | None = None) -> dict[str, Any]:
+    """Fill defaults, cap sizes and validate one episode dict for insertion."""
+    stamp = stamp or clock.iso()
+    kind = ep.get("kind") or "note"
+    if kind not in EPISODE_KINDS:
+        raise ValueError(f"unknown episode kind {kind!r}; use one of {', '.join(EPISODE_KINDS)}")
+    title = cap(ep.get("title") or "", MAX_TITLE)
+    gist = cap(ep.get("gist") or "", MAX_GIST)
+    detail = cap(ep.get("detail") or "", MAX_DETAIL)
+    row: dict[str, Any] = {
+        "id": ep.get("id") or new_id(),
+        "session_id": ep.get("session_id"),
+        "source": ep.get("source") or "remember",
+        "cwd": ep.get("cwd"),
+        "kind": kind,
+        "title": title,
+        "gist": gist,
+        "detail": detail,
+        "at": ep.get("at") or stamp,
+        "created": ep.get("created") or stamp,
+        "strength": float(ep.get("strength", 1.0)),
+        "recalls": int(ep.get("recalls", 0)),
+        "last_touched": ep.get("last_touched") or ep.get("at") or stamp,
+        "archived": int(bool(ep.get("archived", 0))),
+        "memory_type": ep.get("memory_type") or "long_term",
+        "expires_at": ep.get("expires_at"),
+        "importance": float(ep.get("importance", 0.5)),
+        "valence": float(ep.get("valence", 0.0)),
+        "arousal": float(ep.get("arousal", 0.0)),
+        "flashbulb_until": ep.get("flashbulb_until"),
+        "health": float(ep.get("health", 100.0)),
+        "content_hash": ep.get("content_hash") or content_hash(f"{title}\n{gist}\n{detail}"),
+        "space": ep.get("space"),
+        "embedding": ep.get("embedding"),
+    }
+    return row
+
+
+def open_store(path: Path | str | None = None) -> Store:
+    return Store(path)
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def loads_list(text: str | None) -> list[Any]:
+    if not text:
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    return value if isinstance(value, list) else []
+
+
+def db_size(path: Path | None = None) -> int:
+    path = path or paths.db_path()
+    total = 0
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            total += os.path.getsize(str(path) + suffix)
+        except OSError:
+            pass
+    return total

@@ -1,0 +1,44 @@
+"""Logging to $REMEM_HOME/logs/remem.log without the logging module's import cost on hooks."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from pathlib import Path
+
+MAX_LOG_BYTES = 2_000_000
+
+
+def _path() -> Path:
+    from remem import paths
+
+    return paths.log_file()
+
+
+def log(component: str, message: str, *, stderr: bool = False) -> None:
+    """Append one line to the log (rotated at 2 MB); never raises."""
+    from remem.engine import clock
+
+    line = f"{clock.iso()} {component} {message}".replace("\n", " ")
+    if stderr:
+        print(f"remem: {message}", file=sys.stderr)
+    try:
+        path = _path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
+            os.replace(path, path.with_suffix(".log.1"))
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+    except OSError:
+        pass
+
+
+def log_exception(component: str, exc: BaseException) -> str:
+    """Log a traceback; return where it went."""
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    log(component, text.replace("\n", " | "))
+    try:
+        return str(_path())
+    except Exception:
+        return "the log"

@@ -1,0 +1,151 @@
+"""Every location remem reads or writes, each overridable by an environment variable.
+
+Functions, not constants: tests and `--home` change the environment after import.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+def _env_path(var: str, default: Path) -> Path:
+    value = os.environ.get(var)
+    return Path(value).expanduser() if value else default
+
+
+def user_home() -> Path:
+    return Path(os.environ.get("HOME") or Path.home()).expanduser()
+
+
+def home() -> Path:
+    """remem's home: the database, config, logs, identity, inbox and reports."""
+    return _env_path("REMEM_HOME", user_home() / ".remem")
+
+
+def db_path() -> Path:
+    return home() / "memory.db"
+
+
+def config_path() -> Path:
+    return home() / "config.toml"
+
+
+def logs_dir() -> Path:
+    return home() / "logs"
+
+
+def log_file() -> Path:
+    return logs_dir() / "remem.log"
+
+
+def identity_dir() -> Path:
+    return home() / "identity"
+
+
+def inbox_dir() -> Path:
+    return home() / "inbox"
+
+
+def morning_path() -> Path:
+    return home() / "morning.md"
+
+
+def lessons_jsonl_path() -> Path:
+    return home() / "lessons.jsonl"
+
+
+def backups_dir() -> Path:
+    return home() / "backups"
+
+
+def vectors_dir() -> Path:
+    """Derived, rebuildable caches (memory-mapped vectors). Safe to delete."""
+    return home() / "cache"
+
+
+def claude_home() -> Path:
+    return _env_path("CLAUDE_CONFIG_DIR", user_home() / ".claude")
+
+
+def claude_projects_dir() -> Path:
+    return claude_home() / "projects"
+
+
+def claude_settings() -> Path:
+    return claude_home() / "settings.json"
+
+
+def claude_user_config() -> Path:
+    """Claude Code's user config with MCP servers (user scope)."""
+    return user_home() / ".claude.json"
+
+
+def codex_home() -> Path:
+    return _env_path("CODEX_HOME", user_home() / ".codex")
+
+
+def gemini_settings() -> Path:
+    return user_home() / ".gemini" / "settings.json"
+
+
+def cursor_dir() -> Path:
+    return user_home() / ".cursor"
+
+
+def windsurf_mcp_config() -> Path:
+    return user_home() / ".codeium" / "windsurf" / "mcp_config.json"
+
+
+def claude_desktop_config() -> Path:
+    if sys.platform == "darwin":
+        return user_home() / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
+    if sys.platform.startswith("win"):
+        appdata = os.environ.get("APPDATA") or str(user_home() / "AppData" / "Roaming")
+        return Path(appdata) / "Claude" / "claude_desktop_config.json"
+    return user_home() / ".config" / "Claude" / "claude_desktop_config.json"
+
+
+def vscode_mcp_config() -> Path:
+    if sys.platform == "darwin":
+        return user_home() / "Library" / "Application Support" / "Code" / "User" / "mcp.json"
+    if sys.platform.startswith("win"):
+        appdata = os.environ.get("APPDATA") or str(user_home() / "AppData" / "Roaming")
+        return Path(appdata) / "Code" / "User" / "mcp.json"
+    return user_home() / ".config" / "Code" / "User" / "mcp.json"
+
+
+def project_folder_name(cwd: str) -> str:
+    """Claude Code's name for a project folder: every non-alphanumeric character becomes '-'."""
+    return "".join(c if c.isalnum() and c.isascii() else "-" for c in cwd)
+
+
+def claude_memory_dir(cwd: str) -> Path:
+    return claude_projects_dir() / project_folder_name(cwd) / "memory"
+
+
+def all_paths() -> dict[str, Path]:
+    """Every location, for `remem paths` and `remem doctor`."""
+    return {
+        "home": home(),
+        "database": db_path(),
+        "config": config_path(),
+        "logs": logs_dir(),
+        "identity": identity_dir(),
+        "inbox": inbox_dir(),
+        "morning": morning_path(),
+        "lessons_jsonl": lessons_jsonl_path(),
+        "backups": backups_dir(),
+        "cache": vectors_dir(),
+        "claude_home": claude_home(),
+        "claude_projects": claude_projects_dir(),
+        "claude_settings": claude_settings(),
+        "claude_user_config": claude_user_config(),
+        "codex_home": codex_home(),
+        "gemini_settings": gemini_settings(),
+        "cursor": cursor_dir(),
+        "windsurf_mcp": windsurf_mcp_config(),
+        "claude_desktop": claude_desktop_config(),
+        "vscode_mcp": vscode_mcp_config(),
+    }

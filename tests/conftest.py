@@ -1,0 +1,80 @@
+"""Every test gets its own REMEM_HOME, Claude/Codex homes and HOME under tmp."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private home for remem and for every agent; nothing touches the real one."""
+    user = tmp_path / "user"
+    user.mkdir()
+    rhome = tmp_path / "remem-home"
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.setenv("REMEM_HOME", str(rhome))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(user / ".claude"))
+    monkeypatch.setenv("CODEX_HOME", str(user / ".codex"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("REMEM_NOW", raising=False)
+    return rhome
+
+
+@pytest.fixture
+def store(home: Path):
+    from remem.engine.store import Store
+
+    with Store() as s:
+        yield s
+
+
+class CliResult:
+    def __init__(self, proc: subprocess.CompletedProcess[str]) -> None:
+        self.returncode = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def run_remem(*args: str, input: str | None = None, env: dict[str, str] | None = None,
+              timeout: float = 120) -> CliResult:
+    """Run the real `remem` executable (python -m remem) in a subprocess."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    proc = subprocess.run(
+        [sys.executable, "-m", "remem", *args], input=input, capture_output=True, text=True,
+        env=full_env, timeout=timeout, cwd=str(ROOT),
+    )
+    return CliResult(proc)
+
+
+@pytest.fixture
+def remem_cli():
+    return run_remem
+
+
+@pytest.fixture
+def cli():
+    """The typer app in-process (fast); returns (exit_code, stdout, stderr)."""
+    from typer.testing import CliRunner
+
+    from remem.cli import app
+
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None) -> Any:
+        result = runner.invoke(app, list(args), input=input)
+        return result
+
+    return invoke
