@@ -1,0 +1,168 @@
+"""Lessons: reads and writes shared by sleep, sharing, hooks, the MCP server and the TUI."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from hashlib import sha256
+from typing import Any, Iterable, Sequence
+
+from remem.engine import clock
+from remem.engine.store import LESSON_STATUSES, Store, dumps, loads_list, new_id
+from remem.errors import NotFound
+
+LESSON_KINDS = ("correction", "error", "surprise", "note")
+
+
+def lesson_hash(text: str, kind: str) -> str:
+    """A lesson's identity across memories: sha256 of its normalised text and kind."""
+    norm = unicodedata.normalize("NFKC", text).casefold()
+    norm = " ".join(norm.split()).strip(" .!")
+    return sha256(f"{kind}\n{norm}".encode("utf-8")).hexdigest()[:32]
+
+
+def _row(row: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in row.items() if k not in ("embedding", "seq")}
+    out["sources"] = loads_list(row.get("sources"))
+    out["origins"] = loads_list(row.get("origins"))
+    return out
+
+
+def add_lesson(
+    store: Store,
+    text: str,
+    kind: str,
+    *,
+    sources: Sequence[str] = (),
+    cwd: str | None = None,
+    strength: float = 1.0,
+    status: str = "active",
+    origin: str | None = None,
+    origins: Sequence[str] = (),
+    space: str | None = None,
+    embedding: bytes | None = None,
+    created: str | None = None,
+    draft: str | None = None,
+    note: str | None = None,
+    lesson_id: str | None = None,
+) -> dict[str, Any]:
+    """Insert one lesson; returns it. The caller embeds first (outside the write)."""
+    if status not in LESSON_STATUSES:
+        raise ValueError(f"status must be one of {', '.join(LESSON_STATUSES)}")
+    text = " ".join((text or "").split())
+    if not text:
+        raise ValueError("a lesson needs text")
+    stamp = clock.iso()
+    row = {
+        "id": lesson_id or new_id()[:12],
+        "text": text,
+        "kind": kind,
+        "cwd": cwd,
+        "strength": float(strength),
+        "seen": max(1, len(sources)),
+        "sources": dumps(list(sources)),
+        "status": status,
+        "created": created or stamp,
+        "updated": stamp,
+        "origin": origin,
+        "hash": lesson_hash(text, kind),
+        "origins": dumps(list(origins)),
+        "space": space,
+        "embedding": embedding,
+        "draft": draft,
+        "note": note,
+    }
+    cols = list(row)
+    with store.write() as conn:
+        conn.execute(
+            f"INSERT INTO lessons ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+            [row[c] for c in cols],
+        )
+    return get_lesson(store, row["id"])
+
+
+def get_lesson(store: Store, lesson_id: str) -> dict[str, Any]:
+    row = store.one("SELECT * FROM lessons WHERE id = ?", (lesson_id,))
+    if row is None and len(lesson_id) >= 4:
+        row = store.one("SELECT * FROM lessons WHERE id LIKE ? || '%'", (lesson_id,))
+    if row is None:
+        alias = store.one("SELECT new FROM aliases WHERE old = ?", (lesson_id,))
+        if alias:
+            return get_lesson(store, alias["new"])
+        raise NotFound(f"no lesson with id {lesson_id!r}; `remem lessons list` shows the ids")
+    return _row(row)
+
+
+def list_lessons(
+    store: Store,
+    *,
+    statuses: Iterable[str] | None = ("active",),
+    kind: str | None = None,
+    with_vectors: bool = False,
+) -> list[dict[str, Any]]:
+    where, params = [], []
+    if statuses:
+        statuses = list(statuses)
+        where.append(f"status IN ({', '.join('?' for _ in statuses)})")
+        params += statuses
+    if kind:
+        where.append("kind = ?")
+        params.append(kind)
+    sql = "SELECT * FROM lessons" + (f" WHERE {' AND '.join(where)}" if where else "")
+    rows = store.rows(sql + " ORDER BY strength DESC, created", params)
+    out = []
+    for r in rows:
+        item = _row(r)
+        if with_vectors:
+            item["embedding"] = r["embedding"]
+        out.append(item)
+    return out
+
+
+def update_lesson(store: Store, lesson_id: str, **fields: Any) -> dict[str, Any]:
+    """Change columns of one lesson (lists are stored as JSON); `updated` is set."""
+    allowed = {"text", "kind", "cwd", "strength", "seen", "sources", "status", "origin",
+               "origins", "space", "embedding", "draft", "note", "hash"}
+    unknown = set(fields) - allowed
+    if unknown:
+        raise ValueError(f"cannot update {', '.join(sorted(unknown))}")
+    if "status" in fields and fields["status"] not in LESSON_STATUSES:
+        raise ValueError(f"status must be one of {', '.join(LESSON_STATUSES)}")
+    current = get_lesson(store, lesson_id)
+    values = {k: (dumps(v) if k in ("sources", "origins") else v) for k, v in fields.items()}
+    if "text" in values:
+        values["text"] = " ".join(str(values["text"]).split())
+        values.setdefault("hash", lesson_hash(values["text"], fields.get("kind", current["kind"])))
+    values["updated"] = clock.iso()
+    with store.write() as conn:
+        conn.execute(
+            f"UPDATE lessons SET {', '.join(k + ' = ?' for k in values)} WHERE id = ?",
+            [*values.values(), current["id"]],
+        )
+    return get_lesson(store, current["id"])
+
+
+def set_status(store: Store, lesson_id: str, status: str, note: str | None = None) -> dict[str, Any]:
+    fields: dict[str, Any] = {"status": status}
+    if note is not None:
+        fields["note"] = note
+    return update_lesson(store, lesson_id, **fields)
+
+
+def by_hash(store: Store, text_hash: str) -> dict[str, Any] | None:
+    row = store.one("SELECT * FROM lessons WHERE hash = ? ORDER BY created LIMIT 1", (text_hash,))
+    return _row(row) if row else None
+
+
+def to_wire(lesson: dict[str, Any]) -> dict[str, Any]:
+    """The lessons.jsonl wire form of a lesson (docs/PROTOCOL.md)."""
+    return {
+        "id": lesson["id"], "text": lesson["text"], "kind": lesson["kind"], "cwd": lesson.get("cwd"),
+        "strength": lesson["strength"], "seen": lesson["seen"], "status": lesson["status"],
+        "sources": lesson["sources"], "created": lesson["created"], "updated": lesson["updated"],
+        "origin": lesson.get("origin"), "hash": lesson["hash"], "origins": lesson["origins"],
+    }
+
+
+def wire_line(lesson: dict[str, Any]) -> str:
+    return json.dumps(to_wire(lesson), ensure_ascii=False, sort_keys=True)
