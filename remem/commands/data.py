@@ -1,0 +1,101 @@
+"""backup, restore, export, import: the memory as a file you can keep or move."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from remem.commands._out import emit_json, open_store
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def backup(
+        path: Optional[str] = typer.Argument(None, help="File or folder (default: $REMEM_HOME/backups/)."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """A consistent copy of the live memory, safe while hooks and sleep write.
+
+        Without PATH it goes to the backups folder, which keeps the newest `backup.keep`
+        copies (config). Example: remem backup ~/remem-backup.db
+        """
+        from remem import config
+        from remem.engine import backup as backup_mod
+
+        with open_store() as store:
+            dest = backup_mod.backup(store, path)
+        removed = [] if path else backup_mod.rotate(int(config.get("backup.keep")))
+        if json_out:
+            emit_json({"backup": str(dest), "rotated_out": [str(p) for p in removed]})
+        else:
+            print(f"backed up to {dest}")
+            if removed:
+                print(f"removed {len(removed)} older backup(s)")
+
+    @app.command()
+    def restore(
+        path: str = typer.Argument(..., help="A backup made by `remem backup`."),
+        yes: bool = typer.Option(False, "--yes", help="Do not ask."),
+    ) -> None:
+        """Replace the memory with a backup (the current one is kept as memory.db.before-restore).
+
+        Example: remem restore ~/.remem/backups/memory-20261129-030000.db --yes
+        """
+        from remem.engine import backup as backup_mod
+
+        if not yes and sys.stdin.isatty():
+            typer.confirm("Replace the current memory with this backup?", abort=True)
+        dest = backup_mod.restore(path)
+        print(f"restored {path} into {dest}")
+
+    @app.command("export")
+    def export_cmd(
+        file: Optional[str] = typer.Argument(None, help="Write here (default: stdout)."),
+    ) -> None:
+        """The whole memory as JSONL (episodes, lessons, predictions, connections, tags …).
+
+        Example: remem export memory.jsonl
+        """
+        from remem.engine import backup as backup_mod
+
+        with open_store() as store:
+            if file is None:
+                backup_mod.export_jsonl(store, sys.stdout)
+                return
+            tmp = file + ".partial"
+            with open(tmp, "w", encoding="utf-8") as out:
+                counts = backup_mod.export_jsonl(store, out)
+        import os
+
+        os.replace(tmp, file)
+        print(f"exported to {file}: " + ", ".join(f"{n} {t}" for t, n in counts.items()), file=sys.stderr)
+
+    @app.command("import")
+    def import_cmd(
+        file: str = typer.Argument(..., help="A file written by `remem export` (- for stdin)."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Load a memory exported with `remem export`; same ids are replaced, not duplicated.
+
+        Example: remem import memory.jsonl
+        """
+        from remem.engine import backup as backup_mod
+
+        with open_store() as store:
+            if file == "-":
+                result = backup_mod.import_jsonl(store, sys.stdin)
+            else:
+                try:
+                    handle = open(file, encoding="utf-8")
+                except OSError as exc:
+                    raise ValueError(f"cannot read {file} ({exc.strerror}); check the path") from None
+                with handle:
+                    result = backup_mod.import_jsonl(store, handle)
+        if json_out:
+            emit_json(result)
+            return
+        print("imported: " + (", ".join(f"{n} {t}" for t, n in result["imported"].items()) or "nothing"))
+        for error in result["errors"][:20]:
+            print(f"  skipped {error}", file=sys.stderr)

@@ -1,0 +1,173 @@
+"""Backups (SQLite's online backup API) and the portable JSONL export/import of a whole memory.
+
+The export carries every row of the tables that make a memory — episodes, sessions, lessons,
+predictions, aliases, tags, connections, peers — with vectors as base64 beside their space,
+so `import` of an export reproduces the same memory (same ids, same values).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any, Iterator, TextIO
+
+from remem import paths
+from remem.engine import clock
+from remem.engine.store import MIGRATIONS, Store
+
+EXPORT_VERSION = 1
+# Order matters for readers that stream: memories first, then what points at them.
+EXPORT_TABLES = ("episodes", "sessions", "lessons", "predictions", "aliases", "tags",
+                 "connections", "peers")
+_BLOB_COLUMNS = {"embedding"}
+_SKIP_COLUMNS = {"seq"}  # internal row numbers; re-assigned on import
+
+
+def backup(store: Store, dest: Path | str | None = None) -> Path:
+    """A consistent copy of the live database, taken while others keep writing."""
+    if dest is None:
+        stamp = clock.now().strftime("%Y%m%d-%H%M%S")
+        dest = paths.backups_dir() / f"memory-{stamp}.db"
+    dest = Path(dest).expanduser()
+    if dest.is_dir():
+        dest = dest / f"memory-{clock.now().strftime('%Y%m%d-%H%M%S')}.db"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(dest.name + ".partial")
+    target = sqlite3.connect(str(tmp))
+    try:
+        store.conn.backup(target, pages=1024)
+    finally:
+        target.close()
+    tmp.replace(dest)
+    return dest
+
+
+def rotate(keep: int, folder: Path | None = None) -> list[Path]:
+    """Delete all but the newest `keep` backups in the folder; returns what was removed."""
+    folder = folder or paths.backups_dir()
+    found = sorted(folder.glob("memory-*.db"), key=lambda p: p.name, reverse=True)
+    removed = found[max(keep, 0):]
+    for path in removed:
+        path.unlink(missing_ok=True)
+    return removed
+
+
+def restore(backup_path: Path | str, dest: Path | str | None = None) -> Path:
+    """Copy a backup over the database (the old one is kept beside it as .before-restore)."""
+    src = Path(backup_path).expanduser()
+    with Store(src) as check:
+        result = check.scalar("PRAGMA integrity_check")
+        if result != "ok":
+            raise ValueError(f"{src} fails its integrity check ({result}); pick another backup")
+    dest = Path(dest) if dest else paths.db_path()
+    if dest.exists():
+        with Store(dest) as live:
+            backup(live, dest.with_name(dest.name + ".before-restore"))
+        for suffix in ("-wal", "-shm"):
+            Path(str(dest) + suffix).unlink(missing_ok=True)
+    with Store(src) as source:
+        tmp = dest.with_name(dest.name + ".restoring")
+        target = sqlite3.connect(str(tmp))
+        try:
+            source.conn.backup(target)
+        finally:
+            target.close()
+        tmp.replace(dest)
+    return dest
+
+
+def _encode(row: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key, value in row.items():
+        if key in _SKIP_COLUMNS:
+            continue
+        if key in _BLOB_COLUMNS and value is not None:
+            value = base64.b64encode(value).decode("ascii")
+        out[key] = value
+    return out
+
+
+def export_rows(store: Store) -> Iterator[dict[str, Any]]:
+    """Every record of the memory, as dicts with a `table` key, header first."""
+    yield {
+        "table": "remem-export", "v": EXPORT_VERSION, "schema": len(MIGRATIONS),
+        "exported": clock.iso(),
+    }
+    for table in EXPORT_TABLES:
+        order = "seq" if table in ("episodes", "lessons") else "rowid"
+        cursor = store.conn.execute(f"SELECT * FROM {table} ORDER BY {order}")
+        names = [d[0] for d in cursor.description]
+        for values in cursor:
+            yield {"table": table, **_encode(dict(zip(names, values)))}
+
+
+def export_jsonl(store: Store, out: TextIO) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for record in export_rows(store):
+        out.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+        counts[record["table"]] = counts.get(record["table"], 0) + 1
+    counts.pop("remem-export", None)
+    return counts
+
+
+def import_jsonl(store: Store, lines: Iterator[str] | TextIO) -> dict[str, Any]:
+    """Load an export. Rows with an id already present are replaced. Bad lines are reported."""
+    columns = {t: _columns(store, t) for t in EXPORT_TABLES}
+    counts: dict[str, int] = {}
+    errors: list[str] = []
+    batch: list[tuple[str, dict[str, Any]]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            table = record.pop("table")
+        except (ValueError, KeyError, AttributeError, TypeError):
+            errors.append(f"line {number}: not an export record")
+            continue
+        if table == "remem-export":
+            if int(record.get("v", 0)) > EXPORT_VERSION:
+                raise ValueError(f"export format v{record.get('v')} is newer than this remem; upgrade remem")
+            continue
+        if table not in columns:
+            errors.append(f"line {number}: unknown table {table!r}")
+            continue
+        row = {k: v for k, v in record.items() if k in columns[table]}
+        for key in _BLOB_COLUMNS & row.keys():
+            if row[key] is not None:
+                row[key] = base64.b64decode(row[key])
+        batch.append((table, row))
+        if len(batch) >= 2000:
+            _write(store, batch, counts)
+            batch = []
+    _write(store, batch, counts)
+    return {"imported": counts, "errors": errors}
+
+
+def _columns(store: Store, table: str) -> set[str]:
+    return {r["name"] for r in store.rows(f"PRAGMA table_info({table})")} - _SKIP_COLUMNS
+
+
+def _write(store: Store, batch: list[tuple[str, dict[str, Any]]], counts: dict[str, int]) -> None:
+    if not batch:
+        return
+    with store.write() as conn:
+        for table, row in batch:
+            cols = list(row)
+            conn.execute(
+                f"INSERT OR REPLACE INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+                [row[c] for c in cols],
+            )
+            counts[table] = counts.get(table, 0) + 1
+
+
+def snapshot(store: Store) -> dict[str, list[dict[str, Any]]]:
+    """Every exported table as sorted rows without internal row numbers (for comparisons)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for table in EXPORT_TABLES:
+        rows = [_encode(r) for r in store.rows(f"SELECT * FROM {table}")]
+        rows = [{k: v for k, v in r.items() if not (table == "connections" and k == "id")} for r in rows]
+        out[table] = sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+    return out

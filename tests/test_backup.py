@@ -1,0 +1,98 @@
+"""backup -> restore and export -> import reproduce the same memory."""
+
+from __future__ import annotations
+
+import json
+
+from remem.engine import backup as backup_mod
+from remem.engine import lessons
+from remem.engine.memories import remember
+from remem.engine.store import Store
+
+
+def _fill(store: Store) -> None:
+    a = remember(store, "use uv, not pip", tags=["python", "tooling"], importance=0.7)
+    b = remember(store, "the build needs node 20", kind="environment", arousal=0.9)
+    remember(store, "short lived", ttl="2h")
+    lesson = lessons.add_lesson(store, "Use uv to install packages", "correction", sources=[a["id"]])
+    with store.write() as conn:
+        conn.execute(
+            "INSERT INTO connections (src, dst, type, weight, origin, created) VALUES (?, ?, 'related_to', 1.0, 'explicit', 'x')",
+            (a["id"], b["id"]),
+        )
+        conn.execute(
+            "INSERT INTO predictions (id, lesson_id, text, made) VALUES ('p1', ?, 'will recur', 'y')",
+            (lesson["id"],),
+        )
+        conn.execute("INSERT INTO aliases (old, new, at, created) VALUES ('l-old', ?, 'z', 'w')", (lesson["id"],))
+
+
+def test_export_import_round_trip_reproduces_the_memory(home, tmp_path):
+    with Store() as original:
+        _fill(original)
+        path = tmp_path / "export.jsonl"
+        with path.open("w") as out:
+            counts = backup_mod.export_jsonl(original, out)
+        assert counts["episodes"] == 3 and counts["lessons"] == 1 and counts["tags"] == 2
+        before = backup_mod.snapshot(original)
+    with Store(tmp_path / "other.db") as copy:
+        with path.open() as handle:
+            result = backup_mod.import_jsonl(copy, handle)
+        assert result["errors"] == []
+        assert backup_mod.snapshot(copy) == before
+        # the FTS index follows imported rows
+        assert copy.scalar("SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH 'uv'") == 1
+        # importing twice adds nothing
+        with path.open() as handle:
+            backup_mod.import_jsonl(copy, handle)
+        assert backup_mod.snapshot(copy) == before
+
+
+def test_import_reports_bad_lines_and_keeps_the_rest(home, tmp_path):
+    with Store() as original:
+        _fill(original)
+        lines = [json.dumps(r, default=str) for r in backup_mod.export_rows(original)]
+    lines.insert(2, "{torn")
+    lines.insert(3, json.dumps({"table": "nope", "x": 1}))
+    with Store(tmp_path / "other.db") as copy:
+        result = backup_mod.import_jsonl(copy, iter(lines))
+        assert len(result["errors"]) == 2
+        assert copy.scalar("SELECT count(*) FROM episodes") == 3
+
+
+def test_backup_then_restore_is_equal(home, tmp_path):
+    with Store() as live:
+        _fill(live)
+        before = backup_mod.snapshot(live)
+        saved = backup_mod.backup(live, tmp_path / "b.db")
+        remember(live, "written after the backup")
+    backup_mod.restore(saved)
+    with Store() as restored:
+        assert backup_mod.snapshot(restored) == before
+        assert restored.scalar("PRAGMA integrity_check") == "ok"
+    assert (home / "memory.db.before-restore").exists()
+
+
+def test_backup_rotation_keeps_the_newest(home, tmp_path):
+    folder = tmp_path / "bk"
+    folder.mkdir()
+    for day in range(1, 6):
+        (folder / f"memory-2026110{day}-030000.db").write_bytes(b"")
+    removed = backup_mod.rotate(2, folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["memory-20261104-030000.db", "memory-20261105-030000.db"]
+    assert len(removed) == 3
+
+
+def test_cli_export_to_stdout_and_import(remem_cli, tmp_path, home):
+    assert remem_cli("remember", "exported through the cli").returncode == 0
+    out = remem_cli("export")
+    assert out.returncode == 0
+    dump = tmp_path / "d.jsonl"
+    dump.write_text(out.stdout)
+    other = tmp_path / "other-home"
+    res = remem_cli("--home", str(other), "import", str(dump), "--json")
+    assert res.returncode == 0, res.stderr
+    assert res.json()["imported"]["episodes"] == 1
+    missing = remem_cli("import", str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 1 and "check the path" in missing.stderr
+    assert remem_cli("backup", "--json").json()["backup"].startswith(str(home))
