@@ -8,7 +8,9 @@ from typing import Any, Sequence
 from remem import config as config_mod
 from remem.engine import clock
 from remem.engine.embed import get_embedder, to_blob
-from remem.engine.store import EPISODE_KINDS, Store, new_id
+from remem.engine.store import (
+    EPISODE_KINDS, MAX_GIST, Store, cap, content_hash, new_id, normalise_tag,
+)
 
 REMEMBER_KINDS = ("note", "correction", "error", "surprise", "environment")
 
@@ -130,3 +132,60 @@ def public(row: dict[str, Any]) -> dict[str, Any]:
     """A memory row as shown to people and tools: every column but the vector."""
     out = {k: v for k, v in row.items() if k not in ("embedding", "seq")}
     return out
+
+
+UPDATABLE = ("title", "text", "tags", "importance", "valence", "arousal")
+
+
+def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]:
+    """Change a memory's title, text, tags, importance, valence or arousal; returns it.
+
+    A changed title or text is re-embedded (outside the write). Raising arousal here never
+    makes a flashbulb: that rule applies at creation only.
+    """
+    unknown = sorted(set(fields) - set(UPDATABLE))
+    if unknown:
+        raise ValueError(f"cannot update {', '.join(unknown)}; updatable: {', '.join(UPDATABLE)}")
+    fields = {k: v for k, v in fields.items() if v is not None}
+    if not fields:
+        raise ValueError(f"nothing to update: give at least one of {', '.join(UPDATABLE)}")
+    row = store.episode(memory_id)
+    sets: dict[str, Any] = {}
+    for name, lo, hi in (("importance", 0.0, 1.0), ("valence", -1.0, 1.0), ("arousal", 0.0, 1.0)):
+        if name in fields:
+            sets[name] = _clamp(fields[name], lo, hi, name)
+    title, text = row["title"], row["gist"]
+    if "text" in fields:
+        text = str(fields["text"]).strip()
+        if not text:
+            raise ValueError("text cannot be empty; delete the memory instead")
+        sets["gist"] = cap(text, MAX_GIST)
+    if "title" in fields:
+        title = str(fields["title"]).strip()[:120]
+        if not title:
+            raise ValueError("title cannot be empty")
+        sets["title"] = title
+    if "text" in fields or "title" in fields:
+        embedder = get_embedder()
+        source = text if row["kind"] == "correction" else f"{title}\n{text}"
+        sets["embedding"] = to_blob(embedder.encode([source])[0])
+        sets["space"] = embedder.space
+        sets["content_hash"] = content_hash(f"{title}\n{text}\n{row['detail']}")
+    tags = None
+    if "tags" in fields:
+        raw = fields["tags"]
+        if isinstance(raw, str):
+            raw = [raw]
+        tags = sorted({normalise_tag(t) for t in raw if str(t).strip()})
+    with store.write() as conn:
+        if sets:
+            conn.execute(
+                f"UPDATE episodes SET {', '.join(c + ' = ?' for c in sets)} WHERE id = ?",
+                [*sets.values(), row["id"]],
+            )
+        if tags is not None:
+            conn.execute("DELETE FROM tags WHERE memory_id = ?", (row["id"],))
+            conn.executemany(
+                "INSERT OR IGNORE INTO tags (memory_id, tag) VALUES (?, ?)", [(row["id"], t) for t in tags]
+            )
+    return public(store.episode(row["id"]))
