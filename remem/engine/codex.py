@@ -1,0 +1,328 @@
+"""Codex CLI rollouts -> Session, for the same detectors as Claude Code transcripts.
+
+A rollout is JSON lines under $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl
+(and archived_sessions/), each line `{"timestamp", "type", "payload"}` where type is one of
+session_meta, turn_context, response_item, event_msg, compacted. Unknown types and unknown
+payload types are skipped (Codex adds new ones often); a line that is not JSON is counted
+in `malformed_lines`; an incomplete last line (a file still being written) sets `torn_tail`
+and is read again next time. Very old rollouts wrote bare response items with no envelope;
+those are read too.
+
+Which copy of a message we read: Codex writes what the person typed and what the model
+answered twice, as `response_item` messages (the model's history) and as `event_msg`
+user_message / agent_message (for the UI). We read the `response_item` copy: it is written
+by every Codex version, sits in order with the tool calls it belongs with, and is what the
+model actually saw. The event copies are used only for a file that has no response_item
+message at all, so a message is never counted twice. Harness text Codex injects as user
+messages (<environment_context>, AGENTS.md instructions, <turn_aborted> notes…) is dropped.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+from remem import paths
+from remem.engine import clock
+from remem.engine.session import Session, ToolCall, Turn
+from remem.engine.toolresult import looks_failed, looks_rejected, unwrap
+
+
+class SourceUnavailable(ValueError):
+    """A file we found but cannot read here (e.g. zstd-compressed without `zstandard`)."""
+
+
+_UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
+# User messages that are the harness talking, not the person: a whole message wrapped in one
+# tag (<environment_context>…</environment_context>, <user_instructions>, <turn_aborted>…)
+# or the AGENTS.md preamble.
+_WRAPPED = re.compile(r"^\s*<([A-Za-z_][\w-]*)[^>]*>.*</\1>\s*$", re.S)
+_HARNESS_PREFIXES = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>",
+                     "<permissions instructions>", "<turn_aborted>")
+_INTERRUPT_REASONS = {"interrupted", "user_interrupt"}
+_RESPONSE_TYPES = {"message", "reasoning", "function_call", "function_call_output",
+                   "local_shell_call", "custom_tool_call", "custom_tool_call_output",
+                   "web_search_call"}
+
+
+def find_rollouts(codex_home: Path | str | None = None) -> list[Path]:
+    """Every rollout under sessions/ and archived_sessions/, oldest first by path.
+
+    A `.jsonl.zst` is listed only where no `.jsonl` of the same name sits beside it.
+    """
+    home = Path(codex_home) if codex_home else paths.codex_home()
+    found: list[Path] = []
+    for base in (home / "sessions", home / "archived_sessions"):
+        if not base.is_dir():
+            continue
+        plain = sorted(base.rglob("rollout-*.jsonl"))
+        found.extend(plain)
+        have = {p.with_suffix("") for p in plain}
+        for z in sorted(base.rglob("rollout-*.jsonl.zst")):
+            if z.with_suffix("").with_suffix("") not in have:
+                found.append(z)
+    return found
+
+
+def _read_text(path: Path) -> str:
+    if path.name.endswith(".zst"):
+        try:
+            import zstandard
+        except ImportError:
+            raise SourceUnavailable(
+                f"{path}: zstd-compressed rollout skipped; `pip install zstandard` to read it"
+            ) from None
+        with open(path, "rb") as fh:
+            reader = zstandard.ZstdDecompressor().stream_reader(fh)
+            return io.TextIOWrapper(reader, encoding="utf-8", errors="replace").read()
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _lines(text: str, session: Session) -> Iterator[dict[str, Any]]:
+    """JSON objects of a JSONL text; bad lines counted, a torn last line noted."""
+    lines = text.split("\n")
+    last = len(lines) - 1
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            if i == last:  # no newline after it: still being written
+                session.torn_tail = True
+            else:
+                session.malformed_lines += 1
+            continue
+        if isinstance(value, dict):
+            yield value
+        else:
+            session.malformed_lines += 1
+
+
+def _iso(value: Any) -> str | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return clock.iso(clock.parse(value))
+    except ValueError:
+        return None
+
+
+def _content_text(content: Any) -> str:
+    """Text of a message's content parts (input_text / output_text); images and the rest skipped."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text"):
+            text = part.get("text")
+            if isinstance(text, str) and text.strip() and not _is_harness(text):
+                parts.append(text)
+    return "\n".join(parts)
+
+
+def _is_harness(text: str) -> bool:
+    stripped = text.lstrip()
+    return stripped.startswith(_HARNESS_PREFIXES) or bool(_WRAPPED.match(stripped))
+
+
+def _output_text(output: Any) -> tuple[str, bool | None]:
+    """A call output as text, and an explicit failure flag where the payload has one."""
+    if isinstance(output, str):
+        return output, None
+    if isinstance(output, list):  # content items: [{"type": "input_text", "text": …}]
+        return _content_text(output), None
+    if isinstance(output, dict):
+        flag = None
+        if output.get("success") is False:
+            flag = True
+        content = output.get("content", output.get("output"))
+        text, _ = _output_text(content) if content is not None else (json.dumps(output), None)
+        return text, flag
+    return ("" if output is None else json.dumps(output)), None
+
+
+def _arguments(raw: Any) -> Any:
+    """function_call arguments are a JSON string; keep the raw string when it is not JSON."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+class _Builder:
+    """Walks rollout lines in order and builds turns, pairing calls with outputs by call_id."""
+
+    def __init__(self, session: Session) -> None:
+        self.s = session
+        self.timeline: list[tuple[str, Turn]] = []  # ("item" | "event", turn)
+        self.calls: dict[str, ToolCall] = {}
+        self.item_messages = 0
+        self.unpaired_outputs = 0
+
+    def _assistant(self, at: str | None) -> Turn:
+        """The assistant turn a tool call belongs to: the last one, unless the person spoke since."""
+        for source, turn in reversed(self.timeline):
+            if source != "item":
+                continue
+            if turn.role == "assistant":
+                return turn
+            break
+        turn = Turn(role="assistant", at=at)
+        self.timeline.append(("item", turn))
+        return turn
+
+    def _call(self, call_id: Any, name: str, args: Any, at: str | None) -> None:
+        cid = str(call_id) if call_id not in (None, "") else f"call-{len(self.calls)}"
+        call = ToolCall(id=cid, name=name, input=args)
+        self.calls[cid] = call
+        self._assistant(at).tool_calls.append(call)
+
+    def _result(self, call_id: Any, output: Any) -> None:
+        call = self.calls.get(str(call_id))
+        if call is None:
+            self.unpaired_outputs += 1
+            return
+        text, flag = _output_text(output)
+        call.result = unwrap(text)
+        if looks_rejected(text):
+            call.rejected = True
+        call.is_error = bool(flag) or looks_failed(text)
+
+    def response_item(self, p: dict[str, Any], at: str | None) -> None:
+        kind = p.get("type")
+        if kind == "message":
+            role = p.get("role")
+            if role not in ("user", "assistant"):
+                return  # developer / system: instructions, not the conversation
+            text = _content_text(p.get("content"))
+            self.item_messages += 1
+            if not text.strip():
+                return
+            self.timeline.append(("item", Turn(role=role, text=text, at=at, uuid=p.get("id"))))
+        elif kind == "function_call":
+            self._call(p.get("call_id") or p.get("id"), str(p.get("name") or "function"),
+                       _arguments(p.get("arguments")), at)
+        elif kind == "custom_tool_call":
+            self._call(p.get("call_id") or p.get("id"), str(p.get("name") or "custom_tool"),
+                       p.get("input"), at)
+        elif kind == "local_shell_call":
+            action = p.get("action") if isinstance(p.get("action"), dict) else {}
+            args = {"command": action.get("command"), "workdir": action.get("working_directory")}
+            self._call(p.get("call_id") or p.get("id"), "local_shell", args, at)
+        elif kind == "web_search_call":
+            self._call(p.get("id"), "web_search", p.get("action"), at)
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            self._result(p.get("call_id"), p.get("output"))
+        # reasoning, ghost_snapshot, compaction and anything newer: not the conversation
+
+    def event(self, p: dict[str, Any], at: str | None) -> None:
+        kind = p.get("type")
+        if kind in ("user_message", "agent_message"):
+            text = p.get("message")
+            if isinstance(text, str) and text.strip() and not _is_harness(text):
+                role = "user" if kind == "user_message" else "assistant"
+                self.timeline.append(("event", Turn(role=role, text=text, at=at)))
+        elif kind == "turn_aborted":
+            if str(p.get("reason", "")).lower() in _INTERRUPT_REASONS:
+                for _, turn in reversed(self.timeline):
+                    if turn.role == "assistant":
+                        for call in turn.tool_calls:
+                            if call.result is None:
+                                call.interrupted = True
+                        break
+                self.timeline.append(("item", Turn(role="user", at=at, interrupt=True)))
+        elif kind == "token_count":
+            info = p.get("info")
+            if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
+                self.s.meta["tokens"] = info["total_token_usage"]
+        elif kind == "exec_command_end":  # persisted only in Codex's extended mode
+            call = self.calls.get(str(p.get("call_id")))
+            code = p.get("exit_code")
+            if call is not None and isinstance(code, int) and code != 0:
+                call.is_error = True
+        elif kind == "patch_apply_end":
+            call = self.calls.get(str(p.get("call_id")))
+            if call is not None and p.get("success") is False:
+                call.is_error = True
+
+    def finish(self) -> list[Turn]:
+        # See the module docstring: one copy of each message, never both.
+        use_events = self.item_messages == 0
+        return [t for src, t in self.timeline if src == "item" or use_events]
+
+
+def parse_rollout(path: Path | str) -> Session:
+    """One rollout file -> Session. Raises SourceUnavailable / OSError only for the file itself."""
+    path = Path(path)
+    text = _read_text(path)
+    found = _UUID.findall(path.name)
+    session = Session(id=found[-1] if found else path.name.split(".")[0], source="codex",
+                      path=str(path))
+    builder = _Builder(session)
+    first_at: str | None = None
+    last_at: str | None = None
+    have_meta = False
+    cwds: list[str] = []
+    for rec in _lines(text, session):
+        at = _iso(rec.get("timestamp"))
+        if at:
+            first_at = first_at or at
+            last_at = at
+        kind = rec.get("type")
+        payload = rec.get("payload")
+        if not isinstance(payload, dict):
+            if kind in _RESPONSE_TYPES:  # the oldest rollouts: bare response items
+                builder.response_item(rec, at)
+            elif kind is None and "id" in rec and "timestamp" in rec and not have_meta:
+                have_meta = True  # the oldest rollouts' first line: {"id", "timestamp", …}
+                session.id = str(rec["id"])
+            elif "payload" in rec or kind in ("session_meta", "response_item", "event_msg"):
+                session.malformed_lines += 1
+            continue
+        try:
+            if kind == "session_meta":
+                if not have_meta:
+                    have_meta = True
+                    if payload.get("id"):
+                        session.id = str(payload["id"])
+                    if isinstance(payload.get("cwd"), str):
+                        cwds.append(payload["cwd"])
+                    session.started = _iso(payload.get("timestamp")) or at
+                    for key in ("originator", "cli_version", "forked_from_id", "model_provider"):
+                        if payload.get(key):
+                            session.meta[key] = payload[key]
+                    if isinstance(payload.get("git"), dict):
+                        session.meta["git"] = payload["git"]
+            elif kind == "turn_context":
+                cwd = payload.get("cwd")
+                if isinstance(cwd, str) and cwd and (not cwds or cwds[-1] != cwd):
+                    cwds.append(cwd)
+                if payload.get("model"):
+                    session.meta["model"] = payload["model"]
+            elif kind == "response_item":
+                builder.response_item(payload, at)
+            elif kind == "event_msg":
+                builder.event(payload, at)
+            elif kind == "compacted":
+                # A summary the model wrote of what came before; replacement_history repeats
+                # earlier items, so neither becomes turns (they would be counted twice).
+                session.meta["compactions"] = session.meta.get("compactions", 0) + 1
+        except (TypeError, AttributeError, ValueError):
+            session.malformed_lines += 1  # a known type with an unexpected shape
+    session.turns = builder.finish()
+    session.cwd = cwds[0] if cwds else None
+    if len(cwds) > 1:
+        session.meta["cwds"] = cwds
+    if builder.unpaired_outputs:
+        session.meta["unpaired_outputs"] = builder.unpaired_outputs
+    session.started = session.started or first_at
+    session.ended = last_at
+    return session

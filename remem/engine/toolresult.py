@@ -1,0 +1,91 @@
+"""Reading a tool result's outcome when the source carries no is_error flag.
+
+Claude Code and the Anthropic format say outright when a tool call failed. Codex rollouts,
+OpenAI chats and Gemini chats mostly do not: the failure is inside the output text (an exit
+code, a JSON `error` key, a traceback). These helpers read it the same way for every source.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_EXIT_LINE = re.compile(
+    r"^(?:exit code|exit status|process exited with code)[:\s]+(-?\d+)", re.IGNORECASE | re.MULTILINE
+)
+# What a failed call's output starts with, across the tools and harnesses we read.
+_FAILED_PREFIXES = (
+    "error:", "error ", "err:", "traceback (most recent call last)", "exception:",
+    "failed to ", "execution error", "unsupported call", "command failed", "script failed",
+    "fatal:", "permission denied",
+)
+_REJECTED = re.compile(r"\b(rejected|declined|denied|aborted) by (the )?user\b", re.IGNORECASE)
+
+
+def exit_code(text: str) -> int | None:
+    """The exit code a command output reports, from its JSON metadata or an `Exit code: N` line."""
+    if not text:
+        return None
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            code = _code_in(value)
+            if code is not None:
+                return code
+    match = _EXIT_LINE.search(text[:2000])
+    return int(match.group(1)) if match else None
+
+
+def _code_in(value: dict[str, Any]) -> int | None:
+    for holder in (value.get("metadata"), value):
+        if isinstance(holder, dict):
+            for key in ("exit_code", "exitCode", "returncode", "status_code"):
+                code = holder.get(key)
+                if isinstance(code, int) and not isinstance(code, bool):
+                    return code
+    return None
+
+
+def unwrap(text: str) -> str:
+    """The output inside Codex's legacy `{"output": ..., "metadata": {...}}` wrapper, else text."""
+    stripped = (text or "").lstrip()
+    if stripped.startswith("{") and '"output"' in stripped:
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            return text
+        if isinstance(value, dict) and isinstance(value.get("output"), str):
+            return value["output"]
+    return text
+
+
+def looks_rejected(text: str) -> bool:
+    """The person refused the call (an approval prompt answered no)."""
+    return bool(text) and bool(_REJECTED.search(text[:300]))
+
+
+def looks_failed(text: str) -> bool:
+    """A tool output that reports failure: a non-zero exit code, an error key, an error prefix."""
+    if not text:
+        return False
+    code = exit_code(text)
+    if code is not None:
+        return code != 0
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            if value.get("success") is False or value.get("isError") is True or value.get("is_error") is True:
+                return True
+            if value.get("error") not in (None, "", False):
+                return True
+    head = stripped[:200].lower()
+    return head.startswith(_FAILED_PREFIXES)
