@@ -1,0 +1,331 @@
+"""Conversations exported from a model's API -> Session, for the same detectors.
+
+A file is JSON (one conversation, a list of them, or {"conversations": [...]}) or JSON lines
+(one conversation per line; a file whose lines are single messages is one conversation).
+Each conversation is read in the format it is written in, detected on its own:
+
+- OpenAI Chat Completions: {"messages": [...]} with roles system / developer / user /
+  assistant / tool, assistant `tool_calls` (arguments a JSON string), tool `tool_call_id`.
+- Anthropic Messages: top-level "system", content blocks text / tool_use / tool_result
+  (with is_error) / thinking.
+- Gemini: {"contents": [{"role": "user" | "model", "parts": [text | functionCall |
+  functionResponse]}]}.
+
+Optional per message: "timestamp", "created_at" or "at" (ISO 8601 or epoch seconds). A
+conversation may carry "id", "cwd" and a start time the same way. Unknown roles, part types
+and fields are skipped; a malformed line or message never stops the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from remem.engine import clock
+from remem.engine.session import Session, ToolCall, Turn
+from remem.engine.store import stable_id
+from remem.engine.toolresult import looks_failed, looks_rejected
+
+_TIME_KEYS = ("timestamp", "created_at", "at", "create_time", "time")
+_ID_KEYS = ("id", "conversation_id", "session_id", "uuid")
+
+
+def _when(obj: dict[str, Any]) -> str | None:
+    for key in _TIME_KEYS:
+        value = obj.get(key)
+        if value is None or isinstance(value, bool):
+            continue
+        try:
+            if isinstance(value, (int, float)):
+                seconds = value / 1000.0 if value > 1e11 else float(value)  # ms or s
+                return clock.iso(datetime.fromtimestamp(seconds, tz=timezone.utc))
+            if isinstance(value, str) and value.strip():
+                return clock.iso(clock.parse(value.strip()))
+        except (ValueError, OverflowError, OSError):
+            continue
+    return None
+
+
+def _text_of(value: Any) -> str:
+    """Text of a content value in any of the three formats; non-text parts skipped."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        if isinstance(value.get("text"), str):
+            return value["text"]
+        if "content" in value:
+            return _text_of(value["content"])
+        return ""
+    if isinstance(value, list):
+        out = []
+        for part in value:
+            if isinstance(part, str):
+                out.append(part)
+            elif isinstance(part, dict) and part.get("type", "text") in ("text", "input_text",
+                                                                         "output_text"):
+                if isinstance(part.get("text"), str):
+                    out.append(part["text"])
+        return "\n".join(t for t in out if t)
+    return ""
+
+
+def _json_args(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def _result_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return _text_of(value)
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+class _Conv:
+    """Shared building: turns, a call index for pairing, and the last assistant turn."""
+
+    def __init__(self) -> None:
+        self.turns: list[Turn] = []
+        self.calls: dict[str, ToolCall] = {}
+        self.by_name: dict[str, list[ToolCall]] = {}
+
+    def say(self, role: str, text: str, at: str | None) -> Turn | None:
+        if not text.strip():
+            return None
+        turn = Turn(role=role, text=text, at=at)
+        self.turns.append(turn)
+        return turn
+
+    def assistant(self, at: str | None) -> Turn:
+        if self.turns and self.turns[-1].role == "assistant":
+            return self.turns[-1]
+        turn = Turn(role="assistant", at=at)
+        self.turns.append(turn)
+        return turn
+
+    def call(self, turn: Turn, call_id: Any, name: Any, args: Any) -> None:
+        cid = str(call_id) if call_id not in (None, "") else f"call-{len(self.calls)}"
+        call = ToolCall(id=cid, name=str(name or "tool"), input=args)
+        turn.tool_calls.append(call)
+        self.calls[cid] = call
+        self.by_name.setdefault(call.name, []).append(call)
+
+    def result(self, call_id: Any, name: Any, text: str, is_error: bool | None) -> None:
+        call = self.calls.get(str(call_id)) if call_id not in (None, "") else None
+        if call is None and name:  # Gemini without ids, OpenAI legacy `function` role
+            pending = [c for c in self.by_name.get(str(name), []) if c.result is None]
+            call = pending[0] if pending else None
+        if call is None:
+            return
+        call.result = text
+        call.rejected = looks_rejected(text)
+        call.is_error = bool(is_error) if is_error is not None else looks_failed(text)
+
+
+def detect_format(conv: dict[str, Any]) -> str:
+    """'gemini', 'anthropic' or 'openai' for one conversation object."""
+    if isinstance(conv.get("contents"), list):
+        return "gemini"
+    messages = conv.get("messages")
+    if "system" in conv and not isinstance(conv.get("system"), dict):
+        return "anthropic"
+    if isinstance(messages, list):
+        for m in messages:
+            if not isinstance(m, dict):
+                continue
+            if m.get("role") in ("tool", "system", "developer", "function") or "tool_calls" in m:
+                return "openai"
+            content = m.get("content")
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") in (
+                        "tool_use", "tool_result", "thinking", "redacted_thinking"
+                    ):
+                        return "anthropic"
+    return "openai"
+
+
+def _openai(conv: dict[str, Any], c: _Conv) -> None:
+    for m in conv.get("messages") or []:
+        if not isinstance(m, dict):
+            continue
+        role, at = m.get("role"), _when(m)
+        if role in ("system", "developer"):
+            continue
+        if role == "user":
+            c.say("user", _text_of(m.get("content")), at)
+        elif role == "assistant":
+            text = _text_of(m.get("content"))
+            turn = c.say("assistant", text, at)
+            calls = m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else []
+            legacy = m.get("function_call")
+            if isinstance(legacy, dict):
+                calls = calls + [{"id": None, "function": legacy}]
+            for tc in calls:
+                if not isinstance(tc, dict):
+                    continue
+                fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+                c.call(turn or c.assistant(at), tc.get("id"), fn.get("name") or tc.get("name"),
+                       _json_args(fn.get("arguments", tc.get("arguments"))))
+        elif role in ("tool", "function"):
+            c.result(m.get("tool_call_id"), m.get("name"), _result_text(m.get("content")), None)
+
+
+def _anthropic(conv: dict[str, Any], c: _Conv) -> None:
+    for m in conv.get("messages") or []:
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+            continue
+        role, at, content = m["role"], _when(m), m.get("content")
+        if isinstance(content, str):
+            c.say(role, content, at)
+            continue
+        if not isinstance(content, list):
+            continue
+        texts: list[str] = []
+        uses: list[dict[str, Any]] = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif kind == "tool_use":
+                uses.append(block)
+            elif kind == "tool_result":
+                flag = block.get("is_error")
+                c.result(block.get("tool_use_id"), None, _result_text(block.get("content", "")),
+                         flag if isinstance(flag, bool) else None)
+            # thinking, redacted_thinking, image, document, anything newer: skipped
+        turn = c.say(role, "\n".join(t for t in texts if t), at)
+        for use in uses:
+            c.call(turn if turn is not None and role == "assistant" else c.assistant(at),
+                   use.get("id"), use.get("name"), use.get("input"))
+
+
+def _gemini(conv: dict[str, Any], c: _Conv) -> None:
+    for m in conv.get("contents") or []:
+        if not isinstance(m, dict):
+            continue
+        # functionResponse parts come back as role user, or function / tool in older APIs
+        role = {"user": "user", "model": "assistant", "assistant": "assistant",
+                "function": "tool", "tool": "tool"}.get(m.get("role", "user"))
+        parts = m.get("parts")
+        if role is None or not isinstance(parts, list):
+            continue
+        at = _when(m)
+        texts: list[str] = []
+        calls: list[dict[str, Any]] = []
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            if isinstance(part.get("text"), str) and not part.get("thought"):
+                texts.append(part["text"])
+            fc = part.get("functionCall", part.get("function_call"))
+            if isinstance(fc, dict):
+                calls.append(fc)
+            fr = part.get("functionResponse", part.get("function_response"))
+            if isinstance(fr, dict):
+                response = fr.get("response")
+                failed = isinstance(response, dict) and response.get("error") not in (None, "")
+                c.result(fr.get("id"), fr.get("name"), _result_text(response),
+                         True if failed else None)
+        turn = c.say(role, "\n".join(t for t in texts if t), at) if role != "tool" else None
+        for fc in calls:
+            c.call(turn if turn is not None and role == "assistant" else c.assistant(at),
+                   fc.get("id"), fc.get("name"), fc.get("args"))
+
+
+_READERS = {"openai": _openai, "anthropic": _anthropic, "gemini": _gemini}
+
+
+def conversation_to_session(conv: Any, *, path: str | None = None, index: int = 0) -> Session | None:
+    """One conversation object -> Session (None when it is not a conversation at all)."""
+    if isinstance(conv, list):  # a bare list of messages
+        conv = {"messages": conv}
+    if not isinstance(conv, dict) or not (
+        isinstance(conv.get("messages"), list) or isinstance(conv.get("contents"), list)
+    ):
+        return None
+    fmt = detect_format(conv)
+    c = _Conv()
+    _READERS[fmt](conv, c)
+    given = next((str(conv[k]) for k in _ID_KEYS if isinstance(conv.get(k), (str, int))), None)
+    sid = given or stable_id("chats", path or "", str(index))
+    times = [t.at for t in c.turns if t.at]
+    cwd = conv.get("cwd") if isinstance(conv.get("cwd"), str) else None
+    return Session(
+        id=sid, source="chats", path=path, cwd=cwd, started=_when(conv) or (times[0] if times else None),
+        ended=times[-1] if times else None, turns=c.turns,
+        meta={"format": fmt, "index": index, **({"title": conv["title"]}
+                                                  if isinstance(conv.get("title"), str) else {})},
+    )
+
+
+def _conversations(value: Any) -> list[Any]:
+    if isinstance(value, dict) and isinstance(value.get("conversations"), list):
+        return value["conversations"]
+    if isinstance(value, list):
+        if value and all(isinstance(v, dict) and "role" in v for v in value):
+            return [value]  # one conversation written as a bare message list
+        return value
+    return [value]
+
+
+def parse_chats(path: Path | str) -> list[Session]:
+    """Every conversation in a JSON or JSONL file, as Sessions.
+
+    Raises ValueError only when the file holds no conversation at all (not JSON, or nothing
+    that looks like one); bad lines and parts inside a usable file are skipped and counted.
+    """
+    path = Path(path)
+    text = path.read_text(encoding="utf-8", errors="replace")
+    malformed = 0
+    items: list[Any]
+    try:
+        items = _conversations(json.loads(text))
+    except ValueError:
+        items = []
+        loose: list[Any] = []  # JSONL whose lines are single messages
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError:
+                malformed += 1
+                continue
+            if isinstance(value, dict) and "role" in value and not (
+                "messages" in value or "contents" in value
+            ):
+                loose.append(value)
+            else:
+                items.append(value)
+        if loose:
+            items.append(loose)
+    sessions: list[Session] = []
+    for i, item in enumerate(items):
+        try:
+            session = conversation_to_session(item, path=str(path), index=i)
+        except (TypeError, ValueError, AttributeError, KeyError):
+            session = None
+        if session is None:
+            malformed += 1
+        else:
+            sessions.append(session)
+    if not sessions:
+        raise ValueError(
+            f"{path}: no conversations found ({malformed} unreadable entries); expected OpenAI, "
+            "Anthropic or Gemini messages, as JSON or one conversation per JSONL line"
+        )
+    sessions[0].malformed_lines = malformed
+    return sessions
