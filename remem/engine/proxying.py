@@ -1,0 +1,170 @@
+"""What the proxy does to a request and a response, without any HTTP: pure functions.
+
+Three request styles: OpenAI Chat Completions (`messages`), OpenAI Responses (`input`,
+`instructions`) and Anthropic Messages (`system`, `messages`). Memory goes into the system
+prompt; the exchange becomes events for the inbox, so the next ingest runs the detectors on it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from hashlib import sha1
+from typing import Any, Iterable
+
+CHAT = "openai"  # /v1/chat/completions
+RESPONSES = "responses"  # /v1/responses
+ANTHROPIC = "anthropic"  # /v1/messages
+
+STYLE_BY_PATH = {
+    "/v1/chat/completions": CHAT,
+    "/v1/responses": RESPONSES,
+    "/v1/messages": ANTHROPIC,
+}
+
+
+def _text_of(content: Any) -> str:
+    """Plain text of a message content: a string, or a list of text-like parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+        return "\n".join(parts)
+    return ""
+
+
+def messages_of(body: dict[str, Any], style: str) -> list[tuple[str, str]]:
+    """(role, text) of every conversational message in a request, system prompts left out."""
+    out: list[tuple[str, str]] = []
+    if style == RESPONSES:
+        items = body.get("input")
+        if isinstance(items, str):
+            return [("user", items)]
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict) and item.get("role") in ("user", "assistant"):
+                out.append((item["role"], _text_of(item.get("content"))))
+        return out
+    for msg in body.get("messages") or []:
+        if isinstance(msg, dict) and msg.get("role") in ("user", "assistant"):
+            text = _text_of(msg.get("content"))
+            if text:
+                out.append((msg["role"], text))
+    return out
+
+
+def conversation_key(body: dict[str, Any], style: str) -> str:
+    """A stable id for a conversation: its first user message (every request repeats it)."""
+    first = next((text for role, text in messages_of(body, style) if role == "user"), "")
+    return "proxy-" + sha1(f"{style}\n{first}".encode("utf-8")).hexdigest()[:16]
+
+
+def query_text(body: dict[str, Any], style: str, limit: int = 2000) -> str:
+    """What the lessons should bear on: the latest user message."""
+    users = [text for role, text in messages_of(body, style) if role == "user"]
+    return (users[-1] if users else "")[-limit:]
+
+
+def inject(body: dict[str, Any], style: str, block: str) -> dict[str, Any]:
+    """A copy of the request with the memory block added to its system prompt."""
+    if not block:
+        return body
+    out = copy.deepcopy(body)
+    if style == ANTHROPIC:
+        system = out.get("system")
+        if isinstance(system, list):
+            out["system"] = [*system, {"type": "text", "text": block}]
+        elif isinstance(system, str) and system:
+            out["system"] = f"{system}\n\n{block}"
+        else:
+            out["system"] = block
+    elif style == RESPONSES:
+        instructions = out.get("instructions")
+        out["instructions"] = f"{instructions}\n\n{block}" if instructions else block
+    else:
+        messages = list(out.get("messages") or [])
+        # After any leading system/developer messages, so the caller's own prompt stays first.
+        at = 0
+        while at < len(messages) and isinstance(messages[at], dict) and messages[at].get("role") in ("system", "developer"):
+            at += 1
+        messages.insert(at, {"role": "system", "content": block})
+        out["messages"] = messages
+    return out
+
+
+def sse_events(raw: bytes) -> Iterable[dict[str, Any]]:
+    """The JSON data payloads of a server-sent-events stream (ignores [DONE] and comments)."""
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if not data or data == "[DONE]":
+            continue
+        try:
+            value = json.loads(data)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            yield value
+
+
+def response_text(style: str, payload: bytes, streamed: bool) -> str:
+    """The assistant's final text, from a JSON response or an assembled SSE stream."""
+    if streamed:
+        pieces: list[str] = []
+        for event in sse_events(payload):
+            if style == CHAT:
+                for choice in event.get("choices") or []:
+                    delta = (choice or {}).get("delta") or {}
+                    if isinstance(delta.get("content"), str):
+                        pieces.append(delta["content"])
+            elif style == ANTHROPIC:
+                delta = event.get("delta") or {}
+                if event.get("type") == "content_block_delta" and isinstance(delta.get("text"), str):
+                    pieces.append(delta["text"])
+            elif style == RESPONSES:
+                if event.get("type") == "response.output_text.delta" and isinstance(event.get("delta"), str):
+                    pieces.append(event["delta"])
+        return "".join(pieces)
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    if style == CHAT:
+        choices = data.get("choices") or [{}]
+        return _text_of(((choices[0] or {}).get("message") or {}).get("content"))
+    if style == ANTHROPIC:
+        return _text_of(data.get("content"))
+    if isinstance(data.get("output_text"), str):
+        return data["output_text"]
+    texts = []
+    for item in data.get("output") or []:
+        if isinstance(item, dict) and item.get("type") == "message":
+            texts.append(_text_of(item.get("content")))
+    return "\n".join(t for t in texts if t)
+
+
+def exchange_events(body: dict[str, Any], style: str, reply: str, at: str, source: str = "proxy") -> list[dict[str, Any]]:
+    """The exchange as conversation events (docs/PROTOCOL.md §0), ids stable per position.
+
+    Every request repeats the history; stable ids make the repeats ingest once.
+    """
+    session = conversation_key(body, style)
+    turns = messages_of(body, style)
+    if reply:
+        turns.append(("assistant", reply))
+    events = []
+    for index, (role, text) in enumerate(turns):
+        if not text.strip():
+            continue
+        events.append({
+            "v": 1, "id": f"{session}-{index}", "at": at, "kind": "message", "role": role,
+            "text": text, "session": session, "source": source,
+        })
+    return events

@@ -1,0 +1,78 @@
+"""The proxy's request and response transforms, without HTTP."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from remem.engine import proxying as px
+
+BLOCK = "<remem-memory>remembered: use uv</remem-memory>"
+
+
+def test_chat_injection_goes_after_the_callers_own_system_messages():
+    body = {"messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]}
+    out = px.inject(body, px.CHAT, BLOCK)
+    assert [m["role"] for m in out["messages"]] == ["system", "system", "user"]
+    assert out["messages"][1]["content"] == BLOCK
+    assert body["messages"][0]["content"] == "be brief" and len(body["messages"]) == 2  # not mutated
+
+
+def test_anthropic_injection_string_blocks_and_absent():
+    assert px.inject({"messages": []}, px.ANTHROPIC, BLOCK)["system"] == BLOCK
+    assert px.inject({"system": "S"}, px.ANTHROPIC, BLOCK)["system"] == f"S\n\n{BLOCK}"
+    blocks = px.inject({"system": [{"type": "text", "text": "S"}]}, px.ANTHROPIC, BLOCK)["system"]
+    assert blocks == [{"type": "text", "text": "S"}, {"type": "text", "text": BLOCK}]
+
+
+def test_empty_block_changes_nothing():
+    body = {"messages": [{"role": "user", "content": "x"}]}
+    assert px.inject(body, px.CHAT, "") is body
+
+
+def test_conversation_key_is_stable_across_turns():
+    first = {"messages": [{"role": "user", "content": "fix the build"}]}
+    later = {"messages": [{"role": "user", "content": "fix the build"},
+                          {"role": "assistant", "content": "done"}, {"role": "user", "content": "thanks"}]}
+    assert px.conversation_key(first, px.CHAT) == px.conversation_key(later, px.CHAT)
+    assert px.query_text(later, px.CHAT) == "thanks"
+
+
+def test_stream_assembly_for_each_style():
+    chat = b"".join(
+        f"data: {json.dumps({'choices': [{'delta': {'content': p}}]})}\n\n".encode() for p in ("a", "b")
+    ) + b"data: [DONE]\n\n"
+    assert px.response_text(px.CHAT, chat, True) == "ab"
+    anth = b"event: content_block_delta\ndata: " + json.dumps(
+        {"type": "content_block_delta", "delta": {"type": "text_delta", "text": "hi"}}).encode() + b"\n\n"
+    assert px.response_text(px.ANTHROPIC, anth, True) == "hi"
+    resp = b"data: " + json.dumps({"type": "response.output_text.delta", "delta": "yo"}).encode() + b"\n\n"
+    assert px.response_text(px.RESPONSES, resp, True) == "yo"
+
+
+def test_exchange_events_have_stable_ids_per_position():
+    body = {"messages": [{"role": "user", "content": "q1"}]}
+    events = px.exchange_events(body, px.CHAT, "a1", "2026-01-01T00:00:00+00:00")
+    assert [e["role"] for e in events] == ["user", "assistant"]
+    again = px.exchange_events(body, px.CHAT, "a1", "2026-01-02T00:00:00+00:00")
+    assert [e["id"] for e in events] == [e["id"] for e in again]
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4),
+                    max_leaves=20),
+       st.sampled_from([px.CHAT, px.ANTHROPIC, px.RESPONSES]))
+def test_odd_bodies_never_raise(body, style):
+    if not isinstance(body, dict):
+        body = {"messages": body, "input": body, "system": body}
+    px.messages_of(body, style)
+    px.query_text(body, style)
+    px.conversation_key(body, style)
+    px.exchange_events(body, style, "r", "2026-01-01T00:00:00+00:00")
+
+
+@given(st.binary(max_size=300), st.sampled_from([px.CHAT, px.ANTHROPIC, px.RESPONSES]), st.booleans())
+def test_garbage_responses_never_raise(payload, style, streamed):
+    assert isinstance(px.response_text(style, payload, streamed), str)
