@@ -40,6 +40,8 @@ DEFAULTS: dict[str, Any] = {
         "health_decay_long_term": 2.0,
         "strength_half_life_days": 45.0,
         "archive_below": 0.15,
+        # cleanup_archived deletes archived memories untouched this long (docs/LIFECYCLE.md).
+        "cleanup_archived_days": 180,
     },
     "graph": {
         "auto_threshold": 0.7,
@@ -52,6 +54,8 @@ DEFAULTS: dict[str, Any] = {
         "consolidate": 604800,
         "cleanup_archived": 2592000,
         "discover_connections": 3600,
+        # Seconds between runs; 0 turns a task off.
+        "strength_decay": 86400,
     },
     "sleep": {
         "surprise_cut_model": 0.62,
@@ -62,7 +66,8 @@ DEFAULTS: dict[str, Any] = {
         "max_chars": 1200,
         "max_lessons": 3,
         "holdout": True,
-        "min_relevance": 0.35,
+        # cosine + 0.15 x keyword evidence; 0.5 keeps unrelated prompts empty (docs/HOOKS.md).
+        "min_relevance": 0.5,
         "stop_block": True,
         "timeout_ms": 1000,
     },

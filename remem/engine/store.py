@@ -187,7 +187,19 @@ def _m001_initial(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Any], None]] = [_m001_initial]
+def _m002_lifecycle_indexes(conn: sqlite3.Connection) -> None:
+    """Indexes for paged lists by time (created, last_touched) and for expiring short-term memories."""
+    _run_script(
+        conn,
+        """
+        CREATE INDEX IF NOT EXISTS episodes_created ON episodes(created);
+        CREATE INDEX IF NOT EXISTS episodes_last_touched ON episodes(last_touched);
+        CREATE INDEX IF NOT EXISTS episodes_type_expires ON episodes(memory_type, expires_at);
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[Any], None]] = [_m001_initial, _m002_lifecycle_indexes]
 
 
 def _apply_migrations(conn: sqlite3.Connection, upto: int | None = None) -> None:
@@ -221,7 +233,10 @@ def _is_sqlite_file(path: Path) -> bool:
 class Store:
     """One open memory.db. Cheap to open; use as a context manager or call close()."""
 
-    def __init__(self, path: Path | str | None = None, *, migrate_upto: int | None = None) -> None:
+    def __init__(self, path: Path | str | None = None, *, migrate_upto: int | None = None,
+                 busy_timeout_ms: int | None = None) -> None:
+        # busy_timeout_ms: hooks pass a short one so a locked store costs them little.
+        busy = BUSY_TIMEOUT_MS if busy_timeout_ms is None else int(busy_timeout_ms)
         self.path = Path(path) if path else paths.db_path()
         if self.path.exists() and not _is_sqlite_file(self.path):
             raise StoreError(
@@ -231,11 +246,11 @@ class Store:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = sqlite3.connect(
-                str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                str(self.path), timeout=busy / 1000, isolation_level=None,
                 check_same_thread=False,
             )
             self.conn.row_factory = sqlite3.Row
-            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self.conn.execute(f"PRAGMA busy_timeout = {busy}")
             self._retry(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA foreign_keys = OFF")

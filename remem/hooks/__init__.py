@@ -1,0 +1,181 @@
+"""`remem hook prompt|pre-tool|stop|session-end [--agent NAME]`: the fast path.
+
+Runs on every prompt and tool call of someone's agent, so it imports only what it needs
+(no typer, rich, textual, mcp, tomlkit, numpy, sqlite_utils) and it fails open: any error,
+bad or empty or huge input, a missing, locked or corrupt store, a usage error -> exit 0,
+nothing (or the agent's harmless "carry on" JSON) on stdout, one line to stderr and the log.
+It never exits 2, which would block the person's prompt. Past its time budget
+(config prime.timeout_ms) it gives up and prints nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from remem.hooks import adapters
+
+MAX_STDIN = 2_000_000  # bytes of the agent's JSON we read; the rest is drained unread
+EVENTS = ("prompt", "pre-tool", "stop", "session-end")
+USAGE = (
+    "usage: remem hook prompt|pre-tool|stop|session-end [--agent claude-code|codex|gemini|cursor]\n"
+    "Reads the agent's hook JSON on stdin and prints the agent's hook JSON on stdout.\n"
+    "Wire it with `remem setup`; check it with `remem doctor`.\n"
+    "Example: echo '{\"prompt\": \"run the tests\", \"session_id\": \"s1\"}' | remem hook prompt"
+)
+MODULES_ENV = "REMEM_HOOK_MODULES_OUT"  # tests: dump sys.modules here at exit
+
+
+class UsageError(Exception):
+    pass
+
+
+def _parse(argv: list[str]) -> tuple[str, str]:
+    event = None
+    agent = "claude-code"
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--agent" and i + 1 < len(argv):
+            agent = argv[i + 1]
+            i += 2
+            continue
+        if arg.startswith("--agent="):
+            agent = arg.split("=", 1)[1]
+        elif arg.startswith("-") or event is not None:
+            raise UsageError(f"unexpected argument {arg!r}")
+        else:
+            event = arg
+        i += 1
+    if event not in EVENTS:
+        raise UsageError(f"unknown hook event {event!r}; use one of {', '.join(EVENTS)}")
+    if agent not in adapters.AGENTS:
+        raise UsageError(f"unknown agent {agent!r}; use one of {', '.join(adapters.AGENTS)}")
+    return event, agent
+
+
+def _read_stdin() -> bytes:
+    stream = sys.stdin.buffer if sys.stdin is not None else None
+    if stream is None:
+        return b""
+    data = stream.read(MAX_STDIN + 1)
+    if len(data) > MAX_STDIN:
+        # Drain the rest so the agent's write never fails on a closed pipe; keep nothing.
+        while stream.read(1 << 20):
+            pass
+        raise ValueError(f"hook input larger than {MAX_STDIN} bytes; ignored")
+    return data
+
+
+def _payload(raw: bytes) -> dict[str, Any]:
+    if not raw.strip():
+        raise ValueError("empty hook input (expected the agent's JSON on stdin)")
+    try:
+        value = json.loads(raw.decode("utf-8", errors="replace"))
+    except ValueError:
+        raise ValueError("hook input is not JSON; nothing done") from None
+    if not isinstance(value, dict):
+        raise ValueError("hook input is not a JSON object; nothing done")
+    return value
+
+
+def _note(message: str) -> None:
+    """One line to stderr and to the log; never raises."""
+    try:
+        print(f"remem hook: {message}", file=sys.stderr)
+    except Exception:
+        pass
+    try:
+        from remem.log import log
+
+        log("hook", message)
+    except Exception:
+        pass
+
+
+def _dump_modules() -> None:
+    target = os.environ.get(MODULES_ENV)
+    if target:
+        try:
+            with open(target, "w", encoding="utf-8") as fh:
+                fh.write("\n".join(sorted(sys.modules)))
+        except OSError:
+            pass
+
+
+def _emit(text: str) -> None:
+    if text:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one hook; always returns 0."""
+    start = time.monotonic()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    agent = "claude-code"
+    event = ""
+    try:
+        try:
+            event, agent = _parse(argv)
+        except UsageError as exc:
+            _note(f"{exc}\n{USAGE}".splitlines()[0])
+            return 0
+        if sys.stdin is not None and sys.stdin.isatty():
+            _note("no hook input on stdin (hooks are run by an agent); see `remem hook --help`")
+            _emit(adapters.neutral(agent, event))
+            return 0
+        payload = _payload(_read_stdin())
+        out = run(event, agent, payload, start=start)
+        _emit(out)
+    except BaseException as exc:  # fail open, whatever happened (KeyboardInterrupt included)
+        _note(f"{event or 'hook'} ({agent}) skipped: {type(exc).__name__}: {exc}"[:500])
+        try:
+            _emit(adapters.neutral(agent, event))
+        except Exception:
+            pass
+    finally:
+        _dump_modules()
+    return 0
+
+
+def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None = None) -> str:
+    """The stdout text for one hook call ("" when there is nothing to say)."""
+    start = time.monotonic() if start is None else start
+    if event == "session-end":
+        from remem.hooks.session_end import spawn_ingest
+
+        spawn_ingest(payload)
+        return adapters.neutral(agent, event)
+    call = adapters.read(agent, event, payload)
+    if call is None or not call.text:
+        return adapters.neutral(agent, event)
+
+    from remem import config, paths
+
+    cfg = config.load()
+    pc = cfg["prime"]
+    if event == "stop" and (not pc.get("stop_block", True) or call.stop_hook_active):
+        return adapters.neutral(agent, event)
+    deadline = start + float(pc["timeout_ms"]) / 1000.0
+    db = paths.db_path()
+    if not db.exists():
+        raise FileNotFoundError(f"no memory yet at {db}; run `remem ingest` first")
+
+    from remem.engine import prime
+    from remem.engine.store import Store
+
+    with Store(db, busy_timeout_ms=min(250, int(pc["timeout_ms"]))) as store:
+        result = prime.select(
+            store, call.text, event=event, cwd=call.cwd, session_id=call.session_id,
+            agent=agent, cfg=cfg, deadline=deadline,
+        )
+    if not result["text"] or time.monotonic() > deadline:
+        return adapters.neutral(agent, event)
+    return adapters.render(agent, event, result["text"])

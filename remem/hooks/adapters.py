@@ -1,0 +1,141 @@
+"""Each agent's hook JSON: what to read from its input, what shape to print.
+
+Claude Code and Codex: `hookSpecificOutput.additionalContext` with `hookEventName`
+(UserPromptSubmit, PreToolUse); Stop may block once with {"decision": "block", "reason"}.
+Gemini CLI: BeforeAgent takes `hookSpecificOutput.additionalContext`; AfterAgent may deny
+the response once with a reason (sent back to the agent as a new prompt); BeforeTool has no
+context channel (only deny, which would stop the call), so pre-tool prints nothing there.
+Cursor: beforeSubmitPrompt answers {"continue": true} and has no context channel; Cursor
+reads remem over MCP. Stdout carries JSON only; an empty stdout means "carry on".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+AGENTS = ("claude-code", "codex", "gemini", "cursor")
+TOOL_TEXT_CAP = 2000
+# The hookEventName each agent expects per remem event (None: no context channel).
+EVENT_NAMES: dict[str, dict[str, str | None]] = {
+    "claude-code": {"prompt": "UserPromptSubmit", "pre-tool": "PreToolUse", "stop": "Stop",
+                    "session-end": "SessionEnd"},
+    "codex": {"prompt": "UserPromptSubmit", "pre-tool": "PreToolUse", "stop": "Stop",
+              "session-end": None},
+    "gemini": {"prompt": "BeforeAgent", "pre-tool": None, "stop": "AfterAgent",
+               "session-end": "SessionEnd"},
+    "cursor": {"prompt": "beforeSubmitPrompt", "pre-tool": None, "stop": None,
+               "session-end": None},
+}
+
+
+@dataclass
+class HookCall:
+    text: str
+    session_id: str | None
+    cwd: str | None
+    stop_hook_active: bool = False
+    transcript_path: str | None = None
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def tool_text(name: Any, tool_input: Any) -> str:
+    """A tool call as text: its name and the string values of its input (commands, paths…)."""
+    parts = [_str(name)]
+    if isinstance(tool_input, str):
+        try:
+            tool_input = json.loads(tool_input)
+        except ValueError:
+            parts.append(tool_input)
+            tool_input = None
+    if isinstance(tool_input, dict):
+        for key, value in tool_input.items():
+            if isinstance(value, str):
+                parts.append(value)
+            elif isinstance(value, (int, float, bool)) and key in ("timeout",):
+                continue
+            elif isinstance(value, (list, dict)):
+                parts.append(json.dumps(value, ensure_ascii=False)[:500])
+    return " ".join(p for p in parts if p)[:TOOL_TEXT_CAP]
+
+
+def _last_assistant_from_transcript(path: str | None) -> str:
+    """The last assistant text in a Claude Code transcript (its last 256 KB), or ""."""
+    if not path:
+        return ""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            size = fh.tell()
+            fh.seek(max(0, size - 262_144))
+            tail = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    for line in reversed(tail.splitlines()):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(rec, dict) or rec.get("type") != "assistant":
+            continue
+        content = (rec.get("message") or {}).get("content")
+        if isinstance(content, str) and content.strip():
+            return content
+        if isinstance(content, list):
+            texts = [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
+            if any(t.strip() for t in texts):
+                return "\n".join(texts)
+    return ""
+
+
+def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
+    """What remem needs from the agent's input; None when this agent/event has no channel."""
+    if EVENT_NAMES[agent].get(event) is None:
+        return None
+    session = payload.get("session_id") or payload.get("conversation_id")
+    cwd = _str(payload.get("cwd"))
+    roots = payload.get("workspace_roots")
+    if not cwd and isinstance(roots, list) and roots and isinstance(roots[0], str):
+        cwd = roots[0]
+    transcript = _str(payload.get("transcript_path")) or None
+    if event == "prompt":
+        if agent == "cursor":
+            return None  # beforeSubmitPrompt cannot carry context
+        text = _str(payload.get("prompt"))
+    elif event == "pre-tool":
+        text = tool_text(payload.get("tool_name"), payload.get("tool_input"))
+    elif event == "stop":
+        text = _str(payload.get("last_assistant_message")) or _str(payload.get("prompt_response"))
+        if not text and agent in ("claude-code", "codex"):
+            text = _last_assistant_from_transcript(transcript)
+    else:
+        text = ""
+    return HookCall(
+        text=text, session_id=str(session) if session else None, cwd=cwd or None,
+        stop_hook_active=bool(payload.get("stop_hook_active")), transcript_path=transcript,
+    )
+
+
+def render(agent: str, event: str, block: str) -> str:
+    """The agent's JSON carrying block to the model."""
+    name = EVENT_NAMES[agent].get(event)
+    if not name or not block:
+        return neutral(agent, event)
+    if event == "stop":
+        decision = "deny" if agent == "gemini" else "block"
+        return json.dumps({"decision": decision, "reason": block}, ensure_ascii=False)
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": name, "additionalContext": block}},
+        ensure_ascii=False,
+    )
+
+
+def neutral(agent: str, event: str) -> str:
+    """What to print when there is nothing to add (or something failed): carry on."""
+    if agent == "cursor" and event == "prompt":
+        return json.dumps({"continue": True})
+    return ""

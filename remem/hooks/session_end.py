@@ -1,0 +1,41 @@
+"""SessionEnd: hand the session's transcript to a detached `remem ingest` and return at once.
+
+Claude Code gives SessionEnd hooks about 1.5 s, far less than an ingest can take, so the
+work runs in its own session (it outlives the hook and the agent) with stdio on /dev/null.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def ingest_command(transcript: str) -> list[str]:
+    return [sys.executable, "-m", "remem", "ingest", transcript, "--quiet"]
+
+
+def spawn_ingest(payload: dict[str, Any]) -> int | None:
+    """Start the detached ingest; returns its pid, or None when there is nothing to read."""
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        raise ValueError("session-end input has no transcript_path; nothing to ingest")
+    transcript = Path(path).expanduser()
+    if not transcript.is_file():
+        raise FileNotFoundError(f"transcript {transcript} not found; nothing to ingest")
+    kwargs: dict[str, Any] = {
+        "stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
+        "close_fds": True, "env": dict(os.environ),
+    }
+    if os.name == "posix":
+        kwargs["start_new_session"] = True
+    else:  # pragma: no cover - Windows
+        kwargs["creationflags"] = getattr(subprocess, "DETACHED_PROCESS", 0) | getattr(
+            subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+    proc = subprocess.Popen(ingest_command(str(transcript)), **kwargs)
+    from remem.log import log
+
+    log("hook", f"session-end: ingesting {transcript} in the background (pid {proc.pid})")
+    return proc.pid
