@@ -2,65 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any, Sequence
 
-from remem import config as config_mod
 from remem.engine import clock
 from remem.engine.embed import get_embedder, to_blob
+from remem.engine.lifecycle import _clamp, creation_fields  # noqa: F401 (creation_fields re-exported)
 from remem.engine.store import (
     EPISODE_KINDS, MAX_GIST, Store, cap, content_hash, new_id, normalise_tag,
 )
 
 REMEMBER_KINDS = ("note", "correction", "error", "surprise", "environment")
-
-
-def _clamp(value: float, lo: float, hi: float, name: str) -> float:
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number between {lo} and {hi}") from None
-    if not lo <= value <= hi:
-        raise ValueError(f"{name} must be between {lo} and {hi}, not {value}")
-    return value
-
-
-def creation_fields(
-    *,
-    memory_type: str = "long_term",
-    ttl_s: float | None = None,
-    importance: float = 0.5,
-    valence: float = 0.0,
-    arousal: float = 0.0,
-    cfg: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Lifecycle fields of a new memory, flashbulb rule included (creation time only)."""
-    cfg = cfg or config_mod.load()
-    life = cfg["lifecycle"]
-    importance = _clamp(importance, 0.0, 1.0, "importance")
-    valence = _clamp(valence, -1.0, 1.0, "valence")
-    arousal = _clamp(arousal, 0.0, 1.0, "arousal")
-    if memory_type not in ("short_term", "long_term"):
-        raise ValueError("memory_type must be short_term or long_term")
-    now = clock.now()
-    fields: dict[str, Any] = {
-        "memory_type": memory_type,
-        "importance": importance,
-        "valence": valence,
-        "arousal": arousal,
-        "expires_at": None,
-        "flashbulb_until": None,
-    }
-    if arousal >= float(life["flashbulb_arousal"]):
-        fields["memory_type"] = "long_term"
-        fields["importance"] = max(importance, float(life["flashbulb_importance"]))
-        fields["flashbulb_until"] = clock.iso(now + timedelta(days=float(life["flashbulb_days"])))
-    elif memory_type == "short_term":
-        seconds = ttl_s if ttl_s is not None else clock.parse_duration(life["short_term_ttl"])
-        if seconds <= 0:
-            raise ValueError("ttl must be positive, e.g. 30s, 10m, 2h, 7d")
-        fields["expires_at"] = clock.iso(now + timedelta(seconds=seconds))
-    return fields
 
 
 def remember(

@@ -1,0 +1,480 @@
+"""Memory lifecycle: types, TTL, flashbulb, decay, forgetting, archive, and the due tasks.
+
+How the rules fit together (docs/LIFECYCLE.md says it for people):
+
+- Visibility: the strength rule is the only automatic way a live memory is hidden. Strength
+  falls as strength × 2^(−days since touch / 45); below 0.15 the memory is archived (soft:
+  hidden from recall, kept, restorable). `forget ID` archives by hand.
+- Deletion: health. It falls (short-term −8/day, long-term −2/day since the last touch) only
+  for memories already on their way out: short-term memories, and archived ones. Reaching 0
+  deletes the memory everywhere. A live long-term memory is kept by the strength rule, so its
+  health does not fall; archiving stamps `last_touched`, which starts its health clock.
+  Short-term memories also go at their TTL; `cleanup_archived` deletes archived memories not
+  touched for lifecycle.cleanup_archived_days, whatever the health rates are set to.
+- Flashbulb memories (arousal >= 0.8 at creation) are exempt from every decay until
+  `flashbulb_until`; their clocks start when protection ends.
+
+Every decay is computed from stored timestamps and the time its task last ran (`tasks`
+table, read and written in the same transaction), so a late run catches up exactly and a
+second run at the same moment changes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from remem import config as config_mod
+from remem.engine import clock
+from remem.engine.store import Store, normalise_tag
+
+MEMORY_TYPES = ("short_term", "long_term")
+# The order run_due_tasks runs them in: hide before deleting, delete before connecting.
+TASK_ORDER = (
+    "expire_short_term", "strength_decay", "importance_decay", "active_forgetting",
+    "cleanup_archived", "discover_connections", "consolidate",
+)
+Progress = Callable[[str, int, int, str], None]
+
+
+def _clamp(value: float, lo: float, hi: float, name: str) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number between {lo} and {hi}") from None
+    if not math.isfinite(value) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be between {lo} and {hi}, not {value}")
+    return value
+
+
+# --------------------------------------------------------------------------- creation
+
+def creation_fields(
+    *,
+    memory_type: str = "long_term",
+    ttl_s: float | None = None,
+    importance: float = 0.5,
+    valence: float = 0.0,
+    arousal: float = 0.0,
+    cfg: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Lifecycle fields of a new memory, flashbulb rule included (creation time only)."""
+    cfg = cfg or config_mod.load()
+    life = cfg["lifecycle"]
+    importance = _clamp(importance, 0.0, 1.0, "importance")
+    valence = _clamp(valence, -1.0, 1.0, "valence")
+    arousal = _clamp(arousal, 0.0, 1.0, "arousal")
+    if memory_type not in MEMORY_TYPES:
+        raise ValueError("memory_type must be short_term or long_term")
+    now = clock.now()
+    fields: dict[str, Any] = {
+        "memory_type": memory_type,
+        "importance": importance,
+        "valence": valence,
+        "arousal": arousal,
+        "expires_at": None,
+        "flashbulb_until": None,
+    }
+    if arousal >= float(life["flashbulb_arousal"]):
+        # A flashbulb memory is long-term whatever was asked: the TTL is dropped on purpose.
+        fields["memory_type"] = "long_term"
+        fields["importance"] = max(importance, float(life["flashbulb_importance"]))
+        fields["flashbulb_until"] = clock.iso(now + timedelta(days=float(life["flashbulb_days"])))
+    elif memory_type == "short_term":
+        seconds = ttl_s if ttl_s is not None else clock.parse_duration(life["short_term_ttl"])
+        if seconds <= 0:
+            raise ValueError("ttl must be positive, e.g. 30s, 10m, 2h, 7d")
+        fields["expires_at"] = clock.iso(now + timedelta(seconds=seconds))
+    return fields
+
+
+def is_protected(row: Mapping[str, Any], now: datetime | None = None) -> bool:
+    """True while a flashbulb memory's protection lasts."""
+    until = row.get("flashbulb_until")
+    return bool(until) and clock.parse(until) > (now or clock.now())
+
+
+# --------------------------------------------------------------------------- by hand
+
+def _public(store: Store, memory_id: str) -> dict[str, Any]:
+    from remem.engine.memories import public
+
+    return public(store.episode(memory_id))
+
+
+def promote(store: Store, memory_id: str) -> dict[str, Any]:
+    """Short-term -> long-term: the expiry is dropped. A long-term memory is left as it is."""
+    row = store.episode(memory_id)
+    if row["memory_type"] != "long_term" or row["expires_at"]:
+        with store.write() as conn:
+            conn.execute(
+                "UPDATE episodes SET memory_type = 'long_term', expires_at = NULL WHERE id = ?",
+                (row["id"],),
+            )
+    return _public(store, row["id"])
+
+
+def archive(store: Store, memory_id: str) -> dict[str, Any]:
+    """Soft delete: hidden from recall, kept. Stamps last_touched (health clock starts)."""
+    row = store.episode(memory_id)
+    with store.write() as conn:
+        conn.execute(
+            "UPDATE episodes SET archived = 1, last_touched = ? WHERE id = ?", (clock.iso(), row["id"])
+        )
+    return _public(store, row["id"])
+
+
+def restore(store: Store, memory_id: str) -> dict[str, Any]:
+    """Undo an archive. A restore by hand is the strongest touch: strength >= 1, health 100."""
+    row = store.episode(memory_id)
+    with store.write() as conn:
+        conn.execute(
+            "UPDATE episodes SET archived = 0, strength = max(strength, 1.0), health = 100.0, "
+            "last_touched = ? WHERE id = ?",
+            (clock.iso(), row["id"]),
+        )
+    return _public(store, row["id"])
+
+
+def forget(store: Store, memory_id: str, hard: bool = False) -> dict[str, Any]:
+    """Archive (default) or delete everywhere (hard). Returns {id, hard, title}."""
+    row = store.episode(memory_id)
+    if hard:
+        store.hard_delete([row["id"]])
+    else:
+        archive(store, row["id"])
+    return {"id": row["id"], "hard": hard, "title": row["title"]}
+
+
+# --------------------------------------------------------------------------- task bookkeeping
+
+def _last_run(conn: Any, name: str) -> datetime | None:
+    row = conn.execute("SELECT last_run FROM tasks WHERE name = ?", (name,)).fetchone()
+    return clock.parse(row[0]) if row and row[0] else None
+
+
+def _mark_run(conn: Any, name: str, stamp: str, cfg: dict[str, Any]) -> None:
+    interval = cfg["tasks"].get(name)
+    conn.execute(
+        "INSERT INTO tasks (name, last_run, interval_s) VALUES (?, ?, ?) "
+        "ON CONFLICT(name) DO UPDATE SET last_run = excluded.last_run, interval_s = excluded.interval_s",
+        (name, stamp, float(interval) if interval is not None else None),
+    )
+
+
+def _anchor(now: datetime, *stamps: str | datetime | None) -> datetime | None:
+    """The latest of the stamps: decay is owed only for the time after it (None: nothing owed)."""
+    latest: datetime | None = None
+    for stamp in stamps:
+        if stamp is None:
+            continue
+        dt = clock.parse(stamp) if isinstance(stamp, str) else stamp
+        if latest is None or dt > latest:
+            latest = dt
+    return latest if latest is not None and latest < now else None
+
+
+def _days(now: datetime, since: datetime) -> float:
+    return (now - since).total_seconds() / 86400.0
+
+
+# --------------------------------------------------------------------------- the rules
+
+def expire_short_term(store: Store, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Delete short-term memories past their TTL (everywhere: they were never kept)."""
+    now = clock.iso()
+    ids = [r["id"] for r in store.rows(
+        "SELECT id FROM episodes WHERE memory_type = 'short_term' AND expires_at IS NOT NULL "
+        "AND expires_at <= ?", (now,))]
+    return {"expired": store.hard_delete(ids)}
+
+
+def strength_decay(store: Store, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """strength × 2^(−days since touch / half-life); below the cut the memory is archived."""
+    cfg = cfg or config_mod.load()
+    life = cfg["lifecycle"]
+    half = float(life["strength_half_life_days"])
+    cut = float(life["archive_below"])
+    now = clock.now()
+    stamp = clock.iso(now)
+    decayed = archived = 0
+    with store.write() as conn:
+        last = _last_run(conn, "strength_decay")
+        rows = conn.execute(
+            "SELECT id, strength, last_touched, at, flashbulb_until FROM episodes WHERE archived = 0"
+        ).fetchall()
+        updates: list[tuple[float, str]] = []
+        hide: list[tuple[float, str, str]] = []
+        for r in rows:
+            since = _anchor(now, r["last_touched"] or r["at"], last, r["flashbulb_until"])
+            if since is None or half <= 0:
+                continue
+            strength = float(r["strength"]) * 2 ** (-_days(now, since) / half)
+            if strength < cut:
+                hide.append((strength, stamp, r["id"]))
+            else:
+                updates.append((strength, r["id"]))
+        conn.executemany("UPDATE episodes SET strength = ? WHERE id = ?", updates)
+        conn.executemany(
+            "UPDATE episodes SET strength = ?, archived = 1, last_touched = ? WHERE id = ?", hide
+        )
+        decayed, archived = len(updates) + len(hide), len(hide)
+        _mark_run(conn, "strength_decay", stamp, cfg)
+    return {"decayed": decayed, "archived": archived}
+
+
+def importance_decay(store: Store, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Live long-term importance × (1 − rate)^days (about 0.5 %/day); flashbulb exempt while protected."""
+    cfg = cfg or config_mod.load()
+    rate = float(cfg["lifecycle"]["importance_decay_per_day"])
+    now = clock.now()
+    stamp = clock.iso(now)
+    with store.write() as conn:
+        last = _last_run(conn, "importance_decay")
+        rows = conn.execute(
+            "SELECT id, importance, created, flashbulb_until FROM episodes "
+            "WHERE archived = 0 AND memory_type = 'long_term'"
+        ).fetchall()
+        updates = []
+        for r in rows:
+            since = _anchor(now, r["created"], last, r["flashbulb_until"])
+            if since is None or rate <= 0:
+                continue
+            updates.append((float(r["importance"]) * (1 - rate) ** _days(now, since), r["id"]))
+        conn.executemany("UPDATE episodes SET importance = ? WHERE id = ?", updates)
+        _mark_run(conn, "importance_decay", stamp, cfg)
+    return {"decayed": len(updates)}
+
+
+def active_forgetting(store: Store, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Health of short-term and archived memories falls per day since touch; at 0 they are deleted."""
+    cfg = cfg or config_mod.load()
+    life = cfg["lifecycle"]
+    rates = {
+        "short_term": float(life["health_decay_short_term"]),
+        "long_term": float(life["health_decay_long_term"]),
+    }
+    now = clock.now()
+    stamp = clock.iso(now)
+    doomed: list[str] = []
+    with store.write() as conn:
+        last = _last_run(conn, "active_forgetting")
+        rows = conn.execute(
+            "SELECT id, memory_type, health, last_touched, at, flashbulb_until FROM episodes "
+            "WHERE memory_type = 'short_term' OR archived = 1"
+        ).fetchall()
+        updates = []
+        for r in rows:
+            health = float(r["health"])
+            since = _anchor(now, r["last_touched"] or r["at"], last, r["flashbulb_until"])
+            rate = rates.get(r["memory_type"], rates["long_term"])
+            if since is not None and rate > 0:
+                health = max(0.0, health - rate * _days(now, since))
+                updates.append((health, r["id"]))
+            # Checked even when nothing was owed, so a run cut short before deleting still finishes.
+            if health <= 0 and not is_protected(dict(r), now):
+                doomed.append(r["id"])
+        conn.executemany("UPDATE episodes SET health = ? WHERE id = ?", updates)
+        _mark_run(conn, "active_forgetting", stamp, cfg)
+    deleted = store.hard_delete(doomed)
+    return {"decayed": len(updates), "deleted": deleted}
+
+
+def cleanup_archived(store: Store, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Delete archived memories not touched for lifecycle.cleanup_archived_days (default 180)."""
+    cfg = cfg or config_mod.load()
+    days = float(cfg["lifecycle"]["cleanup_archived_days"])
+    if days <= 0:
+        return {"deleted": 0}
+    now = clock.now()
+    cutoff = clock.iso(now - timedelta(days=days))
+    rows = store.rows(
+        "SELECT id, flashbulb_until FROM episodes WHERE archived = 1 "
+        "AND coalesce(last_touched, at) < ?", (cutoff,))
+    ids = [r["id"] for r in rows if not is_protected(r, now)]
+    return {"deleted": store.hard_delete(ids)}
+
+
+def _discover_connections(store: Store, cfg: dict[str, Any], since: datetime | None,
+                          progress: Progress | None) -> dict[str, Any]:
+    from remem.engine import graph
+
+    def step(done: int, total: int, message: str) -> None:
+        if progress:
+            progress("discover_connections", done, total, message)
+
+    return graph.discover_all(store, progress=step, since=clock.iso(since) if since else None, cfg=cfg)
+
+
+# --------------------------------------------------------------------------- the due tasks
+
+def task_status(store: Store, cfg: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Each task: interval, last run, whether it is due and when it next is."""
+    cfg = cfg or config_mod.load()
+    now = clock.now()
+    last_runs = {r["name"]: r["last_run"] for r in store.rows("SELECT name, last_run FROM tasks")}
+    out = []
+    for name in TASK_ORDER:
+        interval = float(cfg["tasks"].get(name, 0) or 0)
+        last = last_runs.get(name)
+        if interval <= 0:
+            due, next_run = False, None
+        elif last is None:
+            due, next_run = True, clock.iso(now)
+        else:
+            nxt = clock.parse(last) + timedelta(seconds=interval)
+            due, next_run = nxt <= now, clock.iso(nxt)
+        out.append({"name": name, "interval_s": interval, "last_run": last, "due": due,
+                    "next_run": next_run, "enabled": interval > 0})
+    return out
+
+
+def run_due_tasks(
+    store: Store,
+    cfg: dict[str, Any] | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+    registry: Mapping[str, Callable[[Store], Any]] | None = None,
+) -> dict[str, Any]:
+    """Run every task that is due (all enabled ones with force), in TASK_ORDER.
+
+    `registry` supplies or overrides tasks by name, e.g. {"consolidate": fn(store)} from sleep;
+    without one, consolidate is skipped (it belongs to `remem sleep`). progress(name, done,
+    total, message) is called as tasks start and finish. Returns {name: {ran, result|reason}}.
+    """
+    cfg = cfg or config_mod.load()
+    registry = dict(registry or {})
+    status = {s["name"]: s for s in task_status(store, cfg)}
+    names = list(TASK_ORDER) + [n for n in registry if n not in TASK_ORDER]
+    builtin: dict[str, Callable[[Store, dict[str, Any]], Any]] = {
+        "expire_short_term": expire_short_term,
+        "strength_decay": strength_decay,
+        "importance_decay": importance_decay,
+        "active_forgetting": active_forgetting,
+        "cleanup_archived": cleanup_archived,
+    }
+    report: dict[str, Any] = {}
+    total = len(names)
+    for done, name in enumerate(names):
+        st = status.get(name) or {"due": True, "enabled": True, "last_run": None}
+        if not st["enabled"]:
+            report[name] = {"ran": False, "reason": "disabled (interval 0 in [tasks])"}
+            continue
+        if not (force or st["due"]):
+            report[name] = {"ran": False, "reason": f"not due until {st['next_run']}"}
+            continue
+        if progress:
+            progress(name, done, total, f"running {name}")
+        started = clock.now()
+        if name in registry:
+            result = registry[name](store)
+        elif name in builtin:
+            result = builtin[name](store, cfg)
+        elif name == "discover_connections":
+            last = st.get("last_run")
+            result = _discover_connections(store, cfg, clock.parse(last) if last else None, progress)
+        else:
+            report[name] = {"ran": False, "reason": "runs in `remem sleep` (no consolidate supplied)"}
+            continue
+        if name not in ("strength_decay", "importance_decay", "active_forgetting"):
+            # The decay rules record their own runs inside their transaction (exactly once).
+            with store.write() as conn:
+                _mark_run(conn, name, clock.iso(started), cfg)
+        report[name] = {"ran": True, "result": result}
+        if progress:
+            progress(name, done + 1, total, f"{name} done")
+    return report
+
+
+# --------------------------------------------------------------------------- tags and time
+
+LIST_FIELDS = ("created", "last_touched", "at")
+
+
+def _when(value: str | datetime | None, name: str) -> str | None:
+    """An ISO time, a datetime, or a duration back from now ('7d' = seven days ago)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return clock.iso(value)
+    text = str(value).strip()
+    try:
+        return clock.iso(clock.now() - timedelta(seconds=clock.parse_duration(text)))
+    except ValueError:
+        pass
+    try:
+        return clock.iso(clock.parse(text))
+    except ValueError:
+        raise ValueError(f"{name} must be a date/time (2026-11-01, 2026-11-01T09:00) "
+                         f"or a duration back from now (7d, 2h), not {text!r}") from None
+
+
+def list_memories(
+    store: Store,
+    *,
+    tags: Iterable[str] | None = None,
+    all_tags: bool = False,
+    since: str | datetime | None = None,
+    until: str | datetime | None = None,
+    field: str = "created",
+    memory_type: str | None = None,
+    archived: bool | None = False,
+    kind: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    """A page of memories, newest first by `field`: every column but the vector, plus tags.
+
+    tags: any of them (all of them with all_tags). since/until bound `field` (created,
+    last_touched or at). archived: False live only, True archived only, None both.
+    """
+    if field not in LIST_FIELDS:
+        raise ValueError(f"field must be one of {', '.join(LIST_FIELDS)}, not {field!r}")
+    if memory_type is not None and memory_type not in MEMORY_TYPES:
+        raise ValueError(f"type must be short_term or long_term, not {memory_type!r}")
+    limit = max(0, min(int(limit), 10_000))
+    offset = max(0, int(offset))
+    where: list[str] = []
+    params: list[Any] = []
+    wanted = sorted({normalise_tag(t) for t in (tags or ()) if str(t).strip()})
+    if wanted:
+        marks = ",".join("?" for _ in wanted)
+        if all_tags and len(wanted) > 1:
+            where.append(f"id IN (SELECT memory_id FROM tags WHERE tag IN ({marks}) "
+                         f"GROUP BY memory_id HAVING count(*) = ?)")
+            params += [*wanted, len(wanted)]
+        else:
+            where.append(f"id IN (SELECT memory_id FROM tags WHERE tag IN ({marks}))")
+            params += wanted
+    lo, hi = _when(since, "since"), _when(until, "until")
+    if lo:
+        where.append(f"{field} >= ?")
+        params.append(lo)
+    if hi:
+        where.append(f"{field} <= ?")
+        params.append(hi)
+    if memory_type:
+        where.append("memory_type = ?")
+        params.append(memory_type)
+    if archived is not None:
+        where.append("archived = ?")
+        params.append(1 if archived else 0)
+    if kind:
+        where.append("kind = ?")
+        params.append(kind)
+    from remem.engine.store import EPISODE_COLUMNS
+
+    cols = ", ".join(c for c in EPISODE_COLUMNS if c != "embedding")
+    sql = (f"SELECT {cols} FROM episodes {'WHERE ' + ' AND '.join(where) if where else ''} "
+           f"ORDER BY {field} DESC, seq DESC LIMIT ? OFFSET ?")
+    rows = store.rows(sql, [*params, limit, offset])
+    if rows:
+        marks = ",".join("?" for _ in rows)
+        tag_map: dict[str, list[str]] = {}
+        for t in store.rows(f"SELECT memory_id, tag FROM tags WHERE memory_id IN ({marks}) "
+                            f"ORDER BY tag", [r["id"] for r in rows]):
+            tag_map.setdefault(t["memory_id"], []).append(t["tag"])
+        for r in rows:
+            r["tags"] = tag_map.get(r["id"], [])
+    return rows
