@@ -1,0 +1,584 @@
+"""Deterministic detectors over a Session: what went wrong, what was learned, who waited.
+
+- corrections: the person pushes back after a hand-back ("no, …", "not what I asked", "try
+  again", "I said", "don't", "instead", "stop"), interrupts and then gives a new instruction,
+  or refuses a tool call;
+- offers: an assistant reply that offered to act ("shall I", "would you like me to", …), how
+  the person answered (corrected, declined, approved, other, unanswered) and how many replies
+  in a row waited on the person;
+- errors: failed tool results, classified;
+- surprises: stated surprises ("unexpectedly", "turns out", "that's odd", "I assumed … but");
+- environment: facts about the machine (a tool or module missing, a version, the OS, a path).
+
+Every pattern errs towards silence: a missed finding costs little, a false one teaches a
+wrong lesson. Each detector returns plain dataclasses; ingest turns them into episodes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from remem.engine.session import Session, ToolCall, Turn
+
+ERROR_CLASSES = (
+    "command_not_found", "module_not_found", "permission_denied", "test_failure",
+    "syntax_type_error", "timeout", "network", "git_conflict", "file_not_found", "other",
+)
+ACTION_KINDS = ("edit", "run_tests", "commit", "install", "push", "other")
+OFFER_ANSWERS = ("corrected", "declined", "approved", "other", "unanswered")
+
+
+@dataclass
+class Finding:
+    kind: str  # correction, error, surprise, environment
+    title: str  # stable for the same finding across re-reads of the session
+    text: str  # what it says: for a correction, the person's words alone
+    detail: str = ""
+    at: str | None = None
+    turn: int = -1
+    tags: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _short(text: str, width: int = 100) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def _first_line(text: str) -> str:
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+# --------------------------------------------------------------------------- action kinds
+
+_TEST_CMD = re.compile(
+    r"\b(pytest|py\.test|unittest|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|"
+    r"(npm|pnpm|yarn|bun)\s+(run\s+)?test|cargo\s+test|go\s+test|mix\s+test|make\s+(test|check)|"
+    r"gradle\w*\s+test|mvn\s+test|dotnet\s+test)\b"
+)
+_INSTALL_CMD = re.compile(
+    r"\b(pip3?\s+install|uv\s+(add|pip\s+install|sync)|poetry\s+add|pipx\s+install|conda\s+install|"
+    r"(npm|pnpm|bun)\s+(install|i|add)\b|yarn\s+add|cargo\s+(add|install)|go\s+(get|install)|"
+    r"gem\s+install|bundle\s+install|brew\s+install|(apt|apt-get|dnf|yum|pacman|apk)\s+(install|add|-S)|"
+    r"mix\s+deps\.get)"
+)
+_EDIT_TOOLS = {"edit", "write", "multiedit", "notebookedit", "str_replace_based_edit_tool",
+               "apply_patch", "create_file", "edit_file", "write_file", "str_replace"}
+_TEXT_KINDS = (
+    ("push", re.compile(r"\bpush(ing)?\b|\bopen (a |the )?(pull request|pr)\b|\bdeploy\b", re.I)),
+    ("commit", re.compile(r"\bcommit(ting)?\b", re.I)),
+    ("install", re.compile(r"\binstall(ing)?\b|\badd (it |them |this )?(as )?(a )?(dependency|dependencies|package)\b", re.I)),
+    ("run_tests", re.compile(r"\b(run|rerun|re-run)(ning)? (the |all |your )?(unit |integration )?(tests?|test suite|specs?)\b|\btest suite\b", re.I)),
+    ("edit", re.compile(
+        r"\b(edit|change|update|fix|modify|refactor|rename|rewrite|write|create|implement|apply|"
+        r"add|remove|delete|replace|patch|move|clean up|convert|migrate|make the change)\b", re.I)),
+)
+
+
+def action_kind(item: Any) -> str:
+    """The kind of action an offer (text) or a tool call proposes: edit, run_tests, commit,
+    install, push or other. Accepts a ToolCall, a {"name", "input"} dict, or text."""
+    name = None
+    tool_input: Any = None
+    if isinstance(item, ToolCall):
+        name, tool_input = item.name, item.input
+    elif isinstance(item, dict):
+        name, tool_input = item.get("name"), item.get("input")
+    if name is not None:
+        lname = str(name).lower()
+        if lname in _EDIT_TOOLS:
+            return "edit"
+        command = ""
+        if isinstance(tool_input, dict):
+            command = str(tool_input.get("command") or tool_input.get("cmd") or "")
+        elif isinstance(tool_input, (str, list)):
+            command = " ".join(tool_input) if isinstance(tool_input, list) else tool_input
+        if command:
+            return _command_kind(command)
+        return "other"
+    return _text_kind(str(item or ""))
+
+
+def _command_kind(command: str) -> str:
+    if re.search(r"\bgit\s+push\b", command):
+        return "push"
+    if re.search(r"\bgit\s+commit\b", command):
+        return "commit"
+    if _INSTALL_CMD.search(command):
+        return "install"
+    if _TEST_CMD.search(command):
+        return "run_tests"
+    if re.search(r"\bsed\s+-i\b|>\s*\S+\.\w+\s*$|\btee\s+\S", command):
+        return "edit"
+    return "other"
+
+
+def _text_kind(text: str) -> str:
+    for kind, pattern in _TEXT_KINDS:
+        if pattern.search(text):
+            return kind
+    return "other"
+
+
+# --------------------------------------------------------------------------- corrections
+
+_NOT_PUSHBACK = re.compile(
+    r"^(no\s+(problem|worries|rush|doubt|idea|way[!.]|biggie|need to (apologi[sz]e|thank))|"
+    r"not bad|no,? (that'?s|it'?s) (fine|great|perfect|good)|"
+    r"no (more )?(issues|errors|questions|changes needed)|nope,? (that'?s|all) (good|fine))",
+    re.I,
+)
+_PUSHBACK = [
+    ("no", re.compile(r"^(no|nope|nah|nop)\b(?!-)", re.I)),
+    ("not what I asked", re.compile(
+        r"\b(that'?s |this is |it'?s )?not what I (asked|meant|wanted|said|requested)\b|"
+        r"\bthat'?s not (it|right|correct)\b|\b(that'?s|this is|it'?s) wrong\b|^wrong\b", re.I)),
+    ("try again", re.compile(r"\btry (it )?again\b|\bredo (it|that|this)\b|\bstart over\b", re.I)),
+    ("I said", re.compile(
+        r"\bI (already )?(said|told you|asked (you )?(to|for|not))\b|\bas I said\b|\blike I said\b", re.I)),
+    ("don't", re.compile(r"(^|[.!?;]\s+|,\s*|\bplease\s+)(don'?t|do not|never)\b", re.I)),
+    ("instead", re.compile(r"\binstead\b", re.I)),
+    ("stop", re.compile(r"^(please\s+)?stop\b(?!\s+(the|a|my|your|that|this)?\s*"
+                        r"(server|process|container|service|daemon|job|watcher|dev server|timer|app))", re.I)),
+    ("undo", re.compile(r"^(please\s+)?(undo|revert|roll ?back)\b|\bwhy did you\b|\byou (broke|deleted|removed|reverted)\b", re.I)),
+]
+_APPROVAL = re.compile(
+    r"^(yes|yeah|yep|yup|sure|ok|okay|k|go ahead|go for it|do it|please do|sounds good|"
+    r"lgtm|looks good|perfect|great|y|absolutely|please|proceed|continue|ship it|approved?)\b",
+    re.I,
+)
+_BARE_DECLINE = re.compile(
+    r"^(no|nope|nah|not now|not yet|no thanks?|no thank you|skip( it| that)?|leave it( as is)?|"
+    r"not needed|that'?s (fine|ok|okay|enough)|don'?t bother|no need)"
+    r"[\s,.!]*(thanks|thank you|for now|i'?ll do it|it'?s fine|that'?s fine|all good)?[\s,.!]*$",
+    re.I,
+)
+
+
+def pushback(text: str) -> str | None:
+    """Which pushback pattern a reply after a hand-back shows, or None."""
+    text = (text or "").strip()
+    if not text or _NOT_PUSHBACK.match(text):
+        return None
+    for name, pattern in _PUSHBACK:
+        if pattern.search(text):
+            return name
+    return None
+
+
+def _handback_before(turns: list[Turn], index: int) -> Turn | None:
+    """The assistant turn the user turn at `index` answers, if the assistant had handed back.
+
+    The previous turn must be the assistant's, and none of its calls still running or refused
+    (a reply to a refused call is about the refusal, handled separately).
+    """
+    if index == 0:
+        return None
+    prev = turns[index - 1]
+    if prev.role != "assistant":
+        return None
+    return prev
+
+
+def refused_calls(session: Session) -> list[tuple[int, ToolCall]]:
+    """Every call the person refused in the permission prompt, with its turn index."""
+    return [(i, c) for i, t in enumerate(session.turns) for c in t.tool_calls if c.rejected]
+
+
+def corrections(session: Session) -> list[Finding]:
+    from remem.engine.transcripts import rejection_reason
+
+    turns = session.turns
+    found: list[Finding] = []
+    refusal_answered: set[int] = set()
+    # Refused calls: one correction per assistant turn (parallel calls are refused together).
+    for i, turn in enumerate(turns):
+        refused = [c for c in turn.tool_calls if c.rejected]
+        if not refused:
+            continue
+        first = refused[0]
+        reason = next((rejection_reason(c.result or "") for c in refused if rejection_reason(c.result or "")), "")
+        follow = _next_instruction(turns, i)
+        words = reason or (follow[1].text if follow else "")
+        if follow and not reason:
+            refusal_answered.add(follow[0])
+        what = _describe_call(first)
+        text = words or f"refused {what}"
+        found.append(Finding(
+            kind="correction", title=f"refused {what}", text=text,
+            detail=f"The person refused the call {what}." + (f" They said: {words}" if words else ""),
+            at=turn.at, turn=i, tags=["refused", f"action:{action_kind(first)}"],
+            extra={"how": "refused", "action": action_kind(first), "tool": first.name},
+        ))
+    for i, turn in enumerate(turns):
+        if turn.role != "user" or not turn.text or i in refusal_answered:
+            continue
+        prev = turns[i - 1] if i else None
+        if prev is not None and prev.role == "user" and prev.interrupt:
+            how = "interrupt"
+        else:
+            handback = _handback_before(turns, i)
+            if handback is None:
+                continue
+            how = pushback(turn.text)
+            if how is None:
+                continue
+        asked = _previous_ask(turns, i)
+        handback_text = next((t.text for t in reversed(turns[:i]) if t.role == "assistant" and t.text), "")
+        detail = (f"Asked: {_short(asked, 300)}\n" if asked else "") + \
+                 (f"The agent said: {_short(handback_text, 300)}\n" if handback_text else "") + \
+                 f"The person said: {turn.text}"
+        found.append(Finding(
+            kind="correction", title=_short(turn.text, 120), text=turn.text, detail=detail,
+            at=turn.at, turn=i, tags=[f"pushback:{how}"],
+            extra={"how": how, "action": action_kind(turn.text)},
+        ))
+    found.sort(key=lambda f: f.turn)
+    return _unique_titles(found)
+
+
+def _next_instruction(turns: list[Turn], index: int) -> tuple[int, Turn] | None:
+    """The person's next words after turn `index`, if they come before the agent speaks again."""
+    for j in range(index + 1, len(turns)):
+        t = turns[j]
+        if t.role == "assistant":
+            return None
+        if t.text:
+            return j, t
+    return None
+
+
+def _previous_ask(turns: list[Turn], index: int) -> str:
+    for t in reversed(turns[:index]):
+        if t.role == "user" and t.text:
+            return t.text
+    return ""
+
+
+def _describe_call(call: ToolCall) -> str:
+    inp = call.input if isinstance(call.input, dict) else {}
+    arg = inp.get("command") or inp.get("file_path") or inp.get("path") or inp.get("pattern") \
+        or inp.get("url") or inp.get("query") or ""
+    return f"{call.name}: {_short(str(arg), 80)}" if arg else call.name
+
+
+def _unique_titles(findings: list[Finding]) -> list[Finding]:
+    """The same title twice in one session gets ' (2)', ' (3)' … in order of appearance."""
+    seen: dict[tuple[str, str], int] = {}
+    for f in findings:
+        key = (f.kind, f.title)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            f.title = f"{f.title} ({seen[key]})"
+    return findings
+
+
+# --------------------------------------------------------------------------- offers
+
+_OFFER = re.compile(
+    r"\b(shall I|should I|would you like (me to|me to go ahead|to)|do you want me to|want me to|"
+    r"if you(?:'d| would) like,? I can|let me know if you(?:'d| would)? (like|want) me to|"
+    r"I can (also )?\w+ (it|this|that|them)? ?(if you|for you)|may I|can I go ahead)\b[^?.!\n]*[?.!]?",
+    re.I,
+)
+
+
+def offer_in(text: str) -> str | None:
+    """The sentence of a reply that offers to act, or None."""
+    if not text:
+        return None
+    tail = text[-1500:]  # offers close a reply; an early "should I" is usually the agent musing
+    match = None
+    for match in _OFFER.finditer(tail):
+        pass
+    if match is None:
+        return None
+    start = max(tail.rfind(".", 0, match.start()), tail.rfind("\n", 0, match.start())) + 1
+    return tail[start:match.end()].strip()
+
+
+def answer_of(reply: Turn | None, refused: bool = False) -> str:
+    """How the person answered an offer."""
+    if reply is None:
+        return "unanswered"
+    if refused:
+        return "corrected"
+    text = (reply.text or "").strip()
+    if not text:
+        return "corrected" if reply.interrupt else "other"
+    if _BARE_DECLINE.match(text):
+        return "declined"
+    if pushback(text):
+        return "corrected"
+    if _APPROVAL.match(text):
+        return "approved"
+    return "other"
+
+
+def offers(session: Session) -> list[dict[str, Any]]:
+    """Each reply that offered to act: the offer, its kind, the answer, and how many replies
+    in a row (this one included) had waited on the person since they last gave an instruction."""
+    turns = session.turns
+    out: list[dict[str, Any]] = []
+    waited = 0
+    for i, turn in enumerate(turns):
+        if turn.role == "user":
+            if turn.text and not (out and out[-1]["turn"] == i - 1):
+                waited = 0
+            continue
+        nxt = turns[i + 1] if i + 1 < len(turns) else None
+        if nxt is not None and nxt.role == "assistant":
+            continue  # not a hand-back: the agent kept going
+        sentence = offer_in(turn.text)
+        if not sentence:
+            continue
+        waited += 1
+        refused = any(c.rejected for c in turn.tool_calls)
+        reply = nxt
+        answer = answer_of(reply, refused)
+        out.append({
+            "turn": i, "at": turn.at, "offer": _short(sentence, 200),
+            "kind": action_kind(sentence), "answer": answer,
+            "reply": _short(reply.text, 200) if reply is not None else "",
+            "waited": waited,
+        })
+        if answer != "approved" and answer != "other":
+            waited = 0
+    return out
+
+
+def offer_summary(found: list[dict[str, Any]]) -> dict[str, Any]:
+    by_answer: dict[str, int] = {}
+    for o in found:
+        by_answer[o["answer"]] = by_answer.get(o["answer"], 0) + 1
+    return {"offers": len(found), "by_answer": by_answer,
+            "waited": max((o["waited"] for o in found), default=0)}
+
+
+# --------------------------------------------------------------------------- errors
+
+_ERROR_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("command_not_found", re.compile(
+        r"command not found|: not found\s*$|is not recognized as an internal or external command|"
+        r"executable file not found|no such command|Unknown command|not installed", re.I | re.M)),
+    ("module_not_found", re.compile(
+        r"ModuleNotFoundError|No module named|Cannot find module|ImportError|Could not resolve dependency|"
+        r"unresolved import|package [\w./-]+ is not in (GOROOT|std)|cannot find package|"
+        r"can't resolve '[^']+'|Module not found|LoadError|could not find (gem|crate)", re.I)),
+    ("permission_denied", re.compile(
+        r"permission denied|EACCES|EPERM|Operation not permitted|requested permissions? to|"
+        r"haven't granted it|access is denied|not permitted|read-only file system", re.I)),
+    ("git_conflict", re.compile(
+        r"CONFLICT \(|merge conflict|Automatic merge failed|needs merge|unmerged (files|paths)|"
+        r"non-fast-forward|\[rejected\]|cannot (rebase|pull) with rebase|would be overwritten by (merge|checkout)",
+        re.I)),
+    ("test_failure", re.compile(
+        r"\b\d+ (failed|failing)\b|^FAILED\b|^FAIL\b|AssertionError|tests? failed|test result: FAILED|"
+        r"\bfailures?: [1-9]|assert(ion)? failed|Expected: .*\n\s*Received:", re.I | re.M)),
+    ("syntax_type_error", re.compile(
+        r"SyntaxError|IndentationError|TabError|TypeError|type error|error TS\d+|"
+        r"invalid syntax|Unexpected token|ParseError|parse error|mismatched types|"
+        r"is not assignable to|cannot find name|expected .{1,40}, found|"
+        r"has no attribute|NameError|undefined (method|variable|function)|error\[E\d+\]", re.I)),
+    ("timeout", re.compile(r"timed? ?out|timeout|deadline exceeded|ETIMEDOUT", re.I)),
+    ("network", re.compile(
+        r"Connection refused|ECONNREFUSED|ECONNRESET|Could not resolve host|Name or service not known|"
+        r"Temporary failure in name resolution|Network is unreachable|getaddrinfo|ENOTFOUND|"
+        r"SSL(Error|: )|certificate verify failed|Failed to connect|HTTP(Error| error)? 5\d\d|"
+        r"\b50[234] (Bad Gateway|Service Unavailable|Gateway Timeout)|connection reset", re.I)),
+    ("file_not_found", re.compile(
+        r"No such file or directory|ENOENT|FileNotFoundError|File does not exist|"
+        r"does not exist|cannot find the (file|path)|not found", re.I)),
+]
+_CMD_MISSING = [
+    re.compile(r"(?:^|\n)(?:[\w./-]+: )?(?:line \d+: )?([\w.+-]+): command not found"),
+    re.compile(r"command not found: ([\w.+-]+)"),
+    re.compile(r"'([\w.+-]+)' is not recognized as an internal or external command"),
+    re.compile(r"exec: \"([\w.+-]+)\": executable file not found"),
+    re.compile(r"(?:^|\n)(?:/bin/)?sh: \d+: ([\w.+-]+): not found"),
+]
+_MODULE_MISSING = [
+    re.compile(r"No module named '?([\w.]+)'?"),
+    re.compile(r"Cannot find module '([^']+)'"),
+]
+
+
+def error_class(text: str) -> str:
+    """The class of a failed tool result's text (see ERROR_CLASSES)."""
+    text = text or ""
+    head = text[:4000] + ("\n" + text[-2000:] if len(text) > 6000 else "")
+    for name, pattern in _ERROR_PATTERNS:
+        if pattern.search(head):
+            return name
+    return "other"
+
+
+_LABEL = {
+    "command_not_found": "command not found", "module_not_found": "module not found",
+    "permission_denied": "permission denied", "test_failure": "tests failed",
+    "syntax_type_error": "syntax/type error", "timeout": "timed out", "network": "network error",
+    "git_conflict": "git conflict", "file_not_found": "file not found", "other": "failed",
+}
+_NOISE = re.compile(r"^(Exit code \d+|Error:?|Traceback \(most recent call last\):|error:?)\s*$", re.I)
+
+
+def _error_line(text: str, cls: str) -> str:
+    """The most telling line of an error output: the one its class matched, else the first."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip() and not _NOISE.match(ln.strip())]
+    pattern = dict(_ERROR_PATTERNS).get(cls)
+    if pattern is not None:
+        for ln in lines:
+            if pattern.search(ln):
+                return ln
+    return lines[0] if lines else ""
+
+
+def _normalise(line: str) -> str:
+    """Drop what differs between two occurrences of the same error (numbers, hex, tmp paths)."""
+    line = re.sub(r"0x[0-9a-f]+|\b[0-9a-f]{8,}\b", "…", line, flags=re.I)
+    line = re.sub(r"/tmp/[^\s'\"]+", "/tmp/…", line)
+    line = re.sub(r"\b\d+(\.\d+)?(ms|s)\b", "…", line)
+    line = re.sub(r"line \d+", "line …", line)
+    return _short(line, 120)
+
+
+def errors(session: Session) -> list[Finding]:
+    found: list[Finding] = []
+    for i, turn in enumerate(session.turns):
+        for call in turn.tool_calls:
+            if not call.is_error or call.rejected or call.result is None:
+                continue
+            cls = error_class(call.result)
+            line = _normalise(_error_line(call.result, cls))
+            what = _describe_call(call)
+            title = f"{call.name} {_LABEL[cls]}: {line}" if line else f"{call.name} {_LABEL[cls]}"
+            found.append(Finding(
+                kind="error", title=_short(title, 160), text=f"{what}\n{line}",
+                detail=f"{what}\n\n{(call.result or '')[:4000]}", at=turn.at, turn=i,
+                tags=[f"error:{cls}", f"tool:{call.name.lower()}"],
+                extra={"class": cls, "tool": call.name, "action": action_kind(call)},
+            ))
+    return _dedupe(found)
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    """One finding per title within a session: the same error repeated is one episode."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for f in findings:
+        key = (f.kind, f.title)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(f)
+    return out
+
+
+# --------------------------------------------------------------------------- surprises
+
+_SURPRISE = re.compile(
+    r"\b(unexpectedly|surprisingly|to my surprise|(it )?turns out|that'?s (odd|strange|weird|surprising|unexpected)|"
+    r"this is (odd|strange|weird|surprising|unexpected)|interestingly|oddly|strangely|"
+    r"I (had )?(assumed|expected|thought) [^.!?\n]{3,160}\bbut\b|wasn'?t expecting|didn'?t expect|"
+    r"contrary to (what I|my)|not what I expected)",
+    re.I,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def surprises(session: Session) -> list[Finding]:
+    found: list[Finding] = []
+    for i, turn in enumerate(session.turns):
+        if not turn.text or not _SURPRISE.search(turn.text):
+            continue
+        for sentence in _SENTENCE_END.split(turn.text):
+            sentence = sentence.strip(" -*#>`")
+            if len(sentence) < 12 or not _SURPRISE.search(sentence):
+                continue
+            if sentence.rstrip().endswith("?"):
+                continue  # a question about a surprise is not a finding
+            found.append(Finding(
+                kind="surprise", title=_short(sentence, 160), text=sentence,
+                detail=f"{'The agent' if turn.role == 'assistant' else 'The person'} said: {_short(turn.text, 1500)}",
+                at=turn.at, turn=i, tags=[f"said-by:{turn.role}"],
+            ))
+    return _dedupe(found)
+
+
+# --------------------------------------------------------------------------- environment
+
+_VERSION = re.compile(r"\bv?(\d+\.\d+(?:\.\d+)?(?:[-+.][\w.]+)?)\b")
+_VERSION_CMD = re.compile(r"(?:^|[;&|]\s*)([\w.+-]+)(?:\s+[\w.-]+)?\s+(--version|-V|-v|version)\b")
+_WHICH = re.compile(r"^\s*(which|command -v|type -p|where)\s+([\w.+-]+)\s*$")
+_OS_CMD = re.compile(r"\b(uname( -\w+)*|sw_vers|lsb_release -\w+|cat /etc/os-release|ver)\b")
+_OS_TEXT = re.compile(
+    r"\b(Darwin \S+|Linux \S+|Ubuntu \d+\.\d+|Debian GNU/Linux \d+|Fedora( Linux)? \d+|"
+    r"macOS \d+(\.\d+)*|ProductVersion:\s*\d+(\.\d+)*|Microsoft Windows \[Version [\d.]+\]|"
+    r"Arch Linux|Alpine Linux v?\d+\.\d+|PRETTY_NAME=\"[^\"]+\")")
+
+
+def environment(session: Session) -> list[Finding]:
+    found: list[Finding] = []
+    for i, turn in enumerate(session.turns):
+        for call in turn.tool_calls:
+            if call.rejected or call.result is None:
+                continue
+            command = ""
+            if isinstance(call.input, dict):
+                command = str(call.input.get("command") or call.input.get("cmd") or "")
+            result = call.result or ""
+            for title, text in _environment_of(command, result, call.is_error):
+                found.append(Finding(
+                    kind="environment", title=title, text=text,
+                    detail=f"{_describe_call(call)}\n\n{result[:1500]}", at=turn.at, turn=i,
+                    tags=["environment"],
+                ))
+    return _dedupe(found)
+
+
+def _environment_of(command: str, result: str, is_error: bool) -> list[tuple[str, str]]:
+    facts: list[tuple[str, str]] = []
+    head = result[:3000]
+    for pattern in _CMD_MISSING:
+        for m in pattern.finditer(head):
+            tool = m.group(1)
+            facts.append((f"tool missing: {tool}", f"`{tool}` is not installed on this machine (command not found)."))
+    for pattern in _MODULE_MISSING:
+        for m in pattern.finditer(head):
+            mod = m.group(1)
+            facts.append((f"module missing: {mod}", f"The module `{mod}` is not installed here."))
+    if is_error or not command:
+        return facts
+    first = _first_line(result)
+    vm = _VERSION_CMD.search(command)
+    if vm and len(command) < 120:
+        version = _VERSION.search(first)
+        if version:
+            tool = vm.group(1)
+            facts.append((f"version: {tool} {version.group(1)}", f"{tool} here is version {version.group(1)} ({_short(first, 120)})."))
+    wm = _WHICH.match(command)
+    if wm and first.startswith(("/", "~")) and " " not in first:
+        facts.append((f"path: {wm.group(2)} -> {first}", f"`{wm.group(2)}` resolves to {first}."))
+    if _OS_CMD.search(command):
+        om = _OS_TEXT.search(head)
+        if om:
+            facts.append((f"os: {_short(om.group(0), 80)}", f"The machine runs {_short(om.group(0), 120)}."))
+    return facts
+
+
+# --------------------------------------------------------------------------- everything
+
+def detect_all(session: Session) -> dict[str, Any]:
+    """Every finding of a session, by kind, plus its offers."""
+    return {
+        "correction": corrections(session),
+        "error": errors(session),
+        "surprise": surprises(session),
+        "environment": environment(session),
+        "offers": offers(session),
+    }

@@ -1,0 +1,446 @@
+"""Sessions -> episodes, idempotently.
+
+One session episode (what was asked, what was done, how it ended) and one episode per
+finding (correction, error, surprise, environment). Episode ids are
+`stable_id(session id, kind, title)`, so reading a session again adds only what is new; the
+session episode's id is `stable_id(session id, "session", session id)` because its title and
+gist grow with the session, and it is rewritten in place (strength and recalls kept).
+
+The `sessions` table makes re-runs cheap: a file whose mtime and size match its row is
+skipped. A file with a torn last line (still being written) records the size of its complete
+lines only, so it differs next time and is read again. Embedding happens before any write
+transaction, in one batch per session; a correction is embedded from the person's words alone.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from remem import config as config_mod
+from remem import paths as paths_mod
+from remem.engine import clock
+from remem.engine.detect import Finding, detect_all, offer_summary
+from remem.engine.session import Session
+from remem.engine.store import Store, stable_id
+
+SOURCES = ("claude-code", "codex", "chats", "events")
+FINDING_KINDS = ("correction", "error", "surprise", "environment")
+Progress = Callable[[int, int, str], None]
+
+# How a finding's episode feels, for the lifecycle: corrections matter most.
+_WEIGHT = {
+    "correction": {"importance": 0.7, "valence": -0.4, "arousal": 0.4},
+    "error": {"importance": 0.5, "valence": -0.3, "arousal": 0.3},
+    "surprise": {"importance": 0.6, "valence": 0.0, "arousal": 0.4},
+    "environment": {"importance": 0.5, "valence": 0.0, "arousal": 0.0},
+}
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _short(text: str | None, width: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def _iso(value: str | None) -> str | None:
+    if not value:
+        return None
+    try:
+        return clock.iso(clock.parse(value))
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
+def _project(cwd: str | None) -> str:
+    return Path(cwd).name if cwd else ""
+
+
+def first_ask(session: Session) -> str:
+    """What the person asked first: their first words, or the slash command that opened it."""
+    opening = session.meta.get("opening_command")
+    if opening:
+        return str(opening)
+    for turn in session.turns:
+        if turn.role == "user" and turn.text:
+            return turn.text
+    commands = session.meta.get("commands") or []
+    return str(commands[0]) if commands else ""
+
+
+def session_gist(session: Session, found: dict[str, Any]) -> tuple[str, str]:
+    """A deterministic title and gist: what was asked, what was done, how it ended."""
+    asked = first_ask(session)
+    project = _project(session.cwd)
+    title = _short(asked, 110) or f"session {session.id[:8]}"
+    if project:
+        title = f"{project}: {title}"
+    calls = session.tool_calls()
+    counts: dict[str, int] = {}
+    for call in calls:
+        counts[call.name] = counts.get(call.name, 0) + 1
+    parts = [f"Asked: {_short(asked, 300)}" if asked else "Asked: (no words from the person)"]
+    if calls:
+        tools = ", ".join(f"{n}×{c}" if c > 1 else n for n, c in sorted(counts.items(), key=lambda kv: -kv[1])[:6])
+        edited: list[str] = []
+        ran: list[str] = []
+        for call in calls:
+            inp = call.input if isinstance(call.input, dict) else {}
+            if call.name.lower() in ("edit", "write", "multiedit", "notebookedit") and inp.get("file_path"):
+                name = Path(str(inp["file_path"])).name
+                if name not in edited:
+                    edited.append(name)
+            elif inp.get("command") and len(ran) < 3:
+                ran.append(_short(str(inp["command"]), 60))
+        did = f"Did: {len(calls)} tool calls ({tools})"
+        if edited:
+            did += f"; edited {', '.join(edited[:5])}" + (" …" if len(edited) > 5 else "")
+        if ran:
+            did += f"; ran {'; '.join(ran)}"
+        parts.append(did)
+    requests = sum(1 for t in session.turns if t.role == "user" and t.text)
+    if requests > 1:
+        parts.append(f"The person wrote {requests} messages.")
+    noted = [f"{len(found[k])} {k}{'s' if len(found[k]) != 1 else ''}" for k in FINDING_KINDS if found.get(k)]
+    if noted:
+        parts.append("Noted: " + ", ".join(noted) + ".")
+    parts.append("Ended: " + _ending(session))
+    return title, "\n".join(parts)
+
+
+def _ending(session: Session) -> str:
+    if not session.turns:
+        return "nothing was said."
+    last = session.turns[-1]
+    if last.role == "user":
+        if last.interrupt:
+            return "the person interrupted."
+        return f"with the person's message: {_short(last.text, 200)}"
+    if last.tool_calls and any(c.rejected for c in last.tool_calls):
+        return "the person refused a tool call."
+    if last.tool_calls and any(c.is_error for c in last.tool_calls) and not last.text:
+        return "with a failed tool call."
+    if last.text:
+        return _short(last.text, 300)
+    return "with a tool call."
+
+
+def _llm_gist(session: Session, gist: str, cfg: dict[str, Any]) -> str | None:
+    from remem.engine import llm
+
+    if not llm.enabled(cfg):
+        return None
+    lines = []
+    for turn in session.turns[:60]:
+        if turn.text:
+            lines.append(f"{turn.role}: {_short(turn.text, 400)}")
+        for call in turn.tool_calls[:5]:
+            lines.append(f"  tool {call.name}{' (failed)' if call.is_error else ''}")
+    prompt = (
+        "Summarise this coding-agent session in at most 4 sentences: what the person asked, "
+        "what was done, and how it ended. Plain text.\n\n" + "\n".join(lines)[:8000]
+        + f"\n\nA mechanical summary for reference:\n{gist}"
+    )
+    text = llm.complete(prompt, system="You write terse, factual session notes.", cfg=cfg)
+    return _short(text, 2000) if text else None
+
+
+# --------------------------------------------------------------------------- one session
+
+def episodes_of(session: Session, found: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The episodes a session yields (no vectors yet); the session episode first."""
+    found = found if found is not None else detect_all(session)
+    started = _iso(session.started) or clock.iso()
+    base = {"session_id": session.id, "source": session.source, "cwd": session.cwd}
+    out: list[dict[str, Any]] = []
+    if any(t.text or t.tool_calls for t in session.turns):
+        title, gist = session_gist(session, found)
+        out.append({
+            **base, "id": stable_id(session.id, "session", session.id), "kind": "session",
+            "title": title, "gist": gist, "detail": "", "at": started,
+            "tags": [session.source], "_embed": f"{title}\n{gist}",
+        })
+    for kind in FINDING_KINDS:
+        for f in found.get(kind, []):
+            out.append(_finding_episode(f, base, started))
+    return out
+
+
+def _finding_episode(f: Finding, base: dict[str, Any], started: str) -> dict[str, Any]:
+    gist = f.text
+    embed = f.text if f.kind == "correction" else f"{f.title}\n{f.text}"
+    return {
+        **base, **_WEIGHT.get(f.kind, {}),
+        "id": stable_id(str(base["session_id"]), f.kind, f.title), "kind": f.kind,
+        "title": f.title, "gist": gist, "detail": f.detail, "at": _iso(f.at) or started,
+        "tags": list(f.tags), "_embed": embed,
+    }
+
+
+def ingest_session(store: Store, session: Session, *, mtime: float | None = None,
+                   size: int | None = None, cfg: dict[str, Any] | None = None,
+                   embedder: Any = None) -> dict[str, Any]:
+    """Store a session's episodes (only the new ones) and its `sessions` row."""
+    cfg = cfg or config_mod.load()
+    found = detect_all(session)
+    episodes = episodes_of(session, found)
+    known = {r["id"]: r["gist"] for r in store.rows(
+        "SELECT id, gist FROM episodes WHERE session_id = ?", (session.id,))}
+    fresh = [ep for ep in episodes if ep["id"] not in known]
+    session_ep = episodes[0] if episodes and episodes[0]["kind"] == "session" else None
+    rewrite = None
+    if session_ep is not None and session_ep["id"] in known:
+        if known[session_ep["id"]] != session_ep["gist"]:
+            rewrite = session_ep
+        fresh = [ep for ep in fresh if ep is not session_ep]
+    changed = fresh + ([rewrite] if rewrite else [])
+    if session_ep is not None and session_ep in changed:
+        better = _llm_gist(session, session_ep["gist"], cfg)
+        if better:
+            session_ep["detail"] = session_ep["gist"]
+            session_ep["gist"] = better
+    if changed:
+        if embedder is None:
+            from remem.engine.embed import get_embedder
+
+            embedder = get_embedder()
+        from remem.engine.embed import to_blob
+
+        vectors = embedder.encode([ep["_embed"] for ep in changed])  # one batch per session
+        for ep, vec in zip(changed, vectors):
+            ep["space"] = embedder.space
+            ep["embedding"] = to_blob(vec)
+    for ep in changed:
+        ep.pop("_embed", None)
+    added = store.put_episodes(fresh) if fresh else 0
+    if rewrite is not None:
+        store.put_episodes([rewrite], replace=True)
+    by_kind: dict[str, int] = {}
+    for ep in fresh:
+        by_kind[ep["kind"]] = by_kind.get(ep["kind"], 0) + 1
+    offers = found.get("offers") or []
+    total = len(known) + len(fresh)
+    with store.write() as conn:
+        conn.execute(
+            "INSERT INTO sessions (id, path, source, mtime, size, ingested, episodes, offers) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET path = excluded.path, "
+            "source = excluded.source, mtime = excluded.mtime, size = excluded.size, "
+            "ingested = excluded.ingested, episodes = excluded.episodes, offers = excluded.offers",
+            (session.id, session.path, session.source, mtime, size, clock.iso(), total,
+             json.dumps(offers, ensure_ascii=False)),
+        )
+    return {"added": added, "by_kind": by_kind, "offers": offer_summary(offers)}
+
+
+# --------------------------------------------------------------------------- many files
+
+def _empty_summary() -> dict[str, Any]:
+    return {"files": 0, "skipped": 0, "sessions": 0, "episodes": 0, "by_kind": {},
+            "malformed_lines": 0, "errors": []}
+
+
+def _merge_counts(summary: dict[str, Any], by_kind: dict[str, int]) -> None:
+    for kind, n in (by_kind or {}).items():
+        summary["by_kind"][kind] = summary["by_kind"].get(kind, 0) + int(n)
+
+
+def _guess_source(path: Path) -> str:
+    name = path.name
+    if name.startswith("rollout-"):
+        return "codex"
+    if name.endswith(".json"):
+        return "chats"
+    return "claude-code"
+
+
+def _files_under(folder: Path, source: str | None) -> list[Path]:
+    """The transcript files a folder holds for a source (subagent folders never)."""
+    if source == "codex" or (source is None and folder.resolve() == paths_mod.codex_home().resolve()):
+        try:
+            from remem.engine import codex
+
+            return codex.find_rollouts(folder) or sorted(folder.rglob("rollout-*.jsonl"))
+        except ImportError:
+            return sorted(folder.rglob("rollout-*.jsonl"))
+    if source == "chats":
+        return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
+    if source == "events":
+        return sorted(folder.glob("*.jsonl"))
+    from remem.engine.transcripts import project_files
+
+    # A Claude home, its projects folder, one project folder, or any folder of transcripts.
+    if (folder / "projects").is_dir():
+        folder = folder / "projects"
+    files = [p for p in folder.glob("*.jsonl") if p.is_file()]
+    files.extend(project_files(folder))
+    return sorted(set(files))
+
+
+def _default_files() -> list[tuple[Path, str]]:
+    from remem.engine.transcripts import project_files
+
+    found = [(p, "claude-code") for p in project_files()]
+    codex = _optional("codex")
+    if codex is not None and hasattr(codex, "find_rollouts"):
+        try:
+            found.extend((p, "codex") for p in codex.find_rollouts())
+        except OSError:
+            pass
+    return found
+
+
+def _optional(name: str) -> Any:
+    """Another source's module, if this install has it."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"remem.engine.{name}")
+    except ImportError:
+        return None
+
+
+def _recorded(store: Store, path: str) -> dict[str, Any] | None:
+    return store.one("SELECT mtime, size FROM sessions WHERE path = ?", (path,))
+
+
+def _parse(path: Path, source: str) -> list[Session]:
+    if source == "claude-code":
+        from remem.engine.transcripts import parse_file
+
+        return [parse_file(path)]
+    if source == "codex":
+        codex = _optional("codex")
+        if codex is None:
+            raise ValueError(f"{path}: Codex rollouts cannot be read by this install")
+        return [codex.parse_rollout(path)]
+    if source == "chats":
+        chats = _optional("chats")
+        if chats is None:
+            raise ValueError(f"{path}: chat exports cannot be read by this install")
+        return list(chats.parse_chats(path))
+    raise ValueError(f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
+
+
+def _add_events(summary: dict[str, Any], result: Any) -> None:
+    """Fold an events summary (whatever keys it carries) into ours."""
+    if not isinstance(result, dict):
+        return
+    summary["files"] += int(result.get("files", 1) or 0)
+    summary["episodes"] += int(result.get("episodes", result.get("added", 0)) or 0)
+    summary["malformed_lines"] += int(result.get("malformed_lines", result.get("malformed", 0)) or 0)
+    summary["sessions"] += int(result.get("sessions", 0) or 0)
+    _merge_counts(summary, result.get("by_kind") or {})
+    errs = result.get("errors") or []
+    summary["errors"].extend(str(e) for e in (errs if isinstance(errs, list) else [errs]))
+
+
+def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
+                cfg: dict[str, Any], embedder: Any = None) -> None:
+    """Read one file into the store unless its mtime and size are unchanged."""
+    if source == "events":
+        events = _optional("events")
+        if events is None:
+            raise ValueError(f"{path}: event files cannot be read by this install")
+        _add_events(summary, events.ingest_events_file(store, path))
+        return
+    st = path.stat()
+    key = f"{path}#0" if source == "chats" else str(path)
+    row = _recorded(store, key)
+    if row is not None and row["mtime"] == st.st_mtime and row["size"] == st.st_size:
+        summary["skipped"] += 1
+        return
+    sessions = _parse(path, source)
+    summary["files"] += 1
+    for i, session in enumerate(sessions):
+        summary["malformed_lines"] += session.malformed_lines
+        if source == "chats":
+            session.path = f"{path}#{i}"
+        else:
+            session.path = str(path)
+        size = st.st_size
+        if session.torn_tail:
+            # Record only the complete lines, so the file differs next time and is read again.
+            size = int(session.meta.get("complete_bytes", -1))
+        result = ingest_session(store, session, mtime=st.st_mtime, size=size, cfg=cfg, embedder=embedder)
+        summary["sessions"] += 1
+        summary["episodes"] += result["added"]
+        _merge_counts(summary, result["by_kind"])
+
+
+def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source: str | None = None,
+                 progress: Progress | None = None) -> dict[str, Any]:
+    """Ingest transcript files (or every source found, when no paths are given).
+
+    Returns {files, skipped, sessions, episodes (added by this run), by_kind,
+    malformed_lines, errors}. A file that cannot be read is an error line; the rest go on.
+    """
+    if source is not None and source not in SOURCES:
+        raise ValueError(f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
+    cfg = config_mod.load()
+    summary = _empty_summary()
+    work: list[tuple[Path, str]] = []
+    inbox = False
+    if not paths:
+        if source is None:
+            work = _default_files()
+            inbox = True
+        elif source == "claude-code":
+            work = [(p, source) for p in _files_under(paths_mod.claude_projects_dir(), source)]
+        elif source == "codex":
+            work = [(p, source) for p in _files_under(paths_mod.codex_home(), source)]
+        elif source == "events":
+            inbox = True
+        else:
+            raise ValueError("chat exports have no default place; pass the files: remem ingest --source chats FILE")
+    for raw in paths or ():
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            work.extend((p, source or _guess_source(p)) for p in _files_under(path, source))
+        elif path.exists():
+            work.append((path, source or _guess_source(path)))
+        else:
+            summary["errors"].append(f"{path}: no such file or folder")
+    embedder = None
+    if work:
+        from remem.engine.embed import get_embedder
+
+        embedder = get_embedder()
+    total = len(work)
+    for done, (path, src) in enumerate(work, start=1):
+        try:
+            ingest_file(store, path, src, summary, cfg, embedder)
+        except Exception as exc:  # one bad file never stops the rest
+            summary["errors"].append(f"{path}: {exc}")
+            try:
+                from remem.log import log_exception
+
+                log_exception("ingest", exc)
+            except Exception:
+                pass
+        if progress is not None:
+            progress(done, total, str(path))
+    if inbox:
+        events = _optional("events")
+        if events is not None and hasattr(events, "ingest_inbox"):
+            try:
+                _add_events(summary, events.ingest_inbox(store))
+            except Exception as exc:
+                summary["errors"].append(f"inbox: {exc}")
+    return summary
+
+
+def ingest_events(store: Store, path: str | Path) -> dict[str, Any]:
+    """`remem ingest --events FILE`: the open event format, through the events module."""
+    summary = _empty_summary()
+    events = _optional("events")
+    if events is None:
+        raise ValueError("this install cannot read event files yet; upgrade remem")
+    _add_events(summary, events.ingest_events_file(store, Path(path)))
+    return summary
+
+
+def iter_source_files(sources: Iterable[str] = SOURCES) -> list[tuple[Path, str]]:
+    """Every file a plain `remem ingest` would look at (for status and doctor)."""
+    return [(p, s) for p, s in _default_files() if s in sources]

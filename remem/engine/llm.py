@@ -1,0 +1,67 @@
+"""An optional local model over an OpenAI-compatible chat API (Ollama, llama.cpp, LM Studio).
+
+Standard library only (urllib). Every call fails soft: no URL configured, a refused
+connection, a timeout, a bad status or an odd body all return None, and the caller keeps its
+deterministic path. Nothing is sent anywhere unless the person set `llm.url`.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+from remem import config as config_mod
+
+
+def _endpoint(url: str) -> str:
+    url = url.rstrip("/")
+    if url.endswith("/chat/completions"):
+        return url
+    if url.endswith("/v1"):
+        return url + "/chat/completions"
+    return url + "/v1/chat/completions"
+
+
+def enabled(cfg: dict[str, Any] | None = None) -> bool:
+    try:
+        cfg = cfg or config_mod.load()
+        return bool(str(cfg.get("llm", {}).get("url") or "").strip())
+    except Exception:
+        return False
+
+
+def complete(prompt: str, system: str | None = None, *, cfg: dict[str, Any] | None = None,
+             max_tokens: int = 300) -> str | None:
+    """The model's reply to one prompt, or None on any failure or when no model is set."""
+    try:
+        cfg = cfg or config_mod.load()
+        llm = cfg.get("llm", {})
+        url = str(llm.get("url") or "").strip()
+        if not url:
+            return None
+        messages = ([{"role": "system", "content": system}] if system else []) + \
+                   [{"role": "user", "content": prompt}]
+        body = json.dumps({
+            "model": llm.get("model") or "default", "messages": messages,
+            "max_tokens": max_tokens, "temperature": 0, "stream": False,
+        }).encode("utf-8")
+        headers = {"Content-Type": "application/json"}
+        if llm.get("api_key"):
+            headers["Authorization"] = f"Bearer {llm['api_key']}"
+        request = urllib.request.Request(_endpoint(url), data=body, headers=headers, method="POST")
+        with urllib.request.urlopen(request, timeout=float(llm.get("timeout_s") or 20.0)) as resp:
+            data = json.loads(resp.read(2_000_000).decode("utf-8", "replace"))
+        text = data["choices"][0]["message"]["content"]
+        if not isinstance(text, str) or not text.strip():
+            return None
+        return text.strip()
+    except Exception as exc:  # every failure means "no model": fall back to the deterministic path
+        try:
+            from remem.log import log
+
+            log("llm", f"no completion ({type(exc).__name__}: {exc})")
+        except Exception:
+            pass
+        return None
