@@ -1,0 +1,95 @@
+"""serve, tools, call: remem's memory over MCP and HTTP. mcp is imported inside each body."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+from remem.commands._out import emit_json, table
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def serve(
+        http: bool = typer.Option(False, "--http", help="Serve streamable HTTP at /mcp and the /memory/* JSON API instead of stdio."),
+        host: Optional[str] = typer.Option(None, "--host", help="Address to bind (default 127.0.0.1; others need a token)."),
+        port: Optional[int] = typer.Option(None, "--port", help="Port for --http (default 4545, config server.port)."),
+        no_tasks: bool = typer.Option(False, "--no-tasks", help="Do not run the due lifecycle tasks in the background."),
+        no_warm: bool = typer.Option(False, "--no-warm", help="Do not preload the embedder and vectors at start."),
+    ) -> None:
+        """Serve the memory over MCP: stdio by default (for an agent to launch), or HTTP.
+
+        With --http, a non-loopback --host needs a bearer token (REMEM_TOKEN or config
+        server.token), and with a token set every request must send `Authorization: Bearer …`.
+
+        Example: remem serve --http --port 4545
+        """
+        from remem import config
+
+        cfg = config.load()
+        if not http:
+            if host or port:
+                raise ValueError("--host and --port go with --http; plain `remem serve` speaks stdio")
+            from remem.server import serve_stdio
+
+            serve_stdio(tasks=not no_tasks, warm=not no_warm)
+            return
+        from remem.server import check_bind, resolve_token
+
+        host = host or str(cfg["server"]["host"])
+        port = int(port if port is not None else cfg["server"]["port"])
+        if not 0 < port < 65536:
+            raise ValueError(f"--port must be between 1 and 65535, not {port}")
+        token = resolve_token(cfg)
+        check_bind(host, token)  # before the slow imports: refusing should be quick
+        from remem.server import serve_http
+
+        serve_http(host=host, port=port, token=token, tasks=not no_tasks, warm=not no_warm)
+
+    @app.command()
+    def tools(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """The MCP tools remem serves: name, hints and what each does.
+
+        Example: remem tools --json
+        """
+        import anyio
+
+        from remem.server import list_tools
+
+        found = anyio.run(list_tools)
+        if json_out:
+            emit_json(found)
+            return
+
+        def hints(t: dict) -> str:
+            marks = ["read-only" if t["read_only"] else "writes"]
+            if t["destructive"]:
+                marks.append("destructive")
+            if t["idempotent"]:
+                marks.append("idempotent")
+            return ", ".join(marks)
+
+        table(None, ["tool", "hints", "what it does"], [(t["name"], hints(t), t["summary"]) for t in found])
+
+    @app.command()
+    def call(
+        tool: str = typer.Argument(..., help="The tool's name (see `remem tools`)."),
+        arguments: str = typer.Argument("{}", help="The tool's arguments as a JSON object."),
+    ) -> None:
+        """Call one MCP tool through a real client session against `remem serve`; prints JSON.
+
+        Example: remem call recall '{"query": "which package manager", "k": 3}'
+        """
+        import anyio
+
+        try:
+            args = json.loads(arguments)
+        except ValueError as exc:
+            raise ValueError(f"arguments must be a JSON object, e.g. '{{\"query\": \"x\"}}' ({exc})") from None
+        if not isinstance(args, dict):
+            raise ValueError("arguments must be a JSON object, e.g. '{\"query\": \"x\"}'")
+        from remem.server import call_tool
+
+        emit_json(anyio.run(lambda: call_tool(tool, args)))
