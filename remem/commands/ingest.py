@@ -1,0 +1,91 @@
+"""ingest: read agent sessions into episodes."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from remem.commands._out import emit_json, open_store, table
+
+SUMMARY_KEYS = ("files", "skipped", "sessions", "episodes", "by_kind", "malformed_lines", "errors")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def ingest(
+        paths: Optional[List[str]] = typer.Argument(
+            None, help="Transcript files or folders. Default: every source found "
+            "(Claude Code projects, Codex sessions, the inbox)."),
+        source: Optional[str] = typer.Option(
+            None, "--source", help="claude-code, codex, chats or events (default: guessed per file)."),
+        events: Optional[str] = typer.Option(
+            None, "--events", help="Also read this file of events (the open event format)."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no summary."),
+        json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    ) -> None:
+        """Read what happened in agent sessions: sessions, corrections, errors, surprises.
+
+        Unchanged files are skipped, so running it again is cheap and adds nothing.
+
+        Example: remem ingest --json    (or: remem ingest ~/.claude/projects/my-app)
+        """
+        from remem.engine import ingest as ingest_mod
+
+        if source is not None and source not in ingest_mod.SOURCES:
+            raise ValueError(f"unknown source {source!r}; use one of {', '.join(ingest_mod.SOURCES)}")
+        with open_store() as store:
+            if quiet or json_out:
+                summary = ingest_mod.ingest_paths(store, paths or None, source=source)
+            else:
+                summary = _with_progress(ingest_mod, store, paths or None, source)
+            if events:
+                _fold(summary, ingest_mod.ingest_events(store, events))
+        summary = {k: summary[k] for k in SUMMARY_KEYS}
+        if json_out:
+            emit_json(summary)
+            return
+        if quiet:
+            return
+        _print(summary)
+
+
+def _with_progress(ingest_mod, store, paths, source):  # type: ignore[no-untyped-def]
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from remem.commands._out import console
+
+    with Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), console=console(stderr=True),
+                  transient=True) as bar:
+        task = bar.add_task("", total=None)
+
+        def step(done: int, total: int, path: str) -> None:
+            bar.update(task, completed=done, total=total, description=path[-50:])
+
+        return ingest_mod.ingest_paths(store, paths, source=source, progress=step)
+
+
+def _fold(summary: dict, more: dict) -> None:
+    for key in ("files", "skipped", "sessions", "episodes", "malformed_lines"):
+        summary[key] += int(more.get(key, 0) or 0)
+    for kind, n in (more.get("by_kind") or {}).items():
+        summary["by_kind"][kind] = summary["by_kind"].get(kind, 0) + n
+    summary["errors"].extend(more.get("errors") or [])
+
+
+def _print(summary: dict) -> None:
+    rows = [
+        ("files read", summary["files"]),
+        ("files unchanged (skipped)", summary["skipped"]),
+        ("sessions", summary["sessions"]),
+        ("episodes added", summary["episodes"]),
+    ]
+    for kind, n in sorted(summary["by_kind"].items()):
+        rows.append((f"  {kind}", n))
+    rows.append(("malformed lines skipped", summary["malformed_lines"]))
+    table("ingest", ["", "count"], rows)
+    for err in summary["errors"][:20]:
+        print(f"remem: {err}")
+    if len(summary["errors"]) > 20:
+        print(f"remem: … and {len(summary['errors']) - 20} more errors (see the log)")
