@@ -199,7 +199,32 @@ def _m002_lifecycle_indexes(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Any], None]] = [_m001_initial, _m002_lifecycle_indexes]
+def _m003_vector_changes(conn: sqlite3.Connection) -> None:
+    """A change feed for the derived vector caches (engine/vectors.py): the seq of every episode
+    inserted, deleted or re-embedded, so a cache updates incrementally instead of rescanning."""
+    _run_script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS vector_changes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, seq INTEGER NOT NULL
+        );
+        CREATE TRIGGER episodes_vc_ai AFTER INSERT ON episodes BEGIN
+            INSERT INTO vector_changes(seq) VALUES (new.seq);
+        END;
+        CREATE TRIGGER episodes_vc_ad AFTER DELETE ON episodes BEGIN
+            INSERT INTO vector_changes(seq) VALUES (old.seq);
+        END;
+        CREATE TRIGGER episodes_vc_au AFTER UPDATE OF embedding, space ON episodes
+        WHEN old.embedding IS NOT new.embedding OR old.space IS NOT new.space BEGIN
+            INSERT INTO vector_changes(seq) VALUES (new.seq);
+        END;
+        """,
+    )
+
+
+MIGRATIONS: list[Callable[[Any], None]] = [
+    _m001_initial, _m002_lifecycle_indexes, _m003_vector_changes,
+]
 
 
 def _apply_migrations(conn: sqlite3.Connection, upto: int | None = None) -> None:
