@@ -76,6 +76,8 @@ DEFAULTS: dict[str, Any] = {
         "min_strength": 1.0,
         "corroborate_cut": 0.85,
         "max_file_bytes": 65536,
+        # Off: an origin's lessons wait as candidates until `remem share trust ORIGIN`.
+        "trust_on_first_use": False,
     },
     "server": {
         "host": "127.0.0.1",
