@@ -1,0 +1,645 @@
+"""Sharing lessons between memories through a plain sync folder, signed.
+
+export_lessons  our shareable lessons -> <folder>/<origin>/lessons/<hash>.json (signed)
+receive         other origins' files -> verified -> safety-checked -> candidate or quarantined
+                lessons; confirmations grow `origins`; revocations retire lessons
+write_confirmations   <folder>/<origin>/confirm/<hash>.json for every received lesson we hold active
+sync            all of the above, idempotent
+trust / accept / reject / revoke / candidates / peers   what the CLI and the TUI call
+
+Rules (docs/PROTOCOL.md, Sharing):
+- Untrusted origins' lessons that pass the checks are stored as `candidate` and are never
+  activated automatically; they wait for `trust ORIGIN` or `accept ID`.
+- A candidate becomes active when two or more trusted origins published or confirmed the
+  same hash, or one trusted origin did and it means the same as one of our own active
+  lessons (cosine >= share.corroborate_cut), or the person accepts it.
+- A revocation from any origin that vouched for a received lesson retires it (status
+  revoked). Our own lessons are never retired by others; the revoker leaves `origins`.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Iterable
+
+from remem.engine import clock, share_safety
+from remem.engine.lessons import (LESSON_KINDS, add_lesson, get_lesson, lesson_hash,
+                                  list_lessons, update_lesson)
+from remem.engine.share_files import (KEY_FILE, Problem, atomic_write, doc_path, is_hash,
+                                      is_origin, list_origins, parse_name, remove, scan_origin)
+from remem.engine.share_sign import (Identity, ShareError, file_bytes, identity, origin_of,
+                                     public_line, verify)
+from remem.engine.store import Store, dumps
+
+VERSION = 1
+__all__ = [
+    "identity", "export_lessons", "receive", "write_confirmations", "sync", "trust", "accept",
+    "reject", "revoke", "candidates", "peers", "resolve_folder", "ShareError",
+]
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _cfg(cfg: dict[str, Any] | None) -> dict[str, Any]:
+    if cfg is None:
+        from remem import config
+
+        cfg = config.load()
+    return cfg["share"]
+
+
+def resolve_folder(folder: str | Path | None = None, cfg: dict[str, Any] | None = None) -> Path:
+    """The share folder from the argument or config share.folder; ShareError naming the fix."""
+    chosen = str(folder) if folder else str(_cfg(cfg).get("folder") or "")
+    if not chosen:
+        raise ShareError("no share folder: pass --folder PATH, or set one with "
+                         "`remem config set share.folder PATH`")
+    path = Path(chosen).expanduser()
+    if not path.is_dir():
+        raise ShareError(f"share folder {path} does not exist; create it or fix "
+                         "`remem config set share.folder PATH`")
+    return Path(path.resolve())
+
+
+def _root(folder: str | Path) -> Path:
+    path = Path(folder).expanduser()
+    if not path.is_dir():
+        raise ShareError(f"share folder {path} does not exist; create it or pass another --folder")
+    return Path(path.resolve())
+
+
+def _is_own(row: dict[str, Any], ours: str | None) -> bool:
+    return not row.get("origin") or row.get("origin") == ours
+
+
+def _our_origin(identity_dir: Path | str | None) -> str | None:
+    try:
+        return identity(identity_dir, create=False).origin
+    except ShareError:
+        return None
+
+
+def _trusted(store: Store) -> set[str]:
+    return {r["origin"] for r in store.rows("SELECT origin FROM peers WHERE trusted = 1")}
+
+
+def _vouchers(row: dict[str, Any], ours: str | None) -> set[str]:
+    found = set(row.get("origins") or [])
+    if row.get("origin"):
+        found.add(row["origin"])
+    found.discard(ours or "")
+    return found
+
+
+def _rows_with_hash(store: Store, text_hash: str) -> list[dict[str, Any]]:
+    ids = [r["id"] for r in store.rows("SELECT id FROM lessons WHERE hash = ? ORDER BY created", (text_hash,))]
+    return [get_lesson(store, i) for i in ids]
+
+
+def _add_origins(store: Store, row: dict[str, Any], new: Iterable[str]) -> list[str]:
+    """Append origins not yet listed; returns the ones added."""
+    have = list(row.get("origins") or [])
+    added = [o for o in dict.fromkeys(new) if o not in have and o != row.get("origin")]
+    if added:
+        update_lesson(store, row["id"], origins=have + added)
+    return added
+
+
+def _strength(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and 0 <= number <= 1000 else None
+
+
+def _validate(sub: str, doc: dict[str, Any], origin: str) -> str | None:
+    """Why a verified document is still unusable, or None."""
+    kind = {"lessons": "lesson", "confirm": "confirm", "revoked": "revoke"}[sub]
+    if doc.get("v") != VERSION:
+        return f"unsupported version {doc.get('v')!r} (this remem reads version {VERSION})"
+    if doc.get("type") != kind:
+        return f"a {doc.get('type')!r} document in {sub}/"
+    if doc.get("origin") != origin:
+        return "signed for another origin than the folder it is in"
+    if not isinstance(doc.get("hash"), str) or not is_hash(doc["hash"]):
+        return "malformed hash"
+    if kind == "lesson":
+        text, lkind = doc.get("text"), doc.get("kind")
+        if not isinstance(text, str) or not text.strip():
+            return "a lesson without text"
+        if lkind not in LESSON_KINDS:
+            return f"unknown lesson kind {lkind!r}"
+        if lesson_hash(text, lkind) != doc["hash"]:
+            return "the hash does not match the text"
+        if _strength(doc.get("strength")) is None:
+            return "malformed strength"
+        try:
+            clock.parse(str(doc.get("created")))
+        except ValueError:
+            return "malformed created time"
+    return None
+
+
+def _pin(store: Store, origin: str, key_raw: bytes, tofu: bool) -> str | None:
+    """Pin the first key seen per origin; a different key later is refused."""
+    if origin_of(key_raw) != origin:
+        return "key.pub does not belong to this origin (its id is derived from the key)"
+    b64 = public_line(key_raw).split(" ", 1)[1].strip()
+    row = store.one("SELECT public_key, first_seen FROM peers WHERE origin = ?", (origin,))
+    if row is None:
+        with store.write() as conn:
+            conn.execute("INSERT OR IGNORE INTO peers (origin, public_key, trusted, first_seen) "
+                         "VALUES (?, ?, ?, ?)", (origin, b64, int(tofu), clock.iso()))
+    elif not row["public_key"]:
+        with store.write() as conn:  # trusted by id before its key was seen
+            conn.execute("UPDATE peers SET public_key = ? WHERE origin = ?", (b64, origin))
+    elif row["public_key"] != b64:
+        return (f"key changed since first seen {row['first_seen']}; refused (keys are pinned; "
+                "if the change is genuine, forget the peer with `remem share trust ORIGIN --forget`)")
+    return None
+
+
+def _new_report(folder: Path, origin: str) -> dict[str, Any]:
+    return {"folder": str(folder), "origin": origin, "origins_seen": [], "received": [],
+            "quarantined": [], "corroborated": [], "activated": [], "confirmed_ours": [],
+            "revoked": [], "rejected": [], "incomplete": [], "ignored": [], "duplicates": 0,
+            "already_held": 0}
+
+
+# --------------------------------------------------------------------------- export
+
+def lesson_document(ident: Identity, lesson: dict[str, Any]) -> dict[str, Any]:
+    """The signed export of one of our lessons."""
+    return ident.sign({
+        "v": VERSION, "type": "lesson", "origin": ident.origin,
+        "hash": lesson_hash(lesson["text"], lesson["kind"]), "text": lesson["text"],
+        "kind": lesson["kind"], "created": lesson["created"],
+        "strength": f"{float(lesson.get('strength') or 0):.2f}",
+    })
+
+
+def _revoked_hashes(folder: Path, origin: str) -> set[str]:
+    directory = folder / origin / "revoked"
+    found = set()
+    if directory.is_dir() and not directory.is_symlink():
+        for entry in directory.iterdir():
+            parsed = parse_name(entry.name)
+            if parsed:
+                found.add(parsed[0])
+    return found
+
+
+def export_lessons(store: Store, folder: str | Path, *, identity_dir: Path | str | None = None,
+                   cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write our shareable lessons, one signed file each, and our key.pub; drop stale files."""
+    share_cfg = _cfg(cfg)
+    ident = identity(identity_dir)
+    root = _root(folder)
+    base = root / ident.origin
+    atomic_write(base / KEY_FILE, public_line(ident.public_raw).encode("ascii"))
+    (base / "lessons").mkdir(parents=True, exist_ok=True)
+    min_strength = float(share_cfg["min_strength"])
+    revoked = _revoked_hashes(root, ident.origin)
+    report: dict[str, Any] = {"folder": str(root), "origin": ident.origin, "exported": [],
+                              "unchanged": 0, "removed": [], "withheld": [], "not_ours": 0}
+    wanted: set[str] = set()
+    for lesson in list_lessons(store, statuses=("active",)):
+        if not _is_own(lesson, ident.origin):
+            report["not_ours"] += 1  # received lessons are confirmed, never re-exported as ours
+            continue
+        reasons = []
+        if float(lesson["strength"]) < min_strength:
+            reasons.append(f"strength {lesson['strength']:.2f} below share.min_strength {min_strength}")
+        text_hash = lesson_hash(lesson["text"], lesson["kind"])
+        if text_hash in revoked:
+            reasons.append("revoked")
+        reasons += share_safety.outgoing(lesson["text"])
+        if reasons:
+            report["withheld"].append({"id": lesson["id"], "reasons": reasons})
+            continue
+        wanted.add(text_hash)
+        path = doc_path(root, ident.origin, "lessons", text_hash)
+        if atomic_write(path, file_bytes(lesson_document(ident, lesson))):
+            report["exported"].append({"id": lesson["id"], "hash": text_hash})
+        else:
+            report["unchanged"] += 1
+    for entry in sorted((base / "lessons").iterdir()):
+        parsed = parse_name(entry.name)
+        if parsed and parsed[0] not in wanted and remove(entry):
+            report["removed"].append(parsed[0])
+    return report
+
+
+# --------------------------------------------------------------------------- receive
+
+def receive(store: Store, folder: str | Path, *, identity_dir: Path | str | None = None,
+            cfg: dict[str, Any] | None = None, embedder: Any = None) -> dict[str, Any]:
+    """Read every other origin's files, verify, check, store; apply confirmations and revocations."""
+    full_cfg = cfg
+    share_cfg = _cfg(cfg)
+    ident = identity(identity_dir)
+    root = _root(folder)
+    cap = int(share_cfg["max_file_bytes"])
+    report = _new_report(root, ident.origin)
+    origins, ignored = list_origins(root)
+    report["ignored"] = [p.as_dict() for p in ignored]
+    lessons_in: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    confirms_in: list[tuple[str, str]] = []
+    revokes_in: list[tuple[str, str, str]] = []
+    for origin in origins:
+        if origin == ident.origin:
+            continue
+        scan = scan_origin(root, origin, cap)
+        report["rejected"] += [p.as_dict() for p in scan.rejected]
+        report["incomplete"] += [p.as_dict() for p in scan.incomplete]
+        if scan.key_raw is None:
+            continue
+        why = _pin(store, origin, scan.key_raw, bool(share_cfg.get("trust_on_first_use")))
+        if why:
+            report["rejected"].append(Problem(f"{origin}/{KEY_FILE}", why).as_dict())
+            continue
+        report["origins_seen"].append(origin)
+        for sub, items in scan.docs.items():
+            seen: set[str] = set()
+            for rel, doc in items:
+                if doc["hash"] in seen:
+                    report["duplicates"] += 1  # a conflicted copy of a file already read
+                    continue
+                if not verify(doc, scan.key_raw):
+                    report["rejected"].append(Problem(
+                        rel, f"signature does not verify against {origin}'s key "
+                             "(changed after signing, or signed by another key)").as_dict())
+                    continue
+                why = _validate(sub, doc, origin)
+                if why:
+                    report["rejected"].append(Problem(rel, why).as_dict())
+                    continue
+                seen.add(doc["hash"])
+                if sub == "lessons":
+                    lessons_in.setdefault(doc["hash"], []).append((origin, doc))
+                elif sub == "confirm":
+                    confirms_in.append((origin, doc["hash"]))
+                else:
+                    revokes_in.append((origin, doc["hash"], str(doc.get("at") or "")))
+    revoked_pairs = {(o, h) for o, h, _ in revokes_in}
+    _take_lessons(store, lessons_in, revoked_pairs, ident.origin, report, embedder)
+    for origin, text_hash in confirms_in:
+        if (origin, text_hash) in revoked_pairs:
+            continue
+        for row in _rows_with_hash(store, text_hash):
+            if row["status"] in ("vetoed", "revoked"):
+                continue
+            if _add_origins(store, row, [origin]):
+                key = "confirmed_ours" if _is_own(row, ident.origin) else "corroborated"
+                report[key].append({"id": row["id"], "by": origin})
+    report["activated"] = activate(store, identity_dir=identity_dir, cfg=full_cfg, embedder=embedder)
+    _apply_revocations(store, revokes_in, ident.origin, report)
+    return report
+
+
+def _take_lessons(store: Store, lessons_in: dict[str, list[tuple[str, dict[str, Any]]]],
+                  revoked_pairs: set[tuple[str, str]], ours: str, report: dict[str, Any],
+                  embedder: Any) -> None:
+    trusted = _trusted(store)
+    fresh: list[tuple[dict[str, Any], list[str]]] = []
+    for text_hash, offers in lessons_in.items():
+        offers = [(o, d) for o, d in offers if (o, text_hash) not in revoked_pairs]
+        if not offers:
+            continue
+        # The author is the first trusted publisher (else the first), in origin order.
+        offers.sort(key=lambda item: (item[0] not in trusted, item[0]))
+        publishers = [o for o, _ in offers]
+        existing = _rows_with_hash(store, text_hash)
+        if existing:
+            for row in existing:
+                if row["status"] in ("vetoed", "revoked"):
+                    continue
+                added = _add_origins(store, row, publishers)
+                key = "confirmed_ours" if _is_own(row, ours) else "corroborated"
+                report[key] += [{"id": row["id"], "by": o} for o in added]
+                if not added:
+                    report["already_held"] += 1
+            continue
+        doc = offers[0][1]
+        reasons = share_safety.incoming(doc["text"])
+        if reasons:
+            made = add_lesson(store, doc["text"], doc["kind"], status="quarantined",
+                              origin=publishers[0], origins=publishers, strength=_received_strength(doc),
+                              note="quarantined: " + "; ".join(reasons))
+            report["quarantined"].append({"id": made["id"], "origin": publishers[0], "reasons": reasons})
+            continue
+        fresh.append((doc, publishers))
+    if not fresh:
+        return
+    if embedder is None:
+        from remem.engine.embed import get_embedder
+
+        embedder = get_embedder()
+    from remem.engine.embed import to_blob
+
+    vectors = embedder.encode([doc["text"] for doc, _ in fresh])  # outside any write
+    for (doc, publishers), vector in zip(fresh, vectors):
+        made = add_lesson(store, doc["text"], doc["kind"], status="candidate", origin=publishers[0],
+                          origins=publishers, strength=_received_strength(doc),
+                          space=embedder.space, embedding=to_blob(vector),
+                          note=f"received from {publishers[0]}")
+        report["received"].append({"id": made["id"], "origin": publishers[0], "hash": doc["hash"]})
+
+
+def _received_strength(doc: dict[str, Any]) -> float:
+    """A peer's strength, capped at a fresh lesson's: others cannot make theirs loudest here."""
+    return min(_strength(doc.get("strength")) or 1.0, 1.0)
+
+
+def _apply_revocations(store: Store, revokes: list[tuple[str, str, str]], ours: str,
+                       report: dict[str, Any]) -> None:
+    for origin, text_hash, at in revokes:
+        for row in _rows_with_hash(store, text_hash):
+            if _is_own(row, ours):
+                if origin in row["origins"]:
+                    update_lesson(store, row["id"], origins=[o for o in row["origins"] if o != origin])
+                continue
+            if row["status"] in ("revoked", "vetoed") or origin not in _vouchers(row, ours):
+                continue
+            update_lesson(store, row["id"], status="revoked",
+                          note=f"revoked by {origin}" + (f" at {at}" if at else ""))
+            report["revoked"].append({"id": row["id"], "by": origin})
+
+
+# --------------------------------------------------------------------------- activation
+
+def _similar_local(store: Store, rows: list[dict[str, Any]], ours: str | None,
+                   embedder: Any) -> list[tuple[str, float] | None]:
+    """For each candidate row, the closest of our own active lessons and its cosine."""
+    import numpy as np
+
+    from remem.engine.embed import from_blob
+
+    local = [r for r in list_lessons(store, statuses=("active",), with_vectors=True) if _is_own(r, ours)]
+    if not local or not rows:
+        return [None] * len(rows)
+
+    def matrix(items: list[dict[str, Any]]) -> Any:
+        missing = [i for i, r in enumerate(items) if r.get("space") != embedder.space or not r.get("embedding")]
+        fresh = embedder.encode([items[i]["text"] for i in missing]) if missing else []
+        out, j = [], 0
+        for i, r in enumerate(items):
+            if i in missing:
+                out.append(np.asarray(fresh[j], dtype=np.float32))
+                j += 1
+            else:
+                out.append(from_blob(r["embedding"]))
+        mat = np.vstack(out).astype(np.float32)
+        norms = np.linalg.norm(mat, axis=1, keepdims=True)
+        return mat / np.where(norms == 0, 1, norms)
+
+    sims = matrix(rows) @ matrix(local).T
+    best = sims.argmax(axis=1)
+    return [(local[int(b)]["id"], float(sims[i, int(b)])) for i, b in enumerate(best)]
+
+
+def activate(store: Store, *, identity_dir: Path | str | None = None, cfg: dict[str, Any] | None = None,
+             embedder: Any = None) -> list[dict[str, Any]]:
+    """Turn candidates that are now corroborated into active lessons; returns what changed."""
+    ours = _our_origin(identity_dir)
+    cut = float(_cfg(cfg)["corroborate_cut"])
+    trusted = _trusted(store)
+    changed: list[dict[str, Any]] = []
+    by_meaning = []
+    for row in list_lessons(store, statuses=("candidate",), with_vectors=True):
+        if _is_own(row, ours):
+            continue
+        vouched = _vouchers(row, ours) & trusted
+        if len(vouched) >= 2:
+            why = f"same lesson from {len(vouched)} trusted origins ({', '.join(sorted(vouched))})"
+            update_lesson(store, row["id"], status="active", note=f"activated: {why}")
+            changed.append({"id": row["id"], "why": why})
+        elif vouched:
+            by_meaning.append(row)
+    if by_meaning:
+        if embedder is None:
+            from remem.engine.embed import get_embedder
+
+            embedder = get_embedder()
+        for row, match in zip(by_meaning, _similar_local(store, by_meaning, ours, embedder)):
+            if match and match[1] >= cut:
+                why = f"means the same as your lesson {match[0]} (cosine {match[1]:.2f})"
+                origins = list(row["origins"]) + ([ours] if ours and ours not in row["origins"] else [])
+                update_lesson(store, row["id"], status="active", origins=origins, note=f"activated: {why}")
+                changed.append({"id": row["id"], "why": why})
+    return changed
+
+
+# --------------------------------------------------------------------------- confirmations
+
+def write_confirmations(store: Store, folder: str | Path, *, identity_dir: Path | str | None = None
+                        ) -> dict[str, Any]:
+    """One signed confirm file per received lesson we hold active; stale ones removed."""
+    ident = identity(identity_dir)
+    root = _root(folder)
+    directory = root / ident.origin / "confirm"
+    report: dict[str, Any] = {"written": [], "unchanged": 0, "removed": []}
+    wanted: dict[str, dict[str, Any]] = {}
+    for row in list_lessons(store, statuses=("active",)):
+        if not _is_own(row, ident.origin):
+            wanted.setdefault(lesson_hash(row["text"], row["kind"]), row)
+    for text_hash, row in wanted.items():
+        path = doc_path(root, ident.origin, "confirm", text_hash)
+        if _still_valid(path, ident, text_hash):
+            report["unchanged"] += 1
+            continue
+        doc = ident.sign({"v": VERSION, "type": "confirm", "origin": ident.origin,
+                          "hash": text_hash, "author": row["origin"], "at": clock.iso()})
+        atomic_write(path, file_bytes(doc))
+        report["written"].append(text_hash)
+    if directory.is_dir():
+        for entry in sorted(directory.iterdir()):
+            parsed = parse_name(entry.name)
+            if parsed and parsed[0] not in wanted and remove(entry):
+                report["removed"].append(parsed[0])
+    return report
+
+
+def _still_valid(path: Path, ident: Identity, text_hash: str) -> bool:
+    """An existing document of ours for this hash that verifies: keep it (and its time)."""
+    import json
+
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("hash") == text_hash and verify(doc, ident.public_raw)
+
+
+# --------------------------------------------------------------------------- sync
+
+def sync(store: Store, folder: str | Path | None = None, *, identity_dir: Path | str | None = None,
+         cfg: dict[str, Any] | None = None, embedder: Any = None) -> dict[str, Any]:
+    """export + receive (confirmations and revocations in) + confirmations out. Idempotent."""
+    root = resolve_folder(folder, cfg)
+    started = clock.iso()
+    out = {"folder": str(root)}
+    out["export"] = export_lessons(store, root, identity_dir=identity_dir, cfg=cfg)
+    out["receive"] = receive(store, root, identity_dir=identity_dir, cfg=cfg, embedder=embedder)
+    out["confirmations"] = write_confirmations(store, root, identity_dir=identity_dir)
+    out["origin"] = out["export"]["origin"]
+    out["summary"] = summarise(out)
+    with store.write() as conn:
+        conn.execute("INSERT INTO runs (kind, started, finished, status, summary) VALUES (?, ?, ?, ?, ?)",
+                     ("share", started, clock.iso(), "ok", dumps(out["summary"])))
+    return out
+
+
+def summarise(out: dict[str, Any]) -> dict[str, int]:
+    exp, rec, con = out.get("export") or {}, out.get("receive") or {}, out.get("confirmations") or {}
+    return {
+        "exported": len(exp.get("exported", [])), "withheld": len(exp.get("withheld", [])),
+        "received": len(rec.get("received", [])), "quarantined": len(rec.get("quarantined", [])),
+        "rejected": len(rec.get("rejected", [])), "incomplete": len(rec.get("incomplete", [])),
+        "activated": len(rec.get("activated", [])), "corroborated": len(rec.get("corroborated", [])),
+        "confirmed_ours": len(rec.get("confirmed_ours", [])), "revoked": len(rec.get("revoked", [])),
+        "confirmations_written": len(con.get("written", [])),
+    }
+
+
+# --------------------------------------------------------------------------- person's choices
+
+def _peer_id(store: Store, origin: str) -> str:
+    origin = origin.strip().lower()
+    if is_origin(origin):
+        return origin
+    if len(origin) >= 4:
+        rows = store.rows("SELECT origin FROM peers WHERE origin LIKE ? || '%'", (origin,))
+        if len(rows) == 1:
+            return rows[0]["origin"]
+    raise ShareError(f"{origin!r} is not an origin id (16 hex digits); `remem share candidates` "
+                     "and `remem share peers` show them")
+
+
+def trust(store: Store, origin: str, trusted: bool = True, *, identity_dir: Path | str | None = None,
+          cfg: dict[str, Any] | None = None, embedder: Any = None) -> dict[str, Any]:
+    """Trust (or stop trusting) an origin; trusting re-checks its candidates for corroboration.
+
+    Lessons already active stay active when trust is withdrawn; reject them one by one.
+    """
+    origin = _peer_id(store, origin)
+    with store.write() as conn:
+        conn.execute("INSERT OR IGNORE INTO peers (origin, public_key, trusted, first_seen) "
+                     "VALUES (?, '', 0, ?)", (origin, clock.iso()))
+        conn.execute("UPDATE peers SET trusted = ? WHERE origin = ?", (int(trusted), origin))
+    activated = activate(store, identity_dir=identity_dir, cfg=cfg, embedder=embedder) if trusted else []
+    return {"origin": origin, "trusted": trusted, "activated": activated}
+
+
+def forget_peer(store: Store, origin: str) -> dict[str, Any]:
+    """Drop a peer's pinned key and trust (its lessons stay as they are)."""
+    origin = _peer_id(store, origin)
+    with store.write() as conn:
+        gone = conn.execute("DELETE FROM peers WHERE origin = ?", (origin,)).rowcount
+    return {"origin": origin, "forgotten": bool(gone)}
+
+
+def accept(store: Store, lesson_id: str, *, force: bool = False, identity_dir: Path | str | None = None,
+           folder: str | Path | None = None) -> dict[str, Any]:
+    """The person takes a received lesson: active, and we count among its origins."""
+    row = get_lesson(store, lesson_id)
+    ours = _our_origin(identity_dir)
+    if _is_own(row, ours):
+        raise ShareError(f"lesson {row['id']} is your own; `remem share accept` is for received lessons")
+    if row["status"] == "quarantined" and not force:
+        raise ShareError(f"lesson {row['id']} is quarantined ({row.get('note') or 'unsafe'}); read it in "
+                         f"`remem share candidates`, then `remem share accept {row['id']} --force`")
+    if row["status"] in ("revoked", "vetoed"):
+        raise ShareError(f"lesson {row['id']} is {row['status']}; it cannot come back")
+    origins = list(row["origins"]) + ([ours] if ours and ours not in row["origins"] else [])
+    done = update_lesson(store, row["id"], status="active", origins=origins, note="accepted by hand")
+    if folder:
+        write_confirmations(store, folder, identity_dir=identity_dir)
+    return done
+
+
+def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = None) -> dict[str, Any]:
+    """The person refuses a received lesson: vetoed, and the same hash never comes back."""
+    row = get_lesson(store, lesson_id)
+    if _is_own(row, _our_origin(identity_dir)):
+        raise ShareError(f"lesson {row['id']} is your own; veto it with `remem lessons veto {row['id']}`")
+    if row["status"] == "revoked":
+        return row
+    return update_lesson(store, row["id"], status="vetoed", note="rejected by hand")
+
+
+def revoke(store: Store, lesson_id: str, folder: str | Path, *, identity_dir: Path | str | None = None
+           ) -> dict[str, Any]:
+    """Withdraw one of our lessons everywhere: a signed revocation, our export removed."""
+    ident = identity(identity_dir)
+    root = _root(folder)
+    row = get_lesson(store, lesson_id)
+    if not _is_own(row, ident.origin):
+        raise ShareError(f"lesson {row['id']} came from {row['origin']}; only its author can revoke it "
+                         f"(`remem share reject {row['id']}` retires it here)")
+    text_hash = lesson_hash(row["text"], row["kind"])
+    path = doc_path(root, ident.origin, "revoked", text_hash)
+    if not _still_valid(path, ident, text_hash):
+        doc = ident.sign({"v": VERSION, "type": "revoke", "origin": ident.origin, "hash": text_hash,
+                          "at": clock.iso()})
+        atomic_write(path, file_bytes(doc))
+    removed = remove(doc_path(root, ident.origin, "lessons", text_hash))
+    update_lesson(store, row["id"], status="revoked", note="revoked by you")
+    return {"id": row["id"], "hash": text_hash, "revocation": str(path), "export_removed": removed}
+
+
+# --------------------------------------------------------------------------- views
+
+def candidates(store: Store, *, include_quarantined: bool = True, identity_dir: Path | str | None = None,
+               cfg: dict[str, Any] | None = None, embedder: Any = None) -> list[dict[str, Any]]:
+    """Received lessons waiting for a decision, with everything needed to make it."""
+    ours = _our_origin(identity_dir)
+    statuses = ("candidate", "quarantined") if include_quarantined else ("candidate",)
+    rows = [r for r in list_lessons(store, statuses=statuses, with_vectors=True) if not _is_own(r, ours)]
+    trusted = _trusted(store)
+    similar: list[tuple[str, float] | None] = [None] * len(rows)
+    pending = [i for i, r in enumerate(rows) if r["status"] == "candidate"]
+    if pending:
+        if embedder is None:
+            from remem.engine.embed import get_embedder
+
+            embedder = get_embedder()
+        for i, match in zip(pending, _similar_local(store, [rows[i] for i in pending], ours, embedder)):
+            similar[i] = match
+    cut = float(_cfg(cfg)["corroborate_cut"])
+    out = []
+    for row, match in zip(rows, similar):
+        vouchers = sorted(_vouchers(row, ours))
+        out.append({
+            "id": row["id"], "text": row["text"], "kind": row["kind"], "status": row["status"],
+            "origin": row["origin"], "origin_trusted": row["origin"] in trusted, "created": row["created"],
+            "signature": "verified",  # only files that verified against the pinned key are stored
+            "safety": {"ok": row["status"] != "quarantined", "reasons": share_safety.incoming(row["text"])},
+            "corroboration": {
+                "origins": vouchers, "trusted_origins": [o for o in vouchers if o in trusted],
+                "needed": "2 trusted origins, or 1 and a matching lesson of yours",
+                "closest_own": {"id": match[0], "cosine": round(match[1], 3), "cut": cut} if match else None,
+            },
+            "note": row.get("note"),
+        })
+    return out
+
+
+def peers(store: Store) -> list[dict[str, Any]]:
+    """Every origin seen or trusted, with how many of its lessons are held in each status."""
+    out = []
+    for peer in store.rows("SELECT * FROM peers ORDER BY first_seen"):
+        counts = {r["status"]: r["n"] for r in store.rows(
+            "SELECT status, count(*) AS n FROM lessons WHERE origin = ? GROUP BY status", (peer["origin"],))}
+        vouched = int(store.scalar("SELECT count(*) FROM lessons WHERE origins LIKE ?",
+                                   (f'%"{peer["origin"]}"%',)) or 0)
+        out.append({**peer, "trusted": bool(peer["trusted"]), "lessons": counts, "vouched_for": vouched})
+    return out
+
+
+def keys(identity_dir: Path | str | None = None) -> dict[str, Any]:
+    ident = identity(identity_dir)
+    return {"origin": ident.origin, "public_key": ident.public_key,
+            "key_pub_line": public_line(ident.public_raw).strip(), "identity_dir": str(ident.directory)}

@@ -1,0 +1,218 @@
+"""The share folder on disk: names, capped reads that never leave the folder, atomic writes.
+
+Layout (docs/PROTOCOL.md, Sharing):
+    <folder>/<origin>/key.pub
+    <folder>/<origin>/lessons/<hash>.json
+    <folder>/<origin>/confirm/<hash>.json
+    <folder>/<origin>/revoked/<hash>.json
+Only names that match these shapes are opened; symlinks are never followed; every size is
+checked with fstat before a byte is read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from remem.engine.share_sign import ShareError, parse_public_line
+
+ORIGIN_RE = re.compile(r"^[0-9a-f]{16}$")
+HASH_RE = re.compile(r"^[0-9a-f]{32}$")
+SUBDIRS = ("lessons", "confirm", "revoked")
+KEY_FILE = "key.pub"
+MAX_KEY_BYTES = 512
+# <hash>.json, or a sync tool's conflicted copy of it: Dropbox "(… conflicted copy …)",
+# Nextcloud "(conflicted copy …)", a numbered duplicate " (1)", Syncthing ".sync-conflict-…".
+_NAME_RE = re.compile(
+    r"^(?P<hash>[0-9a-f]{32})"
+    r"(?P<copy>| \([^()/\\]{0,80}conflict[^()/\\]{0,80}\)| \(\d{1,3}\)"
+    r"|\.sync-conflict-\d{8}-\d{6}(-[A-Z0-9]{7})?)\.json$"
+)
+
+
+@dataclass
+class Problem:
+    path: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "reason": self.reason}
+
+
+@dataclass
+class Scan:
+    """What one origin's folder holds: verified-later documents and what was refused."""
+    origin: str
+    key_raw: bytes | None = None
+    docs: dict[str, list[tuple[str, dict[str, Any]]]] = field(default_factory=dict)
+    rejected: list[Problem] = field(default_factory=list)
+    incomplete: list[Problem] = field(default_factory=list)
+
+
+def is_origin(name: str) -> bool:
+    return bool(ORIGIN_RE.match(name))
+
+
+def is_hash(name: str) -> bool:
+    return bool(HASH_RE.match(name))
+
+
+def parse_name(name: str) -> tuple[str, bool] | None:
+    """(hash, is_conflicted_copy) for a document file name, None for any other name."""
+    m = _NAME_RE.match(name)
+    if not m:
+        return None
+    return m.group("hash"), bool(m.group("copy"))
+
+
+def doc_path(folder: Path, origin: str, sub: str, text_hash: str) -> Path:
+    """Where a document goes; refuses anything that is not a plain origin/hash name."""
+    if not is_origin(origin) or not is_hash(text_hash) or sub not in SUBDIRS:
+        raise ShareError(f"refusing a share path for origin {origin!r} and hash {text_hash!r}")
+    return folder / origin / sub / f"{text_hash}.json"
+
+
+def _inside(root: Path, path: Path) -> bool:
+    try:
+        return os.path.commonpath([os.path.realpath(path), str(root)]) == str(root)
+    except ValueError:
+        return False
+
+
+def read_capped(root: Path, path: Path, cap: int) -> bytes:
+    """The bytes of a regular file inside root, at most cap; ShareError with the reason."""
+    if not _inside(root, path.parent) or path.is_symlink():
+        raise ShareError("refused: a link or a path outside the share folder")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise ShareError(f"cannot open ({exc.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ShareError("refused: not a regular file")
+        if info.st_size > cap:
+            raise ShareError(f"too large ({info.st_size} bytes; the cap is {cap}, share.max_file_bytes)")
+        chunks, total = [], 0
+        while total <= cap:
+            chunk = os.read(fd, min(65536, cap + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > cap:  # grew while we read
+            raise ShareError(f"too large (more than {cap} bytes, share.max_file_bytes)")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> bool:
+    """Write via a dot-named temp file and rename; False (nothing written) when unchanged."""
+    try:
+        if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return True
+
+
+def remove(path: Path) -> bool:
+    try:
+        path.unlink()
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def _load_json(data: bytes) -> dict[str, Any]:
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise ShareError("incomplete or not JSON (half-synced? it is read again next time)") from None
+    if not isinstance(doc, dict):
+        raise ShareError("not a JSON object")
+    return doc
+
+
+def scan_origin(root: Path, origin: str, cap: int) -> Scan:
+    """Read one other origin's key and documents (unverified; share.py verifies)."""
+    scan = Scan(origin)
+    base = root / origin
+    rel = lambda p: os.path.relpath(p, root)  # noqa: E731
+    if base.is_symlink() or not _inside(root, base):
+        scan.rejected.append(Problem(origin, "refused: the origin folder is a link"))
+        return scan
+    key_path = base / KEY_FILE
+    try:
+        scan.key_raw = parse_public_line(read_capped(root, key_path, MAX_KEY_BYTES))
+    except ShareError as exc:
+        if key_path.exists() or key_path.is_symlink():
+            scan.rejected.append(Problem(rel(key_path), str(exc)))
+        else:
+            scan.incomplete.append(Problem(rel(key_path), "no key.pub yet (half-synced?)"))
+        return scan
+    for sub in SUBDIRS:
+        directory = base / sub
+        if directory.is_symlink():
+            scan.rejected.append(Problem(rel(directory), "refused: the folder is a link"))
+            continue
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        found: list[tuple[str, dict[str, Any]]] = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue  # our temp files and sync tools' (.syncthing.*.tmp, .dropbox…)
+            parsed = parse_name(entry.name)
+            path = directory / entry.name
+            if parsed is None:
+                scan.rejected.append(Problem(rel(path), "refused: unexpected file name"))
+                continue
+            try:
+                doc = _load_json(read_capped(root, path, cap))
+            except ShareError as exc:
+                bucket = scan.incomplete if "incomplete" in str(exc) else scan.rejected
+                bucket.append(Problem(rel(path), str(exc)))
+                continue
+            if doc.get("hash") != parsed[0]:
+                scan.rejected.append(Problem(rel(path), "refused: the file name does not match its hash"))
+                continue
+            found.append((rel(path), doc))
+        # The plain name first, then conflicted copies: the first that verifies wins.
+        found.sort(key=lambda item: (parse_name(os.path.basename(item[0]))[1], item[0]))
+        scan.docs[sub] = found
+    return scan
+
+
+def list_origins(root: Path) -> tuple[list[str], list[Problem]]:
+    """Origin folder names in the share folder, and names that are not origins."""
+    origins, ignored = [], []
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError as exc:
+        raise ShareError(f"cannot read the share folder {root} ({exc.strerror}); check the path") from None
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if is_origin(entry.name) and entry.is_dir(follow_symlinks=False):
+            origins.append(entry.name)
+        elif entry.is_symlink() and is_origin(entry.name):
+            ignored.append(Problem(entry.name, "refused: the origin folder is a link"))
+        else:
+            ignored.append(Problem(entry.name, "not an origin folder (ignored)"))
+    return origins, ignored

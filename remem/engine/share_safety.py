@@ -1,0 +1,191 @@
+"""What may leave this memory and what may enter it.
+
+`incoming(text)` lists the reasons a received lesson is quarantined: control or invisible
+characters, prompt-injection phrasing, secrets, URLs, shell pipelines, oversize text.
+`outgoing(text)` lists the reasons a local lesson is withheld from export: everything
+`incoming` would flag (never publish a secret) plus environment-specific details (paths,
+hostnames, IP addresses, user names, e-mail addresses). Lessons are withheld rather than
+scrubbed: a scrubbed lesson changes meaning and hash ("use <path>/bin/python"), and a
+half-scrubbed one still leaks.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import socket
+import unicodedata
+from functools import lru_cache
+
+MAX_TEXT = 2000
+
+# Characters that render as nothing or reorder text: zero-width, bidi controls, tag
+# characters (category Cf), plus invisible letters and variation selectors used to smuggle.
+_INVISIBLE_EXTRA = {0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x180E, 0x034F}
+
+
+def _bad_char(ch: str) -> bool:
+    cp = ord(ch)
+    if ch == " ":
+        return False
+    cat = unicodedata.category(ch)
+    if cat in ("Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"):
+        return True
+    if cp in _INVISIBLE_EXTRA or 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF:
+        return True
+    return cat == "Zs"  # odd spaces (no-break, ideographic, …) have no place in a lesson
+
+
+_INJECTION = [
+    (r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+|my\s+|these\s+)?"
+     r"(previous|prior|above|earlier|preceding|system|original|initial|existing)\s+(instructions?|"
+     r"prompts?|rules|guidelines|messages?|context|directions)"
+     r"|\b(ignore|disregard|forget)\s+(all|any|your)\s+(instructions|rules|guidelines)",
+     "prompt-injection phrasing (override instructions)"),
+    (r"\byou must\b", "prompt-injection phrasing ('you must')"),
+    (r"\byou are now\b|\bfrom now on,? you\b|\bpretend (to be|you are)\b|\bact as (an? |the )?"
+     r"(unrestricted|jailbroken|different|new)\b", "prompt-injection phrasing (role change)"),
+    (r"\bsystem[ _-]?prompt\b|\bdeveloper mode\b|\bjailbreak|\bdo anything now\b",
+     "prompt-injection phrasing (system prompt)"),
+    (r"\bnew (instructions|rules|task)\s*:|\boverride\b.{0,20}\b(safety|polic)", "prompt-injection phrasing (new instructions)"),
+    (r"<\|?(im_start|im_end|system|endoftext)\|?>|</?(system|instructions?)>|\[/?(inst|sys)\]|<<sys>>",
+     "prompt-injection phrasing (chat-template markers)"),
+    (r"(^|[\s\"'])(system|assistant|developer)\s*:\s", "prompt-injection phrasing (role label)"),
+    (r"\b(do not|don't|never) (tell|inform|mention|show)\b.{0,20}\b(the )?(user|person|human|owner)\b",
+     "prompt-injection phrasing (hide from the person)"),
+    (r"\bwithout (telling|asking|informing) (the )?(user|person|human|owner|anyone)\b",
+     "prompt-injection phrasing (hide from the person)"),
+    (r"\bexfiltrat", "prompt-injection phrasing (exfiltration)"),
+]
+
+_SECRETS = [
+    (r"\b(AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b", "secret: AWS access key id"),
+    (r"\bsk-(proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}", "secret: API key (sk-…)"),
+    (r"\b(sk|rk|pk)_(live|test)_[A-Za-z0-9]{10,}", "secret: Stripe key"),
+    (r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}", "secret: GitHub token"),
+    (r"\bglpat-[A-Za-z0-9_\-]{16,}", "secret: GitLab token"),
+    (r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", "secret: Slack token"),
+    (r"\bAIza[0-9A-Za-z_\-]{30,}", "secret: Google API key"),
+    (r"\bhf_[A-Za-z0-9]{30,}", "secret: Hugging Face token"),
+    (r"\bnpm_[A-Za-z0-9]{30,}", "secret: npm token"),
+    (r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----", "secret: private key block"),
+    (r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", "secret: JWT"),
+    (r"://[^/\s:@]+:[^/\s@]+@", "secret: credentials in a URL"),
+]
+# These read the same in any case.
+_SECRETS_ANY_CASE = [
+    (r"aws_secret_access_key|aws_session_token", "secret: AWS secret key"),
+    (r"\b(password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret)"
+     r"\s*[:=]\s*['\"]?[^\s'\"]{6,}", "secret: credential assignment"),
+    (r"\b(bearer|basic)\s+[A-Za-z0-9_\-\.=+/]{20,}", "secret: authorization header"),
+]
+
+_URLS = [
+    (r"\b(https?|ftp|ftps|sftp|file|ssh|git|ws|wss|data|javascript)://\S+|\b(data|javascript):\S{4,}"
+     r"|\bwww\.[a-z0-9\-]+\.[a-z]{2,}\b", "URL"),
+]
+
+_SHELL = [
+    (r"\b(curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|;\n]{0,200}\|\s*(sudo\s+)?"
+     r"(env\s+)?(ba|z|da|k|c|fi|tc|a)?sh\b", "shell pipeline (download piped to a shell)"),
+    (r"\b(curl|wget|iwr|irm)\b[^|;\n]{0,200}\|\s*(sudo\s+)?(python[0-9.]*|perl|ruby|node|php|iex|"
+     r"powershell|pwsh)\b", "shell pipeline (download piped to an interpreter)"),
+    (r"\b(ba|z|da|k)?sh\s+(-c\s+)?[\"']?\s*<\(\s*(curl|wget)|\$\(\s*(curl|wget)\b|`\s*(curl|wget)\b",
+     "shell pipeline (executes a download)"),
+    (r"\bbase64\s+(-d|--decode)\b[^|\n]{0,100}\|\s*(ba|z)?sh\b", "shell pipeline (decoded payload)"),
+    (r"\brm\s+-[a-z]*r[a-z]*f?[a-z]*\s+(--no-preserve-root\s+)?(/|~|\$home)(\s|$)", "destructive command (rm -rf /)"),
+    (r"\bchmod\s+(-r\s+)?777\s+/", "destructive command (chmod 777 /)"),
+    (r":\(\)\s*\{\s*:\|:&\s*\};:", "destructive command (fork bomb)"),
+]
+
+
+def _compile(table: list[tuple[str, str]]) -> list[tuple[re.Pattern[str], str]]:
+    return [(re.compile(p, re.IGNORECASE), why) for p, why in table]
+
+
+_INJECTION_RE = _compile(_INJECTION)
+_SECRETS_RE = [(re.compile(p), why) for p, why in _SECRETS]  # case matters for key prefixes
+_SECRETS_RE_I = _compile(_SECRETS_ANY_CASE)
+_URLS_RE = _compile(_URLS)
+_SHELL_RE = _compile(_SHELL)
+
+
+def _folded(text: str) -> str:
+    """NFKC (full-width and compatibility letters become plain), invisible characters removed."""
+    norm = unicodedata.normalize("NFKC", text)
+    return "".join(ch for ch in norm if not _bad_char(ch) or ch in "\n\t")
+
+
+def incoming(text: str) -> list[str]:
+    """Every reason to quarantine this received lesson text (empty list = safe)."""
+    reasons: list[str] = []
+    if len(text) > MAX_TEXT:
+        reasons.append(f"too long ({len(text)} characters; a lesson has at most {MAX_TEXT})")
+    bad = sorted({f"U+{ord(ch):04X}" for ch in text if _bad_char(ch)})
+    if bad:
+        reasons.append(f"control or invisible characters ({', '.join(bad[:5])})")
+    plain = _folded(text)
+    spaced = " ".join(plain.split())
+    for table in (_INJECTION_RE, _SECRETS_RE, _SECRETS_RE_I, _URLS_RE, _SHELL_RE):
+        for pattern, why in table:
+            if pattern.search(spaced) and why not in reasons:
+                reasons.append(why)
+    return reasons
+
+
+# --------------------------------------------------------------------------- outgoing
+
+_PATHS = re.compile(
+    r"(?<![\w.:/~])/(?:[\w.\-]+/)+[\w.\-]*"          # /home/me/x, /etc/hosts/ …
+    r"|(?<![\w])~[\w.\-]*/[\w.\-/]*"                   # ~/x, ~me/x
+    r"|\b[a-zA-Z]:\\[^\s]*"                            # C:\Users\…
+    r"|\\\\[\w.\-]+\\[^\s]*"                           # \\server\share
+)
+_HOSTS = re.compile(
+    r"\b[a-z0-9][a-z0-9\-]*(\.[a-z0-9\-]+)*\.(local|lan|internal|intranet|corp|home\.arpa|localdomain)\b"
+    r"|\b(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}\b"
+    r"|\b[0-9a-f]{1,4}(:[0-9a-f]{0,4}){4,7}\b",
+    re.IGNORECASE,
+)
+_EMAIL = re.compile(r"\b[\w.+\-]+@[\w\-]+(\.[\w\-]+)+\b|\b[a-z_][\w\-]*@[a-z0-9][\w\-]*\b", re.IGNORECASE)
+_COMMON = {"root", "user", "admin", "ubuntu", "runner", "test", "dev", "home", "local", "localhost",
+           "build", "ci", "docker", "node", "app", "default", "guest", "server", "work", "main"}
+
+
+@lru_cache(maxsize=1)
+def _local_names() -> tuple[str, ...]:
+    """This machine's user and host names: a lesson naming them is about this machine."""
+    names: set[str] = set()
+    for get in (getpass.getuser, lambda: os.path.basename(os.environ.get("HOME", "").rstrip("/")),
+                socket.gethostname):
+        try:
+            value = (get() or "").strip()
+        except Exception:
+            continue
+        for part in {value, value.split(".")[0]}:
+            if len(part) >= 3 and part.lower() not in _COMMON:
+                names.add(part.lower())
+    return tuple(sorted(names))
+
+
+def environment(text: str, names: tuple[str, ...] | None = None) -> list[str]:
+    """Reasons this text is specific to this machine or person."""
+    reasons = []
+    if _PATHS.search(text):
+        reasons.append("environment-specific: a file path")
+    if _HOSTS.search(text):
+        reasons.append("environment-specific: a host name or IP address")
+    if _EMAIL.search(text):
+        reasons.append("environment-specific: an e-mail or user@host")
+    lowered = text.lower()
+    for name in names if names is not None else _local_names():
+        if re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", lowered):
+            reasons.append("environment-specific: this machine's user or host name")
+            break
+    return reasons
+
+
+def outgoing(text: str, names: tuple[str, ...] | None = None) -> list[str]:
+    """Every reason to withhold this local lesson from export (empty list = shareable)."""
+    return incoming(text) + environment(text, names)
