@@ -1,0 +1,69 @@
+"""measure, compare: does remem help, from your own history."""
+
+from __future__ import annotations
+
+import typer
+
+from remem.commands._out import emit_json, open_store, short, table
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def measure(
+        days: int = typer.Option(30, "--days", help="How far back to look."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Repeat-yourself and repeated-error rates, prediction accuracy, themes, primed vs held out.
+
+        Example: remem measure --days 14
+        """
+        from remem.engine.measure import measure as do_measure
+        from remem.engine.measure import summary_lines
+
+        if days < 1:
+            raise ValueError("--days must be at least 1")
+        with open_store() as store:
+            result = do_measure(store, days)
+        if json_out:
+            emit_json(result)
+            return
+        for line in summary_lines(result):
+            print(line)
+        pvh = result["primed_vs_held_out"]
+        if pvh["ci95"]:
+            print(f"  primed {pvh['primed']['with_repeat']}/{pvh['primed']['sessions']} sessions repeated, "
+                  f"held out {pvh['held_out']['with_repeat']}/{pvh['held_out']['sessions']}; "
+                  f"difference {pvh['difference']:+.2f}, 95 % interval {pvh['ci95'][0]:+.2f} to {pvh['ci95'][1]:+.2f}")
+        if result["repeat_yourself_by_day"]:
+            table("Corrections by day", ["day", "corrections", "repeats", "rate"],
+                  [(d["day"], d["total"], d["repeats"], f"{d['rate']:.0%}") for d in result["repeat_yourself_by_day"]])
+        if result["themes"]:
+            table("Themes", ["lesson", "kind", "new sources"],
+                  [(short(t["text"], 60), t["kind"], t["new_sources"]) for t in result["themes"]])
+
+    @app.command()
+    def compare(
+        k: int = typer.Option(5, "-k", help="How many episodes retrieve-similar would inject."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Replay your corrections: would remem's lessons, or retrieve-similar memory, have covered them?
+
+        Example: remem compare -k 5
+        """
+        from remem.engine.compare import compare as do_compare
+
+        with open_store() as store:
+            result = do_compare(store, k)
+        if json_out:
+            emit_json(result)
+            return
+        if not result["rows"]:
+            print("no corrections in the memory yet; `remem ingest` reads your sessions")
+            return
+        table(None, ["when", "correction", "remem", "tokens", "similar", "tokens"],
+              [(r["at"][:16], short(r["text"], 48), "yes" if r["remem"] else "-", r["remem_tokens"],
+                "yes" if r["similar"] else "-", r["similar_tokens"]) for r in result["rows"]])
+        t = result["totals"]
+        print(f"remem covered {t['remem_covered']} of {result['corrections']} with {t['remem_tokens']} tokens; "
+              f"retrieve-similar (k={result['k']}) covered {t['similar_covered']} with {t['similar_tokens']} tokens; "
+              f"only remem {t['only_remem']}, only retrieve-similar {t['only_similar']}")

@@ -1,0 +1,39 @@
+"""remem proxy: memory for any client that speaks the OpenAI or Anthropic API."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def proxy(
+        upstream: str = typer.Option(..., "--upstream", help="The real API, e.g. https://api.openai.com"),
+        port: Optional[int] = typer.Option(None, "--port", help="Port to listen on (default: config proxy.port, 4546)."),
+        host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback by default)."),
+        style: str = typer.Option("auto", "--style", help="openai, anthropic or auto (by path)."),
+        no_inject: bool = typer.Option(False, "--no-inject", help="Do not add memory to requests."),
+        no_record: bool = typer.Option(False, "--no-record", help="Do not record exchanges in the inbox."),
+    ) -> None:
+        """Forward an API, adding remembered lessons to the system prompt and recording exchanges.
+
+        Point your client's base URL at it; per request, the header `x-remem: off` turns memory off.
+        Example: remem proxy --upstream https://api.openai.com --port 4546
+                 OPENAI_BASE_URL=http://127.0.0.1:4546/v1 your-tool
+        """
+        from remem import config
+        from remem.proxy import serve
+
+        if style not in ("auto", "openai", "anthropic"):
+            raise ValueError("--style must be openai, anthropic or auto")
+        if not upstream.startswith(("http://", "https://")):
+            raise ValueError("--upstream must be an http:// or https:// URL")
+        cfg = config.load()["proxy"]
+        inject = bool(cfg["inject"]) and not no_inject
+        record = bool(cfg["record"]) and not no_record
+        port = port or int(cfg["port"])
+        print(f"remem proxy on http://{host}:{port} -> {upstream} (memory {'on' if inject else 'off'}, "
+              f"recording {'on' if record else 'off'})", flush=True)
+        serve(upstream, host=host, port=port, style=style, inject=inject, record=record)

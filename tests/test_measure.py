@@ -1,0 +1,129 @@
+"""measure and compare over a synthetic history built with a controlled clock."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from remem.engine import clock, lessons
+from remem.engine.compare import compare
+from remem.engine.embed import get_embedder, to_blob
+from remem.engine.measure import measure
+from remem.engine.store import Store
+
+START = "2026-10-01T09:00:00+00:00"
+WORDS = [
+    "use uv, not pip, to install packages",
+    "don't use pip here, install with uv",
+    "I said uv for installs, not pip",
+]
+
+
+def _episode(store: Store, eid: str, kind: str, text: str, at: str, session: str) -> None:
+    emb = get_embedder()
+    store.put_episodes([{
+        "id": eid, "kind": kind, "title": text[:60], "gist": text, "at": at, "session_id": session,
+        "space": emb.space, "embedding": to_blob(emb.encode([text])[0]),
+    }])
+
+
+def _lesson(store: Store, text: str, sources: list[str], created: str) -> str:
+    emb = get_embedder()
+    made = lessons.add_lesson(store, text, "correction", sources=sources, created=created,
+                              space=emb.space, embedding=to_blob(emb.encode([text])[0]))
+    return made["id"]
+
+
+def _history(store: Store, primed_sessions: int, held_sessions: int, primed_repeats: int, held_repeats: int) -> None:
+    """Day 0: the person corrects once and a lesson is learned. Later sessions: some primed,
+    some held out; a share of each repeats the correction (and sleep adds it to the lesson)."""
+    start = clock.parse(START)
+    _episode(store, "c0", "correction", WORDS[0], START, "s0")
+    lesson_id = _lesson(store, "Use uv, not pip, to install packages", ["c0"], clock.iso(start + timedelta(hours=1)))
+    sources = ["c0"]
+    n = 0
+    for group, count, repeated in (("p", primed_sessions, primed_repeats), ("h", held_sessions, held_repeats)):
+        for i in range(count):
+            n += 1
+            at = clock.iso(start + timedelta(days=1 + n % 20, minutes=n))
+            session = f"{group}{i}"
+            with store.write() as conn:
+                conn.execute(
+                    "INSERT INTO primes (at, session_id, agent, event, lesson_ids, held_out, query, chars) "
+                    "VALUES (?, ?, 'claude-code', 'prompt', ?, ?, 'install deps', 50)",
+                    (at, session, f'["{lesson_id}"]', int(group == "h")),
+                )
+            if i < repeated:
+                eid = f"c-{session}"
+                _episode(store, eid, "correction", WORDS[1 + i % 2], at, session)
+                sources.append(eid)
+    lessons.update_lesson(store, lesson_id, sources=sources, seen=len(sources))
+
+
+def test_priming_that_halves_repeats_is_reported_with_its_interval(store):
+    with clock.frozen("2026-10-25T00:00:00+00:00"):
+        _history(store, primed_sessions=40, held_sessions=40, primed_repeats=12, held_repeats=24)
+        result = measure(store, days=60)
+    pvh = result["primed_vs_held_out"]
+    assert pvh["primed"] == {"sessions": 40, "with_repeat": 12, "rate": 0.3}
+    assert pvh["held_out"] == {"sessions": 40, "with_repeat": 24, "rate": 0.6}
+    assert pvh["difference"] == -0.3
+    low, high = pvh["ci95"]
+    assert low < -0.3 < high < 0
+    assert "repeat less" in pvh["verdict"]
+    # every later correction repeated a lesson that already existed; the first did not
+    assert result["corrections"] == 37 and result["repeat_yourself_rate"] == round(36 / 37, 4)
+    assert result["themes"][0]["new_sources"] == 37
+
+
+def test_too_short_a_history_says_so(store):
+    with clock.frozen("2026-10-25T00:00:00+00:00"):
+        _history(store, primed_sessions=3, held_sessions=2, primed_repeats=1, held_repeats=2)
+        pvh = measure(store, days=60)["primed_vs_held_out"]
+    assert pvh["difference"] is None and pvh["ci95"] is None
+    assert pvh["verdict"].startswith("too little data to tell")
+
+
+def test_prediction_accuracy_counts_resolved_only(store):
+    with store.write() as conn:
+        for i, outcome in enumerate(["confirmed", "confirmed", "failed", None]):
+            conn.execute(
+                "INSERT INTO predictions (id, lesson_id, text, made, resolved, outcome) VALUES (?, 'l', 't', ?, ?, ?)",
+                (f"p{i}", START, START if outcome else None, outcome),
+            )
+    with clock.frozen("2026-10-02T00:00:00+00:00"):
+        pa = measure(store, days=30)["prediction_accuracy"]
+    assert pa == {"confirmed": 2, "failed": 1, "resolved": 3, "open": 1, "accuracy": round(2 / 3, 4)}
+
+
+def test_compare_remem_against_retrieve_similar_with_token_counts(store):
+    start = clock.parse(START)
+    noise = [f"ran the test suite for module {i} and it passed" for i in range(8)]
+    for i, text in enumerate(noise):
+        _episode(store, f"n{i}", "session", text, clock.iso(start + timedelta(minutes=i)), "sx")
+    _episode(store, "c0", "correction", WORDS[0], clock.iso(start + timedelta(hours=1)), "s0")
+    lesson_id = _lesson(store, "Use uv, not pip, to install packages", ["c0"], clock.iso(start + timedelta(hours=2)))
+    _episode(store, "c1", "correction", WORDS[1], clock.iso(start + timedelta(days=1)), "s1")
+    _episode(store, "c2", "correction", WORDS[2], clock.iso(start + timedelta(days=2)), "s2")
+    lessons.update_lesson(store, lesson_id, sources=["c0", "c1", "c2"])
+    result = compare(store, k=5)
+    by_id = {r["id"]: r for r in result["rows"]}
+    assert result["corrections"] == 3
+    assert by_id["c0"]["remem"] is False and by_id["c0"]["similar"] is False  # nothing known yet
+    assert by_id["c1"]["remem"] and by_id["c2"]["remem"]
+    # remem injects one short lesson; retrieve-similar injects k whole episodes
+    assert 0 < by_id["c2"]["remem_tokens"] < by_id["c2"]["similar_tokens"]
+    totals = result["totals"]
+    assert totals["remem_covered"] == 2
+    assert totals["remem_tokens"] < totals["similar_tokens"]
+
+
+def test_measure_and_compare_cli_json(cli):
+    import json
+
+    out = cli("measure", "--json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    for key in ("repeat_yourself_rate", "repeated_error_rate", "prediction_accuracy", "themes", "primed_vs_held_out"):
+        assert key in data
+    out = cli("compare", "--json")
+    assert out.exit_code == 0 and json.loads(out.stdout)["corrections"] == 0

@@ -1,0 +1,145 @@
+"""The proxy against a local server that answers like the OpenAI and Anthropic APIs,
+driven by the official `openai` and `anthropic` clients."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fake_llm_api import REPLY, FakeAPI, ServerThread
+
+LESSON = "Use uv, not pip, to install Python packages"
+QUESTION = "How should I install the requests package for this project?"
+
+
+@pytest.fixture
+def servers(home: Path):
+    from remem import config
+    from remem.engine import lessons
+    from remem.engine.embed import get_embedder, to_blob
+    from remem.engine.store import Store
+    from remem.proxy import create_app
+
+    home.mkdir(parents=True, exist_ok=True)
+    config.set_value("prime.holdout", False)
+    embedder = get_embedder()
+    with Store() as store:
+        lessons.add_lesson(store, LESSON, "correction", sources=["e1"], strength=1.5,
+                           space=embedder.space, embedding=to_blob(embedder.encode([LESSON])[0]))
+    fake = FakeAPI()
+    with ServerThread(fake.app) as upstream, \
+            ServerThread(create_app(upstream.url, timeout_s=1.5)) as proxy:
+        yield fake, proxy
+
+
+def _inbox_events(home: Path, wait: float = 5.0) -> list[str]:
+    deadline = time.time() + wait
+    while time.time() < deadline:
+        files = sorted((home / "inbox").glob("*.jsonl"))
+        if files:
+            return [line for f in files for line in f.read_text().splitlines() if line.strip()]
+        time.sleep(0.05)
+    return []
+
+
+def test_openai_client_gets_the_upstream_answer_and_the_lesson_reaches_the_system_prompt(servers, home):
+    import openai
+
+    fake, proxy = servers
+    client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="sk-test-key", max_retries=0)
+    answer = client.chat.completions.create(model="m", messages=[{"role": "user", "content": QUESTION}])
+    assert answer.choices[0].message.content == REPLY
+    sent = fake.received[-1]["messages"]
+    assert sent[0]["role"] == "system" and LESSON in sent[0]["content"]
+    assert sent[-1] == {"role": "user", "content": QUESTION}
+    assert fake.headers[-1]["authorization"] == "Bearer sk-test-key"
+    lines = _inbox_events(home)
+    assert any(REPLY in line for line in lines) and any(QUESTION in line for line in lines)
+
+
+def test_openai_stream_arrives_whole_and_is_recorded(servers, home):
+    import openai
+
+    fake, proxy = servers
+    client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="k", max_retries=0)
+    stream = client.chat.completions.create(model="m", stream=True,
+                                            messages=[{"role": "user", "content": QUESTION}])
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+    assert text == REPLY
+    assert any(REPLY in line for line in _inbox_events(home))
+
+
+def test_anthropic_client_plain_and_streamed(servers):
+    import anthropic
+
+    fake, proxy = servers
+    client = anthropic.Anthropic(base_url=proxy.url, api_key="ak-test", max_retries=0)
+    message = client.messages.create(model="m", max_tokens=50, system="You are terse.",
+                                     messages=[{"role": "user", "content": QUESTION}])
+    assert message.content[0].text == REPLY
+    system = fake.received[-1]["system"]
+    assert system.startswith("You are terse.") and LESSON in system
+    assert "ak-test" in (fake.headers[-1].get("x-api-key", "") + fake.headers[-1].get("authorization", ""))
+    with client.messages.stream(model="m", max_tokens=50,
+                                system=[{"type": "text", "text": "Blocks."}],
+                                messages=[{"role": "user", "content": QUESTION}]) as stream:
+        text = "".join(stream.text_stream)
+    assert text == REPLY
+    blocks = fake.received[-1]["system"]
+    assert blocks[0] == {"type": "text", "text": "Blocks."} and LESSON in blocks[-1]["text"]
+
+
+def test_memory_header_off_leaves_the_request_untouched(servers):
+    import openai
+
+    fake, proxy = servers
+    client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="k", max_retries=0,
+                           default_headers={"x-remem": "off"})
+    client.chat.completions.create(model="m", messages=[{"role": "user", "content": QUESTION}])
+    assert fake.received[-1]["messages"] == [{"role": "user", "content": QUESTION}]
+    assert "x-remem" not in fake.headers[-1]
+
+
+def test_upstream_errors_and_timeouts_reach_the_client_as_such(servers):
+    import openai
+
+    fake, proxy = servers
+    client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="k", max_retries=0)
+    msgs = [{"role": "user", "content": "hi"}]
+    with pytest.raises(openai.RateLimitError):
+        client.chat.completions.create(model="fail-429", messages=msgs)
+    with pytest.raises(openai.InternalServerError) as boom:
+        client.chat.completions.create(model="fail-500", messages=msgs)
+    assert boom.value.status_code == 500
+    with pytest.raises(openai.APIStatusError) as slow:
+        client.chat.completions.create(model="slow", messages=msgs)
+    assert slow.value.status_code == 504
+
+
+def test_other_paths_pass_through_untouched(servers):
+    import httpx2
+
+    fake, proxy = servers
+    reply = httpx2.get(proxy.url + "/v1/models", headers={"authorization": "Bearer z"})
+    assert reply.status_code == 200 and reply.json()["data"][0]["id"] == "m"
+    responses = httpx2.post(proxy.url + "/v1/responses", json={"model": "m", "input": QUESTION})
+    assert responses.json()["output"][0]["content"][0]["text"] == REPLY
+    assert LESSON in fake.received[-1]["instructions"]
+
+
+def test_recorded_exchange_becomes_episodes_on_ingest(servers, home):
+    import openai
+
+    from remem.engine import events
+    from remem.engine.store import Store
+
+    fake, proxy = servers
+    client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="k", max_retries=0)
+    client.chat.completions.create(model="m", messages=[{"role": "user", "content": QUESTION}])
+    assert _inbox_events(home)
+    with Store() as store:
+        events.ingest_inbox(store)
+        titles = [r["gist"] + r["title"] for r in store.rows("SELECT title, gist FROM episodes")]
+    assert any("install" in t for t in titles)
