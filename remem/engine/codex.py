@@ -19,7 +19,6 @@ messages (<environment_context>, AGENTS.md instructions, <turn_aborted> notes…
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
@@ -67,18 +66,17 @@ def find_rollouts(codex_home: Path | str | None = None) -> list[Path]:
     return found
 
 
-def _read_text(path: Path) -> str:
+def _read_bytes(path: Path) -> bytes:
     if path.name.endswith(".zst"):
         try:
             import zstandard
         except ImportError:
             raise SourceUnavailable(
-                f"{path}: zstd-compressed rollout skipped; `pip install zstandard` to read it"
+                "zstd-compressed rollout skipped; `pip install zstandard` to read it"
             ) from None
         with open(path, "rb") as fh:
-            reader = zstandard.ZstdDecompressor().stream_reader(fh)
-            return io.TextIOWrapper(reader, encoding="utf-8", errors="replace").read()
-    return path.read_text(encoding="utf-8", errors="replace")
+            return zstandard.ZstdDecompressor().stream_reader(fh).read()
+    return path.read_bytes()
 
 
 def _lines(text: str, session: Session) -> Iterator[dict[str, Any]]:
@@ -262,7 +260,8 @@ class _Builder:
 def parse_rollout(path: Path | str) -> Session:
     """One rollout file -> Session. Raises SourceUnavailable / OSError only for the file itself."""
     path = Path(path)
-    text = _read_text(path)
+    data = _read_bytes(path)
+    text = data.decode("utf-8", errors="replace")
     found = _UUID.findall(path.name)
     session = Session(id=found[-1] if found else path.name.split(".")[0], source="codex",
                       path=str(path))
@@ -317,6 +316,9 @@ def parse_rollout(path: Path | str) -> Session:
                 session.meta["compactions"] = session.meta.get("compactions", 0) + 1
         except (TypeError, AttributeError, ValueError):
             session.malformed_lines += 1  # a known type with an unexpected shape
+    if session.torn_tail:
+        # ingest records this size instead of the file's, so the file is read again next time
+        session.meta["complete_bytes"] = data.rfind(b"\n") + 1
     session.turns = builder.finish()
     session.cwd = cwds[0] if cwds else None
     if len(cwds) > 1:

@@ -1,0 +1,477 @@
+"""The open event format (docs/PROTOCOL.md §0): JSON lines any tool can write.
+
+Each line is one event: `{"v": 1, "at": …, "kind": …, "text": …}` plus optional fields.
+Events of kind note / correction / error / surprise / environment become one episode each;
+events of kind message are turns of a conversation, grouped by `session`, and go through
+the same detectors as a Claude Code transcript (ingest.ingest_session). A message turn is
+also kept as an episode of its own only when the event says `"keep": true`: most turns are
+chatter, and what matters in them is what the detectors find.
+
+Ingest is idempotent: an episode's id is the event's `id`, else a hash of (source, session,
+at, text), so a file read twice adds nothing. A file is embedded in one batch and written in
+one transaction. Bad lines are reported with their line number and a reason naming the
+field; the good lines of the same file are still ingested.
+
+Sources: `remem ingest --source events FILE…`, and the inbox folder $REMEM_HOME/inbox/
+(`ingest_inbox`): a file read without error moves to inbox/done/; a file with a bad line
+stays, with `<file>.errors.txt` beside it, until it is fixed (its good lines are in already).
+`append_to_inbox` is how other parts of remem (proxy, MCP) and other tools drop events in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from remem import config as config_mod
+from remem import paths
+from remem.engine import clock
+from remem.engine.session import Session, Turn
+from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_TITLE, Store, stable_id
+
+VERSION = 1
+EPISODE_EVENT_KINDS = ("note", "correction", "error", "surprise", "environment")
+KINDS = EPISODE_EVENT_KINDS + ("message",)
+ROLES = ("user", "assistant")
+MAX_TEXT = MAX_GIST  # an episode's text; longer material goes in detail
+MAX_MESSAGE_TEXT = MAX_DETAIL  # a conversation turn may be long (a pasted log, a long answer)
+MAX_ID = 128
+MAX_SHORT = 1000  # session, source, cwd, speaker
+MAX_TAGS = 32
+MAX_TAG = 64
+DEFAULT_SOURCE = "events"
+
+
+class EventError(ValueError):
+    """One event that does not follow the format; the message names the field."""
+
+
+# --------------------------------------------------------------------------- validation
+
+def _string(ev: dict[str, Any], key: str, limit: int) -> str | None:
+    value = ev.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise EventError(f"{key}: must be a string, not {type(value).__name__}")
+    if len(value) > limit:
+        raise EventError(f"{key}: {len(value):,} characters, over the {limit:,} cap")
+    return value
+
+
+def _number(ev: dict[str, Any], key: str, lo: float, hi: float) -> float | None:
+    value = ev.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise EventError(f"{key}: must be a number from {lo:g} to {hi:g}")
+    if not lo <= value <= hi:
+        raise EventError(f"{key}: {value} is outside {lo:g}..{hi:g}")
+    return float(value)
+
+
+def validate(ev: Any) -> dict[str, Any]:
+    """One event -> its normalised form (at in remem's ISO form, defaults filled), or EventError."""
+    if not isinstance(ev, dict):
+        raise EventError("an event must be a JSON object")
+    v = ev.get("v", VERSION)
+    if isinstance(v, bool) or v != VERSION:
+        raise EventError(f"v: unsupported version {v!r}; this remem reads v{VERSION}")
+    kind = ev.get("kind")
+    if kind is None:
+        raise EventError(f"kind: missing; use one of {', '.join(KINDS)}")
+    if kind not in KINDS:
+        raise EventError(f"kind: unknown {kind!r}; use one of {', '.join(KINDS)}")
+    raw_at = ev.get("at")
+    if raw_at is None:
+        raise EventError("at: missing; give the time as ISO 8601, e.g. 2026-11-29T10:00:00Z")
+    if not isinstance(raw_at, str):
+        raise EventError("at: must be an ISO 8601 string, e.g. 2026-11-29T10:00:00Z")
+    try:
+        at = clock.iso(clock.parse(raw_at.strip()))
+    except (ValueError, OverflowError):
+        raise EventError(f"at: not an ISO 8601 time: {raw_at[:40]!r}") from None
+    text = _string(ev, "text", MAX_MESSAGE_TEXT)
+    if text is not None and kind != "message" and len(text) > MAX_TEXT:
+        raise EventError(f"text: {len(text):,} characters, over the {MAX_TEXT:,} cap; "
+                         "put the long part in detail")
+    title = _string(ev, "title", MAX_TITLE)
+    detail = _string(ev, "detail", MAX_DETAIL)
+    if not (text or "").strip() and not (title or "").strip():
+        raise EventError("text: missing or empty; give text, or a title (with optional detail)")
+    out: dict[str, Any] = {"v": VERSION, "at": at, "kind": kind, "text": text, "title": title,
+                           "detail": detail}
+    event_id = _string(ev, "id", MAX_ID)
+    if event_id is not None and not event_id.strip():
+        raise EventError("id: must not be empty")
+    out["id"] = event_id
+    for key in ("session", "source", "cwd", "speaker"):
+        out[key] = _string(ev, key, MAX_SHORT)
+    tags = ev.get("tags")
+    if tags is None:
+        tags = []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise EventError("tags: must be a list of strings")
+    if len(tags) > MAX_TAGS or any(len(t) > MAX_TAG for t in tags):
+        raise EventError(f"tags: at most {MAX_TAGS} tags of at most {MAX_TAG} characters")
+    out["tags"] = [t for t in tags if t.strip()]
+    out["importance"] = _number(ev, "importance", 0.0, 1.0)
+    out["valence"] = _number(ev, "valence", -1.0, 1.0)
+    out["arousal"] = _number(ev, "arousal", 0.0, 1.0)
+    ttl = ev.get("ttl")
+    if ttl is not None:
+        if isinstance(ttl, bool) or not isinstance(ttl, (str, int, float)):
+            raise EventError("ttl: must be a duration like 30s, 10m, 2h, 7d (or seconds)")
+        try:
+            seconds = clock.parse_duration(str(ttl))
+        except ValueError:
+            raise EventError(f"ttl: not a duration: {str(ttl)[:20]!r} (use 30s, 10m, 2h, 7d)") from None
+        if seconds <= 0:
+            raise EventError("ttl: must be positive")
+        out["ttl"] = seconds
+    else:
+        out["ttl"] = None
+    role = ev.get("role")
+    if role is not None and role not in ROLES:
+        raise EventError(f"role: must be one of {', '.join(ROLES)}, not {str(role)[:20]!r}")
+    out["role"] = role
+    keep = ev.get("keep", False)
+    if not isinstance(keep, bool):
+        raise EventError("keep: must be true or false")
+    out["keep"] = keep
+    if kind == "message":
+        if role is None:
+            raise EventError("role: kind message needs role user or assistant")
+        if not out["session"]:
+            raise EventError("session: kind message needs a session id to join its turns")
+        if not (text or "").strip():
+            raise EventError("text: kind message needs the turn's text")
+    return out
+
+
+def parse_event_lines(lines: Iterable[str]) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
+    """Lines of a JSONL file -> (valid events, [(line number, reason)]). Blank lines are fine."""
+    events: list[dict[str, Any]] = []
+    errors: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except ValueError as exc:
+            errors.append((number, f"not JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        try:
+            events.append(validate(raw))
+        except EventError as exc:
+            errors.append((number, str(exc)))
+    return events, errors
+
+
+# --------------------------------------------------------------------------- episodes
+
+def episode_id(ev: dict[str, Any]) -> str:
+    """The event's own id, else a hash of what identifies it: re-reading adds nothing."""
+    if ev.get("id"):
+        return str(ev["id"])
+    body = ev.get("text") or f"{ev.get('title') or ''}\n{ev.get('detail') or ''}"
+    return stable_id("event", ev.get("source") or DEFAULT_SOURCE, ev.get("session") or "",
+                     ev["at"], ev["kind"], body)
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _episode_fields(ev: dict[str, Any], kind: str, tags: list[str]) -> dict[str, Any]:
+    """Title, gist, detail and the text the vector is made from (without lifecycle fields)."""
+    text = (ev.get("text") or "").strip()
+    detail = ev.get("detail") or ""
+    who = ev.get("speaker") or (ev.get("role") if ev["kind"] == "message" else None)
+    if ev.get("title"):
+        title = ev["title"].strip()
+    else:
+        line = _first_line(text)[:120]
+        title = f"{who}: {line}" if who else line
+    gist = text or detail
+    if not text and len(detail) <= MAX_GIST:
+        detail = ""  # the detail is the gist already; don't keep it twice
+    # A correction is embedded from the person's words alone; everything else with its title.
+    embed_text = gist if kind == "correction" and gist else f"{title}\n{gist}".strip()
+    return {"id": episode_id(ev), "kind": kind, "title": title, "gist": gist, "detail": detail,
+            "tags": tags, "_embed": embed_text}
+
+
+def _existing(store: Store, ids: list[str]) -> set[str]:
+    found: set[str] = set()
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        marks = ",".join("?" for _ in chunk)
+        found.update(r["id"] for r in store.rows(f"SELECT id FROM episodes WHERE id IN ({marks})", chunk))
+    return found
+
+
+def _lifecycle(ev: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any]:
+    from remem.engine.memories import creation_fields
+
+    ttl = ev.get("ttl")
+    return creation_fields(
+        memory_type="short_term" if ttl else "long_term", ttl_s=ttl,
+        importance=0.5 if ev.get("importance") is None else ev["importance"],
+        valence=ev.get("valence") or 0.0, arousal=ev.get("arousal") or 0.0, cfg=cfg,
+    )
+
+
+def store_events(store: Store, events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Episodes for validated events (non-message, and messages marked keep): {added, by_kind}.
+
+    One embedding batch and one write transaction for the whole list; ids already stored are
+    skipped before embedding, so a re-read costs one query.
+    """
+    wanted: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    seen: set[str] = set()
+    for ev in events:
+        if ev["kind"] == "message":
+            if not ev.get("keep"):
+                continue
+            fields = _episode_fields(ev, "note", list(ev["tags"]) + ["message", f"role:{ev['role']}"])
+        else:
+            fields = _episode_fields(ev, ev["kind"], list(ev["tags"]))
+        if fields["id"] in seen:
+            continue
+        seen.add(fields["id"])
+        wanted.append((ev, fields))
+    have = _existing(store, [f["id"] for _, f in wanted]) if wanted else set()
+    wanted = [(ev, f) for ev, f in wanted if f["id"] not in have]
+    if not wanted:
+        return {"added": 0, "by_kind": {}}
+    from remem.engine.embed import get_embedder, to_blob
+
+    cfg = config_mod.load()
+    embedder = get_embedder()
+    vectors = embedder.encode([f["_embed"] for _, f in wanted])
+    stamp = clock.iso()
+    episodes = []
+    for (ev, fields), vector in zip(wanted, vectors):
+        fields.pop("_embed")
+        episodes.append({
+            **fields, **_lifecycle(ev, cfg),
+            "session_id": ev.get("session"), "source": ev.get("source") or DEFAULT_SOURCE,
+            "cwd": ev.get("cwd"), "at": ev["at"], "created": stamp, "last_touched": ev["at"],
+            "space": embedder.space, "embedding": to_blob(vector),
+        })
+    # Connections to older memories are found by sleep's discover pass, not one by one here:
+    # a file of thousands of events must stay a single batch.
+    added = store.put_episodes(episodes)
+    by_kind: dict[str, int] = {}
+    for ep in episodes:
+        by_kind[ep["kind"]] = by_kind.get(ep["kind"], 0) + 1
+    return {"added": added, "by_kind": by_kind}
+
+
+def message_sessions(events: list[dict[str, Any]], origin: str | None = None) -> list[Session]:
+    """kind=message events -> one Session per `session`, turns in time order (file order on ties)."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for ev in events:
+        if ev["kind"] == "message":
+            grouped.setdefault(ev["session"], []).append(ev)
+    sessions = []
+    for sid, evs in grouped.items():
+        evs = sorted(evs, key=lambda e: e["at"])  # stable: file order kept for equal times
+        turns = [Turn(role=e["role"], text=e["text"], at=e["at"], uuid=e.get("id")) for e in evs]
+        speakers = {e["role"]: e["speaker"] for e in evs if e.get("speaker")}
+        sources = {e.get("source") or DEFAULT_SOURCE for e in evs}
+        sessions.append(Session(
+            id=sid, source="events",
+            path=f"{origin}#{sid}" if origin else f"events#{sid}",
+            cwd=next((e["cwd"] for e in evs if e.get("cwd")), None),
+            started=turns[0].at, ended=turns[-1].at, turns=turns,
+            meta={"speakers": speakers, "event_source": sorted(sources)[0]},
+        ))
+    return sessions
+
+
+def ingest_events(store: Store, events: list[dict[str, Any]], *, origin: str | None = None) -> dict[str, Any]:
+    """Validated events -> episodes and detector-read sessions. Returns a partial summary."""
+    stored = store_events(store, events)
+    added, by_kind = stored["added"], dict(stored["by_kind"])
+    sessions = message_sessions(events, origin)
+    errors: list[str] = []
+    for session in sessions:
+        from remem.engine import ingest
+
+        try:
+            result = ingest.ingest_session(store, session)
+        except (ValueError, OSError) as exc:
+            errors.append(f"session {session.id}: {exc}")
+            continue
+        added += int(result.get("added", 0))
+        for kind, n in (result.get("by_kind") or {}).items():
+            by_kind[kind] = by_kind.get(kind, 0) + int(n)
+    return {"events": len(events), "episodes": added, "sessions": len(sessions),
+            "by_kind": by_kind, "errors": errors}
+
+
+def ingest_events_file(store: Store, path: Path | str) -> dict[str, Any]:
+    """One events file -> summary {files, events, episodes, sessions, errors, malformed_lines}."""
+    path = Path(path)
+    summary: dict[str, Any] = {"files": 1, "events": 0, "episodes": 0, "sessions": 0,
+                               "by_kind": {}, "errors": [], "malformed_lines": 0}
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        summary["errors"].append(f"{path}: cannot read ({exc.strerror or exc})")
+        return summary
+    events, bad = parse_event_lines(text.splitlines())
+    summary["malformed_lines"] = len(bad)
+    summary["errors"].extend(f"{path}:{line}: {reason}" for line, reason in bad)
+    result = ingest_events(store, events, origin=str(path))
+    summary["events"] = result["events"]
+    summary["episodes"] = result["episodes"]
+    summary["sessions"] = result["sessions"]
+    summary["by_kind"] = result["by_kind"]
+    summary["errors"].extend(result["errors"])
+    return summary
+
+
+# --------------------------------------------------------------------------- the inbox
+
+def _report_path(path: Path) -> Path:
+    return path.with_name(path.name + ".errors.txt")
+
+
+def _signature(path: Path) -> str:
+    st = path.stat()
+    return f"size={st.st_size} mtime_ns={st.st_mtime_ns}"
+
+
+def _already_reported(path: Path) -> bool:
+    """The file was read as it is now and its errors reported: wait for it to be fixed."""
+    report = _report_path(path)
+    try:
+        first = report.read_text(encoding="utf-8").splitlines()[0]
+        return first.endswith(_signature(path))
+    except (OSError, IndexError):
+        return False
+
+
+def _write_report(path: Path, signature: str, errors: list[str]) -> None:
+    lines = [f"# remem read {path.name} {signature}",
+             "# Fix or delete the lines below, then run `remem ingest` again; the good lines",
+             "# are stored already and will not be added twice.", *errors]
+    _atomic_write(_report_path(path), "\n".join(lines) + "\n")
+
+
+def _move_done(path: Path) -> None:
+    done = path.parent / "done"
+    done.mkdir(parents=True, exist_ok=True)
+    target = done / path.name
+    n = 1
+    while target.exists():
+        target = done / f"{path.stem}-{n}{path.suffix}"
+        n += 1
+    try:
+        os.replace(path, target)
+    except FileNotFoundError:
+        pass  # another ingest moved it first
+    try:
+        _report_path(path).unlink()
+    except FileNotFoundError:
+        pass
+
+
+def ingest_inbox(store: Store, inbox: Path | None = None) -> dict[str, Any]:
+    """Every $REMEM_HOME/inbox/*.jsonl: ingested once, then moved to done/ (or kept with a report)."""
+    inbox = inbox or paths.inbox_dir()
+    summary: dict[str, Any] = {"files": 0, "events": 0, "episodes": 0, "sessions": 0,
+                               "by_kind": {}, "errors": [], "malformed_lines": 0, "moved": 0,
+                               "waiting": 0}
+    if not inbox.is_dir():
+        return summary
+    for path in sorted(p for p in inbox.glob("*.jsonl") if p.is_file()):
+        try:
+            if _already_reported(path):
+                summary["waiting"] += 1
+                continue
+            signature = _signature(path)
+        except OSError:
+            continue  # moved away by a concurrent ingest
+        result = ingest_events_file(store, path)
+        for key in ("files", "events", "episodes", "sessions", "malformed_lines"):
+            summary[key] += result[key]
+        summary["errors"].extend(result["errors"])
+        for kind, n in result["by_kind"].items():
+            summary["by_kind"][kind] = summary["by_kind"].get(kind, 0) + n
+        if result["errors"]:
+            _write_report(path, signature, result["errors"])
+        else:
+            _move_done(path)
+            summary["moved"] += 1
+    return summary
+
+
+# --------------------------------------------------------------------------- writing
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def append_to_inbox(events: list[dict[str, Any]], name: str | None = None) -> Path:
+    """Write events as a new inbox file, atomically (a reader never sees half a file).
+
+    `v` and `at` are filled in when missing; every event is validated first, so a bad one
+    raises ValueError naming the event and field and nothing is written.
+    """
+    lines = []
+    for i, ev in enumerate(events):
+        if not isinstance(ev, dict):
+            raise ValueError(f"event {i}: an event must be a dict")
+        full = {"v": VERSION, "at": clock.iso(), **ev}
+        try:
+            validate(full)
+        except EventError as exc:
+            raise ValueError(f"event {i}: {exc}") from None
+        lines.append(json.dumps(full, ensure_ascii=False, separators=(",", ":")))
+    inbox = paths.inbox_dir()
+    inbox.mkdir(parents=True, exist_ok=True)
+    from remem.engine.store import new_id
+
+    stem = _SAFE_NAME.sub("-", name).strip(".-") if name else ""
+    if stem.endswith(".jsonl"):
+        stem = stem[: -len(".jsonl")]
+    stem = stem or f"{clock.now().strftime('%Y%m%dT%H%M%S%fZ')}-{new_id()[:8]}"
+    tmp = inbox / f".{stem}.{os.getpid()}.{new_id()[:6]}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + ("\n" if lines else ""))
+        fh.flush()
+        os.fsync(fh.fileno())
+    # os.link never replaces an existing file, unlike rename: a file not yet read is never lost
+    target = inbox / f"{stem}.jsonl"
+    try:
+        while True:
+            try:
+                os.link(tmp, target)
+                return target
+            except FileExistsError:
+                target = inbox / f"{stem}-{new_id()[:6]}.jsonl"
+            except OSError:  # a filesystem without hard links: rename to a fresh name
+                if target.exists():
+                    target = inbox / f"{stem}-{new_id()[:6]}.jsonl"
+                os.replace(tmp, target)
+                return target
+    finally:
+        tmp.unlink(missing_ok=True)
