@@ -1,0 +1,206 @@
+"""forget, promote, connect, graph, list, tasks: a memory's life and its connections."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from remem.commands._out import emit_json, open_store, short, table
+
+
+def _flags(row: dict) -> str:
+    marks = []
+    if row.get("archived"):
+        marks.append("archived")
+    if row.get("flashbulb_until"):
+        marks.append("flashbulb")
+    if row.get("expires_at"):
+        marks.append(f"expires {str(row['expires_at'])[5:16].replace('T', ' ')}")
+    return ", ".join(marks)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def forget(
+        memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id (or a unique prefix)."),
+        hard: bool = typer.Option(False, "--hard", help="Delete it everywhere instead of archiving."),
+        undo: bool = typer.Option(False, "--undo", help="Bring an archived memory back."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Archive a memory (hidden from recall, kept), or delete it everywhere with --hard.
+
+        Example: remem forget 3f9a2c --hard
+        """
+        from remem.engine import lifecycle
+
+        if hard and undo:
+            raise ValueError("--hard and --undo cannot go together; a hard delete cannot be undone")
+        with open_store() as store:
+            if undo:
+                result = lifecycle.restore(store, memory_id)
+                message = f"restored {result['id']}"
+            else:
+                result = lifecycle.forget(store, memory_id, hard=hard)
+                message = (f"deleted {result['id']} everywhere" if hard
+                           else f"archived {result['id']} (remem forget {result['id']} --undo brings it back)")
+        if json_out:
+            emit_json(result)
+        else:
+            print(message)
+
+    @app.command()
+    def promote(
+        memory_id: str = typer.Argument(..., metavar="ID", help="The memory's id (or a unique prefix)."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Make a short-term memory long-term (it no longer expires).
+
+        Example: remem promote 3f9a2c
+        """
+        from remem.engine import lifecycle
+
+        with open_store() as store:
+            memory = lifecycle.promote(store, memory_id)
+        if json_out:
+            emit_json(memory)
+        else:
+            print(f"{memory['id']} is long-term")
+
+    @app.command()
+    def connect(
+        a: str = typer.Argument(..., metavar="A", help="From this memory (id or prefix)."),
+        b: str = typer.Argument(..., metavar="B", help="To this memory (id or prefix)."),
+        kind: str = typer.Option(..., "--type", help="related_to, caused_by, part_of, references, "
+                                 "contradicts, supports, similar_to or derived_from."),
+        weight: float = typer.Option(1.0, "--weight", help="How strong the connection is."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Connect two memories with a typed edge (an existing edge is kept, never doubled).
+
+        Example: remem connect 3f9a2c 81d0e4 --type caused_by
+        """
+        from remem.engine import graph
+
+        with open_store() as store:
+            edge = graph.connect(store, a, b, kind, weight=weight)
+        if json_out:
+            emit_json(edge)
+        else:
+            state = "connected" if edge["new"] else "already connected"
+            print(f"{state}: {edge['src']} -{edge['type']}-> {edge['dst']}")
+
+    @app.command("graph")
+    def graph_cmd(
+        memory_id: str = typer.Argument(..., metavar="ID", help="Start from this memory."),
+        depth: int = typer.Option(1, "--depth", help="How many steps out (1-10)."),
+        kind: List[str] = typer.Option([], "--type", help="Only walk edges of this type (repeatable)."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON: a list of levels."),
+    ) -> None:
+        """The memories connected to one, level by level (breadth-first).
+
+        Example: remem graph 3f9a2c --depth 2 --type caused_by
+        """
+        from remem.engine import graph
+
+        with open_store() as store:
+            levels = graph.traverse(store, memory_id, depth=depth, types=kind or None)
+        if json_out:
+            emit_json(levels)
+            return
+        root = levels[0][0]
+        print(f"{root['id']}  {short(root['title'])}")
+        if len(levels) == 1:
+            print("no connections; `remem connect A B --type T` adds one")
+            return
+        rows = []
+        for d, level in enumerate(levels[1:], start=1):
+            for node in level:
+                via = node["via"]
+                arrow = f"<-{via['type']}-" if via["direction"] == "in" else f"-{via['type']}->"
+                rows.append((d, f"{via['from'][:10]} {arrow}", node["id"][:10], f"{via['weight']:.2f}",
+                             short(node["title"], 60), _flags(node)))
+        table(None, ["depth", "via", "id", "weight", "memory", ""], rows)
+
+    @app.command("list")
+    def list_cmd(
+        tag: List[str] = typer.Option([], "--tag", "-t", help="Has this tag (repeatable: any of them)."),
+        all_tags: bool = typer.Option(False, "--all-tags", help="Must have every --tag given."),
+        since: Optional[str] = typer.Option(None, "--since", help="From this time: 2026-11-01 or 7d (ago)."),
+        until: Optional[str] = typer.Option(None, "--until", help="Up to this time: 2026-11-20 or 1d (ago)."),
+        field: str = typer.Option("created", "--field", help="Time field for --since/--until and order: "
+                                  "created, last_touched or at."),
+        memory_type: Optional[str] = typer.Option(None, "--type", help="short_term or long_term."),
+        archived: bool = typer.Option(False, "--archived", help="Archived memories instead of live ones."),
+        kind: Optional[str] = typer.Option(None, "--kind", help="session, error, correction, surprise, "
+                                           "environment or note."),
+        limit: int = typer.Option(50, "--limit", help="At most this many."),
+        offset: int = typer.Option(0, "--offset", help="Skip this many (paging)."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON rows (every column but the vector)."),
+    ) -> None:
+        """Memories newest first, filtered by tags, time window, type, kind or archive.
+
+        Example: remem list --tag python --since 7d --type short_term
+        """
+        from remem.engine import lifecycle
+
+        if limit < 1:
+            raise ValueError("--limit must be at least 1")
+        with open_store() as store:
+            rows = lifecycle.list_memories(
+                store, tags=tag, all_tags=all_tags, since=since, until=until, field=field,
+                memory_type=memory_type, archived=archived, kind=kind, limit=limit, offset=offset,
+            )
+        if json_out:
+            emit_json(rows)
+            return
+        if not rows:
+            print("no memories match" + ("" if archived else "; `remem list --archived` shows archived ones"))
+            return
+        table(None, ["id", "kind", "type", "imp", "hp", "str", "v/a", field[:7], "memory"],
+              [(r["id"][:8], r["kind"], r["memory_type"][:5], f"{r['importance']:.2f}",
+                f"{r['health']:.0f}", f"{r['strength']:.2f}", f"{r['valence']:+.1f}/{r['arousal']:.1f}",
+                str(r[field] or "")[5:10],
+                short(r["title"], 40) + "".join(f" #{t}" for t in r["tags"])
+                + (f" ({_flags(r)})" if _flags(r) else ""))
+               for r in rows])
+
+    @app.command()
+    def tasks(
+        run: bool = typer.Option(False, "--run", help="Run the tasks that are due."),
+        force: bool = typer.Option(False, "--force", help="With --run: run every enabled task now."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """The lifecycle tasks: when each last ran and is next due; --run runs what is due.
+
+        Example: remem tasks --run
+        """
+        from remem.engine import lifecycle
+
+        with open_store() as store:
+            report = lifecycle.run_due_tasks(store, force=force) if (run or force) else None
+            status = lifecycle.task_status(store)
+        if json_out:
+            emit_json({"ran": report, "tasks": status} if report is not None else {"tasks": status})
+            return
+        if report is not None:
+            for name, item in report.items():
+                if item["ran"]:
+                    result = item["result"]
+                    detail = ", ".join(f"{k} {v}" for k, v in result.items()) if isinstance(result, dict) else str(result)
+                    print(f"ran {name}: {detail}")
+        table(None, ["task", "every", "last run", "next", "due"],
+              [(s["name"], _every(s["interval_s"]), (s["last_run"] or "never")[:16].replace("T", " "),
+                (s["next_run"] or "off")[:16].replace("T", " "), "yes" if s["due"] else "")
+               for s in status])
+        if report is None:
+            print("`remem tasks --run` runs what is due (consolidate runs in `remem sleep`).")
+
+
+def _every(seconds: float) -> str:
+    if seconds <= 0:
+        return "off"
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"

@@ -1,0 +1,236 @@
+"""share export|receive|sync|keys|trust|peers|candidates|accept|reject|revoke."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import typer
+
+from remem.commands._out import emit_json, open_store, short, table
+
+FOLDER_HELP = "The sync folder (default: config share.folder)."
+
+
+def _problems(title: str, items: list[dict[str, Any]]) -> None:
+    if items:
+        table(title, ["file", "reason"], [(p["path"], p["reason"]) for p in items])
+
+
+def _print_receive(rec: dict[str, Any]) -> None:
+    for item in rec["quarantined"]:
+        print(f"quarantined {item['id']} from {item['origin']}: {'; '.join(item['reasons'])}")
+    _problems("rejected", rec["rejected"])
+    if rec["incomplete"]:
+        print(f"{len(rec['incomplete'])} file(s) incomplete (half-synced?); read again next time")
+    for item in rec["activated"]:
+        print(f"activated {item['id']}: {item['why']}")
+    for item in rec["revoked"]:
+        print(f"revoked {item['id']} (by {item['by']})")
+    waiting = len(rec["received"])
+    if waiting:
+        print(f"{waiting} new candidate(s): `remem share candidates` to review")
+
+
+def register(app: typer.Typer) -> None:
+    share_app = typer.Typer(
+        help="Share lessons with your other machines or a team through a sync folder, signed.\n\n"
+        "Example: remem config set share.folder ~/Sync/remem && remem share sync",
+        no_args_is_help=True,
+    )
+    app.add_typer(share_app, name="share")
+
+    @share_app.command("keys")
+    def keys(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """This memory's origin id and public key (made on first use).
+
+        Example: remem share keys
+        """
+        from remem.engine import share
+
+        info = share.keys()
+        if json_out:
+            emit_json(info)
+            return
+        print(f"origin:     {info['origin']}")
+        print(f"public key: {info['key_pub_line']}")
+        print(f"identity:   {info['identity_dir']} (private key file mode 0600)")
+
+    @share_app.command("export")
+    def export(folder: Optional[str] = typer.Option(None, "--folder", help=FOLDER_HELP),
+               json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Write your shareable lessons (signed) into the folder.
+
+        Example: remem share export --folder ~/Sync/remem
+        """
+        from remem.engine import share
+
+        root = share.resolve_folder(folder)
+        with open_store() as store:
+            rep = share.export_lessons(store, root)
+        if json_out:
+            emit_json(rep)
+            return
+        for item in rep["withheld"]:
+            print(f"withheld {item['id']}: {'; '.join(item['reasons'])}")
+        print(f"exported {len(rep['exported'])}, unchanged {rep['unchanged']}, removed "
+              f"{len(rep['removed'])}, withheld {len(rep['withheld'])} -> {rep['folder']}/{rep['origin']}")
+
+    @share_app.command("receive")
+    def receive(folder: Optional[str] = typer.Option(None, "--folder", help=FOLDER_HELP),
+                json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Read other memories' lessons: verify, check, keep as candidates.
+
+        Example: remem share receive --json
+        """
+        from remem.engine import share
+
+        root = share.resolve_folder(folder)
+        with open_store() as store:
+            rep = share.receive(store, root)
+        if json_out:
+            emit_json(rep)
+            return
+        _print_receive(rep)
+        print(f"received {len(rep['received'])}, quarantined {len(rep['quarantined'])}, rejected "
+              f"{len(rep['rejected'])}, activated {len(rep['activated'])}, revoked {len(rep['revoked'])} "
+              f"from {len(rep['origins_seen'])} origin(s)")
+
+    @share_app.command("sync")
+    def sync(folder: Optional[str] = typer.Option(None, "--folder", help=FOLDER_HELP),
+             json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Export, receive, confirm and apply revocations; safe to run any time (cron).
+
+        Example: remem share sync --folder ~/Dropbox/remem
+        """
+        from remem.engine import share
+
+        with open_store() as store:
+            out = share.sync(store, folder)
+        if json_out:
+            emit_json(out)
+            return
+        _print_receive(out["receive"])
+        s = out["summary"]
+        print(f"{out['folder']} as {out['origin']}: exported {s['exported']} (withheld {s['withheld']}), "
+              f"received {s['received']}, quarantined {s['quarantined']}, rejected {s['rejected']}, "
+              f"activated {s['activated']}, confirmed yours {s['confirmed_ours']}, revoked {s['revoked']}")
+
+    @share_app.command("trust")
+    def trust(origin: str = typer.Argument(..., help="An origin id (16 hex digits, or a unique prefix)."),
+              off: bool = typer.Option(False, "--off", help="Stop trusting it."),
+              forget: bool = typer.Option(False, "--forget", help="Forget its pinned key (after a genuine key change)."),
+              json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Trust an origin: its lessons can then be activated by corroboration.
+
+        Example: remem share trust 3f9a0c1d2e4b5a69
+        """
+        from remem.engine import share
+
+        with open_store() as store:
+            rep = share.forget_peer(store, origin) if forget else share.trust(store, origin, not off)
+        if json_out:
+            emit_json(rep)
+            return
+        if forget:
+            print(f"forgot {rep['origin']}; its next key.pub is pinned afresh (untrusted)")
+            return
+        print(f"{rep['origin']} {'trusted' if rep['trusted'] else 'no longer trusted'}")
+        for item in rep["activated"]:
+            print(f"activated {item['id']}: {item['why']}")
+
+    @share_app.command("peers")
+    def peers(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Every origin seen in the folder, whether you trust it, and its lessons here.
+
+        Example: remem share peers
+        """
+        from remem.engine import share
+
+        with open_store() as store:
+            rows = share.peers(store)
+        if json_out:
+            emit_json(rows)
+            return
+        table("peers", ["origin", "trusted", "first seen", "lessons", "vouched for"],
+              [(p["origin"], "yes" if p["trusted"] else "no", p["first_seen"][:19],
+                ", ".join(f"{k} {v}" for k, v in p["lessons"].items()) or "-", p["vouched_for"]) for p in rows])
+
+    @share_app.command("candidates")
+    def candidates(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Received lessons waiting for you: origin, checks, corroboration.
+
+        Example: remem share candidates --json
+        """
+        from remem.engine import share
+
+        with open_store() as store:
+            rows = share.candidates(store)
+        if json_out:
+            emit_json(rows)
+            return
+        if not rows:
+            print("no candidates")
+            return
+        table("candidates", ["id", "status", "from", "trusted", "lesson", "checks / corroboration"], [
+            (r["id"], r["status"], r["origin"], "yes" if r["origin_trusted"] else "no", short(r["text"], 60),
+             "; ".join(r["safety"]["reasons"]) if r["status"] == "quarantined" else
+             f"{len(r['corroboration']['trusted_origins'])} trusted origin(s)"
+             + (f", closest yours {r['corroboration']['closest_own']['cosine']:.2f}"
+                if r["corroboration"]["closest_own"] else ""))
+            for r in rows])
+        print("accept: remem share accept ID   reject: remem share reject ID   trust: remem share trust ORIGIN")
+
+    @share_app.command("accept")
+    def accept(lesson_id: str = typer.Argument(..., help="A candidate's id."),
+               force: bool = typer.Option(False, "--force", help="Accept a quarantined lesson too."),
+               folder: Optional[str] = typer.Option(None, "--folder", help=FOLDER_HELP),
+               json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Make a received lesson active (a confirmation goes back to its author).
+
+        Example: remem share accept 1a2b3c4d5e6f
+        """
+        from remem import config
+        from remem.engine import share
+
+        root = folder or (config.get("share.folder") or None)
+        with open_store() as store:
+            done = share.accept(store, lesson_id, force=force,
+                                folder=share.resolve_folder(root) if root else None)
+        if json_out:
+            emit_json(done)
+            return
+        print(f"accepted {done['id']}: {short(done['text'])}")
+
+    @share_app.command("reject")
+    def reject(lesson_id: str = typer.Argument(..., help="A received lesson's id."),
+               json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Refuse a received lesson; the same lesson never comes back.
+
+        Example: remem share reject 1a2b3c4d5e6f
+        """
+        from remem.engine import share
+
+        with open_store() as store:
+            done = share.reject(store, lesson_id)
+        if json_out:
+            emit_json(done)
+            return
+        print(f"rejected {done['id']}: {short(done['text'])}")
+
+    @share_app.command("revoke")
+    def revoke(lesson_id: str = typer.Argument(..., help="One of your lessons' id."),
+               folder: Optional[str] = typer.Option(None, "--folder", help=FOLDER_HELP),
+               json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Withdraw one of your lessons everywhere (a signed revocation).
+
+        Example: remem share revoke 1a2b3c4d5e6f
+        """
+        from remem.engine import share
+
+        root = share.resolve_folder(folder)
+        with open_store() as store:
+            done = share.revoke(store, lesson_id, root)
+        if json_out:
+            emit_json(done)
+            return
+        print(f"revoked {done['id']}; receivers retire it on their next sync ({done['revocation']})")
