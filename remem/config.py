@@ -26,7 +26,19 @@ DEFAULTS: dict[str, Any] = {
         "w_strength": 0.15,
         "recency_half_life_days": 30.0,
         # Blend of semantic and keyword evidence inside relevance (see docs/RECALL.md).
-        "semantic_weight": 0.5,
+        "semantic_weight": 0.33,
+        # Share of relevance given to closeness to a date the query names ("on 3 June, 2025").
+        "date_weight": 0.29,
+        "date_half_life_days": 7.0,
+        # FTS5 BM25 column weights for episodes (title, gist, detail = surrounding context).
+        "bm25_title": 1.0,
+        "bm25_gist": 1.0,
+        "bm25_detail": 0.3,
+        # Candidate pool per evidence (best by cosine, by BM25), plus the most recent ones.
+        "candidates": 300,
+        "recent_candidates": 50,
+        # Active lessons compete with episodes in recall results (type "lesson").
+        "include_lessons": True,
         "touch_strength": 0.1,
         "touch_health": 10.0,
     },
