@@ -1,0 +1,185 @@
+"""Codex CLI rollouts: real shapes written for the project parse into the expected sessions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from remem.engine import codex, detect
+
+FIXTURES = Path(__file__).parent / "fixtures" / "codex"
+MODERN = "0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b"
+OLDER = "5f3e2d1c-0b9a-4877-a665-544332211000"
+EVENTS_ONLY = "77aa88bb-99cc-4ddd-8eee-ff0011223344"
+LEGACY = "11112222-3333-4444-5555-666677778888"
+
+
+@pytest.fixture
+def codex_home(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    target = tmp_path / "user" / ".codex"
+    shutil.copytree(FIXTURES, target)
+    monkeypatch.setenv("CODEX_HOME", str(target))
+    return target
+
+
+def _by_id(home: Path) -> dict[str, Path]:
+    return {codex.parse_rollout(p).id: p for p in codex.find_rollouts(home)}
+
+
+def test_find_rollouts_lists_sessions_and_archive(codex_home: Path) -> None:
+    found = codex.find_rollouts()
+    assert len(found) == 4
+    assert any("archived_sessions" in str(p) for p in found)
+    assert set(_by_id(codex_home)) == {MODERN, OLDER, EVENTS_ONLY, LEGACY}
+
+
+def test_modern_rollout(codex_home: Path) -> None:
+    s = codex.parse_rollout(_by_id(codex_home)[MODERN])
+    assert (s.source, s.cwd, s.malformed_lines, s.torn_tail) == ("codex", "/home/dev/shop", 0, False)
+    assert s.started.startswith("2026-11-20T10:00:00") and s.ended.startswith("2026-11-20T10:01:06")
+    assert s.meta["model"] == "gpt-5-codex" and s.meta["tokens"]["total_tokens"] == 9730
+    users = [t.text for t in s.user_turns()]
+    # Each thing the person typed once (response_item copy, not also the event_msg copy);
+    # AGENTS.md, environment context and developer instructions are not the person.
+    assert users == [
+        "The cart total is wrong when a coupon is applied. Fix it and run the tests.",
+        "No, don't run pytest directly here. Always use `make test`, it sets PYTHONPATH.",
+    ]
+    assert all("environment_context" not in t.text and "AGENTS.md" not in t.text for t in s.turns)
+    calls = s.tool_calls()
+    assert [c.name for c in calls] == ["shell", "apply_patch", "shell", "shell"]
+    rg, patch, pytest_call, make = calls
+    assert rg.input["command"][-1] == "rg -n coupon src/cart.py"  # JSON-string arguments parsed
+    assert patch.input.startswith("*** Begin Patch") and not patch.is_error
+    assert patch.result.startswith("Success. Updated")  # JSON wrapper unwrapped
+    assert pytest_call.is_error and "ModuleNotFoundError" in pytest_call.result
+    assert not make.is_error and not rg.is_error
+
+
+def test_older_rollout_interrupt_compaction_and_bad_lines(codex_home: Path) -> None:
+    path = _by_id(codex_home)[OLDER]
+    s = codex.parse_rollout(path)
+    assert s.malformed_lines == 1 and s.torn_tail
+    assert 0 < s.meta["complete_bytes"] < path.stat().st_size
+    assert s.meta["compactions"] == 1
+    # The compaction's replacement history repeats the first ask; it is not read twice.
+    assert [t.text for t in s.user_turns() if t.text].count("Start the dev server and check /health.") == 1
+    shell, kill, http = s.tool_calls()
+    assert shell.name == "local_shell" and shell.is_error
+    assert shell.result == "Error: That port is already in use.\n"
+    assert kill.result is None and kill.interrupted
+    assert http.is_error and http.input == '{"url": "http://127.0.0.1:8001/health"'  # not JSON: kept raw
+    interrupts = [t for t in s.turns if t.interrupt]
+    assert len(interrupts) == 1 and interrupts[0].role == "user"
+
+
+def test_event_only_rollout_uses_the_ui_copies(codex_home: Path) -> None:
+    s = codex.parse_rollout(_by_id(codex_home)[EVENTS_ONLY])
+    assert [t.role for t in s.turns] == ["user", "assistant", "user", "assistant"]
+    assert s.cwd == "/home/dev/notes"
+
+
+def test_legacy_rollout_without_envelopes(codex_home: Path) -> None:
+    s = codex.parse_rollout(_by_id(codex_home)[LEGACY])
+    assert s.id == LEGACY and s.started.startswith("2025-04-20")
+    (call,) = s.tool_calls()
+    assert call.is_error and call.result.startswith("ls: cannot access")
+
+
+@pytest.mark.parametrize("sid,errors", [(MODERN, True), (OLDER, True), (LEGACY, True), (EVENTS_ONLY, False)])
+def test_detectors_find_a_correction_and_a_failed_call(codex_home: Path, sid: str, errors: bool) -> None:
+    s = codex.parse_rollout(_by_id(codex_home)[sid])
+    assert detect.corrections(s), [t.text for t in s.turns]
+    assert bool(detect.errors(s)) is errors
+
+
+def test_zst_rollout_is_read_where_the_jsonl_is_absent(codex_home: Path) -> None:
+    zstandard = pytest.importorskip("zstandard")
+    plain = _by_id(codex_home)[MODERN]
+    packed = plain.with_name(plain.name + ".zst")
+    packed.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
+    assert packed not in codex.find_rollouts()  # the .jsonl beside it wins
+    plain.unlink()
+    assert packed in codex.find_rollouts()
+    s = codex.parse_rollout(packed)
+    assert s.id == MODERN and len(s.tool_calls()) == 4
+
+
+def test_zst_without_zstandard_is_reported_and_skipped(codex_home: Path, store, monkeypatch) -> None:
+    """The machine has zstandard; its absence is simulated by hiding the module."""
+    zstandard = pytest.importorskip("zstandard")
+    plain = _by_id(codex_home)[MODERN]
+    packed = plain.with_name(plain.name + ".zst")
+    packed.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
+    plain.unlink()
+    monkeypatch.setitem(sys.modules, "zstandard", None)
+    with pytest.raises(codex.SourceUnavailable, match="pip install zstandard"):
+        codex.parse_rollout(packed)
+    from remem.engine.ingest import ingest_paths
+
+    summary = ingest_paths(store, source="codex")
+    assert any("zstandard" in e and packed.name in e for e in summary["errors"])
+    assert summary["sessions"] == 3  # the others are read all the same
+
+
+def test_ingest_codex_is_idempotent(codex_home: Path, store) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    first = ingest_paths(store, source="codex")
+    assert first["errors"] == [] and first["sessions"] == 4
+    assert first["by_kind"].get("correction", 0) >= 4 and first["by_kind"].get("error", 0) >= 3
+    second = ingest_paths(store, source="codex")
+    assert second["episodes"] == 0
+
+
+def test_torn_tail_is_read_again_once_complete(codex_home: Path, store) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    path = _by_id(codex_home)[OLDER]
+    ingest_paths(store, [str(path)], source="codex")
+    with open(path, "a") as fh:  # the writer finishes the line
+        fh.write('age", "role": "user", "content": [{"type": "input_text", "text": "Thanks"}]}}\n')
+    again = ingest_paths(store, [str(path)], source="codex")
+    assert again["skipped"] == 0 and again["files"] == 1
+    assert not codex.parse_rollout(path).torn_tail
+
+
+# --------------------------------------------------------------------------- never raises
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=12,
+)
+_types = st.sampled_from(["session_meta", "turn_context", "response_item", "event_msg", "compacted",
+                          "message", "function_call", "function_call_output", "zzz"])
+_ptypes = st.sampled_from(["message", "function_call", "function_call_output", "local_shell_call",
+                           "custom_tool_call", "custom_tool_call_output", "reasoning", "user_message",
+                           "agent_message", "turn_aborted", "token_count", "exec_command_end",
+                           "patch_apply_end", "web_search_call", "brand_new_type"])
+_record = st.builds(
+    lambda t, pt, extra, ts: {"timestamp": ts, "type": t,
+                              "payload": {"type": pt, **extra} if isinstance(extra, dict) else extra},
+    _types, _ptypes, st.dictionaries(st.sampled_from(
+        ["role", "content", "call_id", "output", "arguments", "name", "message", "reason", "id",
+         "cwd", "action", "info", "exit_code", "success", "input"]), _json, max_size=6) | _json,
+    st.text(max_size=30) | st.just("2026-11-20T10:00:00Z"),
+)
+_line = st.one_of(_record.map(json.dumps), st.text(max_size=60), _json.map(json.dumps))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_line, max_size=12), st.booleans())
+def test_malformed_lines_and_unknown_types_never_raise(tmp_path: Path, lines: list[str], newline: bool) -> None:
+    path = tmp_path / "rollout-x.jsonl"
+    path.write_text("\n".join(lines) + ("\n" if newline else ""), encoding="utf-8")
+    s = codex.parse_rollout(path)
+    assert s.source == "codex"
+    for call in s.tool_calls():
+        assert isinstance(call.is_error, bool)
