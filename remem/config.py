@@ -73,6 +73,11 @@ DEFAULTS: dict[str, Any] = {
         "surprise_cut_model": 0.62,
         "surprise_cut_hashed": 0.55,
         "prediction_days": 14,
+        # A prediction is confirmed by an episode this close to its lesson's sources (hashed
+        # space; in a model's space the consolidation cut is used).
+        "verify_cut_hashed": 0.5,
+        # Let the configured local model (llm.url) reword new lessons; the plain text is kept.
+        "reword": True,
     },
     "prime": {
         "max_chars": 1200,
