@@ -1,0 +1,241 @@
+"""Consolidation: episodes of one kind become lessons (the sleep's `lessons` pass does the I/O).
+
+Rules (DESIGN.md, Sleep): an episode joins the lesson whose sources it resembles — the mean
+cosine between it and the lesson's sources is at least the cut (0.62 in a model's space, 0.55
+hashed). Otherwise a correction makes a lesson at once, while an error or a stated surprise
+waits in a pool of pending episodes until one like it comes again; then the two (and every
+pending one like them) cluster into a new lesson. Errors only meet errors of the same class
+(`ModuleNotFoundError` never joins `FileNotFoundError`, however close the words).
+
+Episodes are taken in time order and in blocks: the similarities a block needs (block x
+lessons, block x pool, block x block) are three matrix products, and the greedy decisions
+inside the block are replayed exactly from them. All vectors are unit length, so the mean
+cosine to a lesson's sources is `v · sum(sources) / n`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Generator, Sequence
+
+import numpy as np
+
+CONSOLIDATED_KINDS = ("correction", "error", "surprise")
+MUST_REPEAT = ("error", "surprise")
+BLOCK = 512
+_ERROR_CLASS = re.compile(r"\b([A-Z][A-Za-z0-9_]*(?:Error|Exception|Exit|Timeout|Failure|Interrupt))\b")
+
+
+def error_class(text: str) -> str:
+    """The error class an error episode names (`ModuleNotFoundError`), or '' when none."""
+    m = _ERROR_CLASS.search(text or "")
+    if m:
+        return m.group(1)
+    low = (text or "").lower()
+    for word in ("permission denied", "command not found", "no such file", "timed out",
+                 "exit code", "syntax error", "merge conflict"):
+        if word in low:
+            return word
+    return ""
+
+
+@dataclass
+class Group:
+    """A lesson being built or extended: its members (episode ids) and the sum of their vectors."""
+
+    lesson_id: str | None  # None for a lesson made in this run
+    members: list[str]
+    total: np.ndarray
+    klass: str = ""
+    added: list[str] = field(default_factory=list)  # members added in this run
+
+    @property
+    def n(self) -> int:
+        return len(self.members)
+
+
+@dataclass
+class Outcome:
+    joined: int = 0
+    created: int = 0
+    pending: int = 0
+
+
+def consolidate_kind(
+    kind: str,
+    groups: list[Group],
+    pool_ids: list[str],
+    pool_vecs: np.ndarray,
+    pool_classes: list[str],
+    new_ids: list[str],
+    new_vecs: np.ndarray,
+    new_classes: list[str],
+    cut: float,
+) -> Generator[int, None, Outcome]:
+    """Add the new episodes (time order) to `groups`, in place; yields how many are done."""
+    out = Outcome()
+    dim = new_vecs.shape[1] if new_vecs.size else (pool_vecs.shape[1] if pool_vecs.size else 0)
+    if not new_ids:
+        return out
+    repeat = kind in MUST_REPEAT
+    # The pool: pending episodes (errors, surprises) that have not yet met their like.
+    p_ids = list(pool_ids)
+    p_cls = list(pool_classes)
+    p_vec = pool_vecs.astype(np.float32, copy=False).reshape(-1, dim)
+    p_alive = np.ones(len(p_ids), dtype=bool)
+    use_class = kind == "error"
+    codes: dict[str, int] = {}
+
+    for start in range(0, len(new_ids), BLOCK):
+        X = new_vecs[start:start + BLOCK]
+        ids = new_ids[start:start + BLOCK]
+        cls = new_classes[start:start + BLOCK]
+        B = len(ids)
+        L0 = len(groups)
+        S = np.stack([g.total for g in groups]).astype(np.float32) if L0 else np.zeros((0, dim), np.float32)
+        A = X @ S.T if L0 else np.zeros((B, 0), np.float32)              # block x lesson sums
+        C = X @ p_vec.T if len(p_ids) else np.zeros((B, 0), np.float32)  # block x old pool
+        W = X @ X.T                                                       # block x block
+        # Members added inside this block, replayed into later rows and into the sums at the
+        # end: (group, block row) and (group, old-pool row).
+        jg_b: list[int] = []
+        jj_b: list[int] = []
+        jg_p: list[int] = []
+        jq_p: list[int] = []
+        # Per-group counts and class codes, with room for the groups this block may create.
+        counts = np.zeros(L0 + B, dtype=np.float32)
+        counts[:L0] = [g.n for g in groups]
+        g_cls = np.full(L0 + B, -1, dtype=np.int64)
+        g_cls[:L0] = [codes.setdefault(g.klass, len(codes)) for g in groups]
+        L = L0
+        block_pool: list[int] = []  # block rows waiting in the pool
+        for i in range(B):
+            dots = np.zeros(L, dtype=np.float32)
+            dots[:L0] = A[i]
+            if jg_b:
+                np.add.at(dots, np.asarray(jg_b), W[i, np.asarray(jj_b)])
+            if jg_p:
+                np.add.at(dots, np.asarray(jg_p), C[i, np.asarray(jq_p)])
+            means = dots / np.maximum(counts[:L], 1.0)
+            if use_class and L:
+                means = np.where(g_cls[:L] == codes.setdefault(cls[i], len(codes)), means, -1.0)
+            best = int(np.argmax(means)) if L else -1
+            if best >= 0 and means[best] >= cut:
+                groups[best].members.append(ids[i])
+                groups[best].added.append(ids[i])
+                counts[best] += 1
+                jg_b.append(best)
+                jj_b.append(i)
+                out.joined += 1
+                continue
+            if not repeat:
+                members = [ids[i]]
+                old_hits: list[int] = []
+                blk_hits: list[int] = [i]
+            else:
+                # Errors and surprises: cluster with the pending episodes like this one.
+                old_hits = [int(q) for q in np.nonzero(p_alive & (C[i] >= cut))[0]] if len(p_ids) else []
+                blk_hits = [j for j in block_pool if W[i, j] >= cut]
+                if use_class:
+                    old_hits = [q for q in old_hits if p_cls[q] == cls[i]]
+                    blk_hits = [j for j in blk_hits if cls[j] == cls[i]]
+                if not old_hits and not blk_hits:
+                    block_pool.append(i)
+                    continue
+                blk_hits = blk_hits + [i]
+                members = [p_ids[q] for q in old_hits] + [ids[j] for j in blk_hits]
+            groups.append(Group(None, members, np.zeros(dim, np.float32), cls[i], list(members)))
+            gi = L
+            counts[gi] = len(members)
+            g_cls[gi] = codes.setdefault(cls[i], len(codes))
+            L += 1
+            for q in old_hits:
+                p_alive[q] = False
+                jg_p.append(gi)
+                jq_p.append(q)
+            for j in blk_hits:
+                if j in block_pool:
+                    block_pool.remove(j)
+                jg_b.append(gi)
+                jj_b.append(j)
+            out.created += 1
+        # Fold this block's members into the sums; its pending rows join the pool.
+        for g, j in zip(jg_b, jj_b):
+            groups[g].total = groups[g].total + X[j]
+        for g, q in zip(jg_p, jq_p):
+            groups[g].total = groups[g].total + p_vec[q]
+        if block_pool:
+            p_ids += [ids[j] for j in block_pool]
+            p_cls += [cls[j] for j in block_pool]
+            p_vec = np.vstack([p_vec, X[block_pool]]) if len(p_vec) else X[block_pool].copy()
+            p_alive = np.concatenate([p_alive, np.ones(len(block_pool), dtype=bool)])
+        if (~p_alive).sum() > 1024:
+            p_ids = [p for p, a in zip(p_ids, p_alive) if a]
+            p_cls = [c for c, a in zip(p_cls, p_alive) if a]
+            p_vec = p_vec[p_alive]
+            p_alive = np.ones(len(p_ids), dtype=bool)
+        yield min(start + BLOCK, len(new_ids))
+    out.pending = int(p_alive.sum())
+    return out
+
+
+def medoid(vecs: np.ndarray) -> int:
+    """The row closest to the group's mean direction (ties: the earliest)."""
+    if len(vecs) <= 2:
+        return 0
+    mean = vecs.sum(axis=0)
+    return int(np.argmax(vecs @ mean))
+
+
+def average_linkage(totals: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Mean pairwise cosine between the members of every two groups, from their sums."""
+    sims = totals @ totals.T
+    return sims / np.outer(counts, counts)
+
+
+def merge_groups(
+    totals: np.ndarray, counts: Sequence[int], cut: float, changed: Sequence[bool],
+    classes: Sequence[str] | None = None,
+) -> list[list[int]]:
+    """Agglomerate groups whose average linkage is >= cut; only pairs touching a changed group
+    are considered (unchanged pairs were already below the cut). Returns clusters of indices
+    (each sorted, singletons left out)."""
+    n = len(counts)
+    if n < 2 or not any(changed):
+        return []
+    t = totals.astype(np.float64).copy()
+    c = np.asarray(counts, dtype=np.float64)
+    alive = np.ones(n, dtype=bool)
+    members: dict[int, list[int]] = {i: [i] for i in range(n)}
+    hot = np.asarray(changed, dtype=bool)
+    cls = np.asarray(list(classes)) if classes is not None else None
+    while True:
+        idx = np.nonzero(alive & hot)[0]
+        if not idx.size:
+            break
+        link = (t[idx] @ t.T) / np.outer(c[idx], c)
+        link[:, ~alive] = -1.0
+        if cls is not None:
+            link[cls[idx][:, None] != cls[None, :]] = -1.0
+        link[np.arange(len(idx)), idx] = -1.0
+        r, col = np.unravel_index(int(np.argmax(link)), link.shape)
+        if link[r, col] < cut:
+            break
+        a, b = sorted((int(idx[r]), int(col)))
+        t[a] += t[b]
+        c[a] += c[b]
+        alive[b] = False
+        members[a] += members.pop(b)
+        hot[a] = True
+    return [sorted(m) for m in members.values() if len(m) > 1]
+
+
+def as_matrix(blobs: Sequence[bytes], dim: int) -> np.ndarray:
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim).astype(np.float32)
+
+
+def describe(groups: list[Group]) -> list[dict[str, Any]]:
+    return [{"lesson": g.lesson_id, "members": list(g.members), "added": list(g.added)} for g in groups]

@@ -1,0 +1,143 @@
+"""The sleep's `verify` and `predict` passes.
+
+predict: every active lesson with strength >= 1 and no open prediction gets one — that a
+situation like the lesson's comes again within `sleep.prediction_days` (14) days. The text
+is deterministic; the prediction carries the lesson's vector.
+
+verify: an open prediction is confirmed by the first episode of the lesson's kind that
+happened after it was made and matches the lesson: it joined the lesson's sources, or its
+mean cosine to them reaches the cut (the consolidation cut in a model's space, 0.5 hashed).
+With no match after `prediction_days`, it failed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any, Iterator
+
+import numpy as np
+
+from remem.engine import clock
+from remem.engine.consolidate import as_matrix
+from remem.engine.embed import space_is_model
+from remem.engine.store import loads_list, stable_id
+
+if TYPE_CHECKING:
+    from remem.engine.sleep import Context, Progress
+
+_PHRASE = {
+    "correction": "the person will correct this again",
+    "error": "this error will come again",
+    "surprise": "this will surprise again",
+}
+
+
+def _progress(*args: Any) -> "Progress":
+    from remem.engine.sleep import Progress
+
+    return Progress(*args)
+
+
+def prediction_text(lesson: dict[str, Any], days: int) -> str:
+    phrase = _PHRASE.get(lesson["kind"], "this will come up again")
+    return f"Within {days} days {phrase}: {lesson['text']}"
+
+
+def _verify_cut(ctx: "Context", space: str) -> float:
+    if space_is_model(space):
+        return float(ctx.cfg["sleep"]["surprise_cut_model"])
+    return float(ctx.cfg["sleep"].get("verify_cut_hashed", 0.5))
+
+
+def verify(ctx: "Context") -> Iterator["Progress"]:
+    store, emb = ctx.store, ctx.embedder
+    days = float(ctx.cfg["sleep"]["prediction_days"])
+    open_preds = store.rows(
+        "SELECT p.id, p.lesson_id, p.made, l.kind, l.sources FROM predictions p "
+        "LEFT JOIN lessons l ON l.id = p.lesson_id WHERE p.resolved IS NULL ORDER BY p.made, p.id"
+    )
+    counts = {"open": len(open_preds), "confirmed": 0, "failed": 0}
+    yield _progress("verify", 0, len(open_preds), f"{len(open_preds)} open predictions")
+    cut = _verify_cut(ctx, emb.space)
+    by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for pred in open_preds:
+        by_kind[pred["kind"] or ""].append(pred)
+    now = clock.iso()
+    resolved: list[tuple[str, str, str | None, str]] = []  # (outcome, evidence, resolved, id)
+    done = 0
+    for kind, preds in by_kind.items():
+        since = min(p["made"] for p in preds)
+        rows = store.rows(
+            "SELECT id, at, embedding FROM episodes WHERE kind = ? AND at > ? AND archived = 0 "
+            "AND space = ? AND embedding IS NOT NULL ORDER BY at, seq", (kind, since, emb.space),
+        ) if kind else []
+        later = as_matrix([r["embedding"] for r in rows], emb.dim)
+        for pred in preds:
+            sources = [s for s in loads_list(pred["sources"]) if isinstance(s, str)]
+            evidence = _match(store, emb, pred, sources, rows, later, cut)
+            if evidence:
+                resolved.append(("confirmed", evidence, now, pred["id"]))
+                counts["confirmed"] += 1
+                ctx.events["confirmed"].append(pred["id"])
+            elif clock.days_between(pred["made"]) >= days:
+                resolved.append(("failed", None, now, pred["id"]))  # type: ignore[arg-type]
+                counts["failed"] += 1
+                ctx.events["failed"].append(pred["id"])
+            done += 1
+        yield _progress("verify", done, len(open_preds), kind or "orphaned")
+    if resolved:
+        with store.write() as conn:
+            conn.executemany(
+                "UPDATE predictions SET outcome = ?, evidence = ?, resolved = ? WHERE id = ?", resolved
+            )
+    ctx.counts["verify"] = counts
+
+
+def _match(store: Any, emb: Any, pred: dict[str, Any], sources: list[str],
+           rows: list[dict[str, Any]], later: np.ndarray, cut: float) -> str | None:
+    """The first later episode that matches the prediction's lesson, or None."""
+    mask = np.asarray([r["at"] > pred["made"] for r in rows], dtype=bool)
+    if not mask.any():
+        return None
+    src = set(sources)
+    for i in np.nonzero(mask)[0]:
+        if rows[i]["id"] in src:
+            return rows[i]["id"]
+    if not sources:
+        return None
+    marks = ",".join("?" for _ in sources[:500])
+    vecs = store.rows(
+        f"SELECT embedding FROM episodes WHERE id IN ({marks}) AND space = ? AND embedding IS NOT NULL",
+        [*sources[:500], emb.space],
+    )
+    if not vecs:
+        return None
+    total = as_matrix([v["embedding"] for v in vecs], emb.dim).sum(axis=0)
+    means = (later @ total) / len(vecs)
+    hits = np.nonzero(mask & (means >= cut))[0]
+    return rows[int(hits[0])]["id"] if hits.size else None
+
+
+def predict(ctx: "Context") -> Iterator["Progress"]:
+    store = ctx.store
+    days = int(ctx.cfg["sleep"]["prediction_days"])
+    lessons = store.rows(
+        "SELECT id, text, kind, space, embedding FROM lessons l WHERE status = 'active' "
+        "AND strength >= 1 AND NOT EXISTS (SELECT 1 FROM predictions p "
+        "WHERE p.lesson_id = l.id AND p.resolved IS NULL) ORDER BY created, id"
+    )
+    yield _progress("predict", 0, len(lessons), f"{len(lessons)} lessons without an open prediction")
+    made = clock.iso()
+    rows = [
+        (stable_id("prediction", l["id"], made), l["id"], prediction_text(l, days), made,
+         l["space"], l["embedding"])
+        for l in lessons
+    ]
+    if rows:
+        with store.write() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO predictions (id, lesson_id, text, made, space, embedding) "
+                "VALUES (?, ?, ?, ?, ?, ?)", rows,
+            )
+    ctx.counts["predict"] = {"made": len(rows)}
+    yield _progress("predict", len(lessons), len(lessons), f"{len(rows)} made")

@@ -1,0 +1,285 @@
+"""Render: what sleep hands to agents and to the person.
+
+- One `remem-<id>.md` per active lesson into each project's Claude Code memory folder
+  (`<claude projects>/<folder named after the cwd>/memory/`); a lesson with no cwd goes to
+  every project folder that exists.
+- In each folder's MEMORY.md only the section between `<!-- remem:begin -->` and
+  `<!-- remem:end -->` is rewritten; every other byte of the file is kept.
+- `written.json` (in remem's home) lists the files remem wrote. A listed file of an active
+  lesson that is gone on the next render was deleted by the person: the lesson is vetoed
+  (status 'vetoed', `vetoed.json`), never rendered again, and its other copies are removed.
+- `lessons.jsonl` (remem's home): every active lesson, one wire line each (docs/PROTOCOL.md).
+- `morning.md` (remem's home): the owner's report of the run.
+
+Every file is written atomically (a temp file in the same folder, then rename), and only
+when its bytes change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from remem import paths
+from remem.engine import clock
+from remem.engine.lessons import list_lessons, wire_line
+from remem.engine.store import Store
+
+BEGIN = "<!-- remem:begin -->"
+END = "<!-- remem:end -->"
+RENDERED_STATUSES = ("active",)
+_TYPE = {"correction": "feedback", "error": "feedback", "surprise": "project", "note": "project"}
+
+
+def written_path() -> Path:
+    return paths.home() / "written.json"
+
+
+def vetoed_path() -> Path:
+    return paths.home() / "vetoed.json"
+
+
+# --------------------------------------------------------------------------- files
+
+def write_atomic(path: Path, text: str) -> bool:
+    """Write text to path via a temp file and rename; False when the bytes were already there."""
+    data = text.encode("utf-8")
+    try:
+        if path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return True
+
+
+def _read_json(path: Path, default: Any) -> Any:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return default
+    return value if isinstance(value, type(default)) else default
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
+def replace_section(original: str, body: str) -> str:
+    """MEMORY.md with only remem's marked section replaced (appended when there is none)."""
+    section = f"{BEGIN}\n{body.rstrip()}\n{END}" if body.strip() else f"{BEGIN}\n{END}"
+    start = original.find(BEGIN)
+    end = original.find(END, start + len(BEGIN)) if start >= 0 else -1
+    if start >= 0 and end >= 0:
+        return original[:start] + section + original[end + len(END):]
+    if not original:
+        return section + "\n"
+    sep = "" if original.endswith("\n\n") else ("\n" if original.endswith("\n") else "\n\n")
+    return original + sep + section + "\n"
+
+
+# --------------------------------------------------------------------------- content
+
+def _date(stamp: str | None) -> str:
+    return (stamp or "")[:10]
+
+
+def lesson_file(lesson: dict[str, Any], provenance: list[tuple[str, str]]) -> str:
+    """The text of one remem-<id>.md: frontmatter, the lesson, its provenance."""
+    text = lesson["text"]
+    desc = text if len(text) <= 150 else text[:149] + "…"
+    shown = ", ".join(f"{eid} ({_date(at)})" for eid, at in provenance[:8])
+    more = f" and {len(provenance) - 8} more" if len(provenance) > 8 else ""
+    noun = lesson["kind"] + ("s" if lesson["seen"] != 1 else "")
+    lines = [
+        "---",
+        f"name: remem-{lesson['id']}",
+        f"description: {json.dumps(desc, ensure_ascii=False)}",
+        f"type: {_TYPE.get(lesson['kind'], 'project')}",
+        "---",
+        "",
+        text,
+        "",
+        f"Provenance: learned by remem from {lesson['seen']} {noun}"
+        + (f": {shown}{more}." if shown else ".")
+        + f" Lesson {lesson['id']}. Delete this file to veto it.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def section_body(lessons: list[dict[str, Any]]) -> str:
+    if not lessons:
+        return ""
+    lines = ["## Lessons remem learned (delete a file to veto it)"]
+    for lesson in lessons:
+        text = lesson["text"] if len(lesson["text"]) <= 120 else lesson["text"][:119] + "…"
+        lines.append(f"- [{text}](remem-{lesson['id']}.md)")
+    return "\n".join(lines)
+
+
+def _provenance(store: Store, lessons: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]]:
+    ids = sorted({s for l in lessons for s in l["sources"][:8]})
+    at: dict[str, str] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ",".join("?" for _ in chunk)
+        for row in store.rows(f"SELECT id, at FROM episodes WHERE id IN ({marks})", chunk):
+            at[row["id"]] = row["at"]
+    return {l["id"]: [(s, at.get(s, "")) for s in l["sources"]] for l in lessons}
+
+
+def _targets(lesson: dict[str, Any], projects: list[Path]) -> list[Path]:
+    if lesson.get("cwd"):
+        folder = paths.claude_projects_dir() / paths.project_folder_name(lesson["cwd"])
+        return [folder / "memory"] if folder.is_dir() else []
+    return [p / "memory" for p in projects]
+
+
+# --------------------------------------------------------------------------- render
+
+def render(
+    store: Store,
+    *,
+    events: dict[str, list[Any]] | None = None,
+    faded: int = 0,
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    """Vetoes first, then lesson files, MEMORY.md sections, lessons.jsonl and morning.md."""
+    written = _read_json(written_path(), {})
+    files: dict[str, dict[str, Any]] = written.get("files", {}) if isinstance(written.get("files"), dict) else {}
+    vetoed = _read_json(vetoed_path(), {})
+    active = {l["id"]: l for l in list_lessons(store, statuses=RENDERED_STATUSES)}
+
+    # 1. A file we wrote for a still-active lesson that is gone (its folder still there) = a veto.
+    new_vetoes: list[str] = []
+    for path_s, info in sorted(files.items()):
+        lid = info.get("lesson")
+        path = Path(path_s)
+        if lid in active and not path.exists() and path.parent.is_dir() and lid not in new_vetoes:
+            new_vetoes.append(lid)
+            vetoed[lid] = {"at": clock.iso(), "path": path_s, "text": active[lid]["text"],
+                           "hash": active[lid]["hash"]}
+    if new_vetoes and not dry_run:
+        stamp = clock.iso()
+        with store.write() as conn:
+            conn.executemany(
+                "UPDATE lessons SET status = 'vetoed', note = ?, updated = ? WHERE id = ?",
+                [("the person deleted its file", stamp, lid) for lid in new_vetoes],
+            )
+    vetoed_hashes = {v.get("hash") for v in vetoed.values() if isinstance(v, dict)}
+    for lid in new_vetoes:
+        active.pop(lid, None)
+    shown = [l for l in active.values() if l["hash"] not in vetoed_hashes and l["id"] not in vetoed]
+    shown.sort(key=lambda l: (-l["strength"], l["created"], l["id"]))
+
+    # 2. Lesson files per project memory folder.
+    root = paths.claude_projects_dir()
+    projects = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    per_folder: dict[Path, list[dict[str, Any]]] = {}
+    for lesson in shown:
+        for folder in _targets(lesson, projects):
+            per_folder.setdefault(folder, []).append(lesson)
+    prov = _provenance(store, shown)
+    new_files: dict[str, dict[str, Any]] = {}
+    out = {"lessons": len(shown), "folders": len(per_folder), "written": 0, "removed": 0,
+           "vetoed": len(new_vetoes), "vetoed_ids": new_vetoes}
+    for folder, lessons in sorted(per_folder.items()):
+        for lesson in lessons:
+            path = folder / f"remem-{lesson['id']}.md"
+            new_files[str(path)] = {"lesson": lesson["id"]}
+            if not dry_run and write_atomic(path, lesson_file(lesson, prov[lesson["id"]])):
+                out["written"] += 1
+    # Files we wrote before that are no longer wanted (merged, vetoed, revoked): remove them.
+    for path_s, info in files.items():
+        if path_s not in new_files:
+            path = Path(path_s)
+            if path.exists() and not dry_run:
+                path.unlink()
+                out["removed"] += 1
+    # 3. MEMORY.md sections: every folder we write to now or wrote to before.
+    folders = set(per_folder) | {Path(p).parent for p in files}
+    for folder in sorted(folders):
+        if not folder.parent.is_dir():
+            continue
+        memory = folder / "MEMORY.md"
+        try:
+            original = memory.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            original = ""
+        except (OSError, UnicodeDecodeError):
+            continue  # never overwrite a file we cannot read back exactly
+        body = section_body(per_folder.get(folder, []))
+        if not original and not body:
+            continue
+        if not dry_run:
+            write_atomic(memory, replace_section(original, body))
+    # 4. Records, the wire file, the report.
+    if not dry_run:
+        write_atomic(written_path(), _dump({"version": 1, "files": new_files}))
+        write_atomic(vetoed_path(), _dump(vetoed))
+        jsonl = "".join(wire_line(l) + "\n" for l in sorted(shown, key=lambda l: (l["created"], l["id"])))
+        write_atomic(paths.lessons_jsonl_path(), jsonl)
+        write_atomic(paths.morning_path(), morning_report(store, events or {}, faded, new_vetoes))
+    return out
+
+
+# --------------------------------------------------------------------------- morning.md
+
+def morning_report(store: Store, events: dict[str, list[Any]], faded: int, vetoed: list[str]) -> str:
+    """What the night did, for the person (not for agents)."""
+    from remem.engine import delegation_counts
+
+    def lesson_line(lid: str) -> str:
+        row = store.one("SELECT id, text, kind, seen FROM lessons WHERE id = ?", (lid,))
+        return f"- {row['text']} ({row['kind']}, seen {row['seen']}×, {row['id']})" if row else f"- {lid}"
+
+    def pred_line(pid: str) -> str:
+        row = store.one("SELECT text, evidence FROM predictions WHERE id = ?", (pid,))
+        if not row:
+            return f"- {pid}"
+        ev = f" — matched {row['evidence']}" if row.get("evidence") else ""
+        return f"- {row['text']}{ev}"
+
+    out = [f"# remem — morning report, {clock.now().strftime('%Y-%m-%d %H:%M')} UTC", ""]
+
+    def block(title: str, lines: list[str], empty: str) -> None:
+        out.append(f"## {title}")
+        out.extend(lines[:30] or [empty])
+        if len(lines) > 30:
+            out.append(f"- … and {len(lines) - 30} more")
+        out.append("")
+
+    block("Learned", [lesson_line(i) for i in events.get("learned", [])], "Nothing new.")
+    grew = [i for i in events.get("grew", []) if i not in events.get("learned", [])]
+    block("Seen again", [lesson_line(i) for i in grew], "Nothing came again.")
+    block("Merged", [f"- {', '.join(m['old'])} → {m['theme']}" for m in events.get("merged", [])],
+          "No lessons merged.")
+    block("Predictions confirmed", [pred_line(i) for i in events.get("confirmed", [])], "None.")
+    block("Predictions failed", [pred_line(i) for i in events.get("failed", [])], "None.")
+    block("Faded", [f"- {faded} memories archived as they faded"] if faded else [], "Nothing faded.")
+    block("Vetoed", [f"- {v}" for v in vetoed], "No new vetoes.")
+    deleg = delegation_counts.count(store)
+    lines = [
+        f"- Asked, then told to act: {deleg['asked_told_to_act']}",
+        f"- Acted, then stopped: {deleg['acted_stopped']}",
+    ]
+    for kind, row in sorted(deleg["by_kind"].items()):
+        lines.append(f"  - {kind}: asked→act {row['asked_told_to_act']}, acted→stop {row['acted_stopped']}")
+    block("Delegation", lines, "")
+    total = store.scalar("SELECT count(*) FROM lessons WHERE status = 'active'")
+    out.append(f"{total} active lessons. `remem lessons list` shows them; `remem lessons veto ID` drops one.")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,469 @@
+"""The nightly sleep: passes that turn episodes into lessons, each reporting progress.
+
+Passes, in order (PASSES): embed, expire, decay, lessons, merge, verify, predict, connect,
+render. Each is a generator of Progress events so the CLI and the TUI can show it live; each
+is safe to re-run (a second sleep over the same memory changes nothing). A run is recorded
+in the `runs` table (kind 'sleep') with per-pass counts; the `lessons` pass keeps a
+watermark there (the last episode seq it consolidated) so only new episodes are read.
+
+    for event in run_sleep(store):
+        print(event.pass_name, event.done, event.total, event.message)
+
+The last event of a run has pass_name "sleep" and carries the run's summary in `counts`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from remem import config as config_mod
+from remem import paths
+from remem.engine import clock
+from remem.engine.store import Store, dumps, loads_list, stable_id
+from remem.errors import RememError
+
+PASSES = ("embed", "expire", "decay", "lessons", "merge", "verify", "predict", "connect", "render")
+EMBED_BATCH = 2048
+SUMMARY_LIST_CAP = 200
+
+
+@dataclass
+class Progress:
+    """One step of a pass: `done` of `total` units; `counts` is set on a pass's last event."""
+
+    pass_name: str
+    done: int
+    total: int
+    message: str = ""
+    counts: dict[str, Any] | None = None
+
+
+@dataclass
+class Context:
+    store: Store
+    cfg: dict[str, Any]
+    dry_run: bool
+    passes: tuple[str, ...]
+    counts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    events: dict[str, list[Any]] = field(default_factory=lambda: {
+        "learned": [], "grew": [], "merged": [], "confirmed": [], "failed": [], "vetoed": [],
+    })
+    changed_lessons: set[str] = field(default_factory=set)
+    watermark: int | None = None
+    connected_until: str | None = None
+    faded: int = 0
+
+    @property
+    def embedder(self) -> Any:
+        from remem.engine.embed import get_embedder
+
+        return get_embedder()
+
+    def cut(self, space: str) -> float:
+        from remem.engine.embed import space_is_model
+
+        s = self.cfg["sleep"]
+        return float(s["surprise_cut_model"] if space_is_model(space) else s["surprise_cut_hashed"])
+
+
+# --------------------------------------------------------------------------- lock
+
+def lock_path() -> Path:
+    return paths.home() / "sleep.lock"
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+@contextmanager
+def sleep_lock() -> Iterator[Path]:
+    """Only one sleep at a time: a lock file with the pid; a dead process's lock is taken over."""
+    path = lock_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(3):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                pid = int(path.read_text().strip() or "0")
+            except (OSError, ValueError):
+                pid = 0
+            if pid and _alive(pid):
+                raise RememError(
+                    f"another sleep is running (pid {pid}); wait for it, or delete {path} if it is not"
+                ) from None
+            path.unlink(missing_ok=True)  # stale: its process is gone
+            continue
+        with os.fdopen(fd, "w") as fh:
+            fh.write(str(os.getpid()))
+        break
+    else:
+        raise RememError(f"cannot take the sleep lock {path}; delete it if no sleep is running")
+    try:
+        yield path
+    finally:
+        try:
+            if path.read_text().strip() == str(os.getpid()):
+                path.unlink()
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------- runner
+
+def run_sleep(
+    store: Store,
+    passes: list[str] | tuple[str, ...] | None = None,
+    dry_run: bool = False,
+    cfg: dict[str, Any] | None = None,
+) -> Iterator[Progress]:
+    """Run the passes (all by default, always in PASSES order), yielding progress.
+
+    dry_run: the passes run on a private copy of the database and render writes no file;
+    the counts say what a real run would do.
+    """
+    wanted = tuple(passes) if passes else PASSES
+    unknown = [p for p in wanted if p not in PASSES]
+    if unknown:
+        raise ValueError(f"unknown pass {unknown[0]!r}; the passes are {', '.join(PASSES)}")
+    wanted = tuple(p for p in PASSES if p in wanted)
+    cfg = cfg or config_mod.load()
+    if dry_run:
+        yield from _dry_run(store, wanted, cfg)
+        return
+    with sleep_lock():
+        yield from _run(store, store, wanted, cfg, dry_run=False)
+
+
+def _dry_run(store: Store, wanted: tuple[str, ...], cfg: dict[str, Any]) -> Iterator[Progress]:
+    from remem.engine.backup import backup
+
+    tmpdir = Path(tempfile.mkdtemp(prefix="remem-sleep-dry-"))
+    try:
+        copy = backup(store, tmpdir / "memory.db")
+        with Store(copy) as work:
+            yield from _run(store, work, wanted, cfg, dry_run=True)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _run(
+    real: Store, work: Store, wanted: tuple[str, ...], cfg: dict[str, Any], *, dry_run: bool
+) -> Iterator[Progress]:
+    ctx = Context(store=work, cfg=cfg, dry_run=dry_run, passes=wanted)
+    started = clock.iso()
+    with real.write() as conn:
+        run_id = conn.execute(
+            "INSERT INTO runs (kind, started, status, summary) VALUES ('sleep', ?, 'running', ?)",
+            (started, dumps({"passes": list(wanted), "dry_run": dry_run})),
+        ).lastrowid
+    status = "error"
+    try:
+        for name in wanted:
+            yield Progress(name, 0, 0, "starting")
+            last: Progress | None = None
+            for event in PASS_FUNCTIONS[name](ctx):
+                last = event
+                yield event
+            counts = ctx.counts.setdefault(name, {})
+            total = last.total if last else 0
+            yield Progress(name, total, total, _describe(name, counts), counts=counts)
+        status = "dry-run" if dry_run else "ok"
+    finally:
+        summary = _summary(ctx, dry_run)
+        with real.write() as conn:
+            conn.execute(
+                "UPDATE runs SET finished = ?, status = ?, summary = ? WHERE id = ?",
+                (clock.iso(), status, dumps(summary), run_id),
+            )
+    yield Progress("sleep", len(wanted), len(wanted), f"sleep {status}", counts=summary)
+
+
+def _summary(ctx: Context, dry_run: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "passes": ctx.counts,
+        "dry_run": dry_run,
+        "events": {k: v[:SUMMARY_LIST_CAP] for k, v in ctx.events.items()},
+    }
+    if ctx.watermark is not None:
+        out["watermark"] = ctx.watermark
+    if ctx.connected_until is not None:
+        out["connected_until"] = ctx.connected_until
+    out["faded"] = ctx.faded
+    return out
+
+
+def run_sleep_collect(
+    store: Store,
+    passes: list[str] | tuple[str, ...] | None = None,
+    dry_run: bool = False,
+    cfg: dict[str, Any] | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> dict[str, Any]:
+    """Run sleep to the end and return its summary (what the runs table records)."""
+    summary: dict[str, Any] = {}
+    for event in run_sleep(store, passes, dry_run=dry_run, cfg=cfg):
+        if on_progress:
+            on_progress(event)
+        if event.pass_name == "sleep" and event.counts is not None:
+            summary = event.counts
+    return summary
+
+
+def history(store: Store, limit: int = 20) -> list[dict[str, Any]]:
+    """The last sleep runs, newest first (for the TUI and `remem morning`)."""
+    rows = store.rows(
+        "SELECT id, started, finished, status, summary FROM runs WHERE kind = 'sleep' "
+        "ORDER BY id DESC LIMIT ?", (limit,)
+    )
+    for row in rows:
+        try:
+            row["summary"] = json.loads(row["summary"] or "{}")
+        except ValueError:
+            row["summary"] = {}
+    return rows
+
+
+def _describe(name: str, counts: dict[str, Any]) -> str:
+    parts = [f"{k} {v}" for k, v in counts.items() if isinstance(v, (int, float)) and v]
+    return ", ".join(parts) or "nothing to do"
+
+
+def _optional(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
+# --------------------------------------------------------------------------- embed
+
+def episode_text(row: dict[str, Any]) -> str:
+    """What an episode is embedded from: a correction from the person's words alone."""
+    if row["kind"] == "correction":
+        return row.get("gist") or row.get("title") or ""
+    return f"{row.get('title') or ''}\n{row.get('gist') or ''}".strip()
+
+
+def _pass_embed(ctx: Context) -> Iterator[Progress]:
+    from remem.engine.embed import to_blob
+
+    store, emb = ctx.store, ctx.embedder
+    space = emb.space
+    stale = "(embedding IS NULL OR space IS NULL OR space != ?)"
+    n_ep = int(store.scalar(f"SELECT count(*) FROM episodes WHERE {stale}", (space,)) or 0)
+    n_le = int(store.scalar(f"SELECT count(*) FROM lessons WHERE {stale}", (space,)) or 0)
+    n_pr = int(store.scalar(f"SELECT count(*) FROM predictions WHERE {stale}", (space,)) or 0)
+    total = n_ep + n_le + n_pr
+    done = 0
+    yield Progress("embed", 0, total, f"{total} to embed in {space}")
+    last_seq = 0
+    while n_ep:
+        rows = store.rows(
+            f"SELECT seq, id, kind, title, gist FROM episodes WHERE {stale} AND seq > ? "
+            "ORDER BY seq LIMIT ?", (space, last_seq, EMBED_BATCH),
+        )
+        if not rows:
+            break
+        vecs = emb.encode([episode_text(r) for r in rows])  # outside the write
+        with store.write() as conn:
+            conn.executemany(
+                "UPDATE episodes SET space = ?, embedding = ? WHERE seq = ?",
+                [(space, to_blob(v), r["seq"]) for r, v in zip(rows, vecs)],
+            )
+        last_seq = rows[-1]["seq"]
+        done += len(rows)
+        yield Progress("embed", done, total, f"{done} of {total}")
+    for table, text_col in (("lessons", "text"), ("predictions", "text")):
+        rows = store.rows(f"SELECT id, {text_col} AS text FROM {table} WHERE {stale}", (space,))
+        for start in range(0, len(rows), EMBED_BATCH):
+            chunk = rows[start:start + EMBED_BATCH]
+            vecs = emb.encode([r["text"] for r in chunk])
+            with store.write() as conn:
+                conn.executemany(
+                    f"UPDATE {table} SET space = ?, embedding = ? WHERE id = ?",
+                    [(space, to_blob(v), r["id"]) for r, v in zip(chunk, vecs)],
+                )
+            done += len(chunk)
+            yield Progress("embed", done, total, f"{done} of {total}")
+    ctx.counts["embed"] = {"episodes": n_ep, "lessons": n_le, "predictions": n_pr, "space": space}
+
+
+# --------------------------------------------------------------------------- expire, decay
+
+def _lifecycle() -> Any:
+    return _optional("remem.engine.lifecycle")
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return json.loads(json.dumps(value, default=str))
+
+
+def _pass_expire(ctx: Context) -> Iterator[Progress]:
+    """The due lifecycle tasks (expire short-term, importance decay, forgetting, cleanup)."""
+    life = _lifecycle()
+    fn = getattr(life, "run_due_tasks", None) if life else None
+    yield Progress("expire", 0, 1, "due lifecycle tasks")
+    if fn is None:
+        ctx.counts["expire"] = {"skipped": 1}
+        return
+    # Consolidation and connection discovery are this sleep's own passes.
+    here = {
+        "consolidate": lambda store: {"in": "sleep lessons pass"},
+        "discover_connections": lambda store: {"in": "sleep connect pass"},
+    }
+    report = fn(ctx.store, cfg=ctx.cfg, registry=here)
+    counts: dict[str, Any] = {"ran": 0}
+    for name, info in (report or {}).items():
+        if isinstance(info, dict) and info.get("ran") and name not in here:
+            counts["ran"] += 1
+            result = info.get("result")
+            if isinstance(result, dict):
+                for key, value in result.items():
+                    if isinstance(value, (int, float)):
+                        counts[key] = counts.get(key, 0) + value
+    ctx.counts["expire"] = _jsonable(counts)
+    ctx.faded += int(counts.get("archived", 0))
+    yield Progress("expire", 1, 1, "done")
+
+
+def _pass_decay(ctx: Context) -> Iterator[Progress]:
+    """strength × 2^(−days since touch / 45); archived below the cut (flashbulb exempt)."""
+    life = _lifecycle()
+    fn = getattr(life, "strength_decay", None) if life else None
+    yield Progress("decay", 0, 1, "strength decay")
+    if fn is None:
+        ctx.counts["decay"] = {"skipped": 1}
+        return
+    result = fn(ctx.store, ctx.cfg)
+    counts = _jsonable(result) if isinstance(result, dict) else {"result": str(result)}
+    ctx.counts["decay"] = counts
+    ctx.faded += int(counts.get("archived", 0) or 0)
+    yield Progress("decay", 1, 1, "done")
+
+
+# --------------------------------------------------------------------------- lessons
+
+def _last_watermark(store: Store) -> int:
+    for row in store.rows(
+        "SELECT summary FROM runs WHERE kind = 'sleep' AND status = 'ok' "
+        "AND summary LIKE '%\"watermark\"%' ORDER BY id DESC LIMIT 5"
+    ):
+        try:
+            mark = json.loads(row["summary"] or "{}").get("watermark")
+        except ValueError:
+            continue
+        if isinstance(mark, int):
+            return mark
+    return 0
+
+
+def _pass_lessons(ctx: Context) -> Iterator[Progress]:
+    from remem.engine import lessons_pass
+
+    yield from lessons_pass.consolidate(ctx, _last_watermark(ctx.store))
+
+
+def _pass_merge(ctx: Context) -> Iterator[Progress]:
+    from remem.engine import lessons_pass
+
+    yield from lessons_pass.merge(ctx)
+
+
+# --------------------------------------------------------------------------- verify, predict
+
+def _pass_verify(ctx: Context) -> Iterator[Progress]:
+    from remem.engine import predictions
+
+    yield from predictions.verify(ctx)
+
+
+def _pass_predict(ctx: Context) -> Iterator[Progress]:
+    from remem.engine import predictions
+
+    yield from predictions.predict(ctx)
+
+
+# --------------------------------------------------------------------------- connect, render
+
+def _last_summary_value(store: Store, key: str) -> Any:
+    row = store.one(
+        "SELECT summary FROM runs WHERE kind = 'sleep' AND status = 'ok' AND summary LIKE ? "
+        "ORDER BY id DESC LIMIT 1", (f'%"{key}"%',),
+    )
+    try:
+        return json.loads(row["summary"]).get(key) if row else None
+    except ValueError:
+        return None
+
+
+def _pass_connect(ctx: Context) -> Iterator[Progress]:
+    """Typed similar_to edges for memories made since the last connect pass."""
+    graph = _optional("remem.engine.graph")
+    discover = getattr(graph, "discover_all", None) if graph else None
+    yield Progress("connect", 0, 1, "discovering connections")
+    if discover is None:
+        ctx.counts["connect"] = {"skipped": 1}
+        return
+    since = _last_summary_value(ctx.store, "connected_until")
+    ctx.connected_until = clock.iso()
+    steps: list[tuple[int, int, str]] = []
+    result = discover(ctx.store, progress=lambda d, t, m: steps.append((d, t, m)),
+                      since=since, cfg=ctx.cfg)
+    for done, total, message in steps[-1:]:
+        yield Progress("connect", done, total, message)
+    ctx.counts["connect"] = _jsonable(result) if isinstance(result, dict) else {"result": str(result)}
+
+
+def _pass_render(ctx: Context) -> Iterator[Progress]:
+    from remem.engine import render
+
+    yield Progress("render", 0, 1, "writing lesson files")
+    counts = render.render(ctx.store, events=ctx.events, faded=ctx.faded, dry_run=ctx.dry_run)
+    ctx.events["vetoed"] += counts.pop("vetoed_ids", [])
+    ctx.counts["render"] = counts
+    yield Progress("render", 1, 1, "done")
+
+
+PASS_FUNCTIONS: dict[str, Callable[[Context], Iterator[Progress]]] = {
+    "embed": _pass_embed,
+    "expire": _pass_expire,
+    "decay": _pass_decay,
+    "lessons": _pass_lessons,
+    "merge": _pass_merge,
+    "verify": _pass_verify,
+    "predict": _pass_predict,
+    "connect": _pass_connect,
+    "render": _pass_render,
+}
+
+
+def prediction_id(lesson_id: str, made: str) -> str:
+    return stable_id("prediction", lesson_id, made)
+
+
+def sources_of(row: dict[str, Any]) -> list[str]:
+    return [s for s in loads_list(row.get("sources")) if isinstance(s, str)]
