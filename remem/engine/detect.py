@@ -130,7 +130,7 @@ def _text_kind(text: str) -> str:
 _NOT_PUSHBACK = re.compile(
     r"^(no\s+(problem|worries|rush|doubt|idea|way[!.]|biggie|need to (apologi[sz]e|thank))|"
     r"not bad|no,? (that'?s|it'?s) (fine|great|perfect|good)|"
-    r"no (more )?(issues|errors|questions|changes needed)|nope,? (that'?s|all) (good|fine))",
+    r"no (more )?(issues|errors|questions|changes needed)|nope,? (that'?s )?(all )?(good|fine))",
     re.I,
 )
 _PUSHBACK = [
@@ -174,13 +174,13 @@ def pushback(text: str) -> str | None:
 def _handback_before(turns: list[Turn], index: int) -> Turn | None:
     """The assistant turn the user turn at `index` answers, if the assistant had handed back.
 
-    The previous turn must be the assistant's, and none of its calls still running or refused
-    (a reply to a refused call is about the refusal, handled separately).
+    A hand-back is an assistant reply with no tool calls of its own: a message typed while a
+    call was still running is a mid-turn message, not an answer to the agent.
     """
     if index == 0:
         return None
     prev = turns[index - 1]
-    if prev.role != "assistant":
+    if prev.role != "assistant" or prev.tool_calls:
         return None
     return prev
 
@@ -228,6 +228,8 @@ def corrections(session: Session) -> list[Finding]:
             how = pushback(turn.text)
             if how is None:
                 continue
+            if _BARE_DECLINE.match(turn.text.strip()) and offer_in(handback.text):
+                continue  # "no thanks" to an offer is a declined offer, not a correction
         asked = _previous_ask(turns, i)
         handback_text = next((t.text for t in reversed(turns[:i]) if t.role == "assistant" and t.text), "")
         detail = (f"Asked: {_short(asked, 300)}\n" if asked else "") + \
@@ -288,6 +290,9 @@ _OFFER = re.compile(
 )
 
 
+_SENTENCE_BREAK = re.compile(r"[.!?]\s+|\n")
+
+
 def offer_in(text: str) -> str | None:
     """The sentence of a reply that offers to act, or None."""
     if not text:
@@ -298,7 +303,9 @@ def offer_in(text: str) -> str | None:
         pass
     if match is None:
         return None
-    start = max(tail.rfind(".", 0, match.start()), tail.rfind("\n", 0, match.start())) + 1
+    start = 0
+    for end in _SENTENCE_BREAK.finditer(tail, 0, match.start()):
+        start = end.end()
     return tail[start:match.end()].strip()
 
 
@@ -334,6 +341,8 @@ def offers(session: Session) -> list[dict[str, Any]]:
         nxt = turns[i + 1] if i + 1 < len(turns) else None
         if nxt is not None and nxt.role == "assistant":
             continue  # not a hand-back: the agent kept going
+        if turn.tool_calls and not any(c.rejected for c in turn.tool_calls):
+            continue  # still working
         sentence = offer_in(turn.text)
         if not sentence:
             continue
@@ -396,7 +405,7 @@ _ERROR_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"does not exist|cannot find the (file|path)|not found", re.I)),
 ]
 _CMD_MISSING = [
-    re.compile(r"(?:^|\n)(?:[\w./-]+: )?(?:line \d+: )?([\w.+-]+): command not found"),
+    re.compile(r"^(?:[\w./-]+: )?(?:line \d+: )?([\w.+-]+): command not found\s*$", re.M),
     re.compile(r"command not found: ([\w.+-]+)"),
     re.compile(r"'([\w.+-]+)' is not recognized as an internal or external command"),
     re.compile(r"exec: \"([\w.+-]+)\": executable file not found"),
@@ -432,9 +441,10 @@ def _error_line(text: str, cls: str) -> str:
     lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip() and not _NOISE.match(ln.strip())]
     pattern = dict(_ERROR_PATTERNS).get(cls)
     if pattern is not None:
-        for ln in lines:
-            if pattern.search(ln):
-                return ln
+        hits = [ln for ln in lines if pattern.search(ln)]
+        if hits:
+            # A traceback ends with the exception that matters; test runners name the test first.
+            return hits[-1] if cls in ("module_not_found", "syntax_type_error") else hits[0]
     return lines[0] if lines else ""
 
 
@@ -565,8 +575,12 @@ def _environment_of(command: str, result: str, is_error: bool) -> list[tuple[str
     if wm and first.startswith(("/", "~")) and " " not in first:
         facts.append((f"path: {wm.group(2)} -> {first}", f"`{wm.group(2)}` resolves to {first}."))
     if _OS_CMD.search(command):
+        parts = first.split()
         om = _OS_TEXT.search(head)
-        if om:
+        if "uname" in command and len(parts) >= 3 and parts[0] in ("Linux", "Darwin", "FreeBSD", "OpenBSD"):
+            # uname -a: kernel name, host name, kernel release
+            facts.append((f"os: {parts[0]} {parts[2]}", f"The machine runs {parts[0]} {parts[2]}."))
+        elif om:
             facts.append((f"os: {_short(om.group(0), 80)}", f"The machine runs {_short(om.group(0), 120)}."))
     return facts
 

@@ -143,6 +143,7 @@ class _Builder:
                 return
             self.seen.add(uuid)
         at = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
+        self._stamp(at)  # the session spans every record of the conversation, commands included
         if self.s.cwd is None and isinstance(rec.get("cwd"), str):
             self.s.cwd = rec["cwd"]
         if self.record_session_id is None and isinstance(rec.get("sessionId"), str):
@@ -197,7 +198,6 @@ class _Builder:
         if texts:
             turn.text = "\n\n".join(([turn.text] if turn.text else []) + texts)
         turn.tool_calls.extend(calls)
-        self._stamp(at)
 
     def _user(self, rec: dict, message: dict, at: str | None, uuid: Any) -> None:
         content = message.get("content")
@@ -238,7 +238,6 @@ class _Builder:
         turn = Turn(role="user", text="\n\n".join(texts), at=at, interrupt=interrupt,
                     uuid=uuid if isinstance(uuid, str) else None)
         self.s.turns.append(turn)
-        self._stamp(at)
 
     def _result(self, block: dict, extra: Any) -> None:
         cid = block.get("tool_use_id")

@@ -1,0 +1,340 @@
+"""Each detector pattern, with the near misses it must not fire on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from remem.engine import detect
+from remem.engine.session import Session, ToolCall, Turn
+from remem.engine.transcripts import parse_file
+
+FIX = Path(__file__).parent / "fixtures" / "claude_code"
+REJECT = ("The user doesn't want to proceed with this tool use. The tool use was rejected "
+          "(eg. if it was a file edit, the new_string was NOT written to the file).")
+
+
+def convo(*turns) -> Session:
+    """Build a session: strings 'u:…' / 'a:…', '!' for an interrupt, or Turn objects."""
+    out = []
+    for t in turns:
+        if isinstance(t, Turn):
+            out.append(t)
+        elif t == "!":
+            out.append(Turn(role="user", interrupt=True))
+        else:
+            role, text = t.split(":", 1)
+            out.append(Turn(role="user" if role == "u" else "assistant", text=text.strip()))
+    return Session(id="s1", source="claude-code", turns=out)
+
+
+def call(name="Bash", result="", is_error=False, rejected=False, **inp) -> ToolCall:
+    return ToolCall(id=f"c{abs(hash((name, result))) % 10**6}", name=name, input=inp, result=result,
+                    is_error=is_error, rejected=rejected)
+
+
+# --------------------------------------------------------------------------- corrections
+
+@pytest.mark.parametrize("reply, how", [
+    ("no, the other file", "no"),
+    ("Nope. Use the staging config", "no"),
+    ("that's not what I asked for", "not what I asked"),
+    ("This is wrong, the total must include tax", "not what I asked"),
+    ("try again with the smaller model", "try again"),
+    ("I said use pnpm", "I said"),
+    ("I told you to leave the migrations alone", "I said"),
+    ("don't add comments to every line", "don't"),
+    ("Thanks. Please do not push to main", "don't"),
+    ("use ruff instead", "instead"),
+    ("stop, that's enough changes", "stop"),
+    ("Stop doing that", "stop"),
+    ("revert that change", "undo"),
+    ("why did you delete the fixtures?", "undo"),
+])
+def test_pushback_after_a_handback_is_a_correction(reply, how):
+    s = convo("u: tidy the imports", "a: Done, I tidied the imports.", f"u: {reply}")
+    found = detect.corrections(s)
+    assert len(found) == 1
+    assert found[0].extra["how"] == how
+    assert found[0].text == reply  # the person's words alone
+    assert "tidy the imports" in found[0].detail
+
+
+@pytest.mark.parametrize("reply", [
+    "no problem, thanks",
+    "No worries",
+    "nope, that's all good",
+    "great, now add a README",
+    "I don't know why it fails either, can you look?",
+    "stop the dev server and deploy",
+    "please keep going",
+    "not bad at all",
+    "the node-based tool is fine",
+])
+def test_ordinary_replies_are_not_corrections(reply):
+    s = convo("u: tidy the imports", "a: Done.", f"u: {reply}")
+    assert detect.corrections(s) == []
+
+
+def test_pushback_words_without_a_handback_are_not_corrections():
+    # the first message of a session answers nobody
+    assert detect.corrections(convo("u: no, don't use the old API")) == []
+    # a message typed while a tool call was running is mid-turn, not pushback on a hand-back
+    working = Turn(role="assistant", text="Running tests", tool_calls=[call(command="pytest", result="ok")])
+    assert detect.corrections(convo("u: run the tests", working, "u: don't forget the slow ones")) == []
+
+
+def test_interrupt_then_new_instruction_is_a_correction():
+    s = convo("u: refactor the parser", "a: I'll start with the lexer.", "!", "u: only touch the tokenizer")
+    found = detect.corrections(s)
+    assert [f.extra["how"] for f in found] == ["interrupt"]
+    assert found[0].text == "only touch the tokenizer"
+
+
+def test_interrupt_alone_is_not_a_correction():
+    assert detect.corrections(convo("u: build it", "a: Building.", "!")) == []
+
+
+def test_refused_call_is_a_correction_with_the_persons_reason():
+    refused = Turn(role="assistant", text="Pushing now.", tool_calls=[
+        call(command="git push origin main", result=REJECT + " To tell you how to proceed, the user said:\nopen a PR instead",
+             is_error=True, rejected=True)])
+    s = convo("u: ship it", refused)
+    found = detect.corrections(s)
+    assert len(found) == 1
+    f = found[0]
+    assert f.extra == {"how": "refused", "action": "push", "tool": "Bash"}
+    assert f.title == "refused Bash: git push origin main"
+    assert f.text == "open a PR instead"
+
+
+def test_refused_call_then_typed_instruction_is_one_correction():
+    refused = Turn(role="assistant", tool_calls=[
+        call("Edit", REJECT, True, True, file_path="/r/a.py"), call("Edit", REJECT, True, True, file_path="/r/b.py")])
+    s = convo("u: fix it", refused, "!", "u: edit b.py only")
+    found = detect.corrections(s)
+    assert len(found) == 1  # parallel calls refused together, and the words that followed
+    assert found[0].text == "edit b.py only" and found[0].extra["action"] == "edit"
+
+
+def test_same_correction_twice_in_a_session_gets_distinct_titles():
+    s = convo("u: a", "a: done", "u: no, use tabs", "a: done", "u: no, use tabs")
+    titles = [f.title for f in detect.corrections(s)]
+    assert titles == ["no, use tabs", "no, use tabs (2)"]
+
+
+# --------------------------------------------------------------------------- offers
+
+@pytest.mark.parametrize("offer, kind", [
+    ("Shall I run the tests?", "run_tests"),
+    ("Would you like me to commit these changes?", "commit"),
+    ("Want me to push the branch?", "push"),
+    ("Should I install the missing package?", "install"),
+    ("Do you want me to update the README too?", "edit"),
+    ("If you'd like, I can rename the helper as well.", "edit"),
+    ("Let me know if you want me to look at the logs.", "other"),
+])
+def test_offer_patterns_and_their_kind(offer, kind):
+    s = convo("u: x", f"a: All done. {offer}")
+    found = detect.offers(s)
+    assert len(found) == 1
+    assert found[0]["kind"] == kind
+    assert found[0]["answer"] == "unanswered"
+
+
+@pytest.mark.parametrize("reply, answer", [
+    ("yes please", "approved"),
+    ("go ahead", "approved"),
+    ("no thanks", "declined"),
+    ("not now", "declined"),
+    ("no, commit only the parser", "corrected"),
+    ("that's not what I asked", "corrected"),
+    ("what does the diff look like?", "other"),
+])
+def test_how_the_person_answered(reply, answer):
+    s = convo("u: x", "a: Fixed. Shall I commit it?", f"u: {reply}")
+    assert detect.offers(s)[0]["answer"] == answer
+
+
+def test_interrupt_answering_an_offer_is_a_correction():
+    assert detect.offers(convo("u: x", "a: Shall I deploy?", "!"))[0]["answer"] == "corrected"
+
+
+def test_declined_offer_is_not_also_a_correction():
+    s = convo("u: x", "a: Fixed. Shall I commit it?", "u: no thanks")
+    assert detect.corrections(s) == []
+
+
+def test_replies_waiting_on_the_person_are_counted():
+    s = convo("u: fix the bug", "a: Found it. Shall I fix it?", "u: yes",
+              "a: Fixed. Should I run the tests?", "u: sure", "a: Green. Want me to commit?", "u: no thanks",
+              "u: now the docs", "a: Should I edit the README?")
+    found = detect.offers(s)
+    assert [o["waited"] for o in found] == [1, 2, 3, 1]
+    assert [o["answer"] for o in found] == ["approved", "approved", "declined", "unanswered"]
+    assert detect.offer_summary(found) == {"offers": 4, "waited": 3,
+                                           "by_answer": {"approved": 2, "declined": 1, "unanswered": 1}}
+
+
+@pytest.mark.parametrize("text", [
+    "I should add that the cache is cold.",  # no question to the person
+    "The docs ask: should I use X? The answer was yes, so I used it." + " Everything is done now." * 80,
+], ids=["statement", "early-question"])
+def test_not_offers(text):
+    assert detect.offers(convo("u: x", f"a: {text}")) == []
+
+
+def test_offer_in_a_working_turn_is_not_a_handback():
+    working = Turn(role="assistant", text="Shall I check? Checking.", tool_calls=[call(command="ls", result="a")])
+    assert detect.offers(convo("u: x", working)) == []
+
+
+# --------------------------------------------------------------------------- action kinds
+
+@pytest.mark.parametrize("item, kind", [
+    (ToolCall(id="1", name="Edit", input={"file_path": "a.py"}), "edit"),
+    (ToolCall(id="1", name="Write", input={}), "edit"),
+    ({"name": "Bash", "input": {"command": "git commit -m 'x'"}}, "commit"),
+    ({"name": "Bash", "input": {"command": "git add . && git commit -m x && git push"}}, "push"),
+    ({"name": "Bash", "input": {"command": "uv add httpx"}}, "install"),
+    ({"name": "Bash", "input": {"command": "npm install"}}, "install"),
+    ({"name": "Bash", "input": {"command": "python -m pytest -q"}}, "run_tests"),
+    ({"name": "Bash", "input": {"command": "cargo test"}}, "run_tests"),
+    ({"name": "Bash", "input": {"command": "ls -la"}}, "other"),
+    ({"name": "Read", "input": {"file_path": "a"}}, "other"),
+    ("shall I push it?", "push"),
+    ("want me to commit?", "commit"),
+    ("should I install ripgrep?", "install"),
+    ("shall I run the test suite?", "run_tests"),
+    ("would you like me to fix the typo?", "edit"),
+    ("should I look into it?", "other"),
+])
+def test_action_kind(item, kind):
+    assert detect.action_kind(item) == kind
+
+
+# --------------------------------------------------------------------------- errors
+
+@pytest.mark.parametrize("text, cls", [
+    ("/bin/bash: line 1: rg: command not found", "command_not_found"),
+    ("zsh: command not found: fd", "command_not_found"),
+    ("ModuleNotFoundError: No module named 'yaml'", "module_not_found"),
+    ("Error: Cannot find module 'express'", "module_not_found"),
+    ("cp: cannot create regular file '/etc/x': Permission denied", "permission_denied"),
+    ("FAILED tests/test_a.py::test_b - assert 1 == 2\n1 failed, 3 passed", "test_failure"),
+    ("test result: FAILED. 3 passed; 1 failed", "test_failure"),
+    ('  File "a.py", line 3\n    def f(:\nSyntaxError: invalid syntax', "syntax_type_error"),
+    ("src/a.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.", "syntax_type_error"),
+    ("Command timed out after 2m 0s", "timeout"),
+    ("curl: (7) Failed to connect to localhost port 5432: Connection refused", "network"),
+    ("fatal: unable to access 'https://x/': Could not resolve host: github.com", "network"),
+    ("CONFLICT (content): Merge conflict in a.py\nAutomatic merge failed", "git_conflict"),
+    (" ! [rejected]        main -> main (non-fast-forward)", "git_conflict"),
+    ("cat: notes.txt: No such file or directory", "file_not_found"),
+    ("File does not exist.", "file_not_found"),
+    ("Exit code 2\nsomething odd happened", "other"),
+    ("", "other"),
+])
+def test_error_classes(text, cls):
+    assert detect.error_class(text) == cls
+
+
+def test_errors_come_from_failed_results_only():
+    turn = Turn(role="assistant", tool_calls=[
+        call(command="rg x", result="rg: command not found", is_error=True),
+        call(command="grep -r 'No such file or directory' .", result="docs/faq.md: No such file or directory"),
+        call(command="git push", result=REJECT, is_error=True, rejected=True),
+    ])
+    found = detect.errors(convo("u: x", turn))
+    assert len(found) == 1
+    assert found[0].extra["class"] == "command_not_found"
+    assert found[0].title.startswith("Bash command not found: rg: command not found")
+
+
+def test_the_same_error_twice_in_a_session_is_one_finding_and_titles_ignore_noise():
+    t1 = Turn(role="assistant", tool_calls=[call(command="pytest", result="Exit code 1\ntimed out after 120s", is_error=True)])
+    t2 = Turn(role="assistant", tool_calls=[call(command="pytest", result="Exit code 1\ntimed out after 95s", is_error=True)])
+    found = detect.errors(convo("u: x", t1, t2))
+    assert len(found) == 1 and found[0].extra["class"] == "timeout"
+
+
+# --------------------------------------------------------------------------- surprises
+
+@pytest.mark.parametrize("text", [
+    "Unexpectedly, the cache was warm already.",
+    "It turns out the config is read twice.",
+    "That's odd: the port is taken.",
+    "I assumed the tests used SQLite, but they need Postgres.",
+    "Surprisingly, the old endpoint still answers.",
+    "I didn't expect the build to pull in numpy.",
+])
+def test_stated_surprises(text):
+    found = detect.surprises(convo("u: x", f"a: Looked into it. {text} Moving on."))
+    assert len(found) == 1
+    assert found[0].text == text
+
+
+@pytest.mark.parametrize("text", [
+    "I expected this to work and it does.",
+    "Is that odd?",
+    "The function turns the list into a set.",
+    "Everything went as planned.",
+])
+def test_not_surprises(text):
+    assert detect.surprises(convo("u: x", f"a: {text}")) == []
+
+
+# --------------------------------------------------------------------------- environment
+
+def test_environment_facts():
+    turn = Turn(role="assistant", tool_calls=[
+        call(command="node --version", result="v20.11.1"),
+        call(command="which python3", result="/opt/homebrew/bin/python3"),
+        call(command="uname -a", result="Darwin mac.local 23.4.0 Darwin Kernel Version 23.4.0 arm64"),
+        call(command="fd . src", result="zsh: command not found: fd", is_error=True),
+        call(command="python -c 'import yaml'", result="ModuleNotFoundError: No module named 'yaml'", is_error=True),
+        call(command="sw_vers", result="ProductName: macOS\nProductVersion: 14.4.1"),
+    ])
+    titles = [f.title for f in detect.environment(convo("u: x", turn))]
+    assert titles == ["version: node 20.11.1", "path: python3 -> /opt/homebrew/bin/python3",
+                      "os: Darwin 23.4.0", "tool missing: fd", "module missing: yaml",
+                      "os: ProductVersion: 14.4.1"]
+
+
+def test_no_environment_facts_from_ordinary_output():
+    turn = Turn(role="assistant", tool_calls=[
+        call(command="cat CHANGELOG.md", result="## 1.2.3\n- Linux support"),
+        call(command="which nothing", result="nothing not found", is_error=True),
+        call(command="python --version", result="", is_error=False),
+    ])
+    assert detect.environment(convo("u: x", turn)) == []
+
+
+# --------------------------------------------------------------------------- fixtures, by hand
+
+def test_fixture_findings_checked_by_hand():
+    v1 = detect.detect_all(parse_file(FIX / "v1_sidechain.jsonl"))
+    assert [f.extra["how"] for f in v1["correction"]] == ["no"]
+    assert [f.extra["class"] for f in v1["error"]] == ["file_not_found"]
+    assert [f.title for f in v1["environment"]] == ["version: pnpm 9.1.0"]
+    assert v1["surprise"] == []  # "that's odd" was said by a subagent
+    assert [(o["kind"], o["answer"]) for o in v1["offers"]] == [("edit", "corrected"), ("run_tests", "approved")]
+
+    v2 = detect.detect_all(parse_file(FIX / "v2_stream.jsonl"))
+    assert [(f.extra["how"], f.text) for f in v2["correction"]] == [
+        ("refused", "don't touch cart.ts, the bug is in coupon.ts")]
+    assert [f.extra["class"] for f in v2["error"]] == ["test_failure"]
+    assert [f.text for f in v2["surprise"]] == ["Turns out the coupon is applied before tax, not after."]
+    assert [(o["kind"], o["answer"]) for o in v2["offers"]] == [("commit", "declined")]
+
+    v3 = detect.detect_all(parse_file(FIX / "v2_tools.jsonl"))
+    assert [f.extra["how"] for f in v3["correction"]] == ["stop"]
+    assert [f.extra["class"] for f in v3["error"]] == [
+        "command_not_found", "module_not_found", "permission_denied", "test_failure",
+        "git_conflict", "file_not_found", "network"]
+    assert len(v3["surprise"]) == 1
+    assert sorted(f.title for f in v3["environment"]) == [
+        "module missing: stripe", "os: Linux 6.8.0-45-generic", "path: node -> /usr/local/bin/node",
+        "tool missing: rg", "version: python3 3.12.3"]
+    assert [(o["kind"], o["answer"]) for o in v3["offers"]] == [("edit", "corrected")]
