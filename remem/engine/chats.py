@@ -251,6 +251,8 @@ _READERS = {"openai": _openai, "anthropic": _anthropic, "gemini": _gemini}
 def conversation_to_session(conv: Any, *, path: str | None = None, index: int = 0) -> Session | None:
     """One conversation object -> Session (None when it is not a conversation at all)."""
     if isinstance(conv, list):  # a bare list of messages
+        if not conv or not all(isinstance(m, dict) and "role" in m for m in conv):
+            return None
         conv = {"messages": conv}
     if not isinstance(conv, dict) or not (
         isinstance(conv.get("messages"), list) or isinstance(conv.get("contents"), list)

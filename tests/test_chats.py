@@ -1,0 +1,142 @@
+"""Exported chats in OpenAI, Anthropic and Gemini form -> Sessions the detectors read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from remem.engine import chats, detect
+
+FIXTURES = Path(__file__).parent / "fixtures" / "chats"
+
+
+def test_openai_conversation() -> None:
+    (s,) = chats.parse_chats(FIXTURES / "openai.json")
+    assert (s.id, s.source, s.cwd, s.meta["format"]) == ("chatcmpl-conv-7f2a", "chats", "/home/dev/app", "openai")
+    assert [t.role for t in s.turns] == ["user", "assistant", "assistant", "user", "assistant"]
+    assert "Prefer small diffs" not in " ".join(t.text for t in s.turns)  # system/developer skipped
+    mv, grep, sed = s.tool_calls()
+    assert mv.input == {"cmd": "git mv settings.py config.py"} and mv.result == "" and not mv.is_error
+    assert grep.result.startswith("./app/main.py") and not grep.is_error
+    assert sed.is_error  # exit_code 1 in the tool's JSON output
+    assert s.turns[0].at == "2026-11-21T09:00:05.000000+00:00"
+    assert s.turns[3].text.startswith("No, that's not done")  # the image part skipped
+
+
+def test_anthropic_conversations_in_jsonl() -> None:
+    first, second = chats.parse_chats(FIXTURES / "anthropic.jsonl")
+    assert first.meta["format"] == second.meta["format"] == "anthropic"
+    assert first.id == "msg-conv-a1" and second.id == "msg-conv-a2"
+    assert "check the branch" not in " ".join(t.text for t in first.turns)  # thinking skipped
+    deploy, make = first.tool_calls()  # server_tool_use is not ours: skipped
+    assert deploy.is_error and "unbound variable" in deploy.result
+    assert not make.is_error and make.result == "deployed staging@4f1c2a9"
+    # Tool results alone are not the person speaking.
+    assert [t.text for t in first.user_turns()][-1].startswith("Wrong approach")
+    assert [t.text for t in second.turns] == ["What is 2+2?", "4"]
+
+
+def test_gemini_conversations_key() -> None:
+    (s,) = chats.parse_chats(FIXTURES / "gemini.json")
+    assert s.id == "gem-conv-1" and s.meta["format"] == "gemini"
+    assert s.started == "2026-11-23T08:00:00.000000+00:00"
+    first, second = s.tool_calls()
+    assert first.is_error and "permission denied" in first.result  # paired by id
+    assert not second.is_error and "CREATE INDEX" in second.result  # paired by name, role function
+    assert "Switch role" not in " ".join(t.text for t in s.turns)  # thought parts skipped
+
+
+@pytest.mark.parametrize("name,count", [("openai.json", 1), ("anthropic.jsonl", 1), ("gemini.json", 1)])
+def test_detectors_find_a_correction_and_a_failed_call(name: str, count: int) -> None:
+    s = chats.parse_chats(FIXTURES / name)[0]
+    assert len(detect.corrections(s)) >= count, [t.text for t in s.turns]
+    assert detect.errors(s)
+
+
+def test_bare_message_list_and_message_lines(tmp_path: Path) -> None:
+    msgs = [{"role": "user", "content": "hi", "at": 1764400000},
+            {"role": "assistant", "content": "hello", "timestamp": 1764400005000}]
+    one = tmp_path / "bare.json"
+    one.write_text(json.dumps(msgs))
+    (s,) = chats.parse_chats(one)
+    assert [t.text for t in s.turns] == ["hi", "hello"]
+    assert s.turns[0].at.startswith("2025-11-29T07:06:40") and s.turns[1].at.startswith("2025-11-29T07:06:45")
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text("\n".join(json.dumps(m) for m in msgs) + "\nnot json\n")
+    (s2,) = chats.parse_chats(lines)
+    assert len(s2.turns) == 2 and s2.malformed_lines == 1
+    assert s2.id == chats.parse_chats(lines)[0].id  # stable id without one given
+
+
+def test_a_file_with_no_conversation_is_one_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "x.json"
+    bad.write_text("{not json\n[1, 2]\n")
+    with pytest.raises(ValueError, match="no conversations found"):
+        chats.parse_chats(bad)
+
+
+def test_ingest_chats_through_the_ingest_command(store, tmp_path: Path) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    files = [str(FIXTURES / n) for n in ("openai.json", "anthropic.jsonl", "gemini.json")]
+    first = ingest_paths(store, files, source="chats")
+    assert first["errors"] == [] and first["sessions"] == 4
+    assert first["by_kind"]["correction"] >= 3 and first["by_kind"]["error"] >= 3
+    assert ingest_paths(store, files, source="chats")["episodes"] == 0
+
+
+# --------------------------------------------------------------------------- never raises
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=15),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3),
+    max_leaves=10,
+)
+_part_type = st.sampled_from(["text", "tool_use", "tool_result", "thinking", "image", "image_url",
+                              "input_text", "document", "some_new_block", None])
+_part = st.one_of(
+    _json,
+    st.builds(lambda t, extra: {"type": t, **extra}, _part_type,
+              st.dictionaries(st.sampled_from(["text", "id", "name", "input", "tool_use_id", "content",
+                                               "is_error", "thinking"]), _json, max_size=4)),
+    st.builds(lambda k, v: {k: v}, st.sampled_from(["text", "functionCall", "functionResponse",
+                                                    "function_call", "inlineData", "executableCode"]), _json),
+)
+_message = st.builds(
+    lambda role, content, extra: {"role": role, "content": content, "parts": content, **extra},
+    st.sampled_from(["user", "assistant", "system", "developer", "tool", "function", "model", "x", None]),
+    st.one_of(st.text(max_size=20), st.lists(_part, max_size=4), _json),
+    st.dictionaries(st.sampled_from(["tool_calls", "tool_call_id", "name", "timestamp", "at",
+                                     "created_at", "function_call"]), _json, max_size=3),
+)
+_conversation = st.one_of(
+    st.builds(lambda m, sys_: {"messages": m, **({"system": sys_} if sys_ is not None else {})},
+              st.lists(_message, max_size=6), st.none() | _json),
+    st.builds(lambda m: {"contents": m}, st.lists(_message, max_size=6)),
+    st.lists(_message, max_size=4),
+    _json,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_conversation)
+def test_unknown_part_types_never_raise(conv) -> None:
+    s = chats.conversation_to_session(conv, path="x", index=0)
+    if s is not None:
+        assert s.meta["format"] in ("openai", "anthropic", "gemini")
+        assert all(t.role in ("user", "assistant") for t in s.turns)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(_conversation.map(json.dumps), st.text(max_size=40)), max_size=6))
+def test_malformed_lines_never_raise_beyond_one_valueerror(tmp_path: Path, lines: list[str]) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    try:
+        chats.parse_chats(path)
+    except ValueError as exc:
+        assert "no conversations found" in str(exc)
