@@ -6,7 +6,8 @@ traversal walks them both ways. Directed types are walked from src to dst only.
 
 Auto-discovery links a memory to its most similar memories (cosine >= graph.auto_threshold,
 at most graph.auto_top_k edges originated by that memory), typed similar_to, origin auto, and
-only within one embedding space. Similarities are one matrix product over the stored vectors.
+only within one embedding space. Similarities are one matrix product over the memory-mapped
+vector cache that recall keeps (engine/vectors.py), so nothing re-reads every BLOB per call.
 """
 
 from __future__ import annotations
@@ -168,50 +169,23 @@ def _edges_from(store: Store, frontier: list[str], types: list[str]) -> list[dic
 
 # --------------------------------------------------------------------------- auto-discovery
 
-_cache: dict[tuple[str, str], dict[str, Any]] = {}
+def _space_cache(store: Store, space: str, dim: int) -> Any:
+    """The recall vector cache for one space (memory-mapped, synced incrementally)."""
+    from remem.engine import vectors
+
+    return vectors.cache_for(store, space, dim)
 
 
-def _space_vectors(store: Store, space: str) -> tuple[list[str], "np.ndarray"]:
-    """Ids and the (N, dim) matrix of every stored vector in one space, archived included.
-
-    Cached per process and store; new rows (higher seq) are appended, any deletion reloads.
-    Archived memories are filtered after the product, so an archive never stales the cache.
-    """
-    import numpy as np
-
-    key = (str(store.path), space)
-    head = store.one(
-        "SELECT count(*) AS n, coalesce(max(seq), 0) AS top FROM episodes "
-        "WHERE space = ? AND embedding IS NOT NULL", (space,)) or {"n": 0, "top": 0}
-    count, top = int(head["n"]), int(head["top"])
-    hit = _cache.get(key)
-    if hit and hit["top"] <= top:
-        rows = store.rows(
-            "SELECT id, embedding FROM episodes WHERE space = ? AND embedding IS NOT NULL AND seq > ? "
-            "ORDER BY seq", (space, hit["top"])) if top > hit["top"] else []
-        if len(hit["ids"]) + len(rows) == count:
-            if rows:
-                hit["ids"] = hit["ids"] + [r["id"] for r in rows]
-                hit["matrix"] = np.vstack([hit["matrix"], _stack([r["embedding"] for r in rows])])
-                hit["top"] = top
-            return hit["ids"], hit["matrix"]
-    rows = store.rows(
-        "SELECT id, embedding FROM episodes WHERE space = ? AND embedding IS NOT NULL ORDER BY seq",
-        (space,))
-    ids = [r["id"] for r in rows]
-    matrix = _stack([r["embedding"] for r in rows])
-    _cache[key] = {"ids": ids, "matrix": matrix, "top": top}
-    return ids, matrix
-
-
-def _stack(blobs: list[bytes]) -> "np.ndarray":
-    import numpy as np
-
-    if not blobs:
-        return np.zeros((0, 0), dtype=np.float32)
-    dim = len(blobs[0]) // 4
-    good = [b if len(b) == dim * 4 else bytes(dim * 4) for b in blobs]  # a torn vector matches nothing
-    return np.frombuffer(b"".join(good), dtype="<f4").reshape(len(good), dim).astype(np.float32)
+def _by_seq(store: Store, seqs: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """seq -> {id, archived} for the given episode seqs."""
+    seqs = [int(x) for x in seqs]
+    out: dict[int, dict[str, Any]] = {}
+    for i in range(0, len(seqs), 500):
+        chunk = seqs[i:i + 500]
+        marks = ",".join("?" for _ in chunk)
+        for r in store.rows(f"SELECT seq, id, archived FROM episodes WHERE seq IN ({marks})", chunk):
+            out[int(r["seq"])] = r
+    return out
 
 
 def _live(store: Store, ids: Iterable[str]) -> set[str]:
@@ -263,23 +237,20 @@ def discover_for(store: Store, memory_id: str, cfg: dict[str, Any] | None = None
     cfg = cfg or config_mod.load()
     threshold = float(cfg["graph"]["auto_threshold"])
     top_k = int(cfg["graph"]["auto_top_k"])
-    row = store.one("SELECT id, space, embedding, archived FROM episodes WHERE id = ?", (memory_id,))
+    row = store.one("SELECT seq, id, space, embedding, archived FROM episodes WHERE id = ?", (memory_id,))
     if top_k <= 0 or not row or not row["embedding"] or not row["space"] or row["archived"]:
         return []
-    ids, matrix = _space_vectors(store, row["space"])
-    if not len(ids):
-        return []
     vec = np.frombuffer(row["embedding"], dtype="<f4")
-    if vec.shape[0] != matrix.shape[1]:
+    cache = _space_cache(store, row["space"], vec.shape[0])
+    if not len(cache):
         return []
-    sims = matrix @ vec
-    try:
-        self_index = ids.index(row["id"])
-    except ValueError:
-        self_index = None
-    picks = _candidates(sims, self_index, threshold, top_k * 3 + 5)
-    live = _live(store, [ids[i] for i in picks])
-    ranked = [(ids[i], float(sims[i])) for i in picks if ids[i] in live]
+    sims = cache.scores(vec)  # dead slots score -2
+    slot = int(cache.slots_of([row["seq"]])[0])
+    picks = _candidates(sims, slot if slot >= 0 else None, threshold, top_k * 3 + 5)
+    seqs = np.asarray(cache.seqs)
+    rows = _by_seq(store, (seqs[i] for i in picks))
+    ranked = [(rows[int(seqs[i])]["id"], float(sims[i])) for i in picks
+              if int(seqs[i]) in rows and not rows[int(seqs[i])]["archived"]]
     stamp = clock.iso()
     with store.write() as conn:
         _link(conn, row["id"], ranked, top_k, stamp)
@@ -308,32 +279,41 @@ def discover_all(
     if since:
         where += " AND created > ?"
         params.append(since)
-    todo = store.rows(f"SELECT id, space FROM episodes WHERE {where} ORDER BY seq", params)
+    todo = store.rows(f"SELECT seq, space, length(embedding) AS width FROM episodes WHERE {where} "
+                      f"ORDER BY seq", params)
     if top_k <= 0 or not todo:
         return {"memories": 0, "edges": 0}
-    by_space: dict[str, list[str]] = {}
+    by_space: dict[tuple[str, int], list[int]] = {}
     for r in todo:
-        by_space.setdefault(r["space"], []).append(r["id"])
+        by_space.setdefault((r["space"], int(r["width"]) // 4), []).append(int(r["seq"]))
     total, done, edges = len(todo), 0, 0
-    archived = {r["id"] for r in store.rows("SELECT id FROM episodes WHERE archived = 1")}
-    for space, wanted in by_space.items():
-        ids, matrix = _space_vectors(store, space)
-        position = {mid: i for i, mid in enumerate(ids)}
-        rows = [position[m] for m in wanted if m in position]
-        for start in range(0, len(rows), _CHUNK):
-            chunk = rows[start:start + _CHUNK]
+    for (space, dim), wanted in by_space.items():
+        cache = _space_cache(store, space, dim)
+        if not len(cache):
+            done += len(wanted)
+            continue
+        matrix = np.asarray(cache.vectors)
+        seqs = np.asarray(cache.seqs)
+        dead = seqs < 0
+        slots = [int(s) for s in cache.slots_of(wanted) if s >= 0]
+        for start in range(0, len(slots), _CHUNK):
+            chunk = slots[start:start + _CHUNK]
             sims = matrix[chunk] @ matrix.T
+            sims[:, dead] = -2.0
+            picked = [_candidates(sims[j], qi, threshold, top_k * 3 + 5) for j, qi in enumerate(chunk)]
+            rows = _by_seq(store, {int(seqs[i]) for p in picked for i in p} | {int(seqs[q]) for q in chunk})
             found = []
             for j, qi in enumerate(chunk):
-                picks = _candidates(sims[j], qi, threshold, top_k * 3 + 5)
-                ranked = [(ids[i], float(sims[j, i])) for i in picks if ids[i] not in archived]
-                if ranked:
-                    found.append((ids[qi], ranked))
+                src = rows.get(int(seqs[qi]))
+                ranked = [(rows[int(seqs[i])]["id"], float(sims[j, i])) for i in picked[j]
+                          if int(seqs[i]) in rows and not rows[int(seqs[i])]["archived"]]
+                if src and ranked:
+                    found.append((src["id"], ranked))
             if found:
                 stamp = clock.iso()
                 with store.write() as conn:  # one short transaction per chunk
-                    for src, ranked in found:
-                        edges += _link(conn, src, ranked, top_k, stamp)
+                    for src_id, ranked in found:
+                        edges += _link(conn, src_id, ranked, top_k, stamp)
             done += len(chunk)
             if progress:
                 progress(done, total, f"{done}/{total} memories, {edges} new connections")
