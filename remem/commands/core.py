@@ -1,4 +1,4 @@
-"""status, paths, remember, recall, config, demo."""
+"""status, paths, remember, config, demo."""
 
 from __future__ import annotations
 
@@ -95,32 +95,6 @@ def register(app: typer.Typer) -> None:
             extra = " (flashbulb)" if memory.get("flashbulb_until") else ""
             extra += f" (expires {memory['expires_at']})" if memory.get("expires_at") else ""
             print(f"remembered {memory['id']}{extra}")
-
-    @app.command()
-    def recall(
-        query: str = typer.Argument(..., help="What you are looking for, in your own words."),
-        k: int = typer.Option(5, "-k", help="How many results."),
-        mode: str = typer.Option("hybrid", "--mode", help="hybrid, semantic or keyword."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
-    ) -> None:
-        """The memories that best match a query, best first.
-
-        Example: remem recall "which package installer should I use" -k 3
-        """
-        from remem.engine.recall import recall as do_recall
-
-        if k < 1:
-            raise ValueError("-k must be at least 1")
-        with open_store() as store:
-            hits = do_recall(store, query, k, mode=mode)
-        if json_out:
-            emit_json(hits)
-            return
-        if not hits:
-            print("nothing remembered matches; `remem status` shows what the memory holds")
-            return
-        table(None, ["score", "kind", "id", "memory"],
-              [(f"{h['score']:.3f}", h["kind"], h["id"][:10], short(h["title"] or h["text"])) for h in hits])
 
     config_app = typer.Typer(help="Read and change config.toml (comments are kept).", no_args_is_help=True)
     app.add_typer(config_app, name="config")

@@ -1,19 +1,38 @@
 """Recall: score memories against a query, return the best, touch what was returned.
 
-score = w_rel·relevance + w_rec·2^(−age/half_life) + w_str·min(strength, 2)/2
-relevance = semantic_weight·cosine + (1 − semantic_weight)·bm25 (max-normalised)
+    score     = w_rel·relevance + w_rec·recency + w_str·retention
+    relevance = (1 − d)·[s·cosine + (1 − s)·keyword] + d·when        (hybrid mode)
+    keyword   = BM25 (FTS5, stop words out of the query, column weights) / the best BM25
+    when      = closeness of the memory's date to a date the query names (0 when none)
+    recency   = 2^(−age / half_life); 1 while a flashbulb memory is protected
+    retention = max(min(strength, 2) / 2, 2·(importance − 0.5))
+
+s = `semantic_weight`, d = `date_weight` (only when the query names a date). Semantic mode uses
+the cosine alone, keyword mode the normalised BM25 alone. Importance above the neutral 0.5
+raises the floor of the retention part, flashbulb protection the floor of the recency part:
+neither lifts a memory that has nothing to do with the query. Why these choices, and the
+measurements behind them: docs/RECALL.md.
+
+Speed: cosines come from the memory-mapped vector cache (engine/vectors.py) in one matrix
+product; BM25 from FTS5 with a LIMIT. Only a candidate pool (the best by cosine, the best by
+BM25, the most recent, and those near a named date) is read from SQLite for the full score;
+text is read for the top k alone.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from datetime import date, timedelta
+from typing import Any, Iterable, Sequence
 
 from remem import config as config_mod
 from remem.engine import clock
 from remem.engine.embed import get_embedder
-from remem.engine.store import Store
+from remem.engine.query_dates import closeness, date_spans
+from remem.engine.store import Store, normalise_tag
 
+MODES = ("hybrid", "semantic", "keyword")
+MEMORY_TYPES = ("short_term", "long_term")
 _FTS_WORD = re.compile(r"[A-Za-z0-9_]+")
 STOP_WORDS = frozenset(
     "a an and are as at be but by did do does for from had has have he her him his how i if in "
@@ -33,6 +52,73 @@ def fts_query(text: str) -> str:
     return " OR ".join(f'"{t}"' for t in seen[:32])
 
 
+def parse_when(text: str | None) -> str | None:
+    """`--since/--until` values: an ISO date/time, or a duration back from now ("7d", "12h")."""
+    if text in (None, ""):
+        return None
+    text = str(text).strip()
+    if re.fullmatch(r"\d+(\.\d+)?\s*[smhdw]", text.lower()):
+        return clock.iso(clock.now() - timedelta(seconds=clock.parse_duration(text)))
+    try:
+        return clock.iso(clock.parse(text))
+    except ValueError:
+        raise ValueError(f"not a time: {text!r} (use 2026-05-01, 2026-05-01T09:00 or 7d)") from None
+
+
+class _Filters:
+    """The WHERE clause every candidate must pass (episodes), and whether lessons can pass it."""
+
+    def __init__(self, *, kinds: Iterable[str] | None, project: str | None,
+                 tags: Iterable[str] | None, all_tags: bool, since: str | None,
+                 until: str | None, memory_type: str | None, archived: bool) -> None:
+        self.kinds = [k for k in (kinds or ()) if k]
+        self.project = project.rstrip("/") if project else None
+        self.tags = sorted({normalise_tag(t) for t in (tags or ()) if str(t).strip()})
+        self.all_tags = all_tags
+        self.since, self.until = parse_when(since), parse_when(until)
+        if memory_type not in (None, "") and memory_type not in MEMORY_TYPES:
+            raise ValueError("memory type must be short_term or long_term")
+        self.memory_type = memory_type or None
+        self.archived = archived
+        where, params = ([] if archived else ["archived = 0"]), []
+        if self.kinds:
+            where.append(f"kind IN ({','.join('?' * len(self.kinds))})")
+            params += self.kinds
+        if self.project:
+            where.append("(cwd = ? OR cwd LIKE ? ESCAPE '\\')")
+            params += [self.project, _like_prefix(self.project) + "/%"]
+        if self.since:
+            where.append("at >= ?")
+            params.append(self.since)
+        if self.until:
+            where.append("at <= ?")
+            params.append(self.until)
+        if self.memory_type:
+            where.append("memory_type = ?")
+            params.append(self.memory_type)
+        if self.tags:
+            marks = ",".join("?" * len(self.tags))
+            if all_tags:
+                where.append(f"(SELECT count(*) FROM tags t WHERE t.memory_id = episodes.id "
+                             f"AND t.tag IN ({marks})) = ?")
+                params += [*self.tags, len(self.tags)]
+            else:
+                where.append(f"EXISTS (SELECT 1 FROM tags t WHERE t.memory_id = episodes.id "
+                             f"AND t.tag IN ({marks}))")
+                params += self.tags
+        self.sql = " AND ".join(where) or "1"
+        self.params = params
+        # Selective filters: cheaper to list the eligible seqs first than to widen a pool.
+        self.selective = bool(self.kinds or self.project or self.tags or self.since
+                              or self.until or self.memory_type)
+        # Lessons have no tags and no memory type: asking for either leaves them out.
+        self.lessons_ok = not (self.tags or self.memory_type)
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def recall(
     store: Store,
     query: str,
@@ -41,70 +127,258 @@ def recall(
     mode: str = "hybrid",
     touch: bool = True,
     cfg: dict[str, Any] | None = None,
+    kinds: Iterable[str] | None = None,
+    project: str | None = None,
+    tags: Iterable[str] | None = None,
+    all_tags: bool = False,
+    since: str | None = None,
+    until: str | None = None,
+    memory_type: str | None = None,
+    archived: bool = False,
+    lessons: bool | None = None,
 ) -> list[dict[str, Any]]:
-    """The top k unarchived episodes for a query, with their score parts."""
+    """The top k memories for a query, best first, each with its score's parts.
+
+    Filters narrow episodes (kinds, project folder and below, tags any/all, since/until on the
+    memory's date, memory type, archived ones included). Active lessons compete too (type
+    "lesson") unless `lessons` is False (default: config recall.include_lessons).
+    """
     import numpy as np
 
     cfg = cfg or config_mod.load()
     rc = cfg["recall"]
-    if mode not in ("hybrid", "semantic", "keyword"):
+    if mode not in MODES:
         raise ValueError("mode must be hybrid, semantic or keyword")
+    k = int(k)
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    query = (query or "").strip()
+    if not query:
+        raise ValueError("the query is empty; say what you are looking for")
+    flt = _Filters(kinds=kinds, project=project, tags=tags, all_tags=all_tags, since=since,
+                   until=until, memory_type=memory_type, archived=archived)
+    with_lessons = bool(rc.get("include_lessons", True) if lessons is None else lessons)
+    with_lessons = with_lessons and flt.lessons_ok
+
+    sw = float(rc["semantic_weight"])
+    sw = sw if mode == "hybrid" else (1.0 if mode == "semantic" else 0.0)
+    spans = date_spans(query) if mode == "hybrid" and float(rc.get("date_weight", 0)) > 0 else []
+    dw = float(rc.get("date_weight", 0)) if spans else 0.0
+    pool_size = max(int(rc.get("candidates", 300)), 20 * k)
+
     embedder = get_embedder()
-    rows = store.rows(
-        "SELECT seq, id, kind, title, gist, at, strength, space, embedding FROM episodes WHERE archived = 0"
-    )
-    if not rows:
-        return []
-    semantic = np.zeros(len(rows), dtype=np.float32)
-    if mode != "keyword":
-        qvec = embedder.encode([query])[0]
-        for i, row in enumerate(rows):
-            if row["embedding"] and row["space"] == embedder.space:
-                semantic[i] = float(np.frombuffer(row["embedding"], dtype="<f4") @ qvec)
-    keyword = np.zeros(len(rows), dtype=np.float32)
-    match = fts_query(query)
-    if mode != "semantic" and match:
-        index = {row["seq"]: i for i, row in enumerate(rows)}
-        hits = store.rows(
-            "SELECT rowid, -bm25(episodes_fts) AS s FROM episodes_fts WHERE episodes_fts MATCH ?",
-            (match,),
-        )
-        for hit in hits:
-            if hit["rowid"] in index:
-                keyword[index[hit["rowid"]]] = hit["s"]
-        if keyword.max() > 0:
-            keyword /= keyword.max()
-    sw = float(rc["semantic_weight"]) if mode == "hybrid" else (1.0 if mode == "semantic" else 0.0)
-    relevance = sw * np.clip(semantic, 0, 1) + (1 - sw) * keyword
+    qvec = embedder.encode([query])[0] if sw > 0 else None
+
+    eligible = None
+    if flt.selective:
+        eligible = np.fromiter(
+            (r[0] for r in store.conn.execute(f"SELECT seq FROM episodes WHERE {flt.sql}", flt.params)),
+            dtype=np.int64)
+
+    # -- semantic evidence: one matrix product over the cache ---------------------------
+    cache = cos = None
+    if qvec is not None:
+        from remem.engine import vectors
+
+        cache = vectors.cache_for(store, embedder.space, embedder.dim)
+        cos = cache.scores(qvec)
+
+    # -- keyword evidence: FTS5 BM25, best first -----------------------------------------
+    match = fts_query(query) if sw < 1 else ""
+    kw_raw: dict[int, float] = {}
+    lesson_kw: dict[int, float] = {}
+    if match:
+        w = (float(rc.get("bm25_title", 1.0)), float(rc.get("bm25_gist", 1.0)),
+             float(rc.get("bm25_detail", 0.3)))
+        sql = ("SELECT rowid, -bm25(episodes_fts, ?, ?, ?) AS s FROM episodes_fts "
+               "WHERE episodes_fts MATCH ?")
+        params: list[Any] = [*w, match]
+        if flt.selective:  # else archived rows are dropped with the pool (cheaper at 100k)
+            sql += f" AND rowid IN (SELECT seq FROM episodes WHERE {flt.sql})"
+            params += flt.params
+        sql += " ORDER BY s DESC LIMIT ?"
+        params.append(pool_size * 4)
+        kw_raw = {int(r[0]): float(r[1]) for r in store.conn.execute(sql, params)}
+        if with_lessons:
+            lesson_kw = {int(r[0]): float(r[1]) for r in store.conn.execute(
+                "SELECT rowid, -bm25(lessons_fts) FROM lessons_fts WHERE lessons_fts MATCH ?",
+                (match,))}
+    kw_max = max([*kw_raw.values(), *lesson_kw.values(), 0.0])
+
+    # -- the candidate pool ---------------------------------------------------------------
+    pool: set[int] = set(list(kw_raw)[:pool_size])
+    if cos is not None and len(cache):
+        if eligible is not None:
+            slots = cache.slots_of(eligible)
+            slots = slots[slots >= 0]
+        else:
+            slots = np.nonzero(np.asarray(cache.seqs) >= 0)[0]
+        if slots.size:
+            sub = cos[slots]
+            take = min(pool_size, slots.size)
+            best = slots[np.argpartition(-sub, take - 1)[:take]] if take < slots.size else slots
+            pool.update(int(s) for s in np.asarray(cache.seqs)[best])
+    recent_n = int(rc.get("recent_candidates", 50))
+    pool.update(r[0] for r in store.conn.execute(
+        f"SELECT seq FROM episodes WHERE {flt.sql} ORDER BY at DESC LIMIT ?", [*flt.params, recent_n]))
+    if spans:
+        pad = timedelta(days=2 * float(rc.get("date_half_life_days", 7.0)))
+        for first, last in spans:
+            pool.update(r[0] for r in store.conn.execute(
+                f"SELECT seq FROM episodes WHERE {flt.sql} AND at >= ? AND at < ? LIMIT ?",
+                [*flt.params, _day_iso(first - pad), _day_iso(last + pad + timedelta(days=1)),
+                 pool_size]))
+    if eligible is None and cos is None and not kw_raw:
+        pool.update(r[0] for r in store.conn.execute(
+            f"SELECT seq FROM episodes WHERE {flt.sql} LIMIT ?", [*flt.params, pool_size]))
+
+    # -- full scores for the pool ---------------------------------------------------------
+    now = clock.now()
     half = float(rc["recency_half_life_days"])
-    scored = []
-    for i, row in enumerate(rows):
-        age = clock.days_between(row["at"])
-        recency = 2 ** (-age / half)
-        strength = min(float(row["strength"]), 2.0) / 2
-        score = (
-            rc["w_relevance"] * float(relevance[i])
-            + rc["w_recency"] * recency
-            + rc["w_strength"] * strength
-        )
-        scored.append((score, i, recency, strength))
-    scored.sort(key=lambda t: -t[0])
+    date_half = float(rc.get("date_half_life_days", 7.0))
+    scored: list[tuple[float, int, dict[str, Any], dict[str, float]]] = []
+    pool_list = sorted(pool)
+    sem_of: dict[int, float] = {}
+    if cos is not None and pool_list:
+        slots = cache.slots_of(pool_list)
+        sem_of = {s: (float(cos[sl]) if sl >= 0 else 0.0) for s, sl in zip(pool_list, slots.tolist())}
+    for chunk in _chunks(pool_list, 900):
+        rows = store.conn.execute(
+            f"SELECT seq, id, at, strength, importance, flashbulb_until FROM episodes "
+            f"WHERE seq IN ({','.join('?' * len(chunk))}) AND {flt.sql}", [*chunk, *flt.params])
+        for seq, mid, at, strength, importance, flash in rows:
+            semantic = max(0.0, sem_of.get(seq, 0.0))
+            keyword = kw_raw.get(seq, 0.0) / kw_max if kw_max > 0 else 0.0
+            when = closeness(clock.parse(at), spans, date_half) if spans else 0.0
+            parts = _parts(semantic, keyword, when, sw, dw, at, strength, importance, flash,
+                           now, half)
+            scored.append((_total(parts, rc), seq, {"id": mid, "type": "episode"}, parts))
+
+    if with_lessons:
+        for lesson in _active_lessons(store, embedder.space, flt):
+            semantic = max(0.0, float(lesson["vec"] @ qvec)) if (qvec is not None and lesson["vec"] is not None) else 0.0
+            keyword = lesson_kw.get(lesson["seq"], 0.0) / kw_max if kw_max > 0 else 0.0
+            when = closeness(clock.parse(lesson["updated"]), spans, date_half) if spans else 0.0
+            parts = _parts(semantic, keyword, when, sw, dw, lesson["updated"], lesson["strength"],
+                           0.5, None, now, half)
+            scored.append((_total(parts, rc), -lesson["seq"], {"id": lesson["id"], "type": "lesson"}, parts))
+
+    scored.sort(key=lambda t: (-t[0], -t[1]))
+    top = scored[:k]
+    out = _hydrate(store, top)
+    if touch:
+        ids = [h["id"] for h in out if h["type"] == "episode"]
+        if ids:
+            touch_memories(store, ids, cfg)
+    return out
+
+
+def _day_iso(day: date) -> str:
+    return f"{day.isoformat()}T00:00:00.000000+00:00"
+
+
+def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def _parts(semantic: float, keyword: float, when: float, sw: float, dw: float, at: str,
+           strength: float, importance: float, flash: str | None, now: Any, half: float) -> dict[str, float]:
+    relevance = (1 - dw) * (sw * semantic + (1 - sw) * keyword) + dw * when
+    protected = bool(flash) and clock.parse(flash) > now
+    recency = 1.0 if protected else 2.0 ** (-clock.days_between(at, now) / half)
+    floor = min(1.0, max(0.0, 2.0 * (float(importance) - 0.5)))
+    retention = max(min(float(strength), 2.0) / 2.0, floor)
+    return {
+        "relevance": relevance, "semantic": semantic, "keyword": keyword, "when": when,
+        "recency": recency, "strength": retention, "importance": float(importance),
+        "flashbulb": 1.0 if protected else 0.0,
+    }
+
+
+def _total(parts: dict[str, float], rc: dict[str, Any]) -> float:
+    return (float(rc["w_relevance"]) * parts["relevance"] + float(rc["w_recency"]) * parts["recency"]
+            + float(rc["w_strength"]) * parts["strength"])
+
+
+_lesson_cache: dict[tuple[str, str], tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
+
+
+def _active_lessons(store: Store, space: str, flt: _Filters) -> list[dict[str, Any]]:
+    """Active lessons with their vectors (cached per process until the table changes)."""
+    import numpy as np
+
+    sig = tuple(store.conn.execute(
+        "SELECT count(*), max(updated), max(seq), total(strength) FROM lessons").fetchone())
+    key = (str(store.path), space)
+    hit = _lesson_cache.get(key)
+    if hit is None or hit[0] != sig:
+        rows = store.rows(
+            "SELECT seq, id, kind, cwd, strength, updated, space, embedding FROM lessons "
+            "WHERE status = 'active'")
+        for row in rows:
+            blob = row.pop("embedding")
+            ok = blob is not None and row.pop("space") == space
+            row["vec"] = np.frombuffer(blob, dtype="<f4") if ok else None
+        hit = (sig, rows)
+        _lesson_cache[key] = hit
     out = []
-    for score, i, recency, strength in scored[:k]:
-        row = rows[i]
-        out.append({
-            "id": row["id"], "type": "episode", "kind": row["kind"], "title": row["title"],
-            "text": row["gist"], "at": row["at"], "score": round(score, 4),
-            "parts": {
-                "relevance": round(float(relevance[i]), 4),
-                "semantic": round(float(semantic[i]), 4),
-                "keyword": round(float(keyword[i]), 4),
-                "recency": round(recency, 4),
-                "strength": round(strength, 4),
-            },
-        })
-    if touch and out:
-        touch_memories(store, [h["id"] for h in out], cfg)
+    for row in hit[1]:
+        if flt.kinds and row["kind"] not in flt.kinds:
+            continue
+        if flt.project and row["cwd"] and not (
+                row["cwd"] == flt.project or row["cwd"].startswith(flt.project + "/")):
+            continue
+        if flt.since and row["updated"] < flt.since:
+            continue
+        if flt.until and row["updated"] > flt.until:
+            continue
+        out.append(row)
+    return out
+
+
+def _hydrate(store: Store, top: list[tuple[float, int, dict[str, Any], dict[str, float]]]) -> list[dict[str, Any]]:
+    """Read text for the returned rows only."""
+    ep_ids = [h["id"] for _, _, h, _ in top if h["type"] == "episode"]
+    ls_ids = [h["id"] for _, _, h, _ in top if h["type"] == "lesson"]
+    eps: dict[str, dict[str, Any]] = {}
+    tags: dict[str, list[str]] = {}
+    if ep_ids:
+        marks = ",".join("?" * len(ep_ids))
+        for r in store.rows(
+                f"SELECT id, kind, title, gist, at, cwd, session_id, memory_type, archived "
+                f"FROM episodes WHERE id IN ({marks})", ep_ids):
+            eps[r["id"]] = r
+        for r in store.rows(f"SELECT memory_id, tag FROM tags WHERE memory_id IN ({marks}) "
+                            "ORDER BY tag", ep_ids):
+            tags.setdefault(r["memory_id"], []).append(r["tag"])
+    les: dict[str, dict[str, Any]] = {}
+    if ls_ids:
+        marks = ",".join("?" * len(ls_ids))
+        for r in store.rows(f"SELECT id, kind, text, updated, cwd FROM lessons WHERE id IN ({marks})", ls_ids):
+            les[r["id"]] = r
+    out = []
+    for score, _, head, parts in top:
+        rounded = {name: round(value, 4) for name, value in parts.items()}
+        if head["type"] == "episode":
+            r = eps.get(head["id"])
+            if r is None:
+                continue
+            out.append({
+                "id": r["id"], "type": "episode", "kind": r["kind"], "title": r["title"],
+                "text": r["gist"], "at": r["at"], "score": round(score, 4), "parts": rounded,
+                "cwd": r["cwd"], "session_id": r["session_id"], "memory_type": r["memory_type"],
+                "archived": bool(r["archived"]), "tags": tags.get(r["id"], []),
+            })
+        else:
+            r = les.get(head["id"])
+            if r is None:
+                continue
+            out.append({
+                "id": r["id"], "type": "lesson", "kind": r["kind"], "title": r["text"][:120],
+                "text": r["text"], "at": r["updated"], "score": round(score, 4), "parts": rounded,
+                "cwd": r["cwd"], "tags": [],
+            })
     return out
 
 
