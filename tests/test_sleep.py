@@ -1,0 +1,277 @@
+"""Sleep: consolidation into lessons, merging, predictions, idempotence, the lock."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+
+import pytest
+
+from remem.engine import clock, sleep
+from remem.engine.embed import get_embedder, to_blob
+
+T0 = "2026-11-01T09:00:00.000000+00:00"
+PROJECT = "/home/u/proj"
+
+
+def _at(hours: float) -> str:
+    from datetime import timedelta
+
+    return clock.iso(clock.parse(T0) + timedelta(hours=hours))
+
+
+def episode(i: str, kind: str, text: str, *, hours: float = 0, title: str | None = None,
+            tags: tuple[str, ...] = (), cwd: str | None = PROJECT) -> dict:
+    emb = get_embedder()
+    title = title or text[:100]
+    vec = emb.encode([text if kind == "correction" else f"{title}\n{text}"])[0]
+    return {"id": i, "kind": kind, "title": title, "gist": text, "at": _at(hours), "cwd": cwd,
+            "session_id": f"s-{i}", "source": "claude-code", "space": emb.space,
+            "embedding": to_blob(vec), "tags": list(tags)}
+
+
+def error(i: str, module: str, hours: float = 0) -> dict:
+    return episode(i, "error", f"python app.py\nNo module named '{module}'", hours=hours,
+                   title=f"Bash module not found: No module named '{module}'",
+                   tags=("error:module_not_found", "tool:bash"))
+
+
+def run(store, **kw) -> dict:
+    return sleep.run_sleep_collect(store, **kw)
+
+
+def lessons(store) -> list[dict]:
+    rows = store.rows("SELECT * FROM lessons ORDER BY created, id")
+    for r in rows:
+        r["sources"] = json.loads(r["sources"])
+    return rows
+
+
+def test_three_corrections_in_different_words_make_one_lesson_with_three_sources(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([
+            episode("c1", "correction", "use uv, not pip, to install packages", hours=1),
+            episode("c2", "correction", "no, install dependencies with uv instead of pip", hours=2),
+            episode("c3", "correction", "stop using pip here, we use uv for packages", hours=3),
+        ])
+        run(store)
+    found = lessons(store)
+    assert len(found) == 1
+    assert found[0]["sources"] == ["c1", "c2", "c3"]
+    assert found[0]["seen"] == 3 and found[0]["strength"] == 3.0
+    assert found[0]["kind"] == "correction" and found[0]["cwd"] == PROJECT
+    assert "uv" in found[0]["text"] and found[0]["text"][0].isupper()
+
+
+def test_two_unrelated_corrections_make_two_lessons(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([
+            episode("c1", "correction", "use uv, not pip, to install packages", hours=1),
+            episode("c2", "correction", "never push straight to main; open a pull request", hours=2),
+        ])
+        run(store)
+    assert sorted(tuple(l["sources"]) for l in lessons(store)) == [("c1",), ("c2",)]
+
+
+def test_one_error_makes_no_lesson_and_the_same_error_again_makes_one(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([error("e1", "requests", hours=1)])
+        run(store)
+        assert lessons(store) == []
+        clock.advance(days=1)
+        store.put_episodes([error("e2", "requests", hours=30)])  # a later sleep, a new episode
+        summary = run(store)
+    found = lessons(store)
+    assert len(found) == 1 and found[0]["sources"] == ["e1", "e2"] and found[0]["kind"] == "error"
+    assert summary["passes"]["lessons"]["created"] == 1
+    assert "module not found" in found[0]["text"].lower()
+
+
+def test_errors_of_different_classes_do_not_cluster(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([
+            error("e1", "requests", hours=1),
+            episode("e2", "error", "cat config.yaml\nNo such file or directory: config.yaml", hours=2,
+                    title="Bash file not found: No such file or directory: 'requests'",
+                    tags=("error:file_not_found",)),
+        ])
+        run(store)
+    assert lessons(store) == []
+
+
+def test_environment_episodes_never_make_lessons(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([
+            episode(f"v{i}", "environment", "python 3.12 is installed at /usr/bin/python3", hours=i)
+            for i in range(4)
+        ])
+        run(store)
+    assert lessons(store) == []
+
+
+def test_a_later_episode_joins_an_existing_lesson(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([episode("c1", "correction", "use uv, not pip, to install packages", hours=1)])
+        run(store)
+        clock.advance(days=1)
+        store.put_episodes([episode("c2", "correction", "install with uv instead of pip please", hours=40)])
+        summary = run(store)
+    found = lessons(store)
+    assert len(found) == 1 and found[0]["sources"] == ["c1", "c2"]
+    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 1, "created": 0, "pending": 0}
+    assert found[0]["id"] in summary["events"]["grew"]
+
+
+def _dump(path) -> list[str]:
+    conn = sqlite3.connect(str(path))
+    try:
+        lines = []
+        for line in conn.iterdump():
+            if "INTO \"runs\"" in line or "INTO runs" in line:
+                continue
+            lines.append(line)
+        return lines
+    finally:
+        conn.close()
+
+
+def test_running_sleep_twice_changes_nothing_the_second_time(store, home):
+    (home.parent / "user" / ".claude" / "projects" / "-home-u-proj").mkdir(parents=True)
+    with clock.frozen(_at(48)):
+        store.put_episodes([
+            episode("c1", "correction", "use uv, not pip, to install packages", hours=1),
+            episode("c2", "correction", "no, install dependencies with uv instead of pip", hours=2),
+            episode("c3", "correction", "never push straight to main; open a pull request", hours=3),
+            error("e1", "requests", hours=4), error("e2", "requests", hours=5), error("e3", "yaml", hours=6),
+            episode("s1", "surprise", "I did not expect the tests to need REDIS_URL", hours=7),
+            episode("n1", "note", "the staging database is read-only on Fridays", hours=8),
+            episode("v1", "environment", "node 20 installed", hours=9),
+        ])
+        run(store)
+        first = _dump(store.path)
+        memory_md = (home.parent / "user" / ".claude" / "projects" / "-home-u-proj" / "memory" / "MEMORY.md").read_bytes()
+        run(store)
+        assert _dump(store.path) == first
+        assert (home.parent / "user" / ".claude" / "projects" / "-home-u-proj" / "memory" / "MEMORY.md").read_bytes() == memory_md
+    assert len(lessons(store)) == 3
+    runs = store.rows("SELECT status FROM runs WHERE kind = 'sleep'")
+    assert [r["status"] for r in runs] == ["ok", "ok"]
+
+
+def test_lessons_of_one_kind_that_mean_the_same_merge_into_a_theme(store):
+    from remem.engine.lessons import add_lesson, get_lesson
+
+    with clock.frozen(_at(48)):
+        store.put_episodes([
+            episode("c1", "correction", "use uv, not pip, to install packages", hours=1),
+            episode("c2", "correction", "no, install dependencies with uv instead of pip", hours=2),
+            episode("c3", "correction", "stop using pip here, we use uv for packages", hours=3),
+        ])
+        # Two lessons made apart (as if by two earlier sleeps) over sources that mean the same.
+        a = add_lesson(store, "Use uv, not pip.", "correction", sources=["c1", "c2"], created=_at(10))
+        b = add_lesson(store, "We use uv for packages.", "correction", sources=["c3"], created=_at(20))
+        summary = run(store, passes=["merge"])
+    assert summary["passes"]["merge"] == {"themes": 1, "aliased": 1}
+    left = lessons(store)
+    assert [l["id"] for l in left] == [a["id"]] and left[0]["sources"] == ["c1", "c2", "c3"]
+    alias = store.one("SELECT * FROM aliases WHERE old = ?", (b["id"],))
+    assert alias["new"] == a["id"] and alias["created"] == _at(20)
+    assert get_lesson(store, b["id"])["id"] == a["id"]
+
+
+def test_a_prediction_is_confirmed_by_a_later_matching_episode(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([episode("c1", "correction", "use uv, not pip, to install packages", hours=1)])
+        run(store)
+        pred = store.one("SELECT * FROM predictions")
+        assert pred["resolved"] is None and "uv" in pred["text"]
+        clock.advance(days=3)
+        store.put_episodes([episode("c2", "correction", "install with uv instead of pip please", hours=48 + 60)])
+        summary = run(store)
+    done = store.one("SELECT * FROM predictions WHERE id = ?", (pred["id"],))
+    assert done["outcome"] == "confirmed" and done["evidence"] == "c2"
+    assert summary["events"]["confirmed"] == [pred["id"]]
+    # A new open prediction is made for the lesson at once.
+    assert store.scalar("SELECT count(*) FROM predictions WHERE resolved IS NULL") == 1
+
+
+def test_a_prediction_fails_after_fourteen_days_without_a_match(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([episode("c1", "correction", "use uv, not pip, to install packages", hours=1)])
+        run(store)
+        pred = store.one("SELECT * FROM predictions")
+        store.put_episodes([episode("c9", "correction", "never push straight to main", hours=60)])
+        clock.advance(days=13)
+        run(store, passes=["verify"])
+        assert store.one("SELECT resolved FROM predictions WHERE id = ?", (pred["id"],))["resolved"] is None
+        clock.advance(days=1)
+        summary = run(store, passes=["verify"])
+    done = store.one("SELECT * FROM predictions WHERE id = ?", (pred["id"],))
+    assert done["outcome"] == "failed" and done["evidence"] is None
+    assert summary["passes"]["verify"]["failed"] == 1
+
+
+def test_dry_run_changes_nothing(store, home):
+    with clock.frozen(_at(48)):
+        store.put_episodes([episode("c1", "correction", "use uv, not pip, to install packages", hours=1)])
+        before = _dump(store.path)
+        summary = run(store, dry_run=True)
+        assert summary["passes"]["lessons"]["created"] == 1
+        assert _dump(store.path) == before
+        assert not (home / "morning.md").exists()
+        assert store.one("SELECT status FROM runs")["status"] == "dry-run"
+        run(store)  # the dry run left no watermark behind
+    assert len(lessons(store)) == 1
+
+
+def test_progress_events_per_pass_in_order(store):
+    seen = [e.pass_name for e in sleep.run_sleep(store)]
+    order = [p for i, p in enumerate(seen) if i == 0 or seen[i - 1] != p]
+    assert order == list(sleep.PASSES) + ["sleep"]
+
+
+def test_unknown_pass_is_a_one_line_error(store):
+    with pytest.raises(ValueError, match="the passes are"):
+        list(sleep.run_sleep(store, passes=["dream"]))
+
+
+def test_a_live_lock_refuses_and_a_stale_lock_is_taken_over(store, home):
+    from remem.errors import RememError
+
+    home.mkdir(parents=True, exist_ok=True)
+    lock = sleep.lock_path()
+    lock.write_text(str(os.getppid()))  # a live process that is not us
+    with pytest.raises(RememError, match="another sleep is running"):
+        list(sleep.run_sleep(store, passes=["verify"]))
+    lock.write_text("999999999")  # no such process
+    run(store, passes=["verify"])
+    assert not lock.exists()
+
+
+def test_reembeds_what_is_not_in_the_current_space(store):
+    with clock.frozen(_at(48)):
+        ep = episode("c1", "correction", "use uv, not pip, to install packages", hours=1)
+        ep["space"], ep["embedding"] = "old-space", b"\x00" * 16
+        store.put_episodes([ep])
+        summary = run(store)
+    row = store.one("SELECT space FROM episodes WHERE id = 'c1'")
+    assert row["space"] == get_embedder().space
+    assert summary["passes"]["embed"]["episodes"] == 1
+    assert len(lessons(store)) == 1
+
+
+def test_fake_local_model_rewords_and_the_plain_text_is_kept(store, monkeypatch):
+    """The local model is faked (no model server on a test machine)."""
+    from remem import config
+    from remem.engine import llm
+
+    cfg = config.load()
+    cfg["llm"]["url"] = "http://127.0.0.1:9/v1"
+    monkeypatch.setattr(llm, "complete", lambda prompt, *a, **k: "Install packages with uv, never pip.")
+    with clock.frozen(_at(48)):
+        store.put_episodes([episode("c1", "correction", "no, use uv not pip", hours=1)])
+        run(store, cfg=cfg)
+    found = lessons(store)[0]
+    assert found["text"] == "Install packages with uv, never pip."
+    assert found["draft"] == "Use uv not pip."
