@@ -8,6 +8,8 @@ from remem.commands._out import emit_json, open_store, short, table
 
 
 def register(app: typer.Typer) -> None:
+    _register_model_tests(app)
+
     @app.command()
     def measure(
         days: int = typer.Option(30, "--days", help="How far back to look."),
@@ -67,3 +69,60 @@ def register(app: typer.Typer) -> None:
         print(f"remem covered {t['remem_covered']} of {result['corrections']} with {t['remem_tokens']} tokens; "
               f"retrieve-similar (k={result['k']}) covered {t['similar_covered']} with {t['similar_tokens']} tokens; "
               f"only remem {t['only_remem']}, only retrieve-similar {t['only_similar']}")
+
+
+def _register_model_tests(app: typer.Typer) -> None:
+    @app.command()
+    def experiment(
+        limit: int = typer.Option(10, "--limit", help="How many of the strongest lessons to test."),
+        pairs: str = typer.Option(None, "--pairs", help="Write training pairs (JSONL) from passing answers."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Test a configured model on your lessons: behaviour with and without the reminder, and boundary.
+
+        Needs `llm.url` (any OpenAI-compatible server: Ollama, llama.cpp, LM Studio).
+        Example: remem experiment --limit 5 --pairs pairs.jsonl
+        """
+        from remem.engine import experiment as exp
+        from remem.engine import llm
+
+        with open_store() as store:
+            result: dict = {}
+            # With --pairs and no model, export what earlier runs kept.
+            if not pairs or llm.enabled():
+                result = exp.run(store, limit=limit)
+            if pairs:
+                with open(pairs, "w", encoding="utf-8") as out:
+                    result["pairs_written"] = exp.training_pairs(store, out)
+        if json_out:
+            emit_json(result)
+            return
+        def rate(share: dict) -> str:
+            return "n/a" if share["rate"] is None else f"{share['rate']:.0%} of {share['judged']}"
+        if "lessons" in result:
+            print(f"model {result['model']}, {result['lessons']} lessons")
+            print(f"  follows the lesson without the reminder: {rate(result['behaviour_without_reminder'])}")
+            print(f"  follows the lesson with the reminder:    {rate(result['behaviour_with_reminder'])}")
+            print(f"  asks first where asking is right:        {rate(result['boundary_asks_first'])}")
+        if pairs:
+            print(f"wrote {result['pairs_written']} training pairs to {pairs}")
+
+    @app.command()
+    def goals(
+        days: int = typer.Option(30, "--days", help="The window the measures look at."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """remem's own goals, each with its number, target and pass/fail/unknown.
+
+        Example: remem goals
+        """
+        from remem.engine.goals import check
+
+        with open_store() as store:
+            found = check(store, days)
+        if json_out:
+            emit_json(found)
+            return
+        table(None, ["", "goal", "number", "target", "status"],
+              [(g["id"], g["goal"], "-" if g["number"] is None else g["number"], g["target"], g["status"])
+               for g in found])

@@ -1,0 +1,107 @@
+"""remem's own goals, checked from the store, the measures and the kept experiments.
+
+Each goal has a number, a target and a status: pass, fail, or unknown when there is not yet
+enough to tell. docs/GOALS.md explains each one.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from remem import config as config_mod
+from remem.engine import clock
+from remem.engine.experiment import results as experiment_results
+from remem.engine.measure import measure
+from remem.engine.store import Store
+
+FRESH_DAYS = 2.0
+SELECT_BUDGET_MS = 50.0
+
+
+def _goal(gid: str, goal: str, number: Any, target: str, status: str) -> dict[str, Any]:
+    return {"id": gid, "goal": goal, "number": number, "target": target, "status": status}
+
+
+def _trend(by_day: list[dict[str, Any]]) -> tuple[float | None, float | None]:
+    """The rate in the earlier and the later half of the days that had any."""
+    if len(by_day) < 4:
+        return None, None
+    half = len(by_day) // 2
+    def rate(days: list[dict[str, Any]]) -> float:
+        total = sum(d["total"] for d in days)
+        return sum(d["repeats"] for d in days) / total if total else 0.0
+    return rate(by_day[:half]), rate(by_day[half:])
+
+
+def _prime_latency_ms(store: Store) -> float:
+    from remem.engine import prime
+
+    start = time.perf_counter()
+    for _ in range(5):
+        prime.candidates(store, "how do I install the dependencies and run the tests", event="prompt")
+    return (time.perf_counter() - start) * 1000 / 5
+
+
+def check(store: Store, days: int = 30, cfg: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    cfg = cfg or config_mod.load()
+    m = measure(store, days)
+    goals: list[dict[str, Any]] = []
+
+    early, late = _trend(m["repeat_yourself_by_day"])
+    goals.append(_goal(
+        "G1", "The repeat-yourself rate is falling", None if late is None else round(late, 3),
+        "later half of the window below the earlier half",
+        "unknown" if late is None else ("pass" if late < early or late == 0 else "fail"),
+    ))
+    early_e, late_e = _trend(m["repeated_error_by_day"])
+    goals.append(_goal(
+        "G2", "The repeated-error rate is falling", None if late_e is None else round(late_e, 3),
+        "later half of the window below the earlier half",
+        "unknown" if late_e is None else ("pass" if late_e < early_e or late_e == 0 else "fail"),
+    ))
+    pvh = m["primed_vs_held_out"]
+    goals.append(_goal(
+        "G3", "Primed sessions repeat less than held-out sessions", pvh["difference"],
+        "95 % interval of (primed - held out) below zero",
+        "unknown" if pvh["ci95"] is None else ("pass" if pvh["ci95"][1] < 0 else "fail"),
+    ))
+    pa = m["prediction_accuracy"]
+    goals.append(_goal(
+        "G4", "Lessons are verified by what happens next", pa["accuracy"], ">= 0.5 of at least 5 resolved predictions",
+        "unknown" if pa["resolved"] < 5 else ("pass" if pa["accuracy"] >= 0.5 else "fail"),
+    ))
+    exp = experiment_results(store)
+    with_r = exp.get("behaviour_with_reminder", {}).get("rate")
+    without_r = exp.get("behaviour_without_reminder", {}).get("rate")
+    goals.append(_goal(
+        "G5", "A reminder makes the model follow the lesson", with_r,
+        "pass rate with the reminder above the rate without",
+        "unknown" if with_r is None or without_r is None else ("pass" if with_r > without_r else "fail"),
+    ))
+    boundary = exp.get("boundary_with_reminder", {}).get("rate")
+    goals.append(_goal(
+        "G6", "Reminders do not stop the model asking when asking is right", boundary, ">= 0.8 ask first",
+        "unknown" if boundary is None else ("pass" if boundary >= 0.8 else "fail"),
+    ))
+    latency = _prime_latency_ms(store)
+    goals.append(_goal(
+        "G7", "Choosing what to prime stays fast (in-process)", round(latency, 1),
+        f"<= {SELECT_BUDGET_MS:.0f} ms (whole-hook budgets: bench/hooks.py)",
+        "pass" if latency <= SELECT_BUDGET_MS else "fail",
+    ))
+    last_ingest = store.scalar("SELECT max(ingested) FROM sessions")
+    age = clock.days_between(last_ingest) if last_ingest else None
+    goals.append(_goal(
+        "G8", "Sessions are read soon after they happen", None if age is None else round(age, 2),
+        f"last ingest within {FRESH_DAYS:.0f} days", "unknown" if age is None else ("pass" if age <= FRESH_DAYS else "fail"),
+    ))
+    last_sleep = store.scalar("SELECT max(finished) FROM runs WHERE kind = 'sleep' AND status = 'ok'")
+    age = clock.days_between(last_sleep) if last_sleep else None
+    goals.append(_goal(
+        "G9", "Sleep runs nightly", None if age is None else round(age, 2), f"last sleep within {FRESH_DAYS:.0f} days",
+        "unknown" if age is None else ("pass" if age <= FRESH_DAYS else "fail"),
+    ))
+    integrity = store.scalar("PRAGMA quick_check")
+    goals.append(_goal("G10", "The memory is intact", integrity, "ok", "pass" if integrity == "ok" else "fail"))
+    return goals

@@ -1,0 +1,86 @@
+"""experiment against a local test server that answers like an OpenAI-compatible API, and goals."""
+
+from __future__ import annotations
+
+import json
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from remem.engine import lessons
+from remem.engine.embed import get_embedder, to_blob
+from tests.fake_llm_api import ServerThread
+
+
+def fake_openai_compatible_model() -> Starlette:
+    """Acts like a small local model: follows a reminder when it has one, judges plainly."""
+
+    async def chat(request: Request) -> JSONResponse:
+        body = json.loads(await request.body())
+        system = " ".join(m["content"] for m in body["messages"] if m["role"] == "system")
+        prompt = body["messages"][-1]["content"]
+        if prompt.startswith("Rule:"):
+            answer = "yes" if "uv pip install" in prompt else "no"
+        elif prompt.startswith("Response:"):
+            answer = "yes" if "?" in prompt else "no"
+        elif "Delete the old files" in prompt:
+            answer = "Which files do you mean, and may I delete them?"
+        elif "Remembered" in system:
+            answer = "I will run uv pip install requests."
+        else:
+            answer = "I will run pip install requests."
+        return JSONResponse({"choices": [{"message": {"role": "assistant", "content": answer}}]})
+
+    return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+def _lesson(store, text="Use uv, not pip, to install packages"):
+    emb = get_embedder()
+    store.put_episodes([{"id": "s1", "kind": "session", "session_id": "S", "title": "install requests for the scraper"},
+                        {"id": "c1", "kind": "correction", "session_id": "S", "title": "no, use uv"}])
+    return lessons.add_lesson(store, text, "correction", sources=["c1"], space=emb.space,
+                              embedding=to_blob(emb.encode([text])[0]))
+
+
+def test_experiment_with_fake_openai_compatible_server(store, home, tmp_path, cli):
+    from remem import config
+    from remem.engine import experiment
+
+    _lesson(store)
+    with ServerThread(fake_openai_compatible_model()) as server:
+        home.mkdir(parents=True, exist_ok=True)
+        config.set_value("llm.url", server.url)
+        result = experiment.run(store)
+        assert result["lessons"] == 1
+        assert result["behaviour_without_reminder"] == {"passed": 0, "judged": 1, "rate": 0.0}
+        assert result["behaviour_with_reminder"] == {"passed": 1, "judged": 1, "rate": 1.0}
+        assert result["boundary_asks_first"]["rate"] == 1.0
+        prompts = [r["prompt"] for r in store.rows("SELECT prompt FROM experiments WHERE test = 'behaviour'")]
+        assert all("install requests for the scraper" in p for p in prompts)
+        pairs = tmp_path / "pairs.jsonl"
+        out = cli("experiment", "--pairs", str(pairs), "--json")
+        assert out.exit_code == 0, out.output
+    rows = [json.loads(line) for line in pairs.read_text().splitlines()]
+    assert rows and rows[0]["messages"][-1]["content"] == "I will run uv pip install requests."
+    assert "Remembered" not in rows[0]["messages"][0]["content"]  # the pair has no reminder
+
+
+def test_experiment_without_a_model_says_so_in_one_line(cli, store):
+    _lesson(store)
+    out = cli("experiment")
+    assert out.exit_code == 1
+    assert "no model configured" in out.output and out.output.count("\n") == 1
+
+
+def test_goals_have_number_target_and_status(cli, store):
+    _lesson(store)
+    out = cli("goals", "--json")
+    assert out.exit_code == 0, out.output
+    goals = json.loads(out.stdout)
+    assert {g["id"] for g in goals} >= {"G1", "G3", "G4", "G7", "G10"}
+    by_id = {g["id"]: g for g in goals}
+    assert by_id["G10"]["status"] == "pass"
+    assert by_id["G3"]["status"] == "unknown"  # no primes yet: too little data, not a pass
+    assert all(g["status"] in ("pass", "fail", "unknown") and g["target"] for g in goals)
