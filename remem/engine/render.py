@@ -217,7 +217,7 @@ def render(
             continue
         memory = folder / "MEMORY.md"
         try:
-            original = memory.read_text(encoding="utf-8")
+            original = memory.read_bytes().decode("utf-8")  # bytes: keep \r\n exactly
         except FileNotFoundError:
             original = ""
         except (OSError, UnicodeDecodeError):

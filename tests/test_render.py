@@ -1,0 +1,170 @@
+"""Render: lesson files per project, the MEMORY.md section, vetoes, lessons.jsonl, morning.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from remem import paths
+from remem.engine import clock, render, sleep
+from remem.engine.lessons import add_lesson, get_lesson
+from tests.test_sleep import _at, episode
+
+
+def project(cwd: str) -> Path:
+    folder = paths.claude_projects_dir() / paths.project_folder_name(cwd)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / "memory"
+
+
+def test_project_folder_name_is_claude_codes():
+    assert paths.project_folder_name("/home/u/proj") == "-home-u-proj"
+    assert paths.project_folder_name("/home/u/my_app.v2") == "-home-u-my-app-v2"
+
+
+def test_lessons_go_to_their_project_and_cwd_less_ones_everywhere(store):
+    a = project("/home/u/a")
+    b = project("/home/u/b")
+    only_a = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"], cwd="/home/u/a")
+    everywhere = add_lesson(store, "Never push to main.", "correction", sources=["y"])
+    render.render(store)
+    assert (a / f"remem-{only_a['id']}.md").exists() and not (b / f"remem-{only_a['id']}.md").exists()
+    assert (a / f"remem-{everywhere['id']}.md").exists() and (b / f"remem-{everywhere['id']}.md").exists()
+    text = (a / f"remem-{only_a['id']}.md").read_text()
+    assert text.startswith("---\nname: remem-") and "Use uv, not pip." in text and "Provenance:" in text
+    written = json.loads((paths.home() / "written.json").read_text())
+    assert len(written["files"]) == 3
+
+
+def test_memory_md_keeps_the_persons_content_exactly(store):
+    folder = project("/home/u/a")
+    folder.mkdir(parents=True)
+    above = "# My notes\n\nKeep this *exactly*,   spaces and all.  \r\n\n"
+    below = "\n\n## Later\n- my own line\n\ttabbed\n"
+    original = above + render.BEGIN + "\nold remem text\n" + render.END + below
+    (folder / "MEMORY.md").write_bytes(original.encode("utf-8"))
+    lesson = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
+    render.render(store)
+    new = (folder / "MEMORY.md").read_bytes().decode("utf-8")
+    assert new.startswith(above) and new.endswith(below)
+    section = new[len(above):len(new) - len(below)]
+    assert section.startswith(render.BEGIN) and section.endswith(render.END)
+    assert f"remem-{lesson['id']}.md" in section and "old remem text" not in section
+
+
+def test_memory_md_without_markers_gets_the_section_appended(store):
+    folder = project("/home/u/a")
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("mine\n")
+    add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
+    render.render(store)
+    text = (folder / "MEMORY.md").read_text()
+    assert text.startswith("mine\n\n" + render.BEGIN) and text.endswith(render.END + "\n")
+
+
+@settings(max_examples=60, deadline=None)
+@given(above=st.text(), below=st.text(), body=st.text(alphabet=st.characters(blacklist_characters="<")))
+def test_replace_section_keeps_everything_outside_the_markers(above, below, body):
+    original = above + render.BEGIN + "x" + render.END + below
+    if render.BEGIN in above or render.END in above or render.END in below or render.BEGIN in below:
+        return
+    out = render.replace_section(original, body)
+    assert out.startswith(above + render.BEGIN) and out.endswith(render.END + below)
+
+
+def test_deleting_a_rendered_file_vetoes_the_lesson_and_it_is_never_rendered_again(store):
+    a = project("/home/u/a")
+    b = project("/home/u/b")
+    with clock.frozen(_at(48)):
+        store.put_episodes([episode("c1", "correction", "use uv, not pip, to install packages",
+                                    hours=1, cwd=None)])
+        sleep.run_sleep_collect(store)
+        lesson = store.one("SELECT id, hash FROM lessons")
+        path = a / f"remem-{lesson['id']}.md"
+        assert path.exists() and (b / path.name).exists()
+        path.unlink()  # the person deletes it
+        summary = sleep.run_sleep_collect(store)
+        assert summary["events"]["vetoed"] == [lesson["id"]]
+        assert get_lesson(store, lesson["id"])["status"] == "vetoed"
+        assert not (b / path.name).exists()  # its other copies go too
+        assert path.name not in (a / "MEMORY.md").read_text()
+        vetoed = json.loads((paths.home() / "vetoed.json").read_text())
+        assert lesson["id"] in vetoed and vetoed[lesson["id"]]["hash"] == lesson["hash"]
+        # More of the same correction joins the vetoed lesson; nothing is rendered again.
+        clock.advance(days=1)
+        store.put_episodes([episode("c2", "correction", "install with uv instead of pip please",
+                                    hours=60, cwd=None)])
+        sleep.run_sleep_collect(store)
+        assert not path.exists() and not (b / path.name).exists()
+        assert store.scalar("SELECT count(*) FROM lessons") == 1
+        assert get_lesson(store, lesson["id"])["status"] == "vetoed"
+
+
+def test_a_new_lesson_with_a_vetoed_text_is_not_rendered(store):
+    a = project("/home/u/a")
+    first = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
+    render.render(store)
+    (a / f"remem-{first['id']}.md").unlink()
+    render.render(store)
+    again = add_lesson(store, "use uv, not pip", "correction", sources=["y"])  # e.g. received
+    render.render(store)
+    assert not (a / f"remem-{again['id']}.md").exists()
+
+
+def test_revoked_candidate_and_vetoed_lessons_are_never_rendered(store):
+    a = project("/home/u/a")
+    ids = {s: add_lesson(store, f"Lesson {s}.", "correction", sources=[s], status=s)["id"]
+           for s in ("revoked", "candidate", "vetoed", "active")}
+    render.render(store)
+    files = sorted(p.name for p in a.glob("remem-*.md"))
+    assert files == [f"remem-{ids['active']}.md"]
+    wire = [json.loads(line) for line in paths.lessons_jsonl_path().read_text().splitlines()]
+    assert [w["id"] for w in wire] == [ids["active"]]
+    assert set(wire[0]) >= {"id", "text", "kind", "hash", "sources", "status", "created"}
+
+
+def test_a_missing_project_folder_is_no_veto(store):
+    import shutil
+
+    a = project("/home/u/a")
+    lesson = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
+    render.render(store)
+    shutil.rmtree(a.parent)
+    render.render(store)
+    assert get_lesson(store, lesson["id"])["status"] == "active"
+
+
+def test_morning_report_has_every_section_and_delegation_counts(store):
+    project("/home/u/a")
+    with clock.frozen(_at(48)):
+        store.put_episodes([
+            episode("c1", "correction", "use uv, not pip, to install packages", hours=1),
+            episode("r1", "correction", "refused Bash rm -rf build", hours=2,
+                    title="refused Bash rm -rf build", tags=("refused", "action:delete")),
+        ])
+        with store.write() as conn:
+            conn.execute(
+                "INSERT INTO sessions (id, path, source, offers) VALUES ('s', 'p', 'claude-code', ?)",
+                (json.dumps([{"turn": 3, "at": _at(3), "offer": "Shall I run the tests?",
+                              "kind": "test", "answer": "approved"},
+                             {"turn": 5, "at": _at(4), "offer": "Want me to commit?",
+                              "kind": "git", "answer": "declined"}]),),
+            )
+        sleep.run_sleep_collect(store)
+    text = paths.morning_path().read_text()
+    for heading in ("## Learned", "## Merged", "## Predictions confirmed", "## Predictions failed",
+                    "## Faded", "## Delegation"):
+        assert heading in text
+    assert "Use uv, not pip, to install packages." in text
+    assert "Asked, then told to act: 1" in text and "Acted, then stopped: 1" in text
+    assert "test: asked→act 1" in text and "delete:" in text
+
+
+def test_atomic_write_leaves_no_temp_files(tmp_path):
+    target = tmp_path / "x" / "f.md"
+    assert render.write_atomic(target, "one\n") is True
+    assert render.write_atomic(target, "one\n") is False
+    assert [p.name for p in target.parent.iterdir()] == ["f.md"]
