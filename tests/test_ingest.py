@@ -1,0 +1,236 @@
+"""Ingest end to end: real store, real bundled model, the project's own fixtures."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+
+from remem import paths
+from remem.engine import ingest
+from remem.engine.embed import from_blob, get_embedder
+from remem.engine.store import stable_id
+from remem.engine.transcripts import parse_file
+
+FIX = Path(__file__).parent / "fixtures" / "claude_code"
+PROJECT = "-home-dev-projects-shop"
+
+
+@pytest.fixture
+def projects(home) -> Path:
+    folder = paths.claude_projects_dir() / PROJECT
+    folder.mkdir(parents=True)
+    for name in ("v1_sidechain", "v2_stream", "v2_tools"):
+        shutil.copy(FIX / f"{name}.jsonl", folder / f"{name}.jsonl")
+    (folder / "subagents").mkdir()
+    shutil.copy(FIX / "v2_tools.jsonl", folder / "subagents" / "agent-x.jsonl")
+    return folder
+
+
+def test_ingest_every_project_then_nothing_new(store, projects):
+    first = ingest.ingest_paths(store)
+    assert first["files"] == 3 and first["skipped"] == 0 and first["sessions"] == 3
+    # checked by hand: 3 sessions, 3 corrections, 9 errors, 2 surprises, 6 environment facts
+    assert first["by_kind"] == {"session": 3, "correction": 3, "error": 9, "surprise": 2, "environment": 6}
+    assert first["episodes"] == 23 and first["malformed_lines"] == 0 and first["errors"] == []
+    assert store.scalar("SELECT count(*) FROM episodes") == 23
+    again = ingest.ingest_paths(store)
+    assert again == {"files": 0, "skipped": 3, "sessions": 0, "episodes": 0, "by_kind": {},
+                     "malformed_lines": 0, "errors": []}
+    assert store.scalar("SELECT count(*) FROM episodes") == 23
+
+
+def test_touched_file_is_reread_without_duplicates(store, projects):
+    ingest.ingest_paths(store)
+    path = projects / "v2_stream.jsonl"
+    os.utime(path, (1_000_000_000, 1_000_000_000))
+    summary = ingest.ingest_paths(store)
+    assert summary["files"] == 1 and summary["skipped"] == 2 and summary["episodes"] == 0
+    assert store.scalar("SELECT count(*) FROM episodes") == 23
+
+
+def test_growing_file_adds_only_the_new_findings(store, projects):
+    path = projects / "v2_tools.jsonl"
+    ingest.ingest_paths(store)
+    sid = "33333333-3333-4333-8333-333333333333"
+    session_ep = stable_id(sid, "session", sid)
+    before = store.episode(session_ep)
+    store.conn.execute("UPDATE episodes SET strength = 1.7 WHERE id = ?", (session_ep,))
+    more = [
+        {"type": "assistant", "uuid": "n1", "timestamp": "2026-03-01T11:00:00.000Z", "sessionId": sid,
+         "message": {"id": "msg_new", "role": "assistant", "content": [{"type": "text", "text": "OK, I'll wait."}]}},
+        {"type": "user", "uuid": "n2", "timestamp": "2026-03-01T11:01:00.000Z", "sessionId": sid,
+         "message": {"role": "user", "content": "I said don't touch the lockfile"}},
+    ]
+    with path.open("a") as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in more))
+    summary = ingest.ingest_paths(store)
+    assert summary["files"] == 1 and summary["episodes"] == 1 and summary["by_kind"] == {"correction": 1}
+    after = store.episode(session_ep)
+    assert after["gist"] != before["gist"] and "I said don't touch the lockfile" in after["gist"]
+    assert after["strength"] == 1.7  # rewritten in place, its life kept
+    assert store.scalar("SELECT episodes FROM sessions WHERE id = ?", (sid,)) == 16
+
+
+def test_torn_tail_is_read_again_next_time(store, projects):
+    path = projects / "v1_sidechain.jsonl"
+    whole = path.read_bytes()
+    sid = "11111111-1111-4111-8111-111111111111"
+    tail = json.dumps({"type": "user", "uuid": "t1", "sessionId": sid, "timestamp": "2026-03-01T12:00:00.000Z",
+                       "message": {"role": "user", "content": "no, run the e2e tests too"}}) + "\n"
+    path.write_bytes(whole + tail.encode()[:40])  # the writer is mid-line
+    first = ingest.ingest_paths(store)
+    assert first["malformed_lines"] == 0 and first["errors"] == []
+    row = store.one("SELECT size FROM sessions WHERE id = ?", (sid,))
+    assert row["size"] == len(whole)  # only the complete lines are recorded
+    # unchanged torn file: read again (its recorded size differs), nothing duplicated
+    second = ingest.ingest_paths(store)
+    assert second["files"] == 1 and second["episodes"] == 0
+    path.write_bytes(whole + tail.encode())  # the line is finished
+    third = ingest.ingest_paths(store)
+    assert third["by_kind"] == {"correction": 1}
+    assert store.one("SELECT size FROM sessions WHERE id = ?", (sid,))["size"] == len(whole) + len(tail.encode())
+    assert ingest.ingest_paths(store)["skipped"] == 3
+
+
+def test_malformed_lines_are_counted_and_the_rest_ingested(store, projects):
+    path = projects / "v2_stream.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:3] + ["{oops\n", "42\n"] + lines[3:]))
+    summary = ingest.ingest_paths(store)
+    assert summary["malformed_lines"] == 2
+    assert summary["by_kind"]["session"] == 3
+
+
+def test_correction_is_embedded_from_the_persons_words(store, projects):
+    ingest.ingest_paths(store)
+    row = store.one("SELECT * FROM episodes WHERE kind = 'correction' AND title LIKE 'no, use pnpm%'")
+    assert row["gist"] == "no, use pnpm instead. this repo uses pnpm workspaces"
+    emb = get_embedder()
+    assert row["space"] == emb.space
+    expected = emb.encode([row["gist"]])[0]
+    assert float(from_blob(row["embedding"]) @ expected) > 0.999
+    session = store.one("SELECT * FROM episodes WHERE kind = 'session' AND session_id LIKE '1111%'")
+    assert session["title"] == "shop: /review the checkout page"
+    assert "Asked: /review the checkout page" in session["gist"]
+    assert "Ended: All 12 tests pass." in session["gist"]
+    assert session["source"] == "claude-code" and session["cwd"] == "/home/dev/projects/shop"
+
+
+def test_offers_are_stored_on_the_session_row(store, projects):
+    ingest.ingest_paths(store)
+    offers = json.loads(store.scalar(
+        "SELECT offers FROM sessions WHERE id = '11111111-1111-4111-8111-111111111111'"))
+    assert [(o["kind"], o["answer"], o["waited"]) for o in offers] == [("edit", "corrected", 1), ("run_tests", "approved", 1)]
+
+
+def test_episode_ids_are_stable_across_stores(tmp_path, projects, monkeypatch):
+    from remem.engine.store import Store
+
+    ids = []
+    for name in ("a", "b"):
+        with Store(tmp_path / f"{name}.db") as s:
+            ingest.ingest_paths(s)
+            ids.append(sorted(r["id"] for r in s.rows("SELECT id FROM episodes")))
+    assert ids[0] == ids[1]
+
+
+def test_ingest_session_directly(store):
+    session = parse_file(FIX / "v2_stream.jsonl")
+    result = ingest.ingest_session(store, session, mtime=1.0, size=2)
+    assert result["added"] == 4
+    assert result["by_kind"] == {"session": 1, "correction": 1, "error": 1, "surprise": 1}
+    assert result["offers"] == {"offers": 1, "waited": 1, "by_answer": {"declined": 1}}
+    assert ingest.ingest_session(store, session)["added"] == 0
+    row = store.one("SELECT path, source, mtime, size, episodes FROM sessions")
+    assert row == {"path": str(FIX / "v2_stream.jsonl"), "source": "claude-code", "mtime": None,
+                   "size": None, "episodes": 4}
+
+
+def test_explicit_paths_and_bad_paths(store, projects, tmp_path):
+    summary = ingest.ingest_paths(store, [projects / "v2_tools.jsonl", tmp_path / "nope.jsonl"])
+    assert summary["files"] == 1 and summary["sessions"] == 1
+    assert len(summary["errors"]) == 1 and "nope.jsonl" in summary["errors"][0]
+    # a Claude home folder works too, and subagent folders stay unread
+    summary = ingest.ingest_paths(store, [paths.claude_home()])
+    assert summary["files"] == 2 and summary["skipped"] == 1
+    with pytest.raises(ValueError, match="unknown source"):
+        ingest.ingest_paths(store, source="slack")
+
+
+def test_progress_is_reported_per_file(store, projects):
+    seen = []
+    ingest.ingest_paths(store, progress=lambda done, total, path: seen.append((done, total)))
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_an_unreadable_file_is_an_error_not_a_crash(store, projects):
+    bad = projects / "zz.jsonl"
+    bad.write_bytes(b"\xff\xfe\x00garbage\n" * 3)
+    summary = ingest.ingest_paths(store)
+    assert summary["files"] == 4 and summary["malformed_lines"] == 3 and summary["errors"] == []
+
+
+# --------------------------------------------------------------------------- the local model
+
+class _FakeLLM(BaseHTTPRequestHandler):
+    requests: list = []
+
+    def do_POST(self):  # noqa: N802 - http.server's naming
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        _FakeLLM.requests.append((self.path, body))
+        reply = json.dumps({"choices": [{"message": {"role": "assistant", "content": "The person fixed the coupon rounding."}}]})
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(reply.encode())
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def fake_llm_server():
+    server = HTTPServer(("127.0.0.1", 0), _FakeLLM)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _FakeLLM.requests = []
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_fake_llm_server_writes_the_gist(store, fake_llm_server):
+    from remem import config
+
+    config.set_value("llm.url", fake_llm_server)
+    config.set_value("llm.model", "tiny")
+    session = parse_file(FIX / "v2_stream.jsonl")
+    ingest.ingest_session(store, session)
+    row = store.one("SELECT gist, detail FROM episodes WHERE kind = 'session'")
+    assert row["gist"] == "The person fixed the coupon rounding."
+    assert row["detail"].startswith("Asked: the cart total is wrong")  # the mechanical gist kept
+    path, body = _FakeLLM.requests[0]
+    assert path == "/v1/chat/completions" and body["model"] == "tiny"
+
+
+def test_fake_llm_server_complete_and_failing_soft(fake_llm_server):
+    from remem.engine import llm
+
+    cfg = {"llm": {"url": fake_llm_server + "/v1", "model": "m", "api_key": "k", "timeout_s": 5}}
+    assert llm.complete("hi", system="be brief", cfg=cfg) == "The person fixed the coupon rounding."
+    assert _FakeLLM.requests[-1][1]["messages"][0] == {"role": "system", "content": "be brief"}
+    assert llm.complete("hi", cfg={"llm": {"url": ""}}) is None
+    assert llm.complete("hi", cfg={"llm": {"url": "http://127.0.0.1:9", "timeout_s": 1}}) is None
+    assert llm.complete("hi", cfg={"llm": {"url": fake_llm_server + "/nowhere/chat/completions"}}) is not None
+
+
+def test_no_model_configured_means_the_deterministic_gist(store):
+    session = parse_file(FIX / "v2_stream.jsonl")
+    ingest.ingest_session(store, session)
+    assert store.scalar("SELECT gist FROM episodes WHERE kind = 'session'").startswith("Asked: ")

@@ -1,0 +1,56 @@
+"""`remem ingest` as a person and a script run it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from remem import paths
+
+FIX = Path(__file__).parent / "fixtures" / "claude_code"
+KEYS = ["files", "skipped", "sessions", "episodes", "by_kind", "malformed_lines", "errors"]
+
+
+def _projects() -> Path:
+    folder = paths.claude_projects_dir() / "-home-dev-projects-shop"
+    folder.mkdir(parents=True)
+    for name in ("v1_sidechain", "v2_stream", "v2_tools"):
+        shutil.copy(FIX / f"{name}.jsonl", folder)
+    return folder
+
+
+def test_ingest_json_real_process(remem_cli):
+    _projects()
+    first = remem_cli("ingest", "--json")
+    assert first.returncode == 0, first.stderr
+    data = first.json()
+    assert list(data) == KEYS
+    assert data["files"] == 3 and data["episodes"] == 23 and data["by_kind"]["correction"] == 3
+    again = remem_cli("ingest", "--json").json()
+    assert again["skipped"] == 3 and again["episodes"] == 0
+
+
+def test_ingest_prints_a_summary(cli):
+    folder = _projects()
+    result = cli("ingest", str(folder / "v2_tools.jsonl"))
+    assert result.exit_code == 0, result.output
+    assert "episodes added" in result.stdout and "environment" in result.stdout
+
+
+def test_ingest_quiet_prints_nothing(cli):
+    _projects()
+    result = cli("ingest", "--quiet")
+    assert result.exit_code == 0 and result.stdout == ""
+
+
+def test_ingest_bad_source_is_one_line(remem_cli):
+    result = remem_cli("ingest", "--source", "slack")
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith("remem: unknown source 'slack'")
+    assert "Traceback" not in result.stderr
+
+
+def test_ingest_with_nothing_to_read(remem_cli):
+    result = remem_cli("ingest", "--json")
+    assert result.returncode == 0
+    assert result.json()["files"] == 0
