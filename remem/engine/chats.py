@@ -298,7 +298,7 @@ def parse_chats(path: Path | str) -> list[Session]:
     except ValueError:
         items = []
         loose: list[Any] = []  # JSONL whose lines are single messages
-        for line in text.splitlines():
+        for line in text.split("\n"):
             if not line.strip():
                 continue
             try:

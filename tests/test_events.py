@@ -1,0 +1,221 @@
+"""The open event format: validation, episodes, message sessions, the inbox, atomic append."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from remem import paths
+from remem.engine import clock, events
+from remem.engine.store import MAX_GIST
+
+FIXTURES = Path(__file__).parent / "fixtures" / "events"
+GOOD = {"v": 1, "at": "2026-11-24T09:00:00Z", "kind": "note", "text": "The staging db resets on Sundays."}
+
+
+def test_every_field_becomes_the_episode(store) -> None:
+    with clock.frozen("2026-11-25T00:00:00Z"):
+        summary = events.ingest_events_file(store, FIXTURES / "every_field.jsonl")
+    assert summary["errors"] == [] and summary["events"] == 9 and summary["sessions"] == 1
+    note = store.episode("ci-tool:note-1")  # the event's id is the episode's id
+    assert note["kind"] == "note" and note["source"] == "ci-tool" and note["session_id"] == "ops-7"
+    assert note["cwd"] == "/srv/ops" and note["at"] == "2026-11-24T09:00:00.000000+00:00"
+    assert note["title"] == "release bot: The staging database is rebuilt every Sunday night."
+    assert note["gist"] == "The staging database is rebuilt every Sunday night."
+    assert sorted(note["tags"]) == ["db", "staging"]
+    assert (note["importance"], note["valence"], note["arousal"]) == (0.8, 0.1, 0.2)
+    assert note["memory_type"] == "short_term" and note["expires_at"].startswith("2026-12-25")
+    assert note["space"] and note["embedding"]
+    kinds = {r["kind"] for r in store.rows("SELECT kind FROM episodes WHERE source = 'ci-tool'")}
+    assert kinds == {"note", "correction", "error", "surprise", "environment"}
+    err = store.one("SELECT * FROM episodes WHERE kind = 'error' AND source = 'ci-tool'")
+    assert err["title"] == "make deploy failed: AWS_PROFILE unbound" and "unbound variable" in err["gist"]
+
+
+def test_message_events_go_through_the_detectors(store) -> None:
+    summary = events.ingest_events_file(store, FIXTURES / "every_field.jsonl")
+    assert summary["by_kind"].get("session") == 1
+    found = store.rows("SELECT * FROM episodes WHERE session_id = 'chat-42' AND kind = 'correction'")
+    assert len(found) == 1 and found[0]["gist"].startswith("No, that's not what I asked")
+    # Only the turn marked keep is also an episode of its own (a note tagged message).
+    kept = store.rows("SELECT id FROM episodes WHERE session_id = 'chat-42' AND kind = 'note'")
+    assert len(kept) == 1 and "message" in store.tags_of(kept[0]["id"])
+    row = store.one("SELECT * FROM sessions WHERE id = 'chat-42'")
+    assert row["source"] == "events"
+
+
+def test_reingesting_adds_nothing(store) -> None:
+    first = events.ingest_events_file(store, FIXTURES / "every_field.jsonl")
+    before = store.counts()["episodes"]
+    second = events.ingest_events_file(store, FIXTURES / "every_field.jsonl")
+    assert first["episodes"] == before and second["episodes"] == 0
+    assert store.counts()["episodes"] == before
+
+
+def test_ids_without_an_id_are_stable_and_distinct() -> None:
+    a = events.validate(GOOD)
+    b = events.validate({**GOOD, "at": "2026-11-24T09:00:00+00:00"})  # same instant, other spelling
+    c = events.validate({**GOOD, "session": "s2"})
+    assert events.episode_id(a) == events.episode_id(b) != events.episode_id(c)
+
+
+@pytest.mark.parametrize("change,field", [
+    ({"kind": None}, "kind"),
+    ({"kind": "diary"}, "kind"),
+    ({"at": None}, "at"),
+    ({"at": "yesterday"}, "at"),
+    ({"at": 1764400000}, "at"),
+    ({"v": 2}, "v"),
+    ({"text": 42}, "text"),
+    ({"text": "x" * (MAX_GIST + 1)}, "text"),
+    ({"text": ""}, "text"),
+    ({"tags": "a,b"}, "tags"),
+    ({"importance": 2}, "importance"),
+    ({"valence": "bad"}, "valence"),
+    ({"arousal": True}, "arousal"),
+    ({"ttl": "soon"}, "ttl"),
+    ({"id": ""}, "id"),
+    ({"session": 7}, "session"),
+    ({"kind": "message", "session": "s"}, "role"),
+    ({"kind": "message", "role": "user"}, "session"),
+    ({"role": "narrator"}, "role"),
+    ({"keep": "yes"}, "keep"),
+])
+def test_a_bad_event_gets_a_reason_naming_the_field(change: dict, field: str) -> None:
+    ev = {**GOOD, **change}
+    ev = {k: v for k, v in ev.items() if v is not None}
+    found, errors = events.parse_event_lines([json.dumps(ev)])
+    assert found == [] and len(errors) == 1
+    line, reason = errors[0]
+    assert line == 1 and reason.startswith(f"{field}:"), reason
+    assert "\n" not in reason
+
+
+def test_title_and_detail_instead_of_text_and_long_messages() -> None:
+    ev = events.validate({"v": 1, "at": "2026-11-24T09:00:00Z", "kind": "error", "title": "t", "detail": "d" * 9000})
+    assert ev["text"] is None and ev["detail"] == "d" * 9000
+    msg = events.validate({"v": 1, "at": "2026-11-24T09:00:00Z", "kind": "message", "role": "assistant",
+                           "session": "s", "text": "y" * 20000})
+    assert len(msg["text"]) == 20000
+    assert events.validate({k: v for k, v in GOOD.items() if k != "v"})["v"] == 1  # v defaults to 1
+
+
+def test_line_separator_inside_text_is_not_a_line_break(store, tmp_path: Path) -> None:
+    path = tmp_path / "u.jsonl"
+    path.write_text(json.dumps({**GOOD, "text": "one\u2028two"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert events.ingest_events_file(store, path)["episodes"] == 1
+
+
+def test_locomo_shaped_notes_ingest_in_one_batch(store, tmp_path: Path) -> None:
+    """One `kind: note` event per conversation turn, as the LoCoMo benchmark writes them."""
+    path = tmp_path / "conv.jsonl"
+    n = 6000
+    with open(path, "w") as fh:
+        for i in range(n):
+            fh.write(json.dumps({
+                "v": 1, "at": f"2023-05-{1 + i // 400:02d}T{(i // 60) % 24:02d}:{i % 60:02d}:00Z",
+                "kind": "note", "session": f"conv-26:session_{1 + i // 20}", "speaker": "Caroline" if i % 2 else "Melanie",
+                "source": "locomo", "tags": [f"D{1 + i // 20}:{1 + i % 20}"],
+                "text": f"Turn {i}: I went to the support group on day {i % 31}.",
+                "detail": "image: a photo of a rainbow flag" if i % 50 == 0 else None,
+            }, default=None).replace(', "detail": null', "") + "\n")
+    summary = events.ingest_events_file(store, path)
+    assert summary["errors"] == [] and summary["episodes"] == n and summary["sessions"] == 0
+    ep = store.one("SELECT * FROM episodes WHERE title LIKE 'Melanie: Turn 0:%'")
+    assert ep["session_id"] == "conv-26:session_1" and store.tags_of(ep["id"]) == ["d1:1"]
+    assert events.ingest_events_file(store, path)["episodes"] == 0
+
+
+# --------------------------------------------------------------------------- the inbox
+
+def _inbox_file(name: str, lines: list[str]) -> Path:
+    inbox = paths.inbox_dir()
+    inbox.mkdir(parents=True, exist_ok=True)
+    path = inbox / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_inbox_three_good_lines_one_bad(store) -> None:
+    good = [json.dumps({**GOOD, "text": f"fact {i}"}) for i in range(3)]
+    path = _inbox_file("batch.jsonl", [good[0], good[1], '{"v": 1, "kind": "note", "text": "no time"}', good[2]])
+    first = events.ingest_inbox(store)
+    assert first["episodes"] == 3 and first["malformed_lines"] == 1 and first["moved"] == 0
+    assert path.exists()
+    report = path.with_name("batch.jsonl.errors.txt").read_text()
+    assert "batch.jsonl:3: at: missing" in report
+    assert first["errors"] == [f"{path}:3: at: missing; give the time as ISO 8601, e.g. 2026-11-29T10:00:00Z"]
+    second = events.ingest_inbox(store)
+    assert second["episodes"] == 0 and second["waiting"] == 1 and store.counts()["episodes"] == 3
+    # Fixed by hand: read again, nothing added twice, moved to done/, report gone.
+    path.write_text("\n".join(good) + "\n")
+    third = events.ingest_inbox(store)
+    assert third["episodes"] == 0 and third["moved"] == 1 and third["errors"] == []
+    assert not path.exists() and (path.parent / "done" / "batch.jsonl").exists()
+    assert not path.with_name("batch.jsonl.errors.txt").exists()
+    assert store.counts()["episodes"] == 3
+
+
+def test_plain_ingest_reads_the_inbox(store) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    _inbox_file("a.jsonl", [json.dumps(GOOD)])
+    summary = ingest_paths(store)
+    assert summary["episodes"] == 1 and summary["errors"] == []
+    assert (paths.inbox_dir() / "done" / "a.jsonl").exists()
+    _inbox_file("a.jsonl", [json.dumps(GOOD)])  # the same name again lands beside, not over
+    assert ingest_paths(store, source="events")["episodes"] == 0
+    assert (paths.inbox_dir() / "done" / "a-1.jsonl").exists()
+
+
+def test_append_to_inbox_is_atomic_and_validated(store) -> None:
+    p1 = events.append_to_inbox([{"kind": "note", "text": "from the proxy"}], name="proxy")
+    p2 = events.append_to_inbox([{"kind": "note", "text": "again"}], name="proxy")
+    assert p1 != p2 and p1.parent == p2.parent == paths.inbox_dir()
+    assert [p.name for p in paths.inbox_dir().iterdir() if p.name.startswith(".")] == []
+    line = json.loads(p1.read_text())
+    assert line["v"] == 1 and line["at"] and line["text"] == "from the proxy"
+    with pytest.raises(ValueError, match=r"event 1: kind: unknown 'nope'"):
+        events.append_to_inbox([{"kind": "note", "text": "ok"}, {"kind": "nope", "text": "x"}])
+    assert len(list(paths.inbox_dir().glob("*.jsonl"))) == 2  # nothing written for the bad call
+    assert events.ingest_inbox(store)["episodes"] == 2
+
+
+def test_cli_ingest_events_file(cli, tmp_path: Path) -> None:
+    path = tmp_path / "ev.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n{oops\n")
+    result = cli("ingest", "--source", "events", str(path), "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["episodes"] == 1 and out["malformed_lines"] == 1
+    assert out["errors"][0].startswith(f"{path}:2: not JSON")
+
+
+# --------------------------------------------------------------------------- never raises
+
+_value = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=15),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+_event = st.dictionaries(
+    st.sampled_from(["v", "at", "kind", "text", "title", "detail", "id", "session", "source", "cwd",
+                     "tags", "importance", "valence", "arousal", "ttl", "role", "speaker", "keep", "zz"]),
+    _value | st.sampled_from(["note", "message", "user", "2026-11-24T09:00:00Z", "7d", 1, 0.5]),
+    max_size=10,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(_event.map(json.dumps), st.text(max_size=40)), max_size=8))
+def test_malformed_lines_never_raise(lines: list[str]) -> None:
+    found, errors = events.parse_event_lines(lines)
+    assert len(found) + len(errors) == sum(1 for line in lines if line.strip())
+    for _, reason in errors:
+        assert reason and "\n" not in reason
+    for ev in found:
+        assert ev["kind"] in events.KINDS and ev["at"].endswith("+00:00")
