@@ -54,6 +54,13 @@ class Scan:
     incomplete: list[Problem] = field(default_factory=list)
 
 
+def _is_temp(name: str) -> bool:
+    """Our temp files and sync tools' own (.syncthing.*.tmp, .dropbox…, .DS_Store): not ours to read."""
+    return name.startswith(".") and not name.startswith("..") and (
+        name.endswith((".tmp", ".partial")) or name.startswith((".syncthing.", ".dropbox", ".~"))
+        or name in (".DS_Store", ".stfolder", ".stignore", ".stversions"))
+
+
 def is_origin(name: str) -> bool:
     return bool(ORIGIN_RE.match(name))
 
@@ -176,8 +183,8 @@ def scan_origin(root: Path, origin: str, cap: int) -> Scan:
             continue
         found: list[tuple[str, dict[str, Any]]] = []
         for entry in entries:
-            if entry.name.startswith("."):
-                continue  # our temp files and sync tools' (.syncthing.*.tmp, .dropbox…)
+            if _is_temp(entry.name):
+                continue
             parsed = parse_name(entry.name)
             path = directory / entry.name
             if parsed is None:

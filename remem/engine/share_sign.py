@@ -120,8 +120,8 @@ def verify(doc: dict[str, Any], public_raw: bytes) -> bool:
         message = canonical(doc)
     except (binascii.Error, ValueError, TypeError, UnicodeEncodeError):
         return False
-    if len(raw_sig) != 64:
-        return False
+    if len(raw_sig) != 64 or base64.b64encode(raw_sig).decode("ascii") != sig:
+        return False  # one spelling per signature: no stray padding bits
     try:
         Ed25519PublicKey.from_public_bytes(public_raw).verify(raw_sig, message)
     except (InvalidSignature, ValueError):
