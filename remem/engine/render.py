@@ -92,6 +92,22 @@ def replace_section(original: str, body: str) -> str:
     return original + sep + section + "\n"
 
 
+def record_veto(lesson: dict[str, Any], how: str = "vetoed by the person") -> None:
+    """Add a lesson to vetoed.json (by id and hash: a lesson with its text is never rendered)."""
+    vetoed = _read_json(vetoed_path(), {})
+    vetoed[lesson["id"]] = {"at": clock.iso(), "how": how, "text": lesson["text"], "hash": lesson["hash"]}
+    write_atomic(vetoed_path(), _dump(vetoed))
+
+
+def clear_veto(lesson: dict[str, Any]) -> None:
+    """Take a lesson (and any veto of its text) out of vetoed.json."""
+    vetoed = _read_json(vetoed_path(), {})
+    kept = {k: v for k, v in vetoed.items()
+            if k != lesson["id"] and not (isinstance(v, dict) and v.get("hash") == lesson["hash"])}
+    if kept != vetoed:
+        write_atomic(vetoed_path(), _dump(kept))
+
+
 # --------------------------------------------------------------------------- content
 
 def _date(stamp: str | None) -> str:

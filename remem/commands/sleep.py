@@ -1,0 +1,239 @@
+"""sleep, morning, lessons list|show|edit|veto|restore."""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+import typer
+
+from remem.commands._out import emit_json, open_store, short, table
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def sleep(
+        pass_: Optional[List[str]] = typer.Option(
+            None, "--pass", help="Run only this pass (repeatable): embed, expire, decay, lessons, "
+            "merge, verify, predict, connect, render."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Work on a copy: change and write nothing."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars and no summary."),
+        json_out: bool = typer.Option(False, "--json", help="Print the run's summary as JSON."),
+    ) -> None:
+        """The nightly consolidation: lessons from repeated corrections and errors, predictions,
+        and the lesson files agents read. Safe to run again; meant for cron.
+
+        Example: remem sleep    (or: remem sleep --pass lessons --dry-run --json)
+        """
+        from remem.engine import sleep as sleep_mod
+
+        with open_store() as store:
+            events = sleep_mod.run_sleep(store, pass_ or None, dry_run=dry_run)
+            summary = _drain(events) if (quiet or json_out) else _with_bars(events)
+        if json_out:
+            emit_json(summary)
+        elif not quiet:
+            _print_summary(summary)
+
+    @app.command()
+    def morning(json_out: bool = typer.Option(False, "--json", help="Print the last runs as JSON.")) -> None:
+        """The report of the last sleep: learned, merged, confirmed, failed, faded, delegation.
+
+        Example: remem morning
+        """
+        from remem import paths
+        from remem.engine import sleep as sleep_mod
+
+        if json_out:
+            with open_store() as store:
+                emit_json({"report": _read(paths.morning_path()), "runs": sleep_mod.history(store, 5)})
+            return
+        text = _read(paths.morning_path())
+        if text is None:
+            raise ValueError("no morning report yet; run `remem sleep` first")
+        print(text, end="")
+
+    lessons_app = typer.Typer(help="The lessons sleep learned: list, show, edit, veto, restore.",
+                              no_args_is_help=True)
+    app.add_typer(lessons_app, name="lessons")
+
+    @lessons_app.command("list")
+    def lessons_list(
+        status: str = typer.Option("active", "--status", help="active, candidate, vetoed, revoked or all."),
+        kind: Optional[str] = typer.Option(None, "--kind", help="correction, error or surprise."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON (every lesson with its sources)."),
+    ) -> None:
+        """The lessons, strongest first. Example: remem lessons list --status all --json"""
+        from remem.engine.lessons import list_lessons
+        from remem.engine.store import LESSON_STATUSES
+
+        if status != "all" and status not in LESSON_STATUSES:
+            raise ValueError(f"--status must be all or one of {', '.join(LESSON_STATUSES)}")
+        with open_store() as store:
+            found = list_lessons(store, statuses=None if status == "all" else [status], kind=kind)
+        if json_out:
+            emit_json(found)
+            return
+        if not found:
+            print("no lessons yet; `remem sleep` learns them from repeated corrections and errors")
+            return
+        table(None, ["id", "kind", "status", "strength", "seen", "lesson"],
+              [(l["id"], l["kind"], l["status"], f"{l['strength']:.1f}", l["seen"], short(l["text"], 80))
+               for l in found])
+
+    @lessons_app.command("show")
+    def lessons_show(
+        lesson_id: str = typer.Argument(..., help="A lesson id (or its first characters)."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """One lesson with its sources and predictions. Example: remem lessons show 3fa2"""
+        from remem.engine.lessons import get_lesson
+
+        with open_store() as store:
+            lesson = get_lesson(store, lesson_id)
+            marks = ",".join("?" for _ in lesson["sources"][:200])
+            sources = store.rows(
+                f"SELECT id, kind, at, title FROM episodes WHERE id IN ({marks}) ORDER BY at",
+                lesson["sources"][:200]) if lesson["sources"] else []
+            preds = store.rows(
+                "SELECT id, text, made, resolved, outcome, evidence FROM predictions "
+                "WHERE lesson_id = ? ORDER BY made", (lesson["id"],))
+            aliases = store.rows("SELECT old, at, created FROM aliases WHERE new = ?", (lesson["id"],))
+        if json_out:
+            emit_json({**lesson, "source_episodes": sources, "predictions": preds, "aliases": aliases})
+            return
+        print(f"{lesson['id']}  {lesson['kind']}  {lesson['status']}  strength {lesson['strength']:.1f}"
+              f"  seen {lesson['seen']}")
+        print(f"\n  {lesson['text']}\n")
+        if lesson.get("draft"):
+            print(f"  plain text: {lesson['draft']}")
+        if lesson.get("note"):
+            print(f"  note: {lesson['note']}")
+        print(f"  created {lesson['created']}, updated {lesson['updated']}, cwd {lesson.get('cwd') or 'every project'}")
+        if sources:
+            table("sources", ["id", "kind", "at", "title"],
+                  [(s["id"], s["kind"], s["at"][:16], short(s["title"], 70)) for s in sources])
+        if preds:
+            table("predictions", ["made", "outcome", "prediction"],
+                  [(p["made"][:16], p["outcome"] or "open", short(p["text"], 70)) for p in preds])
+        if aliases:
+            print("merged into it: " + ", ".join(a["old"] for a in aliases))
+
+    @lessons_app.command("edit")
+    def lessons_edit(
+        lesson_id: str = typer.Argument(..., help="A lesson id."),
+        text: Optional[str] = typer.Option(None, "--text", help="The new text (else $EDITOR opens)."),
+    ) -> None:
+        """Change a lesson's words; the next sleep renders them.
+
+        Example: remem lessons edit 3fa2 --text "Install packages with uv, never pip."
+        """
+        from remem.engine.embed import get_embedder, to_blob
+        from remem.engine.lessons import get_lesson, update_lesson
+
+        with open_store() as store:
+            lesson = get_lesson(store, lesson_id)
+            if text is None:
+                edited = typer.edit(lesson["text"] + "\n")
+                if edited is None:
+                    print("unchanged")
+                    return
+                text = edited
+            text = " ".join(text.split())
+            if not text:
+                raise ValueError("a lesson needs text; use `remem lessons veto ID` to drop it")
+            emb = get_embedder()
+            vec = to_blob(emb.encode([text])[0])
+            changed = update_lesson(store, lesson["id"], text=text, space=emb.space, embedding=vec,
+                                    draft=lesson.get("draft") or lesson["text"])
+        print(f"{changed['id']}: {changed['text']}")
+
+    @lessons_app.command("veto")
+    def lessons_veto(
+        lesson_id: str = typer.Argument(..., help="A lesson id."),
+        note: Optional[str] = typer.Option(None, "--note", help="Why (kept with the lesson)."),
+    ) -> None:
+        """Never hand this lesson to an agent again (its files go at the next sleep).
+
+        Example: remem lessons veto 3fa2 --note "only true for the old repo"
+        """
+        from remem.engine.lessons import get_lesson, set_status
+        from remem.engine.render import record_veto
+
+        with open_store() as store:
+            lesson = get_lesson(store, lesson_id)
+            set_status(store, lesson["id"], "vetoed", note=note or "vetoed by the person")
+            record_veto(lesson, how="remem lessons veto")
+        print(f"vetoed {lesson['id']}; `remem sleep --pass render` removes its files now")
+
+    @lessons_app.command("restore")
+    def lessons_restore(lesson_id: str = typer.Argument(..., help="A lesson id.")) -> None:
+        """Undo a veto: the lesson is active and rendered again.
+
+        Example: remem lessons restore 3fa2
+        """
+        from remem.engine.lessons import get_lesson, set_status
+        from remem.engine.render import clear_veto
+
+        with open_store() as store:
+            lesson = get_lesson(store, lesson_id)
+            if lesson["status"] not in ("vetoed", "active"):
+                raise ValueError(f"lesson {lesson['id']} is {lesson['status']}, not vetoed")
+            set_status(store, lesson["id"], "active", note="")
+            clear_veto(lesson)
+        print(f"restored {lesson['id']}; the next sleep renders it again")
+
+
+def _read(path: Any) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def _drain(events: Any) -> dict:
+    summary: dict = {}
+    for event in events:
+        if event.pass_name == "sleep" and event.counts is not None:
+            summary = event.counts
+    return summary
+
+
+def _with_bars(events: Any) -> dict:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from remem.commands._out import console
+
+    summary: dict = {}
+    tasks: dict[str, Any] = {}
+    with Progress(TextColumn("{task.fields[name]:<8}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TextColumn("{task.description}"),
+                  console=console(stderr=True)) as bars:
+        for event in events:
+            if event.pass_name == "sleep":
+                summary = event.counts or {}
+                continue
+            if event.pass_name not in tasks:
+                tasks[event.pass_name] = bars.add_task("", total=None, name=event.pass_name)
+            task = tasks[event.pass_name]
+            total = event.total or None
+            bars.update(task, completed=event.done, total=total, description=short(event.message, 60))
+            if event.counts is not None:
+                bars.update(task, completed=event.total or 1, total=event.total or 1)
+    return summary
+
+
+def _print_summary(summary: dict) -> None:
+    passes = summary.get("passes", {})
+    rows = []
+    for name, counts in passes.items():
+        shown = ", ".join(f"{k} {v}" for k, v in counts.items()
+                          if not isinstance(v, (dict, list)) and v not in (0, None, "")) or "nothing to do"
+        rows.append((name, shown))
+    title = "sleep (dry run: nothing was changed)" if summary.get("dry_run") else "sleep"
+    table(title, ["pass", "result"], rows)
+    events = summary.get("events", {})
+    print(f"learned {len(events.get('learned', []))}, merged {len(events.get('merged', []))}, "
+          f"confirmed {len(events.get('confirmed', []))}, failed {len(events.get('failed', []))}, "
+          f"vetoed {len(events.get('vetoed', []))}")
+    if not summary.get("dry_run"):
+        print("`remem morning` shows the report; `remem lessons list` the lessons.")
