@@ -275,3 +275,54 @@ def test_fake_local_model_rewords_and_the_plain_text_is_kept(store, monkeypatch)
     found = lessons(store)[0]
     assert found["text"] == "Install packages with uv, never pip."
     assert found["draft"] == "Use uv not pip."
+
+
+# --------------------------------------------------------------------------- the CLI
+
+def _seed(store) -> None:
+    store.put_episodes([
+        episode("c1", "correction", "use uv, not pip, to install packages", hours=1),
+        episode("c2", "correction", "no, install dependencies with uv instead of pip", hours=2),
+    ])
+
+
+def test_cli_sleep_json_lessons_list_show_edit_veto_restore(store, cli):
+    _seed(store)
+    result = cli("sleep", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["passes"]["lessons"]["created"] == 1
+    listed = json.loads(cli("lessons", "list", "--json").stdout)
+    assert len(listed) == 1
+    lesson = listed[0]
+    assert {"id", "text", "kind", "status", "strength", "sources"} <= set(lesson)
+    assert lesson["sources"] == ["c1", "c2"]
+    shown = cli("lessons", "show", lesson["id"])
+    assert shown.exit_code == 0 and "c1" in shown.stdout
+    edited = cli("lessons", "edit", lesson["id"], "--text", "Install packages with uv.")
+    assert edited.exit_code == 0
+    after = json.loads(cli("lessons", "show", lesson["id"], "--json").stdout)
+    assert after["text"] == "Install packages with uv." and after["draft"] == lesson["text"]
+    assert cli("lessons", "veto", lesson["id"]).exit_code == 0
+    assert json.loads(cli("lessons", "list", "--json").stdout) == []
+    assert cli("lessons", "restore", lesson["id"]).exit_code == 0
+    assert len(json.loads(cli("lessons", "list", "--json").stdout)) == 1
+    morning = cli("morning")
+    assert morning.exit_code == 0 and "## Learned" in morning.stdout
+
+
+def test_cli_errors_are_one_line(cli):
+    bad = cli("sleep", "--pass", "dream")
+    assert bad.exit_code == 1 and "the passes are" in bad.output
+    missing = cli("lessons", "show", "nope")
+    assert missing.exit_code == 1 and "remem lessons list" in missing.output
+    assert cli("morning").exit_code == 1
+
+
+def test_cli_sleep_with_progress_bars_and_summary(store, remem_cli):
+    _seed(store)
+    result = remem_cli("sleep")
+    assert result.returncode == 0, result.stderr
+    assert "lessons" in result.stdout and "learned 1" in result.stdout
+    again = remem_cli("sleep", "--quiet")
+    assert again.returncode == 0 and again.stdout == ""
