@@ -86,6 +86,32 @@ def codex_home() -> Path:
     return _env_path("CODEX_HOME", user_home() / ".codex")
 
 
+def codex_config() -> Path:
+    return codex_home() / "config.toml"
+
+
+def codex_hooks() -> Path:
+    return codex_home() / "hooks.json"
+
+
+def cursor_mcp_config() -> Path:
+    return cursor_dir() / "mcp.json"
+
+
+def cursor_hooks() -> Path:
+    return cursor_dir() / "hooks.json"
+
+
+def systemd_user_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(user_home() / ".config")
+    return Path(base).expanduser() / "systemd" / "user"
+
+
+def setup_manifest() -> Path:
+    """What `remem setup` added where, so `--remove` takes out exactly that."""
+    return home() / "setup.json"
+
+
 def gemini_settings() -> Path:
     return user_home() / ".gemini" / "settings.json"
 
@@ -143,6 +169,11 @@ def all_paths() -> dict[str, Path]:
         "claude_settings": claude_settings(),
         "claude_user_config": claude_user_config(),
         "codex_home": codex_home(),
+        "codex_config": codex_config(),
+        "codex_hooks": codex_hooks(),
+        "cursor_mcp": cursor_mcp_config(),
+        "cursor_hooks": cursor_hooks(),
+        "setup_manifest": setup_manifest(),
         "gemini_settings": gemini_settings(),
         "cursor": cursor_dir(),
         "windsurf_mcp": windsurf_mcp_config(),

@@ -226,3 +226,18 @@ def render_block(lessons: list[dict[str, Any]], max_chars: int | None = None) ->
 
         max_chars = int(config.load()["prime"]["max_chars"])
     return _render(lessons, max_chars)[0]
+
+
+def for_project(store: Store, cwd: str | None, limit: int = 50) -> list[dict[str, Any]]:
+    """Active lessons that may be shown in a project: its own first, then the general ones."""
+    rows = store.rows(
+        "SELECT id, text, kind, cwd, strength FROM lessons WHERE status = 'active' "
+        "ORDER BY strength DESC, created"
+    )
+    out = []
+    for r in rows:
+        if r["cwd"] and cwd and not _project_match(r["cwd"], cwd):
+            continue
+        out.append({**r, "project": _project_match(r["cwd"], cwd)})
+    out.sort(key=lambda r: not r["project"])  # stable: strength order kept within each group
+    return out[:limit]

@@ -175,6 +175,8 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
         result = prime.select(
             store, call.text, event=event, cwd=call.cwd, session_id=call.session_id,
             agent=agent, cfg=cfg, deadline=deadline,
+            # `remem doctor` runs the wired hooks with this set: a check, not a decision.
+            record=not os.environ.get("REMEM_HOOK_PREVIEW"),
         )
     if not result["text"] or time.monotonic() > deadline:
         return adapters.neutral(agent, event)

@@ -1,0 +1,161 @@
+"""hook, setup, doctor, context: wiring remem into agents and checking it works."""
+
+from __future__ import annotations
+
+import sys
+from typing import List, Optional
+
+import typer
+
+from remem.commands._out import emit_json, short, table
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
+                          "help_option_names": []},
+        add_help_option=False,
+    )
+    def hook(ctx: typer.Context) -> None:
+        """Run a hook for an agent: prompt, pre-tool, stop or session-end (reads the agent's JSON on stdin).
+
+        Agents run this; `remem setup` wires it. Always exits 0.
+        Example: echo '{"prompt": "run the tests", "session_id": "s1"}' | remem hook prompt --agent codex
+        """
+        from remem.hooks import main as hook_main
+
+        raise typer.Exit(hook_main(list(ctx.args) or ["--help"]))
+
+    @app.command()
+    def setup(
+        agent: List[str] = typer.Option([], "--agent", "-a", help="claude-code, codex, gemini, cursor, windsurf, "
+                                        "claude-desktop or vscode (repeatable; default: every agent found)."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print the diff of every change; write nothing."),
+        remove: bool = typer.Option(False, "--remove", help="Take out exactly what setup added."),
+        yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask (never asked when stdin is not a terminal)."),
+        no_schedule: bool = typer.Option(False, "--no-schedule", help="Leave the nightly sleep out."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Wire remem into your agents: hooks, the MCP server, and a nightly `remem sleep`.
+
+        Each changed file is backed up first; a second run changes nothing; --remove restores
+        the files byte for byte when nothing else changed them.
+        Example: remem setup --agent claude-code --dry-run
+        """
+        from remem.engine import setup as setup_mod
+        from remem.setup_toml import TomlkitEditor
+
+        edits = setup_mod.plan(agent or None, remove=remove, schedule=not no_schedule,
+                               toml_editor=TomlkitEditor())
+        changed = [e for e in edits if e.changed]
+        errors = [e.error for e in edits if e.error]
+        if dry_run or not changed:
+            if json_out:
+                emit_json({"dry_run": dry_run, "changes": [dict(e.as_dict(), diff=e.diff()) for e in changed],
+                           "errors": errors, "applied": []})
+            else:
+                for e in changed:
+                    sys.stdout.write(e.diff() or f"{e.path}: {e.as_dict()['action']}\n")
+                if not changed:
+                    print("nothing to change" + ("" if remove else ": remem is wired already"))
+                for err in errors:
+                    print(f"remem: {err}", file=sys.stderr)
+            if errors and not json_out:
+                raise typer.Exit(1)
+            return
+        if not json_out:
+            verb = "remove remem from" if remove else "change"
+            for e in changed:
+                print(f"will {verb} {e.path} ({', '.join(e.what) or e.as_dict()['action']})")
+        if not yes and sys.stdin.isatty() and not json_out:
+            typer.confirm("Go ahead?", abort=True)
+        done = setup_mod.apply(edits, remove=remove)
+        errors += [d["error"] for d in done if d.get("error")]
+        if json_out:
+            emit_json({"dry_run": False, "changes": [e.as_dict() for e in changed], "applied": done,
+                       "errors": errors})
+        else:
+            for d in done:
+                if d.get("error"):
+                    continue
+                where = f" (backup {d['backup']})" if d.get("backup") else ""
+                print(f"{d.get('action', 'done')}: {d['path']}{where}")
+            for err in errors:
+                print(f"remem: {err}", file=sys.stderr)
+        if errors:
+            raise typer.Exit(1)
+
+    @app.command()
+    def doctor(
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        no_run: bool = typer.Option(False, "--no-run", help="Do not run the wired hook commands."),
+        repair_fts: bool = typer.Option(False, "--repair-fts", help="Rebuild the full-text indexes first."),
+    ) -> None:
+        """What is wired where, whether each hook runs and how fast, the store's health, and fixes.
+
+        Example: remem doctor --json
+        """
+        from remem.engine import doctor as doctor_mod
+
+        if repair_fts:
+            doctor_mod.repair_fts()
+        report = doctor_mod.diagnose(run_hooks=not no_run)
+        if json_out:
+            emit_json(report)
+            return
+        table("agents", ["agent", "found", "MCP", "hooks"],
+              [(a["agent"], "yes" if a["found"] else "no", "yes" if a["mcp"] else "no",
+                ", ".join(a["hooks"]) or "-") for a in report["agents"]])
+        if report["hooks"]:
+            table("hook runs", ["agent", "event", "ok", "ms"],
+                  [(h["agent"], h["event"], "yes" if h["ok"] else f"no: {h['error']}", h["ms"])
+                   for h in report["hooks"]])
+        st = report["store"]
+        if st.get("exists"):
+            print(f"store: {st['path']}  integrity {st.get('integrity', '?')}  "
+                  f"fts {', '.join(f'{k} {v}' for k, v in (st.get('fts') or {}).items())}  "
+                  f"schema {st.get('schema')}/{st.get('schema_latest')}  active lessons {st.get('active_lessons')}")
+        sched = report["schedule"]
+        print(f"nightly sleep: {'scheduled' if sched['wired'] else 'not scheduled'} ({sched['how']})")
+        if report["problems"]:
+            print("\nproblems:")
+            for p in report["problems"]:
+                print(f"  - {p['problem']}\n      fix: {p['fix']}")
+        else:
+            print("\nno problems found")
+
+    @app.command()
+    def context(
+        project: Optional[str] = typer.Option(None, "--project", "-p", help="The project folder (default: here)."),
+        prompt: Optional[str] = typer.Option(None, "--prompt", help="Preview what this prompt would be shown."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """The lessons that would be injected for a project (and, with --prompt, for that prompt).
+
+        A preview: nothing is recorded. Example: remem context --project ~/code/shop --prompt "build the image"
+        """
+        import os
+
+        from remem import config
+        from remem.commands._out import open_store
+        from remem.engine import prime
+
+        cwd = os.path.abspath(os.path.expanduser(project or os.getcwd()))
+        cfg = config.load()
+        with open_store() as store:
+            if prompt:
+                chosen = prime.select(store, prompt, event="prompt", cwd=cwd, cfg=cfg, record=False)
+                lessons, text = chosen["lessons"], chosen["text"]
+            else:
+                lessons = prime.for_project(store, cwd)
+                text = prime.render_block(lessons, int(cfg["prime"]["max_chars"]))
+        if json_out:
+            emit_json({"project": cwd, "prompt": prompt, "lessons": lessons, "text": text})
+            return
+        if not lessons:
+            print(f"no lessons would be injected for {cwd}"
+                  + (" with that prompt" if prompt else "; lessons come from `remem sleep`"))
+            return
+        table(f"lessons for {cwd}", ["id", "kind", "project", "text"],
+              [(l["id"], l["kind"], "yes" if l.get("project") else "-", short(l["text"], 80)) for l in lessons])
+        print(text)

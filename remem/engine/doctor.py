@@ -1,0 +1,187 @@
+"""`remem doctor`: what is wired where, whether each hook runs and how long it takes, the
+store's health; each problem with the command that fixes it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from remem import paths
+from remem.engine import clock, setup
+
+SAMPLES = {
+    "prompt": {"prompt": "remem doctor: is this hook alive?", "session_id": "remem-doctor",
+               "hook_event_name": "UserPromptSubmit"},
+    "pre-tool": {"tool_name": "Bash", "tool_input": {"command": "true"}, "session_id": "remem-doctor",
+                 "hook_event_name": "PreToolUse"},
+    # stop_hook_active: the hook answers without ever blocking.
+    "stop": {"last_assistant_message": "done", "stop_hook_active": True, "session_id": "remem-doctor",
+             "hook_event_name": "Stop"},
+}
+_EVENT = {"prompt": "prompt", "pre-tool": "pre-tool", "stop": "stop", "session-end": "session-end"}
+
+
+def store_health() -> dict[str, Any]:
+    """integrity_check, FTS consistency, schema version, counts; never raises."""
+    db = paths.db_path()
+    out: dict[str, Any] = {"path": str(db), "exists": db.exists(), "ok": False, "problems": []}
+    if not db.exists():
+        out["problems"].append({"problem": f"no memory yet at {db}",
+                                "fix": "remem ingest   (reads your agents' sessions)"})
+        return out
+    from remem.engine.store import MIGRATIONS, Store
+    from remem.errors import StoreError
+
+    try:
+        store = Store(db)
+    except StoreError as exc:
+        out["problems"].append({"problem": str(exc), "fix": "remem restore   (from a backup in "
+                                f"{paths.backups_dir()})"})
+        return out
+    with store:
+        try:
+            integrity = [r[0] for r in store.conn.execute("PRAGMA integrity_check").fetchall()]
+        except sqlite3.DatabaseError as exc:
+            integrity = [str(exc)]
+        out["integrity"] = "ok" if integrity == ["ok"] else "; ".join(integrity[:5])
+        if out["integrity"] != "ok":
+            out["problems"].append({"problem": f"database integrity: {out['integrity']}",
+                                    "fix": "remem backup && remem restore   (from the last good backup)"})
+        out["fts"] = {}
+        for table in ("episodes_fts", "lessons_fts"):
+            try:
+                # rank = 1 also compares the index with its external content table.
+                store.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 1)")
+                out["fts"][table] = "ok"
+            except sqlite3.DatabaseError as exc:
+                out["fts"][table] = str(exc)
+                out["problems"].append({"problem": f"{table} is out of step with its table ({exc})",
+                                        "fix": "remem doctor --repair-fts"})
+        out["schema"] = store.scalar("PRAGMA user_version")
+        out["schema_latest"] = len(MIGRATIONS)
+        out["counts"] = store.counts()
+        out["active_lessons"] = store.scalar("SELECT count(*) FROM lessons WHERE status = 'active'")
+        out.update(store.meta_times())
+    if not out["active_lessons"]:
+        out["problems"].append({"problem": "no active lessons yet, so hooks have nothing to show",
+                                "fix": "remem sleep   (turns corrections and errors into lessons)"})
+    last = out.get("last_sleep")
+    if last and clock.days_between(last) > 2:
+        out["problems"].append({"problem": f"the last sleep ran {clock.days_between(last):.0f} days ago",
+                                "fix": "remem setup   (schedules it nightly), or remem sleep"})
+    out["ok"] = not any(p["fix"].startswith(("remem restore", "remem backup", "remem doctor"))
+                        for p in out["problems"])
+    return out
+
+
+def repair_fts() -> list[str]:
+    from remem.engine.store import Store
+
+    with Store() as store, store.write() as conn:
+        for table in ("episodes_fts", "lessons_fts"):
+            conn.execute(f"INSERT INTO {table}({table}) VALUES('rebuild')")
+    return ["episodes_fts", "lessons_fts"]
+
+
+def run_hook(command_text: str, event: str, timeout: float = 10.0) -> dict[str, Any]:
+    """Run a wired hook command once with a harmless sample payload; time it."""
+    payload = json.dumps(SAMPLES.get(event, {}))
+    env = dict(os.environ, REMEM_HOOK_PREVIEW="1")
+    start = time.monotonic()
+    try:
+        res = subprocess.run(command_text, shell=True, input=payload, capture_output=True,
+                             text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "ms": round(timeout * 1000), "error": f"no answer in {timeout:.0f} s"}
+    except OSError as exc:
+        return {"ok": False, "ms": None, "error": str(exc)}
+    ms = round((time.monotonic() - start) * 1000, 1)
+    error = None
+    if res.returncode != 0:
+        error = f"exit {res.returncode}: {(res.stderr or '').strip()[:200]}"
+    elif res.stdout.strip():
+        try:
+            json.loads(res.stdout)
+        except ValueError:
+            error = f"stdout is not JSON: {res.stdout.strip()[:120]!r}"
+    return {"ok": error is None, "ms": ms, "error": error}
+
+
+def _event_of(command_text: str) -> str | None:
+    words = shlex.split(command_text) if command_text else []
+    if "hook" in words:
+        i = words.index("hook")
+        if i + 1 < len(words) and words[i + 1] in _EVENT:
+            return words[i + 1]
+    return None
+
+
+def _program_exists(command_text: str) -> bool:
+    try:
+        first = shlex.split(command_text)[0]
+    except (ValueError, IndexError):
+        return False
+    return Path(first).exists() if os.sep in first else bool(__import__("shutil").which(first))
+
+
+def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
+    """Everything doctor reports, with a flat list of problems and their fixes."""
+    problems: list[dict[str, str]] = []
+    wiring = setup.wiring()
+    found = set(setup.found_agents())
+    hooks_run: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for w in wiring:
+        if w["error"]:
+            problems.append({"problem": w["error"], "fix": f"fix {w['path']} by hand"})
+        for h in w["hooks"]:
+            cmd = h["command"]
+            event = _event_of(cmd)
+            if not _program_exists(cmd):
+                problems.append({"problem": f"{w['agent']} hook {h['event']} runs a missing program: {cmd}",
+                                 "fix": f"remem setup --agent {w['agent']}"})
+                continue
+            if not run_hooks or cmd in seen or event not in SAMPLES:
+                continue
+            seen.add(cmd)
+            result = run_hook(cmd, event)
+            hooks_run.append({"agent": w["agent"], "event": h["event"], "command": cmd, **result})
+            if not result["ok"]:
+                problems.append({"problem": f"{w['agent']} hook {h['event']} failed: {result['error']}",
+                                 "fix": f"remem setup --agent {w['agent']}"})
+    agents = []
+    for agent in setup.AGENTS:
+        rows = [w for w in wiring if w["agent"] == agent]
+        mcp = any(w["mcp"] for w in rows)
+        hooks = sorted({h["event"] for w in rows for h in w["hooks"]})
+        agents.append({"agent": agent, "found": agent in found, "mcp": mcp, "hooks": hooks,
+                       "files": [w["path"] for w in rows if w["exists"]]})
+        if agent in found and not mcp and not any(w["error"] for w in rows):
+            problems.append({"problem": f"{agent} is installed but remem is not wired into it",
+                             "fix": f"remem setup --agent {agent}"})
+    store = store_health()
+    problems.extend(store["problems"])
+    schedule = _schedule_status()
+    if not schedule["wired"]:
+        problems.append({"problem": "the nightly sleep is not scheduled", "fix": "remem setup"})
+    return {"agents": agents, "hooks": hooks_run, "store": store, "schedule": schedule,
+            "problems": problems, "ok": not problems}
+
+
+def _schedule_status() -> dict[str, Any]:
+    import shutil
+
+    if shutil.which("crontab"):
+        try:
+            text = setup.read_crontab() or ""
+        except Exception as exc:  # doctor reports, never fails
+            return {"wired": False, "how": "crontab", "error": str(exc)}
+        return {"wired": setup.CRON_MARK in text, "how": "crontab"}
+    unit = paths.systemd_user_dir() / setup.SYSTEMD_UNITS[1]
+    return {"wired": unit.exists(), "how": "systemd", "path": str(unit)}

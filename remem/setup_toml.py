@@ -1,0 +1,98 @@
+"""Codex's config.toml for `remem setup`, edited so every comment and the person's
+formatting survive. New tables are appended as text at the end of the file (tomlkit writes
+their values, and the result is parsed back to check it); values already there are changed
+in place with tomlkit. Lives outside the engine (the engine never imports tomlkit):
+`remem.engine.setup.plan(toml_editor=TomlkitEditor())` calls it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+
+def _parse(text: str) -> Any:
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
+    try:
+        return tomlkit.parse(text)
+    except ParseError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _append(text: str, block: str) -> str:
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text + ("\n" if text.strip() else "") + block
+
+
+def _cut_table(text: str, header: str) -> str:
+    """Remove a table (its header line to the next header or comment) and the blank before it."""
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.strip() == header:
+            j = i + 1
+            while j < len(lines) and not lines[j].lstrip().startswith(("[", "#")):
+                j += 1
+            start = i - 1 if i > 0 and not lines[i - 1].strip() else i
+            return "".join(lines[:start] + lines[j:])
+    return text
+
+
+class TomlkitEditor:
+    def has_server(self, text: str, name: str) -> bool:
+        return name in (_parse(text).get("mcp_servers") or {})
+
+    def add_server(self, text: str, name: str, server: dict[str, Any]) -> str:
+        import tomlkit
+
+        doc = _parse(text)
+        servers = doc.get("mcp_servers")
+        current = servers.get(name) if servers is not None else None
+        if current is not None:
+            if current.unwrap() == server:
+                return text
+            for key, value in server.items():
+                current[key] = value
+            return doc.as_string()
+        block = tomlkit.dumps({"mcp_servers": {name: server}})
+        out = _append(text, block)
+        if _parse(out).get("mcp_servers", {}).get(name) is None:  # pragma: no cover - defensive
+            raise ValueError("could not add the server table")
+        return out
+
+    def remove_server(self, text: str, name: str) -> str:
+        doc = _parse(text)
+        servers = doc.get("mcp_servers")
+        if servers is None or name not in servers:
+            return text
+        key = name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else f'"{name}"'
+        out = _cut_table(text, f"[mcp_servers.{key}]")
+        try:
+            if name not in (_parse(out).get("mcp_servers") or {}):
+                return out
+        except ValueError:
+            pass
+        del servers[name]
+        return doc.as_string()
+
+    def enable_hooks(self, text: str) -> str:
+        """Codex runs hooks.json only with features.codex_hooks; a value the person set stays."""
+        doc = _parse(text)
+        features = doc.get("features")
+        if features is not None and "codex_hooks" in features:
+            return text
+        if features is None:
+            return _append(text, "[features]\ncodex_hooks = true\n")
+        features["codex_hooks"] = True
+        return doc.as_string()
+
+    def disable_hooks(self, text: str) -> str:
+        """Take out the [features] table remem appended (only when it holds nothing else)."""
+        doc = _parse(text)
+        features = doc.get("features")
+        if features is None or features.unwrap() != {"codex_hooks": True}:
+            return text
+        out = _cut_table(text, "[features]")
+        return out if "features" not in _parse(out) else text

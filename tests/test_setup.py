@@ -1,0 +1,326 @@
+"""remem setup / doctor / context against a fake HOME holding every agent's real-looking config."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_remem
+
+CODEX_TOML = """\
+# Codex settings — hand-written, keep my comments
+model = "gpt-5-codex"   # the default model
+approval_policy = "on-request"
+
+[mcp_servers.github]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-github"]  # keep this one
+env = { GITHUB_TOKEN = "ghp_example" }
+
+# projects I trust
+[projects."/home/dev/shop"]
+trust_level = "trusted"
+"""
+
+FAKE_CRONTAB = """#!/bin/sh
+F="$FAKE_CRONTAB_FILE"
+case "$1" in
+  -l) if [ -f "$F" ]; then cat "$F"; else echo "no crontab for tester" >&2; exit 1; fi ;;
+  -r) rm -f "$F" ;;
+  -) cat > "$F" ;;
+esac
+"""
+
+FAKE_SYSTEMCTL = """#!/bin/sh
+echo "$@" >> "$FAKE_SYSTEMCTL_LOG"
+"""
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def agents_home(home, tmp_path, monkeypatch):
+    """HOME with Claude Code, Codex, Gemini CLI, Cursor, Windsurf, Claude Desktop and VS Code."""
+    user = Path(os.environ["HOME"])
+    files = {
+        user / ".claude" / "settings.json": json.dumps({
+            "$schema": "https://json.schemastore.org/claude-code-settings.json",
+            "model": "opus",
+            "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(./.env)"]},
+            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "~/bin/guard.sh", "timeout": 10}]}]},
+        }, indent=2) + "\n",
+        user / ".claude.json": json.dumps({
+            "numStartups": 42, "theme": "dark",
+            "projects": {"/home/dev/shop": {"allowedTools": [], "hasTrustDialogAccepted": True}},
+            "mcpServers": {"github": {"type": "stdio", "command": "npx", "args": ["-y", "gh-mcp"], "env": {}}},
+        }, indent=2),
+        user / ".codex" / "config.toml": CODEX_TOML,
+        user / ".gemini" / "settings.json": json.dumps({
+            "theme": "GitHub", "selectedAuthType": "oauth-personal",
+            "mcpServers": {"fs": {"command": "npx", "args": ["fs-mcp"]}},
+        }, indent=4) + "\n",
+        user / ".cursor" / "mcp.json": json.dumps({"mcpServers": {"linear": {"url": "https://mcp.linear.app/sse"}}}, indent=2) + "\n",
+        user / ".codeium" / "windsurf" / "mcp_config.json": json.dumps({"mcpServers": {}}, indent=2) + "\n",
+        user / ".config" / "Claude" / "claude_desktop_config.json": json.dumps({
+            "globalShortcut": "", "mcpServers": {"filesystem": {"command": "npx", "args": ["-y", "fs", "/home/dev"]}},
+        }, indent=2) + "\n",
+        user / ".config" / "Code" / "User" / "mcp.json": json.dumps({
+            "servers": {"fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"]}}, "inputs": [],
+        }, indent="\t") + "\n",
+    }
+    for path, text in files.items():
+        _write(path, text)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    cron = bin_dir / "crontab"
+    cron.write_text(FAKE_CRONTAB)
+    cron.chmod(cron.stat().st_mode | stat.S_IEXEC)
+    cron_file = tmp_path / "crontab.txt"
+    cron_file.write_text("MAILTO=dev@example.com\n0 9 * * 1 /home/dev/bin/weekly.sh\n")
+    monkeypatch.setenv("FAKE_CRONTAB_FILE", str(cron_file))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return {"user": user, "files": files, "cron": cron_file, "bin": bin_dir}
+
+
+def snapshot(paths):
+    return {p: (p.read_bytes() if p.exists() else None) for p in paths}
+
+
+# Claude Code's documented hooks schema (settings.json), checked by hand.
+CLAUDE_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Notification", "UserPromptSubmit",
+                 "Stop", "SubagentStart", "SubagentStop", "PreCompact", "SessionStart", "SessionEnd",
+                 "PermissionRequest"}
+MATCHER_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "Notification",
+                  "PreCompact", "SessionStart", "SubagentStart", "SubagentStop"}
+
+
+def validate_claude_hooks(settings: dict) -> None:
+    hooks = settings["hooks"]
+    assert isinstance(hooks, dict)
+    for event, groups in hooks.items():
+        assert event in CLAUDE_EVENTS, event
+        assert isinstance(groups, list) and groups
+        for group in groups:
+            assert isinstance(group, dict) and set(group) <= {"matcher", "hooks"}, group
+            if "matcher" in group:
+                assert isinstance(group["matcher"], str)
+                assert event in MATCHER_EVENTS, f"{event} takes no matcher"
+            assert isinstance(group["hooks"], list) and group["hooks"]
+            for hook in group["hooks"]:
+                assert set(hook) <= {"type", "command", "timeout", "statusMessage", "once", "async"}, hook
+                assert hook["type"] == "command"
+                assert isinstance(hook["command"], str) and hook["command"].strip()
+                if "timeout" in hook:
+                    assert isinstance(hook["timeout"], (int, float)) and hook["timeout"] > 0
+
+
+def test_setup_wires_every_agent_and_a_second_run_changes_nothing(cli, agents_home, home):
+    before = snapshot(agents_home["files"])
+    res = cli("setup", "--yes")
+    assert res.exit_code == 0, res.output
+    user = agents_home["user"]
+
+    settings = json.loads((user / ".claude" / "settings.json").read_text())
+    validate_claude_hooks(settings)
+    assert settings["model"] == "opus" and settings["permissions"]["deny"] == ["Read(./.env)"]
+    assert settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "~/bin/guard.sh"
+    events = {e: [h["command"] for g in groups for h in g["hooks"]] for e, groups in settings["hooks"].items()}
+    assert any(c.endswith("hook prompt") for c in events["UserPromptSubmit"])
+    assert any(c.endswith("hook session-end") for c in events["SessionEnd"])
+    remem_cmd = events["UserPromptSubmit"][0].split()[0]
+    assert os.path.isabs(remem_cmd) and os.path.exists(remem_cmd)
+
+    claude_json = json.loads((user / ".claude.json").read_text())
+    assert claude_json["numStartups"] == 42 and "github" in claude_json["mcpServers"]
+    assert claude_json["mcpServers"]["remem"]["args"][-1] == "serve"
+    assert os.path.isabs(claude_json["mcpServers"]["remem"]["command"])
+
+    toml = (user / ".codex" / "config.toml").read_text()
+    assert toml.startswith(CODEX_TOML) and "[mcp_servers.remem]" in toml and "codex_hooks = true" in toml
+    codex_hooks = json.loads((user / ".codex" / "hooks.json").read_text())
+    assert "--agent codex" in codex_hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+
+    gemini = json.loads((user / ".gemini" / "settings.json").read_text())
+    assert gemini["theme"] == "GitHub" and {"fs", "remem"} <= set(gemini["mcpServers"])
+    assert set(gemini["hooks"]) == {"BeforeAgent", "AfterAgent", "SessionEnd"}
+    assert (user / ".gemini" / "settings.json").read_text().startswith('{\n    "theme"')  # indent kept
+
+    cursor_hooks = json.loads((user / ".cursor" / "hooks.json").read_text())
+    assert cursor_hooks["version"] == 1 and "--agent cursor" in cursor_hooks["hooks"]["beforeSubmitPrompt"][0]["command"]
+    assert "remem" in json.loads((user / ".cursor" / "mcp.json").read_text())["mcpServers"]
+    assert "remem" in json.loads((user / ".codeium" / "windsurf" / "mcp_config.json").read_text())["mcpServers"]
+    assert "remem" in json.loads((user / ".config" / "Claude" / "claude_desktop_config.json").read_text())["mcpServers"]
+    vscode_text = (user / ".config" / "Code" / "User" / "mcp.json").read_text()
+    assert json.loads(vscode_text)["servers"]["remem"]["type"] == "stdio" and "\t\"servers\"" in vscode_text
+
+    cron = agents_home["cron"].read_text()
+    assert cron.startswith("MAILTO=dev@example.com\n0 9 * * 1 /home/dev/bin/weekly.sh\n")
+    assert "sleep" in cron and "# remem: nightly sleep" in cron
+
+    backups = list((home / "backups" / "setup").iterdir())
+    assert len(backups) >= len([p for p, b in before.items() if b is not None])
+
+    after_first = snapshot([*agents_home["files"], user / ".codex" / "hooks.json", user / ".cursor" / "hooks.json",
+                            agents_home["cron"]])
+    again = cli("setup", "--yes")
+    assert again.exit_code == 0 and "nothing to change" in again.output
+    assert snapshot(list(after_first)) == after_first
+
+
+def test_remove_restores_every_file_byte_for_byte(cli, agents_home):
+    user = agents_home["user"]
+    created = [user / ".codex" / "hooks.json", user / ".cursor" / "hooks.json"]
+    before = snapshot([*agents_home["files"], *created, agents_home["cron"]])
+    assert cli("setup", "--yes").exit_code == 0
+    res = cli("setup", "--remove", "--yes")
+    assert res.exit_code == 0, res.output
+    assert snapshot(list(before)) == before
+    assert cli("setup", "--remove", "--yes").output.startswith("nothing to change")
+
+
+def test_remove_after_the_person_edited_takes_out_only_remem(cli, agents_home):
+    user = agents_home["user"]
+    assert cli("setup", "--yes", "--agent", "claude-code", "--no-schedule").exit_code == 0
+    path = user / ".claude" / "settings.json"
+    data = json.loads(path.read_text())
+    data["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "notify-send done"}]})
+    data["model"] = "sonnet"
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    assert cli("setup", "--remove", "--yes", "--agent", "claude-code", "--no-schedule").exit_code == 0
+    left = json.loads(path.read_text())
+    assert left["model"] == "sonnet"
+    assert left["hooks"] == {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/guard.sh", "timeout": 10}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+    }
+    assert "remem" not in json.loads((user / ".claude.json").read_text())["mcpServers"]
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(cli, agents_home, home):
+    before = snapshot([*agents_home["files"], agents_home["cron"]])
+    res = cli("setup", "--dry-run")
+    assert res.exit_code == 0, res.output
+    assert "+++" in res.output and "remem" in res.output and "hook prompt" in res.output
+    assert snapshot(list(before)) == before
+    assert not (home / "setup.json").exists()
+
+
+def test_malformed_json_is_reported_and_left_untouched(cli, agents_home):
+    user = agents_home["user"]
+    bad = user / ".cursor" / "mcp.json"
+    bad.write_text('{"mcpServers": {"linear": {"url": "x"},}  // trailing comma\n')
+    original = bad.read_bytes()
+    res = cli("setup", "--yes", "--no-schedule")
+    assert res.exit_code == 1
+    assert "mcp.json is not valid JSON" in res.output
+    assert bad.read_bytes() == original
+    assert "remem" in json.loads((user / ".claude.json").read_text())["mcpServers"]  # the rest went ahead
+
+
+def test_one_agent_only_and_unknown_agent(cli, agents_home):
+    user = agents_home["user"]
+    gem_before = (user / ".gemini" / "settings.json").read_bytes()
+    assert cli("setup", "--yes", "--agent", "vscode", "--no-schedule").exit_code == 0
+    assert "remem" in json.loads((user / ".config" / "Code" / "User" / "mcp.json").read_text())["servers"]
+    assert (user / ".gemini" / "settings.json").read_bytes() == gem_before
+    assert "# remem" not in agents_home["cron"].read_text()
+    bad = cli("setup", "--agent", "emacs")
+    assert bad.exit_code == 1 and "unknown agent" in bad.output
+
+
+def test_systemd_timer_where_there_is_no_cron(cli, home, tmp_path, monkeypatch):
+    bin_dir = tmp_path / "only-systemd"
+    bin_dir.mkdir()
+    systemctl = bin_dir / "systemctl"
+    systemctl.write_text(FAKE_SYSTEMCTL)
+    systemctl.chmod(systemctl.stat().st_mode | stat.S_IEXEC)
+    log = tmp_path / "systemctl.log"
+    monkeypatch.setenv("FAKE_SYSTEMCTL_LOG", str(log))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    res = cli("setup", "--yes", "--agent", "windsurf")
+    assert res.exit_code == 0, res.output
+    units = Path(os.environ["HOME"]) / ".config" / "systemd" / "user"
+    assert "OnCalendar=" in (units / "remem-sleep.timer").read_text()
+    assert "sleep" in (units / "remem-sleep.service").read_text()
+    assert "enable --now remem-sleep.timer" in log.read_text()
+    assert cli("setup", "--remove", "--yes", "--agent", "windsurf").exit_code == 0
+    assert not (units / "remem-sleep.timer").exists()
+    assert "disable --now remem-sleep.timer" in log.read_text()
+
+
+def test_setup_never_waits_for_an_answer_without_a_terminal(agents_home):
+    res = run_remem("setup", "--no-schedule", "--agent", "windsurf", input="", timeout=60)
+    assert res.returncode == 0, res.stderr
+    path = agents_home["user"] / ".codeium" / "windsurf" / "mcp_config.json"
+    assert "remem" in json.loads(path.read_text())["mcpServers"]
+
+
+def test_setup_json_output(cli, agents_home):
+    res = cli("setup", "--yes", "--json", "--agent", "cursor", "--no-schedule")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert {c["path"].rsplit("/", 1)[-1] for c in data["changes"]} == {"mcp.json", "hooks.json"}
+    assert data["errors"] == []
+
+
+def test_doctor_reports_wiring_hook_runs_and_store_health(cli, agents_home, store):
+    assert cli("setup", "--yes", "--agent", "claude-code").exit_code == 0
+    res = cli("doctor", "--json")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    claude = next(a for a in report["agents"] if a["agent"] == "claude-code")
+    assert claude["mcp"] and set(claude["hooks"]) == {"UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd"}
+    ran = {h["event"]: h for h in report["hooks"] if h["agent"] == "claude-code"}
+    assert set(ran) == {"UserPromptSubmit", "PreToolUse", "Stop"}
+    assert all(h["ok"] and h["ms"] > 0 for h in ran.values()), ran
+    assert report["store"]["integrity"] == "ok"
+    assert report["store"]["fts"] == {"episodes_fts": "ok", "lessons_fts": "ok"}
+    assert report["schedule"]["wired"]
+    fixes = {p["fix"] for p in report["problems"]}
+    assert "remem setup --agent codex" in fixes  # Codex is installed but not wired
+    assert store.scalar("SELECT count(*) FROM primes") == 0  # doctor's runs are previews
+
+
+def test_doctor_names_the_fix_for_a_broken_fts_index(cli, store):
+    store.conn.execute("INSERT INTO lessons_fts(rowid, text) VALUES (999, 'orphan row')")
+    report = json.loads(cli("doctor", "--json", "--no-run").stdout)
+    assert report["store"]["fts"]["lessons_fts"] != "ok"
+    assert any(p["fix"] == "remem doctor --repair-fts" for p in report["problems"])
+    fixed = json.loads(cli("doctor", "--json", "--no-run", "--repair-fts").stdout)
+    assert fixed["store"]["fts"]["lessons_fts"] == "ok"
+
+
+def test_context_lists_project_lessons_first_and_records_nothing(cli, store, tmp_path):
+    from tests.test_hooks import seed
+
+    project = tmp_path / "shop"
+    project.mkdir()
+    seed(store, [("Build images with make image here", "correction", str(project)),
+                 ("The docker build needs --platform linux/amd64", "error", None),
+                 ("Elsewhere we use bazel", "correction", "/somewhere/else")])
+    res = cli("context", "--project", str(project), "--json")
+    data = json.loads(res.stdout)
+    assert [l["text"] for l in data["lessons"]] == ["Build images with make image here",
+                                                    "The docker build needs --platform linux/amd64"]
+    assert data["text"].startswith("<remem-memory>")
+    prompt = json.loads(cli("context", "--project", str(project), "--prompt", "build the docker image", "--json").stdout)
+    assert prompt["lessons"] and store.scalar("SELECT count(*) FROM primes") == 0
+
+
+def test_hook_help_through_typer(cli):
+    res = cli("hook", "--help")
+    assert res.exit_code == 0 and "prompt|pre-tool|stop|session-end" in res.output
+
+
+def test_engine_setup_never_imports_tomlkit():
+    src = (Path(__file__).resolve().parent.parent / "remem" / "engine" / "setup.py").read_text()
+    assert "import tomlkit" not in src and "from tomlkit" not in src
