@@ -364,6 +364,9 @@ def run_due_tasks(
         if not (force or st["due"]):
             report[name] = {"ran": False, "reason": f"not due until {st['next_run']}"}
             continue
+        if name not in registry and name not in builtin and name != "discover_connections":
+            report[name] = {"ran": False, "reason": "runs in `remem sleep` (no consolidate supplied)"}
+            continue
         if progress:
             progress(name, done, total, f"running {name}")
         started = clock.now()
@@ -371,12 +374,9 @@ def run_due_tasks(
             result = registry[name](store)
         elif name in builtin:
             result = builtin[name](store, cfg)
-        elif name == "discover_connections":
+        else:
             last = st.get("last_run")
             result = _discover_connections(store, cfg, clock.parse(last) if last else None, progress)
-        else:
-            report[name] = {"ran": False, "reason": "runs in `remem sleep` (no consolidate supplied)"}
-            continue
         if name not in ("strength_decay", "importance_decay", "active_forgetting"):
             # The decay rules record their own runs inside their transaction (exactly once).
             with store.write() as conn:
