@@ -39,6 +39,17 @@ def test_find_rollouts_lists_sessions_and_archive(codex_home: Path) -> None:
     assert set(_by_id(codex_home)) == {MODERN, OLDER, EVENTS_ONLY, LEGACY}
 
 
+def test_find_rollouts_in_a_folder_given_directly(codex_home: Path) -> None:
+    assert len(codex.find_rollouts(codex_home / "sessions" / "2025")) == 2
+
+
+def test_plain_ingest_reads_codex_sessions(codex_home: Path, store) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    summary = ingest_paths(store)
+    assert summary["sessions"] == 4 and summary["errors"] == []
+
+
 def test_modern_rollout(codex_home: Path) -> None:
     s = codex.parse_rollout(_by_id(codex_home)[MODERN])
     assert (s.source, s.cwd, s.malformed_lines, s.torn_tail) == ("codex", "/home/dev/shop", 0, False)

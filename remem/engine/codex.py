@@ -54,9 +54,10 @@ def find_rollouts(codex_home: Path | str | None = None) -> list[Path]:
     """
     home = Path(codex_home) if codex_home else paths.codex_home()
     found: list[Path] = []
-    for base in (home / "sessions", home / "archived_sessions"):
-        if not base.is_dir():
-            continue
+    bases = [b for b in (home / "sessions", home / "archived_sessions") if b.is_dir()]
+    if not bases and home.is_dir():
+        bases = [home]  # a sessions folder (or any folder of rollouts) given directly
+    for base in bases:
         plain = sorted(base.rglob("rollout-*.jsonl"))
         found.extend(plain)
         have = {p.with_suffix("") for p in plain}
