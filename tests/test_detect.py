@@ -148,6 +148,7 @@ def test_offer_patterns_and_their_kind(offer, kind):
     ("go ahead", "approved"),
     ("no thanks", "declined"),
     ("not now", "declined"),
+    ("no thanks, I'll push it myself", "declined"),
     ("no, commit only the parser", "corrected"),
     ("that's not what I asked", "corrected"),
     ("what does the diff look like?", "other"),

@@ -22,17 +22,24 @@ DEMO_NOTES = [
 ]
 
 
+SAMPLES = Path(__file__).parent / "demo_data"
+
+
 @contextmanager
 def _home(folder: Path) -> Iterator[None]:
-    old = os.environ.get("REMEM_HOME")
-    os.environ["REMEM_HOME"] = str(folder)
+    """Point remem and the agents' homes into the demo folder, never the person's own."""
+    names = {"REMEM_HOME": folder, "CLAUDE_CONFIG_DIR": folder / "claude", "CODEX_HOME": folder / "codex"}
+    old = {name: os.environ.get(name) for name in names}
+    for name, value in names.items():
+        os.environ[name] = str(value)
     try:
         yield
     finally:
-        if old is None:
-            os.environ.pop("REMEM_HOME", None)
-        else:
-            os.environ["REMEM_HOME"] = old
+        for name, value in old.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def default_folder() -> Path:
@@ -51,6 +58,31 @@ def prepare_folder(folder: Path) -> None:
     (folder / MARKER).write_text("built by `remem demo`; safe to delete\n")
 
 
+def _ingest_samples(store: Any) -> list[str]:
+    """Copy the shipped sample sessions into the demo's Claude home and ingest them."""
+    from remem import paths
+    from remem.engine.ingest import ingest_paths
+
+    projects = paths.claude_projects_dir()
+    source = SAMPLES / "claude-code"
+    for project in sorted(p for p in source.iterdir() if p.is_dir()):
+        shutil.copytree(project, projects / project.name, dirs_exist_ok=True)
+    summary = ingest_paths(store, [projects], source="claude-code")
+    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(summary["by_kind"].items()) if kind != "session")
+    lines = [f"{summary['sessions']} sample sessions ingested: {summary['episodes']} episodes ({kinds})"]
+    shown: set[tuple[str, str]] = set()
+    for row in store.rows(
+        "SELECT kind, title, gist FROM episodes WHERE source = 'claude-code' AND kind IN "
+        "('correction', 'surprise', 'environment') ORDER BY kind, at"
+    ):
+        # a correction in the person's own words; the rest by title
+        what = row["gist"] if row["kind"] == "correction" else row["title"]
+        if (row["kind"], what) not in shown:
+            shown.add((row["kind"], what))
+            lines.append(f"  {row['kind']}: {what}")
+    return lines
+
+
 def build_demo(folder: str | Path | None = None) -> dict[str, Any]:
     """Build the demo memory and return what it holds."""
     from remem.engine.memories import remember
@@ -64,6 +96,7 @@ def build_demo(folder: str | Path | None = None) -> dict[str, Any]:
         for text, tags in DEMO_NOTES:
             remember(store, text, tags=tags, source="demo")
         lines.append(f"{len(DEMO_NOTES)} notes remembered")
+        lines.extend(_ingest_samples(store))
         query = "which package installer should I use"
         best = recall(store, query, 1, touch=False)
         if best:

@@ -155,7 +155,9 @@ _APPROVAL = re.compile(
 _BARE_DECLINE = re.compile(
     r"^(no|nope|nah|not now|not yet|no thanks?|no thank you|skip( it| that)?|leave it( as is)?|"
     r"not needed|that'?s (fine|ok|okay|enough)|don'?t bother|no need)"
-    r"[\s,.!]*(thanks|thank you|for now|i'?ll do it|it'?s fine|that'?s fine|all good)?[\s,.!]*$",
+    r"([\s,.!]*(thanks|thank you|for now|it'?s fine|that'?s fine|all good|"
+    r"i'?ll (do|handle|push|commit|run|fix|take care of|deal with) (it|that|this|them)( myself| later)?))*"
+    r"[\s,.!]*$",
     re.I,
 )
 
