@@ -1,0 +1,323 @@
+"""Recall: filters, touching, the score's parts, modes, lessons, and the vector cache."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from remem import config
+from remem.engine import clock, vectors
+from remem.engine.embed import get_embedder, to_blob
+from remem.engine.lessons import add_lesson
+from remem.engine.memories import remember
+from remem.engine.query_dates import date_spans
+from remem.engine.recall import fts_query, recall
+from remem.engine.store import Store
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    vectors.drop_caches()
+    yield
+    vectors.drop_caches()
+
+
+def ids(hits):
+    return [h["id"] for h in hits]
+
+
+def row(store: Store, memory_id: str) -> dict:
+    return store.one("SELECT * FROM episodes WHERE id = ?", (memory_id,))
+
+
+@pytest.fixture
+def mems(store: Store) -> dict[str, str]:
+    """A few memories across kinds, projects, tags, dates and types."""
+    out = {}
+    out["uv"] = remember(store, "use uv, not pip, to install python packages", kind="correction",
+                         tags=["python", "tooling"], cwd="/home/dev/shop",
+                         at="2026-03-01T10:00:00+00:00")["id"]
+    out["numpy"] = remember(store, "the build failed because numpy was missing", kind="error",
+                            tags=["python"], cwd="/home/dev/shop/api",
+                            at="2026-05-10T10:00:00+00:00")["id"]
+    out["deploy"] = remember(store, "deploy to production with the release script", kind="note",
+                             tags=["ops"], cwd="/home/dev/other", at="2026-06-03T09:00:00+00:00")["id"]
+    out["short"] = remember(store, "the staging python server is on port 8080", kind="environment",
+                            short_term=True, ttl="30d")["id"]
+    return out
+
+
+# ----------------------------------------------------------------------------- filters
+
+def test_kind_filter(store, mems):
+    hits = recall(store, "python packages build", 10, kinds=["error"], touch=False, lessons=False)
+    assert ids(hits) == [mems["numpy"]]
+
+
+def test_project_filter_includes_subfolders_only(store, mems):
+    hits = recall(store, "python", 10, project="/home/dev/shop", touch=False)
+    assert set(ids(hits)) == {mems["uv"], mems["numpy"]}
+    assert recall(store, "python", 10, project="/home/dev/sh", touch=False) == []
+
+
+def test_tag_filters_any_and_all(store, mems):
+    any_hits = recall(store, "python", 10, tags=["tooling", "ops"], touch=False)
+    assert set(ids(any_hits)) == {mems["uv"], mems["deploy"]}
+    all_hits = recall(store, "python", 10, tags=["python", "tooling"], all_tags=True, touch=False)
+    assert ids(all_hits) == [mems["uv"]]
+    assert all(h["tags"] for h in any_hits)
+
+
+def test_time_window(store, mems):
+    hits = recall(store, "python", 10, since="2026-04-01", until="2026-05-31", touch=False)
+    assert ids(hits) == [mems["numpy"]]
+    with clock.frozen("2026-06-05T00:00:00+00:00"):
+        recent = recall(store, "deploy", 10, since="7d", until="2026-06-30", touch=False)
+    assert ids(recent) == [mems["deploy"]]
+    with pytest.raises(ValueError, match="not a time"):
+        recall(store, "x", 3, since="last tuesday")
+
+
+def test_memory_type_filter(store, mems):
+    assert ids(recall(store, "python", 10, memory_type="short_term", touch=False)) == [mems["short"]]
+    assert mems["short"] not in ids(recall(store, "python", 10, memory_type="long_term", touch=False))
+    with pytest.raises(ValueError):
+        recall(store, "python", 3, memory_type="forever")
+
+
+def test_archived_left_out_unless_asked(store, mems):
+    with store.write() as conn:
+        conn.execute("UPDATE episodes SET archived = 1 WHERE id = ?", (mems["numpy"],))
+    assert mems["numpy"] not in ids(recall(store, "numpy build failed", 10, touch=False))
+    found = recall(store, "numpy build failed", 10, archived=True, touch=False)
+    assert found[0]["id"] == mems["numpy"] and found[0]["archived"] is True
+
+
+# ----------------------------------------------------------------------------- touching
+
+def test_touch_strengthens_what_was_returned(store, mems):
+    with store.write() as conn:
+        conn.execute("UPDATE episodes SET health = 95 WHERE id = ?", (mems["uv"],))
+    before = {k: row(store, v) for k, v in mems.items()}
+    hits = recall(store, "install python packages with uv", 1)
+    assert ids(hits) == [mems["uv"]]
+    after = row(store, mems["uv"])
+    assert after["strength"] == pytest.approx(before["uv"]["strength"] + 0.1)
+    assert after["recalls"] == before["uv"]["recalls"] + 1
+    assert after["health"] == 100.0  # +10, capped
+    assert after["last_touched"] != before["uv"]["last_touched"]
+    for other in ("numpy", "deploy", "short"):  # not returned, not touched
+        assert row(store, mems[other])["recalls"] == 0
+
+
+def test_no_touch(store, mems):
+    recall(store, "install python packages with uv", 3, touch=False)
+    assert all(row(store, v)["recalls"] == 0 for v in mems.values())
+
+
+# ----------------------------------------------------------------------------- score parts
+
+def test_score_is_the_weighted_sum_of_its_parts(store, mems):
+    rc = config.load()["recall"]
+    for hit in recall(store, "python packages", 4, touch=False):
+        p = hit["parts"]
+        assert set(p) >= {"relevance", "semantic", "keyword", "when", "recency", "strength"}
+        total = rc["w_relevance"] * p["relevance"] + rc["w_recency"] * p["recency"] + rc["w_strength"] * p["strength"]
+        assert hit["score"] == pytest.approx(total, abs=2e-4)
+        sw = rc["semantic_weight"]
+        assert p["relevance"] == pytest.approx(sw * p["semantic"] + (1 - sw) * p["keyword"], abs=2e-4)
+
+
+def test_recency_and_strength_parts(store):
+    with clock.frozen("2026-07-01T00:00:00+00:00"):
+        old = remember(store, "sqlite migrations notes", at="2026-05-02T00:00:00+00:00")["id"]
+        hits = recall(store, "sqlite migrations", 1, touch=False)
+    p = hits[0]["parts"]
+    assert hits[0]["id"] == old
+    assert p["recency"] == pytest.approx(2 ** (-60 / 30), abs=1e-3)  # 60 days, 30-day half-life
+    assert p["strength"] == pytest.approx(0.5)  # strength 1 of 2
+
+
+def test_importance_and_flashbulb_raise_the_floor(store):
+    with clock.frozen("2026-01-01T00:00:00+00:00"):
+        plain = remember(store, "rotate the signing keys yearly", at="2025-06-01T00:00:00+00:00")["id"]
+        vital = remember(store, "rotate the backup keys yearly", importance=0.95,
+                         at="2025-06-01T00:00:00+00:00")["id"]
+        flash = remember(store, "rotate the api keys yearly", arousal=0.9)["id"]
+    with clock.frozen("2026-01-20T00:00:00+00:00"):
+        with store.write() as conn:  # a flashbulb memory that happened long ago
+            conn.execute("UPDATE episodes SET at = ? WHERE id = ?", ("2025-01-01T00:00:00+00:00", flash))
+        parts = {h["id"]: h["parts"] for h in recall(store, "rotate keys yearly", 3, touch=False)}
+    assert parts[plain]["strength"] == pytest.approx(0.5)
+    assert parts[vital]["strength"] == pytest.approx(0.9)  # 2·(0.95 − 0.5)
+    assert parts[plain]["recency"] < 0.01
+    assert parts[flash]["recency"] == 1.0 and parts[flash]["flashbulb"] == 1.0
+
+
+def test_a_named_date_is_evidence(store):
+    for day in ("2025-06-01", "2025-06-03", "2025-06-20"):
+        remember(store, "we shipped the release", at=f"{day}T12:00:00+00:00", memory_id=f"m{day}")
+    hits = recall(store, "what did we ship on 3 June, 2025?", 3, touch=False)
+    assert hits[0]["id"] == "m2025-06-03" and hits[0]["parts"]["when"] == 1.0
+    assert date_spans("in July 2022 and 2024-02-29")[0][0].isoformat() == "2024-02-29"
+
+
+# ----------------------------------------------------------------------------- modes
+
+def test_modes(store, mems):
+    kw = recall(store, "numpy", 3, mode="keyword", touch=False)
+    assert kw[0]["id"] == mems["numpy"] and kw[0]["parts"]["semantic"] == 0.0
+    assert all(h["parts"]["keyword"] > 0 or h["parts"]["relevance"] == 0 for h in kw)
+    sem = recall(store, "installing libraries for python", 4, mode="semantic", touch=False)
+    assert max(sem, key=lambda h: h["parts"]["semantic"])["id"] == mems["uv"]
+    assert all(h["parts"]["keyword"] == 0.0 for h in sem)
+    assert all(h["parts"]["relevance"] == h["parts"]["semantic"] for h in sem)
+    with pytest.raises(ValueError, match="mode"):
+        recall(store, "x", 3, mode="fuzzy")
+    with pytest.raises(ValueError, match="empty"):
+        recall(store, "  ", 3)
+
+
+def test_stop_words_left_out_of_the_keyword_query():
+    assert fts_query("What did we do with the numpy build?") == '"numpy" OR "build"'
+
+
+# ----------------------------------------------------------------------------- lessons
+
+def _lesson(store, text, kind="correction", cwd=None):
+    emb = get_embedder()
+    return add_lesson(store, text, kind, cwd=cwd, space=emb.space,
+                      embedding=to_blob(emb.encode([text])[0]))["id"]
+
+
+def test_lessons_compete_and_can_be_left_out(store, mems):
+    lid = _lesson(store, "prefer ripgrep over grep for searching code")
+    hits = recall(store, "searching code with ripgrep", 3, touch=False)
+    assert hits[0]["id"] == lid and hits[0]["type"] == "lesson"
+    assert hits[0]["kind"] == "correction" and "ripgrep" in hits[0]["text"]
+    assert lid not in ids(recall(store, "searching code with ripgrep", 3, lessons=False, touch=False))
+    assert lid not in ids(recall(store, "ripgrep", 3, tags=["python"], touch=False))
+    assert lid not in ids(recall(store, "ripgrep", 3, kinds=["error"], touch=False))
+    # a lesson is not touched like an episode, and its row stays as it was
+    before = store.one("SELECT strength FROM lessons WHERE id = ?", (lid,))
+    recall(store, "searching code with ripgrep", 3)
+    assert store.one("SELECT strength FROM lessons WHERE id = ?", (lid,)) == before
+
+
+def test_lesson_project_scope(store):
+    here = _lesson(store, "run the shop tests with make check", cwd="/home/dev/shop")
+    everywhere = _lesson(store, "run tests before committing")
+    elsewhere = _lesson(store, "run the blog tests with npm test", cwd="/home/dev/blog")
+    found = ids(recall(store, "run tests", 5, project="/home/dev/shop", touch=False))
+    assert here in found and everywhere in found and elsewhere not in found
+
+
+# ----------------------------------------------------------------------------- vector cache
+
+def _cache(store):
+    emb = get_embedder()
+    return vectors.cache_for(store, emb.space, emb.dim)
+
+
+def _live(cache) -> set[int]:
+    return {int(s) for s in np.asarray(cache.seqs) if s >= 0}
+
+
+def _seqs(store, space=None) -> set[int]:
+    space = space or get_embedder().space
+    return {r["seq"] for r in store.rows("SELECT seq FROM episodes WHERE space = ?", (space,))}
+
+
+def test_cache_follows_inserts_deletes_and_replacements(store, mems):
+    cache = _cache(store)
+    assert _live(cache) == _seqs(store)
+    new = remember(store, "pin the node version in .nvmrc")["id"]
+    cache = _cache(store)
+    assert _live(cache) == _seqs(store)
+    assert recall(store, "node version nvmrc", 1, mode="semantic", touch=False)[0]["id"] == new
+    store.hard_delete([mems["numpy"]])
+    cache = _cache(store)
+    assert _live(cache) == _seqs(store)
+    assert mems["numpy"] not in ids(recall(store, "numpy build failed", 5, touch=False))
+    # re-embedded in place (same seq, new text and vector): the old vector must not answer
+    emb = get_embedder()
+    ep = dict(row(store, mems["deploy"]))
+    ep.update(title="water the office plants", gist="water the office plants on fridays",
+              embedding=to_blob(emb.encode(["water the office plants on fridays"])[0]))
+    store.put_episodes([ep], replace=True)
+    cache = _cache(store)
+    seq = row(store, mems["deploy"])["seq"]
+    slot = int(cache.slots_of([seq])[0])
+    assert slot >= 0 and np.allclose(cache.vectors[slot], emb.encode(["water the office plants on fridays"])[0])
+    assert (np.asarray(cache.seqs) == seq).sum() == 1
+    assert recall(store, "plants", 1, mode="semantic", touch=False)[0]["id"] == mems["deploy"]
+
+
+def test_cache_space_change_and_a_second_process_view(store, mems):
+    cache = _cache(store)
+    uv_seq = row(store, mems["uv"])["seq"]
+    with store.write() as conn:  # moved to another space (say a new model): no longer comparable
+        conn.execute("UPDATE episodes SET space = 'hashed-256' WHERE id = ?", (mems["uv"],))
+    cache = _cache(store)
+    assert uv_seq not in _live(cache) and _live(cache) == _seqs(store)
+    hit = [h for h in recall(store, "install python packages", 5, touch=False) if h["id"] == mems["uv"]]
+    assert not hit or hit[0]["parts"]["semantic"] == 0.0
+    # a fresh process (no in-memory cache) reads the same files and agrees
+    vectors.drop_caches()
+    again = _cache(store)
+    assert _live(again) == _live(cache)
+
+
+def test_cache_rebuilds_when_the_log_was_pruned_past_it(store, mems, monkeypatch):
+    cache = _cache(store)
+    old_manifest = json.loads(cache.manifest_path.read_text())
+    for i in range(5):
+        remember(store, f"note number {i} about gardening")
+    with store.write() as conn:  # as if another cache had consumed and pruned the log
+        hi = conn.execute("SELECT max(id) FROM vector_changes").fetchone()[0]
+        conn.execute("DELETE FROM vector_changes WHERE id < ?", (hi,))
+    # this cache last synced before the pruned entries: it must rebuild, not miss them
+    cache.manifest_path.write_text(json.dumps(old_manifest))
+    vectors.drop_caches()
+    cache = _cache(store)
+    assert _live(cache) == _seqs(store)
+    assert json.loads(cache.manifest_path.read_text())["gen"] != old_manifest["gen"]
+    stale = Path(cache.folder) / f"{cache.key}.{old_manifest['gen']}.f32"
+    assert not stale.exists()
+
+
+def test_many_changes_compact_the_cache(store, monkeypatch):
+    monkeypatch.setattr(vectors, "DEAD_SHARE", 0.0)
+    first = [remember(store, f"first batch memory {i}")["id"] for i in range(3)]
+    cache = _cache(store)
+    gen = cache.manifest["gen"]
+    monkeypatch.setattr(vectors, "DEAD_SHARE", 0.25)
+    store.hard_delete(first[:2])
+    cache = _cache(store)
+    assert cache.manifest["gen"] == gen and cache.manifest["dead"] == 2
+    assert _live(cache) == _seqs(store)
+
+
+# ----------------------------------------------------------------------------- CLI
+
+def test_cli_recall_json_filters_and_explain(cli, store, mems):
+    result = cli("recall", "python packages", "--json", "--kind", "correction", "--kind", "error")
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.stdout)
+    assert {h["id"] for h in hits} == {mems["uv"], mems["numpy"]}
+    result = cli("recall", "python", "--tag", "ops", "--tag", "python", "--all-tags", "--json")
+    assert json.loads(result.stdout) == []
+    result = cli("recall", "install python packages", "-k", "2", "--explain")
+    assert result.exit_code == 0 and "relevance" in result.stdout and "recency" in result.stdout
+    bad = cli("recall", "x", "--type", "forever")
+    assert bad.exit_code == 1 and "short_term or long_term" in bad.output
+
+
+def test_cli_recall_in_a_real_process(remem_cli, store, mems):
+    out = remem_cli("recall", "numpy build", "-k", "1", "--json", "--project", "/home/dev/shop")
+    assert out.returncode == 0, out.stderr
+    assert [h["id"] for h in out.json()] == [mems["numpy"]]
+    assert row(store, mems["numpy"])["recalls"] == 1
