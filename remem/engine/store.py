@@ -246,13 +246,10 @@ def _apply_migrations(conn: sqlite3.Connection, upto: int | None = None) -> None
 
 # --------------------------------------------------------------------------- connection
 
-def _is_sqlite_file(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(16)
-    except OSError:
-        return False
-    return head == b"" or head.startswith(b"SQLite format 3\x00")
+# The file is never opened by hand to check its header: closing any descriptor of the
+# database file drops every POSIX lock this process holds on it, so another process could
+# then checkpoint and delete the WAL under a live connection (lost writes, a corrupt index).
+# SQLite's own "file is not a database" error says the same thing safely.
 
 
 class Store:
@@ -263,11 +260,6 @@ class Store:
         # busy_timeout_ms: hooks pass a short one so a locked store costs them little.
         busy = BUSY_TIMEOUT_MS if busy_timeout_ms is None else int(busy_timeout_ms)
         self.path = Path(path) if path else paths.db_path()
-        if self.path.exists() and not _is_sqlite_file(self.path):
-            raise StoreError(
-                f"{self.path} is not a SQLite database; restore it from a backup "
-                f"(`remem backup` copies live in {paths.backups_dir()}) or move it aside"
-            )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.conn = sqlite3.connect(
@@ -282,15 +274,34 @@ class Store:
             version = self.conn.execute("PRAGMA user_version").fetchone()[0]
             target = len(MIGRATIONS) if migrate_upto is None else migrate_upto
             if version < target:
-                self._retry(lambda: _apply_migrations(self.conn, target))
+                try:
+                    self._retry(lambda: _apply_migrations(self.conn, target))
+                except sqlite3.OperationalError as exc:
+                    # Two first opens at once (a server's threads, two commands): the other
+                    # one is migrating. Wait for it rather than fail.
+                    if "already exists" not in str(exc):
+                        raise
+                    self._await_version(target)
             elif version > len(MIGRATIONS):
                 raise StoreError(
                     f"{self.path} was written by a newer remem (schema {version}); upgrade remem"
                 )
         except sqlite3.DatabaseError as exc:
+            if "not a database" in str(exc):
+                raise StoreError(
+                    f"{self.path} is not a SQLite database; restore it from a backup "
+                    f"(`remem backup` copies live in {paths.backups_dir()}) or move it aside"
+                ) from None
             raise StoreError(
                 f"cannot open {self.path} ({exc}); run `remem doctor`, or restore from a backup"
             ) from None
+
+    def _await_version(self, target: int, seconds: float = 10.0) -> None:
+        deadline = time.monotonic() + seconds
+        while self.conn.execute("PRAGMA user_version").fetchone()[0] < target:
+            if time.monotonic() > deadline:
+                raise StoreError(f"{self.path} is being upgraded by another process; try again")
+            time.sleep(0.05)
 
     # -- plumbing ---------------------------------------------------------------------
     def __enter__(self) -> "Store":
