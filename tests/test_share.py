@@ -511,3 +511,30 @@ def test_outgoing_withholds_this_machines_names():
         "environment-specific: this machine's user or host name"]
     assert share_safety.outgoing("ssh to 10.1.2.3 first", names=()) == [
         "environment-specific: a host name or IP address"]
+
+
+def test_two_homes_through_the_real_executable(remem_cli, tmp_path):
+    folder = tmp_path / "sync"
+    folder.mkdir()
+    homes = {name: tmp_path / f"home-{name}" for name in "AB"}
+    with Store(homes["A"] / "memory.db") as store:
+        lessons.add_lesson(store, GOOD, "correction", strength=2.0)
+    env = {name: {"REMEM_HOME": str(path)} for name, path in homes.items()}
+    first = remem_cli("share", "sync", "--folder", str(folder), "--json", env=env["A"])
+    assert first.returncode == 0, first.stderr
+    assert first.json()["summary"]["exported"] == 1
+    origin_a = remem_cli("share", "keys", "--json", env=env["A"]).json()["origin"]
+    # A sync tool's conflicted copy of A's own file is cleaned up by A.
+    plain = folder / origin_a / "lessons" / f"{lessons.lesson_hash(GOOD, 'correction')}.json"
+    copy = plain.with_name(plain.stem + " (conflicted copy).json")
+    copy.write_bytes(plain.read_bytes())
+    assert remem_cli("share", "export", "--folder", str(folder), env=env["A"]).returncode == 0
+    assert not copy.exists() and plain.exists()
+
+    assert remem_cli("share", "trust", origin_a, env=env["B"]).returncode == 0
+    got = remem_cli("share", "sync", "--folder", str(folder), "--json", env=env["B"]).json()
+    assert got["summary"]["received"] == 1 and got["summary"]["activated"] == 0
+    listed = remem_cli("share", "candidates", "--json", env=env["B"]).json()
+    assert [c["text"] for c in listed] == [GOOD] and listed[0]["origin_trusted"] is True
+    bad = remem_cli("share", "revoke", listed[0]["id"], "--folder", str(folder), env=env["B"])
+    assert bad.returncode == 1 and "only its author can revoke" in bad.stderr and "Traceback" not in bad.stderr

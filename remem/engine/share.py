@@ -227,7 +227,8 @@ def export_lessons(store: Store, folder: str | Path, *, identity_dir: Path | str
             report["unchanged"] += 1
     for entry in sorted((base / "lessons").iterdir()):
         parsed = parse_name(entry.name)
-        if parsed and parsed[0] not in wanted and remove(entry):
+        # Stale lessons go, and so do sync tools' conflicted copies of ours: we wrote the original.
+        if parsed and (parsed[0] not in wanted or parsed[1]) and remove(entry):
             report["removed"].append(parsed[0])
     return report
 
