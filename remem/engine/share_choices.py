@@ -1,0 +1,158 @@
+"""The person's side of sharing: trust, accept, reject, revoke, and the views the CLI and TUI show.
+
+Re-exported by remem.engine.share, so callers use `share.trust(...)`, `share.candidates(...)`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from remem.engine import clock, share_safety
+from remem.engine.lessons import get_lesson, lesson_hash, list_lessons, update_lesson
+from remem.engine.share import (VERSION, _cfg, _is_own, _our_origin, _root, _similar_local,
+                                _still_valid, _trusted, _vouchers, activate, write_confirmations)
+from remem.engine.share_files import atomic_write, doc_path, is_origin, remove
+from remem.engine.share_sign import ShareError, file_bytes, identity, public_line
+from remem.engine.store import Store
+
+
+# --------------------------------------------------------------------------- person's choices
+
+def _peer_id(store: Store, origin: str) -> str:
+    origin = origin.strip().lower()
+    if is_origin(origin):
+        return origin
+    if len(origin) >= 4:
+        rows = store.rows("SELECT origin FROM peers WHERE origin LIKE ? || '%'", (origin,))
+        if len(rows) == 1:
+            return rows[0]["origin"]
+    raise ShareError(f"{origin!r} is not an origin id (16 hex digits); `remem share candidates` "
+                     "and `remem share peers` show them")
+
+
+def trust(store: Store, origin: str, trusted: bool = True, *, identity_dir: Path | str | None = None,
+          cfg: dict[str, Any] | None = None, embedder: Any = None) -> dict[str, Any]:
+    """Trust (or stop trusting) an origin; trusting re-checks its candidates for corroboration.
+
+    Lessons already active stay active when trust is withdrawn; reject them one by one.
+    """
+    origin = _peer_id(store, origin)
+    with store.write() as conn:
+        conn.execute("INSERT OR IGNORE INTO peers (origin, public_key, trusted, first_seen) "
+                     "VALUES (?, '', 0, ?)", (origin, clock.iso()))
+        conn.execute("UPDATE peers SET trusted = ? WHERE origin = ?", (int(trusted), origin))
+    activated = activate(store, identity_dir=identity_dir, cfg=cfg, embedder=embedder) if trusted else []
+    return {"origin": origin, "trusted": trusted, "activated": activated}
+
+
+def forget_peer(store: Store, origin: str) -> dict[str, Any]:
+    """Drop a peer's pinned key and trust (its lessons stay as they are)."""
+    origin = _peer_id(store, origin)
+    with store.write() as conn:
+        gone = conn.execute("DELETE FROM peers WHERE origin = ?", (origin,)).rowcount
+    return {"origin": origin, "forgotten": bool(gone)}
+
+
+def accept(store: Store, lesson_id: str, *, force: bool = False, identity_dir: Path | str | None = None,
+           folder: str | Path | None = None) -> dict[str, Any]:
+    """The person takes a received lesson: active, and we count among its origins."""
+    row = get_lesson(store, lesson_id)
+    ours = _our_origin(identity_dir)
+    if _is_own(row, ours):
+        raise ShareError(f"lesson {row['id']} is your own; `remem share accept` is for received lessons")
+    if row["status"] == "quarantined" and not force:
+        raise ShareError(f"lesson {row['id']} is quarantined ({row.get('note') or 'unsafe'}); read it in "
+                         f"`remem share candidates`, then `remem share accept {row['id']} --force`")
+    if row["status"] in ("revoked", "vetoed"):
+        raise ShareError(f"lesson {row['id']} is {row['status']}; it cannot come back")
+    origins = list(row["origins"]) + ([ours] if ours and ours not in row["origins"] else [])
+    done = update_lesson(store, row["id"], status="active", origins=origins, note="accepted by hand")
+    if folder:
+        write_confirmations(store, folder, identity_dir=identity_dir)
+    return done
+
+
+def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = None) -> dict[str, Any]:
+    """The person refuses a received lesson: vetoed, and the same hash never comes back."""
+    row = get_lesson(store, lesson_id)
+    if _is_own(row, _our_origin(identity_dir)):
+        raise ShareError(f"lesson {row['id']} is your own; veto it with `remem lessons veto {row['id']}`")
+    if row["status"] == "revoked":
+        return row
+    return update_lesson(store, row["id"], status="vetoed", note="rejected by hand")
+
+
+def revoke(store: Store, lesson_id: str, folder: str | Path, *, identity_dir: Path | str | None = None
+           ) -> dict[str, Any]:
+    """Withdraw one of our lessons everywhere: a signed revocation, our export removed."""
+    ident = identity(identity_dir)
+    root = _root(folder)
+    row = get_lesson(store, lesson_id)
+    if not _is_own(row, ident.origin):
+        raise ShareError(f"lesson {row['id']} came from {row['origin']}; only its author can revoke it "
+                         f"(`remem share reject {row['id']}` retires it here)")
+    text_hash = lesson_hash(row["text"], row["kind"])
+    path = doc_path(root, ident.origin, "revoked", text_hash)
+    if not _still_valid(path, ident, text_hash):
+        doc = ident.sign({"v": VERSION, "type": "revoke", "origin": ident.origin, "hash": text_hash,
+                          "at": clock.iso()})
+        atomic_write(path, file_bytes(doc))
+    removed = remove(doc_path(root, ident.origin, "lessons", text_hash))
+    update_lesson(store, row["id"], status="revoked", note="revoked by you")
+    return {"id": row["id"], "hash": text_hash, "revocation": str(path), "export_removed": removed}
+
+
+# --------------------------------------------------------------------------- views
+
+def candidates(store: Store, *, include_quarantined: bool = True, identity_dir: Path | str | None = None,
+               cfg: dict[str, Any] | None = None, embedder: Any = None) -> list[dict[str, Any]]:
+    """Received lessons waiting for a decision, with everything needed to make it."""
+    ours = _our_origin(identity_dir)
+    statuses = ("candidate", "quarantined") if include_quarantined else ("candidate",)
+    rows = [r for r in list_lessons(store, statuses=statuses, with_vectors=True) if not _is_own(r, ours)]
+    trusted = _trusted(store)
+    similar: list[tuple[str, float] | None] = [None] * len(rows)
+    pending = [i for i, r in enumerate(rows) if r["status"] == "candidate"]
+    if pending:
+        if embedder is None:
+            from remem.engine.embed import get_embedder
+
+            embedder = get_embedder()
+        for i, match in zip(pending, _similar_local(store, [rows[i] for i in pending], ours, embedder)):
+            similar[i] = match
+    cut = float(_cfg(cfg)["corroborate_cut"])
+    out = []
+    for row, match in zip(rows, similar):
+        vouchers = sorted(_vouchers(row, ours))
+        out.append({
+            "id": row["id"], "text": row["text"], "kind": row["kind"], "status": row["status"],
+            "origin": row["origin"], "origin_trusted": row["origin"] in trusted, "created": row["created"],
+            "signature": "verified",  # only files that verified against the pinned key are stored
+            "safety": {"ok": row["status"] != "quarantined", "reasons": share_safety.incoming(row["text"])},
+            "corroboration": {
+                "origins": vouchers, "trusted_origins": [o for o in vouchers if o in trusted],
+                "needed": "2 trusted origins, or 1 and a matching lesson of yours",
+                "closest_own": {"id": match[0], "cosine": round(match[1], 3), "cut": cut} if match else None,
+            },
+            "note": row.get("note"),
+        })
+    return out
+
+
+def peers(store: Store) -> list[dict[str, Any]]:
+    """Every origin seen or trusted, with how many of its lessons are held in each status."""
+    out = []
+    for peer in store.rows("SELECT * FROM peers ORDER BY first_seen"):
+        counts = {r["status"]: r["n"] for r in store.rows(
+            "SELECT status, count(*) AS n FROM lessons WHERE origin = ? GROUP BY status", (peer["origin"],))}
+        vouched = int(store.scalar("SELECT count(*) FROM lessons WHERE origins LIKE ?",
+                                   (f'%"{peer["origin"]}"%',)) or 0)
+        out.append({**peer, "trusted": bool(peer["trusted"]), "lessons": counts, "vouched_for": vouched})
+    return out
+
+
+def keys(identity_dir: Path | str | None = None) -> dict[str, Any]:
+    ident = identity(identity_dir)
+    return {"origin": ident.origin, "public_key": ident.public_key,
+            "key_pub_line": public_line(ident.public_raw).strip(), "identity_dir": str(ident.directory)}
