@@ -78,6 +78,8 @@ DEFAULTS: dict[str, Any] = {
         "verify_cut_hashed": 0.5,
         # Let the configured local model (llm.url) reword new lessons; the plain text is kept.
         "reword": True,
+        # At most this many new memories get connections discovered per sleep (0 = all).
+        "connect_max": 10000,
     },
     "prime": {
         "max_chars": 1200,
