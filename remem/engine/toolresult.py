@@ -66,7 +66,8 @@ def unwrap(text: str) -> str:
 
 def looks_rejected(text: str) -> bool:
     """The person refused the call (an approval prompt answered no)."""
-    return bool(text) and bool(_REJECTED.search(text[:300]))
+    head = (text or "")[:300]
+    return "user" in head.lower() and bool(_REJECTED.search(head))
 
 
 def looks_failed(text: str) -> bool:
