@@ -556,11 +556,13 @@ def environment(session: Session) -> list[Finding]:
 def _environment_of(command: str, result: str, is_error: bool) -> list[tuple[str, str]]:
     facts: list[tuple[str, str]] = []
     head = result[:3000]
-    for pattern in _CMD_MISSING:
-        for m in pattern.finditer(head):
-            tool = m.group(1)
-            facts.append((f"tool missing: {tool}", f"`{tool}` is not installed on this machine (command not found)."))
-    for pattern in _MODULE_MISSING:
+    # cheap substring checks first: this runs over every tool result of every session
+    if "not found" in head or "not recognized" in head:
+        for pattern in _CMD_MISSING:
+            for m in pattern.finditer(head):
+                tool = m.group(1)
+                facts.append((f"tool missing: {tool}", f"`{tool}` is not installed on this machine (command not found)."))
+    for pattern in _MODULE_MISSING if "odule" in head else ():
         for m in pattern.finditer(head):
             mod = m.group(1)
             facts.append((f"module missing: {mod}", f"The module `{mod}` is not installed here."))
