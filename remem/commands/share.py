@@ -192,10 +192,14 @@ def register(app: typer.Typer) -> None:
         from remem import config
         from remem.engine import share
 
-        root = folder or (config.get("share.folder") or None)
+        root = share.resolve_folder(folder) if folder else None
+        if root is None and config.get("share.folder"):
+            try:  # the confirmation can wait for the next sync if the folder is away
+                root = share.resolve_folder()
+            except share.ShareError:
+                root = None
         with open_store() as store:
-            done = share.accept(store, lesson_id, force=force,
-                                folder=share.resolve_folder(root) if root else None)
+            done = share.accept(store, lesson_id, force=force, folder=root)
         if json_out:
             emit_json(done)
             return

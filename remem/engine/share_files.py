@@ -150,6 +150,8 @@ def _load_json(data: bytes) -> dict[str, Any]:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise ShareError("incomplete or not JSON (half-synced? it is read again next time)") from None
+    except RecursionError:
+        raise ShareError("refused: JSON nested too deep") from None
     if not isinstance(doc, dict):
         raise ShareError("not a JSON object")
     return doc

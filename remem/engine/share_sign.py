@@ -118,7 +118,7 @@ def verify(doc: dict[str, Any], public_raw: bytes) -> bool:
     try:
         raw_sig = base64.b64decode(sig, validate=True)
         message = canonical(doc)
-    except (binascii.Error, ValueError, TypeError, UnicodeEncodeError):
+    except (binascii.Error, ValueError, TypeError, UnicodeEncodeError, RecursionError):
         return False
     if len(raw_sig) != 64 or base64.b64encode(raw_sig).decode("ascii") != sig:
         return False  # one spelling per signature: no stray padding bits
