@@ -362,3 +362,51 @@ def test_cli_remember_subprocess_prints_id_json(remem_cli):
     assert res.json()["id"] and res.json()["memory_type"] == "short_term"
     res = remem_cli("tasks", "--run", "--json", env={"REMEM_NOW": "2099-01-01T00:00:00+00:00"})
     assert res.json()["ran"]["expire_short_term"]["result"]["expired"] == 1
+
+
+# --------------------------------------------------------------------------- invariants
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_memory = st.tuples(st.sampled_from(["short_term", "long_term"]), st.booleans(), st.booleans(),
+                    st.integers(1, 60))
+_step = st.tuples(st.floats(0, 45), st.lists(st.integers(0, 7), max_size=3))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(memories=st.lists(_memory, min_size=1, max_size=8), steps=st.lists(_step, min_size=1, max_size=6))
+def test_no_memory_is_kept_by_one_rule_and_deleted_by_another(tmp_path_factory, memories, steps):
+    """Whatever happens, an automatic deletion only takes a memory that was short-term or
+    archived, and a protected flashbulb memory is never changed by the tasks."""
+    from datetime import timedelta
+
+    from remem.engine.recall import touch_memories
+
+    path = tmp_path_factory.mktemp("inv") / "memory.db"
+    with Store(path) as s, clock.frozen(T0):
+        ids = []
+        for i, (mtype, archived, loud, ttl_days) in enumerate(memories):
+            fields = lifecycle.creation_fields(memory_type=mtype, ttl_s=ttl_days * 86400.0,
+                                               arousal=0.9 if loud else 0.1)
+            mid = f"inv{i:03d}"
+            s.put_episodes([{"id": mid, "kind": "note", "title": mid, "gist": mid,
+                             "archived": int(archived), **fields}])
+            ids.append(mid)
+        for days, touched in steps:
+            clock.advance(days=days)
+            touch_memories(s, [ids[t] for t in touched if t < len(ids)
+                               and s.one("SELECT 1 FROM episodes WHERE id = ?", (ids[t],))])
+            before = {r["id"]: r for r in s.rows("SELECT * FROM episodes")}
+            lifecycle.run_due_tasks(s, force=True)
+            after = {r["id"]: r for r in s.rows("SELECT * FROM episodes")}
+            now = clock.now()
+            for mid, row in before.items():
+                if mid not in after:
+                    assert row["memory_type"] == "short_term" or row["archived"], row
+                    continue
+                if lifecycle.is_protected(row, now - timedelta(seconds=1)) and lifecycle.is_protected(row, now):
+                    kept = ("strength", "importance", "health", "archived")
+                    assert [after[mid][k] for k in kept] == [row[k] for k in kept]
+                if row["memory_type"] == "long_term" and not row["archived"]:
+                    assert after[mid]["health"] == row["health"]  # kept: its health does not fall
