@@ -84,6 +84,9 @@ def test_ids_without_an_id_are_stable_and_distinct() -> None:
     ({"kind": "message", "role": "user"}, "session"),
     ({"role": "narrator"}, "role"),
     ({"keep": "yes"}, "keep"),
+    ({"text": "bad \ud800 surrogate"}, "text"),
+    ({"tags": ["\udfff"]}, "tags"),
+    ({"ttl": "1e30s"}, "ttl"),
 ])
 def test_a_bad_event_gets_a_reason_naming_the_field(change: dict, field: str) -> None:
     ev = {**GOOD, **change}
@@ -219,3 +222,24 @@ def test_malformed_lines_never_raise(lines: list[str]) -> None:
         assert reason and "\n" not in reason
     for ev in found:
         assert ev["kind"] in events.KINDS and ev["at"].endswith("+00:00")
+
+
+_text = st.text(max_size=30)  # any code point, lone surrogates included
+_valid_ish = st.fixed_dictionaries(
+    {"at": st.sampled_from(["2026-11-24T09:00:00Z", "0001-01-01T00:00:00+14:00", "2026-11-24", "9999-12-31T23:59:59"]),
+     "kind": st.sampled_from(list(events.KINDS))},
+    optional={"text": _text, "title": _text, "detail": _text, "id": _text, "session": _text,
+              "source": _text, "cwd": _text, "speaker": _text, "tags": st.lists(_text, max_size=3),
+              "importance": st.floats(), "valence": st.floats(), "arousal": st.floats(),
+              "ttl": st.one_of(_text, st.floats(), st.sampled_from(["1e30s", "7d", "-1", "nan"])),
+              "role": st.sampled_from(["user", "assistant"]), "keep": st.booleans()},
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_valid_ish, min_size=1, max_size=5))
+def test_any_file_of_events_ingests_without_raising(store, tmp_path: Path, evs: list[dict]) -> None:
+    path = tmp_path / "h.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in evs), encoding="utf-8")
+    summary = events.ingest_events_file(store, path)
+    assert summary["events"] + summary["malformed_lines"] == len(evs)

@@ -42,6 +42,7 @@ MAX_ID = 128
 MAX_SHORT = 1000  # session, source, cwd, speaker
 MAX_TAGS = 32
 MAX_TAG = 64
+MAX_TTL_S = 100 * 365 * 86400
 DEFAULT_SOURCE = "events"
 
 
@@ -59,7 +60,16 @@ def _string(ev: dict[str, Any], key: str, limit: int) -> str | None:
         raise EventError(f"{key}: must be a string, not {type(value).__name__}")
     if len(value) > limit:
         raise EventError(f"{key}: {len(value):,} characters, over the {limit:,} cap")
+    _utf8(key, value)
     return value
+
+
+def _utf8(key: str, value: str) -> None:
+    """JSON can carry lone surrogates ("\\ud800"); SQLite cannot store them."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise EventError(f"{key}: not valid Unicode (a lone surrogate escape)") from None
 
 
 def _number(ev: dict[str, Any], key: str, lo: float, hi: float) -> float | None:
@@ -117,6 +127,8 @@ def validate(ev: Any) -> dict[str, Any]:
         raise EventError("tags: must be a list of strings")
     if len(tags) > MAX_TAGS or any(len(t) > MAX_TAG for t in tags):
         raise EventError(f"tags: at most {MAX_TAGS} tags of at most {MAX_TAG} characters")
+    for tag in tags:
+        _utf8("tags", tag)
     out["tags"] = [t for t in tags if t.strip()]
     out["importance"] = _number(ev, "importance", 0.0, 1.0)
     out["valence"] = _number(ev, "valence", -1.0, 1.0)
@@ -129,8 +141,8 @@ def validate(ev: Any) -> dict[str, Any]:
             seconds = clock.parse_duration(str(ttl))
         except ValueError:
             raise EventError(f"ttl: not a duration: {str(ttl)[:20]!r} (use 30s, 10m, 2h, 7d)") from None
-        if seconds <= 0:
-            raise EventError("ttl: must be positive")
+        if not 0 < seconds <= MAX_TTL_S:
+            raise EventError("ttl: must be positive and at most 100 years")
         out["ttl"] = seconds
     else:
         out["ttl"] = None
