@@ -132,20 +132,27 @@ def engine_errors(tool: str) -> Iterator[None]:
         raise ToolError(f"{tool} failed unexpectedly ({type(exc).__name__}); details in {where}") from exc
 
 
-def _project_cwds(store: Any, project: Optional[str]) -> Optional[list[str]]:
-    """The cwd values a project name means: the folder itself, Claude Code's name for it, or
-    its last path component."""
-    if not project:
+def _project_path(store: Any, project: Optional[str]) -> Optional[str]:
+    """The folder a project argument means: a path as given, or the known project folder whose
+    name (or Claude Code's name for it) matches, so a model can say just "shop"."""
+    if not project or not project.strip():
         return None
+    project = project.strip()
+    if "/" in project.strip("-") and not project.startswith("-"):
+        return project.rstrip("/") or "/"
     from remem.paths import project_folder_name
 
-    wanted = project.rstrip("/") or project
-    cwds = {r["cwd"] for r in store.rows(
+    known = sorted({r["cwd"] for r in store.rows(
         "SELECT DISTINCT cwd FROM episodes WHERE cwd IS NOT NULL "
-        "UNION SELECT DISTINCT cwd FROM lessons WHERE cwd IS NOT NULL")}
-    found = [c for c in cwds if c.rstrip("/") == wanted or project_folder_name(c) == wanted
-             or c.rstrip("/").rsplit("/", 1)[-1] == wanted]
-    return found or [wanted]
+        "UNION SELECT DISTINCT cwd FROM lessons WHERE cwd IS NOT NULL")})
+    for cwd in known:
+        if project_folder_name(cwd) == project or cwd.rstrip("/").rsplit("/", 1)[-1] == project:
+            return cwd
+    return project
+
+
+def _under(cwd: Optional[str], folder: str) -> bool:
+    return bool(cwd) and (cwd == folder or cwd.startswith(folder.rstrip("/") + "/"))
 
 
 # --------------------------------------------------------------------------- server
@@ -159,6 +166,8 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
     async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
         from remem.log import log
 
+        with memory.store():
+            pass  # open (and migrate) once, before the background threads open their own
         worker = Background(tasks=tasks, warm=warm)
         worker.start()
         log("server", f"started (remem {__version__}, tasks {'on' if tasks else 'off'})")
@@ -249,6 +258,8 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
         until: Annotated[Optional[str], Field(description="Only memories before this time: ISO time or a duration ago.")] = None,
         kinds: Kinds = None,
         project: Project = None,
+        memory_type: Annotated[Optional[Literal["short_term", "long_term"]], Field(
+            description="Only short-term (expiring) or long-term memories.")] = None,
         include_archived: Annotated[bool, Field(description="Include archived (soft-deleted) memories.")] = False,
     ) -> dict[str, Any]:
         """Search memories by meaning, keywords or both, with tag, kind and time filters.
@@ -263,22 +274,24 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
 
                 filters = _filters(store, kinds=kinds, tags=tags, project=project, all_tags=all_tags,
                                    since=since, until=until, include_archived=include_archived)
+                if memory_type:
+                    filters["memory_type"] = memory_type
                 hits = recall_mod.recall(store, query, k, mode=mode, touch=False, **filters)
             else:
                 from remem.engine import lifecycle
 
-                cwds = _project_cwds(store, project)
-                narrow = bool(cwds) or bool(kinds and len(kinds) > 1)
+                folder = _project_path(store, project)
+                narrow = bool(folder) or bool(kinds and len(kinds) > 1)
                 hits = lifecycle.list_memories(
                     store, tags=tags, all_tags=all_tags, since=since, until=until,
-                    archived=None if include_archived else False,
+                    archived=None if include_archived else False, field="at", memory_type=memory_type,
                     kind=kinds[0] if kinds and len(kinds) == 1 else None,
                     limit=10_000 if narrow else k)
                 # list_memories filters one kind and no project; the rest is narrowed here.
                 if kinds and len(kinds) > 1:
                     hits = [h for h in hits if h["kind"] in kinds]
-                if cwds:
-                    hits = [h for h in hits if h.get("cwd") in cwds]
+                if folder:
+                    hits = [h for h in hits if _under(h.get("cwd"), folder)]
                 hits = hits[:k]
         return {"query": query, "mode": mode, "hits": hits}
 
@@ -441,34 +454,35 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
 def _filters(store: Any, *, kinds: Any = None, tags: Any = None, project: Optional[str] = None,
              all_tags: bool = False, since: Optional[str] = None, until: Optional[str] = None,
              include_archived: bool = False) -> dict[str, Any]:
-    """The engine's filter keywords, with only the ones that were given."""
+    """recall's filter keywords, only the ones given."""
     out: dict[str, Any] = {}
     if kinds:
         out["kinds"] = list(kinds)
     if tags:
         out["tags"] = list(tags)
-        if all_tags:
-            out["all_tags"] = True
-    cwds = _project_cwds(store, project)
-    if cwds:
-        out["cwds"] = cwds
+        out["all_tags"] = all_tags
+    folder = _project_path(store, project)
+    if folder:
+        out["project"] = folder
     if since:
         out["since"] = since
     if until:
         out["until"] = until
     if include_archived:
-        out["include_archived"] = True
+        out["archived"] = True
     return out
 
 
 def _lessons(store: Any, *, kind: Optional[str], project: Optional[str], status: str,
              limit: int) -> list[dict[str, Any]]:
+    """Lessons by status and kind; for a project, its own (its folder, above or below) and
+    the ones without a folder, which apply everywhere."""
     from remem.engine import lessons as lessons_mod
 
     found = lessons_mod.list_lessons(store, statuses=[status], kind=kind)
-    cwds = _project_cwds(store, project)
-    if cwds:
-        found = [l for l in found if not l.get("cwd") or l["cwd"] in cwds]
+    folder = _project_path(store, project)
+    if folder:
+        found = [l for l in found if not l.get("cwd") or _under(l["cwd"], folder) or _under(folder, l["cwd"])]
     return found[:limit]
 
 
