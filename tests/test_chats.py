@@ -140,3 +140,19 @@ def test_malformed_lines_never_raise_beyond_one_valueerror(tmp_path: Path, lines
         chats.parse_chats(path)
     except ValueError as exc:
         assert "no conversations found" in str(exc)
+
+
+def test_lone_surrogates_are_stored_replaced(store, tmp_path: Path) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"messages": [
+        {"role": "user", "content": "fix it \ud800 please"},
+        {"role": "assistant", "content": "Done \udfff.", "tool_calls": [
+            {"id": "c1", "function": {"name": "sh", "arguments": json.dumps({"cmd": "x \ud800"})}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "error: \ud800 broke"},
+        {"role": "user", "content": "No, that's wrong \ud800."}]}))
+    (s,) = chats.parse_chats(path)
+    assert s.turns[0].text == "fix it ? please"
+    summary = ingest_paths(store, [str(path)], source="chats")
+    assert summary["errors"] == [] and summary["episodes"] >= 2

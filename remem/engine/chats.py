@@ -26,7 +26,7 @@ from typing import Any
 from remem.engine import clock
 from remem.engine.session import Session, ToolCall, Turn
 from remem.engine.store import stable_id
-from remem.engine.toolresult import looks_failed, looks_rejected
+from remem.engine.toolresult import looks_failed, looks_rejected, scrub_surrogates
 
 _TIME_KEYS = ("timestamp", "created_at", "at", "create_time", "time")
 _ID_KEYS = ("id", "conversation_id", "session_id", "uuid")
@@ -330,4 +330,7 @@ def parse_chats(path: Path | str) -> list[Session]:
             "Anthropic or Gemini messages, as JSON or one conversation per JSONL line"
         )
     sessions[0].malformed_lines = malformed
+    if "\\ud" in text or "\\uD" in text:
+        for session in sessions:
+            scrub_surrogates(session)
     return sessions

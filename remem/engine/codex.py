@@ -27,7 +27,7 @@ from typing import Any, Iterator
 from remem import paths
 from remem.engine import clock
 from remem.engine.session import Session, ToolCall, Turn
-from remem.engine.toolresult import looks_failed, looks_rejected, unwrap
+from remem.engine.toolresult import looks_failed, looks_rejected, scrub_surrogates, unwrap
 
 
 class SourceUnavailable(ValueError):
@@ -326,6 +326,8 @@ def parse_rollout(path: Path | str) -> Session:
         # ingest records this size instead of the file's, so the file is read again next time
         session.meta["complete_bytes"] = data.rfind(b"\n") + 1
     session.turns = builder.finish()
+    if "\\ud" in text or "\\uD" in text:
+        scrub_surrogates(session)
     session.cwd = cwds[0] if cwds else None
     if len(cwds) > 1:
         session.meta["cwds"] = cwds

@@ -90,3 +90,32 @@ def looks_failed(text: str) -> bool:
                 return True
     head = stripped[:200].lower()
     return head.startswith(_FAILED_PREFIXES)
+
+
+def _scrub(text: Any) -> Any:
+    if isinstance(text, str):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def scrub_surrogates(session: Any) -> None:
+    """Replace lone surrogates ("\\ud800" escapes in the JSON) that SQLite cannot store.
+
+    Called only when the raw file contains such an escape, so the common case costs nothing.
+    """
+    for turn in session.turns:
+        turn.text = _scrub(turn.text)
+        for call in turn.tool_calls:
+            call.result = _scrub(call.result)
+            call.name = _scrub(call.name)
+            if isinstance(call.input, str):
+                call.input = _scrub(call.input)
+            elif call.input is not None:
+                dumped = json.dumps(call.input, ensure_ascii=False, default=str)
+                if _scrub(dumped) is not dumped:  # something inside was not storable
+                    call.input = _scrub(dumped)
+    session.id = _scrub(session.id)
+    session.cwd = _scrub(session.cwd)
