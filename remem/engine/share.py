@@ -490,7 +490,9 @@ def sync(store: Store, folder: str | Path | None = None, *, identity_dir: Path |
     out["summary"] = summarise(out)
     with store.write() as conn:
         conn.execute("INSERT INTO runs (kind, started, finished, status, summary) VALUES (?, ?, ?, ?, ?)",
-                     ("share", started, clock.iso(), "ok", dumps(out["summary"])))
+                     ("share", started, clock.iso(), "ok", dumps({
+                         **out["summary"], "folder": str(root),
+                         "rejected_files": out["receive"]["rejected"][:50]})))
     return out
 
 
