@@ -30,8 +30,9 @@ DEFAULTS: dict[str, Any] = {
         # Share of relevance given to closeness to a date the query names ("on 3 June, 2025").
         "date_weight": 0.29,
         "date_half_life_days": 7.0,
-        # FTS5 BM25 column weights for episodes (title, gist, detail = surrounding context).
-        "bm25_title": 1.0,
+        # FTS5 BM25 column weights for episodes (title repeats the gist's first line, so half;
+        # detail holds surrounding context). Measured on LoCoMo dev: docs/RECALL.md.
+        "bm25_title": 0.5,
         "bm25_gist": 1.0,
         "bm25_detail": 0.3,
         # Candidate pool per evidence (best by cosine, by BM25), plus the most recent ones.

@@ -21,6 +21,7 @@ text is read for the top k alone.
 
 from __future__ import annotations
 
+import heapq
 import re
 from datetime import date, timedelta
 from typing import Any, Iterable, Sequence
@@ -80,7 +81,8 @@ class _Filters:
             raise ValueError("memory type must be short_term or long_term")
         self.memory_type = memory_type or None
         self.archived = archived
-        where, params = ([] if archived else ["archived = 0"]), []
+        # "+archived": never pick the archived index (it matches nearly every row) over `at`'s.
+        where, params = ([] if archived else ["+archived = 0"]), []
         if self.kinds:
             where.append(f"kind IN ({','.join('?' * len(self.kinds))})")
             params += self.kinds
@@ -242,17 +244,34 @@ def recall(
     if cos is not None and pool_list:
         slots = cache.slots_of(pool_list)
         sem_of = {s: (float(cos[sl]) if sl >= 0 else 0.0) for s, sl in zip(pool_list, slots.tolist())}
+    rows = []
     for chunk in _chunks(pool_list, 900):
-        rows = store.conn.execute(
+        rows += store.conn.execute(
             f"SELECT seq, id, at, strength, importance, flashbulb_until FROM episodes "
-            f"WHERE seq IN ({','.join('?' * len(chunk))}) AND {flt.sql}", [*chunk, *flt.params])
-        for seq, mid, at, strength, importance, flash in rows:
-            semantic = max(0.0, sem_of.get(seq, 0.0))
-            keyword = kw_raw.get(seq, 0.0) / kw_max if kw_max > 0 else 0.0
-            when = closeness(clock.parse(at), spans, date_half) if spans else 0.0
-            parts = _parts(semantic, keyword, when, sw, dw, at, strength, importance, flash,
-                           now, half)
-            scored.append((_total(parts, rc), seq, {"id": mid, "type": "episode"}, parts))
+            f"WHERE seq IN ({','.join('?' * len(chunk))}) AND {flt.sql}", [*chunk, *flt.params]
+        ).fetchall()
+    # Best relevance first; stop once even perfect recency and retention could not reach the
+    # k-th score so far (exact, and it spares most of the pool the date arithmetic).
+    w_rel = float(rc["w_relevance"])
+    ceiling = float(rc["w_recency"]) + float(rc["w_strength"])
+    rated = []
+    for seq, mid, at, strength, importance, flash in rows:
+        semantic = max(0.0, sem_of.get(seq, 0.0))
+        keyword = kw_raw.get(seq, 0.0) / kw_max if kw_max > 0 else 0.0
+        when = closeness(clock.parse(at), spans, date_half) if spans else 0.0
+        bound = (1 - dw) * (sw * semantic + (1 - sw) * keyword) + dw * when
+        rated.append((bound, seq, mid, at, strength, importance, flash, semantic, keyword, when))
+    rated.sort(key=lambda r: -r[0])
+    kth: list[float] = []
+    for bound, seq, mid, at, strength, importance, flash, semantic, keyword, when in rated:
+        if len(kth) >= k and w_rel * bound + ceiling < kth[0]:
+            break
+        parts = _parts(semantic, keyword, when, sw, dw, at, strength, importance, flash, now, half)
+        total = _total(parts, rc)
+        scored.append((total, seq, {"id": mid, "type": "episode"}, parts))
+        heapq.heappush(kth, total)
+        if len(kth) > k:
+            heapq.heappop(kth)
 
     if with_lessons:
         for lesson in _active_lessons(store, embedder.space, flt):

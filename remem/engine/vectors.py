@@ -246,7 +246,9 @@ class VectorCache:
         """Cosine of `query` (normalised) with every slot; dead slots get -2."""
         if not len(self):
             return np.zeros(0, dtype=np.float32)
-        out = np.asarray(self.vectors @ np.asarray(query, dtype=np.float32), dtype=np.float32)
+        # einsum: one single-threaded pass over the mapped rows. BLAS's threaded matvec gains
+        # little on a memory-bound product and stalls badly when the cores are busy.
+        out = np.einsum("ij,j->i", self.vectors, np.asarray(query, dtype=np.float32))
         out[np.asarray(self.seqs) < 0] = -2.0
         return out
 
@@ -270,7 +272,7 @@ _caches: dict[tuple[str, str], VectorCache] = {}
 
 def cache_for(store: Store, space: str, dim: int) -> VectorCache:
     """The synced cache for a store and space; one per process, reused by warm callers."""
-    key = (str(Path(store.path).resolve()), space)
+    key = (str(store.path), space)
     cache = _caches.get(key)
     if cache is None or cache.dim != dim:
         cache = VectorCache(store, space, dim)

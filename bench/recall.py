@@ -1,0 +1,169 @@
+"""Recall latency and memory at 10,000 and 100,000 synthetic episodes.
+
+For each size: a fresh REMEM_HOME filled with synthetic episodes (Zipf-distributed words from a
+generated vocabulary, 6-24 words each, dates over two years, real embeddings from the bundled
+model, tags), then:
+
+- build: the first recall, which writes the vector cache (once per store and model);
+- warm: `recall()` in this process, the way the MCP server and TUI call it (touch on, so the
+  write of touching is included), p50/p95 over --queries queries;
+- warm-filtered: the same with --kind and a 90-day window;
+- cold: `python -m remem recall QUERY --json` as a fresh process each time (interpreter start,
+  imports, model load, store open, recall, touch, JSON out), p50/p95 over --cold runs;
+- peak memory: max RSS of the warm process (this one) and of the cold processes.
+
+Budgets (DESIGN.md): warm p95 <= 30 ms and cold <= 500 ms at 100,000 episodes.
+
+Usage: python bench/recall.py [--sizes 10000,100000] [--queries 200] [--cold 15] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+BASE = (
+    "use uv not pip to install packages run the tests before committing the build failed "
+    "because numpy was missing prefer ripgrep over grep keep commits small the migration "
+    "broke on sqlite never push to main without review the hook timed out retry with "
+    "backoff format with ruff the import is slow cache the model load lazily deploy docker "
+    "compose kubernetes staging production database index query latency memory leak"
+).split()
+KINDS = ("session", "error", "correction", "surprise", "environment", "note")
+
+
+def vocabulary(n: int, rng: random.Random) -> list[str]:
+    syll = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "do", "gi", "fu", "be", "ch"]
+    words = list(dict.fromkeys(BASE))
+    while len(words) < n:
+        words.append("".join(rng.choice(syll) for _ in range(rng.randint(2, 4))))
+    return list(dict.fromkeys(words))
+
+
+def sentences(n: int, vocab: list[str], rng: random.Random) -> list[str]:
+    weights = [1.0 / (rank + 1) for rank in range(len(vocab))]  # Zipf
+    return [" ".join(rng.choices(vocab, weights=weights, k=rng.randint(6, 24))) for _ in range(n)]
+
+
+def build(home: Path, size: int, seed: int = 7) -> float:
+    """Fill a store with `size` synthetic episodes; returns seconds."""
+    os.environ["REMEM_HOME"] = str(home)
+    from remem.engine import clock
+    from remem.engine.embed import get_embedder, to_blob
+    from remem.engine.store import Store
+
+    rng = random.Random(seed)
+    vocab = vocabulary(20_000, rng)
+    embedder = get_embedder()
+    now = clock.now()
+    started = time.perf_counter()
+    with Store() as store:
+        for start in range(0, size, 5000):
+            texts = sentences(min(5000, size - start), vocab, rng)
+            vecs = embedder.encode(texts)
+            eps = []
+            for i, (text, vec) in enumerate(zip(texts, vecs)):
+                at = clock.iso(now.fromtimestamp(now.timestamp() - rng.random() * 730 * 86400, now.tzinfo))
+                eps.append({
+                    "id": f"syn{start + i:07d}", "kind": rng.choice(KINDS), "title": text[:80],
+                    "gist": text, "at": at, "cwd": f"/home/dev/p{rng.randint(0, 19)}",
+                    "session_id": f"s{(start + i) // 40}", "space": embedder.space,
+                    "embedding": to_blob(vec), "tags": [f"t{rng.randint(0, 49)}"],
+                })
+            store.put_episodes(eps)
+    return time.perf_counter() - started
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def measure(home: Path, size: int, queries: int, cold_runs: int) -> dict[str, Any]:
+    os.environ["REMEM_HOME"] = str(home)
+    from remem import config
+    from remem.engine import vectors
+    from remem.engine.recall import recall
+    from remem.engine.store import Store
+
+    rng = random.Random(11)
+    vocab = vocabulary(20_000, random.Random(7))
+    qs = [" ".join(rng.sample(vocab[:3000], rng.randint(2, 6))) for _ in range(queries)]
+    cfg = config.load()
+    vectors.drop_caches()
+    out: dict[str, Any] = {"episodes": size}
+    with Store() as store:
+        t0 = time.perf_counter()
+        recall(store, "first query builds the cache", 5, cfg=cfg, touch=False)
+        out["build_ms"] = round(1000 * (time.perf_counter() - t0), 1)
+        recall(store, qs[0], 5, cfg=cfg)  # warm-up
+        for name, kwargs in (("warm", {}),
+                             ("warm_filtered", {"kinds": ["error", "correction"], "since": "90d"})):
+            times = []
+            for q in qs:
+                t0 = time.perf_counter()
+                recall(store, q, 5, cfg=cfg, **kwargs)
+                times.append(1000 * (time.perf_counter() - t0))
+            out[name] = {"p50_ms": round(pct(times, 50), 2), "p95_ms": round(pct(times, 95), 2)}
+    out["warm_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    times = []
+    env = dict(os.environ, REMEM_HOME=str(home), HF_HUB_OFFLINE="1")
+    for q in qs[:cold_runs]:
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "remem", "recall", q, "-k", "5", "--json"],
+                              capture_output=True, text=True, env=env, cwd=str(ROOT))
+        times.append(1000 * (time.perf_counter() - t0))
+        if proc.returncode != 0:
+            raise SystemExit(f"remem recall failed: {proc.stderr.strip()}")
+    out["cold"] = {"p50_ms": round(pct(times, 50), 1), "p95_ms": round(pct(times, 95), 1)}
+    out["cold_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
+    cache_bytes = sum(p.stat().st_size for p in (home / "cache").glob("*") if p.is_file())
+    out["cache_mb"] = round(cache_bytes / 1e6, 1)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--cold", type=int, default=15)
+    ap.add_argument("--keep", help="build stores under this folder and keep them (reused if there)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    results = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        with tempfile.TemporaryDirectory(prefix="remem-bench-recall-") as tmp:
+            home = Path(args.keep) / f"n{size}" if args.keep else Path(tmp)
+            fresh = not (home / "memory.db").exists()
+            build_s = build(home, size) if fresh else None
+            r = measure(home, size, args.queries, args.cold)
+            r["fill_s"] = round(build_s, 1) if build_s is not None else None
+            results.append(r)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    print(f"{'episodes':>9} {'warm p50':>9} {'warm p95':>9} {'filt p95':>9} {'cold p50':>9} "
+          f"{'cold p95':>9} {'build':>8} {'rss warm':>9} {'rss cold':>9} {'cache':>7}")
+    for r in results:
+        print(f"{r['episodes']:>9,} {r['warm']['p50_ms']:>7.1f}ms {r['warm']['p95_ms']:>7.1f}ms "
+              f"{r['warm_filtered']['p95_ms']:>7.1f}ms {r['cold']['p50_ms']:>7.0f}ms "
+              f"{r['cold']['p95_ms']:>7.0f}ms {r['build_ms']:>6.0f}ms {r['warm_peak_rss_mb']:>7.0f}MB "
+              f"{r['cold_peak_rss_mb']:>7.0f}MB {r['cache_mb']:>5.0f}MB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
