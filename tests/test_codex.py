@@ -110,6 +110,24 @@ def test_detectors_find_a_correction_and_a_failed_call(codex_home: Path, sid: st
     assert bool(detect.errors(s)) is errors
 
 
+def test_a_refused_command_is_a_correction(tmp_path: Path) -> None:
+    def line(t: str, p: dict) -> str:
+        return json.dumps({"timestamp": "2026-11-20T10:00:00.000Z", "type": t, "payload": p})
+
+    path = tmp_path / "rollout-2026-11-20T10-00-00-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee.jsonl"
+    path.write_text("\n".join([
+        line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "clean up"}]}),
+        line("response_item", {"type": "function_call", "name": "shell", "call_id": "c1",
+                               "arguments": json.dumps({"command": ["bash", "-lc", "rm -rf build/ dist/"]})}),
+        line("response_item", {"type": "function_call_output", "call_id": "c1", "output": "exec command rejected by user"}),
+    ]) + "\n")
+    s = codex.parse_rollout(path)
+    (call,) = s.tool_calls()
+    assert call.rejected
+    (found,) = detect.corrections(s)
+    assert found.extra["how"] == "refused"
+
+
 def test_zst_rollout_is_read_where_the_jsonl_is_absent(codex_home: Path) -> None:
     zstandard = pytest.importorskip("zstandard")
     plain = _by_id(codex_home)[MODERN]
