@@ -234,3 +234,29 @@ def test_no_model_configured_means_the_deterministic_gist(store):
     session = parse_file(FIX / "v2_stream.jsonl")
     ingest.ingest_session(store, session)
     assert store.scalar("SELECT gist FROM episodes WHERE kind = 'session'").startswith("Asked: ")
+
+
+# --------------------------------------------------------------------------- every source at once
+
+def test_plain_ingest_reads_claude_code_codex_and_the_inbox(store, projects, cli):
+    from remem.engine import events
+
+    shutil.copytree(Path(__file__).parent / "fixtures" / "codex", paths.codex_home())
+    events.append_to_inbox([{"kind": "note", "text": "the staging database is read-only on Fridays"}], name="t")
+    summary = ingest.ingest_paths(store)
+    assert summary["errors"] == []
+    sources = {r["source"]: r["n"] for r in store.rows("SELECT source, count(*) AS n FROM sessions GROUP BY source")}
+    assert sources["claude-code"] == 3 and sources["codex"] >= 1
+    assert store.scalar("SELECT count(*) FROM episodes WHERE gist LIKE '%read-only on Fridays%'") == 1
+    assert summary["by_kind"]["note"] == 1
+    again = ingest.ingest_paths(store)
+    # only the Codex rollout whose last line is torn is read again; nothing is added twice
+    assert again["episodes"] == 0 and again["files"] == 1 and again["skipped"] >= 6
+    # --events FILE goes through the events module and lands in the same summary
+    path = Path(paths.home()) / "extra.jsonl"
+    path.write_text(json.dumps({"v": 1, "at": "2026-11-28T10:00:00Z", "kind": "surprise",
+                                "text": "the CDN caches 404s for an hour"}) + "\n{bad\n")
+    result = cli("ingest", "--events", str(path), "--json", "--source", "claude-code")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["episodes"] == 1 and data["by_kind"] == {"surprise": 1} and data["malformed_lines"] == 1, data

@@ -328,6 +328,7 @@ def _add_events(summary: dict[str, Any], result: Any) -> None:
     if not isinstance(result, dict):
         return
     summary["files"] += int(result.get("files", 1) or 0)
+    summary["skipped"] += int(result.get("skipped", result.get("waiting", 0)) or 0)
     summary["episodes"] += int(result.get("episodes", result.get("added", 0)) or 0)
     summary["malformed_lines"] += int(result.get("malformed_lines", result.get("malformed", 0)) or 0)
     summary["sessions"] += int(result.get("sessions", 0) or 0)
