@@ -230,6 +230,62 @@ def _link(conn: Any, src: str, picks: list[tuple[str, float]], top_k: int, stamp
     return made
 
 
+def _link_batch(conn: Any, found: list[tuple[str, list[tuple[str, float]]]], top_k: int, stamp: str) -> int:
+    """_link for many sources at once: existing edges read in two queries, inserts in one."""
+    srcs = [src for src, _ in found]
+    marks = ",".join("?" for _ in srcs)
+    pairs: set[tuple[str, str]] = set()
+    have: dict[str, int] = {}
+    for r in conn.execute(
+            f"SELECT src, dst, origin FROM connections WHERE type = 'similar_to' AND "
+            f"(src IN ({marks}) OR dst IN ({marks}))", srcs + srcs).fetchall():
+        pairs.add((r[0], r[1]))
+        pairs.add((r[1], r[0]))
+        if r[2] == "auto":
+            have[r[0]] = have.get(r[0], 0) + 1
+    rows = []
+    for src, ranked in found:
+        n = have.get(src, 0)
+        for dst, sim in ranked:
+            if n >= top_k:
+                break
+            if (src, dst) in pairs:
+                continue
+            pairs.add((src, dst))
+            pairs.add((dst, src))
+            rows.append((src, dst, round(sim, 4), stamp))
+            n += 1
+        have[src] = n
+    # Pairs between two memories of this batch were settled above; OR IGNORE guards the rest.
+    conn.executemany(
+        "INSERT OR IGNORE INTO connections (src, dst, type, weight, origin, created) "
+        "VALUES (?, ?, 'similar_to', ?, 'auto', ?)", rows)
+    return len(rows)
+
+
+def _top_rows(sims: "np.ndarray", self_cols: list[int], threshold: float, want: int) -> list[list[int]]:
+    """Per row of a similarity block: the columns of its best `want` values >= threshold, best first.
+
+    Thresholding first keeps this proportional to the pairs above the threshold, not the block.
+    """
+    import numpy as np
+
+    sims[np.arange(len(self_cols)), self_cols] = -np.inf
+    rows, cols = np.nonzero(sims >= threshold)
+    out: list[list[int]] = [[] for _ in self_cols]
+    if not rows.size:
+        return out
+    vals = sims[rows, cols]
+    order = np.lexsort((cols, -vals, rows))  # by row, then best first (ties by column)
+    rows, cols = rows[order], cols[order]
+    starts = np.searchsorted(rows, np.arange(len(self_cols)))
+    ends = np.searchsorted(rows, np.arange(len(self_cols)), side="right")
+    for r, (lo, hi) in enumerate(zip(starts, ends)):
+        if hi > lo:
+            out[r] = cols[lo:min(hi, lo + want)].tolist()
+    return out
+
+
 def discover_for(store: Store, memory_id: str, cfg: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Link one memory to its most similar live memories in its own space. Returns new edges."""
     import numpy as np
@@ -250,7 +306,7 @@ def discover_for(store: Store, memory_id: str, cfg: dict[str, Any] | None = None
     seqs = np.asarray(cache.seqs)
     rows = _by_seq(store, (seqs[i] for i in picks))
     ranked = [(rows[int(seqs[i])]["id"], float(sims[i])) for i in picks
-              if int(seqs[i]) in rows and not rows[int(seqs[i])]["archived"]]
+              if int(seqs[i]) in rows and not rows[int(seqs[i])]["archived"]][:top_k]
     stamp = clock.iso()
     with store.write() as conn:
         _link(conn, row["id"], ranked, top_k, stamp)
@@ -287,33 +343,42 @@ def discover_all(
     for r in todo:
         by_space.setdefault((r["space"], int(r["width"]) // 4), []).append(int(r["seq"]))
     total, done, edges = len(todo), 0, 0
+    hidden = np.asarray([r["seq"] for r in store.rows("SELECT seq FROM episodes WHERE archived = 1")],
+                        dtype=np.int64)
+    live_ids = {int(r["seq"]): r["id"] for r in store.rows(
+        "SELECT seq, id FROM episodes WHERE archived = 0 AND embedding IS NOT NULL")}
     for (space, dim), wanted in by_space.items():
         cache = _space_cache(store, space, dim)
         if not len(cache):
             done += len(wanted)
             continue
-        matrix = np.asarray(cache.vectors)
-        seqs = np.asarray(cache.seqs)
-        dead = seqs < 0
-        slots = [int(s) for s in cache.slots_of(wanted) if s >= 0]
-        for start in range(0, len(slots), _CHUNK):
-            chunk = slots[start:start + _CHUNK]
+        # Compare only against live memories: archived and dead slots leave the matrix.
+        all_seqs = np.asarray(cache.seqs)
+        keep = all_seqs >= 0
+        if hidden.size:
+            keep &= ~np.isin(all_seqs, hidden)
+        live_slots = np.flatnonzero(keep)
+        matrix = np.ascontiguousarray(np.asarray(cache.vectors)[live_slots], dtype=np.float32)
+        seqs = all_seqs[live_slots]
+        order = np.argsort(seqs, kind="stable")
+        want = np.asarray(wanted, dtype=np.int64)
+        pos = np.clip(np.searchsorted(seqs[order], want), 0, max(len(seqs) - 1, 0))
+        rows_q = [int(order[p]) for p, w in zip(pos, want) if len(seqs) and seqs[order[p]] == w]
+        for start in range(0, len(rows_q), _CHUNK):
+            chunk = rows_q[start:start + _CHUNK]
             sims = matrix[chunk] @ matrix.T
-            sims[:, dead] = -2.0
-            picked = [_candidates(sims[j], qi, threshold, top_k * 3 + 5) for j, qi in enumerate(chunk)]
-            rows = _by_seq(store, {int(seqs[i]) for p in picked for i in p} | {int(seqs[q]) for q in chunk})
+            picked = _top_rows(sims, chunk, threshold, top_k)
             found = []
             for j, qi in enumerate(chunk):
-                src = rows.get(int(seqs[qi]))
-                ranked = [(rows[int(seqs[i])]["id"], float(sims[j, i])) for i in picked[j]
-                          if int(seqs[i]) in rows and not rows[int(seqs[i])]["archived"]]
+                src = live_ids.get(int(seqs[qi]))
+                ranked = [(live_ids[int(seqs[i])], float(sims[j, i])) for i in picked[j]
+                          if int(seqs[i]) in live_ids]
                 if src and ranked:
-                    found.append((src["id"], ranked))
+                    found.append((src, ranked))
             if found:
                 stamp = clock.iso()
                 with store.write() as conn:  # one short transaction per chunk
-                    for src_id, ranked in found:
-                        edges += _link(conn, src_id, ranked, top_k, stamp)
+                    edges += _link_batch(conn, found, top_k, stamp)
             done += len(chunk)
             if progress:
                 progress(done, total, f"{done}/{total} memories, {edges} new connections")
