@@ -11,6 +11,7 @@ even while one of them is broken; a failing tool reports its own one-line error.
 from __future__ import annotations
 
 import hmac
+import inspect
 import ipaddress
 import json
 import sys
@@ -184,7 +185,7 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
 
     def tool(fn: Any) -> Any:
         ro, destructive, idem = HINTS[fn.__name__]
-        mcp.add_tool(fn, annotations=ToolAnnotations(
+        mcp.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""), annotations=ToolAnnotations(
             read_only_hint=ro, destructive_hint=destructive, idempotent_hint=idem,
             open_world_hint=False))
         return fn
@@ -592,6 +593,20 @@ def check_bind(host: str, token: str) -> None:
             f"binding to {host} exposes your memory to the network; set a token first "
             "(REMEM_TOKEN=… or `remem config set server.token …`) or keep --host 127.0.0.1"
         )
+
+
+def check_port(host: str, port: int) -> None:
+    """Fail with one line, before the slow start, when the address cannot be listened on."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise RememError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); "
+                             "pick another with --port or stop what holds it") from None
 
 
 def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:

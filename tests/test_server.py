@@ -397,3 +397,9 @@ def test_non_loopback_without_token_refuses_to_start(shared: dict[str, Any]) -> 
     out = run_remem("serve", "--http", "--host", "0.0.0.0", "--port", str(_free_port()), env=env, timeout=60)
     assert out.returncode == 1
     assert "token" in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_a_port_in_use_is_one_clear_line(http_server: str, shared: dict[str, Any]) -> None:
+    port = http_server.rsplit(":", 1)[1]
+    out = run_remem("serve", "--http", "--port", port, env={**shared["env"], "REMEM_TOKEN": TOKEN}, timeout=60)
+    assert out.returncode == 1 and "cannot listen" in out.stderr and out.stderr.count("\n") == 1

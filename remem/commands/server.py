@@ -36,14 +36,15 @@ def register(app: typer.Typer) -> None:
 
             serve_stdio(tasks=not no_tasks, warm=not no_warm)
             return
-        from remem.server import check_bind, resolve_token
+        from remem.server import check_bind, check_port, resolve_token
 
         host = host or str(cfg["server"]["host"])
         port = int(port if port is not None else cfg["server"]["port"])
         if not 0 < port < 65536:
             raise ValueError(f"--port must be between 1 and 65535, not {port}")
         token = resolve_token(cfg)
-        check_bind(host, token)  # before the slow imports: refusing should be quick
+        check_bind(host, token)  # before the slow start: refusing should be quick
+        check_port(host, port)
         from remem.server import serve_http
 
         serve_http(host=host, port=port, token=token, tasks=not no_tasks, warm=not no_warm)
