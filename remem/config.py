@@ -7,7 +7,6 @@ when writing, so reading config stays cheap on the hook path.
 from __future__ import annotations
 
 import copy
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +79,7 @@ DEFAULTS: dict[str, Any] = {
         # Let the configured local model (llm.url) reword new lessons; the plain text is kept.
         "reword": True,
         # At most this many new memories get connections discovered per sleep (0 = all).
-        "connect_max": 10000,
+        "connect_max": 2000,
     },
     "prime": {
         "max_chars": 1200,
@@ -144,6 +143,8 @@ def load(path: Path | None = None) -> dict[str, Any]:
     cached = _cache.get(str(path))
     if cached and cached[0] == mtime:
         return copy.deepcopy(cached[1])
+    import tomllib  # only when there is a file: hooks with no config skip its import
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:

@@ -326,3 +326,21 @@ def test_cli_sleep_with_progress_bars_and_summary(store, remem_cli):
     assert "lessons" in result.stdout and "learned 1" in result.stdout
     again = remem_cli("sleep", "--quiet")
     assert again.returncode == 0 and again.stdout == ""
+
+
+def test_demo_has_lessons_and_a_morning_report(tmp_path):
+    from remem.engine.demo import build_demo
+    from remem.engine.store import Store
+
+    summary = build_demo(tmp_path / "demo")
+    assert any("sleep learned" in line for line in summary["lines"])
+    with Store(tmp_path / "demo" / "memory.db") as demo:
+        assert demo.scalar("SELECT count(*) FROM lessons WHERE status = 'active'") >= 1
+    assert "## Learned" in (tmp_path / "demo" / "morning.md").read_text()
+    assert not (paths_claude_home_projects()).exists()  # never the person's own Claude folder
+
+
+def paths_claude_home_projects():
+    from remem import paths
+
+    return paths.claude_projects_dir()

@@ -99,10 +99,11 @@ def consolidate_kind(
         W = X @ X.T                                                       # block x block
         # Members added inside this block, replayed into later rows and into the sums at the
         # end: (group, block row) and (group, old-pool row).
-        jg_b: list[int] = []
-        jj_b: list[int] = []
-        jg_p: list[int] = []
-        jq_p: list[int] = []
+        jg_b = np.empty(B, dtype=np.int64)
+        jj_b = np.empty(B, dtype=np.int64)
+        jg_p = np.empty(len(p_ids), dtype=np.int64)
+        jq_p = np.empty(len(p_ids), dtype=np.int64)
+        nb = npool = 0
         # Per-group counts and class codes, with room for the groups this block may create.
         counts = np.zeros(L0 + B, dtype=np.float32)
         counts[:L0] = [g.n for g in groups]
@@ -113,10 +114,10 @@ def consolidate_kind(
         for i in range(B):
             dots = np.zeros(L, dtype=np.float32)
             dots[:L0] = A[i]
-            if jg_b:
-                np.add.at(dots, np.asarray(jg_b), W[i, np.asarray(jj_b)])
-            if jg_p:
-                np.add.at(dots, np.asarray(jg_p), C[i, np.asarray(jq_p)])
+            if nb:
+                dots += np.bincount(jg_b[:nb], weights=W[i, jj_b[:nb]], minlength=L)[:L]
+            if npool:
+                dots += np.bincount(jg_p[:npool], weights=C[i, jq_p[:npool]], minlength=L)[:L]
             means = dots / np.maximum(counts[:L], 1.0)
             if use_class and L:
                 means = np.where(g_cls[:L] == codes.setdefault(cls[i], len(codes)), means, -1.0)
@@ -125,8 +126,8 @@ def consolidate_kind(
                 groups[best].members.append(ids[i])
                 groups[best].added.append(ids[i])
                 counts[best] += 1
-                jg_b.append(best)
-                jj_b.append(i)
+                jg_b[nb], jj_b[nb] = best, i
+                nb += 1
                 out.joined += 1
                 continue
             if not repeat:
@@ -152,18 +153,18 @@ def consolidate_kind(
             L += 1
             for q in old_hits:
                 p_alive[q] = False
-                jg_p.append(gi)
-                jq_p.append(q)
+                jg_p[npool], jq_p[npool] = gi, q
+                npool += 1
             for j in blk_hits:
                 if j in block_pool:
                     block_pool.remove(j)
-                jg_b.append(gi)
-                jj_b.append(j)
+                jg_b[nb], jj_b[nb] = gi, j
+                nb += 1
             out.created += 1
         # Fold this block's members into the sums; its pending rows join the pool.
-        for g, j in zip(jg_b, jj_b):
+        for g, j in zip(jg_b[:nb].tolist(), jj_b[:nb].tolist()):
             groups[g].total = groups[g].total + X[j]
-        for g, q in zip(jg_p, jq_p):
+        for g, q in zip(jg_p[:npool].tolist(), jq_p[:npool].tolist()):
             groups[g].total = groups[g].total + p_vec[q]
         if block_pool:
             p_ids += [ids[j] for j in block_pool]

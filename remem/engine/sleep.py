@@ -428,14 +428,29 @@ def _pass_connect(ctx: Context) -> Iterator[Progress]:
     if discover is None:
         ctx.counts["connect"] = {"skipped": 1}
         return
-    since = _last_summary_value(ctx.store, "connected_until")
+    store = ctx.store
+    since = _last_summary_value(store, "connected_until")
     ctx.connected_until = clock.iso()
+    # Discovery compares each memory with every other one: bound a run's share of it (the
+    # first sleep over a long imported history links its newest `connect_max` memories).
+    cap = int(ctx.cfg["sleep"].get("connect_max", 2000) or 0)
+    live = "archived = 0 AND embedding IS NOT NULL" + (" AND created > ?" if since else "")
+    todo = int(store.scalar(f"SELECT count(*) FROM episodes WHERE {live}", [since] if since else []) or 0)
+    skipped = 0
+    if cap and todo > cap:
+        since = store.scalar(
+            f"SELECT created FROM episodes WHERE {live} ORDER BY created DESC LIMIT 1 OFFSET ?",
+            ([since] if since else []) + [cap],
+        )
+        skipped = todo - cap
     steps: list[tuple[int, int, str]] = []
-    result = discover(ctx.store, progress=lambda d, t, m: steps.append((d, t, m)),
-                      since=since, cfg=ctx.cfg)
+    result = discover(store, progress=lambda d, t, m: steps.append((d, t, m)), since=since, cfg=ctx.cfg)
     for done, total, message in steps[-1:]:
         yield Progress("connect", done, total, message)
-    ctx.counts["connect"] = _jsonable(result) if isinstance(result, dict) else {"result": str(result)}
+    counts = _jsonable(result) if isinstance(result, dict) else {"result": str(result)}
+    if skipped:
+        counts["older_not_scanned"] = skipped
+    ctx.counts["connect"] = counts
 
 
 def _pass_render(ctx: Context) -> Iterator[Progress]:
