@@ -128,6 +128,24 @@ def test_a_refused_command_is_a_correction(tmp_path: Path) -> None:
     assert found.extra["how"] == "refused"
 
 
+def test_a_subagent_rollout_has_no_person_in_it(tmp_path: Path) -> None:
+    def line(t: str, p: dict) -> str:
+        return json.dumps({"timestamp": "2026-11-20T10:00:00.000Z", "type": t, "payload": p})
+
+    path = tmp_path / "rollout-2026-11-20T10-00-00-aaaaaaaa-bbbb-cccc-dddd-ffffffffffff.jsonl"
+    path.write_text("\n".join([
+        line("session_meta", {"id": "aaaaaaaa-bbbb-cccc-dddd-ffffffffffff", "timestamp": "2026-11-20T10:00:00.000Z",
+                              "cwd": "/x", "source": {"subagent": {"thread_spawn": {"parent_thread_id": "p", "depth": 1}}}}),
+        line("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}),
+        line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "No, that's wrong."}]}),
+        line("response_item", {"type": "function_call", "name": "shell", "call_id": "c1", "arguments": "{}"}),
+        line("response_item", {"type": "function_call_output", "call_id": "c1", "output": "Exit code: 2\nOutput:\nboom"}),
+    ]) + "\n")
+    s = codex.parse_rollout(path)
+    assert s.meta["subagent"] and s.user_turns() == []
+    assert detect.corrections(s) == [] and s.tool_calls()[0].is_error
+
+
 def test_zst_rollout_is_read_where_the_jsonl_is_absent(codex_home: Path) -> None:
     zstandard = pytest.importorskip("zstandard")
     plain = _by_id(codex_home)[MODERN]

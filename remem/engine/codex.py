@@ -135,6 +135,13 @@ def _is_harness(text: str) -> bool:
     return stripped.startswith(_HARNESS_PREFIXES) or bool(_WRAPPED.match(stripped))
 
 
+def _spawned(source: Any) -> bool:
+    """session_meta.source of a rollout Codex started on its own: a sub-agent, a review, memory work."""
+    if isinstance(source, dict):
+        return any(str(k).lower() in ("subagent", "internal") for k in source)
+    return isinstance(source, str) and source.lower().startswith(("subagent", "internal"))
+
+
 def _output_text(output: Any) -> tuple[str, bool | None]:
     """A call output as text, and an explicit failure flag where the payload has one."""
     if isinstance(output, str):
@@ -306,6 +313,8 @@ def parse_rollout(path: Path | str) -> Session:
                             session.meta[key] = payload[key]
                     if isinstance(payload.get("git"), dict):
                         session.meta["git"] = payload["git"]
+                    if _spawned(payload.get("source")):
+                        session.meta["subagent"] = True
             elif kind == "turn_context":
                 cwd = payload.get("cwd")
                 if isinstance(cwd, str) and cwd and (not cwds or cwds[-1] != cwd):
@@ -326,6 +335,10 @@ def parse_rollout(path: Path | str) -> Session:
         # ingest records this size instead of the file's, so the file is read again next time
         session.meta["complete_bytes"] = data.rfind(b"\n") + 1
     session.turns = builder.finish()
+    if session.meta.get("subagent"):
+        # A sub-agent's "user" is the agent that spawned it, not the person: its words are no
+        # correction. Its own tool calls and their failures are real, so they stay.
+        session.turns = [t for t in session.turns if t.role != "user"]
     if "\\ud" in text or "\\uD" in text:
         scrub_surrogates(session)
     session.cwd = cwds[0] if cwds else None
