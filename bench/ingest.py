@@ -167,6 +167,21 @@ def generate(folder: Path, total_mb: float, seed: int = 7) -> tuple[int, int]:
     return files, written
 
 
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _json_floor(folder: Path) -> tuple[float, float]:
+    """Reading every line and json.loads-ing it, nothing else: the floor ingest sits on."""
+    cpu0, t0 = _cpu(), time.perf_counter()
+    for path in folder.rglob("*.jsonl"):
+        with path.open("rb") as fh:
+            for line in fh:
+                json.loads(line)
+    return time.perf_counter() - t0, _cpu() - cpu0
+
+
 def run(total_mb: float, keep: str | None = None) -> dict[str, Any]:
     work = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="remem-bench-ingest-"))
     try:
@@ -182,11 +197,14 @@ def run(total_mb: float, keep: str | None = None) -> dict[str, Any]:
         from remem.engine.store import Store
 
         get_embedder().encode(["warm up"])  # model load is not ingest
+        floor_s, floor_cpu = _json_floor(claude)
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         with Store() as store:
+            cpu0 = _cpu()
             t1 = time.perf_counter()
             summary = ingest_paths(store, source="claude-code")
             ingest_s = time.perf_counter() - t1
+            cpu_s = _cpu() - cpu0
             t2 = time.perf_counter()
             again = ingest_paths(store, source="claude-code")
             rerun_s = time.perf_counter() - t2
@@ -196,6 +214,8 @@ def run(total_mb: float, keep: str | None = None) -> dict[str, Any]:
             "files": files, "mb": round(mb, 1), "generate_s": round(gen_s, 1),
             "ingest_s": round(ingest_s, 2), "mb_per_s": round(mb / ingest_s, 1), "budget_mb_per_s": BUDGET_MB_S,
             "within_budget": mb / ingest_s >= BUDGET_MB_S,
+            "cpu_s": round(cpu_s, 2), "mb_per_cpu_s": round(mb / cpu_s, 1),
+            "json_floor_s": round(floor_s, 2), "json_floor_mb_per_cpu_s": round(mb / floor_cpu, 1),
             "sessions": summary["sessions"], "episodes": summary["episodes"], "by_kind": summary["by_kind"],
             "rerun_s": round(rerun_s, 3), "rerun_skipped": again["skipped"],
             "peak_rss_mb": round(peak_kb / 1024, 1), "rss_before_ingest_mb": round(rss_before / 1024, 1),
@@ -220,6 +240,8 @@ def main() -> None:
         ("ingest time", f"{result['ingest_s']} s"),
         ("throughput", f"{result['mb_per_s']} MB/s (budget >= {BUDGET_MB_S:.0f} MB/s: "
                        f"{'met' if result['within_budget'] else 'NOT met'})"),
+        ("per CPU second", f"{result['mb_per_cpu_s']} MB (cpu {result['cpu_s']} s; the machine may be shared)"),
+        ("json floor", f"{result['json_floor_mb_per_cpu_s']} MB per CPU second for reading + json.loads alone"),
         ("sessions / episodes", f"{result['sessions']} / {result['episodes']}"),
         ("episodes by kind", ", ".join(f"{k} {v}" for k, v in sorted(result["by_kind"].items()))),
         ("re-run (all unchanged)", f"{result['rerun_s']} s, {result['rerun_skipped']} skipped"),
