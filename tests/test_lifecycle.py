@@ -152,10 +152,29 @@ def test_promotion_stops_expiry(store):
         m = remember(store, "the flamingo branch is frozen", ttl="1h")
         promoted = lifecycle.promote(store, m["id"])
         assert promoted["memory_type"] == "long_term" and promoted["expires_at"] is None
+        clock.advance(days=2)
+        run(store)
+        assert store.episode(m["id"])["health"] == 100.0  # promoted: health restored, clock stopped
         clock.advance(days=20)
         run(store)
         row = store.episode(m["id"])
         assert row["memory_type"] == "long_term" and row["health"] == 100.0
+
+
+def test_a_failing_task_is_reported_and_spares_the_others(store):
+    def broken(store):
+        raise RuntimeError("consolidation exploded")
+
+    with clock.frozen(T0):
+        m = remember(store, "short and doomed", ttl="1m")
+        clock.advance(minutes=2)
+        report = lifecycle.run_due_tasks(store, registry={"consolidate": broken, "strength_decay": broken})
+    assert report["strength_decay"]["ran"] is False and "exploded" in report["strength_decay"]["error"]
+    assert report["consolidate"]["ran"] is False
+    assert report["expire_short_term"]["result"]["expired"] == 1
+    assert report["importance_decay"]["ran"] is True
+    with pytest.raises(NotFound):
+        store.episode(m["id"])
 
 
 def test_running_the_due_tasks_twice_equals_once(store):

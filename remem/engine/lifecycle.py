@@ -104,13 +104,14 @@ def _public(store: Store, memory_id: str) -> dict[str, Any]:
 
 
 def promote(store: Store, memory_id: str) -> dict[str, Any]:
-    """Short-term -> long-term: the expiry is dropped. A long-term memory is left as it is."""
+    """Short-term -> long-term: the expiry is dropped and health restored (a live long-term
+    memory's health no longer falls, so a low number would mislead). Long-term: unchanged."""
     row = store.episode(memory_id)
     if row["memory_type"] != "long_term" or row["expires_at"]:
         with store.write() as conn:
             conn.execute(
-                "UPDATE episodes SET memory_type = 'long_term', expires_at = NULL WHERE id = ?",
-                (row["id"],),
+                "UPDATE episodes SET memory_type = 'long_term', expires_at = NULL, health = 100.0 "
+                "WHERE id = ?", (row["id"],),
             )
     return _public(store, row["id"])
 
@@ -370,13 +371,20 @@ def run_due_tasks(
         if progress:
             progress(name, done, total, f"running {name}")
         started = clock.now()
-        if name in registry:
-            result = registry[name](store)
-        elif name in builtin:
-            result = builtin[name](store, cfg)
-        else:
-            last = st.get("last_run")
-            result = _discover_connections(store, cfg, clock.parse(last) if last else None, progress)
+        try:
+            if name in registry:
+                result = registry[name](store)
+            elif name in builtin:
+                result = builtin[name](store, cfg)
+            else:
+                last = st.get("last_run")
+                result = _discover_connections(store, cfg, clock.parse(last) if last else None, progress)
+        except Exception as exc:  # one failing task (a locked store, a bad plug-in) spares the rest
+            from remem.log import log_exception
+
+            where = log_exception(f"tasks.{name}", exc)
+            report[name] = {"ran": False, "error": f"{exc!r} (details in {where})"}
+            continue
         if name not in ("strength_decay", "importance_decay", "active_forgetting"):
             # The decay rules record their own runs inside their transaction (exactly once).
             with store.write() as conn:
