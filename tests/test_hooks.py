@@ -412,3 +412,63 @@ def test_hook_run_imports_no_edge_libraries(seeded, tmp_path):
 def test_hook_help_prints_usage(home):
     res = run_remem("hook", "--help")
     assert res.returncode == 0 and "prompt|pre-tool|stop|session-end" in res.stdout
+
+
+# ------------------------------------------------------------------------------ pure-Python tokenizer
+
+REAL_TEXTS = [
+    "build the docker image for the api service", "Hello, World! It's 3:45pm — déjà vu?",
+    "naïve café résumé Øresund ß straße", "日本語のテキストと中文混合 text", "tab\tsep\nnew\r\nline",
+    "emoji 😀👍🏽 done ✅", "[UNK] and [PAD] literal tokens", "x" * 150 + " tail", "ﬁ ligature ①②",
+    "C++ && || -> => <= >= != ==", "\x00\ufffd\x7f control \x0c chars \x1b[31m", "ÀÉÎÕÜ àéîõü ÇÑ",
+    "def f(x): return {'a': [1, 2.5e-3]}", "ModuleNotFoundError: No module named 'numpy'",
+    "git push --force origin main", "Ελληνικά Русский עברית العربية हिन्दी", "zero\u200bwidth\u00a0nbsp",
+]
+
+
+def test_wordpiece_matches_tokenizers_on_real_text(home):
+    from tokenizers import Tokenizer
+    from hypothesis import given, settings, strategies as st
+
+    from remem import paths
+    from remem.engine.embed import MODEL_DIR
+    from remem.engine.wordpiece import WordPiece
+
+    tok = Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))
+    tok.no_padding()
+    tok.no_truncation()
+    wp = WordPiece.load(MODEL_DIR / "tokenizer.json", paths.vectors_dir())
+    cached = WordPiece.load(MODEL_DIR / "tokenizer.json", paths.vectors_dir())  # from the cache
+    assert wp is not None and cached is not None and cached.vocab == wp.vocab
+    for text in REAL_TEXTS:
+        assert cached.encode(text) == tok.encode(text, add_special_tokens=False).ids, text
+
+    # Scripts people write in. (Characters added in recent Unicode versions may differ: the
+    # Python and Rust Unicode tables are of different ages.)
+    blocks = [(0x09, 0x7E), (0xA0, 0x24F), (0x370, 0x3FF), (0x400, 0x4FF), (0x2000, 0x206F),
+              (0x3040, 0x30FF), (0x4E00, 0x9FA5), (0x1F600, 0x1F64F)]
+    alphabet = st.one_of(*[st.characters(min_codepoint=a, max_codepoint=b, exclude_categories=("Cn",))
+                           for a, b in blocks])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=alphabet, max_size=60))
+    def check(text):
+        assert cached.encode(text) == tok.encode(text, add_special_tokens=False).ids
+
+    check()
+
+
+def test_encode_py_uses_no_tokenizers_and_matches_encode():
+    code = (
+        "import sys\n"
+        "from remem.engine.embed import get_embedder\n"
+        "e = get_embedder('')\n"
+        "v = e.encode_py('Build the docker image, then run pytest -n 2')\n"
+        "assert 'tokenizers' not in sys.modules and 'numpy' not in sys.modules\n"
+        "import numpy as np\n"
+        "w = e.encode(['Build the docker image, then run pytest -n 2'])[0]\n"
+        "assert float(np.dot(np.asarray(v), w)) > 0.9999, float(np.dot(np.asarray(v), w))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT),
+                         env=dict(os.environ), timeout=60)
+    assert out.returncode == 0, out.stderr

@@ -163,24 +163,20 @@ class StaticEmbedder:
     """A model2vec static model read straight from its folder (tokenizer.json + safetensors)."""
 
     def __init__(self, model_dir: Path, name: str | None = None) -> None:
-        from tokenizers import Tokenizer
-
         self.dir = Path(model_dir)
         tensors = self.dir / "model.safetensors"
         if not tensors.exists() or not (self.dir / "tokenizer.json").exists():
             raise FileNotFoundError(f"no model2vec model in {self.dir}")
-        self.tokenizer = Tokenizer.from_file(str(self.dir / "tokenizer.json"))
-        self.tokenizer.no_padding()
+        # The tokenizer is loaded on first use: the hook path (encode_py) reads the vocabulary
+        # with the pure-Python WordPiece instead, which loads in a fraction of the time.
+        self._tokenizer: Any = None
+        self._wordpiece: Any = False
+        self._unk: Any = False
         cfg_path = self.dir / "config.json"
         self.config: dict[str, Any] = json.loads(cfg_path.read_text()) if cfg_path.exists() else {}
         self.normalize = bool(self.config.get("normalize", True))
         max_length = self.config.get("max_length", 512)
         self.max_length: int | None = int(max_length) if max_length else None
-        if self.max_length:
-            self.tokenizer.enable_truncation(self.max_length)
-        else:
-            self.tokenizer.no_truncation()
-        self.unk_id = self._unk_id()
         self._fh = tensors.open("rb")
         self._mm = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
         header_len = struct.unpack_from("<Q", self._mm, 0)[0]
@@ -200,10 +196,49 @@ class StaticEmbedder:
         self._matrix: "np.ndarray | None" = None
         self._cut: int | None = None
 
+    @property
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(self.dir / "tokenizer.json"))
+            tok.no_padding()
+            if self.max_length:
+                tok.enable_truncation(self.max_length)
+            else:
+                tok.no_truncation()
+            self._tokenizer = tok
+        return self._tokenizer
+
+    def wordpiece(self) -> Any:
+        """The pure-Python tokenizer when the model's tokenizer is one it reproduces, else None."""
+        if self._wordpiece is False:
+            from remem import paths
+            from remem.engine.wordpiece import WordPiece
+
+            try:
+                self._wordpiece = WordPiece.load(self.dir / "tokenizer.json", paths.vectors_dir())
+            except (OSError, ValueError, KeyError, TypeError):
+                self._wordpiece = None
+        return self._wordpiece
+
+    @property
+    def unk_id(self) -> int | None:
+        if self._unk is False:
+            wp = self.wordpiece()
+            self._unk = wp.unk_id if wp is not None else self._unk_id()
+        return self._unk
+
     def _unk_id(self) -> int | None:
+        # Read the unknown token from the file's text: serialising the loaded tokenizer back
+        # to JSON to find it costs ~10 ms, a tenth of the hook's budget.
         try:
-            model = json.loads(self.tokenizer.to_str())["model"]
-        except (ValueError, KeyError):
+            raw = (self.dir / "tokenizer.json").read_text(encoding="utf-8")
+            found = re.search(r'"unk_token"\s*:\s*("(?:[^"\\]|\\.)*")', raw)
+            if found:
+                return self.tokenizer.token_to_id(json.loads(found.group(1)))
+            model = json.loads(raw)["model"]
+        except (OSError, ValueError, KeyError):
             return None
         unk = model.get("unk_token")
         if unk is None:
@@ -229,7 +264,13 @@ class StaticEmbedder:
         return array("q", struct.unpack_from(f"<{count}{fmt}", self._mm, self._base + start))
 
     def _ids(self, text: str) -> list[int]:
-        ids = self.tokenizer.encode(text or "", add_special_tokens=False).ids
+        wp = self.wordpiece()
+        if wp is not None:
+            ids = wp.encode(text or "")
+            if self.max_length:
+                ids = ids[: self.max_length]
+        else:
+            ids = self.tokenizer.encode(text or "", add_special_tokens=False).ids
         if self.unk_id is not None:
             ids = [i for i in ids if i != self.unk_id]
         return ids
@@ -238,7 +279,9 @@ class StaticEmbedder:
     def _char_cut(self) -> int:
         # As model2vec does: max_length × the median vocabulary token length, in characters.
         if self._cut is None:
-            lengths = sorted(len(t) for t in self.tokenizer.get_vocab())
+            wp = self.wordpiece()
+            vocab = wp.vocab if wp is not None else self.tokenizer.get_vocab()
+            lengths = sorted(len(t) for t in vocab)
             self._cut = (self.max_length or 0) * (lengths[len(lengths) // 2] if lengths else 1)
         return self._cut
 

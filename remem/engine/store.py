@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import sqlite3
 import time
-import uuid
 from contextlib import contextmanager
-from hashlib import sha1
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -326,6 +323,8 @@ class Store:
                 msg = str(exc).lower()
                 if ("locked" not in msg and "busy" not in msg) or attempt == attempts - 1:
                     raise
+                import random  # only when busy: hooks open the store and should not pay for it
+
                 time.sleep(delay + random.random() * delay)
                 delay = min(delay * 2, 1.0)
         return None
@@ -455,14 +454,20 @@ def normalise_tag(tag: str) -> str:
 
 def stable_id(*parts: str) -> str:
     """The id of a transcript episode: stable across re-reads of the same session."""
+    from hashlib import sha1  # imported here: hooks open the store without needing it
+
     return sha1("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
 def new_id() -> str:
+    import uuid  # imported here: uuid pulls in platform and random (~5 ms on the hook path)
+
     return uuid.uuid4().hex[:16]
 
 
 def content_hash(text: str) -> str:
+    from hashlib import sha1
+
     return sha1(" ".join(text.lower().split()).encode("utf-8")).hexdigest()[:16]
 
 
