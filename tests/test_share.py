@@ -184,6 +184,24 @@ def test_candidate_in_b_corroborated_by_c_revoked_everywhere_after_a_revokes(mem
     assert b.store.scalar("SELECT count(*) FROM lessons") == 1
 
 
+def test_a_stranger_revoking_does_not_retire_a_lesson_it_did_not_author(mems, folder):
+    a, b, m = mems["A"], mems["B"], mems["M"]
+    add(a, GOOD)
+    theirs = add(m, GOOD)
+    a.sync(folder)
+    m.sync(folder)
+    b.trust(a)
+    b.sync(folder)
+    held = b.by_hash(GOOD)
+    assert held["origin"] == a.origin and m.origin in held["origins"]  # the trusted one is the author
+    share.accept(b.store, held["id"], identity_dir=b.idir)
+    share.revoke(m.store, theirs["id"], folder, identity_dir=m.idir)
+    rep = b.sync(folder)
+    assert rep["receive"]["revoked"] == []
+    held = b.by_hash(GOOD)
+    assert held["status"] == "active" and m.origin not in held["origins"]
+
+
 def test_untrusted_origins_wait_as_candidates_until_trusted(mems, folder):
     a, b, c = mems["A"], mems["B"], mems["C"]
     add(a, GOOD)

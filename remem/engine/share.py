@@ -13,8 +13,9 @@ Rules (docs/PROTOCOL.md, Sharing):
 - A candidate becomes active when two or more trusted origins published or confirmed the
   same hash, or one trusted origin did and it means the same as one of our own active
   lessons (cosine >= share.corroborate_cut), or the person accepts it.
-- A revocation from any origin that vouched for a received lesson retires it (status
-  revoked). Our own lessons are never retired by others; the revoker leaves `origins`.
+- A revocation from a received lesson's author, or from a trusted origin that vouched for
+  it, retires it (status revoked). Anyone else revoking, and anyone revoking one of our own
+  lessons, only leaves its `origins`.
 """
 
 from __future__ import annotations
@@ -357,13 +358,19 @@ def _received_strength(doc: dict[str, Any]) -> float:
 
 def _apply_revocations(store: Store, revokes: list[tuple[str, str, str]], ours: str,
                        report: dict[str, Any]) -> None:
+    """A revocation retires a received lesson when it comes from its author or from a trusted
+    origin among its vouchers; anyone else revoking only leaves its `origins` (so a stranger
+    cannot publish a popular lesson and then revoke it to retire it everywhere)."""
+    trusted = _trusted(store)
     for origin, text_hash, at in revokes:
         for row in _rows_with_hash(store, text_hash):
-            if _is_own(row, ours):
+            if row["status"] in ("revoked", "vetoed") and not _is_own(row, ours):
+                continue
+            retire = not _is_own(row, ours) and (
+                origin == row["origin"] or (origin in trusted and origin in row["origins"]))
+            if not retire:
                 if origin in row["origins"]:
                     update_lesson(store, row["id"], origins=[o for o in row["origins"] if o != origin])
-                continue
-            if row["status"] in ("revoked", "vetoed") or origin not in _vouchers(row, ours):
                 continue
             update_lesson(store, row["id"], status="revoked",
                           note=f"revoked by {origin}" + (f" at {at}" if at else ""))
