@@ -164,7 +164,9 @@ def _local_names() -> tuple[str, ...]:
         except Exception:
             continue
         for part in {value, value.split(".")[0]}:
-            if len(part) >= 3 and part.lower() not in _COMMON:
+            # Short plain words ("will", "mark") would withhold half of all lessons; such
+            # names are still caught inside paths and user@host by the patterns above.
+            if part.lower() not in _COMMON and (len(part) >= 5 or (len(part) >= 3 and not part.isalpha())):
                 names.add(part.lower())
     return tuple(sorted(names))
 
