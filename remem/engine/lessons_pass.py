@@ -45,6 +45,18 @@ def _kind_rows(store: Store, kind: str, space: str) -> list[dict[str, Any]]:
     )
 
 
+def _kind_data(ctx: "Context", kind: str) -> tuple[list[dict[str, Any]], dict[str, int], np.ndarray]:
+    """Rows, id -> row index and the vector matrix of one kind; read once per sleep (episodes
+    do not change between the lessons and merge passes)."""
+    cache = ctx.__dict__.setdefault("_kind_cache", {})
+    if kind not in cache:
+        emb = ctx.embedder
+        rows = _kind_rows(ctx.store, kind, emb.space)
+        matrix = as_matrix([r.pop("embedding") for r in rows], emb.dim)
+        cache[kind] = (rows, {r["id"]: i for i, r in enumerate(rows)}, matrix)
+    return cache[kind]
+
+
 def _klass(row: dict[str, Any]) -> str:
     """An error's class: ingest's `error:<class>` tag, else the class its title names."""
     return row.get("eclass") or error_class(row.get("title") or "")
@@ -84,7 +96,7 @@ def _reword_enabled(ctx: "Context") -> bool:
 
 def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
     store, emb = ctx.store, ctx.embedder
-    space, dim = emb.space, emb.dim
+    space = emb.space
     cut = ctx.cut(space)
     kinds = ",".join(f"'{k}'" for k in CONSOLIDATED_KINDS)
     lessons = store.rows(
@@ -113,11 +125,9 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
     existing_ids = {r["id"] for r in store.rows("SELECT id FROM lessons UNION SELECT old FROM aliases")}
     base = 0
     for kind in CONSOLIDATED_KINDS:
-        rows = _kind_rows(store, kind, space)
+        rows, index, matrix = _kind_data(ctx, kind)
         if not rows:
             continue
-        index = {r["id"]: i for i, r in enumerate(rows)}
-        matrix = as_matrix([r["embedding"] for r in rows], dim)
         groups: list[Group] = []
         originals: dict[str, dict[str, Any]] = {}
         for lesson, srcs in by_kind.get(kind, []):
@@ -215,7 +225,7 @@ def _write_groups(
 
 def merge(ctx: "Context") -> Iterator["Progress"]:
     store, emb = ctx.store, ctx.embedder
-    space, dim = emb.space, emb.dim
+    space = emb.space
     cut = ctx.cut(space)
     everything = "lessons" not in ctx.passes  # run alone: look at every pair
     counts = {"themes": 0, "aliased": 0}
@@ -227,9 +237,7 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
         )
         if len(lessons) < 2:
             continue
-        rows = _kind_rows(store, kind, space)
-        index = {r["id"]: i for i, r in enumerate(rows)}
-        matrix = as_matrix([r["embedding"] for r in rows], dim)
+        rows, index, matrix = _kind_data(ctx, kind)
         live, totals, sizes, classes, changed = [], [], [], [], []
         for lesson in lessons:
             srcs = [s for s in loads_list(lesson["sources"]) if isinstance(s, str)]

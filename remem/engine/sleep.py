@@ -443,6 +443,9 @@ def _pass_connect(ctx: Context) -> Iterator[Progress]:
             ([since] if since else []) + [cap],
         )
         skipped = todo - cap
+    if ctx.dry_run:  # discovery keeps a vector cache per database: not for a throwaway copy
+        ctx.counts["connect"] = {"would_scan": min(todo, cap) if cap else todo}
+        return
     steps: list[tuple[int, int, str]] = []
     result = discover(store, progress=lambda d, t, m: steps.append((d, t, m)), since=since, cfg=ctx.cfg)
     for done, total, message in steps[-1:]:
