@@ -297,8 +297,8 @@ def receive(store: Store, folder: str | Path, *, identity_dir: Path | str | None
             if _add_origins(store, row, [origin]):
                 key = "confirmed_ours" if _is_own(row, ident.origin) else "corroborated"
                 report[key].append({"id": row["id"], "by": origin})
-    report["activated"] = activate(store, identity_dir=identity_dir, cfg=full_cfg, embedder=embedder)
     _apply_revocations(store, revokes_in, ident.origin, report)
+    report["activated"] = activate(store, identity_dir=identity_dir, cfg=full_cfg, embedder=embedder)
     return report
 
 
