@@ -50,10 +50,30 @@ def test_gemini_conversations_key() -> None:
     assert "Switch role" not in " ".join(t.text for t in s.turns)  # thought parts skipped
 
 
-@pytest.mark.parametrize("name,count", [("openai.json", 1), ("anthropic.jsonl", 1), ("gemini.json", 1)])
-def test_detectors_find_a_correction_and_a_failed_call(name: str, count: int) -> None:
+def test_chatgpt_export_follows_the_current_branch() -> None:
+    (s,) = chats.parse_chats(FIXTURES / "chatgpt-export.json")
+    assert s.meta == {"format": "chatgpt-export", "index": 0, "title": "Fix the flaky date test"}
+    assert s.started == "2025-11-24T16:00:00.000000+00:00"
+    texts = [t.text for t in s.turns]
+    assert not any("abandoned branch" in t for t in texts) and texts[0].startswith("Why does")
+    (call,) = s.tool_calls()
+    assert call.name == "python" and call.is_error and "ValueError" in call.result
+    assert s.turns[3].text.startswith("No, don't change the test")  # the image part skipped
+
+
+def test_claude_export_pairs_results_without_ids() -> None:
+    (s,) = chats.parse_chats(FIXTURES / "claude-export.json")
+    assert s.meta["format"] == "claude-export" and s.meta["title"] == "Cron in UTC"
+    (call,) = s.tool_calls()
+    assert call.is_error and call.result == "crontab: command not found"
+    assert [t.role for t in s.turns] == ["user", "assistant", "assistant", "user"]
+
+
+@pytest.mark.parametrize("name", ["openai.json", "anthropic.jsonl", "gemini.json", "chatgpt-export.json",
+                                  "claude-export.json"])
+def test_detectors_find_a_correction_and_a_failed_call(name: str) -> None:
     s = chats.parse_chats(FIXTURES / name)[0]
-    assert len(detect.corrections(s)) >= count, [t.text for t in s.turns]
+    assert detect.corrections(s), [t.text for t in s.turns]
     assert detect.errors(s)
 
 
@@ -82,9 +102,9 @@ def test_a_file_with_no_conversation_is_one_clear_error(tmp_path: Path) -> None:
 def test_ingest_chats_through_the_ingest_command(store, tmp_path: Path) -> None:
     from remem.engine.ingest import ingest_paths
 
-    files = [str(FIXTURES / n) for n in ("openai.json", "anthropic.jsonl", "gemini.json")]
+    files = [str(p) for p in sorted(FIXTURES.iterdir())]
     first = ingest_paths(store, files, source="chats")
-    assert first["errors"] == [] and first["sessions"] == 4
+    assert first["errors"] == [] and first["sessions"] == 6
     assert first["by_kind"]["correction"] >= 3 and first["by_kind"]["error"] >= 3
     assert ingest_paths(store, files, source="chats")["episodes"] == 0
 
@@ -117,6 +137,19 @@ _conversation = st.one_of(
     st.builds(lambda m, sys_: {"messages": m, **({"system": sys_} if sys_ is not None else {})},
               st.lists(_message, max_size=6), st.none() | _json),
     st.builds(lambda m: {"contents": m}, st.lists(_message, max_size=6)),
+    st.builds(lambda m: {"chat_messages": [{**x, "sender": x.get("role")} for x in m]},
+              st.lists(_message, max_size=4)),
+    st.builds(lambda nodes, cur: {"mapping": {str(i): {"id": str(i), "parent": p, "children": ch,
+                                                       "message": msg} for i, (p, ch, msg) in enumerate(nodes)},
+                                  "current_node": cur},
+              st.lists(st.tuples(st.none() | st.sampled_from(["0", "1", "2", "9"]) | _json,
+                                 st.lists(st.sampled_from(["0", "1", "2"]), max_size=2) | _json,
+                                 st.builds(lambda a, c, r: {"author": a, "content": c, "recipient": r},
+                                           _json | st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "tool"])}),
+                                           _json | st.fixed_dictionaries({"parts": st.lists(_part, max_size=2)}),
+                                           st.sampled_from(["all", "python", None])) | _json),
+                       max_size=4),
+              st.sampled_from(["0", "1", "2", "3", None])),
     st.lists(_message, max_size=4),
     _json,
 )
@@ -127,7 +160,7 @@ _conversation = st.one_of(
 def test_unknown_part_types_never_raise(conv) -> None:
     s = chats.conversation_to_session(conv, path="x", index=0)
     if s is not None:
-        assert s.meta["format"] in ("openai", "anthropic", "gemini")
+        assert s.meta["format"] in chats._READERS
         assert all(t.role in ("user", "assistant") for t in s.turns)
 
 

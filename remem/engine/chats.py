@@ -10,6 +10,8 @@ Each conversation is read in the format it is written in, detected on its own:
   (with is_error) / thinking.
 - Gemini: {"contents": [{"role": "user" | "model", "parts": [text | functionCall |
   functionResponse]}]}.
+- The data exports of the chat apps: ChatGPT's conversations.json (a `mapping` tree) and
+  Claude.ai's (`chat_messages` with sender human / assistant).
 
 Optional per message: "timestamp", "created_at" or "at" (ISO 8601 or epoch seconds). A
 conversation may carry "id", "cwd" and a start time the same way. Unknown roles, part types
@@ -30,6 +32,7 @@ from remem.engine.toolresult import looks_failed, looks_rejected, scrub_surrogat
 
 _TIME_KEYS = ("timestamp", "created_at", "at", "create_time", "time")
 _ID_KEYS = ("id", "conversation_id", "session_id", "uuid")
+_TITLE_KEYS = ("title", "name")
 
 
 def _when(obj: dict[str, Any]) -> str | None:
@@ -125,6 +128,8 @@ class _Conv:
         if call is None and name:  # Gemini without ids, OpenAI legacy `function` role
             pending = [c for c in self.by_name.get(str(name), []) if c.result is None]
             call = pending[0] if pending else None
+        if call is None and call_id in (None, "") and not name:  # exports without ids
+            call = next((c for c in reversed(list(self.calls.values())) if c.result is None), None)
         if call is None:
             return
         call.result = text
@@ -133,9 +138,13 @@ class _Conv:
 
 
 def detect_format(conv: dict[str, Any]) -> str:
-    """'gemini', 'anthropic' or 'openai' for one conversation object."""
+    """The format of one conversation object (see _READERS)."""
     if isinstance(conv.get("contents"), list):
         return "gemini"
+    if isinstance(conv.get("mapping"), dict):
+        return "chatgpt-export"
+    if isinstance(conv.get("chat_messages"), list):
+        return "claude-export"
     messages = conv.get("messages")
     if "system" in conv and not isinstance(conv.get("system"), dict):
         return "anthropic"
@@ -191,25 +200,35 @@ def _anthropic(conv: dict[str, Any], c: _Conv) -> None:
             continue
         if not isinstance(content, list):
             continue
-        texts: list[str] = []
-        uses: list[dict[str, Any]] = []
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
-            elif kind == "tool_use":
-                uses.append(block)
-            elif kind == "tool_result":
-                flag = block.get("is_error")
-                c.result(block.get("tool_use_id"), None, _result_text(block.get("content", "")),
-                         flag if isinstance(flag, bool) else None)
-            # thinking, redacted_thinking, image, document, anything newer: skipped
-        turn = c.say(role, "\n".join(t for t in texts if t), at)
-        for use in uses:
-            c.call(turn if turn is not None and role == "assistant" else c.assistant(at),
-                   use.get("id"), use.get("name"), use.get("input"))
+        _blocks(c, role, at, content)
+
+
+def _blocks(c: _Conv, role: str, at: str | None, content: list[Any]) -> None:
+    """Anthropic content blocks in order: text gathers into a turn, tool_use attaches to the
+    assistant turn it follows, tool_result pairs with its call (by id, else the latest open)."""
+    texts: list[str] = []
+
+    def flush() -> None:
+        if texts:
+            c.say(role, "\n".join(t for t in texts if t), at)
+            texts.clear()
+
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif kind == "tool_use":
+            if role == "assistant":
+                flush()
+            c.call(c.assistant(at), block.get("id"), block.get("name"), block.get("input"))
+        elif kind == "tool_result":
+            flag = block.get("is_error")
+            c.result(block.get("tool_use_id"), block.get("name"),
+                     _result_text(block.get("content", "")), flag if isinstance(flag, bool) else None)
+        # thinking, redacted_thinking, image, document, server tools, anything newer: skipped
+    flush()
 
 
 def _gemini(conv: dict[str, Any], c: _Conv) -> None:
@@ -245,7 +264,68 @@ def _gemini(conv: dict[str, Any], c: _Conv) -> None:
                    fc.get("id"), fc.get("name"), fc.get("args"))
 
 
-_READERS = {"openai": _openai, "anthropic": _anthropic, "gemini": _gemini}
+def _chatgpt(conv: dict[str, Any], c: _Conv) -> None:
+    """ChatGPT's data export (conversations.json): a tree in `mapping`; the thread shown is the
+    path from the root to `current_node`. A message to a recipient other than "all" is a tool
+    call (e.g. to python); the tool's reply is its result."""
+    mapping = conv.get("mapping")
+    if not isinstance(mapping, dict):
+        return
+    node_id = conv.get("current_node")
+    if node_id not in mapping:  # no pointer: follow the last child from the root
+        roots = [k for k, n in mapping.items() if isinstance(n, dict) and not n.get("parent")]
+        node_id = roots[0] if roots else None
+        while node_id in mapping and isinstance(mapping[node_id], dict) and mapping[node_id].get("children"):
+            children = mapping[node_id]["children"]
+            node_id = children[-1] if isinstance(children, list) and children else None
+    thread: list[dict[str, Any]] = []
+    seen: set[Any] = set()
+    while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
+        seen.add(node_id)
+        node = mapping[node_id] if isinstance(mapping[node_id], dict) else {}
+        if isinstance(node.get("message"), dict):
+            thread.append(node["message"])
+        node_id = node.get("parent")
+    for m in reversed(thread):
+        author = m.get("author") if isinstance(m.get("author"), dict) else {}
+        role = author.get("role")
+        content = m.get("content") if isinstance(m.get("content"), dict) else {}
+        parts = content.get("parts")
+        text = _text_of(parts) if isinstance(parts, list) else (
+            content.get("text") if isinstance(content.get("text"), str) else "")
+        at = _when({"at": m.get("create_time")})
+        recipient = m.get("recipient")
+        if role == "assistant" and isinstance(recipient, str) and recipient not in ("all", ""):
+            c.call(c.assistant(at), m.get("id"), recipient, text)
+        elif role == "tool":
+            meta = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
+            agg = meta.get("aggregate_result") if isinstance(meta.get("aggregate_result"), dict) else {}
+            status = str(agg.get("status", ""))
+            failed = True if ("exception" in status or status in ("error", "failed")) else None
+            c.result(None, author.get("name"), text, failed)
+        elif role in ("user", "assistant") and content.get("content_type", "text") in (
+            "text", "multimodal_text"
+        ):
+            c.say(role, text, at)
+
+
+def _claude_ai(conv: dict[str, Any], c: _Conv) -> None:
+    """Claude.ai's data export: `chat_messages` with sender human / assistant."""
+    for m in conv.get("chat_messages") or []:
+        if not isinstance(m, dict):
+            continue
+        role = {"human": "user", "user": "user", "assistant": "assistant"}.get(m.get("sender"))
+        if role is None:
+            continue
+        at = _when(m)
+        if isinstance(m.get("content"), list) and m["content"]:
+            _blocks(c, role, at, m["content"])
+        elif isinstance(m.get("text"), str):
+            c.say(role, m["text"], at)
+
+
+_READERS = {"openai": _openai, "anthropic": _anthropic, "gemini": _gemini,
+            "chatgpt-export": _chatgpt, "claude-export": _claude_ai}
 
 
 def conversation_to_session(conv: Any, *, path: str | None = None, index: int = 0) -> Session | None:
@@ -256,6 +336,7 @@ def conversation_to_session(conv: Any, *, path: str | None = None, index: int = 
         conv = {"messages": conv}
     if not isinstance(conv, dict) or not (
         isinstance(conv.get("messages"), list) or isinstance(conv.get("contents"), list)
+        or isinstance(conv.get("mapping"), dict) or isinstance(conv.get("chat_messages"), list)
     ):
         return None
     fmt = detect_format(conv)
@@ -268,8 +349,8 @@ def conversation_to_session(conv: Any, *, path: str | None = None, index: int = 
     return Session(
         id=sid, source="chats", path=path, cwd=cwd, started=_when(conv) or (times[0] if times else None),
         ended=times[-1] if times else None, turns=c.turns,
-        meta={"format": fmt, "index": index, **({"title": conv["title"]}
-                                                  if isinstance(conv.get("title"), str) else {})},
+        meta={"format": fmt, "index": index,
+              **{"title": conv[k] for k in _TITLE_KEYS[::-1] if isinstance(conv.get(k), str)}},
     )
 
 
@@ -307,7 +388,7 @@ def parse_chats(path: Path | str) -> list[Session]:
                 malformed += 1
                 continue
             if isinstance(value, dict) and "role" in value and not (
-                "messages" in value or "contents" in value
+                "messages" in value or "contents" in value or "mapping" in value
             ):
                 loose.append(value)
             else:
