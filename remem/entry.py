@@ -36,7 +36,15 @@ def main() -> None:
         if rest and rest[0] == "hook":
             from remem.hooks import main as hook_main
 
-            sys.exit(hook_main(rest[1:]))
+            code = hook_main(rest[1:])
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except Exception:
+                pass
+            # Leave without interpreter teardown: closing the store's last connection would
+            # checkpoint the WAL (~10 ms); the next writer does that instead.
+            os._exit(code)
     from remem.cli import run
 
     run()

@@ -171,13 +171,15 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
     from remem.engine import prime
     from remem.engine.store import Store
 
-    with Store(db, busy_timeout_ms=min(250, int(pc["timeout_ms"]))) as store:
-        result = prime.select(
-            store, call.text, event=event, cwd=call.cwd, session_id=call.session_id,
-            agent=agent, cfg=cfg, deadline=deadline,
-            # `remem doctor` runs the wired hooks with this set: a check, not a decision.
-            record=not os.environ.get("REMEM_HOOK_PREVIEW"),
-        )
+    # Not closed here: the last connection's close checkpoints the WAL (~10 ms), which the
+    # next writer can do instead; `remem hook` leaves through os._exit (remem/entry.py).
+    store = Store(db, busy_timeout_ms=min(250, int(pc["timeout_ms"])))
+    result = prime.select(
+        store, call.text, event=event, cwd=call.cwd, session_id=call.session_id,
+        agent=agent, cfg=cfg, deadline=deadline,
+        # `remem doctor` runs the wired hooks with this set: a check, not a decision.
+        record=not os.environ.get("REMEM_HOOK_PREVIEW"),
+    )
     if not result["text"] or time.monotonic() > deadline:
         return adapters.neutral(agent, event)
     return adapters.render(agent, event, result["text"])
