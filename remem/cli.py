@@ -14,7 +14,7 @@ from remem import __version__
 from remem.errors import RememError
 
 # Each module defines register(app); listed here so `remem --help` shows every command.
-COMMAND_MODULES = ("core", "recall", "data", "proxy", "server", "ingest", "lifecycle", "measure", "share", "hooks", "sleep")
+COMMAND_MODULES = ("core", "recall", "data", "proxy", "server", "ingest", "lifecycle", "measure", "share", "hooks", "sleep", "tui")
 
 
 class RememGroup(TyperGroup):

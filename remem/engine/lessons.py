@@ -166,3 +166,47 @@ def to_wire(lesson: dict[str, Any]) -> dict[str, Any]:
 
 def wire_line(lesson: dict[str, Any]) -> str:
     return json.dumps(to_wire(lesson), ensure_ascii=False, sort_keys=True)
+
+
+def absorb(conn: Any, theme_id: str, old_id: str, old_created: str | None, stamp: str) -> None:
+    """Inside a write: `old` lives on as an alias of the theme (keeping its created time)."""
+    conn.execute(
+        "INSERT OR REPLACE INTO aliases (old, new, at, created) VALUES (?, ?, ?, ?)",
+        (old_id, theme_id, stamp, old_created),
+    )
+    conn.execute("UPDATE aliases SET new = ? WHERE new = ?", (theme_id, old_id))
+    conn.execute("UPDATE predictions SET lesson_id = ? WHERE lesson_id = ?", (theme_id, old_id))
+    conn.execute("DELETE FROM lessons WHERE id = ?", (old_id,))
+
+
+def merge_into(store: Store, theme_id: str, other_id: str) -> dict[str, Any]:
+    """Merge one lesson into another by hand: sources joined, the other becomes an alias."""
+    theme = get_lesson(store, theme_id)
+    other = get_lesson(store, other_id)
+    if theme["id"] == other["id"]:
+        raise ValueError("a lesson cannot be merged into itself")
+    sources = list(dict.fromkeys(theme["sources"] + other["sources"]))
+    cwd = theme["cwd"] if theme["cwd"] == other["cwd"] else None
+    stamp = clock.iso()
+    with store.write() as conn:
+        conn.execute(
+            "UPDATE lessons SET sources = ?, seen = ?, strength = ?, cwd = ?, updated = ? WHERE id = ?",
+            (dumps(sources), max(1, len(sources)), float(theme["strength"]) + float(other["strength"]),
+             cwd, stamp, theme["id"]),
+        )
+        absorb(conn, theme["id"], other["id"], other["created"], stamp)
+    return get_lesson(store, theme["id"])
+
+
+def edit_text(store: Store, lesson_id: str, text: str) -> dict[str, Any]:
+    """A person rewrites a lesson: new text and vector; the earlier text is kept as the draft."""
+    from remem.engine.embed import get_embedder, to_blob
+
+    current = get_lesson(store, lesson_id)
+    text = " ".join((text or "").split())
+    if not text:
+        raise ValueError("a lesson needs text; veto it instead of emptying it")
+    embedder = get_embedder()
+    vector = to_blob(embedder.encode([text])[0])
+    return update_lesson(store, current["id"], text=text, draft=current.get("draft") or current["text"],
+                         space=embedder.space, embedding=vector)

@@ -1,0 +1,113 @@
+"""Paged, sorted views of episodes and lessons for people browsing (the TUI).
+
+Pages come straight from indexed SQL (LIMIT/OFFSET), never a whole table in memory, so a
+memory of 100,000 episodes opens as fast as one of a hundred.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remem.engine.store import Store, loads_list, normalise_tag
+
+EPISODE_SORTS = {
+    "when": "at", "kind": "kind", "title": "title", "project": "cwd",
+    "strength": "strength", "recalls": "recalls",
+}
+_LIST_COLUMNS = "id, kind, title, gist, cwd, at, strength, recalls, archived, memory_type, importance, health"
+
+
+def _episode_filter(kind: str | None, project: str | None, tag: str | None,
+                    archived: bool | None) -> tuple[str, list[Any]]:
+    where: list[str] = []
+    params: list[Any] = []
+    if kind:
+        where.append("kind = ?")
+        params.append(kind)
+    if project:
+        where.append("cwd = ?")
+        params.append(project)
+    if tag:
+        where.append("id IN (SELECT memory_id FROM tags WHERE tag = ?)")
+        params.append(normalise_tag(tag))
+    if archived is not None:
+        where.append("archived = ?")
+        params.append(int(archived))
+    return (" WHERE " + " AND ".join(where)) if where else "", params
+
+
+def page_episodes(
+    store: Store,
+    *,
+    kind: str | None = None,
+    project: str | None = None,
+    tag: str | None = None,
+    archived: bool | None = False,
+    sort: str = "when",
+    descending: bool = True,
+    limit: int = 50,
+    offset: int = 0,
+) -> tuple[list[dict[str, Any]], int]:
+    """One page of episodes (no vectors, tags attached) and how many match in all."""
+    if sort not in EPISODE_SORTS:
+        raise ValueError(f"sort must be one of {', '.join(EPISODE_SORTS)}")
+    where, params = _episode_filter(kind, project, tag, archived)
+    order = f"{EPISODE_SORTS[sort]} {'DESC' if descending else 'ASC'}, seq DESC"
+    rows = store.rows(
+        f"SELECT {_LIST_COLUMNS} FROM episodes{where} ORDER BY {order} LIMIT ? OFFSET ?",
+        [*params, int(limit), int(offset)],
+    )
+    total = int(store.scalar(f"SELECT count(*) FROM episodes{where}", params) or 0)
+    if rows:
+        marks = ",".join("?" for _ in rows)
+        tags: dict[str, list[str]] = {}
+        for t in store.rows(f"SELECT memory_id, tag FROM tags WHERE memory_id IN ({marks}) ORDER BY tag",
+                            [r["id"] for r in rows]):
+            tags.setdefault(t["memory_id"], []).append(t["tag"])
+        for r in rows:
+            r["tags"] = tags.get(r["id"], [])
+    return rows, total
+
+
+def kinds_and_projects(store: Store) -> tuple[list[str], list[str]]:
+    kinds = [r["kind"] for r in store.rows("SELECT DISTINCT kind FROM episodes ORDER BY kind")]
+    projects = [r["cwd"] for r in store.rows(
+        "SELECT DISTINCT cwd FROM episodes WHERE cwd IS NOT NULL ORDER BY cwd LIMIT 200")]
+    return kinds, projects
+
+
+def lesson_detail(store: Store, lesson_id: str) -> dict[str, Any]:
+    """A lesson with its source episodes, predictions and the places it was primed."""
+    from remem.engine.lessons import get_lesson
+
+    lesson = get_lesson(store, lesson_id)
+    sources = lesson["sources"][:50]
+    episodes = []
+    if sources:
+        marks = ",".join("?" for _ in sources)
+        episodes = store.rows(f"SELECT id, kind, title, at FROM episodes WHERE id IN ({marks}) ORDER BY at", sources)
+    predictions = store.rows(
+        "SELECT id, text, made, resolved, outcome FROM predictions WHERE lesson_id = ? ORDER BY made DESC LIMIT 20",
+        (lesson["id"],),
+    )
+    primes = [
+        p for p in store.rows(
+            "SELECT at, session_id, agent, event, held_out, lesson_ids FROM primes "
+            "WHERE lesson_ids LIKE ? ORDER BY at DESC LIMIT 50", (f'%"{lesson["id"]}"%',))
+        if lesson["id"] in loads_list(p["lesson_ids"])
+    ]
+    return {"lesson": lesson, "episodes": episodes, "predictions": predictions, "primes": primes[:20]}
+
+
+def corrections_by_day(store: Store, days: int = 30) -> list[int]:
+    """Corrections per day for the last `days` days, oldest first (the overview's sparkline)."""
+    from datetime import timedelta
+
+    from remem.engine import clock
+
+    today = clock.now().date()
+    start = today - timedelta(days=days - 1)
+    counts = {r["day"]: r["n"] for r in store.rows(
+        "SELECT substr(at, 1, 10) AS day, count(*) AS n FROM episodes WHERE kind = 'correction' "
+        "AND at >= ? GROUP BY day", (start.isoformat(),))}
+    return [int(counts.get((start + timedelta(days=i)).isoformat(), 0)) for i in range(days)]

@@ -1,0 +1,126 @@
+"""The remem app: five tabs over one store, driven from the keyboard."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Iterable
+
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, TabbedContent, TabPane
+
+from remem.tui.screens.episodes import EpisodesPane
+from remem.tui.screens.lessons import LessonsPane
+from remem.tui.screens.modals import HelpScreen
+from remem.tui.screens.overview import OverviewPane
+from remem.tui.screens.shared import SharedPane
+from remem.tui.screens.sleep import SleepPane
+
+TABS = (("overview", "Overview"), ("episodes", "Episodes"), ("lessons", "Lessons"),
+        ("sleep", "Sleep"), ("shared", "Shared"))
+
+# (tab, action on that tab's pane, title in the command palette, help)
+PALETTE = [
+    ("episodes", "search", "Search memories", "Hybrid recall over every episode"),
+    ("episodes", "archive", "Archive or restore memory", "Hide the selected episode from recall, or bring it back"),
+    ("episodes", "forget", "Forget memory", "Archive or delete the selected episode for good"),
+    ("episodes", "promote", "Promote memory", "Make the selected episode long-term"),
+    ("episodes", "tag", "Tag memory", "Add tags to the selected episode"),
+    ("episodes", "importance", "Set importance", "Set the selected episode's importance"),
+    ("episodes", "connect", "Connect memories", "Connect the selected episode to another"),
+    ("episodes", "sort", "Sort episodes", "Sort by the next column"),
+    ("episodes", "next_page", "Next page of episodes", "Page down"),
+    ("episodes", "prev_page", "Previous page of episodes", "Page up"),
+    ("lessons", "edit", "Edit lesson", "Rewrite the selected lesson"),
+    ("lessons", "veto", "Veto or restore lesson", "Never prime or render it again, or bring it back"),
+    ("lessons", "merge", "Merge lessons", "Merge the selected lesson into another"),
+    ("sleep", "run_sleep", "Run sleep", "Run every pass (or the chosen one) and watch it"),
+    ("shared", "accept", "Accept shared lesson", "Trust the selected candidate"),
+    ("shared", "reject", "Reject shared lesson", "Drop the selected candidate"),
+    ("shared", "trust", "Trust or distrust peer", "Toggle trust of the selected peer"),
+    ("shared", "sync", "Sync now", "Export, receive, confirm and revoke through the sync folder"),
+    ("shared", "revoke", "Revoke one of our lessons", "Retire it in every memory that has it"),
+]
+
+
+class RememApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "remem"
+    SUB_TITLE = "long-term memory for coding agents"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Keys"),
+        Binding("ctrl+r", "reload", "Reload"),
+        *[Binding(str(i + 1), f"show_tab('{tab}')", label, show=False) for i, (tab, label) in enumerate(TABS)],
+    ]
+
+    def __init__(self, store: Any = None) -> None:
+        super().__init__()
+        if store is None:
+            from remem.engine.store import Store
+
+            store = Store()
+        self.store = store
+
+    def engine(self, name: str) -> Any:
+        """An engine module (or remem.config), imported on first use."""
+        return importlib.import_module("remem.config" if name == "config" else f"remem.engine.{name}")
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with TabbedContent(initial="overview"):
+            with TabPane("Overview", id="overview"):
+                yield OverviewPane(id="overview-pane")
+            with TabPane("Episodes", id="episodes"):
+                yield EpisodesPane(id="episodes-pane")
+            with TabPane("Lessons", id="lessons"):
+                yield LessonsPane(id="lessons-pane")
+            with TabPane("Sleep", id="sleep"):
+                yield SleepPane(id="sleep-pane")
+            with TabPane("Shared", id="shared"):
+                yield SharedPane(id="shared-pane")
+        yield Footer()
+
+    def pane(self, tab: str) -> Any:
+        return self.query_one(f"#{tab}-pane")
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        try:
+            self.pane(tab).query("DataTable").first().focus()
+        except Exception:
+            pass
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_reload(self) -> None:
+        self.refresh_all()
+        self.notify("reloaded")
+
+    def refresh_all(self, except_sleep: bool = False) -> None:
+        for tab, _ in TABS:
+            if except_sleep and tab == "sleep":
+                continue
+            try:
+                self.pane(tab).reload()
+            except Exception as exc:  # a pane that cannot load says so; the rest go on
+                self.notify(f"{tab}: {exc}", severity="error")
+
+    def run_pane_action(self, tab: str, action: str) -> None:
+        self.action_show_tab(tab)
+        getattr(self.pane(tab), f"action_{action}")()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for index, (tab, label) in enumerate(TABS):
+            yield SystemCommand(f"Go to {label}", f"Show the {label} tab (key {index + 1})",
+                                lambda tab=tab: self.action_show_tab(tab))
+        for tab, action, title, help_text in PALETTE:
+            yield SystemCommand(title, help_text, lambda tab=tab, action=action: self.run_pane_action(tab, action))
+        yield SystemCommand("Keys", "Show every key", self.action_help)
+        yield SystemCommand("Reload", "Read everything again from the database", self.action_reload)
+
+    def on_unmount(self) -> None:
+        self.store.close()

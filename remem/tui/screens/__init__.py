@@ -1,0 +1,1 @@
+"""The panes of the UI (one per tab) and its modal screens."""

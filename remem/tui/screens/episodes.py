@@ -1,0 +1,299 @@
+"""Episodes: a paged, sortable table over every memory, hybrid search, a detail pane, actions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static
+
+from remem.tui.screens.modals import AskValue, ConfirmForget, ConnectTo
+from remem.tui.widgets.format import ago, cut
+
+PAGE_SIZE = 50
+SORTS = ("when", "kind", "title", "project", "strength", "recalls")
+
+
+class EpisodesPane(Vertical):
+    BINDINGS = [
+        Binding("slash", "search", "Search"),
+        Binding("n,pagedown", "next_page", "Next page"),
+        Binding("p,pageup", "prev_page", "Prev page"),
+        Binding("s", "sort", "Sort"),
+        Binding("a", "archive", "Archive/restore"),
+        Binding("f", "forget", "Forget"),
+        Binding("P", "promote", "Promote"),
+        Binding("t", "tag", "Tag"),
+        Binding("i", "importance", "Importance"),
+        Binding("c", "connect", "Connect"),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.page_start = 0
+        self.total = 0
+        self.sort = "when"
+        self.descending = True
+        self.query_text = ""
+        self.hits: dict[str, dict[str, Any]] = {}
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="episode-filters", classes="filters"):
+            yield Input(placeholder="/ search memories (hybrid recall)", id="episode-search")
+            yield Select([], prompt="any kind", id="episode-kind")
+            yield Checkbox("archived", id="episode-archived")
+        with Horizontal(classes="split"):
+            yield DataTable(id="episode-table", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="episode-detail", classes="detail"):
+                yield Static("", id="episode-detail-text")
+        yield Label("", id="episode-status", classes="status")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("kind", "title", "project", "when", "str", "rec", "tags")
+        kinds, _ = self.app.engine("browse").kinds_and_projects(self.app.store)
+        self.query_one("#episode-kind", Select).set_options([(k, k) for k in kinds])
+        self.reload()
+
+    # -- data ----------------------------------------------------------------------------
+    def _filters(self) -> dict[str, Any]:
+        kind = self.query_one("#episode-kind", Select)
+        return {
+            "kind": None if kind.is_blank() else str(kind.value),
+            "archived": self.query_one("#episode-archived", Checkbox).value,
+        }
+
+    def reload(self) -> None:
+        table = self.query_one(DataTable)
+        keep = self.selected_id()
+        table.clear()
+        store = self.app.store
+        filters = self._filters()
+        if self.query_text:
+            recall = self.app.engine("recall")
+            hits = recall.recall(store, self.query_text, PAGE_SIZE, touch=False, lessons=False,
+                                 kinds=[filters["kind"]] if filters["kind"] else None,
+                                 archived=filters["archived"])
+            self.hits = {h["id"]: h for h in hits}
+            ids = [h["id"] for h in hits]
+            rows = []
+            if ids:
+                marks = ",".join("?" for _ in ids)
+                found = {r["id"]: r for r in store.rows(
+                    f"SELECT id, kind, title, cwd, at, strength, recalls FROM episodes WHERE id IN ({marks})", ids)}
+                rows = [dict(found[i], tags=store.tags_of(i)) for i in ids if i in found]
+            self.total = len(rows)
+            status = f"{len(rows)} results for “{cut(self.query_text, 40)}” (best first; Esc clears)"
+        else:
+            self.hits = {}
+            browse = self.app.engine("browse")
+            rows, self.total = browse.page_episodes(
+                store, kind=filters["kind"], archived=filters["archived"], sort=self.sort,
+                descending=self.descending, limit=PAGE_SIZE, offset=self.page_start)
+            last = min(self.page_start + PAGE_SIZE, self.total)
+            arrow = "↓" if self.descending else "↑"
+            status = (f"{self.page_start + 1 if self.total else 0}-{last} of {self.total} · sorted by "
+                      f"{self.sort} {arrow} · n/p page · s sort")
+        for r in rows:
+            table.add_row(r["kind"], cut(r["title"], 34), cut(project_name(r.get("cwd")), 10), ago(r["at"]),
+                          f"{r['strength']:.2f}", str(r["recalls"]), cut(",".join(r.get("tags", [])), 10),
+                          key=r["id"])
+        self.query_one("#episode-status", Label).update(status)
+        if keep and keep in {r["id"] for r in rows}:
+            table.move_cursor(row=table.get_row_index(keep))
+        self.show_detail(self.selected_id())
+
+    def selected_id(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        try:
+            return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        except Exception:
+            return None
+
+    def show_detail(self, memory_id: str | None) -> None:
+        target = self.query_one("#episode-detail-text", Static)
+        if not memory_id:
+            target.update("Nothing here yet. `remem ingest` reads your sessions.")
+            return
+        store = self.app.store
+        try:
+            row = store.episode(memory_id)
+        except Exception:
+            target.update("")
+            return
+        edges = self.app.engine("graph").edges_of(store, memory_id)
+        lines = [
+            f"[b]{row['title']}[/b]",
+            f"[dim]{row['id']} · {row['kind']} · {row['memory_type']} · {row['at'][:16]}[/dim]",
+            "",
+            row["gist"] or "",
+        ]
+        if row["detail"]:
+            lines += ["", cut(row["detail"], 600)]
+        lines += [
+            "",
+            f"strength {row['strength']:.2f} · recalls {row['recalls']} · health {row['health']:.0f} · "
+            f"importance {row['importance']:.2f}",
+            f"valence {row['valence']:+.1f} · arousal {row['arousal']:.1f}"
+            + (f" · flashbulb until {row['flashbulb_until'][:10]}" if row.get("flashbulb_until") else "")
+            + (f" · expires {row['expires_at'][:16]}" if row.get("expires_at") else ""),
+            f"tags: {', '.join(row['tags']) or '-'}",
+            f"session: {row['session_id'] or '-'} ({row['source'] or '-'})",
+            f"project: {row['cwd'] or '-'}",
+            "archived" if row["archived"] else "",
+        ]
+        hit = self.hits.get(memory_id)
+        if hit:
+            parts = " · ".join(f"{k} {v:.2f}" for k, v in hit["parts"].items() if isinstance(v, (int, float)))
+            lines += [f"[b]score {hit['score']:.3f}[/b]: {parts}"]
+        if edges:
+            lines += ["", "[b]connections[/b]"]
+            for e in edges[:12]:
+                other = e["dst"] if e["src"] == memory_id else e["src"]
+                lines.append(f"  {e['type']} → {other[:10]} ({e['origin']})")
+        target.update("\n".join(line for line in lines if line is not None))
+
+    # -- events --------------------------------------------------------------------------
+    @on(DataTable.RowHighlighted, "#episode-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_detail(str(event.row_key.value) if event.row_key else None)
+
+    @on(Input.Submitted, "#episode-search")
+    def _search(self, event: Input.Submitted) -> None:
+        self.query_text = event.value.strip()
+        self.page_start = 0
+        self.reload()
+        self.query_one(DataTable).focus()
+
+    @on(Select.Changed, "#episode-kind")
+    @on(Checkbox.Changed, "#episode-archived")
+    def _filter(self) -> None:
+        self.page_start = 0
+        self.reload()
+
+    def key_escape(self) -> None:
+        if self.query_text:
+            self.query_text = ""
+            self.query_one("#episode-search", Input).value = ""
+            self.reload()
+
+    # -- actions -------------------------------------------------------------------------
+    def action_search(self) -> None:
+        self.query_one("#episode-search", Input).focus()
+
+    def action_next_page(self) -> None:
+        if not self.query_text and self.page_start + PAGE_SIZE < self.total:
+            self.page_start += PAGE_SIZE
+            self.reload()
+
+    def action_prev_page(self) -> None:
+        if not self.query_text and self.page_start > 0:
+            self.page_start = max(0, self.page_start - PAGE_SIZE)
+            self.reload()
+
+    def action_sort(self) -> None:
+        index = SORTS.index(self.sort)
+        if self.descending:
+            self.descending = False
+        else:
+            self.sort = SORTS[(index + 1) % len(SORTS)]
+            self.descending = True
+        self.page_start = 0
+        self.reload()
+
+    def _act(self, verb: str, fn: Any, *args: Any) -> None:
+        memory_id = self.selected_id()
+        if not memory_id:
+            return
+        try:
+            fn(self.app.store, memory_id, *args)
+        except Exception as exc:  # an expected refusal from the engine, shown, never fatal
+            self.app.notify(str(exc), severity="error")
+            return
+        self.app.notify(f"{verb} {memory_id[:10]}")
+        self.reload()
+
+    def action_archive(self) -> None:
+        memory_id = self.selected_id()
+        if not memory_id:
+            return
+        life = self.app.engine("lifecycle")
+        archived = self.app.store.episode(memory_id)["archived"]
+        self._act("restored" if archived else "archived", life.restore if archived else life.archive)
+
+    def action_promote(self) -> None:
+        self._act("promoted", self.app.engine("lifecycle").promote)
+
+    def action_forget(self) -> None:
+        memory_id = self.selected_id()
+        if not memory_id:
+            return
+        title = self.app.store.episode(memory_id)["title"]
+
+        def done(choice: str | None) -> None:
+            if choice:
+                life = self.app.engine("lifecycle")
+                self._act("deleted" if choice == "hard" else "archived", life.forget, choice == "hard")
+
+        self.app.push_screen(ConfirmForget(cut(title, 50)), done)
+
+    def action_tag(self) -> None:
+        def done(value: str | None) -> None:
+            if value:
+                self._act(f"tagged {value}", _add_tags, value)
+
+        if self.selected_id():
+            self.app.push_screen(AskValue("Add tags (comma separated)", "python, tooling"), done)
+
+    def action_importance(self) -> None:
+        memory_id = self.selected_id()
+        if not memory_id:
+            return
+        current = self.app.store.episode(memory_id)["importance"]
+
+        def done(value: str | None) -> None:
+            if value:
+                try:
+                    number = float(value)
+                except ValueError:
+                    self.app.notify("importance is a number from 0 to 1", severity="error")
+                    return
+                self._act(f"importance {number}", _set_importance, number)
+
+        self.app.push_screen(AskValue("Importance (0 to 1)", value=f"{current:.2f}"), done)
+
+    def action_connect(self) -> None:
+        from remem.engine.store import CONNECTION_TYPES
+
+        def done(answer: tuple[str, str] | None) -> None:
+            if answer:
+                target, kind = answer
+                graph = self.app.engine("graph")
+                self._act(f"connected ({kind})", lambda store, mid: graph.connect(store, mid, target, kind))
+
+        if self.selected_id():
+            self.app.push_screen(ConnectTo(CONNECTION_TYPES), done)
+
+
+def _add_tags(store: Any, memory_id: str, value: str) -> None:
+    from remem.engine.memories import update_memory
+
+    tags = store.tags_of(memory_id) + [t.strip() for t in value.split(",") if t.strip()]
+    update_memory(store, memory_id, tags=tags)
+
+
+def _set_importance(store: Any, memory_id: str, value: float) -> None:
+    from remem.engine.memories import update_memory
+
+    update_memory(store, memory_id, importance=value)
+
+
+def project_name(cwd: str | None) -> str:
+    if not cwd:
+        return ""
+    return cwd.rstrip("/").rsplit("/", 1)[-1]

@@ -1,0 +1,145 @@
+"""Lessons: what remem learned; edit, veto or restore, merge; sources, predictions, primes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Label, Select, Static
+
+from remem.tui.screens.modals import AskValue, EditText
+from remem.tui.widgets.format import ago, cut
+
+STATUSES = ("active", "candidate", "vetoed", "revoked", "quarantined")
+
+
+class LessonsPane(Vertical):
+    BINDINGS = [
+        Binding("e", "edit", "Edit"),
+        Binding("v", "veto", "Veto/restore"),
+        Binding("m", "merge", "Merge into…"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="filters"):
+            yield Select([(s, s) for s in STATUSES], prompt="any status", id="lesson-status")
+        with Horizontal(classes="split"):
+            yield DataTable(id="lesson-table", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="lesson-detail", classes="detail"):
+                yield Static("", id="lesson-detail-text")
+        yield Label("", id="lesson-status-line", classes="status")
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns("kind", "status", "str", "seen", "lesson")
+        self.reload()
+
+    def reload(self) -> None:
+        table = self.query_one(DataTable)
+        keep = self.selected_id()
+        table.clear()
+        status = self.query_one("#lesson-status", Select)
+        statuses = None if status.is_blank() else [str(status.value)]
+        rows = self.app.engine("lessons").list_lessons(self.app.store, statuses=statuses)
+        for r in rows:
+            table.add_row(r["kind"], r["status"], f"{r['strength']:.2f}", str(r["seen"]), cut(r["text"], 56),
+                          key=r["id"])
+        self.query_one("#lesson-status-line", Label).update(
+            f"{len(rows)} lessons · e edit · v veto/restore · m merge into another")
+        if keep and keep in {r["id"] for r in rows}:
+            table.move_cursor(row=table.get_row_index(keep))
+        self.show_detail(self.selected_id())
+
+    def selected_id(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        try:
+            return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        except Exception:
+            return None
+
+    def show_detail(self, lesson_id: str | None) -> None:
+        target = self.query_one("#lesson-detail-text", Static)
+        if not lesson_id:
+            target.update("No lessons yet. `remem sleep` turns repeated corrections and errors into lessons.")
+            return
+        try:
+            found = self.app.engine("browse").lesson_detail(self.app.store, lesson_id)
+        except Exception:
+            target.update("")
+            return
+        lesson = found["lesson"]
+        lines = [
+            f"[b]{lesson['text']}[/b]",
+            f"[dim]{lesson['id']} · {lesson['kind']} · {lesson['status']} · learned {lesson['created'][:10]}[/dim]",
+        ]
+        if lesson.get("draft") and lesson["draft"] != lesson["text"]:
+            lines.append(f"[dim]deterministic text: {lesson['draft']}[/dim]")
+        if lesson.get("note"):
+            lines.append(f"note: {lesson['note']}")
+        if lesson.get("origin"):
+            lines.append(f"from {lesson['origin']}; corroborated by {', '.join(lesson['origins']) or 'nobody yet'}")
+        lines += ["", f"[b]sources[/b] ({len(lesson['sources'])})"]
+        lines += [f"  {e['at'][:10]} {e['kind']}: {cut(e['title'], 60)}" for e in found["episodes"][:10]]
+        lines += ["", "[b]predictions[/b]"]
+        lines += [f"  {p['made'][:10]} {p['outcome'] or 'open'}: {cut(p['text'], 60)}" for p in found["predictions"]] or ["  none"]
+        lines += ["", "[b]primed[/b]"]
+        lines += [
+            f"  {ago(p['at'])} ago {p['agent'] or '?'} {p['event']}" + (" (held out)" if p["held_out"] else "")
+            for p in found["primes"]
+        ] or ["  never"]
+        target.update("\n".join(lines))
+
+    @on(DataTable.RowHighlighted, "#lesson-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_detail(str(event.row_key.value) if event.row_key else None)
+
+    @on(Select.Changed, "#lesson-status")
+    def _filter(self) -> None:
+        self.reload()
+
+    def _do(self, message: str, fn: Any) -> None:
+        try:
+            fn()
+        except Exception as exc:
+            self.app.notify(str(exc), severity="error")
+            return
+        self.app.notify(message)
+        self.reload()
+
+    def action_edit(self) -> None:
+        lesson_id = self.selected_id()
+        if not lesson_id:
+            return
+        lessons = self.app.engine("lessons")
+        current = lessons.get_lesson(self.app.store, lesson_id)
+
+        def done(text: str | None) -> None:
+            if text and text != current["text"]:
+                self._do("lesson saved", lambda: lessons.edit_text(self.app.store, lesson_id, text))
+
+        self.app.push_screen(EditText(f"Edit lesson {lesson_id}", current["text"]), done)
+
+    def action_veto(self) -> None:
+        lesson_id = self.selected_id()
+        if not lesson_id:
+            return
+        lessons = self.app.engine("lessons")
+        status = lessons.get_lesson(self.app.store, lesson_id)["status"]
+        new = "active" if status == "vetoed" else "vetoed"
+        self._do(f"lesson {new}", lambda: lessons.set_status(self.app.store, lesson_id, new))
+
+    def action_merge(self) -> None:
+        lesson_id = self.selected_id()
+        if not lesson_id:
+            return
+        lessons = self.app.engine("lessons")
+
+        def done(target: str | None) -> None:
+            if target:
+                self._do(f"merged into {target}", lambda: lessons.merge_into(self.app.store, target, lesson_id))
+
+        self.app.push_screen(AskValue(f"Merge {lesson_id} into which lesson?", "lesson id"), done)

@@ -1,0 +1,147 @@
+"""Modal screens: confirm, ask for a value, edit text, pick a forget mode, show the keys."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Markdown, Select, TextArea
+
+
+class ConfirmForget(ModalScreen[str | None]):
+    """Forget a memory: archive (soft, can be restored) or delete for good (hard)."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        self.memory_title = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(f"Forget “{self.memory_title}”?", id="question")
+            yield Label("Archive hides it from recall and keeps it; delete removes it from every index.",
+                        classes="hint")
+            with Horizontal(classes="buttons"):
+                yield Button("Archive", id="soft", variant="primary")
+                yield Button("Delete for good", id="hard", variant="error")
+                yield Button("Cancel", id="cancel")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(None if event.button.id == "cancel" else event.button.id)
+
+
+class AskValue(ModalScreen[str | None]):
+    """One line of input (a tag, an importance, an id)."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, question: str, placeholder: str = "", value: str = "") -> None:
+        super().__init__()
+        self.question = question
+        self.placeholder = placeholder
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.question, id="question")
+            yield Input(value=self.value, placeholder=self.placeholder, id="answer")
+            yield Label("Enter to save, Esc to cancel", classes="hint")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+
+class ConnectTo(ModalScreen[tuple[str, str] | None]):
+    """Connect the selected memory to another one, with a type."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, types: Iterable[str]) -> None:
+        super().__init__()
+        self.types = list(types)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("Connect to which memory?", id="question")
+            yield Input(placeholder="id (a prefix of 6+ characters is enough)", id="target")
+            yield Select([(t, t) for t in self.types], value="related_to", allow_blank=False, id="type")
+            with Horizontal(classes="buttons"):
+                yield Button("Connect", id="ok", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def _done(self) -> None:
+        target = self.query_one("#target", Input).value.strip()
+        kind = self.query_one("#type", Select).value
+        self.dismiss((target, str(kind)) if target else None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._done()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "ok":
+            self._done()
+        else:
+            self.dismiss(None)
+
+
+class EditText(ModalScreen[str | None]):
+    """Edit a lesson's text in a TextArea."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel"), Binding("ctrl+s", "save", "Save")]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="wide"):
+            yield Label(self.title_text, id="question")
+            yield TextArea(self.text, id="editor", soft_wrap=True)
+            with Horizontal(classes="buttons"):
+                yield Button("Save (ctrl+s)", id="save", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def action_save(self) -> None:
+        self.dismiss(self.query_one(TextArea).text.strip() or None)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save":
+            self.action_save()
+        else:
+            self.dismiss(None)
+
+
+HELP = """\
+# Keys
+
+| key | where | what |
+| --- | --- | --- |
+| 1-5 | anywhere | Overview, Episodes, Lessons, Sleep, Shared |
+| ctrl+p | anywhere | command palette: every action by name |
+| / | Episodes | search with hybrid recall (Esc clears) |
+| n / p | Episodes | next / previous page |
+| s | Episodes | sort by the next column |
+| a | Episodes | archive or restore |
+| f | Episodes | forget (archive or delete for good) |
+| P | Episodes | promote to long-term |
+| t / i / c | Episodes | tag, set importance, connect |
+| e / v / m | Lessons | edit, veto or restore, merge into another |
+| r | Sleep | run sleep (the chosen pass or all) |
+| a / x | Shared | accept / reject a candidate |
+| T / y / R | Shared | trust or distrust the peer, sync now, revoke one of ours |
+| ctrl+r | anywhere | reload from the database |
+| q | anywhere | quit |
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss(None)", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with Grid(id="dialog", classes="wide"):
+            yield Markdown(HELP)

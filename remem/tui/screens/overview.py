@@ -1,0 +1,53 @@
+"""Overview, the first screen: counts, last ingest and sleep, corrections per day, the
+primed-versus-held-out comparison, and the morning report."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Label, Markdown, Sparkline, Static
+
+from remem.tui.widgets.format import ago
+
+
+class OverviewPane(Vertical):
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="overview-top"):
+            yield Static("", id="overview-counts", classes="card")
+            with Vertical(id="overview-trend", classes="card"):
+                yield Label("Corrections per day (30 days)", classes="section")
+                yield Sparkline([], id="overview-sparkline")
+                yield Static("", id="overview-measure")
+        with VerticalScroll(id="overview-morning"):
+            yield Markdown("", id="overview-report")
+
+    def on_mount(self) -> None:
+        self.reload()
+
+    def reload(self) -> None:
+        store = self.app.store
+        counts = store.counts()
+        times = store.meta_times()
+        by_kind = {r["kind"]: r["n"] for r in store.rows("SELECT kind, count(*) AS n FROM episodes GROUP BY kind")}
+        status = {r["status"]: r["n"] for r in store.rows("SELECT status, count(*) AS n FROM lessons GROUP BY status")}
+        lines = [
+            f"[b]{counts['episodes']}[/b] episodes  " + " ".join(f"{k} {v}" for k, v in sorted(by_kind.items())),
+            f"[b]{counts['lessons']}[/b] lessons  " + " ".join(f"{k} {v}" for k, v in sorted(status.items())),
+            f"[b]{counts['predictions']}[/b] predictions · {counts['connections']} connections · "
+            f"{counts['sessions']} sessions",
+            f"last ingest: {ago(times['last_ingest']) + ' ago' if times['last_ingest'] else 'never'}",
+            f"last sleep:  {ago(times['last_sleep']) + ' ago' if times['last_sleep'] else 'never'}",
+        ]
+        self.query_one("#overview-counts", Static).update("\n".join(lines))
+        browse = self.app.engine("browse")
+        self.query_one("#overview-sparkline", Sparkline).data = browse.corrections_by_day(store, 30)
+        measure = self.app.engine("measure").measure(store, 30)
+        self.query_one("#overview-measure", Static).update("\n".join(
+            self.app.engine("measure").summary_lines(measure)))
+        from remem import paths
+
+        morning = paths.morning_path()
+        text = morning.read_text(encoding="utf-8") if morning.exists() else (
+            "# No morning report yet\n\n`remem sleep` writes one: what was learned, merged, "
+            "confirmed, failed and faded overnight.")
+        self.query_one("#overview-report", Markdown).update(text)

@@ -1,0 +1,145 @@
+"""Shared: lessons received from other memories, peers and their trust, sync, revoke."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Label, Static
+
+from remem.tui.screens.modals import AskValue
+from remem.tui.widgets.format import cut
+
+
+class SharedPane(Vertical):
+    BINDINGS = [
+        Binding("a", "accept", "Accept"),
+        Binding("x", "reject", "Reject"),
+        Binding("T", "trust", "Trust peer"),
+        Binding("y", "sync", "Sync now"),
+        Binding("R", "revoke", "Revoke ours"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Label("Candidates (received, not yet trusted)", classes="section")
+        with Horizontal(classes="split"):
+            yield DataTable(id="candidate-table", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="candidate-detail", classes="detail"):
+                yield Static("", id="candidate-detail-text")
+        yield Label("Peers", classes="section")
+        yield DataTable(id="peer-table", cursor_type="row")
+        yield Label("", id="shared-status", classes="status")
+
+    def on_mount(self) -> None:
+        self.query_one("#candidate-table", DataTable).add_columns("status", "origin", "signature", "safety", "lesson")
+        self.query_one("#peer-table", DataTable).add_columns("origin", "trusted", "first seen", "lessons", "label")
+        self.reload()
+
+    def reload(self) -> None:
+        share = self.app.engine("share")
+        self.candidates = {c["id"]: c for c in share.candidates(self.app.store)}
+        table = self.query_one("#candidate-table", DataTable)
+        table.clear()
+        for c in self.candidates.values():
+            safety = "ok" if c["safety"]["ok"] else "quarantined"
+            table.add_row(c["status"], (c["origin"] or "?")[:8], c["signature"], safety, cut(c["text"], 60),
+                          key=c["id"])
+        peers = self.query_one("#peer-table", DataTable)
+        peers.clear()
+        self.peers = share.peers(self.app.store)
+        for p in self.peers:
+            held = ", ".join(f"{k} {v}" for k, v in p["lessons"].items()) or "-"
+            peers.add_row(p["origin"], "yes" if p["trusted"] else "no", p["first_seen"][:10], held,
+                          p.get("label") or "", key=p["origin"])
+        folder = self.app.engine("config").load()["share"]["folder"] or "not set (remem config set share.folder PATH)"
+        self.query_one("#shared-status", Label).update(
+            f"sync folder: {folder} · a accept · x reject · T trust · y sync · R revoke")
+        self.show_detail(self._selected("#candidate-table"))
+
+    def _selected(self, table_id: str) -> str | None:
+        table = self.query_one(table_id, DataTable)
+        if not table.row_count:
+            return None
+        try:
+            return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        except Exception:
+            return None
+
+    def show_detail(self, lesson_id: str | None) -> None:
+        target = self.query_one("#candidate-detail-text", Static)
+        c = self.candidates.get(lesson_id or "")
+        if not c:
+            target.update("Nothing received. Set a sync folder and press y to sync.")
+            return
+        corr = c["corroboration"]
+        closest = corr["closest_own"]
+        lines = [
+            f"[b]{c['text']}[/b]",
+            f"[dim]{c['id']} · {c['kind']} · from {c['origin']} "
+            f"({'trusted' if c['origin_trusted'] else 'not trusted'})[/dim]",
+            f"signature: {c['signature']}",
+            "safety: " + ("ok" if c["safety"]["ok"] else "; ".join(c["safety"]["reasons"]) or c.get("note") or "quarantined"),
+            f"corroborated by: {', '.join(corr['origins']) or 'nobody yet'}",
+            f"needs: {corr['needed']}",
+        ]
+        if closest:
+            lines.append(f"closest lesson of yours: {closest['id']} (cosine {closest['cosine']}, cut {closest['cut']})")
+        target.update("\n".join(lines))
+
+    @on(DataTable.RowHighlighted, "#candidate-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_detail(str(event.row_key.value) if event.row_key else None)
+
+    def _do(self, message: str, fn: Any) -> None:
+        try:
+            fn()
+        except Exception as exc:
+            self.app.notify(str(exc), severity="error")
+            return
+        self.app.notify(message)
+        self.reload()
+
+    def action_accept(self) -> None:
+        lesson_id = self._selected("#candidate-table")
+        if lesson_id:
+            share = self.app.engine("share")
+            self._do("accepted", lambda: share.accept(self.app.store, lesson_id, force=True))
+
+    def action_reject(self) -> None:
+        lesson_id = self._selected("#candidate-table")
+        if lesson_id:
+            share = self.app.engine("share")
+            self._do("rejected", lambda: share.reject(self.app.store, lesson_id))
+
+    def action_trust(self) -> None:
+        origin = self._selected("#peer-table")
+        if not origin:
+            return
+        share = self.app.engine("share")
+        trusted = next((p["trusted"] for p in self.peers if p["origin"] == origin), False)
+        self._do("trust withdrawn" if trusted else "trusted",
+                 lambda: share.trust(self.app.store, origin, not trusted))
+
+    def action_sync(self) -> None:
+        share = self.app.engine("share")
+
+        def run() -> None:
+            out = share.sync(self.app.store)
+            summary = out["summary"]
+            self.app.notify(f"exported {summary['exported']}, received {summary['received']}, "
+                            f"quarantined {summary['quarantined']}")
+
+        self._do("synced", run)
+
+    def action_revoke(self) -> None:
+        share = self.app.engine("share")
+
+        def done(lesson_id: str | None) -> None:
+            if lesson_id:
+                self._do(f"revoked {lesson_id}", lambda: share.revoke(self.app.store, lesson_id,
+                                                                     share.resolve_folder()))
+
+        self.app.push_screen(AskValue("Revoke which of your lessons everywhere?", "lesson id"), done)

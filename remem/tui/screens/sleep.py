@@ -1,0 +1,116 @@
+"""Sleep: run it (or one pass) in a worker and watch every pass live; the history of runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, DataTable, Label, ProgressBar, RichLog, Select
+
+from remem.tui.widgets.format import ago
+
+
+class SleepPane(Vertical):
+    BINDINGS = [Binding("r", "run_sleep", "Run sleep")]
+    sleep_running = False
+
+    def compose(self) -> ComposeResult:
+        from remem.engine.sleep import PASSES
+
+        with Horizontal(classes="filters"):
+            yield Select([(p, p) for p in PASSES], prompt="every pass", id="sleep-pass")
+            yield Button("Run sleep (r)", id="sleep-run", variant="primary")
+        with Horizontal(classes="split"):
+            with Vertical(id="sleep-passes"):
+                for name in PASSES:
+                    with Horizontal(classes="pass-row"):
+                        yield Label(name, classes="pass-name")
+                        yield ProgressBar(total=1, show_eta=False, id=f"bar-{name}")
+                        yield Label("", id=f"count-{name}", classes="pass-count")
+            yield RichLog(id="sleep-log", wrap=True, markup=False, max_lines=2000)
+        yield DataTable(id="sleep-history", cursor_type="row")
+
+    def on_mount(self) -> None:
+        self.log_lines: list[str] = []
+        self.query_one("#sleep-history", DataTable).add_columns("run", "started", "took", "status", "what changed")
+        self.reload()
+
+    def reload(self) -> None:
+        table = self.query_one("#sleep-history", DataTable)
+        table.clear()
+        for run in self.app.engine("sleep").history(self.app.store, limit=20):
+            took = "-"
+            if run["finished"]:
+                clock = self.app.engine("clock")
+                took = f"{(clock.parse(run['finished']) - clock.parse(run['started'])).total_seconds():.1f}s"
+            table.add_row(str(run["id"]), f"{ago(run['started'])} ago", took, run["status"],
+                          _changes(run["summary"]), key=str(run["id"]))
+
+    @on(Button.Pressed, "#sleep-run")
+    def _pressed(self) -> None:
+        self.action_run_sleep()
+
+    def action_run_sleep(self) -> None:
+        if self.sleep_running:
+            self.app.notify("sleep is already running")
+            return
+        choice = self.query_one("#sleep-pass", Select)
+        passes = None if choice.is_blank() else [str(choice.value)]
+        self.sleep_running = True
+        self.query_one("#sleep-run", Button).disabled = True
+        self.say(f"sleep: {'every pass' if not passes else passes[0]}")
+        self.run_worker_sleep(passes)
+
+    @work(thread=True, exclusive=True, group="sleep")
+    def run_worker_sleep(self, passes: list[str] | None) -> None:
+        from remem.engine import sleep
+        from remem.engine.store import Store
+
+        try:
+            with Store() as store:  # its own connection: the UI thread keeps the app's
+                for event in sleep.run_sleep(store, passes):
+                    self.app.call_from_thread(self.on_progress, event)
+            self.app.call_from_thread(self.finished, None)
+        except Exception as exc:
+            self.app.call_from_thread(self.finished, str(exc))
+
+    def on_progress(self, event: Any) -> None:
+        if event.pass_name != "sleep":
+            try:
+                bar = self.query_one(f"#bar-{event.pass_name}", ProgressBar)
+            except Exception:
+                bar = None
+            if bar is not None:
+                bar.update(total=max(event.total, 1), progress=event.done if event.total else 1)
+                self.query_one(f"#count-{event.pass_name}", Label).update(f"{event.done}/{event.total}")
+        if event.message:
+            self.say(f"{event.pass_name}: {event.message}")
+
+    def say(self, line: str) -> None:
+        self.log_lines.append(line)
+        self.query_one("#sleep-log", RichLog).write(line)
+
+    def finished(self, error: str | None) -> None:
+        self.sleep_running = False
+        self.query_one("#sleep-run", Button).disabled = False
+        if error:
+            self.say(f"sleep stopped: {error}")
+            self.app.notify(error, severity="error")
+        else:
+            self.say("sleep finished")
+            self.app.notify("sleep finished")
+        self.reload()
+        self.app.refresh_all(except_sleep=True)
+
+
+def _changes(summary: dict[str, Any]) -> str:
+    parts = []
+    for name, counts in (summary or {}).items():
+        if isinstance(counts, dict):
+            numbers = [f"{k} {v}" for k, v in counts.items() if isinstance(v, (int, float)) and v]
+            if numbers:
+                parts.append(f"{name}: {', '.join(numbers[:2])}")
+    return "; ".join(parts)[:80] or "nothing to do"

@@ -1,0 +1,26 @@
+"""Text helpers for cells: relative times from the engine's clock, cut with an ellipsis."""
+
+from __future__ import annotations
+
+from remem.engine import clock
+
+
+def ago(stamp: str | None) -> str:
+    """'3m', '5h', '12d', '2y' before the engine's now (frozen in tests)."""
+    if not stamp:
+        return "-"
+    try:
+        seconds = (clock.now() - clock.parse(stamp)).total_seconds()
+    except ValueError:
+        return stamp[:10]
+    if seconds < 0:
+        return "soon"
+    for unit, size in (("y", 31_536_000), ("d", 86_400), ("h", 3_600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return "now"
+
+
+def cut(text: str | None, width: int) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"

@@ -1,0 +1,248 @@
+"""Every action that changes data, driven through the real app under its pilot; the database
+is checked afterwards."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from remem.engine.store import Store
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def _app():
+    from remem.tui.app import RememApp
+
+    return RememApp()
+
+
+def _row(eid: str) -> dict:
+    with Store() as store:
+        return store.one("SELECT * FROM episodes WHERE id = ?", (eid,)) or {}
+
+
+async def _select_episode(pilot, eid: str) -> None:
+    table = pilot.app.query_one("#episode-table")
+    table.move_cursor(row=table.get_row_index(eid))
+    await pilot.pause()
+
+
+async def test_archive_restore_promote_and_importance(demo_home):
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("2")
+        await _select_episode(pilot, "e05")
+        await pilot.press("a")
+        await pilot.pause()
+        assert _row("e05")["archived"] == 1
+        # archived rows leave the live list; show archived ones and restore it
+        await pilot.click("#episode-archived")
+        await pilot.pause()
+        await _select_episode(pilot, "e05")
+        await pilot.press("a")
+        await pilot.pause()
+        assert _row("e05")["archived"] == 0
+        await pilot.click("#episode-archived")
+        await pilot.pause()
+        with Store() as store:
+            store.conn.execute("UPDATE episodes SET memory_type = 'short_term', expires_at = '2030-01-01' WHERE id = 'e08'")
+        await _select_episode(pilot, "e08")
+        await pilot.press("P")
+        await pilot.pause()
+        assert _row("e08")["memory_type"] == "long_term"
+        await pilot.press("i")
+        await pilot.pause()
+        answer = app.screen.query_one("#answer")
+        answer.value = "0.9"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert _row("e08")["importance"] == pytest.approx(0.9)
+
+
+async def test_forget_soft_then_hard_with_confirmation(demo_home):
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("2")
+        await _select_episode(pilot, "e10")
+        await pilot.press("f")
+        await pilot.pause()
+        await pilot.click("#cancel")
+        await pilot.pause()
+        assert _row("e10")["archived"] == 0
+        await pilot.press("f")
+        await pilot.pause()
+        await pilot.click("#soft")
+        await pilot.pause()
+        assert _row("e10")["archived"] == 1
+        await _select_episode(pilot, "e09")
+        await pilot.press("f")
+        await pilot.pause()
+        await pilot.click("#hard")
+        await pilot.pause()
+    assert _row("e09") == {}
+    with Store() as store:
+        assert store.scalar("SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH 'pagination'") == 0
+
+
+async def test_tag_and_connect(demo_home):
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("2")
+        await _select_episode(pilot, "e06")
+        await pilot.press("t")
+        await pilot.pause()
+        app.screen.query_one("#answer").value = "frontend, node"
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        app.screen.query_one("#target").value = "e05"
+        app.screen.query_one("#type").value = "caused_by"
+        await pilot.click("#ok")
+        await pilot.pause()
+    with Store() as store:
+        assert store.tags_of("e06") == ["frontend", "node"]
+        edge = store.one("SELECT * FROM connections WHERE src = 'e06'")
+    assert edge["dst"] == "e05" and edge["type"] == "caused_by" and edge["origin"] == "explicit"
+
+
+async def test_search_uses_recall_and_shows_parts(demo_home):
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("2", "slash")
+        await pilot.press(*"which package installer")
+        await pilot.press("enter")
+        await pilot.pause()
+        pane = app.query_one("#episodes-pane")
+        assert pane.selected_id() in ("e01", "e02")
+        assert pane.hits[pane.selected_id()]["parts"]["semantic"] > 0
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not pane.hits
+
+
+async def test_lesson_edit_veto_and_merge(demo_home):
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        table = app.query_one("#lesson-table")
+        table.move_cursor(row=table.get_row_index("L1"))
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#editor").text = "Always install Python packages with uv."
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        with Store() as store:
+            row = store.one("SELECT text, draft FROM lessons WHERE id = 'L1'")
+        assert row["text"] == "Always install Python packages with uv."
+        assert row["draft"] == "Install packages with uv, not pip."
+        table.move_cursor(row=table.get_row_index("L2"))
+        await pilot.press("v")
+        await pilot.pause()
+        with Store() as store:
+            assert store.scalar("SELECT status FROM lessons WHERE id = 'L2'") == "vetoed"
+        await pilot.press("v")
+        await pilot.pause()
+        with Store() as store:
+            assert store.scalar("SELECT status FROM lessons WHERE id = 'L2'") == "active"
+        table.move_cursor(row=table.get_row_index("L2"))
+        await pilot.press("m")
+        await pilot.pause()
+        app.screen.query_one("#answer").value = "L1"
+        await pilot.press("enter")
+        await pilot.pause()
+    with Store() as store:
+        assert store.scalar("SELECT count(*) FROM lessons WHERE id = 'L2'") == 0
+        assert store.one("SELECT new FROM aliases WHERE old = 'L2'")["new"] == "L1"
+        assert set(json.loads(store.scalar("SELECT sources FROM lessons WHERE id = 'L1'"))) == {"e01", "e02", "e03", "e04"}
+
+
+async def test_sleep_runs_in_a_worker_and_is_recorded(demo_home):
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("4", "r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        pane = app.query_one("#sleep-pane")
+        assert pane.log_lines[-1] == "sleep finished"
+        assert any(line.startswith("lessons:") for line in pane.log_lines)
+        assert app.query_one("#sleep-history").row_count == 2
+    with Store() as store:
+        assert store.scalar("SELECT count(*) FROM runs WHERE kind = 'sleep'") == 2
+
+
+async def test_shared_accept_reject_and_trust(demo_home):
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("5")
+        await pilot.pause()
+        await pilot.press("T")
+        await pilot.pause()
+        with Store() as store:
+            assert store.scalar("SELECT trusted FROM peers WHERE origin = 'b7e1c0ffee00aa11'") == 1
+        app.query_one("#candidate-table").focus()
+        await pilot.press("a")
+        await pilot.pause()
+    with Store() as store:
+        assert store.scalar("SELECT status FROM lessons WHERE id = 'L3'") == "active"
+
+
+async def test_reject_candidate(demo_home):
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("5")
+        app.query_one("#candidate-table").focus()
+        await pilot.press("x")
+        await pilot.pause()
+    with Store() as store:
+        assert store.scalar("SELECT status FROM lessons WHERE id = 'L3'") != "candidate"
+
+
+async def test_reads_while_another_writer_is_busy(demo_home):
+    """Hooks and sleep write while the UI is open: reloads keep working, no errors."""
+    from remem.engine.memories import remember
+
+    stop = threading.Event()
+
+    def writer() -> None:
+        with Store() as store:
+            n = 0
+            while not stop.is_set() and n < 40:
+                remember(store, f"written by another process {n}")
+                n += 1
+
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        thread = threading.Thread(target=writer)
+        thread.start()
+        await pilot.press("2")
+        for _ in range(10):
+            await pilot.press("ctrl+r")
+            await pilot.pause()
+        stop.set()
+        thread.join()
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert "of 50" in str(app.query_one("#episode-status").render()) or \
+            app.query_one("#episodes-pane").total == 50
+
+
+async def test_palette_lists_every_action_and_quits_cleanly(demo_home):
+    from remem.tui.app import PALETTE
+
+    app = _app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for _, _, title, _ in PALETTE:
+            assert title in titles
+        await pilot.press("q")
+    assert app.return_code in (0, None)

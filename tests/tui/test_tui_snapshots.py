@@ -1,0 +1,88 @@
+"""Every screen and modal, as SVG snapshots over the deterministic demo store (80x24 and 120x36)."""
+
+from __future__ import annotations
+
+import pytest
+
+BIG = (120, 36)
+
+
+def _app():
+    from remem.tui.app import RememApp
+
+    return RememApp()
+
+
+async def _quiet(pilot) -> None:
+    """No blinking cursor, no pending notifications: snapshots must be deterministic."""
+    for widget in pilot.app.query("Input, TextArea"):
+        widget.cursor_blink = False
+    pilot.app.clear_notifications()
+    await pilot.pause()
+
+
+def test_overview_80x24(demo_home, snap_compare):
+    assert snap_compare(_app(), terminal_size=(80, 24), run_before=_quiet)
+
+
+def test_overview(demo_home, snap_compare):
+    assert snap_compare(_app(), terminal_size=BIG, run_before=_quiet)
+
+
+def test_episodes(demo_home, snap_compare):
+    assert snap_compare(_app(), terminal_size=BIG, press=["2"], run_before=_quiet)
+
+
+def test_episodes_80x24(demo_home, snap_compare):
+    assert snap_compare(_app(), terminal_size=(80, 24), press=["2"], run_before=_quiet)
+
+
+def test_episodes_search_shows_score_parts(demo_home, snap_compare):
+    async def search(pilot):
+        await pilot.press("2", "slash")
+        await pilot.press(*"which installer")
+        await pilot.press("enter")
+        await _quiet(pilot)
+
+    assert snap_compare(_app(), terminal_size=BIG, run_before=search)
+
+
+def test_lessons(demo_home, snap_compare):
+    assert snap_compare(_app(), terminal_size=BIG, press=["3"], run_before=_quiet)
+
+
+def test_sleep(demo_home, snap_compare):
+    assert snap_compare(_app(), terminal_size=BIG, press=["4"], run_before=_quiet)
+
+
+def test_shared(demo_home, snap_compare):
+    assert snap_compare(_app(), terminal_size=BIG, press=["5"], run_before=_quiet)
+
+
+def test_help_modal(demo_home, snap_compare):
+    assert snap_compare(_app(), terminal_size=BIG, press=["question_mark"], run_before=_quiet)
+
+
+def test_forget_modal(demo_home, snap_compare):
+    assert snap_compare(_app(), terminal_size=BIG, press=["2", "f"], run_before=_quiet)
+
+
+def test_tag_modal(demo_home, snap_compare):
+    assert snap_compare(_app(), terminal_size=BIG, press=["2", "t"], run_before=_quiet)
+
+
+def test_connect_modal(demo_home, snap_compare):
+    assert snap_compare(_app(), terminal_size=BIG, press=["2", "c"], run_before=_quiet)
+
+
+def test_edit_lesson_modal(demo_home, snap_compare):
+    assert snap_compare(_app(), terminal_size=BIG, press=["3", "e"], run_before=_quiet)
+
+
+def test_command_palette(demo_home, snap_compare):
+    async def palette(pilot):
+        await pilot.press("ctrl+p")
+        await pilot.press(*"forget")
+        await _quiet(pilot)
+
+    assert snap_compare(_app(), terminal_size=BIG, run_before=palette)
