@@ -410,7 +410,7 @@ def _codex_toml(editor: TomlEditor | None, remove: bool) -> Edit:
 
 def sleep_command() -> str:
     log = paths.logs_dir() / "sleep.log"
-    return f"{command('sleep')} >> {shlex.quote(str(log))} 2>&1"
+    return f"{command('sleep', '--quiet')} >> {shlex.quote(str(log))} 2>&1"
 
 
 def cron_line() -> str:
