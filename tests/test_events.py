@@ -20,7 +20,7 @@ GOOD = {"v": 1, "at": "2026-11-24T09:00:00Z", "kind": "note", "text": "The stagi
 def test_every_field_becomes_the_episode(store) -> None:
     with clock.frozen("2026-11-25T00:00:00Z"):
         summary = events.ingest_events_file(store, FIXTURES / "every_field.jsonl")
-    assert summary["errors"] == [] and summary["events"] == 9 and summary["sessions"] == 1
+    assert summary["errors"] == [] and summary["events"] == 10 and summary["sessions"] == 1
     note = store.episode("ci-tool:note-1")  # the event's id is the episode's id
     assert note["kind"] == "note" and note["source"] == "ci-tool" and note["session_id"] == "ops-7"
     assert note["cwd"] == "/srv/ops" and note["at"] == "2026-11-24T09:00:00.000000+00:00"
@@ -46,6 +46,19 @@ def test_message_events_go_through_the_detectors(store) -> None:
     assert len(kept) == 1 and "message" in store.tags_of(kept[0]["id"])
     row = store.one("SELECT * FROM sessions WHERE id = 'chat-42'")
     assert row["source"] == "events"
+    (failed,) = store.rows("SELECT * FROM episodes WHERE session_id = 'chat-42' AND kind = 'error'")
+    assert "AssertionError" in failed["detail"] and "tests/test_upload.py" in failed["gist"]
+
+
+def test_message_session_carries_tool_calls() -> None:
+    found, errors = events.parse_event_lines((FIXTURES / "every_field.jsonl").read_text().split("\n"))
+    assert errors == []
+    (session,) = events.message_sessions(found)
+    assert [t.role for t in session.turns] == ["user", "assistant", "assistant", "user", "assistant"]
+    shell, read = session.turns[1].tool_calls
+    assert shell.id == "call-up-1" and shell.is_error and shell.input == {"command": "pytest tests/test_upload.py"}
+    assert not read.is_error and read.id  # no id given: a stable one is made
+    assert session.meta["speakers"] == {"user": "Dana", "assistant": "agent"}
 
 
 def test_reingesting_adds_nothing(store) -> None:
@@ -85,6 +98,11 @@ def test_ids_without_an_id_are_stable_and_distinct() -> None:
     ({"role": "narrator"}, "role"),
     ({"keep": "yes"}, "keep"),
     ({"text": "bad \ud800 surrogate"}, "text"),
+    ({"tool_calls": [{"name": "sh"}]}, "tool_calls"),
+    ({"kind": "message", "role": "assistant", "session": "s", "tool_calls": [{"input": 1}]}, "tool_calls[0].name"),
+    ({"kind": "message", "role": "assistant", "session": "s", "tool_calls": [{"name": "x", "is_error": "y"}]},
+     "tool_calls[0].is_error"),
+    ({"kind": "message", "role": "assistant", "session": "s", "tool_calls": [{"name": 5}]}, "tool_calls[0].name"),
     ({"tags": ["\udfff"]}, "tags"),
     ({"ttl": "1e30s"}, "ttl"),
 ])
@@ -207,7 +225,8 @@ _value = st.recursive(
 )
 _event = st.dictionaries(
     st.sampled_from(["v", "at", "kind", "text", "title", "detail", "id", "session", "source", "cwd",
-                     "tags", "importance", "valence", "arousal", "ttl", "role", "speaker", "keep", "zz"]),
+                     "tags", "importance", "valence", "arousal", "ttl", "role", "speaker", "keep",
+                     "tool_calls", "zz"]),
     _value | st.sampled_from(["note", "message", "user", "2026-11-24T09:00:00Z", "7d", 1, 0.5]),
     max_size=10,
 )
@@ -232,7 +251,10 @@ _valid_ish = st.fixed_dictionaries(
               "source": _text, "cwd": _text, "speaker": _text, "tags": st.lists(_text, max_size=3),
               "importance": st.floats(), "valence": st.floats(), "arousal": st.floats(),
               "ttl": st.one_of(_text, st.floats(), st.sampled_from(["1e30s", "7d", "-1", "nan"])),
-              "role": st.sampled_from(["user", "assistant"]), "keep": st.booleans()},
+              "role": st.sampled_from(["user", "assistant"]), "keep": st.booleans(),
+              "tool_calls": st.lists(st.fixed_dictionaries(
+                  {"name": _text}, optional={"id": _text, "result": _text, "is_error": st.booleans(),
+                                             "rejected": st.booleans(), "input": _value}), max_size=3)},
 )
 
 

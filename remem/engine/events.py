@@ -29,8 +29,9 @@ from typing import Any, Iterable
 from remem import config as config_mod
 from remem import paths
 from remem.engine import clock
-from remem.engine.session import Session, Turn
+from remem.engine.session import Session, ToolCall, Turn
 from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_TITLE, Store, stable_id
+from remem.engine.toolresult import looks_failed
 
 VERSION = 1
 EPISODE_EVENT_KINDS = ("note", "correction", "error", "surprise", "environment")
@@ -43,6 +44,7 @@ MAX_SHORT = 1000  # session, source, cwd, speaker
 MAX_TAGS = 32
 MAX_TAG = 64
 MAX_TTL_S = 100 * 365 * 86400
+MAX_CALLS = 64
 DEFAULT_SOURCE = "events"
 
 
@@ -110,7 +112,7 @@ def validate(ev: Any) -> dict[str, Any]:
                          "put the long part in detail")
     title = _string(ev, "title", MAX_TITLE)
     detail = _string(ev, "detail", MAX_DETAIL)
-    if not (text or "").strip() and not (title or "").strip():
+    if kind != "message" and not (text or "").strip() and not (title or "").strip():
         raise EventError("text: missing or empty; give text, or a title (with optional detail)")
     out: dict[str, Any] = {"v": VERSION, "at": at, "kind": kind, "text": text, "title": title,
                            "detail": detail}
@@ -154,14 +156,53 @@ def validate(ev: Any) -> dict[str, Any]:
     if not isinstance(keep, bool):
         raise EventError("keep: must be true or false")
     out["keep"] = keep
+    out["tool_calls"] = _tool_calls(ev.get("tool_calls"), kind, role)
     if kind == "message":
         if role is None:
             raise EventError("role: kind message needs role user or assistant")
         if not out["session"]:
             raise EventError("session: kind message needs a session id to join its turns")
-        if not (text or "").strip():
-            raise EventError("text: kind message needs the turn's text")
+        if not (text or "").strip() and not out["tool_calls"]:
+            raise EventError("text: kind message needs the turn's text (or tool_calls)")
     return out
+
+
+def _tool_calls(value: Any, kind: str, role: Any) -> list[dict[str, Any]]:
+    """An assistant turn's tool calls: [{name, id?, input?, result?, is_error?, rejected?}]."""
+    if value is None:
+        return []
+    if kind != "message" or role != "assistant":
+        raise EventError("tool_calls: only a message with role assistant carries tool calls")
+    if not isinstance(value, list) or len(value) > MAX_CALLS:
+        raise EventError(f"tool_calls: must be a list of at most {MAX_CALLS} objects")
+    calls = []
+    for i, call in enumerate(value):
+        where = f"tool_calls[{i}]"
+        if not isinstance(call, dict):
+            raise EventError(f"{where}: must be an object with at least a name")
+        try:
+            name = _string(call, "name", MAX_SHORT)
+            call_id = _string(call, "id", MAX_ID)
+            result = _string(call, "result", MAX_DETAIL)
+        except EventError as exc:
+            raise EventError(f"{where}.{exc}") from None
+        if not (name or "").strip():
+            raise EventError(f"{where}.name: missing; name the tool that was called")
+        flags = {}
+        for flag in ("is_error", "rejected"):
+            if call.get(flag) is not None and not isinstance(call.get(flag), bool):
+                raise EventError(f"{where}.{flag}: must be true or false")
+            flags[flag] = call.get(flag)
+        try:
+            dumped = json.dumps(call.get("input"), ensure_ascii=False)
+            dumped.encode("utf-8")
+            size = len(dumped)
+        except (TypeError, ValueError, UnicodeEncodeError):
+            raise EventError(f"{where}.input: must be JSON text without lone surrogates") from None
+        if size > MAX_DETAIL:
+            raise EventError(f"{where}.input: over the {MAX_DETAIL:,} character cap")
+        calls.append({"name": name, "id": call_id, "input": call.get("input"), "result": result, **flags})
+    return calls
 
 
 def parse_event_lines(lines: Iterable[str]) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
@@ -250,7 +291,7 @@ def store_events(store: Store, events: list[dict[str, Any]]) -> dict[str, Any]:
     seen: set[str] = set()
     for ev in events:
         if ev["kind"] == "message":
-            if not ev.get("keep"):
+            if not ev.get("keep") or not (ev.get("text") or "").strip():
                 continue
             fields = _episode_fields(ev, "note", list(ev["tags"]) + ["message", f"role:{ev['role']}"])
         else:
@@ -287,6 +328,15 @@ def store_events(store: Store, events: list[dict[str, Any]]) -> dict[str, Any]:
     return {"added": added, "by_kind": by_kind}
 
 
+def _call(c: dict[str, Any], ev: dict[str, Any], n: int) -> ToolCall:
+    result = c.get("result")
+    failed = c.get("is_error")
+    if failed is None:  # the writer did not say: read it from the result, as for chats
+        failed = looks_failed(result or "")
+    return ToolCall(id=c.get("id") or f"{episode_id(ev)}:{n}", name=c["name"], input=c.get("input"),
+                    result=result, is_error=bool(failed), rejected=bool(c.get("rejected")))
+
+
 def message_sessions(events: list[dict[str, Any]], origin: str | None = None) -> list[Session]:
     """kind=message events -> one Session per `session`, turns in time order (file order on ties)."""
     grouped: dict[str, list[dict[str, Any]]] = {}
@@ -296,7 +346,9 @@ def message_sessions(events: list[dict[str, Any]], origin: str | None = None) ->
     sessions = []
     for sid, evs in grouped.items():
         evs = sorted(evs, key=lambda e: e["at"])  # stable: file order kept for equal times
-        turns = [Turn(role=e["role"], text=e["text"], at=e["at"], uuid=e.get("id")) for e in evs]
+        turns = [Turn(role=e["role"], text=e["text"] or "", at=e["at"], uuid=e.get("id"),
+                      tool_calls=[_call(c, e, n) for n, c in enumerate(e["tool_calls"])])
+                 for e in evs]
         speakers = {e["role"]: e["speaker"] for e in evs if e.get("speaker")}
         sources = {e.get("source") or DEFAULT_SOURCE for e in evs}
         sessions.append(Session(
