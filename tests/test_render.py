@@ -168,3 +168,14 @@ def test_atomic_write_leaves_no_temp_files(tmp_path):
     assert render.write_atomic(target, "one\n") is True
     assert render.write_atomic(target, "one\n") is False
     assert [p.name for p in target.parent.iterdir()] == ["f.md"]
+
+
+def test_a_render_on_its_own_keeps_the_nights_report(store):
+    project("/home/u/a")
+    with clock.frozen(_at(48)):
+        store.put_episodes([episode("c1", "correction", "use uv, not pip, to install packages", hours=1)])
+        sleep.run_sleep_collect(store)
+        report = paths.morning_path().read_text()
+        assert "Use uv, not pip" in report
+        sleep.run_sleep_collect(store, passes=["render"])
+        assert paths.morning_path().read_text() == report

@@ -173,6 +173,7 @@ def render(
     events: dict[str, list[Any]] | None = None,
     faded: int = 0,
     dry_run: bool = False,
+    morning: bool = True,
 ) -> dict[str, Any]:
     """Vetoes first, then lesson files, MEMORY.md sections, lessons.jsonl and morning.md."""
     written = _read_json(written_path(), {})
@@ -249,7 +250,8 @@ def render(
         write_atomic(vetoed_path(), _dump(vetoed))
         jsonl = "".join(wire_line(l) + "\n" for l in sorted(shown, key=lambda l: (l["created"], l["id"])))
         write_atomic(paths.lessons_jsonl_path(), jsonl)
-        write_atomic(paths.morning_path(), morning_report(store, events or {}, faded, new_vetoes))
+        if morning:
+            write_atomic(paths.morning_path(), morning_report(store, events or {}, faded, new_vetoes))
     return out
 
 

@@ -460,7 +460,10 @@ def _pass_render(ctx: Context) -> Iterator[Progress]:
     from remem.engine import render
 
     yield Progress("render", 0, 1, "writing lesson files")
-    counts = render.render(ctx.store, events=ctx.events, faded=ctx.faded, dry_run=ctx.dry_run)
+    # A render on its own (`--pass render`) keeps the night's report; a run that learned rewrites it.
+    learned = any(p in ctx.passes for p in ("lessons", "merge", "verify", "decay"))
+    counts = render.render(ctx.store, events=ctx.events, faded=ctx.faded, dry_run=ctx.dry_run,
+                           morning=learned)
     ctx.events["vetoed"] += counts.pop("vetoed_ids", [])
     ctx.counts["render"] = counts
     yield Progress("render", 1, 1, "done")
