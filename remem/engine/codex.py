@@ -214,9 +214,9 @@ class _Builder:
             if role not in ("user", "assistant"):
                 return  # developer / system: instructions, not the conversation
             text = _content_text(p.get("content"))
-            self.item_messages += 1
             if not text.strip():
-                return
+                return  # harness-only (environment context…) or images
+            self.item_messages += 1
             self.timeline.append(("item", Turn(role=role, text=text, at=at, uuid=p.get("id"))))
         elif kind == "function_call":
             self._call(p.get("call_id") or p.get("id"), str(p.get("name") or "function"),
@@ -228,8 +228,10 @@ class _Builder:
             action = p.get("action") if isinstance(p.get("action"), dict) else {}
             args = {"command": action.get("command"), "workdir": action.get("working_directory")}
             self._call(p.get("call_id") or p.get("id"), "local_shell", args, at)
-        elif kind == "web_search_call":
+        elif kind == "web_search_call":  # no output item: its status is its result
             self._call(p.get("id"), "web_search", p.get("action"), at)
+            status = p.get("status")
+            self._assistant(at).tool_calls[-1].result = status if isinstance(status, str) else ""
         elif kind in ("function_call_output", "custom_tool_call_output"):
             self._result(p.get("call_id"), p.get("output"))
         # reasoning, ghost_snapshot, compaction and anything newer: not the conversation
