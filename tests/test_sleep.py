@@ -344,3 +344,17 @@ def paths_claude_home_projects():
     from remem import paths
 
     return paths.claude_projects_dir()
+
+
+def test_an_old_history_is_learned_from_though_it_faded_but_not_what_was_forgotten(store):
+    from remem.engine.lifecycle import forget
+
+    with clock.frozen(_at(24 * 365)):  # a year later: decay archives all of it first
+        store.put_episodes([
+            episode("c1", "correction", "use uv, not pip, to install packages", hours=1),
+            episode("c2", "correction", "never push straight to main; open a pull request", hours=2),
+        ])
+        forget(store, "c2")
+        summary = run(store)
+    assert summary["passes"]["decay"]["archived"] + summary["passes"]["expire"].get("archived", 0) >= 1
+    assert [l["sources"] for l in lessons(store)] == [["c1"]]

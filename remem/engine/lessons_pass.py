@@ -37,12 +37,17 @@ def _progress(*args: Any) -> "Progress":
 
 def _kind_rows(store: Store, kind: str, space: str) -> list[dict[str, Any]]:
     return store.rows(
-        "SELECT seq, id, at, cwd, title, archived, embedding, "
+        "SELECT seq, id, at, cwd, title, archived, strength, embedding, "
         "(SELECT substr(tag, 7) FROM tags WHERE memory_id = episodes.id AND tag LIKE 'error:%' "
         "LIMIT 1) AS eclass FROM episodes "
         "WHERE kind = ? AND space = ? AND embedding IS NOT NULL ORDER BY at, seq",
         (kind, space),
     )
+
+
+# Live episodes, and those archived because they faded (an old history imported at once has
+# faded before its first sleep); not the ones the person archived by hand (`remem forget`).
+_LEARNABLE = "(archived = 0 OR strength < ?)"
 
 
 def _kind_data(ctx: "Context", kind: str) -> tuple[list[dict[str, Any]], dict[str, int], np.ndarray]:
@@ -99,6 +104,7 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
     space = emb.space
     cut = ctx.cut(space)
     kinds = ",".join(f"'{k}'" for k in CONSOLIDATED_KINDS)
+    faded_below = float(ctx.cfg["lifecycle"]["archive_below"])
     lessons = store.rows(
         "SELECT id, kind, cwd, strength, sources, created FROM lessons WHERE status != 'candidate' "
         "ORDER BY created, id"
@@ -112,13 +118,13 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
     max_seq = int(store.scalar("SELECT max(seq) FROM episodes") or 0)
     # An episode not yet in the current space is not consolidated yet: stop the mark before it.
     low = store.scalar(
-        f"SELECT min(seq) FROM episodes WHERE seq > ? AND archived = 0 AND kind IN ({kinds}) "
-        "AND (embedding IS NULL OR space IS NULL OR space != ?)", (watermark, space),
+        f"SELECT min(seq) FROM episodes WHERE seq > ? AND {_LEARNABLE} AND kind IN ({kinds}) "
+        "AND (embedding IS NULL OR space IS NULL OR space != ?)", (watermark, faded_below, space),
     )
     mark = int(low) - 1 if low is not None else max_seq
     total = int(store.scalar(
-        f"SELECT count(*) FROM episodes WHERE seq > ? AND seq <= ? AND archived = 0 AND kind IN ({kinds})",
-        (watermark, mark),
+        f"SELECT count(*) FROM episodes WHERE seq > ? AND seq <= ? AND {_LEARNABLE} "
+        f"AND kind IN ({kinds})", (watermark, mark, faded_below),
     ) or 0)
     yield _progress("lessons", 0, total, f"{total} new episodes to consolidate")
     counts = {"new_episodes": 0, "joined": 0, "created": 0, "pending": 0}
@@ -139,7 +145,7 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
             originals[lesson["id"]] = {"lesson": lesson, "sources": srcs}
         pool_idx, new_idx = [], []
         for i, r in enumerate(rows):
-            if r["id"] in consolidated or r["archived"]:
+            if r["id"] in consolidated or (r["archived"] and r["strength"] >= faded_below):
                 continue
             if r["seq"] <= watermark:
                 if kind in MUST_REPEAT:
