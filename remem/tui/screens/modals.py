@@ -132,7 +132,7 @@ HELP = """\
 | t / i / c | Episodes | tag, set importance, connect |
 | e / v / m | Lessons | edit, veto or restore, merge into another |
 | r | Sleep | run sleep (the chosen pass or all) |
-| a / x | Shared | accept / reject a candidate |
+| a / x | Shared | accept / reject a candidate (A: accept a quarantined one after reading why) |
 | T / y / R | Shared | trust or distrust the peer, sync now, revoke one of ours |
 | ctrl+r | anywhere | reload from the database |
 | q | anywhere | quit |

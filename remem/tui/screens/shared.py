@@ -17,6 +17,7 @@ from remem.tui.widgets.format import cut
 class SharedPane(Vertical):
     BINDINGS = [
         Binding("a", "accept", "Accept"),
+        Binding("A", "accept_quarantined", "Accept anyway", show=False),
         Binding("x", "reject", "Reject"),
         Binding("T", "trust", "Trust peer"),
         Binding("y", "sync", "Sync now"),
@@ -103,6 +104,17 @@ class SharedPane(Vertical):
         self.reload()
 
     def action_accept(self) -> None:
+        lesson_id = self._selected("#candidate-table")
+        if not lesson_id:
+            return
+        if self.candidates[lesson_id]["status"] == "quarantined":
+            self.app.notify("quarantined: read why on the right, then press A to accept it anyway",
+                            severity="warning")
+            return
+        share = self.app.engine("share")
+        self._do("accepted", lambda: share.accept(self.app.store, lesson_id))
+
+    def action_accept_quarantined(self) -> None:
         lesson_id = self._selected("#candidate-table")
         if lesson_id:
             share = self.app.engine("share")
