@@ -90,7 +90,10 @@ def draft(kind: str, episodes: Sequence[dict[str, Any]], representative: int = 0
     """The deterministic lesson text for a group of source episodes (time order)."""
     rep = episodes[representative] if episodes else {}
     if kind == "correction":
-        return imperative(person_words(rep)) or _finish(_clip(rep.get("title") or "a correction"))
+        words = person_words(rep)
+        if words.lower().startswith("refused "):  # a refused call the person gave no words for
+            return _finish(_clip(f"Ask before running {words[len('refused '):]}"))
+        return imperative(words) or _finish(_clip(rep.get("title") or "a correction"))
     if kind == "error":
         from remem.engine.consolidate import error_class
 
