@@ -11,7 +11,11 @@ then every few minutes.
 
 Budget (DESIGN.md): p95 <= 30 ms at 100,000 episodes (warm).
 
-Usage: python bench/mcp.py [--size 100000] [--queries 200] [--transports stdio,http] [--json]
+The same queries are also run in-process (no MCP) as the baseline, and a get_memory round
+trip shows what the protocol alone costs.
+
+Usage: python bench/mcp.py [--size 100000] [--queries 200] [--transports in-process,stdio,http]
+                           [--home DIR] [--json]
 """
 
 from __future__ import annotations
@@ -54,6 +58,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+async def _floor(client: Any, memory_id: str, n: int = 100) -> float:
+    """p50 of a get_memory round trip: the protocol's own cost, with almost no engine work."""
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        await client.call_tool("get_memory", {"id": memory_id})
+        times.append((time.perf_counter() - t0) * 1000)
+    return round(pct(times, 50), 2)
+
+
 async def _drive(client: Any, queries: list[str], warmup: int) -> dict[str, float]:
     started = time.perf_counter()
     first = await client.call_tool("recall", {"query": queries[0], "k": 5})
@@ -67,8 +81,32 @@ async def _drive(client: Any, queries: list[str], warmup: int) -> dict[str, floa
         result = await client.call_tool("recall", {"query": q, "k": 5})
         times.append((time.perf_counter() - t0) * 1000)
         assert not result.is_error and result.structured_content["hits"], result.content
+    floor = await _floor(client, first.structured_content["hits"][0]["id"])
     return {"first_ms": round(first_ms, 1), "p50_ms": round(pct(times, 50), 2),
-            "p95_ms": round(pct(times, 95), 2), "max_ms": round(max(times), 2), "calls": len(times)}
+            "p95_ms": round(pct(times, 95), 2), "max_ms": round(max(times), 2), "calls": len(times),
+            "get_memory_p50_ms": floor}
+
+
+def in_process(home: Path, queries: list[str], warmup: int) -> dict[str, float]:
+    """The same recall calls without MCP: what the tool itself costs in a warm process."""
+    os.environ["REMEM_HOME"] = str(home)
+    from remem.engine.recall import recall
+    from remem.engine.store import Store
+
+    with Store() as store:
+        t0 = time.perf_counter()
+        recall(store, queries[0], 5)
+        first_ms = (time.perf_counter() - t0) * 1000
+        for q in queries[1:warmup + 1]:
+            recall(store, q, 5)
+        times = []
+        for q in queries[warmup + 1:]:
+            t0 = time.perf_counter()
+            recall(store, q, 5)
+            times.append((time.perf_counter() - t0) * 1000)
+    return {"first_ms": round(first_ms, 1), "p50_ms": round(pct(times, 50), 2),
+            "p95_ms": round(pct(times, 95), 2), "max_ms": round(max(times), 2), "calls": len(times),
+            "get_memory_p50_ms": None}
 
 
 async def over_stdio(env: dict[str, str], queries: list[str], warmup: int) -> dict[str, float]:
@@ -115,13 +153,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
-    ap.add_argument("--transports", default="stdio,http")
+    ap.add_argument("--transports", default="in-process,stdio,http",
+                    help="Any of in-process (no MCP, the baseline), stdio, http.")
+    ap.add_argument("--home", help="Reuse (or build once into) this folder instead of a new temp one.")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
     rb = _recall_bench()
-    home = Path(tempfile.mkdtemp(prefix="remem-bench-mcp-"))
-    build_s = rb.build(home, args.size)
+    home = Path(args.home) if args.home else Path(tempfile.mkdtemp(prefix="remem-bench-mcp-"))
+    build_s = 0.0
+    if not (home / "memory.db").exists():
+        build_s = rb.build(home, args.size)
     rng = random.Random(11)
     vocab = rb.vocabulary(20_000, rng)
     queries = [" ".join(rng.choices(vocab[:400], k=rng.randint(3, 8)))
@@ -129,17 +171,21 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "REMEM_HOME": str(home), "REMEM_TOKEN": "", "HF_HUB_OFFLINE": "1"}
     rows = []
     for transport in [t.strip() for t in args.transports.split(",") if t.strip()]:
-        run = over_stdio if transport == "stdio" else over_http
-        figures = anyio.run(run, env, queries, args.warmup)
+        if transport == "in-process":
+            figures = in_process(home, queries, args.warmup)
+        else:
+            run = over_stdio if transport == "stdio" else over_http
+            figures = anyio.run(run, env, queries, args.warmup)
         rows.append({"transport": transport, "episodes": args.size, **figures})
     if args.json:
         print(json.dumps({"build_s": round(build_s, 1), "results": rows}, indent=2))
         return 0
     print(f"store: {args.size:,} synthetic episodes, built in {build_s:.1f} s; recall k=5 over MCP")
-    print(f"{'transport':<10} {'first call':>11} {'p50':>8} {'p95':>8} {'max':>8} {'calls':>6}")
+    print(f"{'transport':<11} {'first call':>11} {'p50':>8} {'p95':>8} {'max':>8} {'calls':>6} {'get_memory p50':>15}")
     for r in rows:
-        print(f"{r['transport']:<10} {r['first_ms']:>9.0f}ms {r['p50_ms']:>6.1f}ms {r['p95_ms']:>6.1f}ms "
-              f"{r['max_ms']:>6.1f}ms {r['calls']:>6}")
+        floor = "" if r["get_memory_p50_ms"] is None else f"{r['get_memory_p50_ms']:.1f}ms"
+        print(f"{r['transport']:<11} {r['first_ms']:>9.0f}ms {r['p50_ms']:>6.1f}ms {r['p95_ms']:>6.1f}ms "
+              f"{r['max_ms']:>6.1f}ms {r['calls']:>6} {floor:>15}")
     return 0
 
 
