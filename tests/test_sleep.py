@@ -358,3 +358,12 @@ def test_an_old_history_is_learned_from_though_it_faded_but_not_what_was_forgott
         summary = run(store)
     assert summary["passes"]["decay"]["archived"] + summary["passes"]["expire"].get("archived", 0) >= 1
     assert [l["sources"] for l in lessons(store)] == [["c1"]]
+
+
+def test_cli_lessons_edit_opens_the_editor(store, remem_cli):
+    from remem.engine.lessons import add_lesson
+
+    lesson = add_lesson(store, "use uv, not pip", "correction", sources=["c1"])
+    result = remem_cli("lessons", "edit", lesson["id"], env={"EDITOR": "sed -i s/pip/pip3/", "VISUAL": ""})
+    assert result.returncode == 0, result.stderr
+    assert store.one("SELECT text FROM lessons WHERE id = ?", (lesson["id"],))["text"] == "use uv, not pip3"

@@ -133,7 +133,9 @@ def register(app: typer.Typer) -> None:
         with open_store() as store:
             lesson = get_lesson(store, lesson_id)
             if text is None:
-                edited = typer.edit(lesson["text"] + "\n")
+                import click
+
+                edited = click.edit(lesson["text"] + "\n")
                 if edited is None:
                     print("unchanged")
                     return
