@@ -260,3 +260,10 @@ def test_plain_ingest_reads_claude_code_codex_and_the_inbox(store, projects, cli
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["episodes"] == 1 and data["by_kind"] == {"surprise": 1} and data["malformed_lines"] == 1, data
+
+
+def test_a_codex_folder_given_without_a_source_is_read_as_codex(store):
+    shutil.copytree(Path(__file__).parent / "fixtures" / "codex", paths.codex_home())
+    summary = ingest.ingest_paths(store, [paths.codex_home() / "sessions"])
+    assert summary["sessions"] == 3 and summary["errors"] == []
+    assert {r["source"] for r in store.rows("SELECT source FROM sessions")} == {"codex"}

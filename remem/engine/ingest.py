@@ -257,7 +257,9 @@ def _guess_source(path: Path) -> str:
 
 def _files_under(folder: Path, source: str | None) -> list[Path]:
     """The transcript files a folder holds for a source (subagent folders never)."""
-    if source == "codex" or (source is None and folder.resolve() == paths_mod.codex_home().resolve()):
+    resolved = folder.resolve()
+    codex_home = paths_mod.codex_home().resolve()
+    if source == "codex" or (source is None and (resolved == codex_home or codex_home in resolved.parents)):
         try:
             from remem.engine import codex
 
