@@ -111,23 +111,30 @@ def measure(home: Path, size: int, queries: int, cold_runs: int) -> dict[str, An
         recall(store, qs[0], 5, cfg=cfg)  # warm-up
         for name, kwargs in (("warm", {}),
                              ("warm_filtered", {"kinds": ["error", "correction"], "since": "90d"})):
-            times = []
+            times, cpu = [], []
             for q in qs:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 recall(store, q, 5, cfg=cfg, **kwargs)
                 times.append(1000 * (time.perf_counter() - t0))
-            out[name] = {"p50_ms": round(pct(times, 50), 2), "p95_ms": round(pct(times, 95), 2)}
+                cpu.append(1000 * (time.process_time() - c0))
+            out[name] = {"p50_ms": round(pct(times, 50), 2), "p95_ms": round(pct(times, 95), 2),
+                         "cpu_p50_ms": round(pct(cpu, 50), 2), "cpu_p95_ms": round(pct(cpu, 95), 2)}
     out["warm_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    times = []
+    times, cpu = [], []
     env = dict(os.environ, REMEM_HOME=str(home), HF_HUB_OFFLINE="1")
     for q in qs[:cold_runs]:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "remem", "recall", q, "-k", "5", "--json"],
                               capture_output=True, text=True, env=env, cwd=str(ROOT))
         times.append(1000 * (time.perf_counter() - t0))
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(1000 * (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime))
         if proc.returncode != 0:
             raise SystemExit(f"remem recall failed: {proc.stderr.strip()}")
-    out["cold"] = {"p50_ms": round(pct(times, 50), 1), "p95_ms": round(pct(times, 95), 1)}
+    out["cold"] = {"p50_ms": round(pct(times, 50), 1), "p95_ms": round(pct(times, 95), 1),
+                   "cpu_p50_ms": round(pct(cpu, 50), 1), "cpu_p95_ms": round(pct(cpu, 95), 1)}
+    out["load_average"] = round(os.getloadavg()[0], 1)
     out["cold_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
     cache_bytes = sum(p.stat().st_size for p in (home / "cache").glob("*") if p.is_file())
     out["cache_mb"] = round(cache_bytes / 1e6, 1)
@@ -155,13 +162,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    print(f"{'episodes':>9} {'warm p50':>9} {'warm p95':>9} {'filt p95':>9} {'cold p50':>9} "
-          f"{'cold p95':>9} {'build':>8} {'rss warm':>9} {'rss cold':>9} {'cache':>7}")
+    print("wall-clock ms (CPU ms of the process in brackets)")
+    print(f"{'episodes':>9} {'warm p50':>14} {'warm p95':>14} {'filtered p95':>14} {'cold p50':>14} "
+          f"{'cold p95':>14} {'build':>7} {'rss warm':>9} {'rss cold':>9} {'cache':>6} {'load':>5}")
     for r in results:
-        print(f"{r['episodes']:>9,} {r['warm']['p50_ms']:>7.1f}ms {r['warm']['p95_ms']:>7.1f}ms "
-              f"{r['warm_filtered']['p95_ms']:>7.1f}ms {r['cold']['p50_ms']:>7.0f}ms "
-              f"{r['cold']['p95_ms']:>7.0f}ms {r['build_ms']:>6.0f}ms {r['warm_peak_rss_mb']:>7.0f}MB "
-              f"{r['cold_peak_rss_mb']:>7.0f}MB {r['cache_mb']:>5.0f}MB")
+        w, f, c = r["warm"], r["warm_filtered"], r["cold"]
+        print(f"{r['episodes']:>9,} {w['p50_ms']:>6.1f} [{w['cpu_p50_ms']:>5.1f}] "
+              f"{w['p95_ms']:>6.1f} [{w['cpu_p95_ms']:>5.1f}] {f['p95_ms']:>6.1f} [{f['cpu_p95_ms']:>5.1f}] "
+              f"{c['p50_ms']:>6.0f} [{c['cpu_p50_ms']:>5.0f}] {c['p95_ms']:>6.0f} [{c['cpu_p95_ms']:>5.0f}] "
+              f"{r['build_ms']:>5.0f}ms {r['warm_peak_rss_mb']:>7.0f}MB {r['cold_peak_rss_mb']:>7.0f}MB "
+              f"{r['cache_mb']:>4.0f}MB {r['load_average']:>5}")
     return 0
 
 
