@@ -339,3 +339,12 @@ def test_fixture_findings_checked_by_hand():
         "module missing: stripe", "os: Linux 6.8.0-45-generic", "path: node -> /usr/local/bin/node",
         "tool missing: rg", "version: python3 3.12.3"]
     assert [(o["kind"], o["answer"]) for o in v3["offers"]] == [("edit", "corrected")]
+
+
+def test_codex_style_command_lists():
+    assert detect.command_of({"command": ["bash", "-lc", "python3 --version"]}) == "python3 --version"
+    assert detect.command_of({"command": ["git", "push"]}) == "git push"
+    assert detect.command_of("not a dict") == ""
+    assert detect.action_kind({"name": "shell", "input": {"command": ["bash", "-lc", "cargo test"]}}) == "run_tests"
+    turn = Turn(role="assistant", tool_calls=[call("shell", "Python 3.13.1", command=["bash", "-lc", "python3 --version"])])
+    assert [f.title for f in detect.environment(convo("u: x", turn))] == ["version: python3 3.13.1"]

@@ -80,6 +80,22 @@ _TEXT_KINDS = (
 )
 
 
+def command_of(tool_input: Any) -> str:
+    """The shell command a tool call ran, as one string ('' if it ran none).
+
+    Claude Code gives a string; Codex a list, usually ["bash", "-lc", "<script>"].
+    """
+    if not isinstance(tool_input, dict):
+        return ""
+    cmd = tool_input.get("command") or tool_input.get("cmd") or ""
+    if isinstance(cmd, list):
+        parts = [str(p) for p in cmd]
+        if len(parts) >= 3 and parts[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and parts[1] in ("-lc", "-c"):
+            return parts[-1]
+        return " ".join(parts)
+    return str(cmd)
+
+
 def action_kind(item: Any) -> str:
     """The kind of action an offer (text) or a tool call proposes: edit, run_tests, commit,
     install, push or other. Accepts a ToolCall, a {"name", "input"} dict, or text."""
@@ -95,7 +111,7 @@ def action_kind(item: Any) -> str:
             return "edit"
         command = ""
         if isinstance(tool_input, dict):
-            command = str(tool_input.get("command") or tool_input.get("cmd") or "")
+            command = command_of(tool_input)
         elif isinstance(tool_input, (str, list)):
             command = " ".join(tool_input) if isinstance(tool_input, list) else tool_input
         if command:
@@ -266,7 +282,7 @@ def _previous_ask(turns: list[Turn], index: int) -> str:
 
 def _describe_call(call: ToolCall) -> str:
     inp = call.input if isinstance(call.input, dict) else {}
-    arg = inp.get("command") or inp.get("file_path") or inp.get("path") or inp.get("pattern") \
+    arg = command_of(inp) or inp.get("file_path") or inp.get("path") or inp.get("pattern") \
         or inp.get("url") or inp.get("query") or ""
     return f"{call.name}: {_short(str(arg), 80)}" if arg else call.name
 
@@ -562,9 +578,7 @@ def environment(session: Session) -> list[Finding]:
         for call in turn.tool_calls:
             if call.rejected or call.result is None:
                 continue
-            command = ""
-            if isinstance(call.input, dict):
-                command = str(call.input.get("command") or call.input.get("cmd") or "")
+            command = command_of(call.input)
             result = call.result or ""
             for title, text in _environment_of(command, result, call.is_error):
                 found.append(Finding(

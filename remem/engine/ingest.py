@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Sequence
 from remem import config as config_mod
 from remem import paths as paths_mod
 from remem.engine import clock
-from remem.engine.detect import Finding, detect_all, offer_summary
+from remem.engine.detect import Finding, command_of, detect_all, offer_summary
 from remem.engine.session import Session
 from remem.engine.store import Store, stable_id
 
@@ -92,8 +92,8 @@ def session_gist(session: Session, found: dict[str, Any]) -> tuple[str, str]:
                 name = Path(str(inp["file_path"])).name
                 if name not in edited:
                     edited.append(name)
-            elif inp.get("command") and len(ran) < 3:
-                ran.append(_short(str(inp["command"]), 60))
+            elif command_of(inp) and len(ran) < 3:
+                ran.append(_short(command_of(inp), 60))
         did = f"Did: {len(calls)} tool calls ({tools})"
         if edited:
             did += f"; edited {', '.join(edited[:5])}" + (" …" if len(edited) > 5 else "")
