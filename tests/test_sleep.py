@@ -239,14 +239,27 @@ def test_unknown_pass_is_a_one_line_error(store):
 def test_a_live_lock_refuses_and_a_stale_lock_is_taken_over(store, home):
     from remem.errors import RememError
 
+    import subprocess
+    import sys
+
     home.mkdir(parents=True, exist_ok=True)
     lock = sleep.lock_path()
-    lock.write_text(str(os.getppid()))  # a live process that is not us
-    with pytest.raises(RememError, match="another sleep is running"):
-        list(sleep.run_sleep(store, passes=["verify"]))
-    lock.write_text("999999999")  # no such process
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from remem.engine.sleep import sleep_lock\n"
+         "with sleep_lock():\n    print('held', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"  # a live sleep in another process
+        with pytest.raises(RememError, match="another sleep is running"):
+            list(sleep.run_sleep(store, passes=["verify"]))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert lock.read_text() == str(holder.pid)  # left behind by the killed holder
     run(store, passes=["verify"])
-    assert not lock.exists()
+    assert lock.read_text() == ""  # released (the file stays; its flock is the lock)
+    lock.write_text("999999999")  # an old-style pid file of a gone process
+    run(store, passes=["verify"])
 
 
 def test_reembeds_what_is_not_in_the_current_space(store):

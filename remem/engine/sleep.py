@@ -94,19 +94,56 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _holder(path: Path) -> int:
+    try:
+        return int(path.read_text().strip() or "0")
+    except (OSError, ValueError):
+        return 0
+
+
 @contextmanager
 def sleep_lock() -> Iterator[Path]:
-    """Only one sleep at a time: a lock file with the pid; a dead process's lock is taken over."""
+    """Only one sleep at a time.
+
+    The lock is an flock on sleep.lock, which the kernel drops when its process ends however
+    it ends (SIGKILL included), so a dead sleep's lock is taken over without guessing from
+    pids (a pid can be reused). The file holds the holder's pid for the message, and is never
+    deleted: deleting it would let a process that opened the old file and one that made a new
+    one hold "the" lock at once.
+    """
     path = lock_path()
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock (Windows): a pid file
+        with _pid_lock(path):
+            yield path
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            pid = _holder(path)
+            who = f" (pid {pid})" if pid else ""
+            raise RememError(f"another sleep is running{who}; wait for it to finish") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        try:
+            yield path
+        finally:
+            os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)  # releases the flock
+
+
+@contextmanager
+def _pid_lock(path: Path) -> Iterator[Path]:  # pragma: no cover - systems without flock
     for _ in range(3):
         try:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
-            try:
-                pid = int(path.read_text().strip() or "0")
-            except (OSError, ValueError):
-                pid = 0
+            pid = _holder(path)
             if pid and _alive(pid):
                 raise RememError(
                     f"another sleep is running (pid {pid}); wait for it, or delete {path} if it is not"

@@ -1,0 +1,92 @@
+"""Concurrent writers with real processes: two sleeps never run at once, a SIGKILLed sleep's
+lock is taken over, and hooks racing a write-heavy command still answer."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from tests import reliability_kit as kit
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home with 100 ingested transcripts (a sleep over it takes a few seconds)."""
+    root = tmp_path_factory.mktemp("conc")
+    kit.make_transcripts(root / "t", 100, seed=21)
+    home = root / "home"
+    res = kit.run(["ingest", str(root / "t"), "--quiet"], kit.env_for(home))
+    assert res.returncode == 0, res.stderr
+    return home
+
+
+def fresh_copy(ingested: Path, tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    kit.copy_db(ingested, home)
+    with sqlite3.connect(str(home / "memory.db")) as conn:  # give the embed pass work too
+        conn.execute("UPDATE episodes SET embedding = NULL, space = NULL")
+    return home
+
+
+def test_sleeps_started_together_never_overlap(ingested, tmp_path):
+    home = fresh_copy(ingested, tmp_path)
+    env = kit.env_for(home)
+    procs = [kit.spawn(["sleep", "--quiet"], env) for _ in range(3)]
+    outs = [(p.wait(timeout=300), *p.communicate()) for p in procs]
+    ok = [o for o in outs if o[0] == 0]
+    refused = [o for o in outs if o[0] != 0]
+    assert ok, outs
+    for code, _out, err in refused:
+        assert code == 1 and "another sleep is running" in err and "Traceback" not in err
+    conn = sqlite3.connect(str(home / "memory.db"))
+    runs = conn.execute("SELECT started, finished FROM runs WHERE kind = 'sleep' ORDER BY started").fetchall()
+    assert len(runs) == len(ok)  # a refused sleep leaves no run behind
+    for (_s1, f1), (s2, _f2) in zip(runs, runs[1:]):
+        assert f1 <= s2  # one after the other, never at once
+    assert kit.check_db(home / "memory.db")["ok"]
+
+
+def test_a_sigkilled_sleep_leaves_its_lock_and_the_next_sleep_takes_it_over(ingested, tmp_path):
+    home = fresh_copy(ingested, tmp_path)
+    env = kit.env_for(home)
+    lock = home / "sleep.lock"
+    proc = kit.spawn(["sleep", "--json"], env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (lock.exists() and lock.read_text() == str(proc.pid)):
+        time.sleep(0.02)
+    assert lock.read_text() == str(proc.pid), "the sleep never took its lock"
+    assert kit.kill_after(proc, 0.3)
+    assert lock.read_text() == str(proc.pid)  # a stale lock: its process is gone
+    done = kit.run(["sleep", "--json"], env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["passes"]["lessons"]["created"] >= 1
+    assert lock.read_text() == ""
+    assert kit.check_db(home / "memory.db")["ok"]
+
+
+def test_hooks_answer_while_a_sleep_writes(ingested, tmp_path):
+    """Prompt hooks fired during a sleep exit 0 with valid output and never report a lock."""
+    home = fresh_copy(ingested, tmp_path)
+    env = kit.env_for(home)
+    first = kit.run(["sleep", "--quiet"], env)  # lessons for the hooks to find
+    assert first.returncode == 0, first.stderr
+    with sqlite3.connect(str(home / "memory.db")) as conn:
+        conn.execute("UPDATE episodes SET embedding = NULL, space = NULL")
+    sleeper = kit.spawn(["sleep", "--quiet"], env)
+    answers = []
+    for i in range(12):
+        payload = {"prompt": kit.PROMPTS[i % len(kit.PROMPTS)], "session_id": f"conc-{i}",
+                   "cwd": "/home/dev/code/app1", "hook_event_name": "UserPromptSubmit"}
+        answers.append(kit.run(["hook", "prompt"], env, input=json.dumps(payload)))
+    assert sleeper.wait(timeout=300) == 0
+    for res in answers:
+        assert res.returncode == 0
+        assert "locked" not in res.stderr.lower() and "busy" not in res.stderr.lower(), res.stderr
+        if res.stdout.strip():
+            json.loads(res.stdout)
+    logs = "".join(p.read_text() for p in (home / "logs").glob("*.log")) if (home / "logs").exists() else ""
+    assert "locked" not in logs.lower()
