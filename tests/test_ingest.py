@@ -127,6 +127,7 @@ def test_offers_are_stored_on_the_session_row(store, projects):
     offers = json.loads(store.scalar(
         "SELECT offers FROM sessions WHERE id = '11111111-1111-4111-8111-111111111111'"))
     assert [(o["kind"], o["answer"], o["waited"]) for o in offers] == [("edit", "corrected", 1), ("run_tests", "approved", 1)]
+    assert offers[0]["at"] == "2026-03-01T10:01:24.000000+00:00"  # remem's ISO form
 
 
 def test_episode_ids_are_stable_across_stores(tmp_path, projects, monkeypatch):

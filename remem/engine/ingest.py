@@ -221,6 +221,8 @@ def ingest_session(store: Store, session: Session, *, mtime: float | None = None
     for ep in fresh:
         by_kind[ep["kind"]] = by_kind.get(ep["kind"], 0) + 1
     offers = found.get("offers") or []
+    for offer in offers:  # remem's ISO form, so offers compare with every other timestamp
+        offer["at"] = _iso(offer.get("at")) or offer.get("at")
     total = len(known) + len(fresh)
     with store.write() as conn:
         conn.execute(
