@@ -91,8 +91,9 @@ class MissingMemory(ToolError):
 # --------------------------------------------------------------------------- the store
 
 class Memory:
-    """One store connection for tool calls. Sync tools run on worker threads, so calls take
-    turns on it; the background tasks use their own connection (SQLite WAL lets them meet)."""
+    """One store connection for the server. Sync tools run on worker threads and the
+    background tasks on theirs, so they take turns on it (a lock); other processes (the CLI,
+    hooks, sleep) meet it through SQLite's WAL."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -123,7 +124,7 @@ def engine_errors(tool: str) -> Iterator[None]:
         raise
     except NotFound as exc:
         raise MissingMemory(str(exc)) from exc
-    except (RememError, ValueError, KeyError) as exc:
+    except (RememError, ValueError) as exc:
         msg = str(exc).strip("'\"") or type(exc).__name__
         raise ToolError(msg) from exc
     except Exception as exc:
@@ -169,7 +170,7 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
 
         with memory.store():
             pass  # open (and migrate) once, before the background threads open their own
-        worker = Background(tasks=tasks, warm=warm)
+        worker = Background(memory, tasks=tasks, warm=warm)
         worker.start()
         log("server", f"started (remem {__version__}, tasks {'on' if tasks else 'off'})")
         try:
@@ -503,11 +504,11 @@ def _as_dict(result: Any, **fallback: Any) -> dict[str, Any]:
 class Background:
     """Warms recall, then runs the due lifecycle tasks on their intervals until stopped.
 
-    Runs in a daemon thread with its own store connection; a failure is logged and retried
-    at the next tick, never fatal to the server."""
+    Runs in a daemon thread, taking turns with the tools on their connection; a failure is
+    logged and retried at the next tick, never fatal to the server."""
 
-    def __init__(self, *, tasks: bool, warm: bool) -> None:
-        self.tasks, self.warm = tasks, warm
+    def __init__(self, memory: Memory, *, tasks: bool, warm: bool) -> None:
+        self.memory, self.tasks, self.warm = memory, tasks, warm
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="remem-background", daemon=True)
         self.runs = 0
@@ -526,7 +527,7 @@ class Background:
 
         if self.warm:
             try:
-                warm_up()
+                warm_up(self.memory)
             except Exception as exc:
                 log_exception("server.warm", exc)
         while self.tasks and not self._stop.is_set():
@@ -534,10 +535,11 @@ class Background:
             try:
                 from remem import config
                 from remem.engine import lifecycle
-                from remem.engine.store import Store
 
                 cfg = config.load()
-                with Store() as store:
+                # On the tools' connection and lock: connection discovery shares recall's
+                # one-per-process vector cache, which is not safe to sync from two threads.
+                with self.memory.store() as store:
                     done = lifecycle.run_due_tasks(store, cfg=cfg)
                 self.runs += 1
                 if done:
@@ -549,19 +551,15 @@ class Background:
             self._stop.wait(tick)
 
 
-def warm_up() -> None:
-    """Load the embedder and whatever recall caches, so the first call is as fast as the rest."""
+def warm_up(memory: Memory) -> None:
+    """Load the embedder and recall's vector cache, so the first call is as fast as the rest.
+    On the tools' own connection, under their lock: the cache is one per process."""
     from remem.engine import recall as recall_mod
     from remem.engine.embed import get_embedder
-    from remem.engine.store import Store
 
     get_embedder().encode(["warm up"])
-    warm = getattr(recall_mod, "warm", None)
-    with Store() as store:
-        if warm is not None:
-            warm(store)
-        else:
-            recall_mod.recall(store, "warm up", 1, touch=False)
+    with memory.store() as store:
+        recall_mod.recall(store, "warm up", 1, touch=False)
 
 
 # --------------------------------------------------------------------------- HTTP
