@@ -71,6 +71,8 @@ def test_pushback_after_a_handback_is_a_correction(reply, how):
     "please keep going",
     "not bad at all",
     "the node-based tool is fine",
+    "never mind, it works now",
+    "thanks, don't worry about it",
 ])
 def test_ordinary_replies_are_not_corrections(reply):
     s = convo("u: tidy the imports", "a: Done.", f"u: {reply}")

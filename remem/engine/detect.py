@@ -157,7 +157,7 @@ _PUSHBACK = [
     ("try again", re.compile(r"\btry (it )?again\b|\bredo (it|that|this)\b|\bstart over\b", re.I)),
     ("I said", re.compile(
         r"\bI (already )?(said|told you|asked (you )?(to|for|not))\b|\bas I said\b|\blike I said\b", re.I)),
-    ("don't", re.compile(r"(^|[.!?;]\s+|,\s*|\bplease\s+)(don'?t|do not|never)\b", re.I)),
+    ("don't", re.compile(r"(^|[.!?;]\s+|,\s*|\bplease\s+)(don'?t|do not|never)\b(?!\s*(mind|worry))", re.I)),
     ("instead", re.compile(r"\binstead\b", re.I)),
     ("stop", re.compile(r"^(please\s+)?stop\b(?!\s+(the|a|my|your|that|this)?\s*"
                         r"(server|process|container|service|daemon|job|watcher|dev server|timer|app))", re.I)),
