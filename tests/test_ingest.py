@@ -257,10 +257,14 @@ def test_plain_ingest_reads_claude_code_codex_and_the_inbox(store, projects, cli
     path = Path(paths.home()) / "extra.jsonl"
     path.write_text(json.dumps({"v": 1, "at": "2026-11-28T10:00:00Z", "kind": "surprise",
                                 "text": "the CDN caches 404s for an hour"}) + "\n{bad\n")
-    result = cli("ingest", "--events", str(path), "--json", "--source", "claude-code")
+    result = cli("ingest", "--events", str(path), "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["episodes"] == 1 and data["by_kind"] == {"surprise": 1} and data["malformed_lines"] == 1, data
+    assert data["files"] == 1 and data["skipped"] == 0  # nothing but the events file was read
+    # with a source too, both are read and summed
+    data = json.loads(cli("ingest", "--events", str(path), "--json", "--source", "claude-code").stdout)
+    assert data["skipped"] == 3 and data["episodes"] == 0
 
 
 def test_a_codex_folder_given_without_a_source_is_read_as_codex(store):

@@ -20,7 +20,8 @@ def register(app: typer.Typer) -> None:
         source: Optional[str] = typer.Option(
             None, "--source", help="claude-code, codex, chats or events (default: guessed per file)."),
         events: Optional[str] = typer.Option(
-            None, "--events", help="Also read this file of events (the open event format)."),
+            None, "--events", help="Read this file of events (the open event format); alone, "
+            "it reads nothing else."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no summary."),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     ) -> None:
@@ -35,12 +36,15 @@ def register(app: typer.Typer) -> None:
         if source is not None and source not in ingest_mod.SOURCES:
             raise ValueError(f"unknown source {source!r}; use one of {', '.join(ingest_mod.SOURCES)}")
         with open_store() as store:
-            if quiet or json_out:
-                summary = ingest_mod.ingest_paths(store, paths or None, source=source)
+            if events and not paths and source is None:
+                summary = ingest_mod.ingest_events(store, events)  # only the events file
             else:
-                summary = _with_progress(ingest_mod, store, paths or None, source)
-            if events:
-                _fold(summary, ingest_mod.ingest_events(store, events))
+                if quiet or json_out:
+                    summary = ingest_mod.ingest_paths(store, paths or None, source=source)
+                else:
+                    summary = _with_progress(ingest_mod, store, paths or None, source)
+                if events:
+                    _fold(summary, ingest_mod.ingest_events(store, events))
         summary = {k: summary[k] for k in SUMMARY_KEYS}
         if json_out:
             emit_json(summary)
