@@ -1,4 +1,6 @@
-"""remem's memory over MCP (stdio and streamable HTTP) and the /memory/* JSON API.
+"""remem's memory over MCP: the tools, the resources, the long-running work, stdio, and the
+client side of `remem tools` / `remem call`. The HTTP side (/mcp, /memory/*, the token guard)
+is in remem/server_http.py.
 
 Every tool parses its arguments, calls the engine and returns what the engine returned; the
 rules live in remem.engine. A long-running server keeps the embedder and recall's vectors
@@ -10,9 +12,7 @@ even while one of them is broken; a failing tool reports its own one-line error.
 
 from __future__ import annotations
 
-import hmac
 import inspect
-import ipaddress
 import json
 import sys
 import threading
@@ -562,159 +562,10 @@ def warm_up(memory: Memory) -> None:
         recall_mod.recall(store, "warm up", 1, touch=False)
 
 
-# --------------------------------------------------------------------------- HTTP
-
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_HOSTS:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def resolve_token(cfg: Optional[dict[str, Any]] = None) -> str:
-    import os
-
-    from remem import config
-
-    return os.environ.get("REMEM_TOKEN") or str(config.get("server.token", cfg) or "")
-
-
-def check_bind(host: str, token: str) -> None:
-    """Refuse to listen beyond this machine without a bearer token."""
-    if not is_loopback(host) and not token:
-        raise RememError(
-            f"binding to {host} exposes your memory to the network; set a token first "
-            "(REMEM_TOKEN=… or `remem config set server.token …`) or keep --host 127.0.0.1"
-        )
-
-
-def check_port(host: str, port: int) -> None:
-    """Fail with one line, before the slow start, when the address cannot be listened on."""
-    import socket
-
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError as exc:
-            raise RememError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); "
-                             "pick another with --port or stop what holds it") from None
-
-
-def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
-    """The Starlette app: /mcp (streamable HTTP) and the /memory/* JSON API, behind a guard."""
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse
-
-    async def call(name: str, args: dict[str, Any]) -> JSONResponse:
-        try:
-            result = await mcp.call_tool(name, args)
-        except MissingMemory as exc:
-            return JSONResponse({"error": _one_line(str(exc))}, status_code=404)
-        except ToolError as exc:
-            status = 404 if isinstance(exc.__cause__, MissingMemory) else 400
-            return JSONResponse({"error": _one_line(str(exc))}, status_code=status)
-        if getattr(result, "is_error", False):
-            text = " ".join(getattr(c, "text", "") for c in result.content)
-            return JSONResponse({"error": _one_line(text)}, status_code=400)
-        return JSONResponse(result.structured_content)
-
-    async def body(request: Request) -> dict[str, Any] | JSONResponse:
-        try:
-            data = await request.json()
-        except (ValueError, UnicodeDecodeError):
-            return JSONResponse({"error": "the body must be a JSON object, e.g. {\"query\": \"...\"}"}, 400)
-        if not isinstance(data, dict):
-            return JSONResponse({"error": "the body must be a JSON object, e.g. {\"query\": \"...\"}"}, 400)
-        return data
-
-    @mcp.custom_route("/memory/health", methods=["GET"])
-    async def health(request: Request) -> JSONResponse:
-        import anyio
-
-        def read() -> dict[str, Any]:
-            from remem import paths
-
-            with mcp.memory.store() as store:  # type: ignore[attr-defined]
-                tasks = {r["name"]: r["last_run"] for r in store.rows("SELECT name, last_run FROM tasks")}
-                return {"status": "ok", "version": __version__, "home": str(paths.home()),
-                        "counts": store.counts(), "tasks": tasks}
-
-        return JSONResponse(await anyio.to_thread.run_sync(read))
-
-    @mcp.custom_route("/memory/recall", methods=["POST"])
-    async def recall_route(request: Request) -> JSONResponse:
-        data = await body(request)
-        return data if isinstance(data, JSONResponse) else await call("recall", data)
-
-    @mcp.custom_route("/memory/remember", methods=["POST"])
-    async def remember_route(request: Request) -> JSONResponse:
-        data = await body(request)
-        return data if isinstance(data, JSONResponse) else await call("remember", data)
-
-    @mcp.custom_route("/memory/lessons", methods=["GET"])
-    async def lessons_route(request: Request) -> JSONResponse:
-        return await call("lessons", dict(request.query_params))
-
-    @mcp.custom_route("/memory/{id}", methods=["GET", "DELETE"])
-    async def memory_route(request: Request) -> JSONResponse:
-        memory_id = request.path_params["id"]
-        if request.method == "DELETE":
-            hard = request.query_params.get("hard", "false")
-            return await call("delete_memory", {"id": memory_id, "hard": hard})
-        return await call("get_memory", {"id": memory_id})
-
-    app = mcp.streamable_http_app(host=host)
-    return Guard(app, token=token, loopback=is_loopback(host))
-
-
 def _one_line(text: str) -> str:
     """A tool error on one line: pydantic's lines joined, its help links dropped."""
     lines = [l.strip() for l in text.splitlines() if l.strip() and "errors.pydantic.dev" not in l]
     return "; ".join(lines)
-
-
-class Guard:
-    """Bearer token on every request when one is set; on loopback, also refuse requests whose
-    Host or Origin is not this machine (a web page cannot reach the JSON API by DNS rebinding)."""
-
-    def __init__(self, app: Any, *, token: str, loopback: bool) -> None:
-        self.app, self.token, self.loopback = app, token, loopback
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if self.token:
-            given = headers.get("authorization", "")
-            expected = f"Bearer {self.token}"
-            if not hmac.compare_digest(given.encode(), expected.encode()):
-                await _deny(send, 401, "missing or wrong bearer token: send Authorization: Bearer <token>",
-                            {"www-authenticate": 'Bearer realm="remem"'})
-                return
-        if self.loopback:
-            host = headers.get("host", "").rsplit(":", 1)[0].strip("[]")
-            origin = headers.get("origin", "")
-            origin_host = origin.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]") if origin else ""
-            if (host and not is_loopback(host)) or (origin_host and not is_loopback(origin_host)):
-                await _deny(send, 403, "requests must come from this machine (Host/Origin not local)", {})
-                return
-        await self.app(scope, receive, send)
-
-
-async def _deny(send: Any, status: int, message: str, extra: dict[str, str]) -> None:
-    payload = json.dumps({"error": message}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    headers += [(k.encode(), v.encode()) for k, v in extra.items()]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": payload})
 
 
 # --------------------------------------------------------------------------- entry points
@@ -728,23 +579,6 @@ def serve_stdio(*, tasks: bool = True, warm: bool = True) -> None:
     log("server", f"serving MCP over stdio for {paths.home()}")
     print(f"remem: serving MCP over stdio (memory in {paths.home()})", file=sys.stderr, flush=True)
     mcp.run("stdio")
-
-
-def serve_http(*, host: str, port: int, token: str, tasks: bool = True, warm: bool = True) -> None:
-    """Serve /mcp and /memory/* over HTTP until interrupted."""
-    import uvicorn
-
-    from remem import paths
-    from remem.log import log
-
-    check_bind(host, token)
-    mcp = build_server(tasks=tasks, warm=warm)
-    app = http_app(mcp, host=host, token=token)
-    shown = f"[{host}]" if ":" in host else host
-    log("server", f"serving http://{shown}:{port}/mcp for {paths.home()} (token {'on' if token else 'off'})")
-    print(f"remem: serving http://{shown}:{port}/mcp and /memory/* (memory in {paths.home()}"
-          f"{', bearer token required' if token else ''})", file=sys.stderr, flush=True)
-    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")).run()
 
 
 async def list_tools() -> list[dict[str, Any]]:

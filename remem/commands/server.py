@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
 
             serve_stdio(tasks=not no_tasks, warm=not no_warm)
             return
-        from remem.server import check_bind, check_port, resolve_token
+        from remem.server_http import check_bind, check_port, resolve_token
 
         host = host or str(cfg["server"]["host"])
         port = int(port if port is not None else cfg["server"]["port"])
@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
         token = resolve_token(cfg)
         check_bind(host, token)  # before the slow start: refusing should be quick
         check_port(host, port)
-        from remem.server import serve_http
+        from remem.server_http import serve_http
 
         serve_http(host=host, port=port, token=token, tasks=not no_tasks, warm=not no_warm)
 
