@@ -12,6 +12,7 @@ With no match after `prediction_days`, it failed.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -72,9 +73,10 @@ def verify(ctx: "Context") -> Iterator["Progress"]:
             "AND space = ? AND embedding IS NOT NULL ORDER BY at, seq", (kind, since, emb.space),
         ) if kind else []
         later = as_matrix([r["embedding"] for r in rows], emb.dim)
+        ats = [r["at"] for r in rows]
         for pred in preds:
             sources = [s for s in loads_list(pred["sources"]) if isinstance(s, str)]
-            evidence = _match(store, emb, pred, sources, rows, later, cut)
+            evidence = _match(store, emb, pred, sources, rows, ats, later, cut)
             if evidence:
                 resolved.append(("confirmed", evidence, now, pred["id"]))
                 counts["confirmed"] += 1
@@ -94,11 +96,13 @@ def verify(ctx: "Context") -> Iterator["Progress"]:
 
 
 def _match(store: Any, emb: Any, pred: dict[str, Any], sources: list[str],
-           rows: list[dict[str, Any]], later: np.ndarray, cut: float) -> str | None:
+           rows: list[dict[str, Any]], ats: list[str], later: np.ndarray, cut: float) -> str | None:
     """The first later episode that matches the prediction's lesson, or None."""
-    mask = np.asarray([r["at"] > pred["made"] for r in rows], dtype=bool)
-    if not mask.any():
+    first = bisect_right(ats, pred["made"])  # rows are in time order
+    if first >= len(rows):
         return None
+    mask = np.zeros(len(rows), dtype=bool)
+    mask[first:] = True
     src = set(sources)
     for i in np.nonzero(mask)[0]:
         if rows[i]["id"] in src:
