@@ -47,7 +47,7 @@ class SleepPane(Vertical):
                 clock = self.app.engine("clock")
                 took = f"{(clock.parse(run['finished']) - clock.parse(run['started'])).total_seconds():.1f}s"
             table.add_row(str(run["id"]), f"{ago(run['started'])} ago", took, run["status"],
-                          _changes(run["summary"]), key=str(run["id"]))
+                          _changes(run["summary"].get("passes", run["summary"])), key=str(run["id"]))
 
     @on(Button.Pressed, "#sleep-run")
     def _pressed(self) -> None:
