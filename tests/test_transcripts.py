@@ -140,3 +140,19 @@ def test_duplicate_uuids_from_a_resumed_session_count_once():
     rec = {"type": "user", "uuid": "same", "message": {"role": "user", "content": "again"}}
     s = parse_lines([json.dumps(rec) + "\n"] * 3)
     assert len(s.turns) == 1
+
+
+def test_a_resumed_sessions_copy_of_the_earlier_one_is_not_read_twice(tmp_path):
+    old_id = "11111111-1111-4111-8111-111111111111"
+    new_id = "44444444-4444-4444-8444-444444444444"
+    earlier = (FIX / "v1_sidechain.jsonl").read_text()
+    (tmp_path / f"{old_id}.jsonl").write_text(earlier)
+    later = {"type": "user", "uuid": "fresh", "sessionId": new_id, "timestamp": "2026-03-02T09:00:00.000Z",
+             "message": {"role": "user", "content": "now the docs"}}
+    (tmp_path / f"{new_id}.jsonl").write_text(earlier + json.dumps(later) + "\n")
+    s = parse_file(tmp_path / f"{new_id}.jsonl")
+    assert [t.text for t in s.turns] == ["now the docs"]
+    assert s.meta["replayed"] > 0 and s.started == "2026-03-02T09:00:00.000Z"
+    # without the earlier file beside it, the copy is all there is: it is read
+    (tmp_path / f"{old_id}.jsonl").unlink()
+    assert len(parse_file(tmp_path / f"{new_id}.jsonl").turns) == 11

@@ -127,6 +127,12 @@ class _Builder:
         self.last_at: str | None = None
         self.record_session_id: str | None = None
         self.commands: list[str] = []
+        # A resumed session's file starts with a copy of the earlier conversation. Records that
+        # carry another session's id, whose own file sits beside this one, were read there.
+        path = Path(session.path) if session.path else None
+        self.own_id = path.stem if path is not None and _UUID.match(path.stem) else None
+        self.folder = path.parent if path is not None else None
+        self.elsewhere: dict[str, bool] = {}
 
     def add(self, rec: Any) -> None:
         if not isinstance(rec, dict):
@@ -142,12 +148,16 @@ class _Builder:
             if uuid in self.seen:  # a resumed session repeats earlier records
                 return
             self.seen.add(uuid)
+        sid = rec.get("sessionId")
+        if self.record_session_id is None and isinstance(sid, str):
+            self.record_session_id = sid
+        if self.own_id and isinstance(sid, str) and sid != self.own_id and self._read_elsewhere(sid):
+            self.s.meta["replayed"] = self.s.meta.get("replayed", 0) + 1
+            return
         at = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
         self._stamp(at)  # the session spans every record of the conversation, commands included
         if self.s.cwd is None and isinstance(rec.get("cwd"), str):
             self.s.cwd = rec["cwd"]
-        if self.record_session_id is None and isinstance(rec.get("sessionId"), str):
-            self.record_session_id = rec["sessionId"]
         message = rec.get("message")
         if not isinstance(message, dict):
             return
@@ -157,6 +167,12 @@ class _Builder:
             self._assistant(rec, message, at, uuid)
         else:
             self._user(rec, message, at, uuid)
+
+    def _read_elsewhere(self, sid: str) -> bool:
+        if sid not in self.elsewhere:
+            self.elsewhere[sid] = bool(
+                self.folder is not None and _UUID.match(sid) and (self.folder / f"{sid}.jsonl").is_file())
+        return self.elsewhere[sid]
 
     def _stamp(self, at: str | None) -> None:
         if at:
