@@ -273,3 +273,194 @@ def kill_cycle(command: str, prep: dict[str, Any], work: Path, rng: random.Rando
            "extra": len(got - want), "lessons_same": lesson_keys(db) == lesson_keys(ref / "memory.db")}
     out["clean"] = bool(out["ok"] and not out["lost"] and not out["extra"] and out["lessons_same"])
     return out
+
+
+# --------------------------------------------------------------------------- stress
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def http_json(method: str, url: str, body: dict[str, Any] | None = None,
+              timeout: float = 60) -> tuple[int, Any]:
+    import urllib.error
+    import urllib.request
+
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return resp.status, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        try:
+            return exc.code, json.loads(exc.read() or b"null")
+        except ValueError:
+            return exc.code, None
+
+
+LOCK_WORDS = ("database is locked", "database table is locked", "sqlite_busy", "locked")
+
+
+def _locked(text: str) -> int:
+    low = (text or "").lower()
+    return sum(low.count(w) for w in ("database is locked", "database table is locked", "sqlite_busy"))
+
+
+def run_stress(root: Path, *, workers: int = 8, hooks_per_worker: int = 24, recalls: int = 60,
+               remembers: int = 20, base_sessions: int = 60, new_sessions: int = 60,
+               log: Any = None) -> dict[str, Any]:
+    """8 hook workers (real `remem hook prompt|pre-tool` processes) + an ingest + a sleep +
+    `remem serve --http` (with its background lifecycle tasks) answering recalls and
+    remembers, all at once over one memory. Returns per-op latencies, errors, lock reports
+    and the end-state checks."""
+    import threading
+
+    say = log or (lambda *_: None)
+    home = root / "home"
+    env = env_for(home)
+    # A memory with lessons for the hooks to find: ingest, then sleep.
+    make_transcripts(root / "base", base_sessions, seed=31)
+    for args in (["ingest", str(root / "base"), "--quiet"], ["sleep", "--quiet"]):
+        res = run(args, env)
+        if res.returncode != 0:
+            raise RuntimeError(f"setup {args[0]} failed: {res.stderr}")
+    # What the concurrent ingest must add: its episode ids, from a private run of the same input.
+    make_transcripts(root / "new", new_sessions, seed=32)
+    ref_home = root / "ref" / "home"
+    res = run(["ingest", str(root / "new"), "--quiet"], env_for(ref_home))
+    if res.returncode != 0:
+        raise RuntimeError(f"reference ingest failed: {res.stderr}")
+    expected = episode_ids(ref_home / "memory.db")
+    say(f"setup done: {len(episode_ids(home / 'memory.db'))} episodes; the ingest adds {len(expected)}")
+
+    lat: dict[str, list[float]] = {}
+    errors: dict[str, int] = {}
+    problems: list[str] = []
+    stderr_text: list[str] = []
+    remembered: list[str] = []
+    mutex = threading.Lock()
+
+    def note(op: str, seconds: float, ok: bool, detail: str = "") -> None:
+        with mutex:
+            lat.setdefault(op, []).append(seconds)
+            if not ok:
+                errors[op] = errors.get(op, 0) + 1
+                if len(problems) < 20:
+                    problems.append(f"{op}: {detail[:300]}")
+
+    port = free_port()
+    server_err = open(root / "server.stderr", "w")
+    server = subprocess.Popen(remem_argv("serve", "--http", "--port", str(port)), env=env,
+                              cwd=str(ROOT), stdout=subprocess.DEVNULL, stderr=server_err)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if http_json("GET", f"{base}/memory/health", timeout=5)[0] == 200:
+                break
+        except OSError:
+            pass
+        if time.monotonic() > deadline or server.poll() is not None:
+            server.kill()
+            raise RuntimeError("remem serve --http did not come up")
+        time.sleep(0.2)
+
+    def hook_worker(w: int) -> None:
+        rng = random.Random(w)
+        for i in range(hooks_per_worker):
+            sid = f"stress-{w}-{i // 4}"
+            if i % 2 == 0:
+                op, payload = "hook prompt", {
+                    "prompt": rng.choice(PROMPTS), "session_id": sid, "cwd": "/home/dev/code/app1",
+                    "hook_event_name": "UserPromptSubmit"}
+            else:
+                op, payload = "hook pre-tool", {**rng.choice(TOOL_CALLS), "session_id": sid,
+                                                "cwd": "/home/dev/code/app2", "hook_event_name": "PreToolUse"}
+            start = time.monotonic()
+            res = run(["hook", op.split()[1]], env, input=json.dumps(payload), timeout=120)
+            took = time.monotonic() - start
+            ok = res.returncode == 0 and not res.stderr.strip()
+            if ok and res.stdout.strip():
+                try:
+                    json.loads(res.stdout)
+                except ValueError:
+                    ok = False
+            with mutex:
+                stderr_text.append(res.stderr)
+            note(op, took, ok, res.stderr or res.stdout)
+
+    def server_worker() -> None:
+        rng = random.Random(99)
+        calls = ["recall"] * recalls + ["remember"] * remembers
+        rng.shuffle(calls)
+        for n, op in enumerate(calls):
+            start = time.monotonic()
+            try:
+                if op == "recall":
+                    status, body = http_json("POST", f"{base}/memory/recall",
+                                             {"query": rng.choice(PROMPTS), "k": 5})
+                else:
+                    status, body = http_json("POST", f"{base}/memory/remember", {
+                        "text": f"stress note {n}: the staging database moved to port {5400 + n}",
+                        "kind": "environment"})
+                    if status == 200:
+                        with mutex:
+                            remembered.append(body["id"])
+            except OSError as exc:
+                status, body = 0, str(exc)
+            note(f"http {op}", time.monotonic() - start, status == 200, json.dumps(body, default=str))
+
+    def command(op: str, args: list[str], delay: float) -> None:
+        time.sleep(delay)
+        start = time.monotonic()
+        res = run(args, env, timeout=600)
+        with mutex:
+            stderr_text.append(res.stderr)
+        note(op, time.monotonic() - start, res.returncode == 0 and not res.stderr.strip(), res.stderr)
+
+    threads = [threading.Thread(target=hook_worker, args=(w,)) for w in range(workers)]
+    threads.append(threading.Thread(target=server_worker))
+    threads.append(threading.Thread(target=command, args=("ingest", ["ingest", str(root / "new"), "--quiet"], 0.5)))
+    threads.append(threading.Thread(target=command, args=("sleep", ["sleep", "--quiet"], 1.5)))
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - started
+    server.terminate()
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+    server_err.close()
+    server_text = (root / "server.stderr").read_text(errors="replace")
+    logs = "".join(p.read_text(errors="replace") for p in (home / "logs").glob("*.log*")) \
+        if (home / "logs").exists() else ""
+
+    db = home / "memory.db"
+    have = episode_ids(db)
+    health = check_db(db)
+    missing_ingest = len(expected - have)
+    missing_remember = len(set(remembered) - have)
+    primes = sqlite3.connect(str(db)).execute("SELECT count(*) FROM primes WHERE session_id LIKE 'stress-%'").fetchone()[0]
+    rows = []
+    for op in sorted(lat):
+        values = lat[op]
+        rows.append({"op": op, "count": len(values), "errors": errors.get(op, 0),
+                     "p50_ms": round(percentile(values, 50) * 1000, 1),
+                     "p95_ms": round(percentile(values, 95) * 1000, 1)})
+    locked = sum(_locked(t) for t in stderr_text) + _locked(server_text) + _locked(logs)
+    return {
+        "rows": rows, "ops": sum(r["count"] for r in rows), "errors": sum(errors.values()),
+        "locked": locked, "wall_s": round(wall, 1), "problems": problems,
+        "episodes_expected": len(expected) + len(remembered), "missing": missing_ingest + missing_remember,
+        "primes_recorded": int(primes), **{f"db_{k}": v for k, v in health.items()},
+        "server_stderr_lines": [l for l in server_text.splitlines() if l.strip() and "serving http" not in l][:10],
+    }
