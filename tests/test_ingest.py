@@ -218,6 +218,8 @@ def test_fake_llm_server_writes_the_gist(store, fake_llm_server):
     assert row["detail"].startswith("Asked: the cart total is wrong")  # the mechanical gist kept
     path, body = _FakeLLM.requests[0]
     assert path == "/v1/chat/completions" and body["model"] == "tiny"
+    ingest.ingest_session(store, parse_file(FIX / "v2_stream.jsonl"))  # read again, unchanged
+    assert len(_FakeLLM.requests) == 1  # the model is asked only when the session changed
 
 
 def test_fake_llm_server_complete_and_failing_soft(fake_llm_server):

@@ -186,13 +186,14 @@ def ingest_session(store: Store, session: Session, *, mtime: float | None = None
     cfg = cfg or config_mod.load()
     found = detect_all(session)
     episodes = episodes_of(session, found)
-    known = {r["id"]: r["gist"] for r in store.rows(
-        "SELECT id, gist FROM episodes WHERE session_id = ?", (session.id,))}
+    # the mechanical gist is in `gist`, or in `detail` when a local model wrote the gist
+    known = {r["id"]: (r["gist"], r["detail"]) for r in store.rows(
+        "SELECT id, gist, detail FROM episodes WHERE session_id = ?", (session.id,))}
     fresh = [ep for ep in episodes if ep["id"] not in known]
     session_ep = episodes[0] if episodes and episodes[0]["kind"] == "session" else None
     rewrite = None
     if session_ep is not None and session_ep["id"] in known:
-        if known[session_ep["id"]] != session_ep["gist"]:
+        if session_ep["gist"] not in known[session_ep["id"]]:
             rewrite = session_ep
         fresh = [ep for ep in fresh if ep is not session_ep]
     changed = fresh + ([rewrite] if rewrite else [])
