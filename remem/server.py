@@ -414,8 +414,8 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
 
             if prompt.strip():
                 # A preview: record=False keeps it out of the primes log the measure reads.
-                chosen = prime.select(store, prompt, event="prompt", cwd=project, agent="mcp",
-                                      record=False)
+                chosen = prime.select(store, prompt, event="prompt", cwd=_project_path(store, project),
+                                      agent="mcp", record=False)
                 picked, text = chosen["lessons"], chosen["text"]
             else:
                 picked = _lessons(store, kind=None, project=project, status="active", limit=50)
@@ -427,14 +427,8 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
     def morning() -> str:
         from remem import paths
 
-        with engine_errors("morning"), memory.store() as store:
-            try:
-                from remem.engine import render
-
-                text = render.morning_text(store)
-            except (ImportError, AttributeError):
-                path = paths.morning_path()
-                text = path.read_text(encoding="utf-8") if path.exists() else ""
+        path = paths.morning_path()  # written by each sleep, as `remem morning` prints it
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
         return text or "No morning report yet: run `remem sleep`.\n"
 
     @mcp.resource("remem://lessons/{project}", name="lessons", title="Lessons of a project",

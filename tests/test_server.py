@@ -245,14 +245,15 @@ async def test_lessons_context_and_resources(client: Any, shared: dict[str, Any]
     assert text not in [l["text"] for l in other["lessons"]]
     ctx = await call(client, "context", {"project": "/work/shop"})
     assert text in ctx["text"]
-    ctx = await call(client, "context", {"project": "/work/shop", "prompt": "run pytest before I commit"})
+    ctx = await call(client, "context", {"project": "shop", "prompt": "run pytest before I commit"})
     assert text in ctx["text"] and ctx["lessons"]
     resources = {str(r.uri) for r in (await client.list_resources()).resources}
     assert "remem://morning" in resources
     templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
     assert "remem://lessons/{project}" in templates
+    (shared["home"] / "morning.md").write_text("# Morning\n\nLearned 1 lesson.\n", encoding="utf-8")
     morning = await client.read_resource("remem://morning")
-    assert morning.contents[0].text
+    assert "Learned 1 lesson." in morning.contents[0].text
     lessons = await client.read_resource("remem://lessons/shop")
     assert text in lessons.contents[0].text
 
