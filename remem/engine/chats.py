@@ -271,21 +271,27 @@ def _chatgpt(conv: dict[str, Any], c: _Conv) -> None:
     mapping = conv.get("mapping")
     if not isinstance(mapping, dict):
         return
+    def node(key: Any) -> dict[str, Any] | None:
+        value = mapping.get(key) if isinstance(key, str) else None
+        return value if isinstance(value, dict) else None
+
     node_id = conv.get("current_node")
-    if node_id not in mapping:  # no pointer: follow the last child from the root
-        roots = [k for k, n in mapping.items() if isinstance(n, dict) and not n.get("parent")]
-        node_id = roots[0] if roots else None
-        while node_id in mapping and isinstance(mapping[node_id], dict) and mapping[node_id].get("children"):
-            children = mapping[node_id]["children"]
-            node_id = children[-1] if isinstance(children, list) and children else None
+    if node(node_id) is None:  # no pointer: follow the last child down from the root
+        node_id = next((k for k, n in mapping.items() if isinstance(n, dict) and not n.get("parent")), None)
+        walked: set[str] = set()
+        while (here := node(node_id)) is not None and node_id not in walked:
+            walked.add(node_id)
+            children = here.get("children")
+            if not (isinstance(children, list) and children and node(children[-1]) is not None):
+                break
+            node_id = children[-1]
     thread: list[dict[str, Any]] = []
-    seen: set[Any] = set()
-    while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
+    seen: set[str] = set()
+    while (here := node(node_id)) is not None and node_id not in seen:
         seen.add(node_id)
-        node = mapping[node_id] if isinstance(mapping[node_id], dict) else {}
-        if isinstance(node.get("message"), dict):
-            thread.append(node["message"])
-        node_id = node.get("parent")
+        if isinstance(here.get("message"), dict):
+            thread.append(here["message"])
+        node_id = here.get("parent")
     for m in reversed(thread):
         author = m.get("author") if isinstance(m.get("author"), dict) else {}
         role = author.get("role")
