@@ -611,12 +611,18 @@ async def call_tool(name: str, arguments: dict[str, Any], *, timeout: float = 30
         try:
             async with Client(transport, read_timeout_seconds=timeout) as client:
                 result = await client.call_tool(name, arguments)
-        except MCPError as exc:
-            raise RememError(f"{name}: {_one_line(exc.error.message if hasattr(exc, 'error') else str(exc))}"
-                             " (see `remem tools` for the tools and their arguments)") from None
+        except Exception as exc:  # anyio wraps failures in groups: report the first real one
+            while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+                exc = exc.exceptions[0]
+            if isinstance(exc, MCPError):
+                raise RememError(f"{name}: {_one_line(str(exc))} "
+                                 "(see `remem tools` for the tools and their arguments)") from None
+            raise RememError(f"could not call {name} through `remem serve` ({type(exc).__name__}: "
+                             f"{_one_line(str(exc))}); run `remem serve` by hand to see why") from None
     if result.is_error:
         text = " ".join(getattr(c, "text", "") for c in result.content)
-        raise RememError(_one_line(text) or f"{name} failed")
+        hint = " (`remem tools` lists them)" if text.startswith("Unknown tool") else ""
+        raise RememError((_one_line(text) or f"{name} failed") + hint)
     if result.structured_content is not None:
         return result.structured_content
     text = "".join(getattr(c, "text", "") for c in result.content)
