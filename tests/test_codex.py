@@ -205,11 +205,11 @@ _json = st.recursive(
     max_leaves=12,
 )
 _types = st.sampled_from(["session_meta", "turn_context", "response_item", "event_msg", "compacted",
-                          "message", "function_call", "function_call_output", "zzz"])
+                          "message", "function_call", "function_call_output", "zzz"]) | _json
 _ptypes = st.sampled_from(["message", "function_call", "function_call_output", "local_shell_call",
                            "custom_tool_call", "custom_tool_call_output", "reasoning", "user_message",
                            "agent_message", "turn_aborted", "token_count", "exec_command_end",
-                           "patch_apply_end", "web_search_call", "brand_new_type"])
+                           "patch_apply_end", "web_search_call", "brand_new_type"]) | _json
 _record = st.builds(
     lambda t, pt, extra, ts: {"timestamp": ts, "type": t,
                               "payload": {"type": pt, **extra} if isinstance(extra, dict) else extra},

@@ -208,7 +208,7 @@ class _Builder:
         call.is_error = bool(flag) or looks_failed(text)
 
     def response_item(self, p: dict[str, Any], at: str | None) -> None:
-        kind = p.get("type")
+        kind = p.get("type") if isinstance(p.get("type"), str) else None
         if kind == "message":
             role = p.get("role")
             if role not in ("user", "assistant"):
@@ -237,7 +237,7 @@ class _Builder:
         # reasoning, ghost_snapshot, compaction and anything newer: not the conversation
 
     def event(self, p: dict[str, Any], at: str | None) -> None:
-        kind = p.get("type")
+        kind = p.get("type") if isinstance(p.get("type"), str) else None
         if kind in ("user_message", "agent_message"):
             text = p.get("message")
             if isinstance(text, str) and text.strip() and not _is_harness(text):
@@ -290,7 +290,7 @@ def parse_rollout(path: Path | str) -> Session:
         if at:
             first_at = first_at or at
             last_at = at
-        kind = rec.get("type")
+        kind = rec.get("type") if isinstance(rec.get("type"), str) else None
         payload = rec.get("payload")
         if not isinstance(payload, dict):
             if kind in _RESPONSE_TYPES:  # the oldest rollouts: bare response items
