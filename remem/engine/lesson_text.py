@@ -16,6 +16,7 @@ import re
 from typing import Any, Sequence
 
 MAX_CHARS = 200
+ERROR_CHARS = 160  # an error line carries paths and output: keep the lesson to its gist
 _FILLER = re.compile(
     r"^(?:no+|nope|nah|wait|stop|hmm+|um+|uh+|ugh|actually|sorry|again|ok(?:ay)?|so|well|"
     r"hey|hold on|i said|i told you|as i said|like i said|i already said|please|pls|"
@@ -102,7 +103,7 @@ def draft(kind: str, episodes: Sequence[dict[str, Any]], representative: int = 0
         fix = next((f for f in (find_fix(e) for e in reversed(episodes)) if f), "")
         if fix:
             return _finish(_clip(f"On {klass or title}: {fix}"))
-        return _finish(_clip(f"Avoid repeating this error: {title}"))
+        return _finish(_clip(f"Avoid repeating this error: {title}", ERROR_CHARS))
     if kind == "surprise":
         return _finish(_clip(f"Keep in mind: {person_words(rep)}"))
     return _finish(_clip(person_words(rep)))
