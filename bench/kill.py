@@ -1,8 +1,8 @@
 """Kill test at length: SIGKILL `remem ingest` and `remem sleep` at random points, each time
 followed by a run that completes, and check the database after every one.
 
-Each cycle: start the command (real subprocess), SIGKILL it after a random share (0.15 to
-1.05) of an uninterrupted run's wall time, run it again to completion, then check
+Each cycle: start the command (real subprocess), SIGKILL it after a random share (0.1 to
+0.9) of an uninterrupted run's wall time, run it again to completion, then check
 PRAGMA integrity_check, both FTS indexes against their tables, duplicate episode ids, and the
 episode ids and active lessons against an uninterrupted run of the same input. tests/test_crash.py
 is the short version (REMEM_KILLS per command).

@@ -151,9 +151,56 @@ def load(path: Path | None = None) -> dict[str, Any]:
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line or move the file aside") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path} ({exc}); fix its permissions or move it aside") from None
+    problem = _type_problem(data, DEFAULTS)
+    if problem:
+        raise ConfigError(f"{path}: {problem}; fix that line, or delete it to use the default")
     merged = _merge(DEFAULTS, data)
     _cache[str(path)] = (mtime, merged)
     return copy.deepcopy(merged)
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int):
+        return "a whole number"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string (in quotes)"
+    if isinstance(value, dict):
+        return "a [section]"
+    return f"a {type(value).__name__}"
+
+
+def _type_problem(data: dict[str, Any], defaults: dict[str, Any], prefix: str = "") -> str | None:
+    """The first known key whose value has the wrong type (unknown keys are left alone, so a
+    config written by a newer remem still loads). Wrong types are refused, not replaced by the
+    default: a setting silently ignored is worse than one line naming it."""
+    for key, value in data.items():
+        if key not in defaults:
+            continue
+        want, name = defaults[key], f"{prefix}{key}"
+        if isinstance(want, dict):
+            if not isinstance(value, dict):
+                return f"{name} must be a [section], not {value!r}"
+            problem = _type_problem(value, want, f"{name}.")
+            if problem:
+                return problem
+            continue
+        if isinstance(want, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(want, int):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif isinstance(want, float):
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        elif want is None:
+            ok = True
+        else:
+            ok = isinstance(value, type(want))
+        if not ok:
+            return f"{name} must be {_type_name(want)}, not {value!r}"[:300]
+    return None
 
 
 def get(dotted: str, cfg: dict[str, Any] | None = None) -> Any:

@@ -262,7 +262,7 @@ def kill_cycle(command: str, prep: dict[str, Any], work: Path, rng: random.Rando
         copy_db(prep["base"], work)
         args = ["sleep", "--quiet"]
         full, ref = prep["sleep_s"], prep["ref_sleep"]
-    at = rng.uniform(0.15, 1.05) * full
+    at = rng.uniform(0.1, 0.9) * full
     killed = kill_after(spawn(args, env), at)
     done = run(args, env)
     assert done.returncode == 0, f"the run after a kill at {at:.2f}s failed: {done.stderr}"

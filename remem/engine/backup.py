@@ -112,54 +112,86 @@ def export_jsonl(store: Store, out: TextIO) -> dict[str, int]:
     return counts
 
 
+MAX_IMPORT_LINE = 16_000_000  # characters; an episode is capped far below this
+
+
 def import_jsonl(store: Store, lines: Iterator[str] | TextIO) -> dict[str, Any]:
-    """Load an export. Rows with an id already present are replaced. Bad lines are reported."""
+    """Load an export. Rows with an id already present are replaced. Bad lines are reported
+    by number with the reason and skipped; the rest is imported."""
     columns = {t: _columns(store, t) for t in EXPORT_TABLES}
     counts: dict[str, int] = {}
     errors: list[str] = []
-    batch: list[tuple[str, dict[str, Any]]] = []
+    batch: list[tuple[int, str, dict[str, Any]]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
+            continue
+        if len(line) > MAX_IMPORT_LINE:
+            errors.append(f"line {number}: longer than {MAX_IMPORT_LINE} characters")
             continue
         try:
             record = json.loads(line)
             table = record.pop("table")
-        except (ValueError, KeyError, AttributeError, TypeError):
+        except (ValueError, KeyError, AttributeError, TypeError, RecursionError):
             errors.append(f"line {number}: not an export record")
             continue
         if table == "remem-export":
-            if int(record.get("v", 0)) > EXPORT_VERSION:
-                raise ValueError(f"export format v{record.get('v')} is newer than this remem; upgrade remem")
+            version = record.get("v", 0)
+            if isinstance(version, int) and not isinstance(version, bool) and version > EXPORT_VERSION:
+                raise ValueError(f"export format v{version} is newer than this remem; upgrade remem")
             continue
-        if table not in columns:
-            errors.append(f"line {number}: unknown table {table!r}")
+        if not isinstance(table, str) or table not in columns:
+            errors.append(f"line {number}: unknown table {str(table)[:40]!r}")
             continue
         row = {k: v for k, v in record.items() if k in columns[table]}
-        for key in _BLOB_COLUMNS & row.keys():
-            if row[key] is not None:
-                row[key] = base64.b64decode(row[key])
-        batch.append((table, row))
+        problem = _row_problem(row)
+        if problem:
+            errors.append(f"line {number}: {problem}")
+            continue
+        batch.append((number, table, row))
         if len(batch) >= 2000:
-            _write(store, batch, counts)
+            _write(store, batch, counts, errors)
             batch = []
-    _write(store, batch, counts)
+    _write(store, batch, counts, errors)
+    errors.sort(key=lambda e: int(e.split(":")[0].split()[-1]))  # rows refused by SQLite come last
     return {"imported": counts, "errors": errors}
+
+
+def _row_problem(row: dict[str, Any]) -> str | None:
+    """Decode vectors and refuse values SQLite cannot hold (nested JSON, huge integers)."""
+    for key, value in row.items():
+        if key in _BLOB_COLUMNS and value is not None:
+            if not isinstance(value, str):
+                return f"{key} is not base64"
+            try:
+                row[key] = base64.b64decode(value, validate=True)
+            except ValueError:
+                return f"{key} is not base64"
+        elif isinstance(value, (dict, list)):
+            return f"{key} holds {type(value).__name__} where a plain value belongs"
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2 ** 63:
+            return f"{key} is out of range"
+    return None
 
 
 def _columns(store: Store, table: str) -> set[str]:
     return {r["name"] for r in store.rows(f"PRAGMA table_info({table})")} - _SKIP_COLUMNS
 
 
-def _write(store: Store, batch: list[tuple[str, dict[str, Any]]], counts: dict[str, int]) -> None:
+def _write(store: Store, batch: list[tuple[int, str, dict[str, Any]]], counts: dict[str, int],
+           errors: list[str]) -> None:
     if not batch:
         return
     with store.write() as conn:
-        for table, row in batch:
+        for number, table, row in batch:
             cols = list(row)
-            conn.execute(
-                f"INSERT OR REPLACE INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                [row[c] for c in cols],
-            )
+            try:
+                conn.execute(
+                    f"INSERT OR REPLACE INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+                    [row[c] for c in cols],
+                )
+            except sqlite3.Error as exc:  # a missing required field, a wrong type: this row only
+                errors.append(f"line {number}: {table} row refused ({exc})")
+                continue
             counts[table] = counts.get(table, 0) + 1
 
 

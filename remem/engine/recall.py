@@ -261,7 +261,7 @@ def recall(
     scored: list[tuple[float, int, dict[str, Any], dict[str, float]]] = []
     pool_list = list(pool)
     sem = np.zeros(len(pool_list), dtype=np.float64)
-    if cos is not None and pool_list:
+    if cos is not None and len(cos) and pool_list:  # no vector in this space yet: keywords only
         slots = cache.slots_of(pool_list)
         sem = np.where(slots >= 0, cos[np.maximum(slots, 0)], 0.0).clip(min=0.0)
     kw = np.array([kw_raw.get(s, 0.0) for s in pool_list]) / kw_max if kw_max > 0 else np.zeros(len(pool_list))
