@@ -49,7 +49,8 @@ def messages_of(body: dict[str, Any], style: str) -> list[tuple[str, str]]:
             if isinstance(item, dict) and item.get("role") in ("user", "assistant"):
                 out.append((item["role"], _text_of(item.get("content"))))
         return out
-    for msg in body.get("messages") or []:
+    messages = body.get("messages")
+    for msg in messages if isinstance(messages, list) else []:
         if isinstance(msg, dict) and msg.get("role") in ("user", "assistant"):
             text = _text_of(msg.get("content"))
             if text:

@@ -15,7 +15,7 @@ def _app():
 
 async def _quiet(pilot) -> None:
     """No blinking cursor, no pending notifications: snapshots must be deterministic."""
-    for widget in pilot.app.query("Input, TextArea"):
+    for widget in pilot.app.screen.query("Input, TextArea"):
         widget.cursor_blink = False
     pilot.app.clear_notifications()
     await pilot.pause()
@@ -63,20 +63,30 @@ def test_help_modal(demo_home, snap_compare):
     assert snap_compare(_app(), terminal_size=BIG, press=["question_mark"], run_before=_quiet)
 
 
+def _pressing(*keys: str):
+    """Press keys, then quiet the screen they opened (modals have their own cursors)."""
+    async def run(pilot) -> None:
+        await pilot.press(*keys)
+        await pilot.pause()
+        await _quiet(pilot)
+
+    return run
+
+
 def test_forget_modal(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=BIG, press=["2", "f"], run_before=_quiet)
+    assert snap_compare(_app(), terminal_size=BIG, run_before=_pressing("2", "f"))
 
 
 def test_tag_modal(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=BIG, press=["2", "t"], run_before=_quiet)
+    assert snap_compare(_app(), terminal_size=BIG, run_before=_pressing("2", "t"))
 
 
 def test_connect_modal(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=BIG, press=["2", "c"], run_before=_quiet)
+    assert snap_compare(_app(), terminal_size=BIG, run_before=_pressing("2", "c"))
 
 
 def test_edit_lesson_modal(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=BIG, press=["3", "e"], run_before=_quiet)
+    assert snap_compare(_app(), terminal_size=BIG, run_before=_pressing("3", "e"))
 
 
 def test_command_palette(demo_home, snap_compare):
