@@ -379,8 +379,9 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
         with engine_errors("traverse"), memory.store() as store:
             from remem.engine import graph
 
-            result = graph.traverse(store, id, depth=depth, types=types)
-        return _as_dict(result, start=id, depth=depth)
+            levels = graph.traverse(store, id, depth=depth, types=types)
+        # levels[0] is the start, levels[d] the memories first reached at depth d (with `via`).
+        return {"start": id, "depth": depth, "types": types, "levels": levels}
 
     @tool
     def lessons(

@@ -220,10 +220,14 @@ async def test_connect_and_traverse(client: Any) -> None:
     await call(client, "connect", {"source": a["id"], "target": b["id"], "type": "caused_by"})  # no dup
     await call(client, "connect", {"source": b["id"], "target": c["id"], "type": "supports"})
     walk = await call(client, "traverse", {"id": a["id"], "depth": 2})
-    text = json.dumps(walk)
-    assert b["id"] in text and c["id"] in text
+    levels = [{n["id"]: n for n in level} for level in walk["levels"]]
+    assert list(levels[0]) == [a["id"]]
+    assert levels[1][b["id"]]["via"]["type"] == "caused_by"
+    assert c["id"] in {**levels[1], **levels[2]}  # by supports (depth 2) or an auto similar_to edge
+    caused = await call(client, "traverse", {"id": a["id"], "depth": 2, "types": ["caused_by"]})
+    assert [[n["id"] for n in level] for level in caused["levels"]] == [[a["id"]], [b["id"]]]
     only = await call(client, "traverse", {"id": a["id"], "depth": 2, "types": ["supports"]})
-    assert b["id"] not in json.dumps(only)
+    assert [[n["id"] for n in level] for level in only["levels"]] == [[a["id"]]]
 
 
 @pytest.mark.anyio
