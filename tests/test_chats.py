@@ -128,7 +128,8 @@ _part = st.one_of(
 )
 _message = st.builds(
     lambda role, content, extra: {"role": role, "content": content, "parts": content, **extra},
-    st.sampled_from(["user", "assistant", "system", "developer", "tool", "function", "model", "x", None]),
+    st.sampled_from(["user", "assistant", "system", "developer", "tool", "function", "model", "x", "human",
+                     None]) | _json,
     st.one_of(st.text(max_size=20), st.lists(_part, max_size=4), _json),
     st.dictionaries(st.sampled_from(["tool_calls", "tool_call_id", "name", "timestamp", "at",
                                      "created_at", "function_call"]), _json, max_size=3),

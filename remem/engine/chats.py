@@ -74,6 +74,11 @@ def _text_of(value: Any) -> str:
     return ""
 
 
+def _key(value: Any) -> str | None:
+    """A value usable as a lookup key: strings only (a list or dict in a role is malformed)."""
+    return value if isinstance(value, str) else None
+
+
 def _json_args(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
@@ -237,7 +242,7 @@ def _gemini(conv: dict[str, Any], c: _Conv) -> None:
             continue
         # functionResponse parts come back as role user, or function / tool in older APIs
         role = {"user": "user", "model": "assistant", "assistant": "assistant",
-                "function": "tool", "tool": "tool"}.get(m.get("role", "user"))
+                "function": "tool", "tool": "tool"}.get(_key(m.get("role", "user")))
         parts = m.get("parts")
         if role is None or not isinstance(parts, list):
             continue
@@ -320,7 +325,7 @@ def _claude_ai(conv: dict[str, Any], c: _Conv) -> None:
     for m in conv.get("chat_messages") or []:
         if not isinstance(m, dict):
             continue
-        role = {"human": "user", "user": "user", "assistant": "assistant"}.get(m.get("sender"))
+        role = {"human": "user", "user": "user", "assistant": "assistant"}.get(_key(m.get("sender")))
         if role is None:
             continue
         at = _when(m)
