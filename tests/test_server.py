@@ -408,3 +408,28 @@ def test_a_port_in_use_is_one_clear_line(http_server: str, shared: dict[str, Any
     port = http_server.rsplit(":", 1)[1]
     out = run_remem("serve", "--http", "--port", port, env={**shared["env"], "REMEM_TOKEN": TOKEN}, timeout=60)
     assert out.returncode == 1 and "cannot listen" in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_a_failing_background_task_is_logged_not_fatal(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from remem import paths
+    from remem.engine import lifecycle
+    from remem.server import Background, Memory
+
+    calls = []
+
+    def broken(store: Any, cfg: Any = None) -> dict[str, Any]:
+        calls.append(1)
+        raise OSError("disk full (simulated)")
+
+    monkeypatch.setattr(lifecycle, "run_due_tasks", broken)
+    memory = Memory()
+    worker = Background(memory, tasks=True, warm=False)
+    worker.start()
+    log = paths.log_file()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (log.exists() and "disk full (simulated)" in log.read_text()):
+        time.sleep(0.05)
+    assert calls and "disk full (simulated)" in log.read_text()
+    assert worker._thread.is_alive()  # still ticking after the failure
+    worker.stop()
+    memory.close()
