@@ -265,3 +265,20 @@ def test_any_file_of_events_ingests_without_raising(store, tmp_path: Path, evs: 
     path.write_text("".join(json.dumps(e) + "\n" for e in evs), encoding="utf-8")
     summary = events.ingest_events_file(store, path)
     assert summary["events"] + summary["malformed_lines"] == len(evs)
+
+
+def test_plain_remem_ingest_reads_codex_and_the_inbox(remem_cli, home: Path, tmp_path: Path) -> None:
+    """The real console script: Codex sessions and an inbox file in one plain `remem ingest`."""
+    import os
+    import shutil
+
+    shutil.copytree(Path(__file__).parent / "fixtures" / "codex", Path(os.environ["CODEX_HOME"]))
+    events.append_to_inbox([{"kind": "note", "text": "The office VPN drops at 18:00."}], name="tool")
+    result = remem_cli("ingest", "--json")
+    assert result.returncode == 0, result.stderr
+    out = result.json()
+    assert out["errors"] == [] and out["sessions"] == 4 and out["by_kind"]["correction"] >= 4
+    assert (paths.inbox_dir() / "done" / "tool.jsonl").exists()
+    again = remem_cli("ingest", "--json").json()
+    # Three rollouts are unchanged; the one whose last line is torn is read again, adding nothing.
+    assert again["episodes"] == 0 and again["skipped"] == 3 and again["files"] == 1
