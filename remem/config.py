@@ -117,6 +117,12 @@ DEFAULTS: dict[str, Any] = {
     },
     "backup": {
         "keep": 7,
+        # A rotated backup after every full `remem sleep` (the nightly schedule runs one).
+        "nightly": True,
+    },
+    "events": {
+        # An events file (--events FILE or the inbox) larger than this is refused with the reason.
+        "max_file_bytes": 50_000_000,
     },
 }
 

@@ -25,8 +25,10 @@ def register(app: typer.Typer) -> None:
         from remem.engine import backup as backup_mod
 
         with open_store() as store:
-            dest = backup_mod.backup(store, path)
-        removed = [] if path else backup_mod.rotate(int(config.get("backup.keep")))
+            if path:
+                dest, removed = backup_mod.backup(store, path), []
+            else:
+                dest, removed = backup_mod.rotated_backup(store, int(config.get("backup.keep")))
         if json_out:
             emit_json({"backup": str(dest), "rotated_out": [str(p) for p in removed]})
         else:

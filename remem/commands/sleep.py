@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any, List, Optional
 
 import typer
 
 from remem.commands._out import emit_json, open_store, short, table
+
+
+def _nightly_backup(store: Any, summary: dict[str, Any]) -> None:
+    """After a full sleep, a rotated backup (config backup.nightly; backup.keep copies kept)."""
+    from remem import config
+    from remem.engine import backup as backup_mod
+
+    cfg = config.load()
+    if not cfg["backup"]["nightly"]:
+        return
+    try:
+        dest, removed = backup_mod.rotated_backup(store, int(cfg["backup"]["keep"]))
+    except OSError as exc:  # the sleep's work is done and kept; say why there is no backup
+        summary["backup"] = {"error": f"backup failed ({exc}); run `remem backup` by hand"}
+        print(f"remem: {summary['backup']['error']}", file=sys.stderr)
+        return
+    summary["backup"] = {"path": str(dest), "rotated_out": len(removed)}
 
 
 def register(app: typer.Typer) -> None:
@@ -29,6 +47,8 @@ def register(app: typer.Typer) -> None:
         with open_store() as store:
             events = sleep_mod.run_sleep(store, pass_ or None, dry_run=dry_run)
             summary = _drain(events) if (quiet or json_out) else _with_bars(events)
+            if not pass_ and not dry_run:
+                _nightly_backup(store, summary)
         if json_out:
             emit_json(summary)
         elif not quiet:
@@ -237,5 +257,7 @@ def _print_summary(summary: dict) -> None:
     print(f"learned {len(events.get('learned', []))}, merged {len(events.get('merged', []))}, "
           f"confirmed {len(events.get('confirmed', []))}, failed {len(events.get('failed', []))}, "
           f"vetoed {len(events.get('vetoed', []))}")
+    if summary.get("backup", {}).get("path"):
+        print(f"backed up to {summary['backup']['path']}")
     if not summary.get("dry_run"):
         print("`remem morning` shows the report; `remem lessons list` the lessons.")

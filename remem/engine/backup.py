@@ -51,7 +51,22 @@ def rotate(keep: int, folder: Path | None = None) -> list[Path]:
     removed = found[max(keep, 0):]
     for path in removed:
         path.unlink(missing_ok=True)
+    # A backup cut short (its process killed) leaves a .partial; one an hour old is not live.
+    import time
+
+    for partial in folder.glob("memory-*.db.partial"):
+        try:
+            if time.time() - partial.stat().st_mtime > 3600:
+                partial.unlink()
+        except OSError:
+            pass
     return removed
+
+
+def rotated_backup(store: Store, keep: int) -> tuple[Path, list[Path]]:
+    """A backup into the backups folder, then all but the newest `keep` deleted."""
+    dest = backup(store)
+    return dest, rotate(keep)
 
 
 def restore(backup_path: Path | str, dest: Path | str | None = None) -> Path:

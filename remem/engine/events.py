@@ -388,6 +388,14 @@ def ingest_events_file(store: Store, path: Path | str) -> dict[str, Any]:
     summary: dict[str, Any] = {"files": 1, "events": 0, "episodes": 0, "sessions": 0,
                                "by_kind": {}, "errors": [], "malformed_lines": 0}
     try:
+        limit = int(config_mod.load()["events"]["max_file_bytes"])
+        size = path.stat().st_size
+        if limit and size > limit:
+            # Refused whole, with the reason (the inbox keeps it beside a report): split it.
+            summary["errors"].append(
+                f"{path}: {size:,} bytes, over the {limit:,} cap (events.max_file_bytes); "
+                "split it into smaller files")
+            return summary
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         summary["errors"].append(f"{path}: cannot read ({exc.strerror or exc})")

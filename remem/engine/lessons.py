@@ -8,10 +8,13 @@ from hashlib import sha256
 from typing import Any, Iterable, Sequence
 
 from remem.engine import clock
-from remem.engine.store import LESSON_STATUSES, Store, dumps, loads_list, new_id
+from remem.engine.store import LESSON_STATUSES, Store, cap, dumps, loads_list, new_id
 from remem.errors import NotFound
 
 LESSON_KINDS = ("correction", "error", "surprise", "note")
+# A lesson is a sentence or a few; longer text is cut with store.TRUNCATED. The same as the
+# share safety cap, so every local lesson can be shared.
+MAX_LESSON = 2000
 
 
 def lesson_hash(text: str, kind: str) -> str:
@@ -49,7 +52,7 @@ def add_lesson(
     """Insert one lesson; returns it. The caller embeds first (outside the write)."""
     if status not in LESSON_STATUSES:
         raise ValueError(f"status must be one of {', '.join(LESSON_STATUSES)}")
-    text = " ".join((text or "").split())
+    text = cap(" ".join((text or "").split()), MAX_LESSON)
     if not text:
         raise ValueError("a lesson needs text")
     stamp = clock.iso()
@@ -131,7 +134,7 @@ def update_lesson(store: Store, lesson_id: str, **fields: Any) -> dict[str, Any]
     current = get_lesson(store, lesson_id)
     values = {k: (dumps(v) if k in ("sources", "origins") else v) for k, v in fields.items()}
     if "text" in values:
-        values["text"] = " ".join(str(values["text"]).split())
+        values["text"] = cap(" ".join(str(values["text"]).split()), MAX_LESSON)
         values.setdefault("hash", lesson_hash(values["text"], fields.get("kind", current["kind"])))
     values["updated"] = clock.iso()
     with store.write() as conn:
