@@ -55,6 +55,8 @@ def mems(store: Store) -> dict[str, str]:
 def test_kind_filter(store, mems):
     hits = recall(store, "python packages build", 10, kinds=["error"], touch=False, lessons=False)
     assert ids(hits) == [mems["numpy"]]
+    with pytest.raises(ValueError, match="unknown kind"):
+        recall(store, "python", 3, kinds=["mistake"])
 
 
 def test_project_filter_includes_subfolders_only(store, mems):

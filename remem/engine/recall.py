@@ -30,7 +30,7 @@ from remem import config as config_mod
 from remem.engine import clock
 from remem.engine.embed import get_embedder
 from remem.engine.query_dates import closeness, date_spans
-from remem.engine.store import Store, normalise_tag
+from remem.engine.store import EPISODE_KINDS, Store, normalise_tag
 
 MODES = ("hybrid", "semantic", "keyword")
 MEMORY_TYPES = ("short_term", "long_term")
@@ -73,6 +73,9 @@ class _Filters:
                  tags: Iterable[str] | None, all_tags: bool, since: str | None,
                  until: str | None, memory_type: str | None, archived: bool) -> None:
         self.kinds = [k for k in (kinds or ()) if k]
+        unknown = sorted(set(self.kinds) - set(EPISODE_KINDS))
+        if unknown:
+            raise ValueError(f"unknown kind {unknown[0]!r}; use {', '.join(EPISODE_KINDS)}")
         self.project = project.rstrip("/") if project else None
         self.tags = sorted({normalise_tag(t) for t in (tags or ()) if str(t).strip()})
         self.all_tags = all_tags
@@ -148,8 +151,6 @@ def recall(
     memory's date, memory type, archived ones included). Active lessons compete too (type
     "lesson") unless `lessons` is False (default: config recall.include_lessons).
     """
-    import numpy as np
-
     cfg = cfg or config_mod.load()
     rc = cfg["recall"]
     if mode not in MODES:
@@ -174,128 +175,36 @@ def recall(
     embedder = get_embedder()
     qvec = embedder.encode([query])[0] if sw > 0 else None
 
-    eligible = None
-    if flt.selective:
-        # Without the archived test the (kind, at) / cwd indexes answer alone; archived rows
-        # are dropped when the pool is read.
-        eligible = np.fromiter(
-            (r[0] for r in store.conn.execute(
-                f"SELECT seq FROM episodes WHERE {flt.sql_eligible}", flt.params_eligible)),
-            dtype=np.int64)
-        eligible.sort()
+    eligible = _eligible(store, flt) if flt.selective else None
 
-    # -- semantic evidence: one matrix product over the cache ---------------------------
+    # Semantic evidence: one product over the memory-mapped vectors of this space.
     cache = cos = None
     if qvec is not None:
         from remem.engine import vectors
 
         cache = vectors.cache_for(store, embedder.space, embedder.dim)
         cos = cache.scores(qvec)
+        if not len(cos):  # no vector in this space yet: keywords only
+            cache = cos = None
 
-    # -- keyword evidence: FTS5 BM25, best first -----------------------------------------
     match = fts_query(query) if sw < 1 else ""
-    kw_raw: dict[int, float] = {}
+    kw_raw = _keyword(store, match, rc, eligible, pool_size * 4) if match else {}
     lesson_kw: dict[int, float] = {}
-    if match:
-        w = (float(rc.get("bm25_title", 1.0)), float(rc.get("bm25_gist", 1.0)),
-             float(rc.get("bm25_detail", 0.3)))
-        # FTS5 evaluates `rowid IN (…)` beside MATCH row by row (0.5 s for 2,000 rows), so
-        # filters are applied here in Python; with a filter, every match is read when there
-        # are not too many, so a narrow filter still gets its keyword evidence.
-        limit = pool_size * 4
-        if eligible is not None:
-            matches = store.conn.execute(
-                "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?", (match,)).fetchone()[0]
-            if matches <= int(rc.get("keyword_scan", 20000)):
-                limit = matches
-        hits = store.conn.execute(
-            "SELECT rowid, -bm25(episodes_fts, ?, ?, ?) AS s FROM episodes_fts "
-            "WHERE episodes_fts MATCH ? ORDER BY s DESC LIMIT ?", (*w, match, limit)).fetchall()
-        if eligible is not None and hits:
-            rowids = np.fromiter((h[0] for h in hits), dtype=np.int64, count=len(hits))
-            keep = _member(rowids, eligible)
-            hits = [h for h, ok in zip(hits, keep.tolist()) if ok]
-        kw_raw = {int(r[0]): float(r[1]) for r in hits}
-        if with_lessons:
-            lesson_kw = {int(r[0]): float(r[1]) for r in store.conn.execute(
-                "SELECT rowid, -bm25(lessons_fts) FROM lessons_fts WHERE lessons_fts MATCH ?",
-                (match,))}
+    if match and with_lessons:
+        lesson_kw = {int(r[0]): float(r[1]) for r in store.conn.execute(
+            "SELECT rowid, -bm25(lessons_fts) FROM lessons_fts WHERE lessons_fts MATCH ?", (match,))}
     kw_max = max([*kw_raw.values(), *lesson_kw.values(), 0.0])
 
-    # -- the candidate pool ---------------------------------------------------------------
-    pool: set[int] = set(list(kw_raw)[:pool_size])
-    if cos is not None and len(cache):
-        if eligible is not None:
-            slots = cache.slots_of(eligible)
-            slots = slots[slots >= 0]
-        else:
-            slots = np.nonzero(np.asarray(cache.seqs) >= 0)[0]
-        if slots.size:
-            sub = cos[slots]
-            take = min(pool_size, slots.size)
-            best = slots[np.argpartition(-sub, take - 1)[:take]] if take < slots.size else slots
-            pool.update(np.asarray(cache.seqs)[best].tolist())
-    recent_n = int(rc.get("recent_candidates", 50))
-    pool.update(r[0] for r in store.conn.execute(
-        f"SELECT seq FROM episodes WHERE {flt.sql} ORDER BY at DESC LIMIT ?", [*flt.params, recent_n]))
-    if spans:
-        pad = timedelta(days=2 * float(rc.get("date_half_life_days", 7.0)))
-        for first, last in spans:
-            pool.update(r[0] for r in store.conn.execute(
-                f"SELECT seq FROM episodes WHERE {flt.sql} AND at >= ? AND at < ? LIMIT ?",
-                [*flt.params, _day_iso(first - pad), _day_iso(last + pad + timedelta(days=1)),
-                 pool_size]))
-    if eligible is None and cos is None and not kw_raw:
-        pool.update(r[0] for r in store.conn.execute(
-            f"SELECT seq FROM episodes WHERE {flt.sql} LIMIT ?", [*flt.params, pool_size]))
-
-    # -- full scores for the pool ---------------------------------------------------------
-    # Best possible relevance first (a named date counted as a perfect match), rows read in
-    # small batches; stop once even a perfect date, recency and retention could not reach
-    # the k-th score so far. Exact, and most of the pool is never read.
-    now = clock.now()
-    half = float(rc["recency_half_life_days"])
-    date_half = float(rc.get("date_half_life_days", 7.0))
-    w_rel = float(rc["w_relevance"])
-    ceiling = float(rc["w_recency"]) + float(rc["w_strength"])
-    scored: list[tuple[float, int, dict[str, Any], dict[str, float]]] = []
-    pool_list = list(pool)
-    sem = np.zeros(len(pool_list), dtype=np.float64)
-    if cos is not None and len(cos) and pool_list:  # no vector in this space yet: keywords only
-        slots = cache.slots_of(pool_list)
-        sem = np.where(slots >= 0, cos[np.maximum(slots, 0)], 0.0).clip(min=0.0)
-    kw = np.array([kw_raw.get(s, 0.0) for s in pool_list]) / kw_max if kw_max > 0 else np.zeros(len(pool_list))
-    bound = (1 - dw) * (sw * sem + (1 - sw) * kw) + dw
-    order = np.argsort(-bound, kind="stable")
-    kth: list[float] = []
-    for start in range(0, len(order), 64):
-        batch = order[start:start + 64]
-        if len(kth) >= k and w_rel * float(bound[batch[0]]) + ceiling < kth[0]:
-            break
-        seqs = [pool_list[i] for i in batch]
-        where = {seq: i for seq, i in zip(seqs, batch.tolist())}
-        rows = store.conn.execute(
-            f"SELECT seq, id, at, strength, importance, flashbulb_until FROM episodes "
-            f"WHERE seq IN ({','.join('?' * len(seqs))}) AND {flt.sql}", [*seqs, *flt.params])
-        for seq, mid, at, strength, importance, flash in rows:
-            i = where[seq]
-            when = closeness(clock.parse(at), spans, date_half) if spans else 0.0
-            parts = _parts(float(sem[i]), float(kw[i]), when, sw, dw, at, strength, importance,
-                           flash, now, half)
-            total = _total(parts, rc)
-            scored.append((total, seq, {"id": mid, "type": "episode"}, parts))
-            heapq.heappush(kth, total)
-            if len(kth) > k:
-                heapq.heappop(kth)
+    pool = _pool(store, flt, rc, pool_size, cache, cos, eligible, kw_raw, spans)
+    ctx = _Scoring(rc, sw, dw, spans)
+    scored = _score_pool(store, flt, ctx, k, pool, cache, cos, kw_raw, kw_max)
 
     if with_lessons:
         for lesson in _active_lessons(store, embedder.space, flt):
             semantic = max(0.0, float(lesson["vec"] @ qvec)) if (qvec is not None and lesson["vec"] is not None) else 0.0
             keyword = lesson_kw.get(lesson["seq"], 0.0) / kw_max if kw_max > 0 else 0.0
-            when = closeness(clock.parse(lesson["updated"]), spans, date_half) if spans else 0.0
-            parts = _parts(semantic, keyword, when, sw, dw, lesson["updated"], lesson["strength"],
-                           0.5, None, now, half)
-            scored.append((_total(parts, rc), -lesson["seq"], {"id": lesson["id"], "type": "lesson"}, parts))
+            parts = ctx.parts(semantic, keyword, lesson["updated"], lesson["strength"], 0.5, None)
+            scored.append((ctx.total(parts), -lesson["seq"], {"id": lesson["id"], "type": "lesson"}, parts))
 
     scored.sort(key=lambda t: (-t[0], -t[1]))
     top = scored[:k]
@@ -326,23 +235,144 @@ def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
         yield items[i:i + size]
 
 
-def _parts(semantic: float, keyword: float, when: float, sw: float, dw: float, at: str,
-           strength: float, importance: float, flash: str | None, now: Any, half: float) -> dict[str, float]:
-    relevance = (1 - dw) * (sw * semantic + (1 - sw) * keyword) + dw * when
-    protected = bool(flash) and clock.parse(flash) > now
-    recency = 1.0 if protected else 2.0 ** (-clock.days_between(at, now) / half)
-    floor = min(1.0, max(0.0, 2.0 * (float(importance) - 0.5)))
-    retention = max(min(float(strength), 2.0) / 2.0, floor)
-    return {
-        "relevance": relevance, "semantic": semantic, "keyword": keyword, "when": when,
-        "recency": recency, "strength": retention, "importance": float(importance),
-        "flashbulb": 1.0 if protected else 0.0,
-    }
+class _Scoring:
+    """The score of one memory from its evidence and its lifecycle fields."""
+
+    def __init__(self, rc: dict[str, Any], sw: float, dw: float, spans: list[tuple[date, date]]) -> None:
+        self.sw, self.dw, self.spans = sw, dw, spans
+        self.w_rel = float(rc["w_relevance"])
+        self.w_rec = float(rc["w_recency"])
+        self.w_str = float(rc["w_strength"])
+        self.half = float(rc["recency_half_life_days"])
+        self.date_half = float(rc.get("date_half_life_days", 7.0))
+        self.now = clock.now()
+
+    def parts(self, semantic: float, keyword: float, at: str, strength: float,
+              importance: float, flash: str | None) -> dict[str, float]:
+        when = closeness(clock.parse(at), self.spans, self.date_half) if self.spans else 0.0
+        relevance = (1 - self.dw) * (self.sw * semantic + (1 - self.sw) * keyword) + self.dw * when
+        protected = bool(flash) and clock.parse(flash) > self.now
+        recency = 1.0 if protected else 2.0 ** (-clock.days_between(at, self.now) / self.half)
+        floor = min(1.0, max(0.0, 2.0 * (float(importance) - 0.5)))
+        retention = max(min(float(strength), 2.0) / 2.0, floor)
+        return {
+            "relevance": relevance, "semantic": semantic, "keyword": keyword, "when": when,
+            "recency": recency, "strength": retention, "importance": float(importance),
+            "flashbulb": 1.0 if protected else 0.0,
+        }
+
+    def total(self, parts: dict[str, float]) -> float:
+        return (self.w_rel * parts["relevance"] + self.w_rec * parts["recency"]
+                + self.w_str * parts["strength"])
 
 
-def _total(parts: dict[str, float], rc: dict[str, Any]) -> float:
-    return (float(rc["w_relevance"]) * parts["relevance"] + float(rc["w_recency"]) * parts["recency"]
-            + float(rc["w_strength"]) * parts["strength"])
+def _eligible(store: Store, flt: _Filters) -> Any:
+    """Sorted seqs passing a selective filter. Without the archived test the (kind, at) and
+    cwd indexes answer alone; archived rows are dropped when the pool is read."""
+    import numpy as np
+
+    eligible = np.fromiter(
+        (r[0] for r in store.conn.execute(
+            f"SELECT seq FROM episodes WHERE {flt.sql_eligible}", flt.params_eligible)),
+        dtype=np.int64)
+    eligible.sort()
+    return eligible
+
+
+def _keyword(store: Store, match: str, rc: dict[str, Any], eligible: Any, limit: int) -> dict[int, float]:
+    """seq -> BM25 (higher is better) for the best matches, best first.
+
+    FTS5 evaluates `rowid IN (…)` beside MATCH row by row (0.5 s for 2,000 rows), so a filter
+    is applied here instead; with a filter, every match is read when there are not too many,
+    so a narrow filter still gets the keyword evidence of its own memories.
+    """
+    import numpy as np
+
+    w = (float(rc.get("bm25_title", 1.0)), float(rc.get("bm25_gist", 1.0)),
+         float(rc.get("bm25_detail", 0.3)))
+    if eligible is not None:
+        matches = store.conn.execute(
+            "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?", (match,)).fetchone()[0]
+        if matches <= int(rc.get("keyword_scan", 20000)):
+            limit = matches
+    hits = store.conn.execute(
+        "SELECT rowid, -bm25(episodes_fts, ?, ?, ?) AS s FROM episodes_fts "
+        "WHERE episodes_fts MATCH ? ORDER BY s DESC LIMIT ?", (*w, match, limit)).fetchall()
+    if eligible is not None and hits:
+        rowids = np.fromiter((h[0] for h in hits), dtype=np.int64, count=len(hits))
+        hits = [h for h, ok in zip(hits, _member(rowids, eligible).tolist()) if ok]
+    return {int(r[0]): float(r[1]) for r in hits}
+
+
+def _pool(store: Store, flt: _Filters, rc: dict[str, Any], size: int, cache: Any, cos: Any,
+          eligible: Any, kw_raw: dict[int, float], spans: list[tuple[date, date]]) -> list[int]:
+    """Candidates: the best by BM25 and by cosine, the most recent, those near a named date."""
+    import numpy as np
+
+    pool: set[int] = set(list(kw_raw)[:size])
+    if cos is not None:
+        seqs = np.asarray(cache.seqs)
+        if eligible is not None:
+            slots = cache.slots_of(eligible)
+            slots = slots[slots >= 0]
+        else:
+            slots = np.nonzero(seqs >= 0)[0]
+        if slots.size:
+            take = min(size, slots.size)
+            best = slots[np.argpartition(-cos[slots], take - 1)[:take]] if take < slots.size else slots
+            pool.update(seqs[best].tolist())
+    pool.update(r[0] for r in store.conn.execute(
+        f"SELECT seq FROM episodes WHERE {flt.sql} ORDER BY at DESC LIMIT ?",
+        [*flt.params, int(rc.get("recent_candidates", 50))]))
+    pad = timedelta(days=2 * float(rc.get("date_half_life_days", 7.0)))
+    for first, last in spans:
+        pool.update(r[0] for r in store.conn.execute(
+            f"SELECT seq FROM episodes WHERE {flt.sql} AND at >= ? AND at < ? LIMIT ?",
+            [*flt.params, _day_iso(first - pad), _day_iso(last + pad + timedelta(days=1)), size]))
+    if eligible is None and cos is None and not kw_raw:
+        pool.update(r[0] for r in store.conn.execute(
+            f"SELECT seq FROM episodes WHERE {flt.sql} LIMIT ?", [*flt.params, size]))
+    return list(pool)
+
+
+def _score_pool(store: Store, flt: _Filters, ctx: _Scoring, k: int, pool: list[int], cache: Any,
+                cos: Any, kw_raw: dict[int, float], kw_max: float) -> list[tuple[float, int, dict[str, Any], dict[str, float]]]:
+    """Full scores for the pool, best possible relevance first (a named date counted as a
+    perfect match), rows read in small batches; stops once even a perfect date, recency and
+    retention could not reach the k-th score so far. Exact, and most of the pool is never read."""
+    import numpy as np
+
+    scored: list[tuple[float, int, dict[str, Any], dict[str, float]]] = []
+    if not pool:
+        return scored
+    sem = np.zeros(len(pool), dtype=np.float64)
+    if cos is not None:
+        slots = cache.slots_of(pool)
+        sem = np.where(slots >= 0, cos[np.maximum(slots, 0)], 0.0).clip(min=0.0)
+    kw = np.array([kw_raw.get(s, 0.0) for s in pool], dtype=np.float64)
+    kw = kw / kw_max if kw_max > 0 else kw
+    bound = (1 - ctx.dw) * (ctx.sw * sem + (1 - ctx.sw) * kw) + ctx.dw
+    order = np.argsort(-bound, kind="stable")
+    ceiling = ctx.w_rec + ctx.w_str
+    kth: list[float] = []
+    for start in range(0, len(order), 64):
+        batch = order[start:start + 64]
+        if len(kth) >= k and ctx.w_rel * float(bound[batch[0]]) + ceiling < kth[0]:
+            break
+        seqs = [pool[i] for i in batch]
+        index = dict(zip(seqs, batch.tolist()))
+        rows = store.conn.execute(
+            f"SELECT seq, id, at, strength, importance, flashbulb_until FROM episodes "
+            f"WHERE seq IN ({','.join('?' * len(seqs))}) AND {flt.sql}", [*seqs, *flt.params])
+        for seq, mid, at, strength, importance, flash in rows:
+            i = index[seq]
+            parts = ctx.parts(float(sem[i]), float(kw[i]), at, strength, importance, flash)
+            total = ctx.total(parts)
+            scored.append((total, seq, {"id": mid, "type": "episode"}, parts))
+            heapq.heappush(kth, total)
+            if len(kth) > k:
+                heapq.heappop(kth)
+    return scored
 
 
 _lesson_cache: dict[tuple[str, str], tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
