@@ -413,13 +413,13 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
         with engine_errors("context"), memory.store() as store:
             from remem.engine import prime
 
+            folder = _project_path(store, project)
+            # The same preview as `remem context`: record=False keeps it out of the primes log.
             if prompt.strip():
-                # A preview: record=False keeps it out of the primes log the measure reads.
-                chosen = prime.select(store, prompt, event="prompt", cwd=_project_path(store, project),
-                                      agent="mcp", record=False)
+                chosen = prime.select(store, prompt, event="prompt", cwd=folder, agent="mcp", record=False)
                 picked, text = chosen["lessons"], chosen["text"]
             else:
-                picked = _lessons(store, kind=None, project=project, status="active", limit=50)
+                picked = prime.for_project(store, folder)
                 text = prime.render_block(picked) if picked else ""
         return {"project": project, "lessons": picked, "text": text}
 
