@@ -323,3 +323,13 @@ def test_cli_recall_in_a_real_process(remem_cli, store, mems):
     assert out.returncode == 0, out.stderr
     assert [h["id"] for h in out.json()] == [mems["numpy"]]
     assert row(store, mems["numpy"])["recalls"] == 1
+
+
+def test_cache_rebuilds_when_the_database_went_backwards(store, mems):
+    cache = _cache(store)
+    manifest = json.loads(cache.manifest_path.read_text())
+    manifest["log_id"] += 1000  # as if written for a newer database than the one now in place
+    cache.manifest_path.write_text(json.dumps(manifest))
+    vectors.drop_caches()
+    again = _cache(store)
+    assert again.manifest["gen"] != manifest["gen"] and _live(again) == _seqs(store)

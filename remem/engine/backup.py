@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any, Iterator, TextIO
@@ -90,6 +91,8 @@ def restore(backup_path: Path | str, dest: Path | str | None = None) -> Path:
         finally:
             target.close()
         tmp.replace(dest)
+    # Derived caches (memory-mapped vectors) describe the old database: drop them.
+    shutil.rmtree(paths.vectors_dir(), ignore_errors=True)
     return dest
 
 

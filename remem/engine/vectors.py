@@ -135,7 +135,9 @@ class VectorCache:
         with _locked(self.lock_path):
             disk = self._read_manifest()  # another process may have synced meanwhile
             lo, hi = _log_bounds(self.store)
-            if disk is None or (lo is not None and int(disk["log_id"]) < lo):
+            # Rebuild when the log was pruned past this cache, or went backwards (the database
+            # was replaced, e.g. restored from a backup).
+            if disk is None or (lo is not None and int(disk["log_id"]) < lo) or int(disk["log_id"]) > hi:
                 self._rebuild(hi)
             elif int(disk["log_id"]) != hi:
                 self._apply(disk, hi)
