@@ -181,6 +181,25 @@ def test_inbox_three_good_lines_one_bad(store) -> None:
     assert store.counts()["episodes"] == 3
 
 
+def test_inbox_gathers_a_conversation_written_one_exchange_per_file(store) -> None:
+    def turn(i: int, role: str, text: str) -> dict:
+        return {"kind": "message", "session": "px-1", "id": f"px-1-{i}", "role": role, "text": text,
+                "at": f"2026-11-24T10:0{i}:00Z", "source": "proxy"}
+
+    history = [turn(0, "user", "Add a retry to the upload job."),
+               turn(1, "assistant", "Added three retries with a fixed delay. Done."),
+               turn(2, "user", "No, that's not what I asked: use exponential backoff."),
+               turn(3, "assistant", "Switched to exponential backoff.")]
+    # Like the proxy: each exchange resends the history so far, one file per exchange.
+    events.append_to_inbox(history[:2], name="x1")
+    events.append_to_inbox(history[:4], name="x2")
+    summary = events.ingest_inbox(store)
+    assert summary["sessions"] == 1 and summary["moved"] == 2 and summary["errors"] == []
+    (found,) = store.rows("SELECT * FROM episodes WHERE session_id = 'px-1' AND kind = 'correction'")
+    assert found["gist"].startswith("No, that's not what I asked")
+    assert events.ingest_inbox(store)["episodes"] == 0
+
+
 def test_plain_ingest_reads_the_inbox(store) -> None:
     from remem.engine.ingest import ingest_paths
 

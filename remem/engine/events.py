@@ -361,25 +361,38 @@ def message_sessions(events: list[dict[str, Any]], origin: str | None = None) ->
     return sessions
 
 
-def ingest_events(store: Store, events: list[dict[str, Any]], *, origin: str | None = None) -> dict[str, Any]:
-    """Validated events -> episodes and detector-read sessions. Returns a partial summary."""
-    stored = store_events(store, events)
-    added, by_kind = stored["added"], dict(stored["by_kind"])
-    sessions = message_sessions(events, origin)
-    errors: list[str] = []
-    for session in sessions:
-        from remem.engine import ingest
+def _run_sessions(store: Store, sessions: list[Session]) -> dict[str, Any]:
+    """Message sessions through ingest (the detectors): {added, by_kind, failed: {id: reason}}."""
+    from remem.engine import ingest
 
+    added, by_kind, failed = 0, {}, {}
+    for session in sessions:
         try:
             result = ingest.ingest_session(store, session)
         except (ValueError, OSError) as exc:
-            errors.append(f"session {session.id}: {exc}")
+            failed[session.id] = str(exc)
             continue
         added += int(result.get("added", 0))
         for kind, n in (result.get("by_kind") or {}).items():
             by_kind[kind] = by_kind.get(kind, 0) + int(n)
-    return {"events": len(events), "episodes": added, "sessions": len(sessions),
-            "by_kind": by_kind, "errors": errors}
+    return {"added": added, "by_kind": by_kind, "failed": failed}
+
+
+def _merge_kinds(into: dict[str, int], more: dict[str, int]) -> None:
+    for kind, n in more.items():
+        into[kind] = into.get(kind, 0) + int(n)
+
+
+def ingest_events(store: Store, events: list[dict[str, Any]], *, origin: str | None = None) -> dict[str, Any]:
+    """Validated events -> episodes and detector-read sessions. Returns a partial summary."""
+    stored = store_events(store, events)
+    sessions = message_sessions(events, origin)
+    ran = _run_sessions(store, sessions)
+    by_kind = dict(stored["by_kind"])
+    _merge_kinds(by_kind, ran["by_kind"])
+    return {"events": len(events), "episodes": stored["added"] + ran["added"],
+            "sessions": len(sessions), "by_kind": by_kind,
+            "errors": [f"session {sid}: {why}" for sid, why in ran["failed"].items()]}
 
 
 def ingest_events_file(store: Store, path: Path | str) -> dict[str, Any]:
@@ -458,31 +471,70 @@ def _move_done(path: Path) -> None:
         pass
 
 
+def _dedupe_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same turn sent in several files (a proxy resends the history) counts once."""
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for ev in messages:
+        key = (ev["session"], "id", ev["id"]) if ev.get("id") else \
+            (ev["session"], ev["at"], ev["role"], ev.get("text"))
+        if key not in seen:
+            seen.add(key)
+            out.append(ev)
+    return out
+
+
 def ingest_inbox(store: Store, inbox: Path | None = None) -> dict[str, Any]:
-    """Every $REMEM_HOME/inbox/*.jsonl: ingested once, then moved to done/ (or kept with a report)."""
+    """Every $REMEM_HOME/inbox/*.jsonl: ingested once, then moved to done/ (or kept with a report).
+
+    Episode events are stored file by file. Conversation turns are gathered across every file
+    of the run first, so a conversation written one exchange (or one turn) per file still
+    reaches the detectors whole.
+    """
     inbox = inbox or paths.inbox_dir()
     summary: dict[str, Any] = {"files": 0, "events": 0, "episodes": 0, "sessions": 0,
                                "by_kind": {}, "errors": [], "malformed_lines": 0, "moved": 0,
                                "waiting": 0}
     if not inbox.is_dir():
         return summary
+    read: list[tuple[Path, str, list[str]]] = []
+    messages: list[dict[str, Any]] = []
+    files_of: dict[str, set[Path]] = {}
     for path in sorted(p for p in inbox.glob("*.jsonl") if p.is_file()):
         try:
             if _already_reported(path):
                 summary["waiting"] += 1
                 continue
             signature = _signature(path)
+            text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue  # moved away by a concurrent ingest
-        result = ingest_events_file(store, path)
-        for key in ("files", "events", "episodes", "sessions", "malformed_lines"):
-            summary[key] += result[key]
-        summary["errors"].extend(result["errors"])
-        for kind, n in result["by_kind"].items():
-            summary["by_kind"][kind] = summary["by_kind"].get(kind, 0) + n
-        if result["errors"]:
-            _write_report(path, signature, result["errors"])
-        else:
+        summary["files"] += 1
+        found, bad = parse_event_lines(text.split("\n"))
+        summary["events"] += len(found)
+        summary["malformed_lines"] += len(bad)
+        stored = store_events(store, found)
+        summary["episodes"] += stored["added"]
+        _merge_kinds(summary["by_kind"], stored["by_kind"])
+        for ev in found:
+            if ev["kind"] == "message":
+                messages.append(ev)
+                files_of.setdefault(ev["session"], set()).add(path)
+        read.append((path, signature, [f"{path}:{line}: {reason}" for line, reason in bad]))
+    sessions = message_sessions(_dedupe_messages(messages), origin=str(inbox))
+    ran = _run_sessions(store, sessions)
+    summary["sessions"] = len(sessions)
+    summary["episodes"] += ran["added"]
+    _merge_kinds(summary["by_kind"], ran["by_kind"])
+    retry: set[Path] = set()
+    for sid, why in ran["failed"].items():
+        summary["errors"].append(f"inbox session {sid}: {why}")
+        retry.update(files_of.get(sid, ()))  # kept without a report: read again next time
+    for path, signature, errors in read:
+        summary["errors"].extend(errors)
+        if errors:
+            _write_report(path, signature, errors)
+        elif path not in retry:
             _move_done(path)
             summary["moved"] += 1
     return summary
