@@ -7,17 +7,18 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static
 
 from remem.tui.screens.modals import AskValue, ConfirmForget, ConnectTo
+from remem.tui.widgets.pane import Pane
 from remem.tui.widgets.format import ago, cut
 
 PAGE_SIZE = 50
 SORTS = ("when", "kind", "title", "project", "strength", "recalls")
 
 
-class EpisodesPane(Vertical):
+class EpisodesPane(Pane):
     BINDINGS = [
         Binding("slash", "search", "Search"),
         Binding("n,pagedown", "next_page", "Next page"),
@@ -102,18 +103,11 @@ class EpisodesPane(Vertical):
                           f"{r['strength']:.2f}", str(r["recalls"]), cut(",".join(r.get("tags", [])), 10),
                           key=r["id"])
         self.query_one("#episode-status", Label).update(status)
-        if keep and keep in {r["id"] for r in rows}:
-            table.move_cursor(row=table.get_row_index(keep))
+        self.keep_cursor(table, keep)
         self.show_detail(self.selected_id())
 
     def selected_id(self) -> str | None:
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return None
-        try:
-            return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
-        except Exception:
-            return None
+        return self.selected_key()
 
     def show_detail(self, memory_id: str | None) -> None:
         target = self.query_one("#episode-detail-text", Static)
@@ -208,15 +202,8 @@ class EpisodesPane(Vertical):
 
     def _act(self, verb: str, fn: Any, *args: Any) -> None:
         memory_id = self.selected_id()
-        if not memory_id:
-            return
-        try:
-            fn(self.app.store, memory_id, *args)
-        except Exception as exc:  # an expected refusal from the engine, shown, never fatal
-            self.app.notify(str(exc), severity="error")
-            return
-        self.app.notify(f"{verb} {memory_id[:10]}")
-        self.reload()
+        if memory_id:
+            self.run_action(f"{verb} {memory_id[:10]}", lambda: fn(self.app.store, memory_id, *args))
 
     def action_archive(self) -> None:
         memory_id = self.selected_id()

@@ -7,16 +7,17 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Label, Select, Static
 
 from remem.tui.screens.modals import AskValue, EditText
+from remem.tui.widgets.pane import Pane
 from remem.tui.widgets.format import ago, cut
 
 STATUSES = ("active", "candidate", "vetoed", "revoked", "quarantined")
 
 
-class LessonsPane(Vertical):
+class LessonsPane(Pane):
     BINDINGS = [
         Binding("e", "edit", "Edit"),
         Binding("v", "veto", "Veto/restore"),
@@ -48,18 +49,11 @@ class LessonsPane(Vertical):
                           key=r["id"])
         self.query_one("#lesson-status-line", Label).update(
             f"{len(rows)} lessons · e edit · v veto/restore · m merge into another")
-        if keep and keep in {r["id"] for r in rows}:
-            table.move_cursor(row=table.get_row_index(keep))
+        self.keep_cursor(table, keep)
         self.show_detail(self.selected_id())
 
     def selected_id(self) -> str | None:
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return None
-        try:
-            return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
-        except Exception:
-            return None
+        return self.selected_key()
 
     def show_detail(self, lesson_id: str | None) -> None:
         target = self.query_one("#lesson-detail-text", Static)
@@ -101,15 +95,6 @@ class LessonsPane(Vertical):
     def _filter(self) -> None:
         self.reload()
 
-    def _do(self, message: str, fn: Any) -> None:
-        try:
-            fn()
-        except Exception as exc:
-            self.app.notify(str(exc), severity="error")
-            return
-        self.app.notify(message)
-        self.reload()
-
     def action_edit(self) -> None:
         lesson_id = self.selected_id()
         if not lesson_id:
@@ -119,7 +104,7 @@ class LessonsPane(Vertical):
 
         def done(text: str | None) -> None:
             if text and text != current["text"]:
-                self._do("lesson saved", lambda: lessons.edit_text(self.app.store, lesson_id, text))
+                self.run_action("lesson saved", lambda: lessons.edit_text(self.app.store, lesson_id, text))
 
         self.app.push_screen(EditText(f"Edit lesson {lesson_id}", current["text"]), done)
 
@@ -130,7 +115,7 @@ class LessonsPane(Vertical):
         lessons = self.app.engine("lessons")
         status = lessons.get_lesson(self.app.store, lesson_id)["status"]
         new = "active" if status == "vetoed" else "vetoed"
-        self._do(f"lesson {new}", lambda: lessons.set_status(self.app.store, lesson_id, new))
+        self.run_action(f"lesson {new}", lambda: lessons.set_status(self.app.store, lesson_id, new))
 
     def action_merge(self) -> None:
         lesson_id = self.selected_id()
@@ -140,6 +125,6 @@ class LessonsPane(Vertical):
 
         def done(target: str | None) -> None:
             if target:
-                self._do(f"merged into {target}", lambda: lessons.merge_into(self.app.store, target, lesson_id))
+                self.run_action(f"merged into {target}", lambda: lessons.merge_into(self.app.store, target, lesson_id))
 
         self.app.push_screen(AskValue(f"Merge {lesson_id} into which lesson?", "lesson id"), done)

@@ -7,10 +7,11 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Label, Markdown, Sparkline, Static
 
+from remem.tui.widgets.pane import Pane
 from remem.tui.widgets.format import ago
 
 
-class OverviewPane(Vertical):
+class OverviewPane(Pane):
     def compose(self) -> ComposeResult:
         with Horizontal(id="overview-top"):
             yield Static("", id="overview-counts", classes="card")

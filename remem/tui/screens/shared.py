@@ -7,14 +7,15 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Label, Static
 
 from remem.tui.screens.modals import AskValue
+from remem.tui.widgets.pane import Pane
 from remem.tui.widgets.format import cut
 
 
-class SharedPane(Vertical):
+class SharedPane(Pane):
     BINDINGS = [
         Binding("a", "accept", "Accept"),
         Binding("A", "accept_quarantined", "Accept anyway", show=False),
@@ -58,16 +59,7 @@ class SharedPane(Vertical):
         folder = self.app.engine("config").load()["share"]["folder"] or "not set (remem config set share.folder PATH)"
         self.query_one("#shared-status", Label).update(
             f"sync folder: {folder} · a accept · x reject · T trust · y sync · R revoke")
-        self.show_detail(self._selected("#candidate-table"))
-
-    def _selected(self, table_id: str) -> str | None:
-        table = self.query_one(table_id, DataTable)
-        if not table.row_count:
-            return None
-        try:
-            return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
-        except Exception:
-            return None
+        self.show_detail(self.selected_key("#candidate-table"))
 
     def show_detail(self, lesson_id: str | None) -> None:
         target = self.query_one("#candidate-detail-text", Static)
@@ -94,17 +86,8 @@ class SharedPane(Vertical):
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.show_detail(str(event.row_key.value) if event.row_key else None)
 
-    def _do(self, message: str, fn: Any) -> None:
-        try:
-            fn()
-        except Exception as exc:
-            self.app.notify(str(exc), severity="error")
-            return
-        self.app.notify(message)
-        self.reload()
-
     def action_accept(self) -> None:
-        lesson_id = self._selected("#candidate-table")
+        lesson_id = self.selected_key("#candidate-table")
         if not lesson_id:
             return
         if self.candidates[lesson_id]["status"] == "quarantined":
@@ -112,27 +95,27 @@ class SharedPane(Vertical):
                             severity="warning")
             return
         share = self.app.engine("share")
-        self._do("accepted", lambda: share.accept(self.app.store, lesson_id))
+        self.run_action("accepted", lambda: share.accept(self.app.store, lesson_id))
 
     def action_accept_quarantined(self) -> None:
-        lesson_id = self._selected("#candidate-table")
+        lesson_id = self.selected_key("#candidate-table")
         if lesson_id:
             share = self.app.engine("share")
-            self._do("accepted", lambda: share.accept(self.app.store, lesson_id, force=True))
+            self.run_action("accepted", lambda: share.accept(self.app.store, lesson_id, force=True))
 
     def action_reject(self) -> None:
-        lesson_id = self._selected("#candidate-table")
+        lesson_id = self.selected_key("#candidate-table")
         if lesson_id:
             share = self.app.engine("share")
-            self._do("rejected", lambda: share.reject(self.app.store, lesson_id))
+            self.run_action("rejected", lambda: share.reject(self.app.store, lesson_id))
 
     def action_trust(self) -> None:
-        origin = self._selected("#peer-table")
+        origin = self.selected_key("#peer-table")
         if not origin:
             return
         share = self.app.engine("share")
         trusted = next((p["trusted"] for p in self.peers if p["origin"] == origin), False)
-        self._do("trust withdrawn" if trusted else "trusted",
+        self.run_action("trust withdrawn" if trusted else "trusted",
                  lambda: share.trust(self.app.store, origin, not trusted))
 
     def action_sync(self) -> None:
@@ -144,14 +127,14 @@ class SharedPane(Vertical):
             self.app.notify(f"exported {summary['exported']}, received {summary['received']}, "
                             f"quarantined {summary['quarantined']}")
 
-        self._do("synced", run)
+        self.run_action("synced", run)
 
     def action_revoke(self) -> None:
         share = self.app.engine("share")
 
         def done(lesson_id: str | None) -> None:
             if lesson_id:
-                self._do(f"revoked {lesson_id}", lambda: share.revoke(self.app.store, lesson_id,
+                self.run_action(f"revoked {lesson_id}", lambda: share.revoke(self.app.store, lesson_id,
                                                                      share.resolve_folder()))
 
         self.app.push_screen(AskValue("Revoke which of your lessons everywhere?", "lesson id"), done)

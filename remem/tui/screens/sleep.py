@@ -10,10 +10,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Label, ProgressBar, RichLog, Select
 
+from remem.tui.widgets.pane import Pane
 from remem.tui.widgets.format import ago
 
 
-class SleepPane(Vertical):
+class SleepPane(Pane):
     BINDINGS = [Binding("r", "run_sleep", "Run sleep")]
     sleep_running = False
 
