@@ -128,6 +128,25 @@ def test_a_refused_command_is_a_correction(tmp_path: Path) -> None:
     assert found.extra["how"] == "refused"
 
 
+def test_html_is_not_mistaken_for_harness_text(tmp_path: Path) -> None:
+    def line(t: str, p: dict) -> str:
+        return json.dumps({"timestamp": "2026-11-20T10:00:00.000Z", "type": t, "payload": p})
+
+    page = "<html><body>hello</body></html>"
+    path = tmp_path / "rollout-2026-11-20T10-00-00-aaaaaaaa-bbbb-cccc-dddd-000000000000.jsonl"
+    path.write_text("\n".join([
+        line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": page}]}),
+        line("response_item", {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "<user_shell_command>ls</user_shell_command>"}]}),
+        line("response_item", {"type": "function_call", "name": "fetch", "call_id": "c1", "arguments": "{}"}),
+        line("response_item", {"type": "function_call_output", "call_id": "c1",
+                               "output": [{"type": "input_text", "text": page}]}),
+    ]) + "\n")
+    s = codex.parse_rollout(path)
+    assert [t.text for t in s.user_turns()] == [page]
+    assert s.tool_calls()[0].result == page
+
+
 def test_a_subagent_rollout_has_no_person_in_it(tmp_path: Path) -> None:
     def line(t: str, p: dict) -> str:
         return json.dumps({"timestamp": "2026-11-20T10:00:00.000Z", "type": t, "payload": p})

@@ -36,9 +36,10 @@ class SourceUnavailable(ValueError):
 
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 # User messages that are the harness talking, not the person: a whole message wrapped in one
-# tag (<environment_context>…</environment_context>, <user_instructions>, <turn_aborted>…)
-# or the AGENTS.md preamble.
-_WRAPPED = re.compile(r"^\s*<([A-Za-z_][\w-]*)[^>]*>.*</\1>\s*$", re.S)
+# snake_case tag (<environment_context>…</environment_context>, <user_instructions>,
+# <turn_aborted>, <user_shell_command>…) or the AGENTS.md preamble. HTML tags have no
+# underscore, so a person pasting <html>…</html> is still the person.
+_WRAPPED = re.compile(r"^\s*<([A-Za-z]+_[\w-]*)[^>]*>.*</\1>\s*$", re.S)
 _HARNESS_PREFIXES = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>",
                      "<permissions instructions>", "<turn_aborted>")
 _INTERRUPT_REASONS = {"interrupted", "user_interrupt"}
@@ -115,7 +116,7 @@ def _iso(value: Any) -> str | None:
         return None
 
 
-def _content_text(content: Any) -> str:
+def _content_text(content: Any, harness: bool = True) -> str:
     """Text of a message's content parts (input_text / output_text); images and the rest skipped."""
     if isinstance(content, str):
         return content
@@ -125,7 +126,7 @@ def _content_text(content: Any) -> str:
     for part in content:
         if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text"):
             text = part.get("text")
-            if isinstance(text, str) and text.strip() and not _is_harness(text):
+            if isinstance(text, str) and text.strip() and not (harness and _is_harness(text)):
                 parts.append(text)
     return "\n".join(parts)
 
@@ -147,7 +148,7 @@ def _output_text(output: Any) -> tuple[str, bool | None]:
     if isinstance(output, str):
         return output, None
     if isinstance(output, list):  # content items: [{"type": "input_text", "text": …}]
-        return _content_text(output), None
+        return _content_text(output, harness=False), None
     if isinstance(output, dict):
         flag = None
         if output.get("success") is False:
