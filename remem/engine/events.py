@@ -2,8 +2,9 @@
 
 Each line is one event: `{"v": 1, "at": …, "kind": …, "text": …}` plus optional fields.
 Events of kind note / correction / error / surprise / environment become one episode each;
-events of kind message are turns of a conversation, grouped by `session`, and go through
-the same detectors as a Claude Code transcript (ingest.ingest_session). A message turn is
+events of kind message are turns of a conversation (an assistant turn may carry its
+`tool_calls`), grouped by `session`, and go through the same detectors as a Claude Code
+transcript (ingest.ingest_session). A message turn is
 also kept as an episode of its own only when the event says `"keep": true`: most turns are
 chatter, and what matters in them is what the detectors find.
 
@@ -15,6 +16,7 @@ field; the good lines of the same file are still ingested.
 Sources: `remem ingest --source events FILE…`, and the inbox folder $REMEM_HOME/inbox/
 (`ingest_inbox`): a file read without error moves to inbox/done/; a file with a bad line
 stays, with `<file>.errors.txt` beside it, until it is fixed (its good lines are in already).
+The turns of one conversation are gathered across every inbox file of a run.
 `append_to_inbox` is how other parts of remem (proxy, MCP) and other tools drop events in.
 """
 
