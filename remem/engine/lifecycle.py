@@ -191,6 +191,29 @@ def expire_short_term(store: Store, cfg: dict[str, Any] | None = None) -> dict[s
     return {"expired": store.hard_delete(ids)}
 
 
+# The decays below read and compute outside any transaction, then claim the run (a short
+# write that moves the task's last_run, only if no one else moved it meanwhile), then apply
+# in short chunks as factors of the current values, so the write lock is never held across
+# a scan of every episode (hooks and the server write meanwhile) and a concurrent touch is
+# kept. Claim first: a run killed half-way leaves the rest undecayed for that interval
+# (memories kept a little stronger), never decayed twice.
+APPLY_CHUNK = 2000
+
+
+def _claim(store: Store, name: str, seen: datetime | None, stamp: str, cfg: dict[str, Any]) -> bool:
+    with store.write() as conn:
+        if _last_run(conn, name) != seen:
+            return False  # another process ran this task since we read
+        _mark_run(conn, name, stamp, cfg)
+    return True
+
+
+def _apply(store: Store, sql: str, params: list[tuple[Any, ...]]) -> None:
+    for start in range(0, len(params), APPLY_CHUNK):
+        with store.write() as conn:
+            conn.executemany(sql, params[start:start + APPLY_CHUNK])
+
+
 def strength_decay(store: Store, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     """strength × 2^(−days since touch / half-life); below the cut the memory is archived."""
     cfg = cfg or config_mod.load()
@@ -199,30 +222,30 @@ def strength_decay(store: Store, cfg: dict[str, Any] | None = None) -> dict[str,
     cut = float(life["archive_below"])
     now = clock.now()
     stamp = clock.iso(now)
-    decayed = archived = 0
-    with store.write() as conn:
-        last = _last_run(conn, "strength_decay")
-        rows = conn.execute(
-            "SELECT id, strength, last_touched, at, flashbulb_until FROM episodes WHERE archived = 0"
-        ).fetchall()
-        updates: list[tuple[float, str]] = []
-        hide: list[tuple[float, str, str]] = []
-        for r in rows:
-            since = _anchor(now, r["last_touched"] or r["at"], last, r["flashbulb_until"])
-            if since is None or half <= 0:
-                continue
-            strength = float(r["strength"]) * 2 ** (-_days(now, since) / half)
-            if strength < cut:
-                hide.append((strength, stamp, r["id"]))
-            else:
-                updates.append((strength, r["id"]))
-        conn.executemany("UPDATE episodes SET strength = ? WHERE id = ?", updates)
-        conn.executemany(
-            "UPDATE episodes SET strength = ?, archived = 1, last_touched = ? WHERE id = ?", hide
-        )
-        decayed, archived = len(updates) + len(hide), len(hide)
-        _mark_run(conn, "strength_decay", stamp, cfg)
-    return {"decayed": decayed, "archived": archived}
+    last = _last_run(store.conn, "strength_decay")
+    rows = store.rows(
+        "SELECT id, strength, last_touched, at, flashbulb_until FROM episodes WHERE archived = 0"
+    )
+    updates: list[tuple[float, str]] = []
+    hide: list[tuple[float, float, str, str]] = []
+    for r in rows:
+        since = _anchor(now, r["last_touched"] or r["at"], last, r["flashbulb_until"])
+        if since is None or half <= 0:
+            continue
+        factor = 2 ** (-_days(now, since) / half)
+        if float(r["strength"]) * factor < cut:
+            hide.append((factor, cut, stamp, r["id"]))
+        else:
+            updates.append((factor, r["id"]))
+    if not _claim(store, "strength_decay", last, stamp, cfg):
+        return {"decayed": 0, "archived": 0, "skipped": "ran elsewhere meanwhile"}
+    _apply(store, "UPDATE episodes SET strength = strength * ? WHERE id = ?", updates)
+    # Archived only if still below the cut after the factor (a touch meanwhile saves it).
+    _apply(store, "UPDATE episodes SET strength = strength * ?1, "
+                  "archived = CASE WHEN strength * ?1 < ?2 THEN 1 ELSE archived END, "
+                  "last_touched = CASE WHEN strength * ?1 < ?2 THEN ?3 ELSE last_touched END "
+                  "WHERE id = ?4", hide)
+    return {"decayed": len(updates) + len(hide), "archived": len(hide)}
 
 
 def importance_decay(store: Store, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -231,20 +254,20 @@ def importance_decay(store: Store, cfg: dict[str, Any] | None = None) -> dict[st
     rate = float(cfg["lifecycle"]["importance_decay_per_day"])
     now = clock.now()
     stamp = clock.iso(now)
-    with store.write() as conn:
-        last = _last_run(conn, "importance_decay")
-        rows = conn.execute(
-            "SELECT id, importance, created, flashbulb_until FROM episodes "
-            "WHERE archived = 0 AND memory_type = 'long_term'"
-        ).fetchall()
-        updates = []
-        for r in rows:
-            since = _anchor(now, r["created"], last, r["flashbulb_until"])
-            if since is None or rate <= 0:
-                continue
-            updates.append((float(r["importance"]) * (1 - rate) ** _days(now, since), r["id"]))
-        conn.executemany("UPDATE episodes SET importance = ? WHERE id = ?", updates)
-        _mark_run(conn, "importance_decay", stamp, cfg)
+    last = _last_run(store.conn, "importance_decay")
+    rows = store.rows(
+        "SELECT id, importance, created, flashbulb_until FROM episodes "
+        "WHERE archived = 0 AND memory_type = 'long_term'"
+    )
+    updates = []
+    for r in rows:
+        since = _anchor(now, r["created"], last, r["flashbulb_until"])
+        if since is None or rate <= 0:
+            continue
+        updates.append(((1 - rate) ** _days(now, since), r["id"]))
+    if not _claim(store, "importance_decay", last, stamp, cfg):
+        return {"decayed": 0, "skipped": "ran elsewhere meanwhile"}
+    _apply(store, "UPDATE episodes SET importance = importance * ? WHERE id = ?", updates)
     return {"decayed": len(updates)}
 
 
@@ -259,25 +282,26 @@ def active_forgetting(store: Store, cfg: dict[str, Any] | None = None) -> dict[s
     now = clock.now()
     stamp = clock.iso(now)
     doomed: list[str] = []
-    with store.write() as conn:
-        last = _last_run(conn, "active_forgetting")
-        rows = conn.execute(
-            "SELECT id, memory_type, health, last_touched, at, flashbulb_until FROM episodes "
-            "WHERE memory_type = 'short_term' OR archived = 1"
-        ).fetchall()
-        updates = []
-        for r in rows:
-            health = float(r["health"])
-            since = _anchor(now, r["last_touched"] or r["at"], last, r["flashbulb_until"])
-            rate = rates.get(r["memory_type"], rates["long_term"])
-            if since is not None and rate > 0:
-                health = max(0.0, health - rate * _days(now, since))
-                updates.append((health, r["id"]))
-            # Checked even when nothing was owed, so a run cut short before deleting still finishes.
-            if health <= 0 and not is_protected(dict(r), now):
-                doomed.append(r["id"])
-        conn.executemany("UPDATE episodes SET health = ? WHERE id = ?", updates)
-        _mark_run(conn, "active_forgetting", stamp, cfg)
+    last = _last_run(store.conn, "active_forgetting")
+    rows = store.rows(
+        "SELECT id, memory_type, health, last_touched, at, flashbulb_until FROM episodes "
+        "WHERE memory_type = 'short_term' OR archived = 1"
+    )
+    updates = []
+    for r in rows:
+        health = float(r["health"])
+        since = _anchor(now, r["last_touched"] or r["at"], last, r["flashbulb_until"])
+        rate = rates.get(r["memory_type"], rates["long_term"])
+        if since is not None and rate > 0:
+            loss = rate * _days(now, since)
+            health = max(0.0, health - loss)
+            updates.append((loss, r["id"]))
+        # Checked even when nothing was owed, so a run cut short before deleting still finishes.
+        if health <= 0 and not is_protected(r, now):
+            doomed.append(r["id"])
+    if not _claim(store, "active_forgetting", last, stamp, cfg):
+        return {"decayed": 0, "deleted": 0, "skipped": "ran elsewhere meanwhile"}
+    _apply(store, "UPDATE episodes SET health = max(0.0, health - ?) WHERE id = ?", updates)
     deleted = store.hard_delete(doomed)
     return {"decayed": len(updates), "deleted": deleted}
 
@@ -386,7 +410,7 @@ def run_due_tasks(
             report[name] = {"ran": False, "error": f"{exc!r} (details in {where})"}
             continue
         if name not in ("strength_decay", "importance_decay", "active_forgetting"):
-            # The decay rules record their own runs inside their transaction (exactly once).
+            # The decay rules record their own runs when they claim them (exactly once).
             with store.write() as conn:
                 _mark_run(conn, name, clock.iso(started), cfg)
         report[name] = {"ran": True, "result": result}

@@ -173,7 +173,10 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
 
     # Not closed here: the last connection's close checkpoints the WAL (~10 ms), which the
     # next writer can do instead; `remem hook` leaves through os._exit (remem/entry.py).
-    store = Store(db, busy_timeout_ms=min(250, int(pc["timeout_ms"])))
+    # Reads never wait in WAL; only recording the decision writes. It may wait for another
+    # writer (a sleep, an ingest) for what is left of the budget, not more.
+    left_ms = int((deadline - time.monotonic()) * 1000)
+    store = Store(db, busy_timeout_ms=max(50, left_ms))
     result = prime.select(
         store, call.text, event=event, cwd=call.cwd, session_id=call.session_id,
         agent=agent, cfg=cfg, deadline=deadline,
