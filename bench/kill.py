@@ -39,6 +39,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="remem-kill-") as tmp:
         root = Path(tmp)
         prep = kit.prepare_kill(root, sessions=args.sessions)
+        timed_s = {c: prep[f"{c}_s"] for c in ("ingest", "sleep")}
         rows = []
         per = {"ingest": args.kills - args.kills // 2, "sleep": args.kills // 2}
         for command, count in per.items():
@@ -54,7 +55,7 @@ def main() -> None:
                 "extra": sum(r["extra"] for r in results),
                 "lessons_same": sum(r["lessons_same"] for r in results),
                 "clean": sum(r["clean"] for r in results),
-                "uninterrupted_s": round(prep[f"{command}_s"], 2),
+                "uninterrupted_s": round(timed_s[command], 2),
                 "failures": [r for r in results if not r["clean"]][:5],
             })
     wall = time.monotonic() - started
