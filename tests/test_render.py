@@ -179,3 +179,26 @@ def test_a_render_on_its_own_keeps_the_nights_report(store):
         assert "Use uv, not pip" in report
         sleep.run_sleep_collect(store, passes=["render"])
         assert paths.morning_path().read_text() == report
+
+
+def test_a_folder_that_cannot_be_written_is_reported_and_never_a_veto(store):
+    import os
+
+    if os.geteuid() == 0:  # root writes anywhere: make the memory folder a file instead
+        blocked = project("/home/u/b")
+        blocked.write_text("not a folder")
+    else:
+        blocked = project("/home/u/b")
+        blocked.mkdir(parents=True)
+        blocked.chmod(0o500)
+    fine = project("/home/u/a")
+    lesson = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
+    try:
+        out = render.render(store)
+        out2 = render.render(store)
+    finally:
+        if blocked.is_dir():
+            blocked.chmod(0o700)
+    assert (fine / f"remem-{lesson['id']}.md").exists()
+    assert out["problems"] and out2["problems"]
+    assert get_lesson(store, lesson["id"])["status"] == "active"

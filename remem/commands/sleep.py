@@ -253,6 +253,8 @@ def _print_summary(summary: dict) -> None:
         rows.append((name, shown))
     title = "sleep (dry run: nothing was changed)" if summary.get("dry_run") else "sleep"
     table(title, ["pass", "result"], rows)
+    for problem in passes.get("render", {}).get("problems", []):
+        print(f"remem: {problem}", file=sys.stderr)
     events = summary.get("events", {})
     print(f"learned {len(events.get('learned', []))}, merged {len(events.get('merged', []))}, "
           f"confirmed {len(events.get('confirmed', []))}, failed {len(events.get('failed', []))}, "

@@ -214,19 +214,28 @@ def render(
     new_files: dict[str, dict[str, Any]] = {}
     out = {"lessons": len(shown), "folders": len(per_folder), "written": 0, "removed": 0,
            "vetoed": len(new_vetoes), "vetoed_ids": new_vetoes}
+    problems: list[str] = []
     for folder, lessons in sorted(per_folder.items()):
         for lesson in lessons:
             path = folder / f"remem-{lesson['id']}.md"
+            try:
+                if not dry_run and write_atomic(path, lesson_file(lesson, prov[lesson["id"]])):
+                    out["written"] += 1
+            except OSError as exc:
+                problems.append(f"cannot write {path} ({exc.strerror or exc}); check the folder's permissions")
+                if not path.exists():
+                    continue  # never recorded, so its absence is no veto
             new_files[str(path)] = {"lesson": lesson["id"]}
-            if not dry_run and write_atomic(path, lesson_file(lesson, prov[lesson["id"]])):
-                out["written"] += 1
     # Files we wrote before that are no longer wanted (merged, vetoed, revoked): remove them.
-    for path_s, info in files.items():
+    for path_s in files:
         if path_s not in new_files:
             path = Path(path_s)
             if path.exists() and not dry_run:
-                path.unlink()
-                out["removed"] += 1
+                try:
+                    path.unlink()
+                    out["removed"] += 1
+                except OSError as exc:
+                    problems.append(f"cannot remove {path} ({exc.strerror or exc})")
     # 3. MEMORY.md sections: every folder we write to now or wrote to before.
     folders = set(per_folder) | {Path(p).parent for p in files}
     for folder in sorted(folders):
@@ -243,7 +252,16 @@ def render(
         if not original and not body:
             continue
         if not dry_run:
-            write_atomic(memory, replace_section(original, body))
+            try:
+                write_atomic(memory, replace_section(original, body))
+            except OSError as exc:
+                problems.append(f"cannot write {memory} ({exc.strerror or exc}); check the folder's permissions")
+    if problems:
+        from remem.log import log
+
+        for problem in problems:
+            log("render", problem)
+        out["problems"] = problems[:20]
     # 4. Records, the wire file, the report.
     if not dry_run:
         write_atomic(written_path(), _dump({"version": 1, "files": new_files}))
