@@ -219,8 +219,20 @@ def _m003_vector_changes(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m004_flashbulb_index(conn: sqlite3.Connection) -> None:
+    """The few memories with flashbulb protection, found without a scan (recall's recency
+    bound: a protected memory counts as new however old it is)."""
+    _run_script(
+        conn,
+        """
+        CREATE INDEX IF NOT EXISTS episodes_flashbulb ON episodes(flashbulb_until)
+        WHERE flashbulb_until IS NOT NULL;
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
-    _m001_initial, _m002_lifecycle_indexes, _m003_vector_changes,
+    _m001_initial, _m002_lifecycle_indexes, _m003_vector_changes, _m004_flashbulb_index,
 ]
 
 
