@@ -397,23 +397,28 @@ def ingest_events(store: Store, events: list[dict[str, Any]], *, origin: str | N
             "errors": [f"session {sid}: {why}" for sid, why in ran["failed"].items()]}
 
 
-def ingest_events_file(store: Store, path: Path | str) -> dict[str, Any]:
-    """One events file -> summary {files, events, episodes, sessions, errors, malformed_lines}."""
-    path = Path(path)
-    summary: dict[str, Any] = {"files": 1, "events": 0, "episodes": 0, "sessions": 0,
-                               "by_kind": {}, "errors": [], "malformed_lines": 0}
+def _read_capped(path: Path) -> tuple[str | None, str]:
+    """A file's text, or None and why: unreadable, or over events.max_file_bytes."""
     try:
         limit = int(config_mod.load()["events"]["max_file_bytes"])
         size = path.stat().st_size
         if limit and size > limit:
             # Refused whole, with the reason (the inbox keeps it beside a report): split it.
-            summary["errors"].append(
-                f"{path}: {size:,} bytes, over the {limit:,} cap (events.max_file_bytes); "
-                "split it into smaller files")
-            return summary
-        text = path.read_text(encoding="utf-8", errors="replace")
+            return None, (f"{path}: {size:,} bytes, over the {limit:,} cap (events.max_file_bytes); "
+                          "split it into smaller files")
+        return path.read_text(encoding="utf-8", errors="replace"), ""
     except OSError as exc:
-        summary["errors"].append(f"{path}: cannot read ({exc.strerror or exc})")
+        return None, f"{path}: cannot read ({exc.strerror or exc})"
+
+
+def ingest_events_file(store: Store, path: Path | str) -> dict[str, Any]:
+    """One events file -> summary {files, events, episodes, sessions, errors, malformed_lines}."""
+    path = Path(path)
+    summary: dict[str, Any] = {"files": 1, "events": 0, "episodes": 0, "sessions": 0,
+                               "by_kind": {}, "errors": [], "malformed_lines": 0}
+    text, problem = _read_capped(path)
+    if text is None:
+        summary["errors"].append(problem)
         return summary
     events, bad = parse_event_lines(text.split("\n"))  # not splitlines: U+2028 is valid inside JSON
     summary["malformed_lines"] = len(bad)
@@ -452,7 +457,10 @@ def _write_report(path: Path, signature: str, errors: list[str]) -> None:
     lines = [f"# remem read {path.name} {signature}",
              "# Fix or delete the lines below, then run `remem ingest` again; the good lines",
              "# are stored already and will not be added twice.", *errors]
-    _atomic_write(_report_path(path), "\n".join(lines) + "\n")
+    try:
+        _atomic_write(_report_path(path), "\n".join(lines) + "\n")
+    except OSError:
+        pass  # a read-only inbox: the errors are in the summary all the same
 
 
 def _move_done(path: Path) -> None:
@@ -508,9 +516,14 @@ def ingest_inbox(store: Store, inbox: Path | None = None) -> dict[str, Any]:
                 summary["waiting"] += 1
                 continue
             signature = _signature(path)
-            text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue  # moved away by a concurrent ingest
+        text, problem = _read_capped(path)
+        if text is None:
+            if path.exists():  # too big (or unreadable): kept, with the reason beside it
+                summary["errors"].append(problem)
+                _write_report(path, signature, [problem])
+            continue
         summary["files"] += 1
         found, bad = parse_event_lines(text.split("\n"))
         summary["events"] += len(found)
