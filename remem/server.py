@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import json
 import sys
+import tempfile
 import threading
 from contextlib import asynccontextmanager, contextmanager
 from typing import Annotated, Any, AsyncIterator, Iterator, Literal, Optional
@@ -244,8 +245,8 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
 
             return do_remember(
                 store, text, kind=kind, title=title, tags=tags or (), importance=importance,
-                valence=valence, arousal=arousal, ttl=ttl, short_term=short_term, cwd=project,
-                source="mcp",
+                valence=valence, arousal=arousal, ttl=ttl, short_term=short_term,
+                cwd=_project_path(store, project), source="mcp",
             )
 
     @tool
@@ -496,14 +497,21 @@ def _as_dict(result: Any, **fallback: Any) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- background
 
+# The due tasks run in a child process: a first run over a large store takes minutes, and
+# connection discovery shares recall's one-per-process vector cache, so in this process it
+# would hold the tools' lock all that time. A child leaves the tools answering meanwhile.
+TASKS_COMMAND = (sys.executable, "-m", "remem", "tasks", "--run", "--json")
+
+
 class Background:
     """Warms recall, then runs the due lifecycle tasks on their intervals until stopped.
 
-    Runs in a daemon thread, taking turns with the tools on their connection; a failure is
-    logged and retried at the next tick, never fatal to the server."""
+    A daemon thread; the tasks themselves run as `remem tasks --run` in a child process (same
+    REMEM_HOME). A failed run is logged and tried again at the next tick, never fatal."""
 
-    def __init__(self, memory: Memory, *, tasks: bool, warm: bool) -> None:
-        self.memory, self.tasks, self.warm = memory, tasks, warm
+    def __init__(self, memory: Memory, *, tasks: bool, warm: bool,
+                 command: tuple[str, ...] = TASKS_COMMAND) -> None:
+        self.memory, self.tasks, self.warm, self.command = memory, tasks, warm, command
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="remem-background", daemon=True)
         self.runs = 0
@@ -515,10 +523,10 @@ class Background:
     def stop(self) -> None:
         self._stop.set()
         if self._thread.is_alive():
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=10)
 
     def _run(self) -> None:
-        from remem.log import log, log_exception
+        from remem.log import log_exception
 
         if self.warm:
             try:
@@ -526,24 +534,44 @@ class Background:
             except Exception as exc:
                 log_exception("server.warm", exc)
         while self.tasks and not self._stop.is_set():
-            tick = 60.0
             try:
-                from remem import config
-                from remem.engine import lifecycle
-
-                cfg = config.load()
-                # On the tools' connection and lock: connection discovery shares recall's
-                # one-per-process vector cache, which is not safe to sync from two threads.
-                with self.memory.store() as store:
-                    done = lifecycle.run_due_tasks(store, cfg=cfg)
-                self.runs += 1
-                if done:
-                    log("server.tasks", f"ran {json.dumps(done, default=str)[:500]}")
-                intervals = [float(v) for v in cfg.get("tasks", {}).values() if float(v) > 0]
-                tick = max(5.0, min([300.0, *intervals]))
-            except Exception as exc:  # a failed run (locked db, disk full) waits for the next tick
+                self._run_tasks_once()
+            except Exception as exc:  # cannot even start the child: try again next tick
                 log_exception("server.tasks", exc)
-            self._stop.wait(tick)
+            self._stop.wait(self._tick())
+
+    def _run_tasks_once(self) -> None:
+        import subprocess
+
+        from remem.log import log
+
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            child = subprocess.Popen(list(self.command), stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+            while child.poll() is None:
+                if self._stop.wait(0.5):  # shutting down: the tasks are safe to cut short
+                    child.terminate()
+                    child.wait(timeout=10)
+                    return
+            out.seek(0)
+            err.seek(0)
+            report, problem = out.read().strip(), err.read().strip()
+        self.runs += 1
+        if child.returncode != 0:
+            last = problem.splitlines()[-1] if problem else f"exit {child.returncode}"
+            log("server.tasks", f"lifecycle tasks failed ({last}); trying again at the next tick")
+        elif report:
+            log("server.tasks", f"ran {' '.join(report.split())[:500]}")
+
+    @staticmethod
+    def _tick() -> float:
+        """How long until the next look: the shortest task interval, between 5 s and 5 min."""
+        try:
+            from remem import config
+
+            intervals = [float(v) for v in config.load().get("tasks", {}).values() if float(v) > 0]
+        except Exception:
+            intervals = []
+        return max(5.0, min([300.0, *intervals]))
 
 
 def warm_up(memory: Memory) -> None:
