@@ -92,9 +92,9 @@ class MissingMemory(ToolError):
 # --------------------------------------------------------------------------- the store
 
 class Memory:
-    """One store connection for the server. Sync tools run on worker threads and the
-    background tasks on theirs, so they take turns on it (a lock); other processes (the CLI,
-    hooks, sleep) meet it through SQLite's WAL."""
+    """One store connection for the server. Sync tools (and the warm-up) run on worker
+    threads, so they take turns on it (a lock); other processes (the CLI, hooks, sleep, the
+    lifecycle tasks) meet it through SQLite's WAL."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
