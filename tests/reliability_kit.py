@@ -305,12 +305,10 @@ def http_json(method: str, url: str, body: dict[str, Any] | None = None,
             return exc.code, None
 
 
-LOCK_WORDS = ("database is locked", "database table is locked", "sqlite_busy", "locked")
-
-
 def _locked(text: str) -> int:
     low = (text or "").lower()
-    return sum(low.count(w) for w in ("database is locked", "database table is locked", "sqlite_busy"))
+    return sum(low.count(w) for w in ("database is locked", "database table is locked", "sqlite_busy",
+                                      "memory stayed busy", "memory is busy"))
 
 
 def run_stress(root: Path, *, workers: int = 8, hooks_per_worker: int = 24, recalls: int = 60,

@@ -137,11 +137,11 @@ def predict(ctx: "Context") -> Iterator["Progress"]:
          l["space"], l["embedding"])
         for l in lessons
     ]
-    if rows:
+    for start in range(0, len(rows), 500):  # short writes: hooks and the server write meanwhile
         with store.write() as conn:
             conn.executemany(
                 "INSERT OR IGNORE INTO predictions (id, lesson_id, text, made, space, embedding) "
-                "VALUES (?, ?, ?, ?, ?, ?)", rows,
+                "VALUES (?, ?, ?, ?, ?, ?)", rows[start:start + 500],
             )
     ctx.counts["predict"] = {"made": len(rows)}
     yield _progress("predict", len(lessons), len(lessons), f"{len(rows)} made")

@@ -177,12 +177,19 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
     # writer (a sleep, an ingest) for what is left of the budget, not more.
     left_ms = int((deadline - time.monotonic()) * 1000)
     store = Store(db, busy_timeout_ms=max(50, left_ms))
-    result = prime.select(
-        store, call.text, event=event, cwd=call.cwd, session_id=call.session_id,
-        agent=agent, cfg=cfg, deadline=deadline,
-        # `remem doctor` runs the wired hooks with this set: a check, not a decision.
-        record=not os.environ.get("REMEM_HOOK_PREVIEW"),
-    )
+    try:
+        result = prime.select(
+            store, call.text, event=event, cwd=call.cwd, session_id=call.session_id,
+            agent=agent, cfg=cfg, deadline=deadline,
+            # `remem doctor` runs the wired hooks with this set: a check, not a decision.
+            record=not os.environ.get("REMEM_HOOK_PREVIEW"),
+        )
+    except Exception as exc:
+        text = str(exc).lower()
+        if "locked" in text or "busy" in text:  # sqlite3.OperationalError, its budget spent
+            raise TimeoutError("the memory stayed busy (another remem process is writing) past "
+                               "prime.timeout_ms; nothing shown this time") from None
+        raise
     if not result["text"] or time.monotonic() > deadline:
         return adapters.neutral(agent, event)
     return adapters.render(agent, event, result["text"])
