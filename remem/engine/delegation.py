@@ -4,7 +4,9 @@ and where it acted when it should have asked, by kind of action.
 - asked, then told to act: an offer to act ("Shall I …?") that the person answered by telling
   it to go ahead (approved) or by pushing back on the asking (corrected) — sessions.offers.
 - acted, then stopped: a tool call the person refused — correction episodes tagged `refused`,
-  their kind of action in the `action:<kind>` tag.
+  their kind of action in the `action:<kind>` tag — or an interrupt followed by a new
+  instruction (tagged `pushback:interrupt`; counted under "interrupted", since the store keeps
+  the person's words, not which call was cut off).
 
 Shown to the owner, never to agents.
 """
@@ -49,6 +51,11 @@ def count(store: Store, since: str | None = None) -> dict[str, Any]:
         params.append(since)
     for row in store.rows(sql, params):
         bump(row["action"] or "other", "acted_stopped")
+    sql = ("SELECT count(*) FROM episodes e JOIN tags t ON t.memory_id = e.id "
+           "AND t.tag = 'pushback:interrupt' WHERE e.kind = 'correction'")
+    interrupted = int(store.scalar(sql + (" AND e.at > ?" if since else ""), params) or 0)
+    for _ in range(interrupted):
+        bump("interrupted", "acted_stopped")
     return {
         "asked_told_to_act": sum(r["asked_told_to_act"] for r in by_kind.values()),
         "acted_stopped": sum(r["acted_stopped"] for r in by_kind.values()),

@@ -277,7 +277,7 @@ def render(
 
 def morning_report(store: Store, events: dict[str, list[Any]], faded: int, vetoed: list[str]) -> str:
     """What the night did, for the person (not for agents)."""
-    from remem.engine import delegation_counts
+    from remem.engine import delegation
 
     def lesson_line(lid: str) -> str:
         row = store.one("SELECT id, text, kind, seen FROM lessons WHERE id = ?", (lid,))
@@ -308,7 +308,7 @@ def morning_report(store: Store, events: dict[str, list[Any]], faded: int, vetoe
     block("Predictions failed", [pred_line(i) for i in events.get("failed", [])], "None.")
     block("Faded", [f"- {faded} memories archived as they faded"] if faded else [], "Nothing faded.")
     block("Vetoed", [f"- {v}" for v in vetoed], "No new vetoes.")
-    deleg = delegation_counts.count(store)
+    deleg = delegation.count(store)
     lines = [
         f"- Asked, then told to act: {deleg['asked_told_to_act']}",
         f"- Acted, then stopped: {deleg['acted_stopped']}",
@@ -316,6 +316,9 @@ def morning_report(store: Store, events: dict[str, list[Any]], faded: int, vetoe
     for kind, row in sorted(deleg["by_kind"].items()):
         lines.append(f"  - {kind}: asked→act {row['asked_told_to_act']}, acted→stop {row['acted_stopped']}")
     block("Delegation", lines, "")
+    from remem.engine.measure import measure, summary_lines
+
+    block("How remem is doing (30 days)", [f"- {line}" for line in summary_lines(measure(store, 30))], "")
     total = store.scalar("SELECT count(*) FROM lessons WHERE status = 'active'")
     out.append(f"{total} active lessons. `remem lessons list` shows them; `remem lessons veto ID` drops one.")
     return "\n".join(out) + "\n"
