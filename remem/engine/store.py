@@ -302,7 +302,8 @@ class Store:
                     f"(`remem backup` copies live in {paths.backups_dir()}) or move it aside"
                 ) from None
             raise StoreError(
-                f"cannot open {self.path} ({exc}); run `remem doctor`, or restore from a backup"
+                f"cannot open {self.path} ({exc}); run `remem doctor`, or `remem restore` a backup "
+                f"from {paths.backups_dir()}"
             ) from None
 
     def _await_version(self, target: int, seconds: float = 10.0) -> None:
