@@ -76,3 +76,14 @@ def test_odd_bodies_never_raise(body, style):
 @given(st.binary(max_size=300), st.sampled_from([px.CHAT, px.ANTHROPIC, px.RESPONSES]), st.booleans())
 def test_garbage_responses_never_raise(payload, style, streamed):
     assert isinstance(px.response_text(style, payload, streamed), str)
+
+
+def test_a_huge_message_is_shortened_with_a_marker_and_still_valid():
+    from remem.engine.events import MAX_MESSAGE_TEXT, parse_event_lines
+    from remem.engine.store import TRUNCATED
+
+    body = {"messages": [{"role": "user", "content": "x" * (MAX_MESSAGE_TEXT + 5000)}]}
+    events = px.exchange_events(body, px.CHAT, "ok", "2026-01-01T00:00:00+00:00")
+    assert len(events[0]["text"]) == MAX_MESSAGE_TEXT and events[0]["text"].endswith(TRUNCATED)
+    good, errors = parse_event_lines([json.dumps(e) for e in events])
+    assert errors == [] and len(good) == 2

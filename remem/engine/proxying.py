@@ -156,6 +156,9 @@ def exchange_events(body: dict[str, Any], style: str, reply: str, at: str, sourc
 
     Every request repeats the history; stable ids make the repeats ingest once.
     """
+    from remem.engine.events import MAX_MESSAGE_TEXT
+    from remem.engine.store import cap
+
     session = conversation_key(body, style)
     turns = messages_of(body, style)
     if reply:
@@ -166,6 +169,7 @@ def exchange_events(body: dict[str, Any], style: str, reply: str, at: str, sourc
             continue
         events.append({
             "v": 1, "id": f"{session}-{index}", "at": at, "kind": "message", "role": role,
-            "text": text, "session": session, "source": source,
+            # A huge pasted message is kept shortened (with a marker), never dropped.
+            "text": cap(text, MAX_MESSAGE_TEXT), "session": session, "source": source,
         })
     return events
