@@ -334,6 +334,8 @@ def test_a_damaged_memory_db_is_reported_with_the_fix_and_never_overwritten(home
         messages.append(out)
     if how != "pages":  # a damaged page is only noticed by what reads it; doctor reads all
         assert messages, "nothing noticed the damage"
+        served = cli("serve", "--http", "--port", "45999")  # refused before it starts serving
+        assert served.exit_code == 1 and "restore" in served.output and "Traceback" not in served.output
     assert all("restore" in m or "doctor" in m for m in messages), messages
     code, out, err = _hook(["prompt"], json.dumps({"prompt": "note", "session_id": "s"}).encode())
     assert code == 0 and out.strip() in ("", "{}")

@@ -27,8 +27,10 @@ def register(app: typer.Typer) -> None:
         Example: remem serve --http --port 4545
         """
         from remem import config
+        from remem.engine.store import Store
 
         cfg = config.load()
+        Store().close()  # a damaged or foreign memory.db: one line naming the fix, before serving
         if not http:
             if host or port:
                 raise ValueError("--host and --port go with --http; plain `remem serve` speaks stdio")
