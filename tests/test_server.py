@@ -427,3 +427,33 @@ def test_a_failing_background_task_is_logged_not_fatal(home: Path) -> None:
     worker.stop()
     memory.close()
     assert not worker._thread.is_alive()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("headers,token,loopback,status", [
+    ({"host": "127.0.0.1:4545"}, "", True, 200),
+    ({"host": "localhost:4545", "origin": "http://localhost:3000"}, "", True, 200),
+    ({"host": "[::1]:4545"}, "", True, 200),
+    ({"host": "evil.example:4545"}, "", True, 403),
+    ({"host": "127.0.0.1:4545", "origin": "https://evil.example"}, "", True, 403),
+    ({"host": "10.0.0.5:4545"}, "s3cret", False, 401),
+    ({"host": "10.0.0.5:4545", "authorization": "Bearer s3cret"}, "s3cret", False, 200),
+    ({"host": "10.0.0.5:4545", "authorization": "Bearer s3cret-not"}, "s3cret", False, 401),
+])
+async def test_guard_in_front_of_every_route(headers: dict[str, str], token: str, loopback: bool,
+                                             status: int) -> None:
+    from remem.server_http import Guard
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/memory/health",
+             "headers": [(k.encode(), v.encode()) for k, v in headers.items()]}
+    await Guard(app, token=token, loopback=loopback)(scope, None, send)
+    assert sent[0]["status"] == status
