@@ -34,9 +34,14 @@ DEFAULTS: dict[str, Any] = {
         "bm25_title": 0.5,
         "bm25_gist": 1.0,
         "bm25_detail": 0.3,
-        # Candidate pool per evidence (best by cosine, by BM25), plus the most recent ones.
-        "candidates": 300,
+        # First depth of the candidate lists (best by relevance, most recent); recall reads
+        # them 4x deeper until no unread memory can reach the top k, at most max_candidates.
+        "candidates": 100,
         "recent_candidates": 50,
+        "max_candidates": 400,
+        # In a store of 1,000+ episodes, query words found in more than this share of them are
+        # left out of the BM25 query (they cost the most and weigh the least).
+        "common_term_share": 0.2,
         # Active lessons compete with episodes in recall results (type "lesson").
         "include_lessons": True,
         "touch_strength": 0.1,

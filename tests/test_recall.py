@@ -333,3 +333,54 @@ def test_cache_rebuilds_when_the_database_went_backwards(store, mems):
     vectors.drop_caches()
     again = _cache(store)
     assert again.manifest["gen"] != manifest["gen"] and _live(again) == _seqs(store)
+
+
+# ----------------------------------------------------------------------------- larger stores
+
+@pytest.fixture
+def big(store):
+    """1,200 episodes of random words over two years (one embedding batch, one write)."""
+    import random
+
+    rng = random.Random(3)
+    words = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike "
+             "november oscar papa quebec romeo sierra tango uniform victor whiskey xray").split()
+    texts = ["common " + " ".join(rng.choices(words, k=rng.randint(4, 10))) for _ in range(1200)]
+    emb = get_embedder()
+    vecs = emb.encode(texts)
+    with clock.frozen("2026-06-01T00:00:00+00:00"):
+        eps = [{"id": f"b{i:04d}", "kind": "note", "title": t[:40], "gist": t,
+                "at": clock.iso(clock.now() - __import__("datetime").timedelta(days=rng.random() * 700)),
+                "strength": rng.choice([0.5, 1.0, 1.5, 2.5]), "space": emb.space,
+                "embedding": to_blob(v)} for i, (t, v) in enumerate(zip(texts, vecs))]
+        store.put_episodes(eps)
+    return texts
+
+
+def test_top_k_equals_an_exhaustive_scan(store, big):
+    wide = config.load()
+    wide["recall"].update(candidates=100_000, recent_candidates=100_000, max_candidates=100_000)
+    deep = config.load()
+    deep["recall"].update(max_candidates=100_000)  # bounded only by the threshold test
+    with clock.frozen("2026-06-01T00:00:00+00:00"):
+        for query in ("alpha tango", "kilo lima mike", "whiskey", "xray foxtrot sierra golf"):
+            for mode in ("hybrid", "semantic", "keyword"):
+                a = recall(store, query, 5, mode=mode, cfg=deep, touch=False)
+                b = recall(store, query, 5, mode=mode, cfg=wide, touch=False)
+                assert ids(a) == ids(b), (query, mode)
+
+
+def test_an_old_flashbulb_memory_is_found_in_a_big_store(store, big):
+    with clock.frozen("2025-01-01T00:00:00+00:00"):
+        vivid = remember(store, "the day the whole cluster went down", arousal=0.95)["id"]
+    with clock.frozen("2025-01-20T00:00:00+00:00"):
+        hits = recall(store, "cluster went down", 3, touch=False)
+    assert hits[0]["id"] == vivid and hits[0]["parts"]["flashbulb"] == 1.0
+
+
+def test_words_in_most_memories_leave_the_keyword_query(store, big):
+    from remem.engine.recall import _common_terms_out
+
+    assert _common_terms_out(store, ["common", "zebra"], 0.2) == ["zebra"]  # in every one: out
+    assert _common_terms_out(store, ["common", "alpha"], 0.5) == ["alpha"]
+    assert _common_terms_out(store, ["common"], 0.2) == ["common"]  # the rarest always stays

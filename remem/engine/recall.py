@@ -21,7 +21,6 @@ text is read for the top k alone.
 
 from __future__ import annotations
 
-import heapq
 import re
 from datetime import date, timedelta
 from typing import Any, Iterable, Sequence
@@ -42,15 +41,32 @@ STOP_WORDS = frozenset(
 )
 
 
-def fts_query(text: str) -> str:
-    """An FTS5 OR-query of the query's content words (stop words left out), each quoted."""
+def fts_terms(text: str) -> list[str]:
+    """The query's content words (stop words left out; all words if that leaves none)."""
     words = [w.lower() for w in _FTS_WORD.findall(text or "")]
     terms = [w for w in words if w not in STOP_WORDS] or words
-    seen: list[str] = []
-    for term in terms:
-        if term not in seen:
-            seen.append(term)
-    return " OR ".join(f'"{t}"' for t in seen[:32])
+    return list(dict.fromkeys(terms))[:32]
+
+
+def fts_query(text: str) -> str:
+    """An FTS5 OR-query of the query's content words (stop words left out), each quoted."""
+    return " OR ".join(f'"{t}"' for t in fts_terms(text))
+
+
+def _common_terms_out(store: Store, terms: list[str], share: float) -> list[str]:
+    """Leave out terms found in more than `share` of the episodes (a big store only).
+
+    FTS5 scores every row a term matches, so a query with a word in half of 100,000 memories
+    costs ~40 ms; such a word adds little to BM25 (low IDF) and the cosine still hears it.
+    The rarest term always stays.
+    """
+    total = int(store.conn.execute("SELECT max(seq) FROM episodes").fetchone()[0] or 0)
+    if total < 1000 or len(terms) < 2:
+        return terms
+    counts = {t: store.conn.execute("SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
+                                    (f'"{t}"',)).fetchone()[0] for t in terms}
+    kept = [t for t in terms if counts[t] <= share * total]
+    return kept or [min(terms, key=lambda t: counts[t])]
 
 
 def parse_when(text: str | None) -> str | None:
@@ -188,16 +204,21 @@ def recall(
             cache = cos = None
 
     match = fts_query(query) if sw < 1 else ""
-    kw_raw = _keyword(store, match, rc, eligible, pool_size * 4) if match else {}
+    kw_raw: dict[int, float] = {}
+    kw_floor = 0.0
+    if match:
+        terms = _common_terms_out(store, fts_terms(query), float(rc.get("common_term_share", 0.2)))
+        kw_raw, kw_floor = _keyword(store, " OR ".join(f'"{t}"' for t in terms), rc, eligible,
+                                    pool_size * 8)
     lesson_kw: dict[int, float] = {}
     if match and with_lessons:
         lesson_kw = {int(r[0]): float(r[1]) for r in store.conn.execute(
             "SELECT rowid, -bm25(lessons_fts) FROM lessons_fts WHERE lessons_fts MATCH ?", (match,))}
     kw_max = max([*kw_raw.values(), *lesson_kw.values(), 0.0])
 
-    pool = _pool(store, flt, rc, pool_size, cache, cos, eligible, kw_raw, spans)
     ctx = _Scoring(rc, sw, dw, spans)
-    scored = _score_pool(store, flt, ctx, k, pool, cache, cos, kw_raw, kw_max)
+    scored = _top_episodes(store, flt, ctx, rc, k, pool_size, cache, cos, eligible, kw_raw,
+                           kw_max, kw_floor)
 
     if with_lessons:
         for lesson in _active_lessons(store, embedder.space, flt):
@@ -279,8 +300,10 @@ def _eligible(store: Store, flt: _Filters) -> Any:
     return eligible
 
 
-def _keyword(store: Store, match: str, rc: dict[str, Any], eligible: Any, limit: int) -> dict[int, float]:
-    """seq -> BM25 (higher is better) for the best matches, best first.
+def _keyword(store: Store, match: str, rc: dict[str, Any], eligible: Any,
+             limit: int) -> tuple[dict[int, float], float]:
+    """(seq -> BM25 (higher is better) for the best matches, best first; the most a match
+    left out can score).
 
     FTS5 evaluates `rowid IN (…)` beside MATCH row by row (0.5 s for 2,000 rows), so a filter
     is applied here instead; with a filter, every match is read when there are not too many,
@@ -298,81 +321,160 @@ def _keyword(store: Store, match: str, rc: dict[str, Any], eligible: Any, limit:
     hits = store.conn.execute(
         "SELECT rowid, -bm25(episodes_fts, ?, ?, ?) AS s FROM episodes_fts "
         "WHERE episodes_fts MATCH ? ORDER BY s DESC LIMIT ?", (*w, match, limit)).fetchall()
+    # Matches past the limit score at most the last one read (0 when none were left out).
+    floor = float(hits[-1][1]) if hits and len(hits) >= limit else 0.0
     if eligible is not None and hits:
         rowids = np.fromiter((h[0] for h in hits), dtype=np.int64, count=len(hits))
         hits = [h for h, ok in zip(hits, _member(rowids, eligible).tolist()) if ok]
-    return {int(r[0]): float(r[1]) for r in hits}
+    return {int(r[0]): float(r[1]) for r in hits}, floor
 
 
-def _pool(store: Store, flt: _Filters, rc: dict[str, Any], size: int, cache: Any, cos: Any,
-          eligible: Any, kw_raw: dict[int, float], spans: list[tuple[date, date]]) -> list[int]:
-    """Candidates: the best by BM25 and by cosine, the most recent, those near a named date."""
+def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any], k: int,
+                  size: int, cache: Any, cos: Any, eligible: Any, kw_raw: dict[int, float],
+                  kw_max: float, kw_floor: float) -> list[tuple[float, int, dict[str, Any], dict[str, float]]]:
+    """The k best episodes by full score, without reading every row (threshold algorithm).
+
+    Candidates come from three lists read best-first: relevance (cosine over every vector and
+    BM25), recency (`ORDER BY at DESC` on its index), and the few protected flashbulb memories
+    (recency 1 at any age), plus those near a date the query names. After scoring them, no
+    unread episode can beat the k-th score if even its best case (relevance of the last
+    candidate read, recency of the last recent one read, perfect retention) is lower; else
+    the lists are read four times deeper. Exact, up to `recall.max_candidates` per list.
+    """
     import numpy as np
 
-    pool: set[int] = set(list(kw_raw)[:size])
+    sw, dw = ctx.sw, ctx.dw
+    kwn = {s: v / kw_max for s, v in kw_raw.items()} if kw_max > 0 else {}
+    kw_floor = kw_floor / kw_max if kw_max > 0 else 0.0
+    kw_ranked = sorted(kwn, key=lambda q: -kwn[q])
+    base = None  # sw·cosine + (1 − sw)·keyword of every cached slot that may be returned
     if cos is not None:
         seqs = np.asarray(cache.seqs)
+        base = sw * np.clip(cos, 0.0, None).astype(np.float64)
+        base[seqs < 0] = -np.inf
         if eligible is not None:
+            allowed = np.zeros(len(base), dtype=bool)
             slots = cache.slots_of(eligible)
-            slots = slots[slots >= 0]
-        else:
-            slots = np.nonzero(seqs >= 0)[0]
-        if slots.size:
-            take = min(size, slots.size)
-            best = slots[np.argpartition(-cos[slots], take - 1)[:take]] if take < slots.size else slots
-            pool.update(seqs[best].tolist())
-    pool.update(r[0] for r in store.conn.execute(
-        f"SELECT seq FROM episodes WHERE {flt.sql} ORDER BY at DESC LIMIT ?",
-        [*flt.params, int(rc.get("recent_candidates", 50))]))
-    pad = timedelta(days=2 * float(rc.get("date_half_life_days", 7.0)))
-    for first, last in spans:
-        pool.update(r[0] for r in store.conn.execute(
-            f"SELECT seq FROM episodes WHERE {flt.sql} AND at >= ? AND at < ? LIMIT ?",
-            [*flt.params, _day_iso(first - pad), _day_iso(last + pad + timedelta(days=1)), size]))
-    if eligible is None and cos is None and not kw_raw:
-        pool.update(r[0] for r in store.conn.execute(
-            f"SELECT seq FROM episodes WHERE {flt.sql} LIMIT ?", [*flt.params, size]))
-    return list(pool)
+            allowed[slots[slots >= 0]] = True
+            base[~allowed] = -np.inf
+        if kwn:
+            slots = cache.slots_of(kw_ranked)
+            hit = slots >= 0
+            base[slots[hit]] += (1 - sw) * np.fromiter((kwn[q] for q in kw_ranked), dtype=np.float64)[hit]
+        live = int(np.isfinite(base).sum())
+    now_iso = clock.iso(ctx.now)
+    fixed: set[int] = {r[0] for r in store.conn.execute(
+        f"SELECT seq FROM episodes WHERE flashbulb_until > ? AND {flt.sql}", [now_iso, *flt.params])}
+    when_bound = 0.0
+    if ctx.spans:
+        pad = timedelta(days=2 * ctx.date_half)  # outside: closeness at most 1/4
+        when_bound = 0.25
+        for first, last in ctx.spans:
+            near = store.conn.execute(
+                f"SELECT seq FROM episodes WHERE {flt.sql} AND at >= ? AND at < ? LIMIT ?",
+                [*flt.params, _day_iso(first - pad), _day_iso(last + pad + timedelta(days=1)),
+                 size * 8]).fetchall()
+            fixed.update(r[0] for r in near)
+            if len(near) >= size * 8:
+                when_bound = 1.0
+    cap = max(int(rc.get("max_candidates", 400)), size)
+    n, r = size, int(rc.get("recent_candidates", 50))
+    seen: set[int] = set()
+    best: list[tuple[float, int, dict[str, Any], dict[str, float]]] = []
+    while True:
+        cand = set(fixed) | set(kw_ranked[:n])
+        base_n = 0.0
+        if base is not None and live:
+            m = min(n, live)
+            top = np.argpartition(-base, m - 1)[:m]
+            cand.update(np.asarray(cache.seqs)[top].tolist())
+            base_n = float(base[top].min()) if m < live else 0.0
+        recent = store.conn.execute(
+            f"SELECT seq, at FROM episodes WHERE {flt.sql} ORDER BY at DESC LIMIT ?",
+            [*flt.params, r]).fetchall()
+        cand.update(q for q, _ in recent)
+        new = list(cand - seen)
+        seen.update(new)
+        best = sorted(best + _score_pool(store, flt, ctx, k, new, cache, cos, kwn),
+                      key=lambda t: (-t[0], -t[1]))[:k]
+        if len(recent) < r:  # the recency list held every episode that passes: all scored
+            break
+        if len(best) < k and n >= cap:
+            break
+        if len(best) >= k:
+            kw_n = kwn[kw_ranked[n]] if len(kw_ranked) > n else kw_floor
+            rel_bound = max(base_n + (1 - sw) * kw_floor, (1 - sw) * kw_n)
+            rec_bound = 0.0 if len(recent) < r else 2.0 ** (-clock.days_between(recent[-1][1], ctx.now) / ctx.half)
+            bound = (ctx.w_rel * ((1 - dw) * rel_bound + dw * when_bound)
+                     + ctx.w_rec * rec_bound + ctx.w_str)
+            if best[-1][0] >= bound or n >= cap:
+                break
+        n, r = n * 4, r * 4
+    return best
 
 
 def _score_pool(store: Store, flt: _Filters, ctx: _Scoring, k: int, pool: list[int], cache: Any,
-                cos: Any, kw_raw: dict[int, float], kw_max: float) -> list[tuple[float, int, dict[str, Any], dict[str, float]]]:
-    """Full scores for the pool, best possible relevance first (a named date counted as a
-    perfect match), rows read in small batches; stops once even a perfect date, recency and
-    retention could not reach the k-th score so far. Exact, and most of the pool is never read."""
+                cos: Any, kwn: dict[int, float]) -> list[tuple[float, int, dict[str, Any], dict[str, float]]]:
+    """The k best of the pool by full score: one read of the pool's lifecycle columns (those
+    passing the filters), every score computed at once with numpy, parts built for the k only."""
     import numpy as np
 
-    scored: list[tuple[float, int, dict[str, Any], dict[str, float]]] = []
     if not pool:
-        return scored
-    sem = np.zeros(len(pool), dtype=np.float64)
-    if cos is not None:
-        slots = cache.slots_of(pool)
-        sem = np.where(slots >= 0, cos[np.maximum(slots, 0)], 0.0).clip(min=0.0)
-    kw = np.array([kw_raw.get(s, 0.0) for s in pool], dtype=np.float64)
-    kw = kw / kw_max if kw_max > 0 else kw
-    bound = (1 - ctx.dw) * (ctx.sw * sem + (1 - ctx.sw) * kw) + ctx.dw
-    order = np.argsort(-bound, kind="stable")
-    ceiling = ctx.w_rec + ctx.w_str
-    kth: list[float] = []
-    for start in range(0, len(order), 64):
-        batch = order[start:start + 64]
-        if len(kth) >= k and ctx.w_rel * float(bound[batch[0]]) + ceiling < kth[0]:
-            break
-        seqs = [pool[i] for i in batch]
-        index = dict(zip(seqs, batch.tolist()))
-        rows = store.conn.execute(
+        return []
+    rows: list[tuple[Any, ...]] = []
+    for chunk in _chunks(pool, 900):
+        rows += store.conn.execute(
             f"SELECT seq, id, at, strength, importance, flashbulb_until FROM episodes "
-            f"WHERE seq IN ({','.join('?' * len(seqs))}) AND {flt.sql}", [*seqs, *flt.params])
-        for seq, mid, at, strength, importance, flash in rows:
-            i = index[seq]
-            parts = ctx.parts(float(sem[i]), float(kw[i]), at, strength, importance, flash)
-            total = ctx.total(parts)
-            scored.append((total, seq, {"id": mid, "type": "episode"}, parts))
-            heapq.heappush(kth, total)
-            if len(kth) > k:
-                heapq.heappop(kth)
-    return scored
+            f"WHERE seq IN ({','.join('?' * len(chunk))}) AND {flt.sql}", [*chunk, *flt.params]
+        ).fetchall()
+    if not rows:
+        return []
+    seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    sem = np.zeros(len(rows))
+    if cos is not None:
+        slots = cache.slots_of(seqs)
+        sem = np.where(slots >= 0, cos[np.maximum(slots, 0)], 0.0).clip(min=0.0)
+    kw = np.fromiter((kwn.get(int(q), 0.0) for q in seqs), dtype=np.float64, count=len(rows))
+    at = _as_datetime64([r[2] for r in rows])
+    now = np.datetime64(ctx.now.replace(tzinfo=None), "us")
+    age = np.maximum((now - at) / np.timedelta64(1, "D"), 0.0)
+    now_iso = clock.iso(ctx.now)
+    protected = np.fromiter((bool(r[5]) and _iso(r[5]) > now_iso for r in rows), dtype=bool, count=len(rows))
+    recency = np.where(protected, 1.0, np.exp2(-age / ctx.half))
+    when = np.zeros(len(rows))
+    if ctx.spans:
+        day = at.astype("datetime64[D]")
+        for first, last in ctx.spans:
+            lo, hi = np.datetime64(first, "D"), np.datetime64(last, "D")
+            gap = np.where(day < lo, (lo - day), np.where(day > hi, (day - hi), 0)).astype(np.float64)
+            when = np.maximum(when, np.exp2(-gap / ctx.date_half))
+    strength = np.fromiter((float(r[3]) for r in rows), dtype=np.float64, count=len(rows))
+    importance = np.fromiter((float(r[4]) for r in rows), dtype=np.float64, count=len(rows))
+    retention = np.maximum(np.minimum(strength, 2.0) / 2.0, np.clip(2.0 * (importance - 0.5), 0.0, 1.0))
+    relevance = (1 - ctx.dw) * (ctx.sw * sem + (1 - ctx.sw) * kw) + ctx.dw * when
+    total = ctx.w_rel * relevance + ctx.w_rec * recency + ctx.w_str * retention
+    best = np.lexsort((-seqs, -total))[:k]  # best score first; the newer memory on a tie
+    out = []
+    for i in best.tolist():
+        parts = {
+            "relevance": float(relevance[i]), "semantic": float(sem[i]), "keyword": float(kw[i]),
+            "when": float(when[i]), "recency": float(recency[i]), "strength": float(retention[i]),
+            "importance": float(importance[i]), "flashbulb": 1.0 if protected[i] else 0.0,
+        }
+        out.append((float(total[i]), int(seqs[i]), {"id": rows[i][1], "type": "episode"}, parts))
+    return out
+
+
+def _iso(text: str) -> str:
+    """A stored time in the one canonical form (fast when it already is)."""
+    return text if len(text) == 32 and text.endswith("+00:00") else clock.iso(clock.parse(text))
+
+
+def _as_datetime64(texts: list[str]) -> Any:
+    """Stored ISO times (UTC) -> numpy datetime64[us], without a parse per row when canonical."""
+    import numpy as np
+
+    return np.array([_iso(t)[:26] for t in texts], dtype="datetime64[us]")
 
 
 _lesson_cache: dict[tuple[str, str], tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
