@@ -279,7 +279,9 @@ def test_bad_lifecycle_values_are_refused(store):
 
 # --------------------------------------------------------------------------- tags and time
 
-def test_list_memories_by_tags_time_type_and_pages(store):
+@pytest.mark.parametrize("probe_from", [2000, 0], ids=["rare-tags", "common-tags"])
+def test_list_memories_by_tags_time_type_and_pages(store, monkeypatch, probe_from):
+    monkeypatch.setattr(lifecycle, "_TAG_PROBE_FROM", probe_from)
     with clock.frozen(T0):
         ids = {}
         ids["a"] = remember(store, "alpha", tags=["python", "style"])["id"]

@@ -442,6 +442,25 @@ def _when(value: str | datetime | None, name: str) -> str | None:
                          f"or a duration back from now (7d, 2h), not {text!r}") from None
 
 
+# Above this many tagged memories, walking the time index and probing the tag index finds a
+# page sooner than collecting every tagged id first and sorting them.
+_TAG_PROBE_FROM = 2000
+
+
+def _tag_clause(store: Store, wanted: list[str], all_tags: bool) -> tuple[str, list[Any]]:
+    """SQL for any/all of the tags. Any: shaped by how many memories carry them (rare: collect
+    ids through the tag index; common: probe the tags primary key row by row in time order)."""
+    marks = ",".join("?" for _ in wanted)
+    if all_tags and len(wanted) > 1:
+        # Bounded by the tag index ranges, however sparse the intersection is.
+        inner = " INTERSECT ".join("SELECT memory_id FROM tags WHERE tag = ?" for _ in wanted)
+        return f"id IN ({inner})", list(wanted)
+    counts = [int(store.scalar("SELECT count(*) FROM tags WHERE tag = ?", (t,)) or 0) for t in wanted]
+    if sum(counts) <= _TAG_PROBE_FROM:
+        return f"id IN (SELECT memory_id FROM tags WHERE tag IN ({marks}))", list(wanted)
+    return f"EXISTS (SELECT 1 FROM tags WHERE memory_id = episodes.id AND tag IN ({marks}))", list(wanted)
+
+
 def list_memories(
     store: Store,
     *,
@@ -471,14 +490,9 @@ def list_memories(
     params: list[Any] = []
     wanted = sorted({normalise_tag(t) for t in (tags or ()) if str(t).strip()})
     if wanted:
-        marks = ",".join("?" for _ in wanted)
-        if all_tags and len(wanted) > 1:
-            where.append(f"id IN (SELECT memory_id FROM tags WHERE tag IN ({marks}) "
-                         f"GROUP BY memory_id HAVING count(*) = ?)")
-            params += [*wanted, len(wanted)]
-        else:
-            where.append(f"id IN (SELECT memory_id FROM tags WHERE tag IN ({marks}))")
-            params += wanted
+        clause, args = _tag_clause(store, wanted, all_tags)
+        where.append(clause)
+        params += args
     lo, hi = _when(since, "since"), _when(until, "until")
     if lo:
         where.append(f"{field} >= ?")
