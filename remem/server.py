@@ -81,8 +81,17 @@ class RememServer(MCPServer):
                     where = ".".join(str(p) for p in err["loc"]) or "arguments"
                     got = "" if err["type"] == "missing" else f" (got {err.get('input')!r})"
                     parts.append(f"{where}: {err['msg']}{got}")
-                raise ToolError(f"invalid arguments for {name}: " + "; ".join(parts)) from cause
+                message = f"invalid arguments for {name}: " + "; ".join(parts)
+                _note(name, message)
+                raise ToolError(message) from cause
             raise
+
+
+def _note(tool: str, message: str) -> None:
+    """One line in the log per refused call, so a person can see what an agent got wrong."""
+    from remem.log import log
+
+    log(f"server.{tool}", f"refused: {message}")
 
 
 class MissingMemory(ToolError):
@@ -124,9 +133,11 @@ def engine_errors(tool: str) -> Iterator[None]:
     except ToolError:
         raise
     except NotFound as exc:
+        _note(tool, str(exc))
         raise MissingMemory(str(exc)) from exc
     except (RememError, ValueError) as exc:
         msg = str(exc).strip("'\"") or type(exc).__name__
+        _note(tool, msg)
         raise ToolError(msg) from exc
     except Exception as exc:
         from remem.log import log_exception
