@@ -450,7 +450,7 @@ def test_wordpiece_matches_tokenizers_on_real_text(home):
     alphabet = st.one_of(*[st.characters(min_codepoint=a, max_codepoint=b, exclude_categories=("Cn",))
                            for a, b in blocks])
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=300, deadline=None, derandomize=True)
     @given(st.text(alphabet=alphabet, max_size=60))
     def check(text):
         assert cached.encode(text) == tok.encode(text, add_special_tokens=False).ids

@@ -324,3 +324,18 @@ def test_hook_help_through_typer(cli):
 def test_engine_setup_never_imports_tomlkit():
     src = (Path(__file__).resolve().parent.parent / "remem" / "engine" / "setup.py").read_text()
     assert "import tomlkit" not in src and "from tomlkit" not in src
+
+
+def test_remove_keeps_edits_made_between_two_setups(cli, agents_home):
+    user = agents_home["user"]
+    path = user / ".claude" / "settings.json"
+    assert cli("setup", "--yes", "--agent", "claude-code", "--no-schedule").exit_code == 0
+    data = json.loads(path.read_text())
+    del data["hooks"]["Stop"]  # the person drops one of remem's hooks and changes a setting
+    data["model"] = "sonnet"
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    assert cli("setup", "--yes", "--agent", "claude-code", "--no-schedule").exit_code == 0
+    assert "Stop" in json.loads(path.read_text())["hooks"]
+    assert cli("setup", "--remove", "--yes", "--agent", "claude-code", "--no-schedule").exit_code == 0
+    left = json.loads(path.read_text())
+    assert left["model"] == "sonnet" and set(left["hooks"]) == {"PreToolUse"}

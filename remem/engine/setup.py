@@ -585,8 +585,13 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
                 if remove:
                     files.pop(e.path, None)
                 else:
-                    rec = files.get(e.path) or {"created": e.before is None,
-                                                "backup": str(backup) if backup else None}
+                    rec = files.get(e.path)
+                    if rec is not None and rec.get("written") != _sha(e.before):
+                        # Someone else changed the file since setup wrote it: the first backup
+                        # is no longer a safe restore point, so --remove will only take out
+                        # remem's entries.
+                        rec = {"created": False, "backup": None}
+                    rec = rec or {"created": e.before is None, "backup": str(backup) if backup else None}
                     rec.update(target=e.target, written=_sha(e.after))
                     files[e.path] = rec
         except (OSError, RuntimeError, subprocess.SubprocessError) as exc:

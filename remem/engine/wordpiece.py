@@ -130,7 +130,9 @@ class WordPiece:
         if self.strip_accents:
             text = "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
         if self.lowercase:
-            text = text.lower()
+            # Character by character, as tokenizers does: str.lower() would apply the Greek
+            # final-sigma rule (Σ -> ς at a word's end), its only context-dependent mapping.
+            text = "".join(c.lower() for c in text) if "Σ" in text else text.lower()
         return text
 
     def _words(self, text: str) -> list[str]:
