@@ -20,6 +20,13 @@ COMMAND_MODULES = ("core", "recall", "data", "proxy", "server", "ingest", "lifec
 class RememGroup(TyperGroup):
     """Turns expected failures into one line on stderr and exit 1, never a traceback."""
 
+    def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except Exception as exc:
+            _usage_exit(exc)
+            raise
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
@@ -34,7 +41,10 @@ class RememGroup(TyperGroup):
         except Exception as exc:
             import click
 
-            if isinstance(exc, (click.ClickException, click.exceptions.Exit)):
+            # typer >= 0.17 vendors its own click: its usage errors derive from TyperException
+            usage = (click.ClickException, click.exceptions.Exit, getattr(typer, "TyperException", click.ClickException))
+            if isinstance(exc, usage):
+                _usage_exit(exc)
                 raise
             problem = database_problem(exc)
             if problem:
@@ -47,6 +57,19 @@ class RememGroup(TyperGroup):
             where = log_exception("cli", exc)
             print(f"remem: unexpected error: {exc!r} (traceback in {where})", file=sys.stderr)
             raise typer.Exit(1) from None
+
+
+def _usage_exit(exc: BaseException) -> None:
+    """A usage error (missing argument, unknown option, bad value) as one line, exit 1."""
+    kinds = {c.__name__ for c in type(exc).__mro__}
+    if "UsageError" not in kinds or "NoArgsIsHelpError" in kinds:
+        return  # not a usage error, or a bare group that shows its help
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else "remem"
+    message = exc.format_message().strip().rstrip(".")  # type: ignore[attr-defined]
+    message = message[:1].lower() + message[1:]
+    print(f"remem: {message}; see `{where} --help`", file=sys.stderr)
+    raise typer.Exit(1) from None
 
 
 def database_problem(exc: BaseException) -> str | None:

@@ -1,0 +1,32 @@
+"""A new person's first steps with the real `remem` executable: help, errors, the demo."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import run_remem
+
+
+def one_line_error(result, *words: str) -> str:
+    """Exit 1, one line on stderr, no traceback, naming each of `words`."""
+    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("remem: ") and "Traceback" not in result.stderr
+    assert "unexpected error" not in lines[0], lines[0]
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["graph"], ["missing argument", "remem graph --help"]),
+    (["recall"], ["missing argument", "remem recall --help"]),
+    (["recall", "x", "--k", "3"], ["--k", "remem recall --help"]),
+    (["recall", "x", "-k", "many"], ["-k", "remem recall --help"]),
+    (["no-such-command"], ["no-such-command", "remem --help"]),
+    (["--no-such-option"], ["--no-such-option", "remem --help"]),
+    (["lessons", "bogus"], ["bogus", "remem lessons --help"]),
+])
+def test_usage_errors_are_one_line_naming_the_help(args: list[str], words: list[str]) -> None:
+    one_line_error(run_remem(*args), *words)
