@@ -30,3 +30,14 @@ def one_line_error(result, *words: str) -> str:
 ])
 def test_usage_errors_are_one_line_naming_the_help(args: list[str], words: list[str]) -> None:
     one_line_error(run_remem(*args), *words)
+
+
+def test_restore_of_a_missing_or_foreign_file_keeps_the_memory(home, tmp_path) -> None:
+    assert run_remem("remember", "keep me").returncode == 0
+    missing = tmp_path / "no-such-backup.db"
+    one_line_error(run_remem("restore", str(missing), "--yes"), "no backup at", "remem backup")
+    assert not missing.exists()  # never created as an empty database
+    foreign = tmp_path / "notes.db"
+    foreign.write_text("not a database\n")
+    one_line_error(run_remem("restore", str(foreign), "--yes"), "not a remem backup")
+    assert "keep me" in run_remem("recall", "keep me").stdout

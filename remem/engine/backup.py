@@ -73,6 +73,13 @@ def rotated_backup(store: Store, keep: int) -> tuple[Path, list[Path]]:
 def restore(backup_path: Path | str, dest: Path | str | None = None) -> Path:
     """Copy a backup over the database (the old one is kept beside it as .before-restore)."""
     src = Path(backup_path).expanduser()
+    # Opening a missing path would create an empty memory and restore that over the real one.
+    if not src.is_file():
+        raise ValueError(f"no backup at {src}; backups made by `remem backup` are in {paths.backups_dir()}")
+    with open(src, "rb") as head:
+        if head.read(16) != b"SQLite format 3\x00":
+            raise ValueError(f"{src} is not a remem backup (not an SQLite database); pick a file from "
+                             f"{paths.backups_dir()}")
     with Store(src) as check:
         result = check.scalar("PRAGMA integrity_check")
         if result != "ok":
