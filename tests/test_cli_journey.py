@@ -41,3 +41,8 @@ def test_restore_of_a_missing_or_foreign_file_keeps_the_memory(home, tmp_path) -
     foreign.write_text("not a database\n")
     one_line_error(run_remem("restore", str(foreign), "--yes"), "not a remem backup")
     assert "keep me" in run_remem("recall", "keep me").stdout
+
+
+def test_ingest_of_a_path_that_does_not_exist_is_an_error(tmp_path) -> None:
+    one_line_error(run_remem("ingest", str(tmp_path / "nowhere")), "no such file or folder", "nowhere")
+    one_line_error(run_remem("ingest", "--events", str(tmp_path / "none.jsonl")), "none.jsonl")

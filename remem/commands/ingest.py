@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import List, Optional
 
 import typer
@@ -35,6 +37,10 @@ def register(app: typer.Typer) -> None:
 
         if source is not None and source not in ingest_mod.SOURCES:
             raise ValueError(f"unknown source {source!r}; use one of {', '.join(ingest_mod.SOURCES)}")
+        missing = [p for p in (paths or []) + ([events] if events else []) if not Path(p).expanduser().exists()]
+        if missing and len(missing) == len(paths or []) + (1 if events else 0):
+            raise ValueError(f"no such file or folder: {missing[0]}; check the path "
+                             "(`remem ingest` alone reads every source found)")
         with open_store() as store:
             if events and not paths and source is None:
                 summary = ingest_mod.ingest_events(store, events)  # only the events file
@@ -90,6 +96,6 @@ def _print(summary: dict) -> None:
     rows.append(("malformed lines skipped", summary["malformed_lines"]))
     table("ingest", ["", "count"], rows)
     for err in summary["errors"][:20]:
-        print(f"remem: {err}")
+        print(f"remem: {err}", file=sys.stderr)
     if len(summary["errors"]) > 20:
-        print(f"remem: … and {len(summary['errors']) - 20} more errors (see the log)")
+        print(f"remem: … and {len(summary['errors']) - 20} more errors (see the log)", file=sys.stderr)
