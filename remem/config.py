@@ -219,7 +219,7 @@ def get(dotted: str, cfg: dict[str, Any] | None = None) -> Any:
     node: Any = cfg if cfg is not None else load()
     for part in dotted.split("."):
         if not isinstance(node, dict) or part not in node:
-            raise ConfigError(f"unknown config key {dotted!r}; see `remem config --help` for the keys")
+            raise ConfigError(f"unknown config key {dotted!r}; `remem config show` lists the keys")
         node = node[part]
     return node
 
@@ -239,7 +239,7 @@ def _coerce(dotted: str, raw: str) -> Any:
         if isinstance(default, float):
             return float(raw)
     except ValueError:
-        raise ConfigError(f"{dotted} takes a {type(default).__name__}, not {raw!r}") from None
+        raise ConfigError(f"{dotted} must be {_type_name(default)}, not {raw!r}") from None
     return raw
 
 

@@ -46,3 +46,8 @@ def test_restore_of_a_missing_or_foreign_file_keeps_the_memory(home, tmp_path) -
 def test_ingest_of_a_path_that_does_not_exist_is_an_error(tmp_path) -> None:
     one_line_error(run_remem("ingest", str(tmp_path / "nowhere")), "no such file or folder", "nowhere")
     one_line_error(run_remem("ingest", "--events", str(tmp_path / "none.jsonl")), "none.jsonl")
+
+
+def test_config_set_errors_name_the_type_and_where_the_keys_are() -> None:
+    one_line_error(run_remem("config", "set", "recall.k", "many"), "recall.k must be a whole number")
+    one_line_error(run_remem("config", "set", "no.such_key", "3"), "no.such_key", "remem config show")
