@@ -90,3 +90,33 @@ def test_hooks_answer_while_a_sleep_writes(ingested, tmp_path):
             json.loads(res.stdout)
     logs = "".join(p.read_text() for p in (home / "logs").glob("*.log")) if (home / "logs").exists() else ""
     assert "locked" not in logs.lower()
+
+
+def test_a_backup_completes_while_another_process_keeps_writing(store, home, tmp_path):
+    """The copy is one read snapshot: writes meanwhile neither block it nor restart it."""
+    import subprocess
+    import sys
+
+    from remem.engine.backup import backup
+
+    store.put_episodes([{"kind": "note", "title": f"note {i}", "gist": "words " * 1000} for i in range(1500)])
+    stop = tmp_path / "stop"
+    writer = subprocess.Popen([sys.executable, "-c", (
+        "import os, sys, time\n"
+        "from remem.engine.store import Store\n"
+        "s = Store(); n = 0\n"
+        "while not os.path.exists(sys.argv[1]):\n"
+        "    with s.write() as c:\n"
+        "        c.execute(\"INSERT INTO primes (at, event, query) VALUES ('2026-01-01', 'prompt', 'x')\")\n"
+        "    n += 1; time.sleep(0.002)\n"
+        "print(n)\n"), str(stop)], stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        dest = backup(store, tmp_path / "copy.db")
+    finally:
+        stop.write_text("")
+        writes = int(writer.communicate(timeout=60)[0])
+    assert writes > 10
+    copy = sqlite3.connect(str(dest))
+    assert copy.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert copy.execute("SELECT count(*) FROM episodes").fetchone()[0] == 1500

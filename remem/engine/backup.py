@@ -38,7 +38,10 @@ def backup(store: Store, dest: Path | str | None = None) -> Path:
     tmp = dest.with_name(dest.name + ".partial")
     target = sqlite3.connect(str(tmp))
     try:
-        store.conn.backup(target, pages=1024)
+        # One step: a read snapshot of the WAL database, which never blocks writers. A copy in
+        # several steps starts over whenever another process writes in between (every prompt
+        # records its prime), so it took longer the busier the agents were.
+        store.conn.backup(target)
     finally:
         target.close()
     tmp.replace(dest)
