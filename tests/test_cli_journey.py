@@ -51,3 +51,27 @@ def test_ingest_of_a_path_that_does_not_exist_is_an_error(tmp_path) -> None:
 def test_config_set_errors_name_the_type_and_where_the_keys_are() -> None:
     one_line_error(run_remem("config", "set", "recall.k", "many"), "recall.k must be a whole number")
     one_line_error(run_remem("config", "set", "no.such_key", "3"), "no.such_key", "remem config show")
+
+
+def test_demo_shows_what_it_learned_and_every_browse_command_works(home, tmp_path) -> None:
+    import shlex
+
+    demo_dir = tmp_path / "demo"
+    out = run_remem("demo", "--dir", str(demo_dir))
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "sample sessions ingested" in text and "sleep learned" in text
+    assert "We use uv here, not pip." in text  # the lesson itself, not just a count
+    commands = [line.strip() for line in text.splitlines() if line.strip().startswith("remem --home")]
+    verbs = {shlex.split(c)[3] for c in commands}
+    assert {"status", "recall", "lessons", "morning", "context", "tui"} <= verbs
+    for command in commands:
+        args = shlex.split(command)[1:]
+        if "tui" in args:
+            continue  # interactive; tests/tui drives it
+        result = run_remem(*args)
+        assert result.returncode == 0, (command, result.stderr)
+        assert result.stdout.strip(), command
+    context = [c for c in commands if " context " in c][0]
+    assert "uv" in run_remem(*shlex.split(context)[1:]).stdout  # the lesson reaches the prompt
+    assert not (home / "memory.db").exists()  # the person's own memory is untouched

@@ -140,6 +140,6 @@ def register(app: typer.Typer) -> None:
         print(f"Built a demo memory in {summary['home']}")
         for line in summary["lines"]:
             print(f"  {line}")
-        print("\nTry it:")
+        print("\nBrowse it (--home points any command at the demo; your own memory is not touched):")
         for cmd in summary["try"]:
             print(f"  {cmd}")

@@ -103,6 +103,7 @@ def build_demo(folder: str | Path | None = None) -> dict[str, Any]:
             lines.append(f"recall {query!r} -> {best[0]['title']!r}")
         lines += demo_sleep(store, target)
         counts = store.counts()
+        project = _demo_project(store)
     home_arg = f"--home {target}"
     return {
         "home": str(target),
@@ -113,6 +114,8 @@ def build_demo(folder: str | Path | None = None) -> dict[str, Any]:
             f"remem {home_arg} recall \"how do I install packages\"",
             f"remem {home_arg} lessons list",
             f"remem {home_arg} morning",
+            f"remem {home_arg} context --project {project} --prompt \"pip install fakeredis\"",
+            f"remem {home_arg} tui",
         ],
     }
 
@@ -151,6 +154,19 @@ def demo_sleep(store: Any, target: Path) -> list[str]:
             os.environ.pop("CLAUDE_CONFIG_DIR", None)
         else:
             os.environ["CLAUDE_CONFIG_DIR"] = old
-    learned = len(summary.get("events", {}).get("learned", []))
-    return [f"sleep learned {learned} lessons; morning report in {target / 'morning.md'}",
-            f"lesson files rendered under {claude / 'projects'}"]
+    learned = list(summary.get("events", {}).get("learned", []))
+    lines = [f"sleep learned {len(learned)} lessons; morning report in {target / 'morning.md'}"]
+    for lesson_id in learned:
+        row = store.one("SELECT kind, text FROM lessons WHERE id = ?", (lesson_id,))
+        if row:
+            text = " ".join(row["text"].split())
+            lines.append(f"  {row['kind']}: {text if len(text) <= 90 else text[:89] + '…'}")
+    lines.append(f"lesson files rendered under {claude / 'projects'}")
+    return lines
+
+
+def _demo_project(store: Any) -> str:
+    """The project most of the demo's lessons belong to (for the `context` example)."""
+    row = store.one("SELECT cwd FROM lessons WHERE cwd IS NOT NULL AND cwd != '' "
+                    "GROUP BY cwd ORDER BY count(*) DESC LIMIT 1")
+    return row["cwd"] if row else DEMO_PROJECT
