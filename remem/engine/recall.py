@@ -14,9 +14,9 @@ neither lifts a memory that has nothing to do with the query. Why these choices,
 measurements behind them: docs/RECALL.md.
 
 Speed: cosines come from the memory-mapped vector cache (engine/vectors.py) in one matrix
-product; BM25 from FTS5 with a LIMIT. Only a candidate pool (the best by cosine, the best by
-BM25, the most recent, and those near a named date) is read from SQLite for the full score;
-text is read for the top k alone.
+product; BM25 from FTS5 with a LIMIT. The top k is found by a threshold test over lists read
+best-first (relevance, recency, flashbulb, a named date), so only candidates are read from
+SQLite for the full score, and text for the top k alone.
 """
 
 from __future__ import annotations
