@@ -75,3 +75,25 @@ def test_demo_shows_what_it_learned_and_every_browse_command_works(home, tmp_pat
     context = [c for c in commands if " context " in c][0]
     assert "uv" in run_remem(*shlex.split(context)[1:]).stdout  # the lesson reaches the prompt
     assert not (home / "memory.db").exists()  # the person's own memory is untouched
+
+
+def test_every_command_and_group_has_help_with_an_example(cli) -> None:
+    """`remem X --help` for every command and subcommand: a summary line and an example."""
+    from typer.main import get_command
+
+    from remem.cli import app
+
+    def walk(command, path):  # type: ignore[no-untyped-def]
+        yield path
+        for name, sub in (getattr(command, "commands", None) or {}).items():
+            yield from walk(sub, path + [name])
+
+    missing = []
+    for path in walk(get_command(app), []):
+        if path[:1] == ["hook"]:
+            continue
+        result = cli(*path, "--help")
+        assert result.exit_code == 0, (path, result.output)
+        if "Example" not in result.output:
+            missing.append(" ".join(path) or "remem")
+    assert not missing, f"no example in --help of: {missing}"

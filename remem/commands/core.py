@@ -96,11 +96,12 @@ def register(app: typer.Typer) -> None:
             extra += f" (expires {memory['expires_at']})" if memory.get("expires_at") else ""
             print(f"remembered {memory['id']}{extra}")
 
-    config_app = typer.Typer(help="Read and change config.toml (comments are kept).", no_args_is_help=True)
+    config_app = typer.Typer(help="Read and change config.toml (comments are kept).\n\n"
+                             "Example: remem config set recall.k 8", no_args_is_help=True)
     app.add_typer(config_app, name="config")
 
     @config_app.command("show")
-    def config_show(json_out: bool = typer.Option(False, "--json")) -> None:
+    def config_show(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
         """Every setting with its current value. Example: remem config show"""
         from remem import config
 

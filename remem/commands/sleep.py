@@ -72,7 +72,8 @@ def register(app: typer.Typer) -> None:
             raise ValueError("no morning report yet; run `remem sleep` first")
         print(text, end="")
 
-    lessons_app = typer.Typer(help="The lessons sleep learned: list, show, edit, veto, restore.",
+    lessons_app = typer.Typer(help="The lessons sleep learned: list, show, edit, veto, restore.\n\n"
+                              "Example: remem lessons list --status all",
                               no_args_is_help=True)
     app.add_typer(lessons_app, name="lessons")
 
