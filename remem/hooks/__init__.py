@@ -190,6 +190,9 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
             raise TimeoutError("the memory stayed busy (another remem process is writing) past "
                                "prime.timeout_ms; nothing shown this time") from None
         raise
-    if not result["text"] or time.monotonic() > deadline:
+    # select() checked the deadline before recording; once the decision is in `primes` it is
+    # shown, even if the write finished a little late, so the log never claims a lesson was
+    # shown that the agent never saw.
+    if not result["text"]:
         return adapters.neutral(agent, event)
     return adapters.render(agent, event, result["text"])
