@@ -472,3 +472,32 @@ def test_encode_py_uses_no_tokenizers_and_matches_encode():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT),
                          env=dict(os.environ), timeout=60)
     assert out.returncode == 0, out.stderr
+
+
+def test_adapters_read_any_json_object_without_raising():
+    from hypothesis import given, settings, strategies as st
+
+    from remem.hooks import adapters
+
+    json_values = st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+        max_leaves=12,
+    )
+    keys = st.sampled_from(["prompt", "tool_name", "tool_input", "session_id", "cwd", "conversation_id",
+                            "workspace_roots", "last_assistant_message", "prompt_response",
+                            "stop_hook_active", "transcript_path", "other"])
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(st.dictionaries(keys, json_values, max_size=8),
+           st.sampled_from(adapters.AGENTS), st.sampled_from(["prompt", "pre-tool", "stop"]))
+    def check(payload, agent, event):
+        payload.pop("transcript_path", None)  # never read arbitrary paths here
+        call = adapters.read(agent, event, payload)
+        if call is not None:
+            assert isinstance(call.text, str)
+            assert call.session_id is None or isinstance(call.session_id, str)
+        out = adapters.render(agent, event, "<remem-memory>x</remem-memory>")
+        assert out == "" or isinstance(json.loads(out), dict)
+
+    check()
