@@ -65,8 +65,17 @@ def vectors_dir() -> Path:
     return home() / "cache"
 
 
+def _demo_agent_home(name: str) -> Path | None:
+    """The demo memory (`remem demo`) keeps its own agent homes: browsing it, or running its
+    sleep, never reads or writes the person's real ~/.claude or ~/.codex."""
+    value = os.environ.get("REMEM_HOME")
+    if value and (Path(value).expanduser() / ".remem-demo").is_file():
+        return Path(value).expanduser() / name
+    return None
+
+
 def claude_home() -> Path:
-    return _env_path("CLAUDE_CONFIG_DIR", user_home() / ".claude")
+    return _env_path("CLAUDE_CONFIG_DIR", _demo_agent_home("claude") or user_home() / ".claude")
 
 
 def claude_projects_dir() -> Path:
@@ -83,7 +92,7 @@ def claude_user_config() -> Path:
 
 
 def codex_home() -> Path:
-    return _env_path("CODEX_HOME", user_home() / ".codex")
+    return _env_path("CODEX_HOME", _demo_agent_home("codex") or user_home() / ".codex")
 
 
 def codex_config() -> Path:

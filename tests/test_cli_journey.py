@@ -97,3 +97,17 @@ def test_every_command_and_group_has_help_with_an_example(cli) -> None:
         if "Example" not in result.output:
             missing.append(" ".join(path) or "remem")
     assert not missing, f"no example in --help of: {missing}"
+
+
+def test_the_demo_memory_keeps_its_own_agent_homes(home, tmp_path) -> None:
+    """Browsing the demo (and running its sleep) never reads or writes the real ~/.claude."""
+    user = tmp_path / "user"
+    demo_dir = user / ".remem-demo"
+    assert run_remem("demo", "--dir", str(demo_dir)).returncode == 0
+    unset = {"CLAUDE_CONFIG_DIR": "", "CODEX_HOME": "", "HOME": str(user)}
+    assert run_remem("--home", str(demo_dir), "sleep", "--quiet", env=unset).returncode == 0
+    rendered = list((demo_dir / "claude" / "projects").glob("*/memory/remem-*.md"))
+    assert rendered, "the demo's lesson files were removed by its own sleep"
+    assert not (user / ".claude").exists() and not (user / ".codex").exists()
+    paths = run_remem("--home", str(demo_dir), "paths", "--json", env=unset).json()
+    assert str(demo_dir / "claude") in str(paths)
