@@ -36,6 +36,8 @@ class RememGroup(TyperGroup):
         except KeyboardInterrupt:
             print("remem: interrupted", file=sys.stderr)
             raise typer.Exit(130) from None
+        except BrokenPipeError:
+            _reader_gone()
         except (typer.Exit, typer.Abort):
             raise
         except Exception as exc:
@@ -57,6 +59,15 @@ class RememGroup(TyperGroup):
             where = log_exception("cli", exc)
             print(f"remem: unexpected error: {exc!r} (traceback in {where})", file=sys.stderr)
             raise typer.Exit(1) from None
+
+
+def _reader_gone() -> None:
+    """The reader of stdout went away (`remem export | head`): stop quietly, as Unix tools do."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    raise typer.Exit(141) from None
 
 
 def _usage_exit(exc: BaseException) -> None:
@@ -127,4 +138,10 @@ for _name in COMMAND_MODULES:
 
 
 def run() -> None:
-    app()
+    try:
+        app()
+    finally:
+        try:
+            sys.stdout.flush()  # a reader gone after the last write must not print a traceback
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

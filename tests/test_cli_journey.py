@@ -111,3 +111,24 @@ def test_the_demo_memory_keeps_its_own_agent_homes(home, tmp_path) -> None:
     assert not (user / ".claude").exists() and not (user / ".codex").exists()
     paths = run_remem("--home", str(demo_dir), "paths", "--json", env=unset).json()
     assert str(demo_dir / "claude") in str(paths)
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(home, tmp_path) -> None:
+    """`remem export | head -1`: remem stops quietly when the pipe closes."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    demo_dir = tmp_path / "demo"
+    assert run_remem("demo", "--dir", str(demo_dir)).returncode == 0
+    proc = subprocess.Popen([sys.executable, "-m", "remem", "--home", str(demo_dir), "export"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT),
+                            env=dict(os.environ))
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "Traceback" not in err and "unexpected error" not in err, err
