@@ -132,3 +132,15 @@ def test_a_reader_that_stops_early_gets_no_traceback(home, tmp_path) -> None:
     err = proc.stderr.read().decode()
     proc.wait(timeout=60)
     assert "Traceback" not in err and "unexpected error" not in err, err
+
+
+def test_tui_times_read_as_words() -> None:
+    """The overview and sleep history said 'last sleep: now ago'."""
+    from remem.engine import clock
+    from remem.tui.widgets.format import since
+
+    with clock.frozen("2026-11-20T12:00:00+00:00"):
+        assert since("2026-11-20T11:59:59+00:00") == "just now"
+        assert since("2026-11-20T07:00:00+00:00") == "5h ago"
+        assert since("2026-11-21T07:00:00+00:00") == "soon"
+        assert since(None) == "-"

@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Label, Select, Static
 
 from remem.tui.screens.modals import AskValue, EditText
 from remem.tui.widgets.pane import Pane
-from remem.tui.widgets.format import ago, cut
+from remem.tui.widgets.format import cut, since
 
 STATUSES = ("active", "candidate", "vetoed", "revoked", "quarantined")
 
@@ -82,7 +82,7 @@ class LessonsPane(Pane):
         lines += [f"  {p['made'][:10]} {p['outcome'] or 'open'}: {cut(p['text'], 60)}" for p in found["predictions"]] or ["  none"]
         lines += ["", "[b]primed[/b]"]
         lines += [
-            f"  {ago(p['at'])} ago {p['agent'] or '?'} {p['event']}" + (" (held out)" if p["held_out"] else "")
+            f"  {since(p['at'])} {p['agent'] or '?'} {p['event']}" + (" (held out)" if p["held_out"] else "")
             for p in found["primes"]
         ] or ["  never"]
         target.update("\n".join(lines))

@@ -8,7 +8,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Label, Markdown, Sparkline, Static
 
 from remem.tui.widgets.pane import Pane
-from remem.tui.widgets.format import ago
+from remem.tui.widgets.format import since
 
 
 class OverviewPane(Pane):
@@ -36,8 +36,8 @@ class OverviewPane(Pane):
             f"[b]{counts['lessons']}[/b] lessons  " + " ".join(f"{k} {v}" for k, v in sorted(status.items())),
             f"[b]{counts['predictions']}[/b] predictions · {counts['connections']} connections · "
             f"{counts['sessions']} sessions",
-            f"last ingest: {ago(times['last_ingest']) + ' ago' if times['last_ingest'] else 'never'}",
-            f"last sleep:  {ago(times['last_sleep']) + ' ago' if times['last_sleep'] else 'never'}",
+            f"last ingest: {since(times['last_ingest']) if times['last_ingest'] else 'never'}",
+            f"last sleep:  {since(times['last_sleep']) if times['last_sleep'] else 'never'}",
         ]
         self.query_one("#overview-counts", Static).update("\n".join(lines))
         browse = self.app.engine("browse")

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Label, ProgressBar, RichLog, Select
 
 from remem.tui.widgets.pane import Pane
-from remem.tui.widgets.format import ago
+from remem.tui.widgets.format import since
 
 
 class SleepPane(Pane):
@@ -47,7 +47,7 @@ class SleepPane(Pane):
             if run["finished"]:
                 clock = self.app.engine("clock")
                 took = f"{(clock.parse(run['finished']) - clock.parse(run['started'])).total_seconds():.1f}s"
-            table.add_row(str(run["id"]), f"{ago(run['started'])} ago", took, run["status"],
+            table.add_row(str(run["id"]), since(run['started']), took, run["status"],
                           _changes(run["summary"].get("passes", run["summary"])), key=str(run["id"]))
 
     @on(Button.Pressed, "#sleep-run")

@@ -21,6 +21,16 @@ def ago(stamp: str | None) -> str:
     return "now"
 
 
+def since(stamp: str | None) -> str:
+    """'5h ago', 'just now', or '-' when there is no time: for sentences, where ago() reads oddly."""
+    short = ago(stamp)
+    if short == "now":
+        return "just now"
+    if short[:-1].isdigit() and short[-1:] in ("y", "d", "h", "m"):
+        return f"{short} ago"
+    return short  # '-', 'soon', or a date it could not read
+
+
 def cut(text: str | None, width: int) -> str:
     text = " ".join(str(text or "").split())
     return text if len(text) <= width else text[: max(1, width - 1)] + "…"
