@@ -95,14 +95,18 @@ def build(home: Path, size: int, seed: int = 7) -> float:
 
 
 # `remem recall QUERY -k 5 --json` as `python -m remem` runs it, reporting its own peak RSS
-# (RUSAGE_CHILDREN would count the parent's pages a forked child shares before exec).
+# (VmHWM: ru_maxrss would count the parent's pages the forked child held before exec).
 _CHILD = (
     "import resource, runpy, sys\n"
     "sys.argv = ['remem', 'recall', sys.argv[1], '-k', '5', '--json']\n"
     "code = 0\n"
     "try:\n    runpy.run_module('remem', run_name='__main__', alter_sys=True)\n"
     "except SystemExit as exc:\n    code = exc.code\n"
-    "sys.stderr.write('\\nrss_kb %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    "try:\n"
+    "    peak = int([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1])\n"
+    "except (OSError, IndexError):\n"
+    "    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    "sys.stderr.write('\\nrss_kb %d\\n' % peak)\n"
     "sys.exit(code)\n"
 )
 
