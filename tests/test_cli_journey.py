@@ -144,3 +144,11 @@ def test_tui_times_read_as_words() -> None:
         assert since("2026-11-20T07:00:00+00:00") == "5h ago"
         assert since("2026-11-21T07:00:00+00:00") == "soon"
         assert since(None) == "-"
+
+
+def test_status_of_a_new_memory_says_how_to_fill_it(home) -> None:
+    out = run_remem("status")
+    assert out.returncode == 0, out.stderr
+    assert f"remem memory at {home}" in out.stdout  # on one line, however long the path
+    assert "remem ingest" in out.stdout and "remem demo" in out.stdout
+    assert "last sleep:       never" in out.stdout

@@ -9,6 +9,18 @@ import typer
 from remem.commands._out import emit_json, open_store, short, table
 
 
+def _when(stamp: str | None) -> str:
+    """An ISO stamp as 'YYYY-MM-DD HH:MM UTC' for people (--json keeps the full stamp)."""
+    if not stamp:
+        return "never"
+    from remem.engine import clock
+
+    try:
+        return clock.parse(stamp).strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        return stamp
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def status(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
@@ -41,13 +53,17 @@ def register(app: typer.Typer) -> None:
             emit_json(info)
             return
         rows = [(name, n) for name, n in counts.items()]
-        table(f"remem memory at {info['home']}", ["table", "rows"], rows)
+        print(f"remem memory at {info['home']}")  # a table title would wrap a long path
+        table(None, ["table", "rows"], rows)
         kinds = ", ".join(f"{k} {n}" for k, n in by_kind.items()) or "none yet"
         print(f"episodes by kind: {kinds}")
         print(f"embedding space:  {info['space']} ({info['dim']} dimensions)")
         print(f"database size:    {info['db_bytes'] / 1e6:.1f} MB")
-        print(f"last ingest:      {info['last_ingest'] or 'never'}")
-        print(f"last sleep:       {info['last_sleep'] or 'never'}")
+        print(f"last ingest:      {_when(info['last_ingest'])}")
+        print(f"last sleep:       {_when(info['last_sleep'])}")
+        if not by_kind:
+            print("nothing yet: `remem ingest` reads your agent sessions, `remem remember TEXT` adds a "
+                  "note, `remem demo` builds a sample memory to try")
 
     @app.command()
     def paths(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
