@@ -152,3 +152,9 @@ def test_status_of_a_new_memory_says_how_to_fill_it(home) -> None:
     assert f"remem memory at {home}" in out.stdout  # on one line, however long the path
     assert "remem ingest" in out.stdout and "remem demo" in out.stdout
     assert "last sleep:       never" in out.stdout
+
+
+def test_setup_on_a_machine_without_agents_says_so(home) -> None:
+    out = run_remem("setup", "--dry-run")
+    assert out.returncode == 0, out.stderr
+    assert "no agent found" in out.stderr and "--agent" in out.stderr

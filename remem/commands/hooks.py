@@ -49,6 +49,9 @@ def register(app: typer.Typer) -> None:
                                toml_editor=TomlkitEditor())
         changed = [e for e in edits if e.changed]
         errors = [e.error for e in edits if e.error]
+        if not agent and not remove and not json_out and not setup_mod.found_agents():
+            print(f"remem: no agent found ({', '.join(setup_mod.AGENTS)}); only the nightly sleep is "
+                  "set up. Install one, or name it with --agent", file=sys.stderr)
         if dry_run or not changed:
             if json_out:
                 emit_json({"dry_run": dry_run, "changes": [dict(e.as_dict(), diff=e.diff()) for e in changed],
