@@ -158,3 +158,12 @@ def test_setup_on_a_machine_without_agents_says_so(home) -> None:
     out = run_remem("setup", "--dry-run")
     assert out.returncode == 0, out.stderr
     assert "no agent found" in out.stderr and "--agent" in out.stderr
+
+
+def test_context_outside_the_lessons_projects_points_at_one(home, tmp_path) -> None:
+    demo_dir = tmp_path / "demo"
+    assert run_remem("demo", "--dir", str(demo_dir)).returncode == 0
+    out = run_remem("--home", str(demo_dir), "context", "--project", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert "other projects" in out.stdout and "remem context --project /" in out.stdout
+    assert "lessons come from `remem sleep`" not in out.stdout  # sleep already ran

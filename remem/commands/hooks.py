@@ -152,12 +152,21 @@ def register(app: typer.Typer) -> None:
             else:
                 lessons = prime.for_project(store, cwd)
                 text = prime.render_block(lessons, int(cfg["prime"]["max_chars"]))
+            # Where the lessons are, when none is for this folder (a new user runs it anywhere).
+            elsewhere = store.one(
+                "SELECT cwd, (SELECT count(*) FROM lessons WHERE status = 'active') AS n FROM lessons "
+                "WHERE status = 'active' AND cwd IS NOT NULL AND cwd != '' AND cwd != ? "
+                "GROUP BY cwd ORDER BY count(*) DESC LIMIT 1", (cwd,)) if not lessons else None
         if json_out:
             emit_json({"project": cwd, "prompt": prompt, "lessons": lessons, "text": text})
             return
         if not lessons:
-            print(f"no lessons would be injected for {cwd}"
-                  + (" with that prompt" if prompt else "; lessons come from `remem sleep`"))
+            if elsewhere and not prompt:
+                print(f"no lessons would be injected for {cwd}; {elsewhere['n']} active lessons are for "
+                      f"other projects, e.g. `remem context --project {elsewhere['cwd']}`")
+            else:
+                print(f"no lessons would be injected for {cwd}"
+                      + (" with that prompt" if prompt else "; lessons come from `remem sleep`"))
             return
         table(f"lessons for {cwd}", ["id", "kind", "project", "text"],
               [(l["id"], l["kind"], "yes" if l.get("project") else "-", short(l["text"], 80)) for l in lessons])
