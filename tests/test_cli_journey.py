@@ -167,3 +167,8 @@ def test_context_outside_the_lessons_projects_points_at_one(home, tmp_path) -> N
     assert out.returncode == 0, out.stderr
     assert "other projects" in out.stdout and "remem context --project /" in out.stdout
     assert "lessons come from `remem sleep`" not in out.stdout  # sleep already ran
+
+
+def test_share_accept_of_an_unknown_id_points_at_the_candidates() -> None:
+    one_line_error(run_remem("share", "accept", "nosuch"), "nosuch", "remem share candidates")
+    one_line_error(run_remem("share", "reject", "nosuch"), "nosuch", "remem share candidates")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from contextlib import contextmanager
+from typing import Any, Iterator, Optional
 
 import typer
 
 from remem.commands._out import emit_json, open_store, short, table
+from remem.errors import NotFound, RememError
 
 FOLDER_HELP = "The sync folder (default: config share.folder)."
 
@@ -198,7 +200,7 @@ def register(app: typer.Typer) -> None:
                 root = share.resolve_folder()
             except share.ShareError:
                 root = None
-        with open_store() as store:
+        with open_store() as store, _candidate_ids(lesson_id):
             done = share.accept(store, lesson_id, force=force, folder=root)
         if json_out:
             emit_json(done)
@@ -214,7 +216,7 @@ def register(app: typer.Typer) -> None:
         """
         from remem.engine import share
 
-        with open_store() as store:
+        with open_store() as store, _candidate_ids(lesson_id):
             done = share.reject(store, lesson_id)
         if json_out:
             emit_json(done)
@@ -238,3 +240,13 @@ def register(app: typer.Typer) -> None:
             emit_json(done)
             return
         print(f"revoked {done['id']}; receivers retire it on their next sync ({done['revocation']})")
+
+
+@contextmanager
+def _candidate_ids(lesson_id: str) -> Iterator[None]:
+    """A wrong id points at the candidates list, where accept and reject take their ids."""
+    try:
+        yield
+    except NotFound:
+        raise RememError(f"no received lesson with id {lesson_id!r}; `remem share candidates` shows "
+                         "the ids") from None
