@@ -17,8 +17,31 @@ from remem.errors import RememError
 COMMAND_MODULES = ("core", "recall", "data", "proxy", "server", "ingest", "lifecycle", "measure", "share", "hooks", "sleep", "tui")
 
 
+HELP_ORDER = ("demo", "status", "remember", "recall", "ingest", "list", "sleep", "morning", "lessons",
+              "context", "setup", "doctor", "tui", "serve", "tools", "call", "share", "forget", "promote",
+              "connect", "graph", "tasks", "measure", "compare", "goals", "experiment", "proxy", "config",
+              "paths", "backup", "restore", "export", "import", "hook")
+
+
 class RememGroup(TyperGroup):
     """Turns expected failures into one line on stderr and exit 1, never a traceback."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        # `remem --help` in the order a new person meets them; commands not named here follow.
+        names = list(super().list_commands(ctx))
+        rank = {name: i for i, name in enumerate(HELP_ORDER)}
+        return sorted(names, key=lambda n: rank.get(n, len(rank)))
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        # Each command's whole first sentence, wrapped, rather than cut with '...' at 80 columns.
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit=200)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
         try:

@@ -172,3 +172,12 @@ def test_context_outside_the_lessons_projects_points_at_one(home, tmp_path) -> N
 def test_share_accept_of_an_unknown_id_points_at_the_candidates() -> None:
     one_line_error(run_remem("share", "accept", "nosuch"), "nosuch", "remem share candidates")
     one_line_error(run_remem("share", "reject", "nosuch"), "nosuch", "remem share candidates")
+
+
+def test_top_level_help_lists_whole_summaries_starting_with_the_demo() -> None:
+    out = run_remem("--help")
+    assert out.returncode == 0
+    commands = out.stdout.split("Commands:", 1)[1]
+    assert commands.split()[0] == "demo"
+    assert "..." not in commands  # summaries are wrapped, never cut
+    assert "nightly `remem sleep`" in " ".join(commands.split())
