@@ -61,6 +61,13 @@ class RememGroup(TyperGroup):
             raise typer.Exit(130) from None
         except BrokenPipeError:
             _reader_gone()
+        except OSError as exc:
+            if not getattr(exc, "filename", None):
+                raise
+            # A path the person gave that cannot be read or written: not a bug, name the path.
+            print(f"remem: cannot use {exc.filename} ({exc.strerror or exc}); check the path and its "
+                  "permissions", file=sys.stderr)
+            raise typer.Exit(1) from None
         except (typer.Exit, typer.Abort):
             raise
         except Exception as exc:

@@ -181,3 +181,15 @@ def test_top_level_help_lists_whole_summaries_starting_with_the_demo() -> None:
     assert commands.split()[0] == "demo"
     assert "..." not in commands  # summaries are wrapped, never cut
     assert "nightly `remem sleep`" in " ".join(commands.split())
+
+
+def test_export_and_import_name_a_wrong_path_in_one_line(tmp_path) -> None:
+    one_line_error(run_remem("export", str(tmp_path / "no" / "such" / "dir.jsonl")), "no folder")
+    one_line_error(run_remem("export", str(tmp_path)), "is a folder")
+    stranger = tmp_path / "notes.txt"
+    stranger.write_text("hello\n")
+    one_line_error(run_remem("import", str(stranger)), "nothing imported", "remem export")
+    binary = tmp_path / "blob.bin"
+    binary.write_bytes(bytes(range(256)) * 4)
+    one_line_error(run_remem("import", str(binary)), "not text")
+

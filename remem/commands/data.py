@@ -60,8 +60,16 @@ def register(app: typer.Typer) -> None:
 
         Example: remem export memory.jsonl
         """
+        from pathlib import Path
+
         from remem.engine import backup as backup_mod
 
+        if file is not None:
+            target = Path(file).expanduser()
+            if target.is_dir():
+                raise ValueError(f"{file} is a folder; name a file, e.g. {target / 'memory.jsonl'}")
+            if not target.parent.is_dir():
+                raise ValueError(f"no folder {target.parent}; create it first or name another file")
         with open_store() as store:
             if file is None:
                 backup_mod.export_jsonl(store, sys.stdout)
@@ -94,7 +102,14 @@ def register(app: typer.Typer) -> None:
                 except OSError as exc:
                     raise ValueError(f"cannot read {file} ({exc.strerror}); check the path") from None
                 with handle:
-                    result = backup_mod.import_jsonl(store, handle)
+                    try:
+                        result = backup_mod.import_jsonl(store, handle)
+                    except UnicodeDecodeError:
+                        raise ValueError(f"{file} is not text; `remem import` reads what `remem export` "
+                                         "writes") from None
+        if not result["imported"] and result["errors"]:
+            raise ValueError(f"nothing imported from {file} ({len(result['errors'])} lines skipped, first: "
+                             f"{result['errors'][0]}); `remem import` reads what `remem export` writes")
         if json_out:
             emit_json(result)
             return
