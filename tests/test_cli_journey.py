@@ -193,3 +193,10 @@ def test_export_and_import_name_a_wrong_path_in_one_line(tmp_path) -> None:
     binary.write_bytes(bytes(range(256)) * 4)
     one_line_error(run_remem("import", str(binary)), "not text")
 
+
+def test_lessons_list_filters_are_checked_and_an_empty_filter_says_so(home, tmp_path) -> None:
+    one_line_error(run_remem("lessons", "list", "--kind", "bogus"), "--kind must be one of")
+    demo_dir = tmp_path / "demo"
+    assert run_remem("demo", "--dir", str(demo_dir)).returncode == 0
+    out = run_remem("--home", str(demo_dir), "lessons", "list", "--status", "vetoed")
+    assert out.returncode == 0 and "no vetoed lessons" in out.stdout

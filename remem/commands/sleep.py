@@ -80,22 +80,28 @@ def register(app: typer.Typer) -> None:
     @lessons_app.command("list")
     def lessons_list(
         status: str = typer.Option("active", "--status", help="active, candidate, vetoed, revoked or all."),
-        kind: Optional[str] = typer.Option(None, "--kind", help="correction, error or surprise."),
+        kind: Optional[str] = typer.Option(None, "--kind", help="correction, error, surprise or note."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON (every lesson with its sources)."),
     ) -> None:
         """The lessons, strongest first. Example: remem lessons list --status all --json"""
-        from remem.engine.lessons import list_lessons
+        from remem.engine.lessons import LESSON_KINDS, list_lessons
         from remem.engine.store import LESSON_STATUSES
 
         if status != "all" and status not in LESSON_STATUSES:
             raise ValueError(f"--status must be all or one of {', '.join(LESSON_STATUSES)}")
+        if kind is not None and kind not in LESSON_KINDS:
+            raise ValueError(f"--kind must be one of {', '.join(LESSON_KINDS)}, not {kind!r}")
         with open_store() as store:
             found = list_lessons(store, statuses=None if status == "all" else [status], kind=kind)
         if json_out:
             emit_json(found)
             return
         if not found:
-            print("no lessons yet; `remem sleep` learns them from repeated corrections and errors")
+            if status != "active" or kind:
+                print(f"no {'' if status == 'all' else status + ' '}lessons{f' of kind {kind}' if kind else ''}; "
+                      "`remem lessons list --status all` shows every lesson")
+            else:
+                print("no lessons yet; `remem sleep` learns them from repeated corrections and errors")
             return
         table(None, ["id", "kind", "status", "strength", "seen", "lesson"],
               [(l["id"], l["kind"], l["status"], f"{l['strength']:.1f}", l["seen"], short(l["text"], 80))
