@@ -200,3 +200,9 @@ def test_lessons_list_filters_are_checked_and_an_empty_filter_says_so(home, tmp_
     assert run_remem("demo", "--dir", str(demo_dir)).returncode == 0
     out = run_remem("--home", str(demo_dir), "lessons", "list", "--status", "vetoed")
     assert out.returncode == 0 and "no vetoed lessons" in out.stdout
+
+
+def test_a_path_that_cannot_be_written_is_named(tmp_path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    one_line_error(run_remem("backup", str(blocker / "sub" / "x.db")), "cannot use", "a-file")
