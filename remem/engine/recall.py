@@ -363,8 +363,10 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
             base[slots[hit]] += (1 - sw) * np.fromiter((kwn[q] for q in kw_ranked), dtype=np.float64)[hit]
         live = int(np.isfinite(base).sum())
     now_iso = clock.iso(ctx.now)
+    # Protected flashbulb memories: few, found by their partial index (with the filters in the
+    # same query SQLite would walk the kind/date index instead); filtered when scored.
     fixed: set[int] = {r[0] for r in store.conn.execute(
-        f"SELECT seq FROM episodes WHERE flashbulb_until > ? AND {flt.sql}", [now_iso, *flt.params])}
+        "SELECT seq FROM episodes WHERE flashbulb_until > ?", (now_iso,))}
     when_bound = 0.0
     if ctx.spans:
         pad = timedelta(days=2 * ctx.date_half)  # outside: closeness at most 1/4
