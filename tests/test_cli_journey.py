@@ -206,3 +206,12 @@ def test_a_path_that_cannot_be_written_is_named(tmp_path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     one_line_error(run_remem("backup", str(blocker / "sub" / "x.db")), "cannot use", "a-file")
+
+
+def test_a_broken_config_stops_commands_in_one_line_and_doctor_names_it(home) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("[recall\nk = = 3\n")
+    one_line_error(run_remem("status"), "config.toml", "not valid TOML")
+    doctor = run_remem("doctor", "--no-run", "--json")
+    assert doctor.returncode == 0, doctor.stderr
+    assert any("config.toml" in p["problem"] for p in doctor.json()["problems"])

@@ -165,6 +165,13 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
         if agent in found and not mcp and not any(w["error"] for w in rows):
             problems.append({"problem": f"{agent} is installed but remem is not wired into it",
                              "fix": f"remem setup --agent {agent}"})
+    from remem import config
+    from remem.errors import RememError
+
+    try:
+        config.load()
+    except RememError as exc:  # every command stops at it, and every hook quietly does nothing
+        problems.append({"problem": str(exc), "fix": f"edit {paths.config_path()}, or move it aside"})
     store = store_health()
     problems.extend(store["problems"])
     schedule = _schedule_status()
