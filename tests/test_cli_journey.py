@@ -215,3 +215,9 @@ def test_a_broken_config_stops_commands_in_one_line_and_doctor_names_it(home) ->
     doctor = run_remem("doctor", "--no-run", "--json")
     assert doctor.returncode == 0, doctor.stderr
     assert any("config.toml" in p["problem"] for p in doctor.json()["problems"])
+
+
+def test_hook_without_an_event_names_the_events() -> None:
+    out = run_remem("hook", input="")
+    assert out.returncode == 0  # a hook never fails the agent
+    assert "None" not in out.stderr and "prompt, pre-tool, stop" in out.stderr

@@ -50,6 +50,9 @@ def _parse(argv: list[str]) -> tuple[str, str]:
         else:
             event = arg
         i += 1
+    if event is None:
+        raise UsageError(f"name the hook event: one of {', '.join(EVENTS)} (agents call this; "
+                         "`remem setup` wires it)")
     if event not in EVENTS:
         raise UsageError(f"unknown hook event {event!r}; use one of {', '.join(EVENTS)}")
     if agent not in adapters.AGENTS:
