@@ -244,8 +244,10 @@ def prepare_kill(root: Path, sessions: int = 120) -> dict[str, Any]:
     copy_db(base, ref_sleep)
     res, sleep_s = timed(run, ["sleep", "--quiet"], env_for(ref_sleep, REMEM_NOW=NOW))
     assert res.returncode == 0, res.stderr
+    # Time to import and open the store: kills before it test nothing, so kill points start there.
+    _, startup_s = timed(run, ["status", "--json"], env_for(ref_sleep, REMEM_NOW=NOW))
     return {"transcripts": transcripts, "ref_ingest": ref_ingest, "base": base, "ref_sleep": ref_sleep,
-            "ingest_s": ingest_s, "sleep_s": sleep_s}
+            "ingest_s": ingest_s, "sleep_s": sleep_s, "startup_s": startup_s}
 
 
 def kill_cycle(command: str, prep: dict[str, Any], work: Path, rng: random.Random,
@@ -262,7 +264,8 @@ def kill_cycle(command: str, prep: dict[str, Any], work: Path, rng: random.Rando
         copy_db(prep["base"], work)
         args = ["sleep", "--quiet"]
         full, ref = prep["sleep_s"], prep["ref_sleep"]
-    at = rng.uniform(0.1, 0.9) * full
+    start = min(prep["startup_s"], 0.5 * full)
+    at = start + rng.uniform(0.0, 0.9) * (full - start)
     killed = kill_after(spawn(args, env), at)
     if not killed:  # it finished first: the machine is faster now than when it was timed
         prep[f"{command}_s"] = full * 0.8
@@ -464,3 +467,96 @@ def run_stress(root: Path, *, workers: int = 8, hooks_per_worker: int = 24, reca
         "primes_recorded": int(primes), **{f"db_{k}": v for k, v in health.items()},
         "server_stderr_lines": [l for l in server_text.splitlines() if l.strip() and "serving http" not in l][:10],
     }
+
+
+# --------------------------------------------------------------------------- share sync kills
+
+SYNC_TOOLS = ["uv", "ruff", "pytest", "docker", "make", "cargo", "npm", "poetry", "tox", "nox"]
+
+
+def _copy_home(src: Path, dst: Path) -> None:
+    """A whole home (database, identity keys) for a fresh run; nothing is running in src."""
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst)
+
+
+def lesson_rows(db: Path) -> set[tuple[str, str, str]]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        return {(r[0], r[1], r[2]) for r in conn.execute("SELECT hash, status, text FROM lessons")}
+    finally:
+        conn.close()
+
+
+def prepare_sync_kill(root: Path, lessons: int = 3000) -> dict[str, Any]:
+    """Memory A with `lessons` shareable lessons, memory B trusting A, and the uninterrupted
+    result: A's sync into a folder, then B's sync from it."""
+    base_a, base_b = root / "A" / "home", root / "B" / "home"
+    base_a.mkdir(parents=True)
+    code = (
+        "import sys\n"
+        "from remem.engine.store import Store\n"
+        "from remem.engine import lessons\n"
+        "tools = sys.argv[2].split(',')\n"
+        "with Store(sys.argv[1]) as s:\n"
+        "    for i in range(int(sys.argv[3])):\n"
+        "        lessons.add_lesson(s, f'Run {tools[i % len(tools)]} with the profile number {i} '\n"
+        "                           f'before building the service {i // 10}', 'correction', strength=2.0)\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(base_a / "memory.db"), ",".join(SYNC_TOOLS),
+                    str(lessons)], check=True, cwd=str(ROOT), env=env_for(base_a))
+    keys, startup_s = timed(run, ["share", "keys", "--json"], env_for(base_a))
+    origin = json.loads(keys.stdout)["origin"]
+    trust = run(["share", "trust", origin], env_for(base_b))
+    if trust.returncode != 0:
+        raise RuntimeError(trust.stderr)
+    ref_folder, ref_a, ref_b = root / "ref-folder", root / "ref-A" / "home", root / "ref-B" / "home"
+    _copy_home(base_a, ref_a)
+    _copy_home(base_b, ref_b)
+    ref_folder.mkdir()
+    res, export_s = timed(run, ["share", "sync", "--folder", str(ref_folder), "--json"], env_for(ref_a))
+    if res.returncode != 0:
+        raise RuntimeError(res.stderr)
+    res, receive_s = timed(run, ["share", "sync", "--folder", str(ref_folder), "--json"], env_for(ref_b))
+    if res.returncode != 0:
+        raise RuntimeError(res.stderr)
+    return {"base_a": base_a, "base_b": base_b, "ref_folder": ref_folder, "origin": origin,
+            "want": lesson_rows(ref_b / "memory.db"), "export_s": export_s, "receive_s": receive_s,
+            "startup_s": startup_s}
+
+
+def sync_kill_cycle(side: str, prep: dict[str, Any], work: Path, rng: random.Random) -> dict[str, Any]:
+    """Kill A's sync (export) or B's sync (receive) at a random point, run it again, then
+    check the folder and what B ends up with against the uninterrupted result."""
+    shutil.rmtree(work, ignore_errors=True)
+    home_a, home_b, folder = work / "A" / "home", work / "B" / "home", work / "folder"
+    _copy_home(prep["base_a"], home_a)
+    _copy_home(prep["base_b"], home_b)
+    if side == "export":
+        folder.mkdir()
+        victim, full = home_a, prep["export_s"]
+    else:
+        shutil.copytree(prep["ref_folder"], folder)
+        victim, full = home_b, prep["receive_s"]
+    args = ["share", "sync", "--folder", str(folder), "--json"]
+    start = min(prep["startup_s"], 0.5 * full)
+    at = start + rng.uniform(0.0, 0.9) * (full - start)
+    killed = kill_after(spawn(args, env_for(victim)), at)
+    if not killed:
+        prep[f"{side}_s"] = full * 0.8
+    for home in ([home_a, home_b] if side == "export" else [home_b]):
+        done = run(args, env_for(home))
+        if done.returncode != 0:
+            raise AssertionError(f"the sync after a kill at {at:.2f}s failed: {done.stderr}")
+    unreadable = 0
+    for path in (folder / prep["origin"] / "lessons").glob("*.json"):
+        try:
+            json.loads(path.read_bytes())
+        except ValueError:
+            unreadable += 1
+    health = check_db(victim / "memory.db")
+    got = lesson_rows(home_b / "memory.db")
+    out = {"killed": killed, "at": round(at, 3), **health, "unreadable_files": unreadable,
+           "lessons_same": got == prep["want"], "missing": len(prep["want"] - got)}
+    out["clean"] = bool(out["ok"] and not unreadable and out["lessons_same"])
+    return out

@@ -17,6 +17,7 @@ import pytest
 from tests import reliability_kit as kit
 
 KILLS = int(os.environ.get("REMEM_KILLS", "10"))
+SYNC_KILLS = max(1, KILLS // 3)  # per side of a share sync
 
 
 def assert_clean(result: dict[str, Any]) -> None:
@@ -48,4 +49,18 @@ def test_sleep_killed_at_random_points_completes_like_an_uninterrupted_sleep(pre
                for _ in range(KILLS)]
     for result in results:
         assert_clean(result)
+    assert any(r["killed"] for r in results)
+
+
+@pytest.fixture(scope="module")
+def sync_prep(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return kit.prepare_sync_kill(tmp_path_factory.mktemp("sync-crash"))
+
+
+@pytest.mark.parametrize("side", ["export", "receive"])
+def test_share_sync_killed_at_random_points_leaves_no_torn_file_and_completes(sync_prep, tmp_path, side):
+    rng = random.Random(7 if side == "export" else 9)
+    results = [kit.sync_kill_cycle(side, sync_prep, tmp_path / "work", rng) for _ in range(SYNC_KILLS)]
+    for result in results:
+        assert result["clean"], result
     assert any(r["killed"] for r in results)
