@@ -23,17 +23,10 @@ HELP_ORDER = ("demo", "status", "remember", "recall", "ingest", "list", "sleep",
               "paths", "backup", "restore", "export", "import", "hook")
 
 
-class RememGroup(TyperGroup):
-    """Turns expected failures into one line on stderr and exit 1, never a traceback."""
-
-    def list_commands(self, ctx: Any) -> list[str]:
-        # `remem --help` in the order a new person meets them; commands not named here follow.
-        names = list(super().list_commands(ctx))
-        rank = {name: i for i, name in enumerate(HELP_ORDER)}
-        return sorted(names, key=lambda n: rank.get(n, len(rank)))
+class WholeHelpGroup(TyperGroup):
+    """Lists each command's whole first sentence, wrapped, rather than cut with '...'."""
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
-        # Each command's whole first sentence, wrapped, rather than cut with '...' at 80 columns.
         rows = []
         for name in self.list_commands(ctx):
             cmd = self.get_command(ctx, name)
@@ -42,6 +35,16 @@ class RememGroup(TyperGroup):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+class RememGroup(WholeHelpGroup):
+    """Turns expected failures into one line on stderr and exit 1, never a traceback."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        # `remem --help` in the order a new person meets them; commands not named here follow.
+        names = list(super().list_commands(ctx))
+        rank = {name: i for i, name in enumerate(HELP_ORDER)}
+        return sorted(names, key=lambda n: rank.get(n, len(rank)))
 
     def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
         try:
@@ -165,6 +168,8 @@ def main(
 
 for _name in COMMAND_MODULES:
     importlib.import_module(f"remem.commands.{_name}").register(app)
+for _group in app.registered_groups:  # `remem lessons --help` etc. list whole summaries too
+    _group.cls = WholeHelpGroup
 
 
 def run() -> None:

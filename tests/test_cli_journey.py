@@ -181,6 +181,9 @@ def test_top_level_help_lists_whole_summaries_starting_with_the_demo() -> None:
     assert commands.split()[0] == "demo"
     assert "..." not in commands  # summaries are wrapped, never cut
     assert "nightly `remem sleep`" in " ".join(commands.split())
+    for group in ("lessons", "share", "config"):
+        sub = run_remem(group, "--help").stdout.split("Commands:", 1)[1]
+        assert "..." not in sub, group
 
 
 def test_export_and_import_name_a_wrong_path_in_one_line(tmp_path) -> None:
