@@ -224,3 +224,7 @@ def test_hook_without_an_event_names_the_events() -> None:
     out = run_remem("hook", input="")
     assert out.returncode == 0  # a hook never fails the agent
     assert "None" not in out.stderr and "prompt, pre-tool, stop" in out.stderr
+
+
+def test_tui_without_a_terminal_says_so_instead_of_hanging() -> None:
+    one_line_error(run_remem("tui", input="", timeout=30), "needs a terminal", "--json")

@@ -13,6 +13,12 @@ def register(app: typer.Typer) -> None:
         Press ? for the keys and ctrl+p for every action by name.
         Example: remem --home ~/.remem-demo tui
         """
+        import sys
+
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            # Without a terminal the app would wait for keys that never come.
+            raise ValueError("remem tui needs a terminal; for scripts use `remem list`, `remem lessons list` "
+                             "or `remem status` (each with --json)")
         from remem.tui import run
 
         run()
