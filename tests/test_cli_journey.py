@@ -228,3 +228,8 @@ def test_hook_without_an_event_names_the_events() -> None:
 
 def test_tui_without_a_terminal_says_so_instead_of_hanging() -> None:
     one_line_error(run_remem("tui", input="", timeout=30), "needs a terminal", "--json")
+
+
+def test_multi_line_examples_keep_their_lines(cli) -> None:
+    out = cli("proxy", "--help").output
+    assert "\n  then:    OPENAI_BASE_URL=" in out  # not run together into the line before

@@ -20,8 +20,10 @@ def register(app: typer.Typer) -> None:
         """Forward an API, adding remembered lessons to the system prompt and recording exchanges.
 
         Point your client's base URL at it; per request, the header `x-remem: off` turns memory off.
+
+        \b
         Example: remem proxy --upstream https://api.openai.com --port 4546
-                 OPENAI_BASE_URL=http://127.0.0.1:4546/v1 your-tool
+        then:    OPENAI_BASE_URL=http://127.0.0.1:4546/v1 your-tool
         """
         from remem import config
         from remem.proxy import serve
