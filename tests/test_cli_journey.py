@@ -233,3 +233,11 @@ def test_tui_without_a_terminal_says_so_instead_of_hanging() -> None:
 def test_multi_line_examples_keep_their_lines(cli) -> None:
     out = cli("proxy", "--help").output
     assert "\n  then:    OPENAI_BASE_URL=" in out  # not run together into the line before
+
+
+def test_setup_refuses_to_wire_real_agents_to_the_demo(home, tmp_path) -> None:
+    user = tmp_path / "user"
+    demo_dir = user / ".remem-demo"
+    assert run_remem("demo", "--dir", str(demo_dir)).returncode == 0
+    one_line_error(run_remem("--home", str(demo_dir), "setup", "--yes"), "demo memory", "without --home")
+    assert not (user / ".claude.json").exists() and not (user / ".config").exists()

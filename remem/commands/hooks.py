@@ -42,9 +42,17 @@ def register(app: typer.Typer) -> None:
         the files byte for byte when nothing else changed them.
         Example: remem setup --agent claude-code --dry-run
         """
+        from remem import paths
         from remem.engine import setup as setup_mod
         from remem.setup_toml import TomlkitEditor
 
+        if (paths.home() / ".remem-demo").is_file() and not remove:
+            # Wiring real agents (~/.claude.json, the nightly timer) to the demo is never wanted.
+            message = (f"{paths.home()} is the demo memory; run `remem setup` without --home to wire "
+                       "your own")
+            if not dry_run:
+                raise ValueError(message)
+            print(f"remem: {message}", file=sys.stderr)
         edits = setup_mod.plan(agent or None, remove=remove, schedule=not no_schedule,
                                toml_editor=TomlkitEditor())
         changed = [e for e in edits if e.changed]
