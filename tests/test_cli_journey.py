@@ -241,3 +241,9 @@ def test_setup_refuses_to_wire_real_agents_to_the_demo(home, tmp_path) -> None:
     assert run_remem("demo", "--dir", str(demo_dir)).returncode == 0
     one_line_error(run_remem("--home", str(demo_dir), "setup", "--yes"), "demo memory", "without --home")
     assert not (user / ".claude.json").exists() and not (user / ".config").exists()
+
+
+def test_ingest_with_no_sessions_anywhere_says_where_it_looked() -> None:
+    out = run_remem("ingest")
+    assert out.returncode == 0, out.stderr
+    assert "no agent sessions found" in out.stderr and "remem demo" in out.stderr

@@ -58,6 +58,12 @@ def register(app: typer.Typer) -> None:
         if quiet:
             return
         _print(summary)
+        if not paths and not events and not summary["files"] and not summary["skipped"]:
+            from remem import paths as paths_mod
+
+            print(f"remem: no agent sessions found in {paths_mod.claude_projects_dir()}, "
+                  f"{paths_mod.codex_home()} or {paths_mod.inbox_dir()}; name a file or "
+                  "folder, or try `remem demo`", file=sys.stderr)
 
 
 def _with_progress(ingest_mod, store, paths, source):  # type: ignore[no-untyped-def]
