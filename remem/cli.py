@@ -112,6 +112,11 @@ def _usage_exit(exc: BaseException) -> None:
     where = ctx.command_path if ctx is not None else "remem"
     message = exc.format_message().strip().rstrip(".")  # type: ignore[attr-defined]
     message = message[:1].lower() + message[1:]
+    if getattr(exc, "option_name", None) == "--home":  # a common slip: it belongs before the command
+        sub = where.split(" ", 1)[1] if " " in where else "COMMAND"
+        message = f"--home goes before the command: remem --home DIR {sub} …"
+        print(f"remem: {message}", file=sys.stderr)
+        raise typer.Exit(1) from None
     print(f"remem: {message}; see `{where} --help`", file=sys.stderr)
     raise typer.Exit(1) from None
 

@@ -27,6 +27,7 @@ def one_line_error(result, *words: str) -> str:
     (["no-such-command"], ["no-such-command", "remem --help"]),
     (["--no-such-option"], ["--no-such-option", "remem --help"]),
     (["lessons", "bogus"], ["bogus", "remem lessons --help"]),
+    (["status", "--home", "/tmp"], ["--home goes before the command", "remem --home DIR status"]),
 ])
 def test_usage_errors_are_one_line_naming_the_help(args: list[str], words: list[str]) -> None:
     one_line_error(run_remem(*args), *words)
