@@ -113,7 +113,11 @@ def _usage_exit(exc: BaseException) -> None:
     message = exc.format_message().strip().rstrip(".")  # type: ignore[attr-defined]
     message = message[:1].lower() + message[1:]
     if getattr(exc, "option_name", None) == "--home":  # a common slip: it belongs before the command
-        sub = where.split(" ", 1)[1] if " " in where else "COMMAND"
+        names, node = [], ctx
+        while node is not None and node.parent is not None:  # the command's words, without argv[0]
+            names.insert(0, node.info_name)
+            node = node.parent
+        sub = " ".join(names) or "COMMAND"
         message = f"--home goes before the command: remem --home DIR {sub} …"
         print(f"remem: {message}", file=sys.stderr)
         raise typer.Exit(1) from None
