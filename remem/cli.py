@@ -108,18 +108,16 @@ def _usage_exit(exc: BaseException) -> None:
     kinds = {c.__name__ for c in type(exc).__mro__}
     if "UsageError" not in kinds or "NoArgsIsHelpError" in kinds:
         return  # not a usage error, or a bare group that shows its help
-    ctx = getattr(exc, "ctx", None)
-    where = ctx.command_path if ctx is not None else "remem"
+    names, node = [], getattr(exc, "ctx", None)
+    while node is not None and node.parent is not None:  # the command's words, without argv[0]
+        names.insert(0, node.info_name)
+        node = node.parent
+    where = " ".join(["remem", *names])  # the same whether started as `remem` or `python -m remem`
     message = exc.format_message().strip().rstrip(".")  # type: ignore[attr-defined]
     message = message[:1].lower() + message[1:]
     if getattr(exc, "option_name", None) == "--home":  # a common slip: it belongs before the command
-        names, node = [], ctx
-        while node is not None and node.parent is not None:  # the command's words, without argv[0]
-            names.insert(0, node.info_name)
-            node = node.parent
-        sub = " ".join(names) or "COMMAND"
-        message = f"--home goes before the command: remem --home DIR {sub} …"
-        print(f"remem: {message}", file=sys.stderr)
+        print(f"remem: --home goes before the command: remem --home DIR {' '.join(names) or 'COMMAND'} …",
+              file=sys.stderr)
         raise typer.Exit(1) from None
     print(f"remem: {message}; see `{where} --help`", file=sys.stderr)
     raise typer.Exit(1) from None

@@ -30,7 +30,8 @@ def one_line_error(result, *words: str) -> str:
     (["status", "--home", "/tmp"], ["--home goes before the command", "remem --home DIR status"]),
 ])
 def test_usage_errors_are_one_line_naming_the_help(args: list[str], words: list[str]) -> None:
-    one_line_error(run_remem(*args), *words)
+    line = one_line_error(run_remem(*args), *words)
+    assert "-m remem" not in line  # named as the person types it
 
 
 def test_restore_of_a_missing_or_foreign_file_keeps_the_memory(home, tmp_path) -> None:
