@@ -120,3 +120,27 @@ def test_a_backup_completes_while_another_process_keeps_writing(store, home, tmp
     copy = sqlite3.connect(str(dest))
     assert copy.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert copy.execute("SELECT count(*) FROM episodes").fetchone()[0] == 1500
+
+
+def test_a_decay_that_another_process_ran_meanwhile_is_not_applied_twice(store, home, monkeypatch):
+    """The decay rules scan outside the write lock, so two may scan at once (a sleep and the
+    server's background tasks); only the one that claims the run applies it."""
+    from remem.engine import clock, lifecycle
+    from remem.engine.store import Store
+
+    store.put_episodes([{"id": "old", "kind": "note", "title": "the staging db is on 5433",
+                         "at": "2026-01-01T00:00:00+00:00", "last_touched": "2026-01-01T00:00:00+00:00"}])
+    other = Store()
+    real_claim = lifecycle._claim
+
+    def racing_claim(s, name, seen, stamp, cfg):
+        if s is store:  # the other process scans, claims and applies between our scan and claim
+            lifecycle.strength_decay(other, cfg)
+        return real_claim(s, name, seen, stamp, cfg)
+
+    monkeypatch.setattr(lifecycle, "_claim", racing_claim)
+    with clock.frozen("2026-04-01T00:00:00+00:00"):  # 90 days: two half-lives of 45 days
+        result = lifecycle.strength_decay(store)
+    other.close()
+    assert result["skipped"] == "ran elsewhere meanwhile"
+    assert abs(store.episode("old")["strength"] - 0.25) < 1e-6  # decayed once, not to 0.0625
