@@ -249,3 +249,11 @@ def test_ingest_with_no_sessions_anywhere_says_where_it_looked() -> None:
     out = run_remem("ingest")
     assert out.returncode == 0, out.stderr
     assert "no agent sessions found" in out.stderr and "remem demo" in out.stderr
+
+
+def test_a_share_folder_that_is_missing_or_a_file_is_named(tmp_path) -> None:
+    one_line_error(run_remem("share", "sync"), "no share folder", "remem config set share.folder")
+    one_line_error(run_remem("share", "sync", "--folder", str(tmp_path / "gone")), "does not exist")
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    one_line_error(run_remem("share", "sync", "--folder", str(afile)), "is a file, not a folder")

@@ -59,7 +59,8 @@ def resolve_folder(folder: str | Path | None = None, cfg: dict[str, Any] | None 
                          "`remem config set share.folder PATH`")
     path = Path(chosen).expanduser()
     if not path.is_dir():
-        raise ShareError(f"share folder {path} does not exist; create it or fix "
+        what = "is a file, not a folder" if path.exists() else "does not exist"
+        raise ShareError(f"share folder {path} {what}; create it or fix "
                          "`remem config set share.folder PATH`")
     return Path(path.resolve())
 
@@ -67,7 +68,8 @@ def resolve_folder(folder: str | Path | None = None, cfg: dict[str, Any] | None 
 def _root(folder: str | Path) -> Path:
     path = Path(folder).expanduser()
     if not path.is_dir():
-        raise ShareError(f"share folder {path} does not exist; create it or pass another --folder")
+        what = "is a file, not a folder" if path.exists() else "does not exist"
+        raise ShareError(f"share folder {path} {what}; create it or pass another --folder")
     return Path(path.resolve())
 
 
