@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from contextlib import contextmanager
 from hashlib import sha1
@@ -70,7 +71,7 @@ class VectorCache:
     """The episode vectors of one space for one store: `scores(q)` -> cosine per live slot."""
 
     def __init__(self, store: Store, space: str, dim: int, folder: Path | None = None) -> None:
-        self.store = store
+        self.store = store  # the connection of the sync in progress (set by sync)
         self.space = space
         self.dim = int(dim)
         self.folder = Path(folder) if folder else paths.vectors_dir()
@@ -80,8 +81,7 @@ class VectorCache:
         self.manifest: dict[str, Any] | None = None
         self.vectors: np.ndarray = np.zeros((0, self.dim), dtype=np.float32)
         self.seqs: np.ndarray = np.zeros(0, dtype=np.int64)
-        self._order: np.ndarray | None = None  # slots sorted by seq (live slots only)
-        self._sorted: np.ndarray | None = None
+        self._index: dict[str, np.ndarray] = {}
 
     # -- files -------------------------------------------------------------------------
     def _files(self, gen: int) -> tuple[Path, Path]:
@@ -120,11 +120,13 @@ class VectorCache:
             self.vectors = np.zeros((0, self.dim), dtype=np.float32)
             self.seqs = np.zeros(0, dtype=np.int64)
         self.manifest = data
-        self._order = self._sorted = None
+        self._index = {}  # seq -> slot lookup for these arrays, built on first use
 
     # -- keeping in step ---------------------------------------------------------------
-    def sync(self) -> "VectorCache":
+    def sync(self, store: Store | None = None) -> "VectorCache":
         """Bring the cache up to date with the store (cheap when nothing changed)."""
+        if store is not None:
+            self.store = store
         lo, hi = _log_bounds(self.store)
         if self.manifest is not None and int(self.manifest["log_id"]) == hi:
             return self
@@ -240,7 +242,19 @@ class VectorCache:
         with self.store.write() as conn:
             conn.execute("DELETE FROM vector_changes WHERE id < ?", (upto,))
 
-    # -- reading -----------------------------------------------------------------------
+    def snapshot(self) -> "Snapshot":
+        return Snapshot(self)
+
+
+class Snapshot:
+    """The cache's arrays as they were when taken: one query reads one consistent view even
+    if another thread syncs (remaps) the cache meanwhile."""
+
+    def __init__(self, cache: VectorCache) -> None:
+        self.vectors, self.seqs, self._index = cache.vectors, cache.seqs, cache._index
+        self.manifest, self.manifest_path = cache.manifest, cache.manifest_path
+        self.folder, self.key, self.space, self.dim = cache.folder, cache.key, cache.space, cache.dim
+
     def __len__(self) -> int:
         return int(self.seqs.shape[0])
 
@@ -256,31 +270,37 @@ class VectorCache:
 
     def slots_of(self, seqs: np.ndarray | list[int]) -> np.ndarray:
         """The live slot of each seq, -1 where a seq has no vector in this space."""
-        if self._order is None:
-            live = np.nonzero(np.asarray(self.seqs) >= 0)[0]
-            order = live[np.argsort(np.asarray(self.seqs)[live], kind="stable")]
-            self._order, self._sorted = order, np.asarray(self.seqs)[order]
+        index = self._index
+        if "order" not in index:
+            all_seqs = np.asarray(self.seqs)
+            live = np.nonzero(all_seqs >= 0)[0]
+            order = live[np.argsort(all_seqs[live], kind="stable")]
+            index["sorted"], index["order"] = all_seqs[order], order
+        order, ordered = index["order"], index["sorted"]
         want = np.asarray(seqs, dtype=np.int64)
-        if not want.size or not self._sorted.size:
+        if not want.size or not ordered.size:
             return np.full(want.shape, -1, dtype=np.int64)
-        pos = np.searchsorted(self._sorted, want)
-        pos = np.clip(pos, 0, self._sorted.size - 1)
-        found = self._sorted[pos] == want
-        return np.where(found, self._order[pos], -1)
+        pos = np.clip(np.searchsorted(ordered, want), 0, ordered.size - 1)
+        return np.where(ordered[pos] == want, order[pos], -1)
 
 
 _caches: dict[tuple[str, str], VectorCache] = {}
 
 
-def cache_for(store: Store, space: str, dim: int) -> VectorCache:
-    """The synced cache for a store and space; one per process, reused by warm callers."""
+_caches_lock = threading.Lock()
+
+
+def cache_for(store: Store, space: str, dim: int) -> Snapshot:
+    """A synced view of the cache for a store and space. One cache per process, reused by
+    warm callers; syncs are serialised, each on the caller's own connection."""
     key = (str(store.path), space)
-    cache = _caches.get(key)
-    if cache is None or cache.dim != dim:
-        cache = VectorCache(store, space, dim)
-        _caches[key] = cache
-    cache.store = store  # the caller's open connection
-    return cache.sync()
+    with _caches_lock:
+        cache = _caches.get(key)
+        if cache is None or cache.dim != dim:
+            cache = VectorCache(store, space, dim)
+            _caches[key] = cache
+        cache.sync(store)
+        return cache.snapshot()
 
 
 def drop_caches() -> None:
