@@ -117,12 +117,16 @@ async def test_tag_and_connect(demo_home):
 async def test_search_uses_recall_and_shows_parts(demo_home):
     app = _app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.press("2", "slash")
+        await pilot.press("2")
+        await _select_episode(pilot, "e10")
+        await pilot.press("slash")
         await pilot.press(*"which package installer")
         await pilot.press("enter")
         await pilot.pause()
         pane = app.query_one("#episodes-pane")
-        assert pane.selected_id() in ("e01", "e02")
+        assert pane.selected_id() in ("e01", "e02")  # the best hit, not the row selected before
+        assert "use uv" in str(app.query_one("#episode-detail-text").render()) or \
+            "uv" in str(app.query_one("#episode-detail-text").render())
         assert pane.hits[pane.selected_id()]["parts"]["semantic"] > 0
         await pilot.press("escape")
         await pilot.pause()

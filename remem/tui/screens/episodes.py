@@ -67,9 +67,9 @@ class EpisodesPane(Pane):
             "archived": self.query_one("#episode-archived", Checkbox).value,
         }
 
-    def reload(self) -> None:
+    def reload(self, keep_selection: bool = True) -> None:
         table = self.query_one(DataTable)
-        keep = self.selected_id()
+        keep = self.selected_id() if keep_selection else None
         table.clear()
         store = self.app.store
         filters = self._filters()
@@ -161,7 +161,7 @@ class EpisodesPane(Pane):
     def _search(self, event: Input.Submitted) -> None:
         self.query_text = event.value.strip()
         self.page_start = 0
-        self.reload()
+        self.reload(keep_selection=False)  # a new search starts at its best result
         self.query_one(DataTable).focus()
 
     @on(Select.Changed, "#episode-kind")
