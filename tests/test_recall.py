@@ -384,3 +384,36 @@ def test_words_in_most_memories_leave_the_keyword_query(store, big):
     assert _common_terms_out(store, ["common", "zebra"], 0.2) == ["zebra"]  # in every one: out
     assert _common_terms_out(store, ["common", "alpha"], 0.5) == ["alpha"]
     assert _common_terms_out(store, ["common"], 0.2) == ["common"]  # the rarest always stays
+
+
+def test_recall_from_threads_while_memories_arrive(home, mems):
+    """A long-running server recalls from several threads while other writers add memories."""
+    import threading
+
+    errors: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            with Store() as own:
+                for _ in range(15):
+                    for hit in recall(own, "python packages", 3, touch=False):
+                        assert hit["parts"]["semantic"] >= 0
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def writer() -> None:
+        try:
+            with Store() as own:
+                for i in range(10):
+                    remember(own, f"new python note {i}")
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(2)] + [threading.Thread(target=writer)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    with Store() as own:
+        assert _live(_cache(own)) == _seqs(own)
