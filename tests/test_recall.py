@@ -169,6 +169,11 @@ def test_a_named_date_is_evidence(store):
 
 # ----------------------------------------------------------------------------- modes
 
+def test_words_of_any_script_are_keywords(store):
+    mid = remember(store, "le café près de la gare ferme à midi")["id"]
+    assert recall(store, "café", 1, mode="keyword", touch=False)[0]["id"] == mid
+
+
 def test_modes(store, mems):
     kw = recall(store, "numpy", 3, mode="keyword", touch=False)
     assert kw[0]["id"] == mems["numpy"] and kw[0]["parts"]["semantic"] == 0.0
@@ -185,6 +190,7 @@ def test_modes(store, mems):
 
 def test_stop_words_left_out_of_the_keyword_query():
     assert fts_query("What did we do with the numpy build?") == '"numpy" OR "build"'
+    assert fts_query('naïve "quotes" AND OR*') == '"naïve" OR "quotes"'
 
 
 # ----------------------------------------------------------------------------- lessons

@@ -33,7 +33,7 @@ from remem.engine.store import EPISODE_KINDS, Store, normalise_tag
 
 MODES = ("hybrid", "semantic", "keyword")
 MEMORY_TYPES = ("short_term", "long_term")
-_FTS_WORD = re.compile(r"[A-Za-z0-9_]+")
+_FTS_WORD = re.compile(r"\w+")  # any script: the FTS5 tokenizer is unicode61
 STOP_WORDS = frozenset(
     "a an and are as at be but by did do does for from had has have he her him his how i if in "
     "into is it its me my of on or our she should so that the their them then there these they "
