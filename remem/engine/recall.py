@@ -63,10 +63,27 @@ def _common_terms_out(store: Store, terms: list[str], share: float) -> list[str]
     total = int(store.conn.execute("SELECT max(seq) FROM episodes").fetchone()[0] or 0)
     if total < 1000 or len(terms) < 2:
         return terms
-    counts = {t: store.conn.execute("SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
-                                    (f'"{t}"',)).fetchone()[0] for t in terms}
+    counts = {t: _term_count(store, t, total) for t in terms}
     kept = [t for t in terms if counts[t] <= share * total]
     return kept or [min(terms, key=lambda t: counts[t])]
+
+
+_term_counts: dict[tuple[str, str], tuple[int, int]] = {}
+
+
+def _term_count(store: Store, term: str, total: int) -> int:
+    """How many episodes a term matches; a warm process reuses a count while the store has
+    grown or shrunk by less than 5 % (a share is all it is compared with)."""
+    key = (str(store.path), term)
+    hit = _term_counts.get(key)
+    if hit is not None and abs(total - hit[1]) <= 0.05 * hit[1]:
+        return hit[0]
+    if len(_term_counts) > 50_000:
+        _term_counts.clear()
+    count = int(store.conn.execute("SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
+                                   (f'"{term}"',)).fetchone()[0])
+    _term_counts[key] = (count, total)
+    return count
 
 
 def parse_when(text: str | None) -> str | None:
