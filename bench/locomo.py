@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 CATEGORIES = (1, 2, 3, 4)
-_ID = re.compile(r"D:?(\d+):0*(\d+)")
+_ID = re.compile(r"D:?(\d+):0*(\d+)", re.I)
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 
 
@@ -47,7 +47,7 @@ def repair_evidence(raw: Any) -> list[str]:
     """Evidence strings -> valid dia ids ("D3:7"), repairing what is unambiguous."""
     out: list[str] = []
     for item in raw if isinstance(raw, list) else [raw]:
-        for part in re.split(r"[;,]", str(item)):
+        for part in re.split(r"[;,\s]+", str(item)):
             m = _ID.fullmatch(part.strip())
             if m:
                 out.append(f"D{int(m.group(1))}:{int(m.group(2))}")
@@ -62,6 +62,12 @@ def session_date(text: str) -> str:
             return datetime.strptime(text, fmt).replace(tzinfo=timezone.utc).isoformat()
         except ValueError:
             continue
+    from remem.engine.query_dates import date_spans
+
+    spans = date_spans(text)  # any other written date: its day, at midnight
+    if spans:
+        first = spans[0][0]
+        return datetime(first.year, first.month, first.day, tzinfo=timezone.utc).isoformat()
     raise ValueError(f"unreadable session date {text!r}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -423,3 +424,57 @@ def test_recall_from_threads_while_memories_arrive(home, mems):
     assert not errors
     with Store() as own:
         assert _live(_cache(own)) == _seqs(own)
+
+
+# ----------------------------------------------------------------------------- LoCoMo bench
+
+def _locomo_module():
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "locomo.py"
+    spec = importlib.util.spec_from_file_location("bench_locomo", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_locomo_evidence_repair():
+    L = _locomo_module()
+    assert L.repair_evidence(["D:11:26", "D30:05", "D8:6; D9:17", "D", "D2:3 D2:4"]) == [
+        "D11:26", "D30:5", "D8:6", "D9:17", "D2:3", "D2:4"]
+    assert L.session_date("1:56 pm on 8 May, 2023") == "2023-05-08T13:56:00+00:00"
+
+
+def test_locomo_bench_end_to_end_on_a_tiny_conversation(home, tmp_path):
+    """A conversation written for this test, in LoCoMo's shape, through the events path."""
+    L = _locomo_module()
+    sample = {
+        "sample_id": "tiny",
+        "conversation": {
+            "speaker_a": "Ana", "speaker_b": "Ben",
+            "session_1_date_time": "9:00 am on 3 March, 2024",
+            "session_1": [
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a grey cat called Miso."},
+                {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! I started learning the cello."},
+                {"speaker": "Ana", "dia_id": "D1:3", "text": "How is the orchestra going?"},
+            ],
+            "session_2_date_time": "6:30 pm on 20 April, 2024",
+            "session_2": [
+                {"speaker": "Ben", "dia_id": "D2:1", "text": "We hiked up Ben Nevis last weekend."},
+                {"speaker": "Ana", "dia_id": "D2:2", "text": "Miso knocked over my coffee again."},
+            ],
+        },
+        "qa": [
+            {"question": "What is the name of Ana's cat?", "answer": "Miso", "evidence": ["D1:1"], "category": 4},
+            {"question": "Which instrument did Ben start learning?", "answer": "cello", "evidence": ["D1:02"], "category": 4},
+            {"question": "Where did Ben hike?", "answer": "Ben Nevis", "evidence": ["D:2:1"], "category": 2},
+            {"question": "Adversarial", "answer": "-", "evidence": ["D1:1"], "category": 5},
+            {"question": "No evidence", "answer": "-", "evidence": ["D"], "category": 1},
+        ],
+    }
+    result = L.run([sample], context=1)
+    assert result["questions"] == 3
+    assert result["turn"]["R@10"] == 1.0 and result["session"]["R@10"] == 1.0
+    assert result["turn"]["R@5"] >= 2 / 3
+    assert set(result["baselines"]) == {"bm25", "cosine", "bm25-plain"}
+    assert os.environ["REMEM_HOME"] == str(home)  # the benchmark's own homes are gone again
