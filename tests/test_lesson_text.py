@@ -23,8 +23,18 @@ def test_a_refused_call_without_words_asks_first():
 def test_error_text_names_the_error_and_the_fix_when_one_was_recorded():
     ep = {"title": "Bash module not found: No module named 'yaml'", "gist": "python x.py\nfix: uv add pyyaml"}
     assert lesson_text.draft("error", [ep]) == "On Bash module not found: No module named 'yaml': uv add pyyaml."
-    ep = {"title": "Bash module not found: No module named 'yaml'", "gist": "python x.py"}
-    assert lesson_text.draft("error", [ep]).startswith("Avoid repeating this error: Bash module not found")
+    ep = {"title": "Bash module not found: No module named 'yaml'", "gist": "Bash: python x.py\nNo module named 'yaml'"}
+    assert lesson_text.draft("error", [ep]) == \
+        "`python x.py` failed here (module not found: No module named 'yaml'); install the module first."
+    ep = {"title": "Bash command not found: /bin/bash: line …: rg: command not found", "gist": "Bash: rg -n TODO"}
+    assert lesson_text.draft("error", [ep]) == \
+        "`rg -n TODO` failed here (command not found); check the tool is installed, or use another."
+    ep = {"title": "Bash network error: ERROR tests/t.py::test_ttl - redis.ConnectionError: Error 111",
+          "gist": "Bash: uv run pytest -q tests/t.py"}
+    assert lesson_text.draft("error", [ep]) == ("`uv run pytest -q tests/t.py` failed here (network error: "
+                                                "redis.ConnectionError: Error 111); check that the service it needs is running.")
+    ep = {"title": "the deploy broke", "gist": "no structure here"}
+    assert lesson_text.draft("error", [ep]).startswith("Avoid repeating this error: the deploy broke")
 
 
 def test_surprise_text_keeps_the_persons_words():

@@ -3,7 +3,7 @@
 - correction: the person's words in the most typical correction of the group, with the
   filler of pushback ("no,", "I said", "you should") taken off.
 - error: the error class and, when one followed, the fix ("On ModuleNotFoundError: …"),
-  else what to avoid.
+  else the command that failed, how, and what to check first.
 - surprise: what the person said surprised them, as something to keep in mind.
 
 A configured local model may reword the text (`reword`); the deterministic text is kept
@@ -82,6 +82,38 @@ def find_fix(episode: dict[str, Any]) -> str:
     return ""
 
 
+# What to do about each class of failure detect.py names in an error episode's title
+# ("<tool> <label>: <line>").
+_ADVICE = {
+    "command not found": "check the tool is installed, or use another",
+    "module not found": "install the module first",
+    "permission denied": "check the permissions first",
+    "tests failed": "expect these tests to fail until the cause is fixed",
+    "syntax/type error": "check the code before running it",
+    "timed out": "give it more time or a smaller scope",
+    "network error": "check that the service it needs is running",
+    "git conflict": "resolve the conflict first",
+    "file not found": "check the path first",
+    "failed": "find out why before running it again",
+}
+_SHELL_PREFIX = re.compile(r"^(?:/bin/)?(?:ba|z)?sh: (?:line …: )?")
+
+
+def _error_from_call(episode: dict[str, Any]) -> str:
+    """'`<command>` failed here (<label>: <detail>); <advice>.' for a detected tool failure, or ''."""
+    title = " ".join((episode.get("title") or "").split())
+    call = ((episode.get("gist") or "").splitlines() or [""])[0].strip()
+    label = next((lab for lab in _ADVICE if f" {lab}:" in title or title.endswith(f" {lab}")), "")
+    if not label or not call:
+        return ""
+    command = call.split(": ", 1)[1] if ": " in call else call
+    detail = title.split(": ", 1)[1] if ": " in title else ""
+    detail = _SHELL_PREFIX.sub("", detail.rsplit(" - ", 1)[-1]).strip()
+    what = f"{label}: {detail}" if detail and label not in detail.lower() else label
+    # Not _finish: the lesson starts with the command in backticks, which must stay as typed.
+    return _clip(f"`{_clip(command, 70)}` failed here ({_clip(what, 90)}); {_ADVICE[label]}.")
+
+
 def person_words(episode: dict[str, Any]) -> str:
     """A correction's or surprise's own words: the gist (ingest keeps the person's words there)."""
     return (episode.get("gist") or episode.get("title") or "").strip()
@@ -103,7 +135,7 @@ def draft(kind: str, episodes: Sequence[dict[str, Any]], representative: int = 0
         fix = next((f for f in (find_fix(e) for e in reversed(episodes)) if f), "")
         if fix:
             return _finish(_clip(f"On {klass or title}: {fix}"))
-        return _finish(_clip(f"Avoid repeating this error: {title}", ERROR_CHARS))
+        return _error_from_call(rep) or _finish(_clip(f"Avoid repeating this error: {title}", ERROR_CHARS))
     if kind == "surprise":
         return _finish(_clip(f"Keep in mind: {person_words(rep)}"))
     return _finish(_clip(person_words(rep)))
