@@ -478,3 +478,17 @@ def test_locomo_bench_end_to_end_on_a_tiny_conversation(home, tmp_path):
     assert result["turn"]["R@5"] >= 2 / 3
     assert set(result["baselines"]) == {"bm25", "cosine", "bm25-plain"}
     assert os.environ["REMEM_HOME"] == str(home)  # the benchmark's own homes are gone again
+
+
+def test_an_expired_short_term_memory_is_not_recalled_before_the_expire_task_runs(store):
+    from remem.engine import clock
+    from remem.engine.memories import remember
+    from remem.engine.recall import recall
+
+    with clock.frozen("2026-11-01T10:00:00+00:00"):
+        short = remember(store, "the staging server is down for maintenance", ttl="2h")
+        lasting = remember(store, "the staging server runs on port 8080")
+        assert short["id"] in {h["id"] for h in recall(store, "staging server", 5, touch=False)}
+        clock.advance(hours=3)
+        found = {h["id"] for h in recall(store, "staging server", 5, touch=False)}
+    assert short["id"] not in found and lasting["id"] in found

@@ -134,6 +134,9 @@ class _Filters:
         if self.memory_type:
             where.append("memory_type = ?")
             params.append(self.memory_type)
+        # A short-term memory past its TTL is gone for recall, even before the expire task runs.
+        where.append("(expires_at IS NULL OR expires_at > ?)")
+        params.append(clock.iso())
         if self.tags:
             marks = ",".join("?" * len(self.tags))
             if all_tags:
