@@ -110,7 +110,7 @@ def report(results: list[dict[str, object]], as_json: bool) -> int:
             mark = "ok  " if r["ok"] else "FAIL"
             detail = f"  ({r['detail']})" if r["detail"] and not r["ok"] else ""
             print(f"{mark} {r['check']}{detail}")
-        print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+        print(f"release check: {len(results) - len(failed)} of {len(results)} checks ok")
     return 1 if failed else 0
 
 
