@@ -3,9 +3,8 @@
 Each backend is measured in a fresh interpreter, so import and load costs are not shared:
 
 - `model2vec`: `model2vec.StaticModel.from_pretrained(remem/engine/model)`, the reference.
-- `remem`: `remem.engine.embed`, measured only when that module offers a loader:
-  `get_embedder("")` returning an object with `encode` and `dim`, or `load_model()` (with
-  `dim`) plus `embed_texts(texts)`.
+- `remem`: `remem.engine.embed.get_embedder("")`, which reads the same files directly
+  (tokenizer + memory-mapped matrix) without importing model2vec.
 
 Usage: python bench/embed.py [--n 10000] [--json]
 """
@@ -52,21 +51,8 @@ def load_remem() -> tuple[Encode, int]:
     sys.path.insert(0, str(ROOT))
     from remem.engine import embed
 
-    if hasattr(embed, "get_embedder"):
-        embedder = embed.get_embedder("")  # "" = the bundled model, not config's choice
-        return embedder.encode, int(embedder.dim)
-    model = embed.load_model()  # alternative API: load_model() caches, embed_texts(texts) encodes
-    return embed.embed_texts, int(model.dim)
-
-
-def remem_available() -> bool:
-    """True when remem.engine.embed exists and exposes a loader this bench knows."""
-    sys.path.insert(0, str(ROOT))
-    try:
-        from remem.engine import embed
-    except ImportError:
-        return False
-    return hasattr(embed, "get_embedder") or (hasattr(embed, "load_model") and hasattr(embed, "embed_texts"))
+    embedder = embed.get_embedder("")  # "" = the bundled model, not config's choice
+    return embedder.encode, int(embedder.dim)
 
 
 BACKENDS: dict[str, Callable[[], tuple[Encode, int]]] = {"model2vec": load_model2vec, "remem": load_remem}
@@ -112,8 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         print(json.dumps(measure(args.only, args.n)))
         return 0
-    backends = ["model2vec"] + (["remem"] if remem_available() else [])
-    rows = [measure_in_subprocess(name, args.n) for name in backends]
+    rows = [measure_in_subprocess(name, args.n) for name in BACKENDS]
     print(json.dumps(rows, indent=2) if args.json else f"{args.n:,} short synthetic sentences\n" + table(rows))
     return 0
 
