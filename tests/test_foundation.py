@@ -134,7 +134,7 @@ def test_importing_engine_pulls_in_no_edge_libraries():
     code = (
         "import sys\n"
         "import remem.engine, remem.engine.store, remem.engine.embed, remem.engine.recall\n"
-        "import remem.engine.memories, remem.config, remem.paths\n"
+        "import remem.engine.memories, remem.config, remem.paths, remem.hooks\n"
         "bad = [m for m in ('textual', 'mcp', 'rich', 'tomlkit', 'typer') if m in sys.modules]\n"
         "print(bad)\n"
     )
