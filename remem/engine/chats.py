@@ -28,7 +28,7 @@ from typing import Any
 from remem.engine import clock
 from remem.engine.session import Session, ToolCall, Turn
 from remem.engine.store import stable_id
-from remem.engine.toolresult import looks_failed, looks_rejected, scrub_surrogates
+from remem.engine.toolresult import json_or_raw, looks_failed, looks_rejected, scrub_surrogates
 
 _TIME_KEYS = ("timestamp", "created_at", "at", "create_time", "time")
 _ID_KEYS = ("id", "conversation_id", "session_id", "uuid")
@@ -77,15 +77,6 @@ def _text_of(value: Any) -> str:
 def _key(value: Any) -> str | None:
     """A value usable as a lookup key: strings only (a list or dict in a role is malformed)."""
     return value if isinstance(value, str) else None
-
-
-def _json_args(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return raw
 
 
 def _result_text(value: Any) -> str:
@@ -190,7 +181,7 @@ def _openai(conv: dict[str, Any], c: _Conv) -> None:
                     continue
                 fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
                 c.call(turn or c.assistant(at), tc.get("id"), fn.get("name") or tc.get("name"),
-                       _json_args(fn.get("arguments", tc.get("arguments"))))
+                       json_or_raw(fn.get("arguments", tc.get("arguments"))))
         elif role in ("tool", "function"):
             c.result(m.get("tool_call_id"), m.get("name"), _result_text(m.get("content")), None)
 

@@ -27,7 +27,7 @@ from typing import Any, Iterator
 from remem import paths
 from remem.engine import clock
 from remem.engine.session import Session, ToolCall, Turn
-from remem.engine.toolresult import looks_failed, looks_rejected, scrub_surrogates, unwrap
+from remem.engine.toolresult import json_or_raw, looks_failed, looks_rejected, scrub_surrogates, unwrap
 
 
 class SourceUnavailable(ValueError):
@@ -159,16 +159,6 @@ def _output_text(output: Any) -> tuple[str, bool | None]:
     return ("" if output is None else json.dumps(output)), None
 
 
-def _arguments(raw: Any) -> Any:
-    """function_call arguments are a JSON string; keep the raw string when it is not JSON."""
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return raw
-
-
 class _Builder:
     """Walks rollout lines in order and builds turns, pairing calls with outputs by call_id."""
 
@@ -221,7 +211,7 @@ class _Builder:
             self.timeline.append(("item", Turn(role=role, text=text, at=at, uuid=p.get("id"))))
         elif kind == "function_call":
             self._call(p.get("call_id") or p.get("id"), str(p.get("name") or "function"),
-                       _arguments(p.get("arguments")), at)
+                       json_or_raw(p.get("arguments")), at)
         elif kind == "custom_tool_call":
             self._call(p.get("call_id") or p.get("id"), str(p.get("name") or "custom_tool"),
                        p.get("input"), at)

@@ -23,20 +23,37 @@ _FAILED_PREFIXES = (
 _REJECTED = re.compile(r"\b(rejected|declined|denied|aborted) by (the )?user\b", re.IGNORECASE)
 
 
+def json_or_raw(raw: Any) -> Any:
+    """Tool-call arguments arrive as a JSON string; keep the raw string when it is not JSON."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def _json_object(text: str) -> dict | None:
+    """The JSON object a tool output is, when it is one."""
+    stripped = text.lstrip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def exit_code(text: str) -> int | None:
     """The exit code a command output reports, from its JSON metadata or an `Exit code: N` line."""
     if not text:
         return None
-    stripped = text.lstrip()
-    if stripped.startswith("{"):
-        try:
-            value = json.loads(stripped)
-        except ValueError:
-            value = None
-        if isinstance(value, dict):
-            code = _code_in(value)
-            if code is not None:
-                return code
+    value = _json_object(text)
+    if value is not None:
+        code = _code_in(value)
+        if code is not None:
+            return code
     match = _EXIT_LINE.search(text[:2000])
     return int(match.group(1)) if match else None
 
@@ -77,18 +94,13 @@ def looks_failed(text: str) -> bool:
     code = exit_code(text)
     if code is not None:
         return code != 0
-    stripped = text.lstrip()
-    if stripped.startswith("{"):
-        try:
-            value = json.loads(stripped)
-        except ValueError:
-            value = None
-        if isinstance(value, dict):
-            if value.get("success") is False or value.get("isError") is True or value.get("is_error") is True:
-                return True
-            if value.get("error") not in (None, "", False):
-                return True
-    head = stripped[:200].lower()
+    value = _json_object(text)
+    if value is not None:
+        if value.get("success") is False or value.get("isError") is True or value.get("is_error") is True:
+            return True
+        if value.get("error") not in (None, "", False):
+            return True
+    head = text.lstrip()[:200].lower()
     return head.startswith(_FAILED_PREFIXES)
 
 
