@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from remem.commands._out import emit_json, open_store, short, table
+from remem.commands._out import emit_json, open_store, table
 
 
 def _when(stamp: str | None) -> str:
