@@ -154,8 +154,7 @@ def register(app: typer.Typer) -> None:
 
         Example: remem lessons edit 3fa2 --text "Install packages with uv, never pip."
         """
-        from remem.engine.embed import get_embedder, to_blob
-        from remem.engine.lessons import get_lesson, update_lesson
+        from remem.engine.lessons import edit_text, get_lesson
 
         with open_store() as store:
             lesson = get_lesson(store, lesson_id)
@@ -167,13 +166,9 @@ def register(app: typer.Typer) -> None:
                     print("unchanged")
                     return
                 text = edited
-            text = " ".join(text.split())
-            if not text:
+            if not text.strip():
                 raise ValueError("a lesson needs text; use `remem lessons veto ID` to drop it")
-            emb = get_embedder()
-            vec = to_blob(emb.encode([text])[0])
-            changed = update_lesson(store, lesson["id"], text=text, space=emb.space, embedding=vec,
-                                    draft=lesson.get("draft") or lesson["text"])
+            changed = edit_text(store, lesson["id"], text)
         print(f"{changed['id']}: {changed['text']}")
 
     @lessons_app.command("veto")

@@ -35,17 +35,24 @@ def backup(store: Store, dest: Path | str | None = None) -> Path:
     if dest.is_dir():
         dest = dest / f"memory-{clock.now().strftime('%Y%m%d-%H%M%S')}.db"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(dest.name + ".partial")
+    _copy(store.conn, dest, ".partial")
+    return dest
+
+
+def _copy(source: sqlite3.Connection, dest: Path, suffix: str) -> None:
+    """Copy a live database to dest through a temporary file, then rename (never half a file).
+
+    One step: a read snapshot of the WAL database, which never blocks writers. A copy in
+    several steps starts over whenever another process writes in between (every prompt
+    records its prime), so it took longer the busier the agents were.
+    """
+    tmp = dest.with_name(dest.name + suffix)
     target = sqlite3.connect(str(tmp))
     try:
-        # One step: a read snapshot of the WAL database, which never blocks writers. A copy in
-        # several steps starts over whenever another process writes in between (every prompt
-        # records its prime), so it took longer the busier the agents were.
-        store.conn.backup(target)
+        source.backup(target)
     finally:
         target.close()
     tmp.replace(dest)
-    return dest
 
 
 def rotate(keep: int, folder: Path | None = None) -> list[Path]:
@@ -94,13 +101,7 @@ def restore(backup_path: Path | str, dest: Path | str | None = None) -> Path:
         for suffix in ("-wal", "-shm"):
             Path(str(dest) + suffix).unlink(missing_ok=True)
     with Store(src) as source:
-        tmp = dest.with_name(dest.name + ".restoring")
-        target = sqlite3.connect(str(tmp))
-        try:
-            source.conn.backup(target)
-        finally:
-            target.close()
-        tmp.replace(dest)
+        _copy(source.conn, dest, ".restoring")
     # Derived caches (memory-mapped vectors) describe the old database: drop them.
     shutil.rmtree(paths.vectors_dir(), ignore_errors=True)
     return dest
