@@ -104,7 +104,8 @@ class _Filters:
 
     def __init__(self, *, kinds: Iterable[str] | None, project: str | None,
                  tags: Iterable[str] | None, all_tags: bool, since: str | None,
-                 until: str | None, memory_type: str | None, archived: bool) -> None:
+                 until: str | None, memory_type: str | None, archived: bool,
+                 expired: Sequence[int] = ()) -> None:
         self.kinds = [k for k in (kinds or ()) if k]
         unknown = sorted(set(self.kinds) - set(EPISODE_KINDS))
         if unknown:
@@ -135,8 +136,10 @@ class _Filters:
             where.append("memory_type = ?")
             params.append(self.memory_type)
         # A short-term memory past its TTL is gone for recall, even before the expire task runs.
-        where.append("(expires_at IS NULL OR expires_at > ?)")
-        params.append(clock.iso())
+        # Listed by seq (found from the (memory_type, expires_at) index alone, and rarely any),
+        # so the other conditions keep using covering indexes.
+        if expired:
+            where.append(f"seq NOT IN ({','.join(str(int(n)) for n in expired)})")
         if self.tags:
             marks = ",".join("?" * len(self.tags))
             if all_tags:
@@ -197,8 +200,11 @@ def recall(
     query = (query or "").strip()
     if not query:
         raise ValueError("the query is empty; say what you are looking for")
+    expired = [r["seq"] for r in store.rows(
+        "SELECT seq FROM episodes WHERE memory_type = 'short_term' AND expires_at <= ? LIMIT 10000",
+        (clock.iso(),))]
     flt = _Filters(kinds=kinds, project=project, tags=tags, all_tags=all_tags, since=since,
-                   until=until, memory_type=memory_type, archived=archived)
+                   until=until, memory_type=memory_type, archived=archived, expired=expired)
     with_lessons = bool(rc.get("include_lessons", True) if lessons is None else lessons)
     with_lessons = with_lessons and flt.lessons_ok
 
