@@ -257,3 +257,9 @@ def test_a_share_folder_that_is_missing_or_a_file_is_named(tmp_path) -> None:
     afile = tmp_path / "afile"
     afile.write_text("")
     one_line_error(run_remem("share", "sync", "--folder", str(afile)), "is a file, not a folder")
+
+
+def test_a_short_term_memory_says_when_it_expires_in_plain_words() -> None:
+    out = run_remem("remember", "staging is down", "--ttl", "2h", env={"REMEM_NOW": "2026-11-29T10:00:00+00:00"})
+    assert out.returncode == 0, out.stderr
+    assert "(short-term, expires 2026-11-29 12:00 UTC)" in out.stdout

@@ -109,7 +109,8 @@ def register(app: typer.Typer) -> None:
             emit_json(memory)
         else:
             extra = " (flashbulb)" if memory.get("flashbulb_until") else ""
-            extra += f" (expires {memory['expires_at']})" if memory.get("expires_at") else ""
+            if memory.get("expires_at"):
+                extra += f" (short-term, expires {memory['expires_at'][:16].replace('T', ' ')} UTC)"
             print(f"remembered {memory['id']}{extra}")
 
     config_app = typer.Typer(help="Read and change config.toml (comments are kept).\n\n"
