@@ -22,6 +22,7 @@ import zlib
 from typing import Any, Iterable
 
 from remem.engine import clock
+from remem.engine.keywords import fts_query
 from remem.engine.store import Store
 
 EVENTS = ("prompt", "pre-tool", "stop")
@@ -71,26 +72,9 @@ def shown_in_session(store: Store, session_id: str | None) -> set[str]:
     return seen
 
 
-_STOP = frozenset(
-    "a an and are as at be but by can could did do does for from had has have how i if in into is "
-    "it its me my no not of on or our please should so that the their them then there these they "
-    "this to us was we were what when where which who why will with would you your".split()
-)
-
-
-def _match_query(text: str) -> str:
-    """An FTS5 OR-query of the text's content words, each quoted. (recall.fts_query does the
-    same for episodes; importing recall would cost the hook its date parser's start-up.)"""
-    import re
-
-    words = [w.lower() for w in re.findall(r"[A-Za-z0-9_]+", text or "")]
-    terms = list(dict.fromkeys(w for w in words if w not in _STOP and len(w) > 1))
-    return " OR ".join(f'"{t}"' for t in terms[:32])
-
-
 def _keyword_scores(store: Store, text: str, seqs: Iterable[int]) -> dict[int, float]:
     """bm25 over lessons_fts, normalised to 0..1 by the best hit; {} when nothing matches."""
-    match = _match_query(text)
+    match = fts_query(text)
     if not match:
         return {}
     wanted = set(seqs)

@@ -28,31 +28,12 @@ from typing import Any, Iterable, Sequence
 from remem import config as config_mod
 from remem.engine import clock
 from remem.engine.embed import get_embedder
+from remem.engine.keywords import fts_query, fts_terms
 from remem.engine.query_dates import closeness, date_spans
 from remem.engine.store import EPISODE_KINDS, Store, normalise_tag
 
 MODES = ("hybrid", "semantic", "keyword")
 MEMORY_TYPES = ("short_term", "long_term")
-_FTS_WORD = re.compile(r"\w+")  # any script: the FTS5 tokenizer is unicode61
-STOP_WORDS = frozenset(
-    "a an and are as at be but by did do does for from had has have he her him his how i if in "
-    "into is it its me my of on or our she should so that the their them then there these they "
-    "this to was we were what when where which who why will with would you your".split()
-)
-
-
-def fts_terms(text: str) -> list[str]:
-    """The query's content words (stop words left out; all words if that leaves none)."""
-    words = [w.lower() for w in _FTS_WORD.findall(text or "")]
-    terms = [w for w in words if w not in STOP_WORDS] or words
-    return list(dict.fromkeys(terms))[:32]
-
-
-def fts_query(text: str) -> str:
-    """An FTS5 OR-query of the query's content words (stop words left out), each quoted."""
-    return " OR ".join(f'"{t}"' for t in fts_terms(text))
-
-
 def _common_terms_out(store: Store, terms: list[str], share: float) -> list[str]:
     """Leave out terms found in more than `share` of the episodes (a big store only).
 
