@@ -31,6 +31,7 @@ from typing import Any, Iterable
 from remem import config as config_mod
 from remem import paths
 from remem.engine import clock
+from remem.engine.files import write_atomic
 from remem.engine.session import Session, ToolCall, Turn
 from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_TITLE, Store, stable_id
 from remem.engine.toolresult import looks_failed
@@ -458,7 +459,7 @@ def _write_report(path: Path, signature: str, errors: list[str]) -> None:
              "# Fix or delete the lines below, then run `remem ingest` again; the good lines",
              "# are stored already and will not be added twice.", *errors]
     try:
-        _atomic_write(_report_path(path), "\n".join(lines) + "\n")
+        write_atomic(_report_path(path), "\n".join(lines) + "\n", fsync=True)
     except OSError:
         pass  # a read-only inbox: the errors are in the summary all the same
 
@@ -558,15 +559,6 @@ def ingest_inbox(store: Store, inbox: Path | None = None) -> dict[str, Any]:
 # --------------------------------------------------------------------------- writing
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def append_to_inbox(events: list[dict[str, Any]], name: str | None = None) -> Path:

@@ -18,13 +18,12 @@ when its bytes change.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from remem import paths
 from remem.engine import clock
+from remem.engine.files import write_atomic
 from remem.engine.lessons import list_lessons, wire_line
 from remem.engine.store import Store
 
@@ -43,29 +42,6 @@ def vetoed_path() -> Path:
 
 
 # --------------------------------------------------------------------------- files
-
-def write_atomic(path: Path, text: str) -> bool:
-    """Write text to path via a temp file and rename; False when the bytes were already there."""
-    data = text.encode("utf-8")
-    try:
-        if path.read_bytes() == data:
-            return False
-    except OSError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return True
-
 
 def _read_json(path: Path, default: Any) -> Any:
     try:

@@ -27,7 +27,8 @@ from typing import Any, Iterable
 from remem.engine import clock, share_safety
 from remem.engine.lessons import (LESSON_KINDS, add_lesson, get_lesson, lesson_hash,
                                   list_lessons, update_lesson)
-from remem.engine.share_files import (KEY_FILE, Problem, atomic_write, doc_path, is_hash,
+from remem.engine.files import write_atomic
+from remem.engine.share_files import (KEY_FILE, Problem, doc_path, is_hash,
                                       list_origins, parse_name, remove, scan_origin)
 from remem.engine.share_sign import (Identity, ShareError, file_bytes, identity, origin_of,
                                      public_line, verify)
@@ -202,7 +203,7 @@ def export_lessons(store: Store, folder: str | Path, *, identity_dir: Path | str
     ident = identity(identity_dir)
     root = _root(folder)
     base = root / ident.origin
-    atomic_write(base / KEY_FILE, public_line(ident.public_raw).encode("ascii"))
+    write_atomic(base / KEY_FILE, public_line(ident.public_raw).encode("ascii"))
     (base / "lessons").mkdir(parents=True, exist_ok=True)
     min_strength = float(share_cfg["min_strength"])
     revoked = _revoked_hashes(root, ident.origin)
@@ -225,7 +226,7 @@ def export_lessons(store: Store, folder: str | Path, *, identity_dir: Path | str
             continue
         wanted.add(text_hash)
         path = doc_path(root, ident.origin, "lessons", text_hash)
-        if atomic_write(path, file_bytes(lesson_document(ident, lesson))):
+        if write_atomic(path, file_bytes(lesson_document(ident, lesson))):
             report["exported"].append({"id": lesson["id"], "hash": text_hash})
         else:
             report["unchanged"] += 1
@@ -463,7 +464,7 @@ def write_confirmations(store: Store, folder: str | Path, *, identity_dir: Path 
             continue
         doc = ident.sign({"v": VERSION, "type": "confirm", "origin": ident.origin,
                           "hash": text_hash, "author": row["origin"], "at": clock.iso()})
-        atomic_write(path, file_bytes(doc))
+        write_atomic(path, file_bytes(doc))
         report["written"].append(text_hash)
     if directory.is_dir():
         for entry in sorted(directory.iterdir()):

@@ -12,7 +12,8 @@ from remem.engine import clock, share_safety
 from remem.engine.lessons import get_lesson, lesson_hash, list_lessons, update_lesson
 from remem.engine.share import (VERSION, _cfg, _is_own, _our_origin, _root, _similar_local,
                                 _still_valid, _trusted, _vouchers, activate, write_confirmations)
-from remem.engine.share_files import atomic_write, doc_path, is_origin, remove
+from remem.engine.files import write_atomic
+from remem.engine.share_files import doc_path, is_origin, remove
 from remem.engine.share_sign import ShareError, file_bytes, identity, public_line
 from remem.engine.store import Store
 
@@ -97,7 +98,7 @@ def revoke(store: Store, lesson_id: str, folder: str | Path, *, identity_dir: Pa
     if not _still_valid(path, ident, text_hash):
         doc = ident.sign({"v": VERSION, "type": "revoke", "origin": ident.origin, "hash": text_hash,
                           "at": clock.iso()})
-        atomic_write(path, file_bytes(doc))
+        write_atomic(path, file_bytes(doc))
     removed = remove(doc_path(root, ident.origin, "lessons", text_hash))
     update_lesson(store, row["id"], status="revoked", note="revoked by you")
     return {"id": row["id"], "hash": text_hash, "revocation": str(path), "export_removed": removed}

@@ -120,23 +120,6 @@ def read_capped(root: Path, path: Path, cap: int) -> bytes:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> bool:
-    """Write via a dot-named temp file and rename; False (nothing written) when unchanged."""
-    try:
-        if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
-            return False
-    except OSError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    # No fsync: a file lost or cut short by a crash reads as "incomplete" elsewhere and is
-    # rewritten by the next sync (contents are compared); fsync per file made export 40x slower.
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
-    return True
-
-
 def remove(path: Path) -> bool:
     try:
         path.unlink()
