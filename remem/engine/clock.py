@@ -34,6 +34,16 @@ def parse(text: str) -> datetime:
     return dt.astimezone(timezone.utc)
 
 
+def normalise(value: object) -> str | None:
+    """Any ISO 8601 time as the store's one canonical form, or None when it is not one."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return iso(parse(value))
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
 def days_between(earlier: str | datetime | None, later: datetime | None = None) -> float:
     """Days from `earlier` to `later` (default now); 0 when earlier is missing or in the future."""
     if earlier is None:

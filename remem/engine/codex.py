@@ -110,10 +110,7 @@ def _iso(value: Any) -> str | None:
     if len(value) == 24 and value[23] == "Z" and value[10] == "T" and value[19] == "." \
             and value[:4].isdigit() and value[20:23].isdigit():
         return f"{value[:23]}000+00:00"
-    try:
-        return clock.iso(clock.parse(value))
-    except ValueError:
-        return None
+    return clock.normalise(value)
 
 
 def _content_text(content: Any, harness: bool = True) -> str:

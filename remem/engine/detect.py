@@ -42,7 +42,7 @@ class Finding:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _short(text: str, width: int = 100) -> str:
+def shorten(text: str | None, width: int = 100) -> str:
     text = " ".join((text or "").split())
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
@@ -250,11 +250,11 @@ def corrections(session: Session) -> list[Finding]:
                 continue  # "no thanks" to an offer is a declined offer, not a correction
         asked = _previous_ask(turns, i)
         handback_text = next((t.text for t in reversed(turns[:i]) if t.role == "assistant" and t.text), "")
-        detail = (f"Asked: {_short(asked, 300)}\n" if asked else "") + \
-                 (f"The agent said: {_short(handback_text, 300)}\n" if handback_text else "") + \
+        detail = (f"Asked: {shorten(asked, 300)}\n" if asked else "") + \
+                 (f"The agent said: {shorten(handback_text, 300)}\n" if handback_text else "") + \
                  f"The person said: {turn.text}"
         found.append(Finding(
-            kind="correction", title=_short(turn.text, 120), text=turn.text, detail=detail,
+            kind="correction", title=shorten(turn.text, 120), text=turn.text, detail=detail,
             at=turn.at, turn=i, tags=[f"pushback:{how}"],
             extra={"how": how, "action": action_kind(turn.text)},
         ))
@@ -284,7 +284,7 @@ def _describe_call(call: ToolCall) -> str:
     inp = call.input if isinstance(call.input, dict) else {}
     arg = command_of(inp) or inp.get("file_path") or inp.get("path") or inp.get("pattern") \
         or inp.get("url") or inp.get("query") or ""
-    return f"{call.name}: {_short(str(arg), 80)}" if arg else call.name
+    return f"{call.name}: {shorten(str(arg), 80)}" if arg else call.name
 
 
 def _unique_titles(findings: list[Finding]) -> list[Finding]:
@@ -369,9 +369,9 @@ def offers(session: Session) -> list[dict[str, Any]]:
         reply = nxt
         answer = answer_of(reply, refused)
         out.append({
-            "turn": i, "at": turn.at, "offer": _short(sentence, 200),
+            "turn": i, "at": turn.at, "offer": shorten(sentence, 200),
             "kind": action_kind(sentence), "answer": answer,
-            "reply": _short(reply.text, 200) if reply is not None else "",
+            "reply": shorten(reply.text, 200) if reply is not None else "",
             "waited": waited,
         })
         if answer != "approved" and answer != "other":
@@ -494,7 +494,7 @@ def _normalise(line: str) -> str:
     line = re.sub(r"/tmp/[^\s'\"]+", "/tmp/…", line)
     line = re.sub(r"\b\d+(\.\d+)?(ms|s)\b", "…", line)
     line = re.sub(r"line \d+", "line …", line)
-    return _short(line, 120)
+    return shorten(line, 120)
 
 
 def errors(session: Session) -> list[Finding]:
@@ -508,7 +508,7 @@ def errors(session: Session) -> list[Finding]:
             what = _describe_call(call)
             title = f"{call.name} {_LABEL[cls]}: {line}" if line else f"{call.name} {_LABEL[cls]}"
             found.append(Finding(
-                kind="error", title=_short(title, 160), text=f"{what}\n{line}",
+                kind="error", title=shorten(title, 160), text=f"{what}\n{line}",
                 detail=f"{what}\n\n{(call.result or '')[:4000]}", at=turn.at, turn=i,
                 tags=[f"error:{cls}", f"tool:{call.name.lower()}"],
                 extra={"class": cls, "tool": call.name, "action": action_kind(call)},
@@ -553,8 +553,8 @@ def surprises(session: Session) -> list[Finding]:
             if sentence.rstrip().endswith("?"):
                 continue  # a question about a surprise is not a finding
             found.append(Finding(
-                kind="surprise", title=_short(sentence, 160), text=sentence,
-                detail=f"{'The agent' if turn.role == 'assistant' else 'The person'} said: {_short(turn.text, 1500)}",
+                kind="surprise", title=shorten(sentence, 160), text=sentence,
+                detail=f"{'The agent' if turn.role == 'assistant' else 'The person'} said: {shorten(turn.text, 1500)}",
                 at=turn.at, turn=i, tags=[f"said-by:{turn.role}"],
             ))
     return _dedupe(found)
@@ -610,7 +610,7 @@ def _environment_of(command: str, result: str, is_error: bool) -> list[tuple[str
         version = _VERSION.search(first)
         if version:
             tool = vm.group(1)
-            facts.append((f"version: {tool} {version.group(1)}", f"{tool} here is version {version.group(1)} ({_short(first, 120)})."))
+            facts.append((f"version: {tool} {version.group(1)}", f"{tool} here is version {version.group(1)} ({shorten(first, 120)})."))
     wm = _WHICH.match(command)
     if wm and first.startswith(("/", "~")) and " " not in first:
         facts.append((f"path: {wm.group(2)} -> {first}", f"`{wm.group(2)}` resolves to {first}."))
@@ -621,7 +621,7 @@ def _environment_of(command: str, result: str, is_error: bool) -> list[tuple[str
             # uname -a: kernel name, host name, kernel release
             facts.append((f"os: {parts[0]} {parts[2]}", f"The machine runs {parts[0]} {parts[2]}."))
         elif om:
-            facts.append((f"os: {_short(om.group(0), 80)}", f"The machine runs {_short(om.group(0), 120)}."))
+            facts.append((f"os: {shorten(om.group(0), 80)}", f"The machine runs {shorten(om.group(0), 120)}."))
     return facts
 
 

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Sequence
 from remem import config as config_mod
 from remem import paths as paths_mod
 from remem.engine import clock
-from remem.engine.detect import Finding, command_of, detect_all, offer_summary
+from remem.engine.detect import Finding, command_of, detect_all, offer_summary, shorten
 from remem.engine.session import Session
 from remem.engine.store import Store, stable_id
 
@@ -39,20 +39,6 @@ _WEIGHT = {
 
 
 # --------------------------------------------------------------------------- helpers
-
-def _short(text: str | None, width: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
-
-
-def _iso(value: str | None) -> str | None:
-    if not value:
-        return None
-    try:
-        return clock.iso(clock.parse(value))
-    except (ValueError, TypeError, OverflowError):
-        return None
-
 
 def _project(cwd: str | None) -> str:
     return Path(cwd).name if cwd else ""
@@ -74,14 +60,14 @@ def session_gist(session: Session, found: dict[str, Any]) -> tuple[str, str]:
     """A deterministic title and gist: what was asked, what was done, how it ended."""
     asked = first_ask(session)
     project = _project(session.cwd)
-    title = _short(asked, 110) or f"session {session.id[:8]}"
+    title = shorten(asked, 110) or f"session {session.id[:8]}"
     if project:
         title = f"{project}: {title}"
     calls = session.tool_calls()
     counts: dict[str, int] = {}
     for call in calls:
         counts[call.name] = counts.get(call.name, 0) + 1
-    parts = [f"Asked: {_short(asked, 300)}" if asked else "Asked: (no words from the person)"]
+    parts = [f"Asked: {shorten(asked, 300)}" if asked else "Asked: (no words from the person)"]
     if calls:
         tools = ", ".join(f"{n}×{c}" if c > 1 else n for n, c in sorted(counts.items(), key=lambda kv: -kv[1])[:6])
         edited: list[str] = []
@@ -93,7 +79,7 @@ def session_gist(session: Session, found: dict[str, Any]) -> tuple[str, str]:
                 if name not in edited:
                     edited.append(name)
             elif command_of(inp) and len(ran) < 3:
-                ran.append(_short(command_of(inp), 60))
+                ran.append(shorten(command_of(inp), 60))
         did = f"Did: {len(calls)} tool calls ({tools})"
         if edited:
             did += f"; edited {', '.join(edited[:5])}" + (" …" if len(edited) > 5 else "")
@@ -117,13 +103,13 @@ def _ending(session: Session) -> str:
     if last.role == "user":
         if last.interrupt:
             return "the person interrupted."
-        return f"with the person's message: {_short(last.text, 200)}"
+        return f"with the person's message: {shorten(last.text, 200)}"
     if last.tool_calls and any(c.rejected for c in last.tool_calls):
         return "the person refused a tool call."
     if last.tool_calls and any(c.is_error for c in last.tool_calls) and not last.text:
         return "with a failed tool call."
     if last.text:
-        return _short(last.text, 300)
+        return shorten(last.text, 300)
     return "with a tool call."
 
 
@@ -135,7 +121,7 @@ def _llm_gist(session: Session, gist: str, cfg: dict[str, Any]) -> str | None:
     lines = []
     for turn in session.turns[:60]:
         if turn.text:
-            lines.append(f"{turn.role}: {_short(turn.text, 400)}")
+            lines.append(f"{turn.role}: {shorten(turn.text, 400)}")
         for call in turn.tool_calls[:5]:
             lines.append(f"  tool {call.name}{' (failed)' if call.is_error else ''}")
     prompt = (
@@ -144,7 +130,7 @@ def _llm_gist(session: Session, gist: str, cfg: dict[str, Any]) -> str | None:
         + f"\n\nA mechanical summary for reference:\n{gist}"
     )
     text = llm.complete(prompt, system="You write terse, factual session notes.", cfg=cfg)
-    return _short(text, 2000) if text else None
+    return shorten(text, 2000) if text else None
 
 
 # --------------------------------------------------------------------------- one session
@@ -152,7 +138,7 @@ def _llm_gist(session: Session, gist: str, cfg: dict[str, Any]) -> str | None:
 def episodes_of(session: Session, found: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The episodes a session yields (no vectors yet); the session episode first."""
     found = found if found is not None else detect_all(session)
-    started = _iso(session.started) or clock.iso()
+    started = clock.normalise(session.started) or clock.iso()
     base = {"session_id": session.id, "source": session.source, "cwd": session.cwd}
     out: list[dict[str, Any]] = []
     if any(t.text or t.tool_calls for t in session.turns):
@@ -174,7 +160,7 @@ def _finding_episode(f: Finding, base: dict[str, Any], started: str) -> dict[str
     return {
         **base, **_WEIGHT.get(f.kind, {}),
         "id": stable_id(str(base["session_id"]), f.kind, f.title), "kind": f.kind,
-        "title": f.title, "gist": gist, "detail": f.detail, "at": _iso(f.at) or started,
+        "title": f.title, "gist": gist, "detail": f.detail, "at": clock.normalise(f.at) or started,
         "tags": list(f.tags), "_embed": embed,
     }
 
@@ -223,7 +209,7 @@ def ingest_session(store: Store, session: Session, *, mtime: float | None = None
         by_kind[ep["kind"]] = by_kind.get(ep["kind"], 0) + 1
     offers = found.get("offers") or []
     for offer in offers:  # remem's ISO form, so offers compare with every other timestamp
-        offer["at"] = _iso(offer.get("at")) or offer.get("at")
+        offer["at"] = clock.normalise(offer.get("at")) or offer.get("at")
     total = len(known) + len(fresh)
     with store.write() as conn:
         conn.execute(

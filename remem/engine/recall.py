@@ -30,7 +30,7 @@ from remem.engine import clock
 from remem.engine.embed import get_embedder
 from remem.engine.keywords import fts_query, fts_terms
 from remem.engine.query_dates import closeness, date_spans
-from remem.engine.store import EPISODE_KINDS, Store, normalise_tag
+from remem.engine.store import EPISODE_KINDS, Store, chunks, normalise_tag
 
 MODES = ("hybrid", "semantic", "keyword")
 MEMORY_TYPES = ("short_term", "long_term")
@@ -258,11 +258,6 @@ def _day_iso(day: date) -> str:
     return f"{day.isoformat()}T00:00:00.000000+00:00"
 
 
-def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
-
-
 class _Scoring:
     """The score of one memory from its evidence and its lifecycle fields."""
 
@@ -431,7 +426,7 @@ def _score_pool(store: Store, flt: _Filters, ctx: _Scoring, k: int, pool: list[i
     if not pool:
         return []
     rows: list[tuple[Any, ...]] = []
-    for chunk in _chunks(pool, 900):
+    for chunk in chunks(pool, 900):
         rows += store.conn.execute(
             f"SELECT seq, id, at, strength, importance, flashbulb_until FROM episodes "
             f"WHERE seq IN ({','.join('?' * len(chunk))}) AND {flt.sql}", [*chunk, *flt.params]

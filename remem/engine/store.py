@@ -425,7 +425,7 @@ class Store:
             return 0
         deleted = 0
         with self.write() as conn:
-            for chunk in _chunks(ids, 500):
+            for chunk in chunks(ids, 500):
                 marks = ",".join("?" for _ in chunk)
                 deleted += conn.execute(f"DELETE FROM episodes WHERE id IN ({marks})", chunk).rowcount
                 conn.execute(f"DELETE FROM tags WHERE memory_id IN ({marks})", chunk)
@@ -449,7 +449,8 @@ class Store:
         }
 
 
-def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    """Consecutive slices of at most `size` items (SQLite limits bound parameters)."""
     for i in range(0, len(items), size):
         yield items[i:i + size]
 
