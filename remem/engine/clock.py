@@ -44,6 +44,23 @@ def normalise(value: object) -> str | None:
         return None
 
 
+def when(value: str | datetime | None, name: str = "time") -> str | None:
+    """A `--since`/`--until` value: an ISO date/time, a datetime, or a duration back from now
+    ("7d", "12h"; the unit is required: a bare number is refused, never read as seconds)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return iso(value)
+    text = str(value).strip()
+    if text and text[-1].lower() in _UNITS and text[:-1].strip().replace(".", "", 1).isdigit():
+        return iso(now() - timedelta(seconds=parse_duration(text.replace(" ", ""))))
+    try:
+        return iso(parse(text))
+    except (ValueError, TypeError, OverflowError):
+        raise ValueError(f"{name}: not a time: {text!r} (use 2026-05-01, 2026-05-01T09:00, "
+                         "or a duration back from now: 7d, 2h)") from None
+
+
 def days_between(earlier: str | datetime | None, later: datetime | None = None) -> float:
     """Days from `earlier` to `later` (default now); 0 when earlier is missing or in the future."""
     if earlier is None:

@@ -424,24 +424,6 @@ def run_due_tasks(
 LIST_FIELDS = ("created", "last_touched", "at")
 
 
-def _when(value: str | datetime | None, name: str) -> str | None:
-    """An ISO time, a datetime, or a duration back from now ('7d' = seven days ago)."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        return clock.iso(value)
-    text = str(value).strip()
-    try:
-        return clock.iso(clock.now() - timedelta(seconds=clock.parse_duration(text)))
-    except ValueError:
-        pass
-    try:
-        return clock.iso(clock.parse(text))
-    except ValueError:
-        raise ValueError(f"{name} must be a date/time (2026-11-01, 2026-11-01T09:00) "
-                         f"or a duration back from now (7d, 2h), not {text!r}") from None
-
-
 # Above this many tagged memories, walking the time index and probing the tag index finds a
 # page sooner than collecting every tagged id first and sorting them.
 _TAG_PROBE_FROM = 2000
@@ -493,7 +475,7 @@ def list_memories(
         clause, args = _tag_clause(store, wanted, all_tags)
         where.append(clause)
         params += args
-    lo, hi = _when(since, "since"), _when(until, "until")
+    lo, hi = clock.when(since, "since"), clock.when(until, "until")
     if lo:
         where.append(f"{field} >= ?")
         params.append(lo)

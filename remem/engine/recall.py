@@ -21,7 +21,6 @@ SQLite for the full score, and text for the top k alone.
 
 from __future__ import annotations
 
-import re
 from datetime import date, timedelta
 from typing import Any, Iterable, Sequence
 
@@ -67,19 +66,6 @@ def _term_count(store: Store, term: str, total: int) -> int:
     return count
 
 
-def parse_when(text: str | None) -> str | None:
-    """`--since/--until` values: an ISO date/time, or a duration back from now ("7d", "12h")."""
-    if text in (None, ""):
-        return None
-    text = str(text).strip()
-    if re.fullmatch(r"\d+(\.\d+)?\s*[smhdw]", text.lower()):
-        return clock.iso(clock.now() - timedelta(seconds=clock.parse_duration(text)))
-    try:
-        return clock.iso(clock.parse(text))
-    except ValueError:
-        raise ValueError(f"not a time: {text!r} (use 2026-05-01, 2026-05-01T09:00 or 7d)") from None
-
-
 class _Filters:
     """The WHERE clause every candidate must pass (episodes), and whether lessons can pass it."""
 
@@ -94,7 +80,7 @@ class _Filters:
         self.project = project.rstrip("/") if project else None
         self.tags = sorted({normalise_tag(t) for t in (tags or ()) if str(t).strip()})
         self.all_tags = all_tags
-        self.since, self.until = parse_when(since), parse_when(until)
+        self.since, self.until = clock.when(since, "since"), clock.when(until, "until")
         if memory_type not in (None, "") and memory_type not in MEMORY_TYPES:
             raise ValueError("memory type must be short_term or long_term")
         self.memory_type = memory_type or None
