@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Generator, Sequence
+from typing import Generator, Sequence
 
 import numpy as np
 
@@ -189,12 +189,6 @@ def medoid(vecs: np.ndarray) -> int:
     return int(np.argmax(vecs @ mean))
 
 
-def average_linkage(totals: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Mean pairwise cosine between the members of every two groups, from their sums."""
-    sims = totals @ totals.T
-    return sims / np.outer(counts, counts)
-
-
 def merge_groups(
     totals: np.ndarray, counts: Sequence[int], cut: float, changed: Sequence[bool],
     classes: Sequence[str] | None = None,
@@ -236,7 +230,3 @@ def as_matrix(blobs: Sequence[bytes], dim: int) -> np.ndarray:
     if not blobs:
         return np.zeros((0, dim), dtype=np.float32)
     return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim).astype(np.float32)
-
-
-def describe(groups: list[Group]) -> list[dict[str, Any]]:
-    return [{"lesson": g.lesson_id, "members": list(g.members), "added": list(g.added)} for g in groups]

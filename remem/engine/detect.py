@@ -203,11 +203,6 @@ def _handback_before(turns: list[Turn], index: int) -> Turn | None:
     return prev
 
 
-def refused_calls(session: Session) -> list[tuple[int, ToolCall]]:
-    """Every call the person refused in the permission prompt, with its turn index."""
-    return [(i, c) for i, t in enumerate(session.turns) for c in t.tool_calls if c.rejected]
-
-
 def corrections(session: Session) -> list[Finding]:
     from remem.engine.transcripts import rejection_reason
 

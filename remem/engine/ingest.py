@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from remem import config as config_mod
 from remem import paths as paths_mod
@@ -431,8 +431,3 @@ def ingest_events(store: Store, path: str | Path) -> dict[str, Any]:
         raise ValueError("this install cannot read event files yet; upgrade remem")
     _add_events(summary, events.ingest_events_file(store, Path(path)))
     return summary
-
-
-def iter_source_files(sources: Iterable[str] = SOURCES) -> list[tuple[Path, str]]:
-    """Every file a plain `remem ingest` would look at (for status and doctor)."""
-    return [(p, s) for p, s in _default_files() if s in sources]

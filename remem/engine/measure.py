@@ -16,7 +16,6 @@ theme counts as known from the first time any of its parts was learned.
 
 from __future__ import annotations
 
-import json
 import math
 from datetime import timedelta
 from typing import Any
@@ -176,7 +175,3 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"Prediction accuracy: {pct(pa['accuracy'])} ({pa['confirmed']} of {pa['resolved']} resolved)",
         f"Primed vs held out: {result['primed_vs_held_out']['verdict']}",
     ]
-
-
-def dumps(result: dict[str, Any]) -> str:
-    return json.dumps(result, indent=2)

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator
 from remem import config as config_mod
 from remem import paths
 from remem.engine import clock
-from remem.engine.store import Store, dumps, loads_list, stable_id
+from remem.engine.store import Store, dumps
 from remem.errors import RememError
 
 PASSES = ("embed", "expire", "decay", "lessons", "merge", "verify", "predict", "connect", "render")
@@ -517,11 +517,3 @@ PASS_FUNCTIONS: dict[str, Callable[[Context], Iterator[Progress]]] = {
     "connect": _pass_connect,
     "render": _pass_render,
 }
-
-
-def prediction_id(lesson_id: str, made: str) -> str:
-    return stable_id("prediction", lesson_id, made)
-
-
-def sources_of(row: dict[str, Any]) -> list[str]:
-    return [s for s in loads_list(row.get("sources")) if isinstance(s, str)]

@@ -523,10 +523,6 @@ def prepare_episode(ep: dict[str, Any], stamp: str | None = None) -> dict[str, A
     return row
 
 
-def open_store(path: Path | str | None = None) -> Store:
-    return Store(path)
-
-
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 from remem.engine.session import Session, ToolCall, Turn
 
@@ -340,11 +340,3 @@ def parse_file(path: Path | str) -> Session:
     path = Path(path)
     with path.open("rb") as fh:
         return parse_lines(fh, session_id="", path=str(path))
-
-
-def iter_sessions(root: Path | None = None) -> Iterator[Session]:
-    for path in project_files(root):
-        try:
-            yield parse_file(path)
-        except OSError:
-            continue
