@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from remem.engine import clock
 from remem.engine.embed import get_embedder, to_blob
-from remem.engine.lifecycle import _clamp, creation_fields  # noqa: F401 (creation_fields re-exported)
+from remem.engine.lifecycle import _clamp, creation_fields
 from remem.engine.store import (
     EPISODE_KINDS, MAX_GIST, Store, cap, content_hash, new_id, normalise_tag,
 )
@@ -64,25 +64,15 @@ def remember(
         **fields,
     }
     store.put_episodes([episode])
-    _after_store(store, episode["id"])
+    from remem.engine import graph  # lazily: graph pulls in the vector cache
+
+    graph.discover_for(store, episode["id"])  # auto-discovered similar_to connections
     return public(store.episode(episode["id"]))
-
-
-def _after_store(store: Store, memory_id: str) -> None:
-    """Hook for work that follows storing a memory (auto-discovered connections)."""
-    try:
-        from remem.engine import graph
-    except ImportError:
-        return
-    discover = getattr(graph, "discover_for", None)
-    if discover is not None:
-        discover(store, memory_id)
 
 
 def public(row: dict[str, Any]) -> dict[str, Any]:
     """A memory row as shown to people and tools: every column but the vector."""
-    out = {k: v for k, v in row.items() if k not in ("embedding", "seq")}
-    return out
+    return {k: v for k, v in row.items() if k not in ("embedding", "seq")}
 
 
 UPDATABLE = ("title", "text", "tags", "importance", "valence", "arousal")
