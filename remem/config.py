@@ -29,6 +29,8 @@ DEFAULTS: dict[str, Any] = {
         # Share of relevance given to closeness to a date the query names ("on 3 June, 2025").
         "date_weight": 0.29,
         "date_half_life_days": 7.0,
+        # Share of relevance given to the speaker a query names ("what did Ana say about …").
+        "speaker_weight": 0.2,
         # FTS5 BM25 column weights for episodes (title repeats the gist's first line, so half;
         # detail holds surrounding context). Measured on LoCoMo dev: docs/RECALL.md.
         "bm25_title": 0.5,
@@ -42,6 +44,9 @@ DEFAULTS: dict[str, Any] = {
         # In a store of 1,000+ episodes, query words found in more than this share of them are
         # left out of the BM25 query (they cost the most and weigh the least).
         "common_term_share": 0.2,
+        # ... and of the rest, the rarest are kept while their matches add up to at most this
+        # many memories (BM25 costs about 1 ms per 1,000 matches at 100,000 episodes).
+        "keyword_budget": 15000,
         # Active lessons compete with episodes in recall results (type "lesson").
         "include_lessons": True,
         "touch_strength": 0.1,

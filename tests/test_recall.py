@@ -393,6 +393,30 @@ def test_words_in_most_memories_leave_the_keyword_query(store, big):
     assert _common_terms_out(store, ["common"], 0.2) == ["common"]  # the rarest always stays
 
 
+def test_the_keyword_query_keeps_the_rarest_terms_within_its_budget(store, big):
+    from remem.engine.recall import _common_terms_out
+
+    def matches(word: str) -> int:
+        return store.scalar("SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?", (f'"{word}"',))
+
+    words = ["alpha", "bravo", "charlie", "delta"]
+    rarest = sorted(words, key=matches)
+    two = matches(rarest[0]) + matches(rarest[1])
+    assert _common_terms_out(store, words, 0.9, budget=two) == [w for w in words if w in rarest[:2]]
+    assert _common_terms_out(store, words, 0.9, budget=two - 1) == [rarest[0]]
+    assert _common_terms_out(store, words, 0.9, budget=1) == [rarest[0]]  # always one term
+    assert _common_terms_out(store, words, 0.9, budget=10**6) == words
+
+
+def test_cosines_on_a_worker_thread_rank_exactly_as_inline(store, big, monkeypatch):
+    from remem.engine import vectors
+
+    inline = {q: ids(recall(store, q, 5, touch=False)) for q in ("alpha tango", "kilo lima mike")}
+    monkeypatch.setattr(vectors, "BACKGROUND_ROWS", 0)  # every product on the worker thread
+    for query, expected in inline.items():
+        assert ids(recall(store, query, 5, touch=False)) == expected
+
+
 def test_recall_from_threads_while_memories_arrive(home, mems):
     """A long-running server recalls from several threads while other writers add memories."""
     import threading
@@ -492,3 +516,68 @@ def test_an_expired_short_term_memory_is_not_recalled_before_the_expire_task_run
         clock.advance(hours=3)
         found = {h["id"] for h in recall(store, "staging server", 5, touch=False)}
     assert short["id"] not in found and lasting["id"] in found
+
+
+# ----------------------------------------------------------------------------- speakers
+
+def _said(store: Store, lines: list[tuple[str, str]]) -> list[str]:
+    """Note events spoken by someone, through the events ingest; their episode ids in order."""
+    from remem.engine.events import ingest_events, parse_event_lines
+
+    evs = [{"v": 1, "id": f"chat:{n}", "kind": "note", "at": f"2026-05-0{1 + n % 9}T10:00:00+00:00",
+            "speaker": who, "text": text, "session": "chat"} for n, (who, text) in enumerate(lines)]
+    valid, bad = parse_event_lines([json.dumps(e) for e in evs])
+    assert bad == [] and ingest_events(store, valid)["errors"] == []
+    return [store.scalar("SELECT id FROM episodes WHERE speaker IS ? AND gist = ?", (who, text))
+            for who, text in lines]
+
+
+def test_a_named_speakers_own_words_rank_first(store):
+    ana, ben = _said(store, [
+        ("Ana Lima", "Ben, your pottery class sounds relaxing, I should try it"),
+        ("Ben", "I signed up for a pottery class, it is relaxing"),
+    ])
+    hits = recall(store, "what does Ben find relaxing about pottery", 2, touch=False, lessons=False)
+    assert ids(hits) == [ben, ana]
+    assert hits[0]["parts"]["speaker"] == 1.0 and hits[1]["parts"]["speaker"] == 0.0
+    assert ids(recall(store, "why did ana lima try pottery", 2, touch=False, lessons=False))[0] == ana
+    assert ids(recall(store, "what did Ana say about pottery", 2, touch=False, lessons=False))[0] == ana
+    plain = recall(store, "pottery relaxing", 2, touch=False, lessons=False)
+    assert all(h["parts"]["speaker"] == 0.0 for h in plain)  # nobody named: no speaker part
+    keyword = recall(store, "what does Ben find relaxing", 2, mode="keyword", touch=False, lessons=False)
+    assert all(h["parts"]["speaker"] == 0.0 for h in keyword)  # a hybrid-mode part only
+
+
+def test_which_speakers_a_query_names(store):
+    from remem.engine.recall import named_speakers
+
+    _said(store, [("Ana Lima", "hello"), ("Will", "hi"), ("Jo", "hey"), ("Mary Ann Lee", "yo")])
+    assert named_speakers(store, "what did ANA say") == ["Ana Lima"]
+    assert named_speakers(store, "what will break") == []  # a stop word is not a name
+    assert named_speakers(store, "jo said") == []  # two letters alone: too ambiguous
+    assert named_speakers(store, "when did mary ann lee move") == ["Mary Ann Lee"]
+    assert named_speakers(store, "anagram lima") == []  # whole words only
+    assert sorted(named_speakers(store, "did Ana and Mary talk")) == ["Ana Lima", "Mary Ann Lee"]
+
+
+def test_speakers_are_kept_per_episode_and_listed_once(store):
+    _said(store, [("  Ana   Lima ", "one"), ("Ana Lima", "two")])
+    assert store.scalar("SELECT count(*) FROM speakers") == 1
+    assert store.scalar("SELECT count(*) FROM episodes WHERE speaker = 'Ana Lima'") == 2
+    remember(store, "a note nobody said")
+    assert store.scalar("SELECT count(*) FROM episodes WHERE speaker IS NULL") == 1
+
+
+def test_top_k_with_a_named_speaker_equals_an_exhaustive_scan(store, big):
+    with store.write() as conn:  # every third memory was said by Ana
+        conn.execute("UPDATE episodes SET speaker = 'Ana' WHERE seq % 3 = 0")
+    wide = config.load()
+    wide["recall"].update(candidates=100_000, recent_candidates=100_000, max_candidates=100_000)
+    deep = config.load()
+    deep["recall"].update(max_candidates=100_000)
+    with clock.frozen("2026-06-01T00:00:00+00:00"):
+        for query in ("what did ana say about alpha tango", "ana kilo lima", "ana"):
+            a = recall(store, query, 5, cfg=deep, touch=False)
+            b = recall(store, query, 5, cfg=wide, touch=False)
+            assert ids(a) == ids(b), query
+            assert a[0]["parts"]["speaker"] == 1.0

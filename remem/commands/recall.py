@@ -65,12 +65,14 @@ def register(app: typer.Typer) -> None:
             print(f"{n}. {h['score']:.3f}  {_kind(h)}  {h['id'][:10]}  {short(h['title'] or h['text'], 56)}")
             flash = " (flashbulb)" if p.get("flashbulb") else ""
             print(f"   relevance {p['relevance']:.3f} (cosine {p['semantic']:.3f}, bm25 {p['keyword']:.3f}, "
-                  f"date {p['when']:.2f}) · recency {p['recency']:.3f}{flash} · "
+                  f"date {p['when']:.2f}, speaker {p.get('speaker', 0.0):.0f}) · "
+                  f"recency {p['recency']:.3f}{flash} · "
                   f"retention {p['strength']:.3f}")
         print(f"score = {rc['w_relevance']}·relevance + {rc['w_recency']}·recency + "
               f"{rc['w_strength']}·retention; relevance mixes cosine and BM25 "
               f"(semantic_weight {rc['semantic_weight']}) and a date the query names "
-              f"(date_weight {rc['date_weight']}); see docs/RECALL.md")
+              f"(date_weight {rc['date_weight']}) and a speaker it names "
+              f"(speaker_weight {rc['speaker_weight']}); see docs/RECALL.md")
 
 
 def _kind(hit: dict) -> str:

@@ -261,7 +261,7 @@ def _episode_fields(ev: dict[str, Any], kind: str, tags: list[str]) -> dict[str,
     # A correction is embedded from the person's words alone; everything else with its title.
     embed_text = gist if kind == "correction" and gist else f"{title}\n{gist}".strip()
     return {"id": episode_id(ev), "kind": kind, "title": title, "gist": gist, "detail": detail,
-            "tags": tags, "_embed": embed_text}
+            "tags": tags, "speaker": ev.get("speaker"), "_embed": embed_text}
 
 
 def _existing(store: Store, ids: list[str]) -> set[str]:

@@ -1,13 +1,15 @@
 """Recall: score memories against a query, return the best, touch what was returned.
 
     score     = w_rel·relevance + w_rec·recency + w_str·retention
-    relevance = (1 − d)·[s·cosine + (1 − s)·keyword] + d·when        (hybrid mode)
+    relevance = (1 − d − v)·[s·cosine + (1 − s)·keyword] + d·when + v·said   (hybrid mode)
     keyword   = BM25 (FTS5, stop words out of the query, column weights) / the best BM25
     when      = closeness of the memory's date to a date the query names (0 when none)
+    said      = 1 when the query names the memory's speaker ("what did Ana say about …")
     recency   = 2^(−age / half_life); 1 while a flashbulb memory is protected
     retention = max(min(strength, 2) / 2, 2·(importance − 0.5))
 
-s = `semantic_weight`, d = `date_weight` (only when the query names a date). Semantic mode uses
+s = `semantic_weight`, d = `date_weight` (only when the query names a date), v =
+`speaker_weight` (only when the query names someone who speaks in the store). Semantic mode uses
 the cosine alone, keyword mode the normalised BM25 alone. Importance above the neutral 0.5
 raises the floor of the retention part, flashbulb protection the floor of the recency part:
 neither lifts a memory that has nothing to do with the query. Why these choices, and the
@@ -21,49 +23,91 @@ SQLite for the full score, and text for the top k alone.
 
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
 from typing import Any, Iterable, Sequence
 
 from remem import config as config_mod
 from remem.engine import clock
 from remem.engine.embed import get_embedder
-from remem.engine.keywords import fts_query, fts_terms
+from remem.engine.keywords import STOP_WORDS, fts_query, fts_terms
 from remem.engine.query_dates import closeness, date_spans
 from remem.engine.store import EPISODE_KINDS, Store, chunks, normalise_tag
 
 MODES = ("hybrid", "semantic", "keyword")
+_WORDS = re.compile(r"\w+")
 MEMORY_TYPES = ("short_term", "long_term")
-def _common_terms_out(store: Store, terms: list[str], share: float) -> list[str]:
-    """Leave out terms found in more than `share` of the episodes (a big store only).
+def _common_terms_out(store: Store, terms: list[str], share: float,
+                      budget: int = 15_000) -> list[str]:
+    """Leave out the terms whose matches would cost more than they weigh (a big store only).
 
-    FTS5 scores every row a term matches, so a query with a word in half of 100,000 memories
-    costs ~40 ms; such a word adds little to BM25 (low IDF) and the cosine still hears it.
-    The rarest term always stays.
+    FTS5 scores every row a term matches (about 1 ms per 1,000 at 100,000 memories), and a
+    word found in many memories adds little to BM25 (low IDF) while the cosine still hears it.
+    So: terms in more than `share` of the episodes are out; of the rest, the rarest are kept
+    while their matches add up to at most `budget` rows. The rarest term always stays.
     """
     total = int(store.conn.execute("SELECT max(seq) FROM episodes").fetchone()[0] or 0)
     if total < 1000 or len(terms) < 2:
         return terms
-    counts = {t: _term_count(store, t, total) for t in terms}
-    kept = [t for t in terms if counts[t] <= share * total]
-    return kept or [min(terms, key=lambda t: counts[t])]
+    ceiling = max(1, min(int(share * total), int(budget)))
+    counts = {t: _term_count(store, t, total, ceiling) for t in terms}
+    by_rarity = sorted(terms, key=lambda t: counts[t])
+    kept, spent = [], 0
+    for term in by_rarity:
+        if counts[term] > ceiling or (kept and spent + counts[term] > budget):
+            break
+        kept.append(term)
+        spent += counts[term]
+    keep = set(kept or by_rarity[:1])
+    return [t for t in terms if t in keep]
 
 
-_term_counts: dict[tuple[str, str], tuple[int, int]] = {}
+_term_counts: dict[tuple[str, str], tuple[int, int, int]] = {}
 
 
-def _term_count(store: Store, term: str, total: int) -> int:
-    """How many episodes a term matches; a warm process reuses a count while the store has
-    grown or shrunk by less than 5 % (a share is all it is compared with)."""
+def _term_count(store: Store, term: str, total: int, ceiling: int) -> int:
+    """How many episodes a term matches, counted up to `ceiling` + 1 (past it, the exact
+    number does not matter and counting a word in most memories would cost ~25 ms). A warm
+    process reuses a count while the store has grown or shrunk by less than 5 %."""
     key = (str(store.path), term)
     hit = _term_counts.get(key)
-    if hit is not None and abs(total - hit[1]) <= 0.05 * hit[1]:
+    if hit is not None and abs(total - hit[1]) <= 0.05 * hit[1] and (hit[0] <= hit[2] or hit[2] >= ceiling):
         return hit[0]
     if len(_term_counts) > 50_000:
         _term_counts.clear()
-    count = int(store.conn.execute("SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?",
-                                   (f'"{term}"',)).fetchone()[0])
-    _term_counts[key] = (count, total)
+    count = int(store.conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ? LIMIT ?)",
+        (f'"{term}"', ceiling + 1)).fetchone()[0])
+    _term_counts[key] = (count, total, ceiling)
     return count
+
+
+def named_speakers(store: Store, query: str) -> list[str]:
+    """The store's speakers the query names, in any case: a name of several words as those
+    words in a row, or a name's first word alone, if it can only be a name (three letters or
+    more, not a stop word: a speaker called "Will" is not named by "what will break")."""
+    names = [r[0] for r in store.conn.execute("SELECT name FROM speakers LIMIT 5000")]
+    if not names:
+        return []
+    words = [w.lower() for w in _WORDS.findall(query)]
+    text = f" {' '.join(words)} "
+    out = []
+    for name in names:
+        parts = [w.lower() for w in _WORDS.findall(name)]
+        if not parts:
+            continue
+        first = parts[0]
+        alone = len(first) >= 3 and first not in STOP_WORDS and first in words
+        if alone or (len(parts) > 1 and f" {' '.join(parts)} " in text):
+            out.append(name)
+    return out
+
+
+def _spoken_by(store: Store, names: frozenset[str]) -> list[int]:
+    """Seqs of the episodes these speakers said (the partial speaker index answers alone)."""
+    marks = ",".join("?" * len(names))
+    return [r[0] for r in store.conn.execute(
+        f"SELECT seq FROM episodes WHERE speaker IN ({marks})", sorted(names))]
 
 
 class _Filters:
@@ -179,6 +223,8 @@ def recall(
     sw = sw if mode == "hybrid" else (1.0 if mode == "semantic" else 0.0)
     spans = date_spans(query) if mode == "hybrid" and float(rc.get("date_weight", 0)) > 0 else []
     dw = float(rc.get("date_weight", 0)) if spans else 0.0
+    said = named_speakers(store, query) if mode == "hybrid" and float(rc.get("speaker_weight", 0)) > 0 else []
+    vw = float(rc.get("speaker_weight", 0)) if said else 0.0
     pool_size = max(int(rc.get("candidates", 300)), 20 * k)
 
     embedder = get_embedder()
@@ -186,21 +232,21 @@ def recall(
 
     eligible = _eligible(store, flt) if flt.selective else None
 
-    # Semantic evidence: one product over the memory-mapped vectors of this space.
-    cache = cos = None
+    # Semantic evidence: one product over the memory-mapped vectors of this space, computed
+    # while the keyword query below runs.
+    cache = cos = pending = None
     if qvec is not None:
         from remem.engine import vectors
 
         cache = vectors.cache_for(store, embedder.space, embedder.dim)
-        cos = cache.scores(qvec)
-        if not len(cos):  # no vector in this space yet: keywords only
-            cache = cos = None
+        pending = cache.scores_later(qvec)
 
     match = fts_query(query) if sw < 1 else ""
     kw_raw: dict[int, float] = {}
     kw_floor = 0.0
     if match:
-        terms = _common_terms_out(store, fts_terms(query), float(rc.get("common_term_share", 0.2)))
+        terms = _common_terms_out(store, fts_terms(query), float(rc.get("common_term_share", 0.2)),
+                                  int(rc.get("keyword_budget", 15_000)))
         kw_raw, kw_floor = _keyword(store, " OR ".join(f'"{t}"' for t in terms), rc, eligible,
                                     pool_size * 8)
     lesson_kw: dict[int, float] = {}
@@ -208,8 +254,12 @@ def recall(
         lesson_kw = {int(r[0]): float(r[1]) for r in store.conn.execute(
             "SELECT rowid, -bm25(lessons_fts) FROM lessons_fts WHERE lessons_fts MATCH ?", (match,))}
     kw_max = max([*kw_raw.values(), *lesson_kw.values(), 0.0])
+    if pending is not None:
+        cos = pending.result()
+        if not len(cos):  # no vector in this space yet: keywords only
+            cache = cos = None
 
-    ctx = _Scoring(rc, sw, dw, spans)
+    ctx = _Scoring(rc, sw, dw, spans, vw, said)
     scored = _top_episodes(store, flt, ctx, rc, k, pool_size, cache, cos, eligible, kw_raw,
                            kw_max, kw_floor)
 
@@ -217,7 +267,7 @@ def recall(
         for lesson in _active_lessons(store, embedder.space, flt):
             semantic = max(0.0, float(lesson["vec"] @ qvec)) if (qvec is not None and lesson["vec"] is not None) else 0.0
             keyword = lesson_kw.get(lesson["seq"], 0.0) / kw_max if kw_max > 0 else 0.0
-            parts = ctx.parts(semantic, keyword, lesson["updated"], lesson["strength"], 0.5, None)
+            parts = ctx.parts(semantic, keyword, lesson["updated"], lesson["strength"], 0.5, None, None)
             scored.append((ctx.total(parts), -lesson["seq"], {"id": lesson["id"], "type": "lesson"}, parts))
 
     scored.sort(key=lambda t: (-t[0], -t[1]))
@@ -247,8 +297,11 @@ def _day_iso(day: date) -> str:
 class _Scoring:
     """The score of one memory from its evidence and its lifecycle fields."""
 
-    def __init__(self, rc: dict[str, Any], sw: float, dw: float, spans: list[tuple[date, date]]) -> None:
+    def __init__(self, rc: dict[str, Any], sw: float, dw: float, spans: list[tuple[date, date]],
+                 vw: float = 0.0, speakers: Sequence[str] = ()) -> None:
         self.sw, self.dw, self.spans = sw, dw, spans
+        self.vw, self.speakers = vw, frozenset(speakers)
+        self.mix = 1.0 - dw - vw  # the share of relevance left to cosine and BM25
         self.w_rel = float(rc["w_relevance"])
         self.w_rec = float(rc["w_recency"])
         self.w_str = float(rc["w_strength"])
@@ -257,16 +310,18 @@ class _Scoring:
         self.now = clock.now()
 
     def parts(self, semantic: float, keyword: float, at: str, strength: float,
-              importance: float, flash: str | None) -> dict[str, float]:
+              importance: float, flash: str | None, speaker: str | None) -> dict[str, float]:
         when = closeness(clock.parse(at), self.spans, self.date_half) if self.spans else 0.0
-        relevance = (1 - self.dw) * (self.sw * semantic + (1 - self.sw) * keyword) + self.dw * when
+        said = 1.0 if speaker in self.speakers else 0.0
+        relevance = (self.mix * (self.sw * semantic + (1 - self.sw) * keyword) + self.dw * when
+                     + self.vw * said)
         protected = bool(flash) and clock.parse(flash) > self.now
         recency = 1.0 if protected else 2.0 ** (-clock.days_between(at, self.now) / self.half)
         floor = min(1.0, max(0.0, 2.0 * (float(importance) - 0.5)))
         retention = max(min(float(strength), 2.0) / 2.0, floor)
         return {
             "relevance": relevance, "semantic": semantic, "keyword": keyword, "when": when,
-            "recency": recency, "strength": retention, "importance": float(importance),
+            "speaker": said, "recency": recency, "strength": retention, "importance": float(importance),
             "flashbulb": 1.0 if protected else 0.0,
         }
 
@@ -332,6 +387,9 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
     import numpy as np
 
     sw, dw = ctx.sw, ctx.dw
+    # base and its bounds are in units of the cosine/BM25 mix; a named speaker's share of
+    # relevance (v·said) is that many units: v / (1 − d − v).
+    said_bonus = ctx.vw / ctx.mix if ctx.vw else 0.0
     kwn = {s: v / kw_max for s, v in kw_raw.items()} if kw_max > 0 else {}
     kw_floor = kw_floor / kw_max if kw_max > 0 else 0.0
     kw_ranked = sorted(kwn, key=lambda q: -kwn[q])
@@ -349,6 +407,9 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
             slots = cache.slots_of(kw_ranked)
             hit = slots >= 0
             base[slots[hit]] += (1 - sw) * np.fromiter((kwn[q] for q in kw_ranked), dtype=np.float64)[hit]
+        if said_bonus:
+            slots = cache.slots_of(_spoken_by(store, ctx.speakers))
+            base[slots[slots >= 0]] += said_bonus
         live = int(np.isfinite(base).sum())
     now_iso = clock.iso(ctx.now)
     # Protected flashbulb memories: few, found by their partial index (with the filters in the
@@ -393,9 +454,9 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
             break
         if len(best) >= k:
             kw_n = kwn[kw_ranked[n]] if len(kw_ranked) > n else kw_floor
-            rel_bound = max(base_n + (1 - sw) * kw_floor, (1 - sw) * kw_n)
+            rel_bound = max(base_n + (1 - sw) * kw_floor, (1 - sw) * kw_n + said_bonus)
             rec_bound = 0.0 if len(recent) < r else 2.0 ** (-clock.days_between(recent[-1][1], ctx.now) / ctx.half)
-            bound = (ctx.w_rel * ((1 - dw) * rel_bound + dw * when_bound)
+            bound = (ctx.w_rel * (ctx.mix * rel_bound + dw * when_bound)
                      + ctx.w_rec * rec_bound + ctx.w_str)
             if best[-1][0] >= bound or n >= cap:
                 break
@@ -414,7 +475,7 @@ def _score_pool(store: Store, flt: _Filters, ctx: _Scoring, k: int, pool: list[i
     rows: list[tuple[Any, ...]] = []
     for chunk in chunks(pool, 900):
         rows += store.conn.execute(
-            f"SELECT seq, id, at, strength, importance, flashbulb_until FROM episodes "
+            f"SELECT seq, id, at, strength, importance, flashbulb_until, speaker FROM episodes "
             f"WHERE seq IN ({','.join('?' * len(chunk))}) AND {flt.sql}", [*chunk, *flt.params]
         ).fetchall()
     if not rows:
@@ -441,14 +502,15 @@ def _score_pool(store: Store, flt: _Filters, ctx: _Scoring, k: int, pool: list[i
     strength = np.fromiter((float(r[3]) for r in rows), dtype=np.float64, count=len(rows))
     importance = np.fromiter((float(r[4]) for r in rows), dtype=np.float64, count=len(rows))
     retention = np.maximum(np.minimum(strength, 2.0) / 2.0, np.clip(2.0 * (importance - 0.5), 0.0, 1.0))
-    relevance = (1 - ctx.dw) * (ctx.sw * sem + (1 - ctx.sw) * kw) + ctx.dw * when
+    said = np.fromiter((r[6] in ctx.speakers for r in rows), dtype=np.float64, count=len(rows))
+    relevance = ctx.mix * (ctx.sw * sem + (1 - ctx.sw) * kw) + ctx.dw * when + ctx.vw * said
     total = ctx.w_rel * relevance + ctx.w_rec * recency + ctx.w_str * retention
     best = np.lexsort((-seqs, -total))[:k]  # best score first; the newer memory on a tie
     out = []
     for i in best.tolist():
         parts = {
             "relevance": float(relevance[i]), "semantic": float(sem[i]), "keyword": float(kw[i]),
-            "when": float(when[i]), "recency": float(recency[i]), "strength": float(retention[i]),
+            "when": float(when[i]), "speaker": float(said[i]), "recency": float(recency[i]), "strength": float(retention[i]),
             "importance": float(importance[i]), "flashbulb": 1.0 if protected[i] else 0.0,
         }
         out.append((float(total[i]), int(seqs[i]), {"id": rows[i][1], "type": "episode"}, parts))

@@ -30,13 +30,14 @@ CONNECTION_TYPES = (
 MAX_TITLE = 300
 MAX_GIST = 4000
 MAX_DETAIL = 64_000
+MAX_SPEAKER = 200
 TRUNCATED = " …[truncated by remem]"
 
 EPISODE_COLUMNS = (
     "id", "session_id", "source", "cwd", "kind", "title", "gist", "detail", "at", "created",
     "strength", "recalls", "last_touched", "archived", "memory_type", "expires_at",
     "importance", "valence", "arousal", "flashbulb_until", "health", "content_hash",
-    "space", "embedding",
+    "space", "embedding", "speaker",
 )
 
 
@@ -231,8 +232,30 @@ def _m004_flashbulb_index(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m005_speakers(conn: sqlite3.Connection) -> None:
+    """Who said an episode (an event's `speaker`), and the names ever seen: recall ranks a
+    person's own words first when the query names them (docs/RECALL.md)."""
+    _run_script(
+        conn,
+        """
+        ALTER TABLE episodes ADD COLUMN speaker TEXT;
+        CREATE INDEX IF NOT EXISTS episodes_speaker ON episodes(speaker) WHERE speaker IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS speakers (name TEXT PRIMARY KEY) WITHOUT ROWID;
+        CREATE TRIGGER episodes_speaker_ai AFTER INSERT ON episodes WHEN new.speaker IS NOT NULL
+        BEGIN
+            INSERT OR IGNORE INTO speakers(name) VALUES (new.speaker);
+        END;
+        CREATE TRIGGER episodes_speaker_au AFTER UPDATE OF speaker ON episodes
+        WHEN new.speaker IS NOT NULL BEGIN
+            INSERT OR IGNORE INTO speakers(name) VALUES (new.speaker);
+        END;
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     _m001_initial, _m002_lifecycle_indexes, _m003_vector_changes, _m004_flashbulb_index,
+    _m005_speakers,
 ]
 
 
@@ -270,6 +293,7 @@ class Store:
         busy = BUSY_TIMEOUT_MS if busy_timeout_ms is None else int(busy_timeout_ms)
         self.path = Path(path) if path else paths.db_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._columns: tuple[str, ...] | None = None
         try:
             self.conn = sqlite3.connect(
                 str(self.path), timeout=busy / 1000, isolation_level=None,
@@ -396,16 +420,16 @@ class Store:
                         f"SELECT {', '.join(keep)} FROM episodes WHERE id = ?", (row["id"],)
                     ).fetchone()
                     row.update(dict(zip(keep, cur)))
-                    cols = [c for c in EPISODE_COLUMNS if c != "id"]
+                    cols = [c for c in self._episode_columns() if c != "id"]
                     conn.execute(
                         f"UPDATE episodes SET {', '.join(c + ' = ?' for c in cols)} WHERE id = ?",
                         [row[c] for c in cols] + [row["id"]],
                     )
                 else:
+                    cols = self._episode_columns()
                     conn.execute(
-                        f"INSERT INTO episodes ({', '.join(EPISODE_COLUMNS)}) "
-                        f"VALUES ({', '.join('?' for _ in EPISODE_COLUMNS)})",
-                        [row[c] for c in EPISODE_COLUMNS],
+                        f"INSERT INTO episodes ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+                        [row[c] for c in cols],
                     )
                     added += 1
                 for tag in ep.get("tags") or ():
@@ -414,6 +438,13 @@ class Store:
                         (row["id"], normalise_tag(tag)),
                     )
         return added
+
+    def _episode_columns(self) -> tuple[str, ...]:
+        """EPISODE_COLUMNS the file has (all of them, unless opened with migrate_upto)."""
+        if self._columns is None:
+            have = {r[1] for r in self.conn.execute("PRAGMA table_info(episodes)")}
+            self._columns = tuple(c for c in EPISODE_COLUMNS if c in have)
+        return self._columns
 
     def tags_of(self, memory_id: str) -> list[str]:
         return [r["tag"] for r in self.rows("SELECT tag FROM tags WHERE memory_id = ? ORDER BY tag", (memory_id,))]
@@ -519,6 +550,7 @@ def prepare_episode(ep: dict[str, Any], stamp: str | None = None) -> dict[str, A
         "content_hash": ep.get("content_hash") or content_hash(f"{title}\n{gist}\n{detail}"),
         "space": ep.get("space"),
         "embedding": ep.get("embedding"),
+        "speaker": " ".join(str(ep.get("speaker") or "").split())[:MAX_SPEAKER] or None,
     }
     return row
 

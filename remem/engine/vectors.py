@@ -268,6 +268,12 @@ class Snapshot:
         out[np.asarray(self.seqs) < 0] = -2.0
         return out
 
+    def scores_later(self, query: np.ndarray) -> "PendingScores":
+        """`scores` started on a worker thread: the product is memory-bound and releases the
+        GIL, so the caller's keyword query in SQLite (which releases it too) runs meanwhile.
+        A small cache is scored at once; a thread would cost more than it saves."""
+        return PendingScores(self, query, background=len(self) >= BACKGROUND_ROWS)
+
     def slots_of(self, seqs: np.ndarray | list[int]) -> np.ndarray:
         """The live slot of each seq, -1 where a seq has no vector in this space."""
         index = self._index
@@ -282,6 +288,37 @@ class Snapshot:
             return np.full(want.shape, -1, dtype=np.int64)
         pos = np.clip(np.searchsorted(ordered, want), 0, ordered.size - 1)
         return np.where(ordered[pos] == want, order[pos], -1)
+
+
+BACKGROUND_ROWS = 20_000  # below this a product takes under 2 ms
+
+
+class PendingScores:
+    """The cosines of one query, being computed; `result()` waits for them."""
+
+    def __init__(self, snapshot: Snapshot, query: np.ndarray, background: bool) -> None:
+        self._out: np.ndarray | None = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if background:
+            self._thread = threading.Thread(target=self._run, args=(snapshot, query), daemon=True)
+            self._thread.start()
+        else:
+            self._run(snapshot, query)
+
+    def _run(self, snapshot: Snapshot, query: np.ndarray) -> None:
+        try:
+            self._out = snapshot.scores(query)
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> np.ndarray:
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._out is not None
+        return self._out
 
 
 _caches: dict[tuple[str, str], VectorCache] = {}
