@@ -41,6 +41,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# The warm figures stand for remem's long-running processes, which keep BLAS to one thread
+# (remem/entry.py); this must be set before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 BASE = (
     "use uv not pip to install packages run the tests before committing the build failed "

@@ -45,6 +45,10 @@ def main() -> None:
             # Leave without interpreter teardown: closing the store's last connection would
             # checkpoint the WAL (~10 ms); the next writer does that instead.
             os._exit(code)
+    # One BLAS thread (unless the user chose otherwise): recall's one matrix-vector product
+    # runs beside a SQLite query on its own worker thread, and BLAS threads would contend
+    # with it and spin on a busy machine (bench/recall.py, docs/RECALL.md). Before numpy loads.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from remem.cli import run
 
     run()
