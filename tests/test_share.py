@@ -236,6 +236,45 @@ def test_a_candidate_that_means_the_same_as_our_own_lesson_is_activated(mems, fo
     assert listed[0]["corroboration"]["closest_own"]["cosine"] < 0.85
 
 
+def test_withdrawn_trust_sends_what_it_activated_back_to_candidate(mems, folder):
+    a, b, c = mems["A"], mems["B"], mems["C"]
+    add(a, GOOD)
+    add(c, GOOD)
+    add(a, "Prefer tabs over spaces in Makefiles")
+    add(c, "Prefer tabs over spaces in Makefiles")
+    a.sync(folder)
+    c.sync(folder)
+    b.sync(folder)
+    b.trust(a, c)
+    kept = b.by_hash("Prefer tabs over spaces in Makefiles")
+    share.accept(b.store, kept["id"], identity_dir=b.idir)  # the person's own choice
+    assert b.by_hash(GOOD)["status"] == "active"
+    rep = share.trust(b.store, c.origin, False, identity_dir=b.idir)
+    assert [d["id"] for d in rep["demoted"]] == [b.by_hash(GOOD)["id"]]
+    held = b.by_hash(GOOD)
+    assert held["status"] == "candidate" and held["note"].startswith("back to candidate: 1 trusted origin")
+    assert b.by_hash("Prefer tabs over spaces in Makefiles")["status"] == "active"  # accepted by hand
+    b.sync(folder)
+    assert b.by_hash(GOOD)["status"] == "candidate"  # a sync does not bring it back
+    assert share.trust(b.store, c.origin, identity_dir=b.idir)["activated"]  # trusting again does
+    assert b.by_hash(GOOD)["status"] == "active"
+    rep = share.forget_peer(b.store, a.origin, identity_dir=b.idir)  # forgetting withdraws too
+    assert [d["id"] for d in rep["demoted"]] == [b.by_hash(GOOD)["id"]]
+
+
+def test_a_lesson_activated_by_meaning_goes_back_when_its_voucher_is_untrusted(mems, folder):
+    a, b = mems["A"], mems["B"]
+    add(b, "Always run the full test suite before handing the work back")
+    add(a, GOOD)
+    a.sync(folder)
+    b.trust(a)
+    b.sync(folder)
+    assert b.by_hash(GOOD)["status"] == "active" and b.origin in b.by_hash(GOOD)["origins"]
+    share.trust(b.store, a.origin, False, identity_dir=b.idir)
+    held = b.by_hash(GOOD)
+    assert held["status"] == "candidate" and held["origins"] == [a.origin]  # no longer counted as ours
+
+
 def test_accept_confirms_back_and_reject_keeps_it_out(mems, folder):
     a, b = mems["A"], mems["B"]
     mine = add(a, GOOD)

@@ -135,10 +135,12 @@ def register(app: typer.Typer) -> None:
             return
         if forget:
             print(f"forgot {rep['origin']}; its next key.pub is pinned afresh (untrusted)")
-            return
-        print(f"{rep['origin']} {'trusted' if rep['trusted'] else 'no longer trusted'}")
-        for item in rep["activated"]:
+        else:
+            print(f"{rep['origin']} {'trusted' if rep['trusted'] else 'no longer trusted'}")
+        for item in rep.get("activated", []):
             print(f"activated {item['id']}: {item['why']}")
+        for item in rep["demoted"]:
+            print(f"{item['id']} {item['why']}")
 
     @share_app.command("peers")
     def peers(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:

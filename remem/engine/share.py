@@ -36,7 +36,7 @@ from remem.engine.store import Store, dumps
 
 VERSION = 1
 __all__ = [
-    "identity", "export_lessons", "receive", "write_confirmations", "sync", "activate", "trust",
+    "identity", "export_lessons", "receive", "write_confirmations", "sync", "activate", "demote", "trust",
     "forget_peer", "accept", "reject", "revoke", "candidates", "peers", "keys", "resolve_folder",
     "ShareError",
 ]
@@ -412,6 +412,10 @@ def _similar_local(store: Store, rows: list[dict[str, Any]], ours: str | None,
     return [(local[int(b)]["id"], float(sims[i, int(b)])) for i, b in enumerate(best)]
 
 
+ACTIVATED = "activated: "  # the note of a lesson activated by trust (demote() reads it)
+BY_MEANING = "means the same as your lesson "
+
+
 def activate(store: Store, *, identity_dir: Path | str | None = None, cfg: dict[str, Any] | None = None,
              embedder: Any = None) -> list[dict[str, Any]]:
     """Turn candidates that are now corroborated into active lessons; returns what changed."""
@@ -426,7 +430,7 @@ def activate(store: Store, *, identity_dir: Path | str | None = None, cfg: dict[
         vouched = _vouchers(row, ours) & trusted
         if len(vouched) >= 2:
             why = f"same lesson from {len(vouched)} trusted origins ({', '.join(sorted(vouched))})"
-            update_lesson(store, row["id"], status="active", note=f"activated: {why}")
+            update_lesson(store, row["id"], status="active", note=ACTIVATED + why)
             changed.append({"id": row["id"], "why": why})
         elif vouched:
             by_meaning.append(row)
@@ -437,10 +441,33 @@ def activate(store: Store, *, identity_dir: Path | str | None = None, cfg: dict[
             embedder = get_embedder()
         for row, match in zip(by_meaning, _similar_local(store, by_meaning, ours, embedder)):
             if match and match[1] >= cut:
-                why = f"means the same as your lesson {match[0]} (cosine {match[1]:.2f})"
+                why = f"{BY_MEANING}{match[0]} (cosine {match[1]:.2f})"
                 origins = list(row["origins"]) + ([ours] if ours and ours not in row["origins"] else [])
-                update_lesson(store, row["id"], status="active", origins=origins, note=f"activated: {why}")
+                update_lesson(store, row["id"], status="active", origins=origins, note=ACTIVATED + why)
                 changed.append({"id": row["id"], "why": why})
+    return changed
+
+
+def demote(store: Store, *, identity_dir: Path | str | None = None) -> list[dict[str, Any]]:
+    """Received lessons that trust made active and that trust no longer carries go back to
+    `candidate` (after `trust --off` or `--forget`). Lessons the person accepted by hand stay."""
+    ours = _our_origin(identity_dir)
+    trusted = _trusted(store)
+    changed: list[dict[str, Any]] = []
+    for row in list_lessons(store, statuses=("active",)):
+        note = row.get("note") or ""
+        if _is_own(row, ours) or not note.startswith(ACTIVATED):
+            continue
+        vouched = _vouchers(row, ours) & trusted
+        by_meaning = note.startswith(ACTIVATED + BY_MEANING)
+        if (by_meaning and vouched) or len(vouched) >= 2:
+            continue
+        # Activation by meaning counted us among its origins; that came with the trust.
+        origins = [o for o in row["origins"] if o != ours] if by_meaning else list(row["origins"])
+        why = (f"back to candidate: {len(vouched)} trusted origin{'s' if len(vouched) != 1 else ''} "
+               f"vouch for it now (was {note[len(ACTIVATED):]})")
+        update_lesson(store, row["id"], status="candidate", origins=origins, note=why[:500])
+        changed.append({"id": row["id"], "why": why})
     return changed
 
 

@@ -11,7 +11,8 @@ from typing import Any
 from remem.engine import clock, share_safety
 from remem.engine.lessons import get_lesson, lesson_hash, list_lessons, update_lesson
 from remem.engine.share import (VERSION, _cfg, _is_own, _our_origin, _root, _similar_local,
-                                _still_valid, _trusted, _vouchers, activate, write_confirmations)
+                                _still_valid, _trusted, _vouchers, activate, demote,
+                                write_confirmations)
 from remem.engine.files import write_atomic
 from remem.engine.share_files import doc_path, is_origin, remove
 from remem.engine.share_sign import ShareError, file_bytes, identity, public_line
@@ -34,25 +35,27 @@ def _peer_id(store: Store, origin: str) -> str:
 
 def trust(store: Store, origin: str, trusted: bool = True, *, identity_dir: Path | str | None = None,
           cfg: dict[str, Any] | None = None, embedder: Any = None) -> dict[str, Any]:
-    """Trust (or stop trusting) an origin; trusting re-checks its candidates for corroboration.
-
-    Lessons already active stay active when trust is withdrawn; reject them one by one.
-    """
+    """Trust (or stop trusting) an origin. Trusting re-checks the candidates for corroboration;
+    withdrawing trust sends back to `candidate` the lessons that trust alone kept active
+    (those accepted by hand stay)."""
     origin = _peer_id(store, origin)
     with store.write() as conn:
         conn.execute("INSERT OR IGNORE INTO peers (origin, public_key, trusted, first_seen) "
                      "VALUES (?, '', 0, ?)", (origin, clock.iso()))
         conn.execute("UPDATE peers SET trusted = ? WHERE origin = ?", (int(trusted), origin))
     activated = activate(store, identity_dir=identity_dir, cfg=cfg, embedder=embedder) if trusted else []
-    return {"origin": origin, "trusted": trusted, "activated": activated}
+    demoted = [] if trusted else demote(store, identity_dir=identity_dir)
+    return {"origin": origin, "trusted": trusted, "activated": activated, "demoted": demoted}
 
 
-def forget_peer(store: Store, origin: str) -> dict[str, Any]:
-    """Drop a peer's pinned key and trust (its lessons stay as they are)."""
+def forget_peer(store: Store, origin: str, *, identity_dir: Path | str | None = None) -> dict[str, Any]:
+    """Drop a peer's pinned key and trust; lessons that trust alone kept active go back to
+    `candidate`, as with `trust --off`."""
     origin = _peer_id(store, origin)
     with store.write() as conn:
         gone = conn.execute("DELETE FROM peers WHERE origin = ?", (origin,)).rowcount
-    return {"origin": origin, "forgotten": bool(gone)}
+    return {"origin": origin, "forgotten": bool(gone),
+            "demoted": demote(store, identity_dir=identity_dir)}
 
 
 def accept(store: Store, lesson_id: str, *, force: bool = False, identity_dir: Path | str | None = None,
