@@ -601,3 +601,27 @@ def test_two_homes_through_the_real_executable(remem_cli, tmp_path):
     assert [c["text"] for c in listed] == [GOOD] and listed[0]["origin_trusted"] is True
     bad = remem_cli("share", "revoke", listed[0]["id"], "--folder", str(folder), env=env["B"])
     assert bad.returncode == 1 and "only its author can revoke" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_second_sync_of_one_memory_waits_for_the_first(mems, folder):
+    import threading
+
+    from remem.engine.files import locked
+
+    a, b = mems["A"], mems["B"]
+    add(a, GOOD)
+    a.sync(folder)
+    results: list[dict] = []
+    with locked(Path(b.store.path).parent / "share.lock"):  # a sync of B is under way
+        def sync_b() -> None:
+            with Store(b.store.path) as store:
+                results.append(share.sync(store, folder, identity_dir=b.idir))
+
+        second = threading.Thread(target=sync_b)
+        second.start()
+        second.join(0.5)
+        assert second.is_alive() and not results  # waiting, not taking the lesson in beside it
+    second.join(30)
+    assert results and len(results[0]["receive"]["received"]) == 1
+    assert b.store.scalar("SELECT count(*) FROM lessons") == 1
+    assert len(b.sync(folder)["receive"]["received"]) == 0

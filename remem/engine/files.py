@@ -1,10 +1,13 @@
-"""Writing a file other processes read: whole or not at all (temp file + rename)."""
+"""Files other processes read or share: written whole or not at all (temp file + rename),
+and an exclusive lock between processes."""
 
 from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 
 def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False) -> bool:
@@ -36,3 +39,22 @@ def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False) -> bool:
             pass
         raise
     return True
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock (POSIX flock on `path`), waiting for it; the kernel
+    drops it when the holder's process ends, however it ends. A no-op where flock does not
+    exist."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(path, "a+b")
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        except ImportError:  # pragma: no cover - Windows
+            pass
+        yield
+    finally:
+        fh.close()

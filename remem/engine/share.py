@@ -27,7 +27,7 @@ from typing import Any, Iterable
 from remem.engine import clock, share_safety
 from remem.engine.lessons import (LESSON_KINDS, add_lesson, get_lesson, lesson_hash,
                                   list_lessons, update_lesson)
-from remem.engine.files import write_atomic
+from remem.engine.files import locked, write_atomic
 from remem.engine.share_files import (KEY_FILE, Problem, doc_path, is_hash,
                                       list_origins, parse_name, remove, scan_origin)
 from remem.engine.share_sign import (Identity, ShareError, file_bytes, identity, origin_of,
@@ -520,9 +520,12 @@ def sync(store: Store, folder: str | Path | None = None, *, identity_dir: Path |
     root = resolve_folder(folder, cfg)
     started = clock.iso()
     out = {"folder": str(root)}
-    out["export"] = export_lessons(store, root, identity_dir=identity_dir, cfg=cfg)
-    out["receive"] = receive(store, root, identity_dir=identity_dir, cfg=cfg, embedder=embedder)
-    out["confirmations"] = write_confirmations(store, root, identity_dir=identity_dir)
+    # One sync of a memory at a time (a scheduled one and a hand-run one would otherwise both
+    # take a new lesson in); the second waits, then finds nothing new.
+    with locked(Path(store.path).parent / "share.lock"):
+        out["export"] = export_lessons(store, root, identity_dir=identity_dir, cfg=cfg)
+        out["receive"] = receive(store, root, identity_dir=identity_dir, cfg=cfg, embedder=embedder)
+        out["confirmations"] = write_confirmations(store, root, identity_dir=identity_dir)
     out["origin"] = out["export"]["origin"]
     out["summary"] = summarise(out)
     with store.write() as conn:

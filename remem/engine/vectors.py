@@ -23,14 +23,14 @@ import json
 import os
 import threading
 import time
-from contextlib import contextmanager
 from hashlib import sha1
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from remem import paths
+from remem.engine.files import locked
 from remem.engine.store import Store
 
 VERSION = 1
@@ -43,23 +43,6 @@ _BATCH = 4096
 
 def _key(store: Store, space: str) -> str:
     return "episodes-" + sha1(f"{Path(store.path).resolve()}\x1f{space}".encode()).hexdigest()[:16]
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock (POSIX flock); a no-op where flock does not exist."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fh = open(path, "a+b")
-    try:
-        try:
-            import fcntl
-
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        except ImportError:  # pragma: no cover - Windows
-            pass
-        yield
-    finally:
-        fh.close()
 
 
 def _log_bounds(store: Store) -> tuple[int | None, int]:
@@ -134,7 +117,7 @@ class VectorCache:
         if disk is not None and int(disk["log_id"]) == hi:
             self._map(disk)
             return self
-        with _locked(self.lock_path):
+        with locked(self.lock_path):
             disk = self._read_manifest()  # another process may have synced meanwhile
             lo, hi = _log_bounds(self.store)
             # Rebuild when the log was pruned past this cache, or went backwards (the database
