@@ -1,7 +1,8 @@
 """What may leave this memory and what may enter it.
 
 `incoming(text)` lists the reasons a received lesson is quarantined: control or invisible
-characters, prompt-injection phrasing, secrets, URLs, shell pipelines, oversize text.
+characters, words disguised with look-alike letters of another script, prompt-injection
+phrasing, secrets, URLs, shell pipelines (read through look-alikes), oversize text.
 `outgoing(text)` lists the reasons a local lesson is withheld from export: everything
 `incoming` would flag (never publish a secret) plus environment-specific details (paths,
 hostnames, IP addresses, user names, e-mail addresses). Lessons are withheld rather than
@@ -111,10 +112,35 @@ _URLS_RE = _compile(_URLS)
 _SHELL_RE = _compile(_SHELL)
 
 
+# Cyrillic and Greek letters drawn like Latin ones: "іgnore рrevious" must read as what it
+# looks like. (Greek letters with no Latin twin, such as μ and π, are not here.)
+_LOOK_ALIKES = {
+    "а": "a", "в": "b", "е": "e", "ё": "e", "з": "3", "і": "i", "ї": "i", "ј": "j", "к": "k",
+    "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s",
+    "ԁ": "d", "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l", "А": "A", "В": "B", "Е": "E", "К": "K",
+    "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T", "У": "Y", "Х": "X", "І": "I",
+    "Ј": "J", "Ѕ": "S", "α": "a", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
+    "τ": "t", "υ": "u", "χ": "x", "Α": "A", "Β": "B", "Ε": "E", "Η": "H", "Ι": "I", "Κ": "K",
+    "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "Ζ": "Z",
+}
+_SKELETON = str.maketrans(_LOOK_ALIKES)
+_WORD = re.compile(r"\w+")
+
+
 def _folded(text: str) -> str:
-    """NFKC (full-width and compatibility letters become plain), invisible characters removed."""
-    norm = unicodedata.normalize("NFKC", text)
+    """NFKC (full-width and compatibility letters become plain), look-alike letters as the
+    Latin ones they imitate, invisible characters removed."""
+    norm = unicodedata.normalize("NFKC", text).translate(_SKELETON)
     return "".join(ch for ch in norm if not _bad_char(ch) or ch in "\n\t")
+
+
+def _disguised(text: str) -> list[str]:
+    """Words that mix Latin letters with look-alikes from another script ("pаypal")."""
+    found = []
+    for word in _WORD.findall(unicodedata.normalize("NFKC", text)):
+        if any(ch in _LOOK_ALIKES for ch in word) and any("a" <= ch.lower() <= "z" for ch in word):
+            found.append(word)
+    return list(dict.fromkeys(found))
 
 
 def incoming(text: str) -> list[str]:
@@ -125,6 +151,9 @@ def incoming(text: str) -> list[str]:
     bad = sorted({f"U+{ord(ch):04X}" for ch in text if _bad_char(ch)})
     if bad:
         reasons.append(f"control or invisible characters ({', '.join(bad[:5])})")
+    disguised = _disguised(text)
+    if disguised:
+        reasons.append(f"look-alike letters from another script inside a word ({', '.join(disguised[:3])})")
     plain = _folded(text)
     spaced = " ".join(plain.split())
     for table in (_INJECTION_RE, _SECRETS_RE, _SECRETS_RE_I, _URLS_RE, _SHELL_RE):
