@@ -96,3 +96,57 @@ def test_cli_export_to_stdout_and_import(remem_cli, tmp_path, home):
     missing = remem_cli("import", str(tmp_path / "nope.jsonl"))
     assert missing.returncode == 1 and "check the path" in missing.stderr
     assert remem_cli("backup", "--json").json()["backup"].startswith(str(home))
+
+
+def test_restore_refuses_while_a_server_has_the_memory_open(home, tmp_path, remem_cli):
+    """A real `remem serve` over stdio holds the memory; restore says so and changes nothing,
+    then succeeds once the server has gone."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from remem.engine.files import InUse, sole_user
+
+    with Store() as live:
+        remember(live, "kept in the backup")
+        saved = backup_mod.backup(live, tmp_path / "b.db")
+        remember(live, "written after the backup")
+    server = subprocess.Popen([sys.executable, "-m", "remem", "serve", "--no-tasks", "--no-warm"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # until the server holds the memory
+            try:
+                with sole_user(home / "memory.db"):
+                    pass
+            except InUse:
+                break
+            assert server.poll() is None and time.monotonic() < deadline, server.stderr.read()
+            time.sleep(0.1)
+        refused = remem_cli("restore", str(saved), "--yes")
+        assert refused.returncode == 1
+        assert "open in `remem serve`" in refused.stderr and "close them" in refused.stderr
+        with Store() as live:
+            assert live.scalar("SELECT count(*) FROM episodes") == 2  # nothing replaced
+    finally:
+        server.stdin.close()  # end of input: the stdio server stops
+        server.wait(30)
+    assert remem_cli("restore", str(saved), "--yes").returncode == 0
+    with Store() as restored:
+        assert restored.scalar("SELECT count(*) FROM episodes") == 1
+
+
+def test_many_long_running_processes_may_hold_a_memory_at_once(home):
+    from remem.engine.files import InUse, in_use, sole_user
+
+    db = home / "memory.db"
+    with in_use(db), in_use(db):  # a server and a TUI together
+        try:
+            with sole_user(db):
+                raise AssertionError("restore got the memory while it was in use")
+        except InUse:
+            pass
+    with sole_user(db):
+        pass

@@ -38,4 +38,8 @@ def register(app: typer.Typer) -> None:
         port = port or int(cfg["port"])
         print(f"remem proxy on http://{host}:{port} -> {upstream} (memory {'on' if inject else 'off'}, "
               f"recording {'on' if record else 'off'})", flush=True)
-        serve(upstream, host=host, port=port, style=style, inject=inject, record=record)
+        from remem import paths
+        from remem.engine.files import in_use
+
+        with in_use(paths.db_path()):  # `remem restore` refuses while the proxy runs
+            serve(upstream, host=host, port=port, style=style, inject=inject, record=record)

@@ -29,6 +29,9 @@ def register(app: typer.Typer) -> None:
         from remem import config
         from remem.engine.store import Store
 
+        from remem import paths
+        from remem.engine.files import in_use
+
         cfg = config.load()
         Store().close()  # a damaged or foreign memory.db: one line naming the fix, before serving
         if not http:
@@ -36,7 +39,8 @@ def register(app: typer.Typer) -> None:
                 raise ValueError("--host and --port go with --http; plain `remem serve` speaks stdio")
             from remem.server import serve_stdio
 
-            serve_stdio(tasks=not no_tasks, warm=not no_warm)
+            with in_use(paths.db_path()):  # `remem restore` waits for this to end
+                serve_stdio(tasks=not no_tasks, warm=not no_warm)
             return
         from remem.server_http import check_bind, check_port, resolve_token
 
@@ -49,7 +53,8 @@ def register(app: typer.Typer) -> None:
         check_port(host, port)
         from remem.server_http import serve_http
 
-        serve_http(host=host, port=port, token=token, tasks=not no_tasks, warm=not no_warm)
+        with in_use(paths.db_path()):
+            serve_http(host=host, port=port, token=token, tasks=not no_tasks, warm=not no_warm)
 
     @app.command()
     def tools(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:

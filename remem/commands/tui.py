@@ -19,6 +19,9 @@ def register(app: typer.Typer) -> None:
             # Without a terminal the app would wait for keys that never come.
             raise ValueError("remem tui needs a terminal; for scripts use `remem list`, `remem lessons list` "
                              "or `remem status` (each with --json)")
+        from remem import paths
+        from remem.engine.files import in_use
         from remem.tui import run
 
-        run()
+        with in_use(paths.db_path()):  # `remem restore` refuses while the TUI is open
+            run()

@@ -16,6 +16,7 @@ from typing import Any, Iterator, TextIO
 
 from remem import paths
 from remem.engine import clock
+from remem.engine.files import sole_user
 from remem.engine.store import MIGRATIONS, Store
 
 EXPORT_VERSION = 1
@@ -95,15 +96,17 @@ def restore(backup_path: Path | str, dest: Path | str | None = None) -> Path:
         if result != "ok":
             raise ValueError(f"{src} fails its integrity check ({result}); pick another backup")
     dest = Path(dest) if dest else paths.db_path()
-    if dest.exists():
-        with Store(dest) as live:
-            backup(live, dest.with_name(dest.name + ".before-restore"))
-        for suffix in ("-wal", "-shm"):
-            Path(str(dest) + suffix).unlink(missing_ok=True)
-    with Store(src) as source:
-        _copy(source.conn, dest, ".restoring")
-    # Derived caches (memory-mapped vectors) describe the old database: drop them.
-    shutil.rmtree(paths.vectors_dir(), ignore_errors=True)
+    # A server or TUI would keep writing to the replaced file's open pages: refuse while one runs.
+    with sole_user(dest):
+        if dest.exists():
+            with Store(dest) as live:
+                backup(live, dest.with_name(dest.name + ".before-restore"))
+            for suffix in ("-wal", "-shm"):
+                Path(str(dest) + suffix).unlink(missing_ok=True)
+        with Store(src) as source:
+            _copy(source.conn, dest, ".restoring")
+        # Derived caches (memory-mapped vectors) describe the old database: drop them.
+        shutil.rmtree(paths.vectors_dir(), ignore_errors=True)
     return dest
 
 
