@@ -44,22 +44,35 @@ def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False) -> bool:
 
 
 @contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock (POSIX flock on `path`), waiting for it; the kernel
-    drops it when the holder's process ends, however it ends. A no-op where flock does not
-    exist."""
+def _flock(path: Path, how: str, wait: bool = True) -> Iterator[bool]:
+    """Hold an advisory flock on `path` ("exclusive" or "shared") for the block; yields False
+    instead of waiting when `wait` is off and another holds a conflicting one. The kernel
+    drops it when the holder's process ends, however it ends. Where flock does not exist
+    (Windows) nothing is locked and True is yielded."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fh = open(path, "a+b")
     try:
         try:
             import fcntl
-
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         except ImportError:  # pragma: no cover - Windows
-            pass
-        yield
+            yield True
+            return
+        mode = fcntl.LOCK_EX if how == "exclusive" else fcntl.LOCK_SH
+        try:
+            fcntl.flock(fh.fileno(), mode if wait else mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
     finally:
         fh.close()
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path` for the block, waiting for it."""
+    with _flock(path, "exclusive"):
+        yield
 
 
 def in_use_path(db: Path) -> Path:
@@ -69,22 +82,11 @@ def in_use_path(db: Path) -> Path:
 
 @contextmanager
 def in_use(db: Path) -> Iterator[None]:
-    """Mark the memory `db` in use for the block (a shared flock: any number of servers, TUIs
+    """Mark the memory `db` in use for the block (a shared lock: any number of servers, TUIs
     and proxies at once); `sole_user` refuses while one is held. Waits only while a restore
     holds it exclusively."""
-    path = in_use_path(Path(db))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fh = open(path, "a+b")
-    try:
-        try:
-            import fcntl
-
-            fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
-        except ImportError:  # pragma: no cover - Windows
-            pass
+    with _flock(in_use_path(Path(db)), "shared"):
         yield
-    finally:
-        fh.close()
 
 
 class InUse(RememError):
@@ -95,20 +97,8 @@ class InUse(RememError):
 def sole_user(db: Path) -> Iterator[None]:
     """Hold the memory `db` exclusively for the block, or raise InUse at once if a server,
     TUI or proxy has it open."""
-    path = in_use_path(Path(db))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fh = open(path, "a+b")
-    try:
-        try:
-            import fcntl
-
-            try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                raise InUse(f"{db} is open in `remem serve`, `remem tui` or `remem proxy`; "
-                            "close them, then run this again") from None
-        except ImportError:  # pragma: no cover - Windows
-            pass
+    with _flock(in_use_path(Path(db)), "exclusive", wait=False) as held:
+        if not held:
+            raise InUse(f"{db} is open in `remem serve`, `remem tui` or `remem proxy`; "
+                        "close them, then run this again")
         yield
-    finally:
-        fh.close()
