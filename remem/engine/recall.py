@@ -35,8 +35,10 @@ from remem.engine.query_dates import closeness, date_spans
 from remem.engine.store import EPISODE_KINDS, Store, chunks, normalise_tag
 
 MODES = ("hybrid", "semantic", "keyword")
-_WORDS = re.compile(r"\w+")
 MEMORY_TYPES = ("short_term", "long_term")
+_WORDS = re.compile(r"\w+")
+
+
 def _common_terms_out(store: Store, terms: list[str], share: float,
                       budget: int = 15_000) -> list[str]:
     """Leave out the terms whose matches would cost more than they weigh (a big store only).
