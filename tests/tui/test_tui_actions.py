@@ -133,6 +133,20 @@ async def test_search_uses_recall_and_shows_parts(demo_home):
         assert not pane.hits
 
 
+async def test_the_detail_says_who_said_a_memory(demo_home):
+    with Store() as store:
+        store.put_episodes([{"id": "said1", "kind": "note", "title": "Ana: ship on Fridays",
+                             "gist": "ship on Fridays", "speaker": "Ana Lima",
+                             "at": "2099-01-01T00:00:00+00:00"}])
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("2")
+        await _select_episode(pilot, "said1")
+        assert "said by Ana Lima" in str(app.query_one("#episode-detail-text").render())
+        await _select_episode(pilot, "e10")
+        assert "said by" not in str(app.query_one("#episode-detail-text").render())
+
+
 async def test_lesson_edit_veto_and_merge(demo_home):
     app = _app()
     async with app.run_test(size=(120, 36)) as pilot:

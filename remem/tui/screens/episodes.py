@@ -137,7 +137,8 @@ class EpisodesPane(Pane):
             + (f" · flashbulb until {row['flashbulb_until'][:10]}" if row.get("flashbulb_until") else "")
             + (f" · expires {row['expires_at'][:16]}" if row.get("expires_at") else ""),
             f"tags: {', '.join(row['tags']) or '-'}",
-            f"session: {row['session_id'] or '-'} ({row['source'] or '-'})",
+            f"session: {row['session_id'] or '-'} ({row['source'] or '-'})"
+            + (f" · said by {row['speaker']}" if row.get("speaker") else ""),
             f"project: {row['cwd'] or '-'}",
             "archived" if row["archived"] else "",
         ]
