@@ -380,3 +380,35 @@ def test_cli_lessons_edit_opens_the_editor(store, remem_cli):
     result = remem_cli("lessons", "edit", lesson["id"], env={"EDITOR": "sed -i s/pip/pip3/", "VISUAL": ""})
     assert result.returncode == 0, result.stderr
     assert store.one("SELECT text FROM lessons WHERE id = ?", (lesson["id"],))["text"] == "use uv, not pip3"
+
+
+def test_a_sleep_killed_between_lesson_batches_is_finished_by_the_next_without_duplicates(store, monkeypatch):
+    """Lessons are written a batch at a time; a crash after the first batch loses nothing and
+    learns nothing twice."""
+    from remem.engine import lessons_pass
+
+    topics = ["use uv, not pip, to install packages", "run the tests before committing",
+              "keep commits small", "format the code with ruff", "never push straight to main",
+              "write the changelog entry"]
+    ids = [f"c{n}" for n in range(len(topics))]
+    with clock.frozen(_at(48)):
+        store.put_episodes([episode(i, "correction", t, hours=n) for n, (i, t) in enumerate(zip(ids, topics))])
+    monkeypatch.setattr(lessons_pass, "WRITE_BATCH", 2)
+    real_chunks = lessons_pass.chunks
+
+    def crash_after_first(items, size):
+        for n, batch in enumerate(real_chunks(items, size)):
+            if n == 1:
+                raise KeyboardInterrupt("killed mid-pass")
+            yield batch
+
+    monkeypatch.setattr(lessons_pass, "chunks", crash_after_first)
+    with clock.frozen(_at(49)), pytest.raises(KeyboardInterrupt):
+        run(store)
+    assert len(lessons(store)) == 2  # the first batch is whole and kept
+    monkeypatch.setattr(lessons_pass, "chunks", real_chunks)
+    with clock.frozen(_at(50)):
+        run(store)
+    found = lessons(store)
+    assert len(found) == len(topics)
+    assert sorted(s for lesson in found for s in lesson["sources"]) == ids  # each episode once

@@ -23,10 +23,12 @@ from remem.engine.consolidate import (
 )
 from remem.engine.embed import to_blob
 from remem.engine.lessons import lesson_hash
-from remem.engine.store import Store, dumps, loads_list, new_id, stable_id
+from remem.engine.store import Store, chunks, dumps, loads_list, new_id, stable_id
 
 if TYPE_CHECKING:
     from remem.engine.sleep import Context, Progress
+
+WRITE_BATCH = 250  # lessons per write transaction (a hook waits for at most one)
 
 
 def _progress(*args: Any) -> "Progress":
@@ -203,24 +205,32 @@ def _write_groups(
         })
     vecs = ctx.embedder.encode([r["text"] for r in new_rows]) if new_rows else []
     space = ctx.embedder.space
-    with store.write() as conn:
-        for row, vec in zip(new_rows, vecs):
-            row["space"], row["embedding"] = space, to_blob(vec)
-            cols = list(row)
-            conn.execute(
-                f"INSERT INTO lessons ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                [row[c] for c in cols],
-            )
-        for g in grown:
-            orig = originals[g.lesson_id]  # type: ignore[index]
-            sources = list(orig["sources"]) + [m for m in g.added if m not in orig["sources"]]
-            cwds = [rows[index[m]]["cwd"] for m in sources if m in index]
-            conn.execute(
-                "UPDATE lessons SET sources = ?, seen = ?, strength = strength + ?, cwd = ?, "
-                "updated = ? WHERE id = ?",
-                (dumps(sources), len(sources), float(len(g.added)), _common_cwd(cwds), stamp,
-                 g.lesson_id),
-            )
+    for row, vec in zip(new_rows, vecs):
+        row["space"], row["embedding"] = space, to_blob(vec)
+    # In batches: a first sleep over a large history makes thousands of lessons, and one
+    # transaction for all of them kept hooks out of the store for over a second. Each batch
+    # is whole; after a crash between batches, the next run skips the episodes already in a
+    # lesson's sources, so nothing is learned twice.
+    for batch in chunks(new_rows, WRITE_BATCH):
+        with store.write() as conn:
+            for row in batch:
+                cols = list(row)
+                conn.execute(
+                    f"INSERT INTO lessons ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+                    [row[c] for c in cols],
+                )
+    for batch in chunks(grown, WRITE_BATCH):
+        with store.write() as conn:
+            for g in batch:
+                orig = originals[g.lesson_id]  # type: ignore[index]
+                sources = list(orig["sources"]) + [m for m in g.added if m not in orig["sources"]]
+                cwds = [rows[index[m]]["cwd"] for m in sources if m in index]
+                conn.execute(
+                    "UPDATE lessons SET sources = ?, seen = ?, strength = strength + ?, cwd = ?, "
+                    "updated = ? WHERE id = ?",
+                    (dumps(sources), len(sources), float(len(g.added)), _common_cwd(cwds), stamp,
+                     g.lesson_id),
+                )
     ctx.events["learned"] += [r["id"] for r in new_rows]
     ctx.events["grew"] += [g.lesson_id for g in grown]
     ctx.changed_lessons.update(r["id"] for r in new_rows)
