@@ -464,8 +464,9 @@ def demote(store: Store, *, identity_dir: Path | str | None = None) -> list[dict
             continue
         # Activation by meaning counted us among its origins; that came with the trust.
         origins = [o for o in row["origins"] if o != ours] if by_meaning else list(row["origins"])
-        why = (f"back to candidate: {len(vouched)} trusted origin{'s' if len(vouched) != 1 else ''} "
-               f"vouch for it now (was {note[len(ACTIVATED):]})")
+        one = len(vouched) == 1
+        why = (f"back to candidate: {len(vouched)} trusted origin{'' if one else 's'} "
+               f"vouch{'es' if one else ''} for it now (was {note[len(ACTIVATED):]})")
         update_lesson(store, row["id"], status="candidate", origins=origins, note=why[:500])
         changed.append({"id": row["id"], "why": why})
     return changed
