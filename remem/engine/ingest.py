@@ -272,24 +272,14 @@ def _files_under(folder: Path, source: str | None) -> list[Path]:
 def _default_files() -> list[tuple[Path, str]]:
     from remem.engine.transcripts import project_files
 
+    from remem.engine.codex import find_rollouts
+
     found = [(p, "claude-code") for p in project_files()]
-    codex = _optional("codex")
-    if codex is not None and hasattr(codex, "find_rollouts"):
-        try:
-            found.extend((p, "codex") for p in codex.find_rollouts())
-        except OSError:
-            pass
-    return found
-
-
-def _optional(name: str) -> Any:
-    """Another source's module, if this install has it."""
-    import importlib
-
     try:
-        return importlib.import_module(f"remem.engine.{name}")
-    except ImportError:
-        return None
+        found.extend((p, "codex") for p in find_rollouts())
+    except OSError:
+        pass
+    return found
 
 
 def _recorded(store: Store, path: str) -> dict[str, Any] | None:
@@ -302,26 +292,23 @@ def _parse(path: Path, source: str) -> list[Session]:
 
         return [parse_file(path)]
     if source == "codex":
-        codex = _optional("codex")
-        if codex is None:
-            raise ValueError(f"{path}: Codex rollouts cannot be read by this install")
-        return [codex.parse_rollout(path)]
+        from remem.engine.codex import parse_rollout
+
+        return [parse_rollout(path)]
     if source == "chats":
-        chats = _optional("chats")
-        if chats is None:
-            raise ValueError(f"{path}: chat exports cannot be read by this install")
-        return list(chats.parse_chats(path))
+        from remem.engine.chats import parse_chats
+
+        return list(parse_chats(path))
     raise ValueError(f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
 
 
 def _add_events(summary: dict[str, Any], result: Any) -> None:
-    """Fold an events summary (whatever keys it carries) into ours."""
-    if not isinstance(result, dict):
-        return
+    """Fold an events summary (of a file, or of the inbox, whose unfinished files are
+    `waiting`) into ours."""
     summary["files"] += int(result.get("files", 1) or 0)
     summary["skipped"] += int(result.get("skipped", result.get("waiting", 0)) or 0)
-    summary["episodes"] += int(result.get("episodes", result.get("added", 0)) or 0)
-    summary["malformed_lines"] += int(result.get("malformed_lines", result.get("malformed", 0)) or 0)
+    summary["episodes"] += int(result.get("episodes", 0) or 0)
+    summary["malformed_lines"] += int(result.get("malformed_lines", 0) or 0)
     summary["sessions"] += int(result.get("sessions", 0) or 0)
     _merge_counts(summary, result.get("by_kind") or {})
     errs = result.get("errors") or []
@@ -332,10 +319,9 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
                 cfg: dict[str, Any], embedder: Any = None) -> None:
     """Read one file into the store unless its mtime and size are unchanged."""
     if source == "events":
-        events = _optional("events")
-        if events is None:
-            raise ValueError(f"{path}: event files cannot be read by this install")
-        _add_events(summary, events.ingest_events_file(store, path))
+        from remem.engine.events import ingest_events_file
+
+        _add_events(summary, ingest_events_file(store, path))
         return
     st = path.stat()
     key = f"{path}#0" if source == "chats" else str(path)
@@ -414,20 +400,19 @@ def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source
         if progress is not None:
             progress(done, total, str(path))
     if inbox:
-        events = _optional("events")
-        if events is not None and hasattr(events, "ingest_inbox"):
-            try:
-                _add_events(summary, events.ingest_inbox(store))
-            except Exception as exc:
-                summary["errors"].append(f"inbox: {exc}")
+        from remem.engine.events import ingest_inbox
+
+        try:
+            _add_events(summary, ingest_inbox(store))
+        except Exception as exc:
+            summary["errors"].append(f"inbox: {exc}")
     return summary
 
 
 def ingest_events(store: Store, path: str | Path) -> dict[str, Any]:
     """`remem ingest --events FILE`: the open event format, through the events module."""
+    from remem.engine.events import ingest_events_file
+
     summary = _empty_summary()
-    events = _optional("events")
-    if events is None:
-        raise ValueError("this install cannot read event files yet; upgrade remem")
-    _add_events(summary, events.ingest_events_file(store, Path(path)))
+    _add_events(summary, ingest_events_file(store, Path(path)))
     return summary

@@ -143,13 +143,8 @@ def draft(kind: str, episodes: Sequence[dict[str, Any]], representative: int = 0
 
 def reword(text: str, kind: str, episodes: Sequence[dict[str, Any]]) -> str | None:
     """A local model's rewording of a lesson, or None (no model, a failure, or a bad answer)."""
-    try:
-        from remem.engine import llm
-    except ImportError:
-        return None
-    complete = getattr(llm, "complete", None)
-    if complete is None:
-        return None
+    from remem.engine.llm import complete
+
     quotes = "\n".join(f"- {_clip(person_words(e), 300)}" for e in episodes[:5])
     prompt = (
         "Rewrite this lesson for a coding agent as one short imperative sentence "

@@ -14,7 +14,6 @@ The last event of a run has pass_name "sleep" and carries the run's summary in `
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import shutil
@@ -285,13 +284,6 @@ def _describe(name: str, counts: dict[str, Any]) -> str:
     return ", ".join(parts) or "nothing to do"
 
 
-def _optional(module: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        return None
-
-
 # --------------------------------------------------------------------------- embed
 
 def episode_text(row: dict[str, Any]) -> str:
@@ -347,32 +339,17 @@ def _pass_embed(ctx: Context) -> Iterator[Progress]:
 
 # --------------------------------------------------------------------------- expire, decay
 
-def _lifecycle() -> Any:
-    return _optional("remem.engine.lifecycle")
-
-
-def _jsonable(value: Any) -> Any:
-    try:
-        json.dumps(value)
-        return value
-    except (TypeError, ValueError):
-        return json.loads(json.dumps(value, default=str))
-
-
 def _pass_expire(ctx: Context) -> Iterator[Progress]:
     """The due lifecycle tasks (expire short-term, importance decay, forgetting, cleanup)."""
-    life = _lifecycle()
-    fn = getattr(life, "run_due_tasks", None) if life else None
+    from remem.engine import lifecycle
+
     yield Progress("expire", 0, 1, "due lifecycle tasks")
-    if fn is None:
-        ctx.counts["expire"] = {"skipped": 1}
-        return
     # Consolidation and connection discovery are this sleep's own passes.
     here = {
         "consolidate": lambda store: {"in": "sleep lessons pass"},
         "discover_connections": lambda store: {"in": "sleep connect pass"},
     }
-    report = fn(ctx.store, cfg=ctx.cfg, registry=here)
+    report = lifecycle.run_due_tasks(ctx.store, cfg=ctx.cfg, registry=here)
     counts: dict[str, Any] = {"ran": 0}
     for name, info in (report or {}).items():
         if isinstance(info, dict) and info.get("ran") and name not in here:
@@ -382,21 +359,17 @@ def _pass_expire(ctx: Context) -> Iterator[Progress]:
                 for key, value in result.items():
                     if isinstance(value, (int, float)):
                         counts[key] = counts.get(key, 0) + value
-    ctx.counts["expire"] = _jsonable(counts)
+    ctx.counts["expire"] = counts
     ctx.faded += int(counts.get("archived", 0))
     yield Progress("expire", 1, 1, "done")
 
 
 def _pass_decay(ctx: Context) -> Iterator[Progress]:
     """strength × 2^(−days since touch / 45); archived below the cut (flashbulb exempt)."""
-    life = _lifecycle()
-    fn = getattr(life, "strength_decay", None) if life else None
+    from remem.engine import lifecycle
+
     yield Progress("decay", 0, 1, "strength decay")
-    if fn is None:
-        ctx.counts["decay"] = {"skipped": 1}
-        return
-    result = fn(ctx.store, ctx.cfg)
-    counts = _jsonable(result) if isinstance(result, dict) else {"result": str(result)}
+    counts = lifecycle.strength_decay(ctx.store, ctx.cfg)
     ctx.counts["decay"] = counts
     ctx.faded += int(counts.get("archived", 0) or 0)
     yield Progress("decay", 1, 1, "done")
@@ -459,12 +432,9 @@ def _last_summary_value(store: Store, key: str) -> Any:
 
 def _pass_connect(ctx: Context) -> Iterator[Progress]:
     """Typed similar_to edges for memories made since the last connect pass."""
-    graph = _optional("remem.engine.graph")
-    discover = getattr(graph, "discover_all", None) if graph else None
+    from remem.engine.graph import discover_all
+
     yield Progress("connect", 0, 1, "discovering connections")
-    if discover is None:
-        ctx.counts["connect"] = {"skipped": 1}
-        return
     store = ctx.store
     since = _last_summary_value(store, "connected_until")
     ctx.connected_until = clock.iso()
@@ -484,10 +454,9 @@ def _pass_connect(ctx: Context) -> Iterator[Progress]:
         ctx.counts["connect"] = {"would_scan": min(todo, cap) if cap else todo}
         return
     steps: list[tuple[int, int, str]] = []
-    result = discover(store, progress=lambda d, t, m: steps.append((d, t, m)), since=since, cfg=ctx.cfg)
+    counts = discover_all(store, progress=lambda d, t, m: steps.append((d, t, m)), since=since, cfg=ctx.cfg)
     for done, total, message in steps[-1:]:
         yield Progress("connect", done, total, message)
-    counts = _jsonable(result) if isinstance(result, dict) else {"result": str(result)}
     if skipped:
         counts["older_not_scanned"] = skipped
     ctx.counts["connect"] = counts
