@@ -23,6 +23,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import pct  # noqa: E402
+
 TOOLS = ["pytest", "npm", "docker", "git", "cargo", "pip", "uv", "make", "terraform", "kubectl",
          "psql", "redis-cli", "webpack", "eslint", "mypy", "ruff", "go test", "gradle", "poetry", "bazel"]
 ACTIONS = ["run", "install", "build", "deploy", "migrate", "format", "lint", "release", "debug", "profile"]
@@ -114,11 +117,6 @@ def timed(argv: list[str], payload: str | None, env: dict[str, str]) -> tuple[fl
     return elapsed, cpu
 
 
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=40)
@@ -169,7 +167,7 @@ def main() -> None:
     rows = []
     for name, vals in times.items():
         rows.append({"case": name, "runs": len(vals), "p50_ms": round(statistics.median(vals), 1),
-                     "p95_ms": round(pct(vals, 0.95), 1), "cpu_p50_ms": round(statistics.median(cpus[name]), 1),
+                     "p95_ms": round(pct(vals, 95), 1), "cpu_p50_ms": round(statistics.median(cpus[name]), 1),
                      "x_python": round(statistics.median(vals) / base, 2),
                      "budget_p50_ms": budgets.get(name.replace("python -m ", ""))})
     if args.json:

@@ -38,6 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import pct  # noqa: E402
+
 
 def _recall_bench() -> Any:
     spec = importlib.util.spec_from_file_location("bench_recall", ROOT / "bench" / "recall.py")
@@ -45,11 +47,6 @@ def _recall_bench() -> Any:
     assert spec.loader is not None
     spec.loader.exec_module(module)
     return module
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
 def _free_port() -> int:

@@ -45,6 +45,8 @@ sys.path.insert(0, str(ROOT))
 # (remem/entry.py); this must be set before numpy loads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+from bench.common import pct  # noqa: E402
+
 BASE = (
     "use uv not pip to install packages run the tests before committing the build failed "
     "because numpy was missing prefer ripgrep over grep keep commits small the migration "
@@ -112,11 +114,6 @@ _CHILD = (
     "sys.stderr.write('\\nrss_kb %d\\n' % peak)\n"
     "sys.exit(code)\n"
 )
-
-
-def pct(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
 def measure(home: Path, size: int, queries: int, cold_runs: int) -> dict[str, Any]:
