@@ -159,7 +159,11 @@ def test_migration_one_database_opens_under_latest_code_with_data_kept(home):
 
     db = home / "old.db"
     with Store(db, migrate_upto=1) as old:
-        old.put_episodes([{"id": "keepme", "kind": "note", "title": "old note", "gist": "kept"}])
+        # Written as that schema had it (put_episodes writes the current columns).
+        with old.write() as conn:
+            conn.execute("INSERT INTO episodes (id, kind, title, gist, at, created) VALUES "
+                         "('keepme', 'note', 'old note', 'kept', '2026-01-01T00:00:00+00:00', "
+                         "'2026-01-01T00:00:00+00:00')")
         assert old.scalar("PRAGMA user_version") == 1
     with Store(db) as new:
         assert new.scalar("PRAGMA user_version") == len(store_mod.MIGRATIONS)

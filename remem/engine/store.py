@@ -293,7 +293,6 @@ class Store:
         busy = BUSY_TIMEOUT_MS if busy_timeout_ms is None else int(busy_timeout_ms)
         self.path = Path(path) if path else paths.db_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._columns: tuple[str, ...] | None = None
         try:
             self.conn = sqlite3.connect(
                 str(self.path), timeout=busy / 1000, isolation_level=None,
@@ -420,16 +419,16 @@ class Store:
                         f"SELECT {', '.join(keep)} FROM episodes WHERE id = ?", (row["id"],)
                     ).fetchone()
                     row.update(dict(zip(keep, cur)))
-                    cols = [c for c in self._episode_columns() if c != "id"]
+                    cols = [c for c in EPISODE_COLUMNS if c != "id"]
                     conn.execute(
                         f"UPDATE episodes SET {', '.join(c + ' = ?' for c in cols)} WHERE id = ?",
                         [row[c] for c in cols] + [row["id"]],
                     )
                 else:
-                    cols = self._episode_columns()
                     conn.execute(
-                        f"INSERT INTO episodes ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                        [row[c] for c in cols],
+                        f"INSERT INTO episodes ({', '.join(EPISODE_COLUMNS)}) "
+                        f"VALUES ({', '.join('?' for _ in EPISODE_COLUMNS)})",
+                        [row[c] for c in EPISODE_COLUMNS],
                     )
                     added += 1
                 for tag in ep.get("tags") or ():
@@ -438,13 +437,6 @@ class Store:
                         (row["id"], normalise_tag(tag)),
                     )
         return added
-
-    def _episode_columns(self) -> tuple[str, ...]:
-        """EPISODE_COLUMNS the file has (all of them, unless opened with migrate_upto)."""
-        if self._columns is None:
-            have = {r[1] for r in self.conn.execute("PRAGMA table_info(episodes)")}
-            self._columns = tuple(c for c in EPISODE_COLUMNS if c in have)
-        return self._columns
 
     def tags_of(self, memory_id: str) -> list[str]:
         return [r["tag"] for r in self.rows("SELECT tag FROM tags WHERE memory_id = ? ORDER BY tag", (memory_id,))]
