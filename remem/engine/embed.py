@@ -50,15 +50,11 @@ class Embedder(Protocol):
 
 def to_blob(vector: Any) -> bytes:
     """Little-endian float32 bytes, from a numpy row or an array('f')/list."""
-    if isinstance(vector, array):
-        out = array("f", vector)
-    else:
-        try:
-            import numpy as np
+    if not isinstance(vector, array):
+        import numpy as np
 
-            return np.asarray(vector, dtype="<f4").tobytes()
-        except ImportError:  # pragma: no cover - numpy is a dependency
-            out = array("f", vector)
+        return np.asarray(vector, dtype="<f4").tobytes()
+    out = array("f", vector)
     if sys.byteorder == "big":
         out.byteswap()
     return out.tobytes()
@@ -85,19 +81,14 @@ def dot_py(a: Sequence[float], b: Sequence[float]) -> float:
 
 def cosine(a: Any, b: Any) -> float:
     """Cosine of two vectors (numpy or sequences); 0 when either is zero."""
-    try:
-        import numpy as np
+    import numpy as np
 
-        a = np.asarray(a, dtype=np.float32)
-        b = np.asarray(b, dtype=np.float32)
-        if a.shape != b.shape:
-            return 0.0
-        na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
-        return float(a @ b) / (na * nb) if na and nb else 0.0
-    except ImportError:  # pragma: no cover
-        na = math.sqrt(dot_py(a, a))
-        nb = math.sqrt(dot_py(b, b))
-        return dot_py(a, b) / (na * nb) if na and nb else 0.0
+    a = np.asarray(a, dtype=np.float32)
+    b = np.asarray(b, dtype=np.float32)
+    if a.shape != b.shape:
+        return 0.0
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    return float(a @ b) / (na * nb) if na and nb else 0.0
 
 
 def centroid(vectors: Sequence[Any]) -> "np.ndarray":

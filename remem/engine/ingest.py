@@ -249,12 +249,9 @@ def _files_under(folder: Path, source: str | None) -> list[Path]:
     resolved = folder.resolve()
     codex_home = paths_mod.codex_home().resolve()
     if source == "codex" or (source is None and (resolved == codex_home or codex_home in resolved.parents)):
-        try:
-            from remem.engine import codex
+        from remem.engine.codex import find_rollouts
 
-            return codex.find_rollouts(folder) or sorted(folder.rglob("rollout-*.jsonl"))
-        except ImportError:
-            return sorted(folder.rglob("rollout-*.jsonl"))
+        return find_rollouts(folder) or sorted(folder.rglob("rollout-*.jsonl"))
     if source == "chats":
         return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
     if source == "events":
