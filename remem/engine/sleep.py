@@ -351,14 +351,12 @@ def _pass_expire(ctx: Context) -> Iterator[Progress]:
     }
     report = lifecycle.run_due_tasks(ctx.store, cfg=ctx.cfg, registry=here)
     counts: dict[str, Any] = {"ran": 0}
-    for name, info in (report or {}).items():
-        if isinstance(info, dict) and info.get("ran") and name not in here:
+    for name, info in report.items():
+        if info.get("ran") and name not in here:
             counts["ran"] += 1
-            result = info.get("result")
-            if isinstance(result, dict):
-                for key, value in result.items():
-                    if isinstance(value, (int, float)):
-                        counts[key] = counts.get(key, 0) + value
+            for key, value in info["result"].items():
+                if isinstance(value, (int, float)):
+                    counts[key] = counts.get(key, 0) + value
     ctx.counts["expire"] = counts
     ctx.faded += int(counts.get("archived", 0))
     yield Progress("expire", 1, 1, "done")
