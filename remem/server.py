@@ -353,8 +353,7 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
         with engine_errors("delete_memory"), memory.store() as store:
             from remem.engine import lifecycle
 
-            result = lifecycle.forget(store, id, hard=hard)
-        return _as_dict(result, id=id, deleted="hard" if hard else "archived")
+            return lifecycle.forget(store, id, hard=hard)
 
     @tool
     def promote(id: Id) -> dict[str, Any]:
@@ -362,7 +361,7 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
         with engine_errors("promote"), memory.store() as store:
             from remem.engine import lifecycle
 
-            return _as_dict(lifecycle.promote(store, id), id=id, memory_type="long_term")
+            return lifecycle.promote(store, id)
 
     @tool
     def connect(
@@ -378,8 +377,7 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
         with engine_errors("connect"), memory.store() as store:
             from remem.engine import graph
 
-            result = graph.connect(store, source, target, type, weight=weight, origin="explicit")
-        return _as_dict(result, source=source, target=target, type=type)
+            return graph.connect(store, source, target, type, weight=weight, origin="explicit")
 
     @tool
     def traverse(
@@ -493,17 +491,6 @@ def _lessons(store: Any, *, kind: Optional[str], project: Optional[str], status:
     if folder:
         found = [l for l in found if not l.get("cwd") or _under(l["cwd"], folder) or _under(folder, l["cwd"])]
     return found[:limit]
-
-
-def _as_dict(result: Any, **fallback: Any) -> dict[str, Any]:
-    """Engine functions return a dict, a list or nothing; tools always answer with an object."""
-    if isinstance(result, dict):
-        return result
-    if isinstance(result, list):
-        return {**fallback, "result": result}
-    if result is None or isinstance(result, bool):
-        return {**fallback, "ok": result is not False}
-    return {**fallback, "result": result}
 
 
 # --------------------------------------------------------------------------- background
