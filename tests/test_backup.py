@@ -8,6 +8,7 @@ from remem.engine import backup as backup_mod
 from remem.engine import lessons
 from remem.engine.memories import remember
 from remem.engine.store import Store
+from tests.conftest import run_remem
 
 
 def _fill(store: Store) -> None:
@@ -119,7 +120,7 @@ def test_restore_refuses_while_a_server_has_the_memory_open(home, tmp_path, reme
         deadline = time.monotonic() + 60
         while True:  # until the server holds the memory
             try:
-                with sole_user(home / "memory.db"):
+                with sole_user(home / "memory.db", patience=0):
                     pass
             except InUse:
                 break
@@ -144,9 +145,69 @@ def test_many_long_running_processes_may_hold_a_memory_at_once(home):
     db = home / "memory.db"
     with in_use(db), in_use(db):  # a server and a TUI together
         try:
-            with sole_user(db):
+            with sole_user(db, patience=0):
                 raise AssertionError("restore got the memory while it was in use")
         except InUse:
             pass
     with sole_user(db):
         pass
+
+
+def _holder(seconds: float):
+    """Another process that has the live memory open for `seconds` (as an ingest would)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, time\nfrom remem.engine.store import Store\n"
+            "with Store() as s:\n    print('open', flush=True)\n    time.sleep(float(sys.argv[1]))\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(seconds)], stdout=subprocess.PIPE,
+                            text=True, env=dict(os.environ))
+    assert proc.stdout.readline().strip() == "open"
+    return proc
+
+
+def test_restore_waits_for_a_command_to_finish_and_refuses_one_that_keeps_the_memory(home, tmp_path):
+    """Every open of the live memory marks it in use, not just servers: a restore waits for a
+    short command, and refuses (changing nothing) while one outlasts its patience."""
+    from remem.engine.files import InUse
+
+    with Store() as live:
+        remember(live, "kept in the backup")
+        saved = backup_mod.backup(live, tmp_path / "b.db")
+        remember(live, "written after the backup")
+    long_one = _holder(60)
+    try:
+        try:
+            backup_mod.restore(saved)
+            raise AssertionError("restore replaced the memory under a running command")
+        except InUse as exc:
+            assert "close them" in str(exc)
+        with Store() as live:
+            assert live.scalar("SELECT count(*) FROM episodes") == 2
+    finally:
+        long_one.kill()
+        long_one.wait(30)
+    short_one = _holder(0.5)  # finishes inside restore's patience
+    backup_mod.restore(saved)
+    assert short_one.wait(30) == 0
+    with Store() as restored:
+        assert restored.scalar("SELECT count(*) FROM episodes") == 1
+
+
+def test_a_command_or_hook_started_during_a_restore_is_told_to_run_again(home):
+    from remem.engine.files import InUse, sole_user
+
+    with Store() as live:
+        remember(live, "something to prime from")
+    with sole_user(home / "memory.db"):  # what restore holds while it copies
+        try:
+            Store()
+            raise AssertionError("the memory opened while a restore was replacing it")
+        except InUse as exc:
+            assert "being restored" in str(exc) and "run this again" in str(exc)
+        res = run_remem("hook", "prompt", "--agent", "claude-code",
+                        input=json.dumps({"prompt": "something", "session_id": "s1"}))
+        assert res.returncode == 0 and res.stdout == ""
+    with Store() as live:  # and once it is done, it opens as before
+        assert live.scalar("SELECT count(*) FROM episodes") == 1

@@ -96,10 +96,11 @@ def restore(backup_path: Path | str, dest: Path | str | None = None) -> Path:
         if result != "ok":
             raise ValueError(f"{src} fails its integrity check ({result}); pick another backup")
     dest = Path(dest) if dest else paths.db_path()
-    # A server or TUI would keep writing to the replaced file's open pages: refuse while one runs.
+    # A server, TUI or running command would keep writing to the replaced file's open pages:
+    # wait a moment for commands to finish, refuse while one still has it open.
     with sole_user(dest):
         if dest.exists():
-            with Store(dest) as live:
+            with Store(dest, hold=False) as live:  # this process holds it exclusively
                 backup(live, dest.with_name(dest.name + ".before-restore"))
             for suffix in ("-wal", "-shm"):
                 Path(str(dest) + suffix).unlink(missing_ok=True)

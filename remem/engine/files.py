@@ -4,8 +4,8 @@ and an exclusive lock between processes."""
 from __future__ import annotations
 
 import os
-import tempfile
-from contextlib import contextmanager
+import time
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -19,6 +19,8 @@ def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False) -> bool:
     through a symlink). `fsync` for files nothing else could rebuild; the rest skip it
     (an fsync per share file made export 40x slower, and a lost one is rewritten next time).
     """
+    import tempfile  # not at the top: every Store imports this module, hooks included
+
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
         if path.is_file() and not path.is_symlink() and path.read_bytes() == raw:
@@ -90,15 +92,32 @@ def in_use(db: Path) -> Iterator[None]:
 
 
 class InUse(RememError):
-    """Another process has the memory open (see in_use)."""
+    """Another process has the memory open (see in_use), or a restore is replacing it."""
+
+
+def hold_open(db: Path) -> ExitStack:
+    """The same shared mark as `in_use`, held until the returned stack is closed: every Store
+    of the live memory takes one, so a restore also sees the one-off commands (an ingest, a
+    hook) that have it open. Never waits: while a restore holds the memory, raises InUse."""
+    stack = ExitStack()
+    if not stack.enter_context(_flock(in_use_path(Path(db)), "shared", wait=False)):
+        stack.close()
+        raise InUse(f"{db} is being restored from a backup; run this again in a moment")
+    return stack
 
 
 @contextmanager
-def sole_user(db: Path) -> Iterator[None]:
-    """Hold the memory `db` exclusively for the block, or raise InUse at once if a server,
-    TUI or proxy has it open."""
-    with _flock(in_use_path(Path(db)), "exclusive", wait=False) as held:
-        if not held:
-            raise InUse(f"{db} is open in `remem serve`, `remem tui` or `remem proxy`; "
-                        "close them, then run this again")
-        yield
+def sole_user(db: Path, patience: float = 2.0) -> Iterator[None]:
+    """Hold the memory `db` exclusively for the block. Waits up to `patience` seconds for
+    one-off commands to finish, then raises InUse if a process still has it open (a server,
+    TUI or proxy holds it for as long as it runs)."""
+    deadline = time.monotonic() + max(0.0, patience)
+    while True:
+        with _flock(in_use_path(Path(db)), "exclusive", wait=False) as held:
+            if held:
+                yield
+                return
+        if time.monotonic() >= deadline:
+            raise InUse(f"{db} is open in `remem serve`, `remem tui`, `remem proxy` or another "
+                        "remem command; close them, then run this again")
+        time.sleep(0.05)

@@ -288,11 +288,26 @@ class Store:
     """One open memory.db. Cheap to open; use as a context manager or call close()."""
 
     def __init__(self, path: Path | str | None = None, *, migrate_upto: int | None = None,
-                 busy_timeout_ms: int | None = None) -> None:
+                 busy_timeout_ms: int | None = None, hold: bool = True) -> None:
         # busy_timeout_ms: hooks pass a short one so a locked store costs them little.
         busy = BUSY_TIMEOUT_MS if busy_timeout_ms is None else int(busy_timeout_ms)
         self.path = Path(path) if path else paths.db_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # The live memory is marked in use while open, so `remem restore` never replaces it
+        # under a running command (backups and sleep's dry-run copies are not the memory;
+        # restore itself opens it with hold=False).
+        self._hold = None
+        if hold and self.path.absolute() == paths.db_path().absolute():
+            from remem.engine.files import hold_open
+
+            self._hold = hold_open(self.path)
+        try:
+            self._connect(busy, migrate_upto)
+        except BaseException:
+            self._release()
+            raise
+
+    def _connect(self, busy: int, migrate_upto: int | None) -> None:
         try:
             self.conn = sqlite3.connect(
                 str(self.path), timeout=busy / 1000, isolation_level=None,
@@ -348,6 +363,12 @@ class Store:
             self.conn.close()
         except Exception:
             pass
+        self._release()
+
+    def _release(self) -> None:
+        if self._hold is not None:
+            self._hold.close()
+            self._hold = None
 
     @staticmethod
     def _retry(fn: Callable[[], Any], attempts: int = 8) -> Any:
