@@ -13,6 +13,9 @@ turns among the top k results, averaged over questions; session-level R@k = the 
 turn mapped to its session (a session is found when any of its turns is in the top k).
 Malformed evidence ids are repaired when unambiguous ("D:11:26" -> D11:26, "D30:05" -> D30:5,
 "D8:6; D9:17" -> both); the rest ("D") are dropped, and so are ids not in the conversation.
+Untidy conversations are measured, not refused: a session with an unreadable date is dated a
+day after the one before it; a turn without an id, speaker or text, or repeating an id, is left
+out; each such case is printed on stderr (and listed under "warnings" with --json).
 
 Baselines in the same run, over the same stores: remem's keyword mode (BM25 alone) and
 semantic mode (cosine alone); and `bm25-plain`, SQLite FTS5 (porter) over each turn's own
@@ -31,7 +34,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -71,13 +74,23 @@ def session_date(text: str) -> str:
     raise ValueError(f"unreadable session date {text!r}")
 
 
-def sessions_of(conv: dict[str, Any]) -> list[tuple[int, str, list[dict[str, Any]]]]:
-    out = []
-    for key, turns in conv.items():
-        m = re.fullmatch(r"session_(\d+)", key)
-        if m and isinstance(turns, list) and turns:
-            out.append((int(m.group(1)), session_date(conv[f"{key}_date_time"]), turns))
-    return sorted(out)
+def sessions_of(conv: dict[str, Any], warn: Any = None) -> list[tuple[int, str, list[dict[str, Any]]]]:
+    """(number, ISO date, turns) per session, in order. A session whose date cannot be read
+    is dated a day after the one before it (said through `warn`), not dropped."""
+    found = sorted((int(m.group(1)), key) for key in conv
+                   if (m := re.fullmatch(r"session_(\d+)", key)) and isinstance(conv[key], list) and conv[key])
+    out: list[tuple[int, str, list[dict[str, Any]]]] = []
+    for number, key in found:
+        raw = conv.get(f"{key}_date_time")
+        try:
+            at = session_date(raw)
+        except ValueError:
+            before = datetime.fromisoformat(out[-1][1]) if out else datetime(2000, 1, 1, tzinfo=timezone.utc)
+            at = (before + timedelta(days=1)).isoformat()
+            if warn:
+                warn(f"{key}: unreadable date {raw!r}; dated a day after the session before it")
+        out.append((number, at, conv[key]))
+    return out
 
 
 def turn_text(turn: dict[str, Any]) -> str:
@@ -87,11 +100,29 @@ def turn_text(turn: dict[str, Any]) -> str:
     return text
 
 
-def events_for(sample: dict[str, Any], context: int) -> list[dict[str, Any]]:
+def _usable(turns: list[Any], seen: set[str], warn: Any) -> list[dict[str, Any]]:
+    """The turns that can be memories: a dict with a new dia_id, a speaker and some text."""
+    out = []
+    for turn in turns:
+        dia = turn.get("dia_id") if isinstance(turn, dict) else None
+        if not dia or not turn.get("speaker") or not turn_text(turn).strip():
+            warn(f"turn {dia or turn!r:.60}: no dia_id, speaker or text; left out")
+        elif dia in seen:
+            warn(f"turn {dia}: dia_id seen before in this conversation; the second one left out")
+        else:
+            seen.add(dia)
+            out.append(turn)
+    return out
+
+
+def events_for(sample: dict[str, Any], context: int, warn: Any = None) -> list[dict[str, Any]]:
     """One note event per turn; `detail` holds the `context` turns either side."""
     sid = str(sample.get("sample_id", "conv"))
+    warn = warn or (lambda message: None)
     events = []
-    for number, at, turns in sessions_of(sample["conversation"]):
+    seen: set[str] = set()
+    for number, at, raw_turns in sessions_of(sample["conversation"], warn):
+        turns = _usable(raw_turns, seen, warn)
         for i, turn in enumerate(turns):
             around = [f"{t['speaker']}: {turn_text(t)}"
                       for t in turns[max(0, i - context): i + context + 1] if t is not turn]
@@ -106,13 +137,18 @@ def events_for(sample: dict[str, Any], context: int) -> list[dict[str, Any]]:
 
 def questions_of(sample: dict[str, Any], known: set[str]) -> list[dict[str, Any]]:
     out = []
-    for qa in sample.get("qa", []):
-        if qa.get("category") not in CATEGORIES:
+    for qa in sample.get("qa") or []:
+        if not isinstance(qa, dict) or not str(qa.get("question") or "").strip():
+            continue
+        try:
+            category = int(qa.get("category"))
+        except (TypeError, ValueError):
+            continue
+        if category not in CATEGORIES:
             continue
         evidence = [e for e in repair_evidence(qa.get("evidence", [])) if e in known]
         if evidence:
-            out.append({"question": str(qa["question"]), "evidence": evidence,
-                        "category": qa["category"]})
+            out.append({"question": str(qa["question"]), "evidence": evidence, "category": category})
     return out
 
 
@@ -172,8 +208,12 @@ def run(data: list[dict[str, Any]], context: int, only: set[str] | None = None,
     started = time.perf_counter()
     ingest_s = 0.0
     query_times: list[float] = []
+    warnings: list[str] = []
     try:
-        for sample in data:
+        for number, sample in enumerate(data):
+            if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
+                warnings.append(f"sample {number}: no conversation; left out")
+                continue
             sid = str(sample.get("sample_id", "conv"))
             if only and sid not in only:
                 continue
@@ -181,7 +221,7 @@ def run(data: list[dict[str, Any]], context: int, only: set[str] | None = None,
                 os.environ["REMEM_HOME"] = tmp
                 vectors.drop_caches()
                 cfg = config.load()
-                evs = events_for(sample, context)
+                evs = events_for(sample, context, lambda m, sid=sid: warnings.append(f"{sid} {m}"))
                 path = Path(tmp) / "turns.jsonl"
                 path.write_text("".join(json.dumps(e) + "\n" for e in evs), encoding="utf-8")
                 t0 = time.perf_counter()
@@ -221,6 +261,7 @@ def run(data: list[dict[str, Any]], context: int, only: set[str] | None = None,
     result["baselines"] = {s: tallies[s].result() for s in systems if s != "remem"}
     result["by_category"] = {str(c): t.result() for c, t in sorted(by_category.items())}
     result["context_turns"] = context
+    result["warnings"] = warnings
     result["seconds"] = {
         "total": round(time.perf_counter() - started, 1), "ingest": round(ingest_s, 1),
         "recall_p50_ms": round(1000 * query_times[len(query_times) // 2], 2) if query_times else None,
@@ -246,6 +287,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     result = run(data, args.context, set(args.only) if args.only else None)
+    for line in result["warnings"][:20]:
+        print(f"locomo: {line}", file=sys.stderr)
+    if len(result["warnings"]) > 20:
+        print(f"locomo: … and {len(result['warnings']) - 20} more", file=sys.stderr)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -581,3 +581,42 @@ def test_top_k_with_a_named_speaker_equals_an_exhaustive_scan(store, big):
             b = recall(store, query, 5, cfg=wide, touch=False)
             assert ids(a) == ids(b), query
             assert a[0]["parts"]["speaker"] == 1.0
+
+
+def test_locomo_bench_takes_a_malformed_conversation_and_says_what_it_left_out(home):
+    """Conversations it was not tuned on may be less tidy: an unreadable session date, turns
+    without an id or text, a repeated id, a category as a string, a question without text.
+    The rest is still measured, and each problem is named."""
+    L = _locomo_module()
+    sample = {
+        "sample_id": "rough",
+        "conversation": {
+            "speaker_a": "Ana", "speaker_b": "Ben",
+            "session_1_date_time": "9:00 am on 3 March, 2024",
+            "session_1": [
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a grey cat called Miso."},
+                {"speaker": "Ben", "text": "a turn without an id"},
+                {"speaker": "Ben", "dia_id": "D1:2", "text": ""},
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "the same id again"},
+            ],
+            "session_2_date_time": "sometime in spring",
+            "session_2": [{"speaker": "Ben", "dia_id": "D2:1", "text": "We hiked up Ben Nevis."}],
+        },
+        "qa": [
+            {"question": "What is the name of Ana's cat?", "evidence": ["D1:1"], "category": "4"},
+            {"question": "Where did Ben hike?", "evidence": ["D2:1"], "category": 2},
+            {"evidence": ["D2:1"], "category": 2},
+            "not a question at all",
+        ],
+    }
+    result = L.run([sample, {"sample_id": "empty"}], context=1, baselines=False)
+    assert result["questions"] == 2
+    assert result["turn"]["R@5"] == 1.0
+    said = "\n".join(result["warnings"])
+    assert "sample 1: no conversation" in said
+    assert "session_2: unreadable date 'sometime in spring'" in said
+    assert "D1:1: dia_id seen before" in said
+    assert "D1:2" in said and "no dia_id, speaker or text" in said
+    assert len(result["warnings"]) == 5
+    sessions = L.sessions_of(sample["conversation"])
+    assert sessions[1][1] == "2024-03-04T09:00:00+00:00"  # a day after the session before
