@@ -263,3 +263,14 @@ def test_a_short_term_memory_says_when_it_expires_in_plain_words() -> None:
     out = run_remem("remember", "staging is down", "--ttl", "2h", env={"REMEM_NOW": "2026-11-29T10:00:00+00:00"})
     assert out.returncode == 0, out.stderr
     assert "(short-term, expires 2026-11-29 12:00 UTC)" in out.stdout
+
+
+def test_memories_that_look_like_markup_are_printed_as_written(home) -> None:
+    """Tables print stored text as it is: "[/b]" or "[red]" in a memory is not rich markup
+    (it used to end the command with a MarkupError)."""
+    odd = "pin arr[/b] to [red]v2[/red] [link=x]y"
+    assert run_remem("remember", odd).returncode == 0
+    for args in (["list"], ["recall", "pin arr v2"]):
+        res = run_remem(*args, env={"COLUMNS": "200"})
+        assert res.returncode == 0, res.stderr
+        assert "arr[/b] to [red]v2[/red]" in res.stdout, args

@@ -19,12 +19,14 @@ def console(stderr: bool = False) -> Any:
 
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     from rich.table import Table
+    from rich.text import Text
 
-    t = Table(title=title, show_lines=False, header_style="bold")
+    # Cells are plain text: a memory or a received lesson saying "[/b]" is not rich markup.
+    t = Table(title=Text(title) if title else None, show_lines=False, header_style="bold")
     for col in columns:
         t.add_column(col, overflow="fold")
     for row in rows:
-        t.add_row(*["" if v is None else str(v) for v in row])
+        t.add_row(*[Text("" if v is None else str(v)) for v in row])
     console().print(t)
 
 

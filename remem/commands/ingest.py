@@ -72,7 +72,7 @@ def _with_progress(ingest_mod, store, paths, source):  # type: ignore[no-untyped
     from remem.commands._out import console
 
     with Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.description}"), console=console(stderr=True),
+                  TextColumn("{task.description}", markup=False), console=console(stderr=True),
                   transient=True) as bar:
         task = bar.add_task("", total=None)
 

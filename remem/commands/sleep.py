@@ -230,7 +230,7 @@ def _with_bars(events: Any) -> dict:
     summary: dict = {}
     tasks: dict[str, Any] = {}
     with Progress(TextColumn("{task.fields[name]:<8}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), TextColumn("{task.description}", markup=False),
                   console=console(stderr=True)) as bars:
         for event in events:
             if event.pass_name == "sleep":

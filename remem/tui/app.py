@@ -106,7 +106,7 @@ class RememApp(App[None]):
             try:
                 self.pane(tab).reload()
             except Exception as exc:  # a pane that cannot load says so; the rest go on
-                self.notify(f"{tab}: {exc}", severity="error")
+                self.notify(f"{tab}: {exc}", severity="error", markup=False)
 
     def run_pane_action(self, tab: str, action: str) -> None:
         self.action_show_tab(tab)

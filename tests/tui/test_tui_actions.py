@@ -264,3 +264,33 @@ async def test_palette_lists_every_action_and_quits_cleanly(demo_home):
             assert title in titles
         await pilot.press("q")
     assert app.return_code in (0, None)
+
+
+async def test_text_that_looks_like_markup_is_shown_as_written(demo_home):
+    """Memories and lessons hold whatever agents and people wrote: "[/b]" or "[red]" in a
+    title, a text or a lesson is shown as those characters, in tables and details alike."""
+    from remem.engine import lessons
+
+    odd = "use arr[/b] not [red]arr[0][/red] and [link=x]y[/link] [@click=quit]z[/]"
+    with Store() as store:
+        store.put_episodes([{"id": "mark1", "kind": "note", "title": odd, "gist": odd,
+                             "speaker": "[b]Ana[/i]", "at": "2099-01-01T00:00:00+00:00"}])
+        made = lessons.add_lesson(store, odd, "correction", status="active")
+    app = _app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.press("2")
+        await _select_episode(pilot, "mark1")
+        detail = str(app.query_one("#episode-detail-text").render())
+        assert "[red]arr[0][/red]" in detail and "[b]Ana[/i]" in detail
+        from rich.text import Text
+
+        table = app.query_one("#episode-table")
+        cell = table.get_row("mark1")[1]  # as the table renders it: markup read, then shown
+        assert "use arr[/b] not [red]arr" in Text.from_markup(cell).plain
+        await pilot.press("3")
+        await pilot.pause()
+        lesson_table = app.query_one("#lesson-table")
+        lesson_table.move_cursor(row=lesson_table.get_row_index(made["id"]))
+        await pilot.pause()
+        assert "[red]arr[0][/red]" in str(app.query_one("#lesson-detail-text").render())
+        assert app.is_running

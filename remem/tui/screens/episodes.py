@@ -12,7 +12,7 @@ from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static
 
 from remem.tui.screens.modals import AskValue, ConfirmForget, ConnectTo
 from remem.tui.widgets.pane import Pane
-from remem.tui.widgets.format import ago, cut
+from remem.tui.widgets.format import ago, cut, plain
 
 PAGE_SIZE = 50
 SORTS = ("when", "kind", "title", "project", "strength", "recalls")
@@ -122,10 +122,10 @@ class EpisodesPane(Pane):
             return
         edges = self.app.engine("graph").edges_of(store, memory_id)
         lines = [
-            f"[b]{row['title']}[/b]",
-            f"[dim]{row['id']} · {row['kind']} · {row['memory_type']} · {row['at'][:16]}[/dim]",
+            f"[b]{plain(row['title'])}[/b]",
+            f"[dim]{plain(row['id'])} · {row['kind']} · {row['memory_type']} · {row['at'][:16]}[/dim]",
             "",
-            row["gist"] or "",
+            plain(row["gist"] or ""),
         ]
         if row["detail"]:
             lines += ["", cut(row["detail"], 600)]
@@ -136,10 +136,10 @@ class EpisodesPane(Pane):
             f"valence {row['valence']:+.1f} · arousal {row['arousal']:.1f}"
             + (f" · flashbulb until {row['flashbulb_until'][:10]}" if row.get("flashbulb_until") else "")
             + (f" · expires {row['expires_at'][:16]}" if row.get("expires_at") else ""),
-            f"tags: {', '.join(row['tags']) or '-'}",
-            f"session: {row['session_id'] or '-'} ({row['source'] or '-'})"
-            + (f" · said by {row['speaker']}" if row.get("speaker") else ""),
-            f"project: {row['cwd'] or '-'}",
+            f"tags: {plain(', '.join(row['tags']) or '-')}",
+            f"session: {plain(row['session_id'] or '-')} ({plain(row['source'] or '-')})"
+            + (f" · said by {plain(row['speaker'])}" if row.get("speaker") else ""),
+            f"project: {plain(row['cwd'] or '-')}",
             "archived" if row["archived"] else "",
         ]
         hit = self.hits.get(memory_id)
@@ -150,7 +150,7 @@ class EpisodesPane(Pane):
             lines += ["", "[b]connections[/b]"]
             for e in edges[:12]:
                 other = e["dst"] if e["src"] == memory_id else e["src"]
-                lines.append(f"  {e['type']} → {other[:10]} ({e['origin']})")
+                lines.append(plain(f"  {e['type']} → {other[:10]} ({e['origin']})"))
         target.update("\n".join(line for line in lines if line is not None))
 
     # -- events --------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from textual.widgets import DataTable, Label, Select, Static
 
 from remem.tui.screens.modals import AskValue, EditText
 from remem.tui.widgets.pane import Pane
-from remem.tui.widgets.format import cut, since
+from remem.tui.widgets.format import cut, plain, since
 
 STATUSES = ("active", "candidate", "vetoed", "revoked", "quarantined")
 
@@ -65,22 +65,22 @@ class LessonsPane(Pane):
             return
         lesson = found["lesson"]
         lines = [
-            f"[b]{lesson['text']}[/b]",
-            f"[dim]{lesson['id']} · {lesson['kind']} · {lesson['status']} · learned {lesson['created'][:10]}[/dim]",
+            f"[b]{plain(lesson['text'])}[/b]",
+            f"[dim]{plain(lesson['id'])} · {lesson['kind']} · {lesson['status']} · learned {lesson['created'][:10]}[/dim]",
         ]
         if lesson.get("draft") and lesson["draft"] != lesson["text"]:
-            lines.append(f"[dim]deterministic text: {lesson['draft']}[/dim]")
+            lines.append(f"[dim]deterministic text: {plain(lesson['draft'])}[/dim]")
         if lesson.get("note"):
-            lines.append(f"note: {lesson['note']}")
+            lines.append(f"note: {plain(lesson['note'])}")
         if lesson.get("origin"):
-            lines.append(f"from {lesson['origin']}; corroborated by {', '.join(lesson['origins']) or 'nobody yet'}")
+            lines.append(plain(f"from {lesson['origin']}; corroborated by {', '.join(lesson['origins']) or 'nobody yet'}"))
         lines += ["", f"[b]sources[/b] ({len(lesson['sources'])})"]
         lines += [f"  {e['at'][:10]} {e['kind']}: {cut(e['title'], 60)}" for e in found["episodes"][:10]]
         lines += ["", "[b]predictions[/b]"]
         lines += [f"  {p['made'][:10]} {p['outcome'] or 'open'}: {cut(p['text'], 60)}" for p in found["predictions"]] or ["  none"]
         lines += ["", "[b]primed[/b]"]
         lines += [
-            f"  {since(p['at'])} {p['agent'] or '?'} {p['event']}" + (" (held out)" if p["held_out"] else "")
+            plain(f"  {since(p['at'])} {p['agent'] or '?'} {p['event']}" + (" (held out)" if p["held_out"] else ""))
             for p in found["primes"]
         ] or ["  never"]
         target.update("\n".join(lines))

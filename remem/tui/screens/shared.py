@@ -10,7 +10,7 @@ from textual.widgets import DataTable, Label, Static
 
 from remem.tui.screens.modals import AskValue
 from remem.tui.widgets.pane import Pane
-from remem.tui.widgets.format import cut
+from remem.tui.widgets.format import cut, plain
 
 
 class SharedPane(Pane):
@@ -45,15 +45,15 @@ class SharedPane(Pane):
         table.clear()
         for c in self.candidates.values():
             safety = "ok" if c["safety"]["ok"] else "quarantined"
-            table.add_row(c["status"], (c["origin"] or "?")[:8], c["signature"], safety, cut(c["text"], 60),
+            table.add_row(c["status"], plain((c["origin"] or "?")[:8]), c["signature"], safety, cut(c["text"], 60),
                           key=c["id"])
         peers = self.query_one("#peer-table", DataTable)
         peers.clear()
         self.peers = share.peers(self.app.store)
         for p in self.peers:
             held = ", ".join(f"{k} {v}" for k, v in p["lessons"].items()) or "-"
-            peers.add_row(p["origin"], "yes" if p["trusted"] else "no", p["first_seen"][:10], held,
-                          p.get("label") or "", key=p["origin"])
+            peers.add_row(plain(p["origin"]), "yes" if p["trusted"] else "no", p["first_seen"][:10], held,
+                          plain(p.get("label") or ""), key=p["origin"])
         folder = self.app.engine("config").load()["share"]["folder"] or "not set (remem config set share.folder PATH)"
         self.query_one("#shared-status", Label).update(
             f"sync folder: {folder} · a accept · x reject · T trust · y sync · R revoke")
@@ -68,13 +68,13 @@ class SharedPane(Pane):
         corr = c["corroboration"]
         closest = corr["closest_own"]
         lines = [
-            f"[b]{c['text']}[/b]",
-            f"[dim]{c['id']} · {c['kind']} · from {c['origin']} "
+            f"[b]{plain(c['text'])}[/b]",
+            f"[dim]{plain(c['id'])} · {c['kind']} · from {plain(c['origin'])} "
             f"({'trusted' if c['origin_trusted'] else 'not trusted'})[/dim]",
             f"signature: {c['signature']}",
-            "safety: " + ("ok" if c["safety"]["ok"] else "; ".join(c["safety"]["reasons"]) or c.get("note") or "quarantined"),
-            f"corroborated by: {', '.join(corr['origins']) or 'nobody yet'}",
-            f"needs: {corr['needed']}",
+            "safety: " + plain("ok" if c["safety"]["ok"] else "; ".join(c["safety"]["reasons"]) or c.get("note") or "quarantined"),
+            f"corroborated by: {plain(', '.join(corr['origins']) or 'nobody yet')}",
+            f"needs: {plain(corr['needed'])}",
         ]
         if closest:
             lines.append(f"closest lesson of yours: {closest['id']} (cosine {closest['cosine']}, cut {closest['cut']})")

@@ -99,7 +99,7 @@ class SleepPane(Pane):
         self.query_one("#sleep-run", Button).disabled = False
         if error:
             self.say(f"sleep stopped: {error}")
-            self.app.notify(error, severity="error")
+            self.app.notify(error, severity="error", markup=False)
         else:
             self.say("sleep finished")
             self.app.notify("sleep finished")

@@ -1,8 +1,17 @@
-"""Text helpers for cells: relative times from the engine's clock, cut with an ellipsis."""
+"""Text helpers for cells: relative times from the engine's clock, cut with an ellipsis, and
+stored text made safe to show where Textual reads markup."""
 
 from __future__ import annotations
 
+from textual.markup import escape
+
 from remem.engine import clock
+
+
+def plain(text: object) -> str:
+    """Stored text as itself where markup is read (tables, labels, details): a memory saying
+    "[/b]" or "[@click=quit]" is shown, not obeyed."""
+    return escape(str("" if text is None else text))
 
 
 def ago(stamp: str | None) -> str:
@@ -32,5 +41,6 @@ def since(stamp: str | None) -> str:
 
 
 def cut(text: str | None, width: int) -> str:
+    """One line of at most `width` characters, markup escaped (see plain)."""
     text = " ".join(str(text or "").split())
-    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+    return plain(text if len(text) <= width else text[: max(1, width - 1)] + "…")

@@ -38,7 +38,7 @@ class Pane(Vertical):
         try:
             action()
         except Exception as exc:
-            self.app.notify(str(exc), severity="error")
+            self.app.notify(str(exc), severity="error", markup=False)
             return
         self.app.notify(message)
         self.reload()
