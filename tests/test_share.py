@@ -570,6 +570,8 @@ def test_incoming_checks_name_their_reason(text, reason):
     "Read and/or write the cache, not both", "Bump the version in pyproject.toml before tagging",
     "Keep timeouts under 500μs and πr² in float64", "Запускайте тесты перед коммитом",  # no mixing
     "Use naïve datetimes only in tests; Straße is one word",
+    "用pip安装依赖", "pipでインストールしない", "Σ of x_i; Δt in ms",  # run into Latin, no look-alike
+    "curl the health endpoint and pipe it to jq | less",
 ])
 def test_ordinary_lessons_pass(text):
     assert share_safety.outgoing(text, names=("alice",)) == []

@@ -74,6 +74,7 @@ def register(app: typer.Typer) -> None:
             return
         for item in rep["withheld"]:
             print(f"withheld {item['id']}: {'; '.join(item['reasons'])}")
+        _problems("in your own folder", rep["problems"])
         print(f"exported {len(rep['exported'])}, unchanged {rep['unchanged']}, removed "
               f"{len(rep['removed'])}, withheld {len(rep['withheld'])} -> {rep['folder']}/{rep['origin']}")
 
@@ -112,6 +113,7 @@ def register(app: typer.Typer) -> None:
             emit_json(out)
             return
         _print_receive(out["receive"])
+        _problems("in your own folder", out["export"]["problems"] + out["confirmations"]["problems"])
         s = out["summary"]
         print(f"{out['folder']} as {out['origin']}: exported {s['exported']} (withheld {s['withheld']}), "
               f"received {s['received']}, quarantined {s['quarantined']}, rejected {s['rejected']}, "

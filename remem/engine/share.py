@@ -13,23 +13,29 @@ Rules (docs/PROTOCOL.md, Sharing):
 - A candidate becomes active when two or more trusted origins published or confirmed the
   same hash, or one trusted origin did and it means the same as one of our own active
   lessons (cosine >= share.corroborate_cut), or the person accepts it.
-- A revocation from a received lesson's author, or from a trusted origin that vouched for
-  it, retires it (status revoked). Anyone else revoking, and anyone revoking one of our own
-  lessons, only leaves its `origins`.
+- A revocation from a trusted origin that vouched for a received lesson retires it (status
+  revoked), and so does one from its author when no other trusted origin vouches for it.
+  Anyone else revoking, and anyone revoking one of our own lessons, only leaves its `origins`
+  (an untrusted author leaving hands authorship to a trusted voucher).
+- Every step holds share.lock beside the memory, so two never take the same lesson in twice.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from remem.engine import clock, share_safety
 from remem.engine.lessons import (LESSON_KINDS, add_lesson, get_lesson, lesson_hash,
                                   list_lessons, update_lesson)
-from remem.engine.files import locked, write_atomic
-from remem.engine.share_files import (KEY_FILE, Problem, doc_path, is_hash,
-                                      list_origins, parse_name, remove, scan_origin)
+from remem.engine.files import locked
+from remem.engine.share_files import (KEY_FILE, MAX_OWN_BYTES, Problem, doc_path, is_hash,
+                                      list_origins, own_folder, parse_name, read_doc, scan_origin,
+                                      sweep, write_own)
 from remem.engine.share_sign import (Identity, ShareError, file_bytes, identity, origin_of,
                                      public_line, verify)
 from remem.engine.store import Store, dumps
@@ -72,6 +78,27 @@ def _root(folder: str | Path) -> Path:
         what = "is a file, not a folder" if path.exists() else "does not exist"
         raise ShareError(f"share folder {path} {what}; create it or pass another --folder")
     return Path(path.resolve())
+
+
+_held = threading.local()
+
+
+@contextmanager
+def share_lock(store: Store) -> Iterator[None]:
+    """share.lock beside the memory, for one sharing step at a time (two receives at once
+    would each take the same new lesson in). Re-entrant in a thread: an flock belongs to the
+    open file, so sync() taking it again for its steps would wait on itself."""
+    path = os.path.abspath(Path(store.path).parent / "share.lock")
+    held: set[str] = _held.__dict__.setdefault("paths", set())
+    if path in held:
+        yield
+        return
+    with locked(Path(path)):
+        held.add(path)
+        try:
+            yield
+        finally:
+            held.discard(path)
 
 
 def _is_own(row: dict[str, Any], ours: str | None) -> bool:
@@ -185,56 +212,84 @@ def lesson_document(ident: Identity, lesson: dict[str, Any]) -> dict[str, Any]:
     })
 
 
-def _revoked_hashes(folder: Path, origin: str) -> set[str]:
-    directory = folder / origin / "revoked"
+def _revoked_hashes(root: Path, ident: Identity) -> set[str]:
+    """Hashes we revoked. Only our own signed revocations count: anyone who writes the share
+    folder could drop a file named like one into ours."""
+    directory = root / ident.origin / "revoked"
+    if directory.is_symlink():  # never read through a link (own_folder refuses to write there)
+        return set()
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return set()
     found = set()
-    if directory.is_dir() and not directory.is_symlink():
-        for entry in directory.iterdir():
-            parsed = parse_name(entry.name)
-            if parsed:
-                found.add(parsed[0])
+    for name in names:
+        parsed = parse_name(name)
+        if parsed and _still_valid(root, directory / name, ident, "revoke", parsed[0]):
+            found.add(parsed[0])
     return found
+
+
+def _put_own(root: Path, path: Path, data: bytes, problems: list[dict[str, str]]) -> bool | None:
+    """Write one of our files: True written, False unchanged, None failed (reported, e.g. a
+    folder someone made at its name)."""
+    try:
+        return write_own(path, data)
+    except ShareError as exc:
+        problems.append(Problem(os.path.relpath(path, root), str(exc)).as_dict())
+        return None
+
+
+def _withhold(lesson: dict[str, Any], min_strength: float, revoked: set[str]) -> list[str]:
+    """Why one of our active lessons is not exported (empty: it is)."""
+    reasons = []
+    if float(lesson["strength"]) < min_strength:
+        reasons.append(f"strength {lesson['strength']:.2f} below share.min_strength {min_strength}")
+    if lesson_hash(lesson["text"], lesson["kind"]) in revoked:
+        reasons.append("revoked")
+    return reasons + share_safety.outgoing(lesson["text"])
 
 
 def export_lessons(store: Store, folder: str | Path, *, identity_dir: Path | str | None = None,
                    cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write our shareable lessons, one signed file each, and our key.pub; drop stale files."""
-    share_cfg = _cfg(cfg)
+    with share_lock(store):
+        return _export(store, folder, identity_dir, cfg)
+
+
+def _export(store: Store, folder: str | Path, identity_dir: Path | str | None,
+            cfg: dict[str, Any] | None) -> dict[str, Any]:
+    min_strength = float(_cfg(cfg)["min_strength"])
     ident = identity(identity_dir)
     root = _root(folder)
-    base = root / ident.origin
-    write_atomic(base / KEY_FILE, public_line(ident.public_raw).encode("ascii"))
-    (base / "lessons").mkdir(parents=True, exist_ok=True)
-    min_strength = float(share_cfg["min_strength"])
-    revoked = _revoked_hashes(root, ident.origin)
+    lessons_dir = own_folder(root, ident.origin, "lessons")
     report: dict[str, Any] = {"folder": str(root), "origin": ident.origin, "exported": [],
-                              "unchanged": 0, "removed": [], "withheld": [], "not_ours": 0}
+                              "unchanged": 0, "removed": [], "withheld": [], "not_ours": 0,
+                              "problems": []}
+    problems = report["problems"]
+    _put_own(root, root / ident.origin / KEY_FILE, public_line(ident.public_raw).encode("ascii"), problems)
+    revoked = _revoked_hashes(root, ident)
     wanted: set[str] = set()
     for lesson in list_lessons(store, statuses=("active",)):
         if not _is_own(lesson, ident.origin):
             report["not_ours"] += 1  # received lessons are confirmed, never re-exported as ours
             continue
-        reasons = []
-        if float(lesson["strength"]) < min_strength:
-            reasons.append(f"strength {lesson['strength']:.2f} below share.min_strength {min_strength}")
-        text_hash = lesson_hash(lesson["text"], lesson["kind"])
-        if text_hash in revoked:
-            reasons.append("revoked")
-        reasons += share_safety.outgoing(lesson["text"])
+        reasons = _withhold(lesson, min_strength, revoked)
         if reasons:
             report["withheld"].append({"id": lesson["id"], "reasons": reasons})
             continue
+        text_hash = lesson_hash(lesson["text"], lesson["kind"])
         wanted.add(text_hash)
         path = doc_path(root, ident.origin, "lessons", text_hash)
-        if write_atomic(path, file_bytes(lesson_document(ident, lesson))):
+        written = _put_own(root, path, file_bytes(lesson_document(ident, lesson)), problems)
+        if written:
             report["exported"].append({"id": lesson["id"], "hash": text_hash})
-        else:
+        elif written is False:
             report["unchanged"] += 1
-    for entry in sorted((base / "lessons").iterdir()):
-        parsed = parse_name(entry.name)
-        # Stale lessons go, and so do sync tools' conflicted copies of ours: we wrote the original.
-        if parsed and (parsed[0] not in wanted or parsed[1]) and remove(entry):
-            report["removed"].append(parsed[0])
+    # Stale lessons go, and so do sync tools' conflicted copies of ours: we wrote the original.
+    removed, odd = sweep(root, lessons_dir, lambda h, copy: h not in wanted or copy)
+    report["removed"] = removed
+    problems += [p.as_dict() for p in odd]
     return report
 
 
@@ -243,6 +298,12 @@ def export_lessons(store: Store, folder: str | Path, *, identity_dir: Path | str
 def receive(store: Store, folder: str | Path, *, identity_dir: Path | str | None = None,
             cfg: dict[str, Any] | None = None, embedder: Any = None) -> dict[str, Any]:
     """Read every other origin's files, verify, check, store; apply confirmations and revocations."""
+    with share_lock(store):
+        return _receive(store, folder, identity_dir, cfg, embedder)
+
+
+def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
+             cfg: dict[str, Any] | None, embedder: Any) -> dict[str, Any]:
     full_cfg = cfg
     share_cfg = _cfg(cfg)
     ident = identity(identity_dir)
@@ -356,28 +417,46 @@ def _take_lessons(store: Store, lessons_in: dict[str, list[tuple[str, dict[str, 
 
 def _received_strength(doc: dict[str, Any]) -> float:
     """A peer's strength, capped at a fresh lesson's: others cannot make theirs loudest here."""
-    return min(_strength(doc.get("strength")) or 1.0, 1.0)
+    strength = _strength(doc.get("strength"))
+    return 1.0 if strength is None else min(strength, 1.0)  # "0.00" is a strength, not a missing one
 
 
 def _apply_revocations(store: Store, revokes: list[tuple[str, str, str]], ours: str,
                        report: dict[str, Any]) -> None:
-    """A revocation retires a received lesson when it comes from its author or from a trusted
-    origin among its vouchers; anyone else revoking only leaves its `origins` (so a stranger
-    cannot publish a popular lesson and then revoke it to retire it everywhere)."""
+    """Retire the received lessons these revocations may retire (_revoke_one); otherwise the
+    revoker only leaves their `origins`."""
     trusted = _trusted(store)
     for origin, text_hash, at in revokes:
         for row in _rows_with_hash(store, text_hash):
             if row["status"] in ("revoked", "vetoed") and not _is_own(row, ours):
                 continue
-            retire = not _is_own(row, ours) and (
-                origin == row["origin"] or (origin in trusted and origin in row["origins"]))
-            if not retire:
-                if origin in row["origins"]:
-                    update_lesson(store, row["id"], origins=[o for o in row["origins"] if o != origin])
-                continue
-            update_lesson(store, row["id"], status="revoked",
-                          note=f"revoked by {origin}" + (f" at {at}" if at else ""))
-            report["revoked"].append({"id": row["id"], "by": origin})
+            if _revoke_one(store, row, origin, trusted, ours):
+                update_lesson(store, row["id"], status="revoked",
+                              note=f"revoked by {origin}" + (f" at {at}" if at else ""))
+                report["revoked"].append({"id": row["id"], "by": origin})
+
+
+def _revoke_one(store: Store, row: dict[str, Any], origin: str, trusted: set[str], ours: str) -> bool:
+    """True when `origin` revoking retires this row: a trusted voucher, or its author when no
+    other trusted origin vouches for it. The author is only whoever published first, so an
+    untrusted one must not retire what trusted origins stand behind; it leaves instead, and
+    authorship passes to the first trusted voucher."""
+    if _is_own(row, ours):
+        retire, others = False, set()
+    else:
+        others = (_vouchers(row, ours) - {origin}) & trusted
+        author = origin == row["origin"]
+        retire = (origin in trusted and (author or origin in row["origins"])) or (author and not others)
+    if retire:
+        return True
+    changes: dict[str, Any] = {}
+    if origin in row["origins"]:
+        changes["origins"] = [o for o in row["origins"] if o != origin]
+    if origin == row["origin"] and others:
+        changes["origin"] = next(o for o in row["origins"] if o in others)
+    if changes:
+        update_lesson(store, row["id"], **changes)
+    return False
 
 
 # --------------------------------------------------------------------------- activation
@@ -477,40 +556,44 @@ def demote(store: Store, *, identity_dir: Path | str | None = None) -> list[dict
 def write_confirmations(store: Store, folder: str | Path, *, identity_dir: Path | str | None = None
                         ) -> dict[str, Any]:
     """One signed confirm file per received lesson we hold active; stale ones removed."""
+    with share_lock(store):
+        return _confirm(store, folder, identity_dir)
+
+
+def _confirm(store: Store, folder: str | Path, identity_dir: Path | str | None) -> dict[str, Any]:
     ident = identity(identity_dir)
     root = _root(folder)
-    directory = root / ident.origin / "confirm"
-    report: dict[str, Any] = {"written": [], "unchanged": 0, "removed": []}
+    report: dict[str, Any] = {"written": [], "unchanged": 0, "removed": [], "problems": []}
     wanted: dict[str, dict[str, Any]] = {}
     for row in list_lessons(store, statuses=("active",)):
         if not _is_own(row, ident.origin):
             wanted.setdefault(lesson_hash(row["text"], row["kind"]), row)
+    # Checked even with nothing to write: the sweep below deletes in it.
+    directory = own_folder(root, ident.origin, "confirm", make=bool(wanted))
     for text_hash, row in wanted.items():
         path = doc_path(root, ident.origin, "confirm", text_hash)
-        if _still_valid(path, ident, text_hash):
+        if _still_valid(root, path, ident, "confirm", text_hash):
             report["unchanged"] += 1
             continue
         doc = ident.sign({"v": VERSION, "type": "confirm", "origin": ident.origin,
                           "hash": text_hash, "author": row["origin"], "at": clock.iso()})
-        write_atomic(path, file_bytes(doc))
-        report["written"].append(text_hash)
-    if directory.is_dir():
-        for entry in sorted(directory.iterdir()):
-            parsed = parse_name(entry.name)
-            if parsed and parsed[0] not in wanted and remove(entry):
-                report["removed"].append(parsed[0])
+        if _put_own(root, path, file_bytes(doc), report["problems"]):
+            report["written"].append(text_hash)
+    removed, odd = sweep(root, directory, lambda h, copy: h not in wanted)
+    report["removed"] = removed
+    report["problems"] += [p.as_dict() for p in odd]
     return report
 
 
-def _still_valid(path: Path, ident: Identity, text_hash: str) -> bool:
-    """An existing document of ours for this hash that verifies: keep it (and its time)."""
-    import json
-
+def _still_valid(root: Path, path: Path, ident: Identity, kind: str, text_hash: str) -> bool:
+    """Our own signed `kind` document for this hash is at path: keep it (and its time).
+    Anything else there (unsigned, another's, too big, deeply nested, a pipe) is not."""
     try:
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        doc = read_doc(root, path, MAX_OWN_BYTES)
+    except ShareError:
         return False
-    return isinstance(doc, dict) and doc.get("hash") == text_hash and verify(doc, ident.public_raw)
+    return (doc.get("type") == kind and doc.get("origin") == ident.origin
+            and doc.get("hash") == text_hash and verify(doc, ident.public_raw))
 
 
 # --------------------------------------------------------------------------- sync
@@ -523,7 +606,7 @@ def sync(store: Store, folder: str | Path | None = None, *, identity_dir: Path |
     out = {"folder": str(root)}
     # One sync of a memory at a time (a scheduled one and a hand-run one would otherwise both
     # take a new lesson in); the second waits, then finds nothing new.
-    with locked(Path(store.path).parent / "share.lock"):
+    with share_lock(store):
         out["export"] = export_lessons(store, root, identity_dir=identity_dir, cfg=cfg)
         out["receive"] = receive(store, root, identity_dir=identity_dir, cfg=cfg, embedder=embedder)
         out["confirmations"] = write_confirmations(store, root, identity_dir=identity_dir)

@@ -11,10 +11,9 @@ from typing import Any
 from remem.engine import clock, share_safety
 from remem.engine.lessons import get_lesson, lesson_hash, list_lessons, update_lesson
 from remem.engine.share import (VERSION, _cfg, _is_own, _our_origin, _root, _similar_local,
-                                _still_valid, _trusted, _vouchers, activate, demote,
+                                _still_valid, _trusted, _vouchers, activate, demote, share_lock,
                                 write_confirmations)
-from remem.engine.files import write_atomic
-from remem.engine.share_files import doc_path, is_origin, remove
+from remem.engine.share_files import doc_path, is_origin, own_folder, remove, write_own
 from remem.engine.share_sign import ShareError, file_bytes, identity, public_line
 from remem.engine.store import Store
 
@@ -98,12 +97,15 @@ def revoke(store: Store, lesson_id: str, folder: str | Path, *, identity_dir: Pa
                          f"(`remem share reject {row['id']}` retires it here)")
     text_hash = lesson_hash(row["text"], row["kind"])
     path = doc_path(root, ident.origin, "revoked", text_hash)
-    if not _still_valid(path, ident, text_hash):
-        doc = ident.sign({"v": VERSION, "type": "revoke", "origin": ident.origin, "hash": text_hash,
-                          "at": clock.iso()})
-        write_atomic(path, file_bytes(doc))
-    removed = remove(doc_path(root, ident.origin, "lessons", text_hash))
-    update_lesson(store, row["id"], status="revoked", note="revoked by you")
+    with share_lock(store):  # an export running beside us would write the lesson back
+        own_folder(root, ident.origin, "revoked")
+        if not _still_valid(root, path, ident, "revoke", text_hash):
+            doc = ident.sign({"v": VERSION, "type": "revoke", "origin": ident.origin, "hash": text_hash,
+                              "at": clock.iso()})
+            write_own(path, file_bytes(doc))
+        own_folder(root, ident.origin, "lessons", make=False)  # never delete through a link
+        removed = remove(doc_path(root, ident.origin, "lessons", text_hash))
+        update_lesson(store, row["id"], status="revoked", note="revoked by you")
     return {"id": row["id"], "hash": text_hash, "revocation": str(path), "export_removed": removed}
 
 

@@ -17,8 +17,9 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from remem.engine.files import write_atomic
 from remem.engine.share_sign import ShareError, parse_public_line
 
 ORIGIN_RE = re.compile(r"^[0-9a-f]{16}$")
@@ -26,6 +27,7 @@ HASH_RE = re.compile(r"^[0-9a-f]{32}$")
 SUBDIRS = ("lessons", "confirm", "revoked")
 KEY_FILE = "key.pub"
 MAX_KEY_BYTES = 512
+MAX_OWN_BYTES = 65536  # our own documents are a few hundred bytes; anything bigger was planted
 # <hash>.json, or a sync tool's conflicted copy of it: Dropbox "(… conflicted copy …)",
 # Nextcloud "(conflicted copy …)", a numbered duplicate " (1)", Syncthing ".sync-conflict-…".
 _NAME_RE = re.compile(
@@ -121,11 +123,74 @@ def read_capped(root: Path, path: Path, cap: int) -> bytes:
 
 
 def remove(path: Path) -> bool:
+    """Unlink a file; False when it is gone already or cannot go (a folder someone made)."""
     try:
         path.unlink()
         return True
-    except FileNotFoundError:
+    except OSError:
         return False
+
+
+def own_folder(root: Path, origin: str, sub: str | None = None, *, make: bool = True) -> Path:
+    """Our <origin>/ folder (or its sub-folder `sub`), made if missing and `make`. ShareError
+    when it is a link or leads outside the share folder: anyone who writes the folder could
+    plant one, and we would then write and delete wherever it points."""
+    if not is_origin(origin) or (sub is not None and sub not in SUBDIRS):
+        raise ShareError(f"refusing a share folder for origin {origin!r} and {sub!r}")
+    path = root / origin
+    for part in (path, path / sub) if sub else (path,):
+        if part.is_symlink() or not _inside(root, part):
+            raise ShareError(f"refused: {part} is a link (or leads outside the share folder); "
+                             "remove it, then sync again")
+        if not make:
+            continue
+        try:
+            part.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise ShareError(f"cannot make the folder {part} ({exc.strerror}); "
+                             "remove what is in its place, then sync again") from None
+    return path / sub if sub else path
+
+
+def write_own(path: Path, data: bytes) -> bool:
+    """write_atomic into our own folder (checked by own_folder). A pipe, link or oversized file
+    someone planted at the name is removed unread (write_atomic would read it to compare);
+    a folder there is refused with ShareError."""
+    try:
+        info: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise ShareError(f"cannot write ({exc.strerror})") from None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise ShareError("a folder is where this file goes; left alone (remove it)")
+    if info is not None and (not stat.S_ISREG(info.st_mode) or info.st_size > MAX_OWN_BYTES):
+        remove(path)
+    try:
+        return write_atomic(path, data)
+    except OSError as exc:
+        raise ShareError(f"cannot write ({exc.strerror or exc})") from None
+
+
+def sweep(root: Path, directory: Path, stale: Callable[[str, bool], bool]) -> tuple[list[str], list[Problem]]:
+    """Delete our stale documents in one of our own folders: hashes whose (hash, is_copy)
+    `stale` says so. What is neither a file nor a link there (a folder, a pipe) is not ours to
+    delete: it is reported and left alone."""
+    removed: list[str] = []
+    problems: list[Problem] = []
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return removed, problems
+    for entry in entries:
+        parsed = parse_name(entry.name)
+        if not parsed or not stale(*parsed):
+            continue
+        if not (entry.is_symlink() or entry.is_file(follow_symlinks=False)):
+            problems.append(Problem(os.path.relpath(entry.path, root), "not a file; left alone (remove it)"))
+        elif remove(Path(entry.path)):
+            removed.append(parsed[0])
+    return removed, problems
 
 
 def _load_json(data: bytes) -> dict[str, Any]:
@@ -138,6 +203,11 @@ def _load_json(data: bytes) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise ShareError("not a JSON object")
     return doc
+
+
+def read_doc(root: Path, path: Path, cap: int) -> dict[str, Any]:
+    """A JSON object from a capped, link-free read (read_capped); ShareError with the reason."""
+    return _load_json(read_capped(root, path, cap))
 
 
 def scan_origin(root: Path, origin: str, cap: int) -> Scan:
@@ -176,7 +246,7 @@ def scan_origin(root: Path, origin: str, cap: int) -> Scan:
                 scan.rejected.append(Problem(rel(path), "refused: unexpected file name"))
                 continue
             try:
-                doc = _load_json(read_capped(root, path, cap))
+                doc = read_doc(root, path, cap)
             except ShareError as exc:
                 bucket = scan.incomplete if "incomplete" in str(exc) else scan.rejected
                 bucket.append(Problem(rel(path), str(exc)))

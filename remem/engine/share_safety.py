@@ -87,10 +87,15 @@ _URLS = [
      r"|\bwww\.[a-z0-9\-]+\.[a-z]{2,}\b", "URL"),
 ]
 
+# A download, any stages between (`| tee log`), then a last stage run as: `sudo -E -u root`,
+# `env A=1`. "||" is "or", not a pipe.
+_PIPE = r"(?<!\|)\|(?!\|)"
+_THEN = rf"[^|;\n]{{0,200}}({_PIPE}[^|;\n]{{0,200}}){{0,5}}?{_PIPE}\s*"
+_AS = r"(sudo(\s+(-[a-z]*[cdghprtu]\s+(?!-)\S+|-[^\s|;]+))*\s+)?(env(\s+\w+=\S*)*\s+)?"
 _SHELL = [
-    (r"\b(curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|;\n]{0,200}\|\s*(sudo\s+)?"
-     r"(env\s+)?(ba|z|da|k|c|fi|tc|a)?sh\b", "shell pipeline (download piped to a shell)"),
-    (r"\b(curl|wget|iwr|irm)\b[^|;\n]{0,200}\|\s*(sudo\s+)?(python[0-9.]*|perl|ruby|node|php|iex|"
+    (rf"\b(curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b{_THEN}{_AS}"
+     r"(ba|z|da|k|c|fi|tc|a)?sh\b", "shell pipeline (download piped to a shell)"),
+    (rf"\b(curl|wget|iwr|irm)\b{_THEN}{_AS}(python[0-9.]*|perl|ruby|node|php|iex|"
      r"powershell|pwsh)\b", "shell pipeline (download piped to an interpreter)"),
     (r"\b(ba|z|da|k)?sh\s+(-c\s+)?[\"']?\s*<\(\s*(curl|wget)|\$\(\s*(curl|wget)\b|`\s*(curl|wget)\b",
      "shell pipeline (executes a download)"),
@@ -112,9 +117,11 @@ _URLS_RE = _compile(_URLS)
 _SHELL_RE = _compile(_SHELL)
 
 
-# Cyrillic and Greek letters drawn like Latin ones: "іgnore рrevious" must read as what it
-# looks like. (Greek letters with no Latin twin, such as μ and π, are not here.)
+# Cyrillic, Greek and Armenian letters drawn like Latin ones: "іgnore рrevious" must read as
+# what it looks like. (Greek letters with no Latin twin, such as μ and π, are not here.)
 _LOOK_ALIKES = {
+    "օ": "o", "ո": "n", "ս": "u", "հ": "h", "ց": "g", "զ": "q", "ք": "f", "Օ": "O", "Ս": "U",
+    "Տ": "S", "Լ": "L",
     "а": "a", "в": "b", "е": "e", "ё": "e", "з": "3", "і": "i", "ї": "i", "ј": "j", "к": "k",
     "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s",
     "ԁ": "d", "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l", "А": "A", "В": "B", "Е": "E", "К": "K",
@@ -134,11 +141,34 @@ def _folded(text: str) -> str:
     return "".join(ch for ch in norm if not _bad_char(ch) or ch in "\n\t")
 
 
+# Scripts that run into Latin words with no space between ("用pip安装", "pipでインストール")
+# and have no letter a Latin one could pass for; and letters outside any one script.
+_MIXES_WITH_LATIN = {"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", "BOPOMOFO", "YI",
+                     "THAI", "LAO", "KHMER", "MYANMAR", "TIBETAN", "MODIFIER", ""}
+
+
+def _script(ch: str) -> str:
+    """A letter's script, from its Unicode name ("ARMENIAN SMALL LETTER OH"); "" for non-letters."""
+    if not unicodedata.category(ch).startswith("L"):
+        return ""
+    return unicodedata.name(ch, "").split(" ", 1)[0]
+
+
+def _foreign(ch: str) -> bool:
+    """A letter that does not belong in a Latin word. Greek counts only where it imitates a
+    Latin letter: μ in "500μs" and π in "πr²" are symbols."""
+    script = _script(ch)
+    if script == "GREEK":
+        return ch in _LOOK_ALIKES
+    return script not in _MIXES_WITH_LATIN and script != "LATIN"
+
+
 def _disguised(text: str) -> list[str]:
-    """Words that mix Latin letters with look-alikes from another script ("pаypal")."""
+    """Words that mix Latin letters with letters of another script ("pаypal", "Ignօre"); a
+    word wholly in another script ("тесты") is fine."""
     found = []
     for word in _WORD.findall(unicodedata.normalize("NFKC", text)):
-        if any(ch in _LOOK_ALIKES for ch in word) and any("a" <= ch.lower() <= "z" for ch in word):
+        if any(_script(ch) == "LATIN" for ch in word) and any(_foreign(ch) for ch in word):
             found.append(word)
     return list(dict.fromkeys(found))
 
