@@ -5,7 +5,8 @@ cosine between it and the lesson's sources is at least the cut (0.62 in a model'
 hashed). Otherwise a correction makes a lesson at once, while an error or a stated surprise
 waits in a pool of pending episodes until one like it comes again; then the two (and every
 pending one like them) cluster into a new lesson. Errors only meet errors of the same class
-(`ModuleNotFoundError` never joins `FileNotFoundError`, however close the words).
+(`ModuleNotFoundError` never joins `FileNotFoundError`, however close the words); the
+lessons pass gives every error its class in one form (detect's names, e.g. module_not_found).
 
 Episodes are taken in time order and in blocks: the similarities a block needs (block x
 lessons, block x pool, block x block) are three matrix products, and the greedy decisions
@@ -49,10 +50,11 @@ class Group:
     total: np.ndarray
     klass: str = ""
     added: list[str] = field(default_factory=list)  # members added in this run
+    stand_in: int = 0  # 1 when the lesson's own vector (in `total`) stands for its gone sources
 
     @property
     def n(self) -> int:
-        return len(self.members)
+        return len(self.members) + self.stand_in
 
 
 @dataclass
@@ -77,6 +79,7 @@ def consolidate_kind(
     out = Outcome()
     dim = new_vecs.shape[1] if new_vecs.size else (pool_vecs.shape[1] if pool_vecs.size else 0)
     if not new_ids:
+        out.pending = len(pool_ids)  # still waiting, though nothing new came to meet them
         return out
     repeat = kind in MUST_REPEAT
     # The pool: pending episodes (errors, surprises) that have not yet met their like.

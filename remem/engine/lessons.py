@@ -9,7 +9,7 @@ from typing import Any, Iterable, Sequence
 
 from remem.engine import clock
 from remem.engine.store import LESSON_STATUSES, Store, cap, dumps, loads_list, new_id
-from remem.errors import NotFound
+from remem.errors import NotFound, RememError
 
 LESSON_KINDS = ("correction", "error", "surprise", "note")
 # A lesson is a sentence or a few; longer text is cut with store.TRUNCATED. The same as the
@@ -85,15 +85,27 @@ def add_lesson(
 
 
 def get_lesson(store: Store, lesson_id: str) -> dict[str, Any]:
+    """A lesson by id, by a unique prefix of at least 4 characters, or by a merged-away id."""
     row = store.one("SELECT * FROM lessons WHERE id = ?", (lesson_id,))
     if row is None and len(lesson_id) >= 4:
-        row = store.one("SELECT * FROM lessons WHERE id LIKE ? || '%'", (lesson_id,))
+        row = _by_prefix(store, lesson_id)
     if row is None:
         alias = store.one("SELECT new FROM aliases WHERE old = ?", (lesson_id,))
         if alias:
             return get_lesson(store, alias["new"])
         raise NotFound(f"no lesson with id {lesson_id!r}; `remem lessons list` shows the ids")
     return _row(row)
+
+
+def _by_prefix(store: Store, prefix: str) -> dict[str, Any] | None:
+    # substr, not LIKE: `%` and `_` in what a person typed are no wildcards. Two matches are an
+    # error, never a guess: `remem lessons veto` must not veto the wrong lesson.
+    rows = store.rows("SELECT * FROM lessons WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 2",
+                      (len(prefix), prefix))
+    if len(rows) > 1:
+        raise RememError(f"ambiguous id {prefix!r}: matches {rows[0]['id']} and {rows[1]['id']}; "
+                         "give more characters")
+    return rows[0] if rows else None
 
 
 def list_lessons(
@@ -136,6 +148,10 @@ def update_lesson(store: Store, lesson_id: str, **fields: Any) -> dict[str, Any]
     if "text" in values:
         values["text"] = cap(" ".join(str(values["text"]).split()), MAX_LESSON)
         values.setdefault("hash", lesson_hash(values["text"], fields.get("kind", current["kind"])))
+        if "embedding" not in values and values["text"] != current["text"]:
+            # The old vector no longer says what the lesson says; the next sleep embeds it anew
+            # (a lesson whose sources are gone is matched by its vector alone).
+            values["space"], values["embedding"] = None, None
     values["updated"] = clock.iso()
     with store.write() as conn:
         conn.execute(

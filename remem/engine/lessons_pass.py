@@ -5,8 +5,9 @@ sources they resemble, or make new lessons (see consolidate.py for the rules). A
 sources are episode ids in time order; seen is how many; strength grows by one per source.
 
 merge: lessons of one kind whose sources mean the same (average linkage >= the cut) become
-one theme, the lesson with the most sources; the others become aliases (aliases table, with
-their created time kept) and their open predictions move to the theme.
+one theme: a lesson whose text was rewritten (a person's edit) first, else the one with the
+most sources. The others become aliases (aliases table, with their created time kept) and
+their open predictions move to the theme.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from remem.engine.consolidate import (
     CONSOLIDATED_KINDS, MUST_REPEAT, Group, Outcome, as_matrix, consolidate_kind, error_class,
     medoid, merge_groups,
 )
+from remem.engine.detect import ERROR_CLASSES
+from remem.engine.detect import error_class as detect_error_class
 from remem.engine.embed import to_blob
 from remem.engine.lessons import lesson_hash
 from remem.engine.store import Store, chunks, dumps, loads_list, new_id, stable_id
@@ -65,13 +68,42 @@ def _kind_data(ctx: "Context", kind: str) -> tuple[list[dict[str, Any]], dict[st
 
 
 def _klass(row: dict[str, Any]) -> str:
-    """An error's class: ingest's `error:<class>` tag, else the class its title names."""
-    return row.get("eclass") or error_class(row.get("title") or "")
+    """An error's class in one form, whether ingest tagged it (`error:module_not_found` from
+    detect, or a person's `error:ModuleNotFoundError`, stored lower-cased) or only its title
+    names it: otherwise the same error in two copies never clusters."""
+    tag = (row.get("eclass") or "").strip().lower()
+    if tag in ERROR_CLASSES and tag != "other":
+        return tag
+    if tag and tag != "other":
+        return _text_klass(tag) or tag
+    return _text_klass(row.get("title") or "")
+
+
+# Python classes whose name detect's patterns miss, though their message would match.
+_PY_CLASSES = {"permissionerror": "permission_denied", "connectionerror": "network",
+               "connectionrefusederror": "network", "connectionreseterror": "network"}
+
+
+def _text_klass(text: str) -> str:
+    """detect's class of a text; a class detect has no name for (KeyError) in lower case."""
+    found = detect_error_class(text or "")
+    if found != "other":
+        return found
+    named = error_class(text or "").lower()
+    return _PY_CLASSES.get(named, named)
 
 
 def _common_cwd(cwds: list[str | None]) -> str | None:
     found = {c for c in cwds}
     return found.pop() if len(found) == 1 else None
+
+
+def _cwds(sources: list[str], rows: list[dict[str, Any]], index: dict[str, int],
+          lessons: list[tuple[str | None, list[str]]]) -> list[str | None]:
+    """The projects of the sources still here, and the cwd of each (cwd, sources) lesson with
+    a source gone, which stands for those: a lesson once learned in two projects stays in both."""
+    cwds = [rows[index[s]]["cwd"] for s in sources if s in index]
+    return cwds + [cwd for cwd, srcs in lessons if any(s not in index for s in srcs)]
 
 
 def _full_rows(store: Store, ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -103,13 +135,11 @@ def _reword_enabled(ctx: "Context") -> bool:
 
 def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
     store, emb = ctx.store, ctx.embedder
-    space = emb.space
-    cut = ctx.cut(space)
-    kinds = ",".join(f"'{k}'" for k in CONSOLIDATED_KINDS)
+    cut = ctx.cut(emb.space)
     faded_below = float(ctx.cfg["lifecycle"]["archive_below"])
     lessons = store.rows(
-        "SELECT id, kind, cwd, strength, sources, created FROM lessons WHERE status != 'candidate' "
-        "ORDER BY created, id"
+        "SELECT id, kind, text, cwd, strength, sources, created, origin, space, embedding "
+        "FROM lessons WHERE status != 'candidate' ORDER BY created, id"
     )
     consolidated: set[str] = set()
     by_kind: dict[str, list[tuple[dict[str, Any], list[str]]]] = defaultdict(list)
@@ -117,43 +147,26 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
         srcs = [s for s in loads_list(lesson["sources"]) if isinstance(s, str)]
         consolidated.update(srcs)
         by_kind[lesson["kind"]].append((lesson, srcs))
-    max_seq = int(store.scalar("SELECT max(seq) FROM episodes") or 0)
-    # An episode not yet in the current space is not consolidated yet: stop the mark before it.
-    low = store.scalar(
-        f"SELECT min(seq) FROM episodes WHERE seq > ? AND {_LEARNABLE} AND kind IN ({kinds}) "
-        "AND (embedding IS NULL OR space IS NULL OR space != ?)", (watermark, faded_below, space),
-    )
-    mark = int(low) - 1 if low is not None else max_seq
-    total = int(store.scalar(
-        f"SELECT count(*) FROM episodes WHERE seq > ? AND seq <= ? AND {_LEARNABLE} "
-        f"AND kind IN ({kinds})", (watermark, mark, faded_below),
-    ) or 0)
+    mark = _mark(store, watermark, faded_below, emb.space)
+    plans = {}
+    for kind in CONSOLIDATED_KINDS:
+        rows = _kind_data(ctx, kind)[0]
+        if rows:
+            plans[kind] = _split(rows, consolidated, watermark, mark, kind in MUST_REPEAT, faded_below)
+    total = sum(len(new_idx) for _, new_idx in plans.values())
     yield _progress("lessons", 0, total, f"{total} new episodes to consolidate")
     counts = {"new_episodes": 0, "joined": 0, "created": 0, "pending": 0}
     existing_ids = {r["id"] for r in store.rows("SELECT id FROM lessons UNION SELECT old FROM aliases")}
     base = 0
-    for kind in CONSOLIDATED_KINDS:
+    for kind, (pool_idx, new_idx) in plans.items():
         rows, index, matrix = _kind_data(ctx, kind)
-        if not rows:
-            continue
         groups: list[Group] = []
         originals: dict[str, dict[str, Any]] = {}
         for lesson, srcs in by_kind.get(kind, []):
-            members = [s for s in srcs if s in index]
-            if not members:
-                continue
-            idx = [index[s] for s in members]
-            groups.append(Group(lesson["id"], members, matrix[idx].sum(axis=0), _klass(rows[idx[0]])))
-            originals[lesson["id"]] = {"lesson": lesson, "sources": srcs}
-        pool_idx, new_idx = [], []
-        for i, r in enumerate(rows):
-            if r["id"] in consolidated or (r["archived"] and r["strength"] >= faded_below):
-                continue
-            if r["seq"] <= watermark:
-                if kind in MUST_REPEAT:
-                    pool_idx.append(i)
-            elif r["seq"] <= mark:
-                new_idx.append(i)
+            group = _group(lesson, srcs, rows, index, matrix, emb.space)
+            if group is not None:
+                groups.append(group)
+                originals[lesson["id"]] = {"lesson": lesson, "sources": srcs}
         counts["new_episodes"] += len(new_idx)
         outcome = yield from _relay(consolidate_kind(
             kind, groups,
@@ -168,6 +181,58 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
         _write_groups(ctx, kind, groups, originals, rows, index, matrix, existing_ids)
     ctx.watermark = mark
     ctx.counts["lessons"] = counts
+
+
+def _mark(store: Store, watermark: int, faded_below: float, space: str) -> int:
+    """The new watermark: the last episode seq, but before any learnable episode not yet in
+    the current space (it is not consolidated yet)."""
+    kinds = ",".join(f"'{k}'" for k in CONSOLIDATED_KINDS)
+    low = store.scalar(
+        f"SELECT min(seq) FROM episodes WHERE seq > ? AND {_LEARNABLE} AND kind IN ({kinds}) "
+        "AND (embedding IS NULL OR space IS NULL OR space != ?)", (watermark, faded_below, space),
+    )
+    return int(low) - 1 if low is not None else int(store.scalar("SELECT max(seq) FROM episodes") or 0)
+
+
+def _split(rows: list[dict[str, Any]], consolidated: set[str], watermark: int, mark: int,
+           repeat: bool, faded_below: float) -> tuple[list[int], list[int]]:
+    """Row indices of the pending pool and of the episodes to consolidate now. Below the
+    watermark, errors and surprises still wait for their like; a correction no lesson holds
+    is taken now (it was archived by hand when its sleep ran, and restored since)."""
+    pool_idx, new_idx = [], []
+    for i, r in enumerate(rows):
+        if r["id"] in consolidated or r["seq"] > mark or (r["archived"] and r["strength"] >= faded_below):
+            continue
+        if r["seq"] <= watermark and repeat:
+            pool_idx.append(i)
+        else:
+            new_idx.append(i)
+    return pool_idx, new_idx
+
+
+def _lesson_vec(lesson: dict[str, Any], space: str, dim: int) -> np.ndarray | None:
+    blob = lesson.get("embedding")
+    if not blob or lesson.get("space") != space or len(blob) != 4 * dim:
+        return None
+    return np.frombuffer(blob, dtype="<f4").astype(np.float32)
+
+
+def _group(lesson: dict[str, Any], srcs: list[str], rows: list[dict[str, Any]],
+           index: dict[str, int], matrix: np.ndarray, space: str) -> Group | None:
+    """A lesson as consolidation sees it: its live sources. When none is left (the lifecycle
+    deletes faded episodes), its own vector stands in for them, so what comes again still
+    joins it (and a veto holds) rather than making a second lesson. Not for a lesson received
+    from another memory (its sources were never here): sharing keeps those apart."""
+    members = [s for s in srcs if s in index]
+    if members:
+        idx = [index[s] for s in members]
+        return Group(lesson["id"], members, matrix[idx].sum(axis=0), _klass(rows[idx[0]]))
+    if lesson.get("origin"):
+        return None
+    vec = _lesson_vec(lesson, space, matrix.shape[1])
+    if vec is None:
+        return None
+    return Group(lesson["id"], [], vec, _text_klass(lesson["text"]), stand_in=1)
 
 
 def _write_groups(
@@ -224,7 +289,7 @@ def _write_groups(
             for g in batch:
                 orig = originals[g.lesson_id]  # type: ignore[index]
                 sources = list(orig["sources"]) + [m for m in g.added if m not in orig["sources"]]
-                cwds = [rows[index[m]]["cwd"] for m in sources if m in index]
+                cwds = _cwds(sources, rows, index, [(orig["lesson"]["cwd"], orig["sources"])])
                 conn.execute(
                     "UPDATE lessons SET sources = ?, seen = ?, strength = strength + ?, cwd = ?, "
                     "updated = ? WHERE id = ?",
@@ -248,8 +313,8 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
     yield _progress("merge", 0, len(CONSOLIDATED_KINDS), "looking for lessons that mean the same")
     for step, kind in enumerate(CONSOLIDATED_KINDS, start=1):
         lessons = store.rows(
-            "SELECT id, text, cwd, strength, sources, created FROM lessons "
-            "WHERE status = 'active' AND kind = ? ORDER BY created, id", (kind,)
+            "SELECT id, text, draft, cwd, strength, sources, created, origin, space, embedding "
+            "FROM lessons WHERE status = 'active' AND kind = ? ORDER BY created, id", (kind,)
         )
         if len(lessons) < 2:
             continue
@@ -257,14 +322,14 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
         live, totals, sizes, classes, changed = [], [], [], [], []
         for lesson in lessons:
             srcs = [s for s in loads_list(lesson["sources"]) if isinstance(s, str)]
-            idx = [index[s] for s in srcs if s in index]
-            if not idx:
+            group = _group(lesson, srcs, rows, index, matrix, space)
+            if group is None:
                 continue
             lesson["_sources"] = srcs
             live.append(lesson)
-            totals.append(matrix[idx].sum(axis=0))
-            sizes.append(len(idx))
-            classes.append(_klass(rows[idx[0]]) if kind == "error" else "")
+            totals.append(group.total)
+            sizes.append(group.n)
+            classes.append(group.klass if kind == "error" else "")
             changed.append(everything or lesson["id"] in ctx.changed_lessons)
         if len(live) < 2:
             continue
@@ -275,13 +340,22 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
     ctx.counts["merge"] = counts
 
 
+def _theme(cluster: list[dict[str, Any]]) -> dict[str, Any]:
+    """The lesson the others merge into: one whose words were rewritten (its draft differs
+    from its text) first, so a person's edit is never deleted; then most sources; then the
+    oldest."""
+    def rewritten(lesson: dict[str, Any]) -> bool:
+        return bool(lesson.get("draft")) and lesson["draft"] != lesson["text"]
+
+    return min(cluster, key=lambda l: (not rewritten(l), -len(l["_sources"]), l["created"], l["id"]))
+
+
 def _write_merges(ctx: "Context", clusters: list[list[dict[str, Any]]], rows: list[dict[str, Any]],
                   index: dict[str, int], counts: dict[str, int]) -> None:
     stamp = clock.iso()
     with ctx.store.write() as conn:
         for cluster in clusters:
-            # The theme: most sources, then the oldest.
-            theme = sorted(cluster, key=lambda l: (-len(l["_sources"]), l["created"], l["id"]))[0]
+            theme = _theme(cluster)
             others = [l for l in cluster if l is not theme]
             seen: set[str] = set()
             sources: list[str] = []
@@ -291,7 +365,7 @@ def _write_merges(ctx: "Context", clusters: list[list[dict[str, Any]]], rows: li
                         seen.add(s)
                         sources.append(s)
             sources.sort(key=lambda s: (index.get(s, -1), s))
-            cwds = [rows[index[s]]["cwd"] for s in sources if s in index]
+            cwds = _cwds(sources, rows, index, [(l["cwd"], l["_sources"]) for l in cluster])
             conn.execute(
                 "UPDATE lessons SET sources = ?, seen = ?, strength = ?, cwd = ?, updated = ? WHERE id = ?",
                 (dumps(sources), len(sources), float(sum(l["strength"] for l in cluster)),
@@ -309,3 +383,14 @@ def _write_merges(ctx: "Context", clusters: list[list[dict[str, Any]]], rows: li
             counts["aliased"] += len(others)
             ctx.events["merged"].append({"theme": theme["id"], "old": [o["id"] for o in others]})
             ctx.changed_lessons.add(theme["id"])
+            _retarget_events(ctx.events, theme["id"], {o["id"] for o in others})
+
+
+def _retarget_events(events: dict[str, list[Any]], theme: str, gone: set[str]) -> None:
+    """Lessons merged away no longer exist: the report names the theme instead (as grown,
+    unless it was itself learned in this run)."""
+    touched = any(i in gone for i in events["learned"] + events["grew"])
+    events["learned"] = [i for i in events["learned"] if i not in gone]
+    events["grew"] = [i for i in events["grew"] if i not in gone]
+    if touched and theme not in events["learned"] and theme not in events["grew"]:
+        events["grew"].append(theme)

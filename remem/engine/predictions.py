@@ -5,15 +5,17 @@ situation like the lesson's comes again within `sleep.prediction_days` (14) days
 is deterministic; the prediction carries the lesson's vector.
 
 verify: an open prediction is confirmed by the first episode of the lesson's kind that
-happened after it was made and matches the lesson: it joined the lesson's sources, or its
-mean cosine to them reaches the cut (the consolidation cut in a model's space, 0.5 hashed).
-With no match after `prediction_days`, it failed.
+happened after it was made and within `prediction_days` of it, and matches the lesson: it
+joined the lesson's sources, or its mean cosine to them reaches the cut (the consolidation
+cut in a model's space, 0.5 hashed). With no match in the window, it failed (an episode
+after the window never confirms it, even when no sleep ran inside the window).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from collections import defaultdict
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
@@ -76,7 +78,7 @@ def verify(ctx: "Context") -> Iterator["Progress"]:
         ats = [r["at"] for r in rows]
         for pred in preds:
             sources = [s for s in loads_list(pred["sources"]) if isinstance(s, str)]
-            evidence = _match(store, emb, pred, sources, rows, ats, later, cut)
+            evidence = _match(store, emb, pred, sources, rows, ats, later, cut, days)
             if evidence:
                 resolved.append(("confirmed", evidence, now, pred["id"]))
                 counts["confirmed"] += 1
@@ -96,13 +98,17 @@ def verify(ctx: "Context") -> Iterator["Progress"]:
 
 
 def _match(store: Any, emb: Any, pred: dict[str, Any], sources: list[str],
-           rows: list[dict[str, Any]], ats: list[str], later: np.ndarray, cut: float) -> str | None:
-    """The first later episode that matches the prediction's lesson, or None."""
+           rows: list[dict[str, Any]], ats: list[str], later: np.ndarray, cut: float,
+           days: float) -> str | None:
+    """The first episode inside the prediction's window that matches its lesson, or None."""
     first = bisect_right(ats, pred["made"])  # rows are in time order
-    if first >= len(rows):
+    # Only the window counts: when no sleep ran inside it, a later episode must not confirm it.
+    until = clock.iso(clock.parse(pred["made"]) + timedelta(days=days))
+    last = bisect_right(ats, until)
+    if first >= last:
         return None
     mask = np.zeros(len(rows), dtype=bool)
-    mask[first:] = True
+    mask[first:last] = True
     src = set(sources)
     for i in np.nonzero(mask)[0]:
         if rows[i]["id"] in src:

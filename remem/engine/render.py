@@ -8,6 +8,8 @@
 - `written.json` (in remem's home) lists the files remem wrote. A listed file of an active
   lesson that is gone on the next render was deleted by the person: the lesson is vetoed
   (status 'vetoed', `vetoed.json`), never rendered again, and its other copies are removed.
+  Sleep also takes these vetoes before its merge pass (take_vetoes), so a vetoed lesson never
+  merges away.
 - `lessons.jsonl` (remem's home): every active lesson, one wire line each (docs/PROTOCOL.md).
 - `morning.md` (remem's home): the owner's report of the run.
 
@@ -141,6 +143,47 @@ def _targets(lesson: dict[str, Any], projects: list[Path]) -> list[Path]:
     return [p / "memory" for p in projects]
 
 
+# --------------------------------------------------------------------------- vetoes
+
+def _written_files() -> dict[str, dict[str, Any]]:
+    files = _read_json(written_path(), {}).get("files", {})
+    return files if isinstance(files, dict) else {}
+
+
+def _veto_deleted(store: Store, files: dict[str, dict[str, Any]], active: dict[str, dict[str, Any]],
+                  vetoed: dict[str, Any], *, write_db: bool) -> list[str]:
+    """Active lessons a file of which we wrote is gone while its folder is still there: each
+    is added to `vetoed` (in memory) and, with write_db, set to status 'vetoed'."""
+    found: list[str] = []
+    for path_s, info in sorted(files.items()):
+        lid = info.get("lesson")
+        path = Path(path_s)
+        if lid in active and lid not in found and not path.exists() and path.parent.is_dir():
+            found.append(lid)
+            vetoed[lid] = {"at": clock.iso(), "path": path_s, "text": active[lid]["text"],
+                           "hash": active[lid]["hash"]}
+    if found and write_db:
+        stamp = clock.iso()
+        with store.write() as conn:
+            conn.executemany(
+                "UPDATE lessons SET status = 'vetoed', note = ?, updated = ? WHERE id = ?",
+                [("the person deleted its file", stamp, lid) for lid in found],
+            )
+    return found
+
+
+def take_vetoes(store: Store, *, dry_run: bool = False) -> list[str]:
+    """The vetoes of deleted files, taken before sleep merges lessons: a lesson merged away
+    first would no longer be active at render, and its veto would be lost. A dry run's store
+    is sleep's private copy, so its status changes there too; vetoed.json is not written."""
+    vetoed = _read_json(vetoed_path(), {})
+    active = {l["id"]: l for l in list_lessons(store, statuses=RENDERED_STATUSES)}
+    found = _veto_deleted(store, _written_files(), active, vetoed, write_db=True)
+    if found and not dry_run:
+        write_atomic(vetoed_path(), _dump(vetoed))
+    return found
+
+
 # --------------------------------------------------------------------------- render
 
 def render(
@@ -152,27 +195,12 @@ def render(
     morning: bool = True,
 ) -> dict[str, Any]:
     """Vetoes first, then lesson files, MEMORY.md sections, lessons.jsonl and morning.md."""
-    written = _read_json(written_path(), {})
-    files: dict[str, dict[str, Any]] = written.get("files", {}) if isinstance(written.get("files"), dict) else {}
+    files = _written_files()
     vetoed = _read_json(vetoed_path(), {})
     active = {l["id"]: l for l in list_lessons(store, statuses=RENDERED_STATUSES)}
 
     # 1. A file we wrote for a still-active lesson that is gone (its folder still there) = a veto.
-    new_vetoes: list[str] = []
-    for path_s, info in sorted(files.items()):
-        lid = info.get("lesson")
-        path = Path(path_s)
-        if lid in active and not path.exists() and path.parent.is_dir() and lid not in new_vetoes:
-            new_vetoes.append(lid)
-            vetoed[lid] = {"at": clock.iso(), "path": path_s, "text": active[lid]["text"],
-                           "hash": active[lid]["hash"]}
-    if new_vetoes and not dry_run:
-        stamp = clock.iso()
-        with store.write() as conn:
-            conn.executemany(
-                "UPDATE lessons SET status = 'vetoed', note = ?, updated = ? WHERE id = ?",
-                [("the person deleted its file", stamp, lid) for lid in new_vetoes],
-            )
+    new_vetoes = _veto_deleted(store, files, active, vetoed, write_db=not dry_run)
     vetoed_hashes = {v.get("hash") for v in vetoed.values() if isinstance(v, dict)}
     for lid in new_vetoes:
         active.pop(lid, None)
@@ -245,7 +273,9 @@ def render(
         jsonl = "".join(wire_line(l) + "\n" for l in sorted(shown, key=lambda l: (l["created"], l["id"])))
         write_atomic(paths.lessons_jsonl_path(), jsonl)
         if morning:
-            write_atomic(paths.morning_path(), morning_report(store, events or {}, faded, new_vetoes))
+            earlier = list((events or {}).get("vetoed", []))  # taken before the merge pass
+            write_atomic(paths.morning_path(), morning_report(store, events or {}, faded,
+                                                              earlier + new_vetoes))
     return out
 
 

@@ -396,8 +396,10 @@ def _pass_lessons(ctx: Context) -> Iterator[Progress]:
 
 
 def _pass_merge(ctx: Context) -> Iterator[Progress]:
-    from remem.engine import lessons_pass
+    from remem.engine import lessons_pass, render
 
+    # A deleted lesson file is a veto: take it now, or the lesson may merge away first.
+    ctx.events["vetoed"] += render.take_vetoes(ctx.store, dry_run=ctx.dry_run)
     yield from lessons_pass.merge(ctx)
 
 
@@ -469,6 +471,7 @@ def _pass_render(ctx: Context) -> Iterator[Progress]:
     counts = render.render(ctx.store, events=ctx.events, faded=ctx.faded, dry_run=ctx.dry_run,
                            morning=learned)
     ctx.events["vetoed"] += counts.pop("vetoed_ids", [])
+    counts["vetoed"] = len(ctx.events["vetoed"])  # with those the merge pass took
     ctx.counts["render"] = counts
     yield Progress("render", 1, 1, "done")
 
