@@ -16,7 +16,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "chats"
 
 def test_openai_conversation() -> None:
     (s,) = chats.parse_chats(FIXTURES / "openai.json")
-    assert (s.id, s.source, s.cwd, s.meta["format"]) == ("chatcmpl-conv-7f2a", "chats", "/home/dev/app", "openai")
+    assert (s.source, s.cwd, s.meta["format"]) == ("chats", "/home/dev/app", "openai")
+    assert s.id.startswith("chatcmpl-conv-7f2a:")  # the given id, namespaced by the content
     assert [t.role for t in s.turns] == ["user", "assistant", "assistant", "user", "assistant"]
     assert "Prefer small diffs" not in " ".join(t.text for t in s.turns)  # system/developer skipped
     mv, grep, sed = s.tool_calls()
@@ -30,7 +31,7 @@ def test_openai_conversation() -> None:
 def test_anthropic_conversations_in_jsonl() -> None:
     first, second = chats.parse_chats(FIXTURES / "anthropic.jsonl")
     assert first.meta["format"] == second.meta["format"] == "anthropic"
-    assert first.id == "msg-conv-a1" and second.id == "msg-conv-a2"
+    assert first.id.startswith("msg-conv-a1:") and second.id.startswith("msg-conv-a2:")
     assert "check the branch" not in " ".join(t.text for t in first.turns)  # thinking skipped
     deploy, make = first.tool_calls()  # server_tool_use is not ours: skipped
     assert deploy.is_error and "unbound variable" in deploy.result
@@ -42,7 +43,7 @@ def test_anthropic_conversations_in_jsonl() -> None:
 
 def test_gemini_conversations_key() -> None:
     (s,) = chats.parse_chats(FIXTURES / "gemini.json")
-    assert s.id == "gem-conv-1" and s.meta["format"] == "gemini"
+    assert s.id.startswith("gem-conv-1:") and s.meta["format"] == "gemini"
     assert s.started == "2026-11-23T08:00:00.000000+00:00"
     first, second = s.tool_calls()
     assert first.is_error and "permission denied" in first.result  # paired by id
@@ -190,3 +191,103 @@ def test_lone_surrogates_are_stored_replaced(store, tmp_path: Path) -> None:
     assert s.turns[0].text == "fix it ? please"
     summary = ingest_paths(store, [str(path)], source="chats")
     assert summary["errors"] == [] and summary["episodes"] >= 2
+
+
+def test_an_export_with_a_byte_order_mark_is_read(store, tmp_path: Path) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    path = tmp_path / "export-bom.json"
+    conv = {"messages": [{"role": "user", "content": "Add caching."},
+                         {"role": "assistant", "content": "Added an LRU cache."},
+                         {"role": "user", "content": "No, use redis instead."}]}
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(conv).encode())  # as Windows tools write it
+    summary = ingest_paths(store, [str(path)], source="chats")
+    assert summary["errors"] == [] and summary["by_kind"] == {"session": 1, "correction": 1}
+
+
+def test_a_file_with_no_conversation_names_its_path_once(store, tmp_path: Path) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"hello": 1}')
+    (error,) = ingest_paths(store, [str(bad)], source="chats")["errors"]
+    assert error.startswith(f"{bad}: no conversations found") and error.count(str(bad)) == 1
+
+
+def _conv(first: str, reply: str, **extra) -> dict:
+    return {**extra, "messages": [{"role": "user", "content": first}, {"role": "assistant", "content": reply}]}
+
+
+def test_an_export_named_two_ways_is_one_conversation(store, tmp_path: Path, monkeypatch) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    monkeypatch.chdir(tmp_path)
+    conv = _conv("Please add a retry to the upload job.", "I added three retries. Done.")
+    conv["messages"].append({"role": "user", "content": "No, use exponential backoff instead."})
+    Path("export.json").write_text(json.dumps([conv]))  # no id: it comes from the content
+    first = ingest_paths(store, ["export.json"], source="chats")
+    assert first["by_kind"] == {"session": 1, "correction": 1}
+    again = ingest_paths(store, [str(tmp_path / "export.json")], source="chats")
+    assert again["episodes"] == 0 and again["errors"] == [] and again["skipped"] == 1
+    assert store.scalar("SELECT count(DISTINCT session_id) FROM episodes") == 1
+    # a copy elsewhere is the same conversation too
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "copy" / "export.json").write_text(json.dumps([conv]))
+    assert ingest_paths(store, ["copy/export.json"], source="chats")["episodes"] == 0
+
+
+def test_two_exports_reusing_an_id_stay_two_conversations(store, tmp_path: Path) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps([_conv("Set up CI for the billing service.", "Added a workflow.", id=1)]))
+    b.write_text(json.dumps([_conv("Write a haiku about autumn.", "Leaves fall softly down.", id=1)]))
+    ingest_paths(store, [a], source="chats")
+    ingest_paths(store, [b], source="chats")
+    titles = sorted(r["title"] for r in store.rows("SELECT title FROM episodes WHERE kind = 'session'"))
+    assert titles == ["Set up CI for the billing service.", "Write a haiku about autumn."]
+    rerun = ingest_paths(store, [a, b], source="chats")
+    assert rerun["files"] == 0 and rerun["skipped"] == 2
+
+
+def test_a_later_export_of_the_same_conversation_updates_it(store, tmp_path: Path) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    early = _conv("Add caching to fetch().", "Added an LRU cache.", id="conv-9", create_time=1764400000)
+    grown = json.loads(json.dumps(early))
+    grown["messages"] += [{"role": "user", "content": "No, use redis instead."},
+                          {"role": "assistant", "content": "Switched to redis."}]
+    (tmp_path / "jan.json").write_text(json.dumps([early]))
+    (tmp_path / "feb.json").write_text(json.dumps([_conv("Unrelated.", "Sure.", id="other"), grown]))
+    ingest_paths(store, [tmp_path / "jan.json"], source="chats")
+    later = ingest_paths(store, [tmp_path / "feb.json"], source="chats")
+    assert later["errors"] == [] and later["by_kind"] == {"session": 1, "correction": 1}
+    sessions = store.rows("SELECT session_id, gist FROM episodes WHERE kind = 'session' AND title LIKE 'Add caching%'")
+    assert len(sessions) == 1 and "redis" in sessions[0]["gist"]
+    assert sessions[0]["session_id"].startswith("conv-9:")  # the given id, namespaced by content
+
+
+def test_a_rewritten_export_whose_conversations_moved_is_read(store, tmp_path: Path) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    path = tmp_path / "conversations.json"
+    one, two = _conv("First question.", "First answer."), _conv("Second question.", "Second answer.")
+    path.write_text(json.dumps([one]))
+    ingest_paths(store, [path], source="chats")
+    path.write_text(json.dumps([two, one]))  # a new conversation first, as a fresh export lists them
+    summary = ingest_paths(store, [path], source="chats")
+    assert summary["errors"] == [] and summary["by_kind"] == {"session": 1}
+    assert ingest_paths(store, [path], source="chats")["skipped"] == 1
+
+
+def test_a_grown_export_without_times_is_rewritten_not_appended(store, tmp_path: Path) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    conv = _conv("Add caching to fetch().", "Added an LRU cache.", id="c1")
+    (tmp_path / "a.json").write_text(json.dumps([conv]))
+    ingest_paths(store, [tmp_path / "a.json"], source="chats")
+    conv["messages"].append({"role": "user", "content": "thanks, that is all"})
+    (tmp_path / "b.json").write_text(json.dumps([conv]))
+    ingest_paths(store, [tmp_path / "b.json"], source="chats")
+    (gist,) = [r["gist"] for r in store.rows("SELECT gist FROM episodes WHERE kind = 'session'")]
+    assert gist.count("Asked: Add caching") == 1 and "that is all" in gist

@@ -51,6 +51,16 @@ def call(name="Bash", result="", is_error=False, rejected=False, **inp) -> ToolC
     ("Stop doing that", "stop"),
     ("revert that change", "undo"),
     ("why did you delete the fixtures?", "undo"),
+    # an approving start does not hide the pushback that follows it
+    ("No, that works, but use uv instead", "instead"),
+    ("No, that's it. Why did you remove the logging?", "undo"),
+    ("no, that's not it", "no"),
+    ("no, that's wrong", "no"),
+    ("No, that is all wrong", "no"),
+    ("no need for comments, don't add them", "no"),
+    ("Don't forget, I said no new dependencies", "I said"),
+    ("don't push to main", "don't"),
+    ("no, use uv instead", "no"),
 ])
 def test_pushback_after_a_handback_is_a_correction(reply, how):
     s = convo("u: tidy the imports", "a: Done, I tidied the imports.", f"u: {reply}")
@@ -73,6 +83,14 @@ def test_pushback_after_a_handback_is_a_correction(reply, how):
     "the node-based tool is fine",
     "never mind, it works now",
     "thanks, don't worry about it",
+    # approvals that open with "no" (answering "anything else?"), and questions about a choice
+    "No, looks good to me. Thanks!",
+    "No, that works. Thanks!",
+    "Nope, that's it. Thanks",
+    "No need, it's fine",
+    "nah, all good",
+    "Thanks! Why did you pick SQLite over Postgres here?",
+    "Great. Don't forget to update the changelog too.",
 ])
 def test_ordinary_replies_are_not_corrections(reply):
     s = convo("u: tidy the imports", "a: Done.", f"u: {reply}")
@@ -92,6 +110,20 @@ def test_interrupt_then_new_instruction_is_a_correction():
     found = detect.corrections(s)
     assert [f.extra["how"] for f in found] == ["interrupt"]
     assert found[0].text == "only touch the tokenizer"
+
+
+@pytest.mark.parametrize("reply", ["continue", "please continue", "go on", "Sorry, go ahead",
+                                   "ok, keep going", "yes please", "Continue from where you left off."])
+def test_interrupt_then_resume_is_not_a_correction(reply):
+    # pressing stop by mistake, or to read along, then letting the agent go on
+    working = Turn(role="assistant", text="Reading the parser.",
+                   tool_calls=[call("Read", "...", file_path="p.py")])
+    assert detect.corrections(convo("u: refactor the parser", working, "!", f"u: {reply}")) == []
+
+
+def test_interrupt_then_resume_with_a_new_instruction_is_a_correction():
+    s = convo("u: refactor the parser", "a: I'll start with the lexer.", "!", "u: continue, but skip the lexer")
+    assert [f.extra["how"] for f in detect.corrections(s)] == ["interrupt"]
 
 
 def test_interrupt_alone_is_not_a_correction():
@@ -271,6 +303,8 @@ def test_the_same_error_twice_in_a_session_is_one_finding_and_titles_ignore_nois
     "I assumed the tests used SQLite, but they need Postgres.",
     "Surprisingly, the old endpoint still answers.",
     "I didn't expect the build to pull in numpy.",
+    "I thought the config was read once, but it is read twice.",
+    "I thought that it would be slow but it takes a millisecond.",
 ])
 def test_stated_surprises(text):
     found = detect.surprises(convo("u: x", f"a: Looked into it. {text} Moving on."))
@@ -283,6 +317,10 @@ def test_stated_surprises(text):
     "Is that odd?",
     "The function turns the list into a set.",
     "Everything went as planned.",
+    # deliberation, not an expectation proved wrong
+    "I thought about adding a cache but let's keep it simple for now.",
+    "I thought we could split this into two PRs, but one is fine too.",
+    "I thought of a second option, but the first is simpler.",
 ])
 def test_not_surprises(text):
     assert detect.surprises(convo("u: x", f"a: {text}")) == []
@@ -303,6 +341,34 @@ def test_environment_facts():
     assert titles == ["version: node 20.11.1", "path: python3 -> /opt/homebrew/bin/python3",
                       "os: Darwin 23.4.0", "tool missing: fd", "module missing: yaml",
                       "os: ProductVersion: 14.4.1"]
+
+
+@pytest.mark.parametrize("command, result", [
+    ("grep -v '^#' requirements.txt", "requests==2.31.0\nnumpy==1.26.4\n"),
+    ("curl -v http://localhost:8000/health", "*   Trying 127.0.0.1:8000...\n* Connected to localhost"),
+    ("npm version patch", "v1.4.3\n"),
+    ("cp -v dist/app-1.2.3.tar.gz /srv/", "'dist/app-1.2.3.tar.gz' -> '/srv/app-1.2.3.tar.gz'\n"),
+    ("python -v", "import _frozen_importlib # frozen 1.0.0"),  # -v is verbose for python
+    ("node --version && cat notes.txt", "v20.11.1"),  # more than the version asked
+    ("mytool --version", "/opt/mytool-1.2.3/bin"),  # no version-looking output
+    ("ping -V", "PING 10.0.0.1 (10.0.0.1)"),  # an address is no version
+])
+def test_no_versions_from_everyday_commands(command, result):
+    turn = Turn(role="assistant", tool_calls=[call(command=command, result=result)])
+    assert detect.environment(convo("u: x", turn)) == []
+
+
+@pytest.mark.parametrize("command, result, title", [
+    ("node -v", "v20.11.1", "version: node 20.11.1"),
+    ("/usr/bin/python3 --version", "Python 3.12.3", "version: python3 3.12.3"),
+    ("git version", "git version 2.43.0", "version: git 2.43.0"),
+    ("cargo -V", "cargo 1.75.0 (1d8b05cdd 2023-11-20)", "version: cargo 1.75.0"),
+    ("perl -v", "\nThis is perl 5, version 36, subversion 0 (v5.36.0)", "version: perl 5.36.0"),
+    ("java -version 2>&1", 'openjdk version "17.0.2" 2022-01-18', "version: java 17.0.2"),
+])
+def test_versions_from_version_commands(command, result, title):
+    turn = Turn(role="assistant", tool_calls=[call(command=command, result=result)])
+    assert [f.title for f in detect.environment(convo("u: x", turn))] == [title]
 
 
 def test_no_environment_facts_from_ordinary_output():

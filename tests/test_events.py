@@ -301,3 +301,54 @@ def test_plain_remem_ingest_reads_codex_and_the_inbox(remem_cli, home: Path, tmp
     again = remem_cli("ingest", "--json").json()
     # Three rollouts are unchanged; the one whose last line is torn is read again, adding nothing.
     assert again["episodes"] == 0 and again["skipped"] == 3 and again["files"] == 1
+
+
+def test_an_events_file_with_a_byte_order_mark_is_read(store, tmp_path: Path) -> None:
+    path = tmp_path / "events-bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + (json.dumps(GOOD) + "\n").encode())
+    summary = events.ingest_events_file(store, path)
+    assert summary["errors"] == [] and summary["episodes"] == 1
+    _inbox_file("bom.jsonl", [])
+    (paths.inbox_dir() / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + (json.dumps({**GOOD, "text": "inbox"}) + "\n").encode())
+    inbox = events.ingest_inbox(store)
+    assert inbox["errors"] == [] and inbox["episodes"] == 1 and inbox["moved"] == 1
+
+
+def test_a_hard_deleted_event_is_not_added_again(store, tmp_path: Path) -> None:
+    path = tmp_path / "ev.jsonl"
+    path.write_text(json.dumps({**GOOD, "id": "ev-1"}) + "\n")
+    assert events.ingest_events_file(store, path)["episodes"] == 1
+    store.hard_delete(["ev-1"])
+    assert events.ingest_events_file(store, path)["episodes"] == 0
+    assert store.counts()["episodes"] == 0
+
+
+def test_a_later_file_of_the_same_conversation_adds_to_its_session_memory(store, tmp_path: Path) -> None:
+    def msg(at: str, role: str, text: str) -> str:
+        return json.dumps({"v": 1, "at": at, "kind": "message", "session": "chat-42", "role": role, "text": text})
+
+    part1, part2 = tmp_path / "part1.jsonl", tmp_path / "part2.jsonl"
+    part1.write_text("\n".join([msg("2026-11-24T10:00:00Z", "user", "Please add a retry to the upload job."),
+                                msg("2026-11-24T10:00:40Z", "assistant", "Added a retry. Done.")]) + "\n")
+    part2.write_text("\n".join([msg("2026-11-24T11:00:00Z", "user", "What time is it in Tokyo?"),
+                                msg("2026-11-24T11:00:05Z", "assistant", "It is 8pm in Tokyo.")]) + "\n")
+
+    def session_memory() -> dict:
+        (row,) = store.rows("SELECT title, gist, at FROM episodes WHERE kind = 'session'")
+        return row
+
+    events.ingest_events_file(store, part1)
+    events.ingest_events_file(store, part2)
+    row = session_memory()
+    assert row["title"] == "Please add a retry to the upload job."  # what was asked first
+    assert row["at"].startswith("2026-11-24T10:00:00")
+    assert "Please add a retry" in row["gist"] and "8pm in Tokyo" in row["gist"]
+    # reading either part again changes nothing
+    for part in (part1, part2, part1):
+        events.ingest_events_file(store, part)
+        assert session_memory() == row
+    # the whole conversation, sent again, is the session as written from its start
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text(part1.read_text() + part2.read_text())
+    events.ingest_events_file(store, whole)
+    assert "8pm in Tokyo" in session_memory()["gist"]

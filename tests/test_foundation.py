@@ -274,3 +274,36 @@ def test_demo_builds_its_own_folder_never_the_real_memory(home, tmp_path, remem_
     (stranger / "precious.txt").write_text("keep")
     refused = remem_cli("demo", "--dir", str(stranger))
     assert refused.returncode == 1 and (stranger / "precious.txt").exists()
+
+
+def test_a_hard_delete_is_remembered_in_the_forgotten_table(home):
+    from remem.engine.store import Store
+
+    db = home / "v5.db"
+    with Store(db, migrate_upto=5) as old:  # a store from before the table existed
+        old.put_episodes([{"id": "gone1", "kind": "note", "title": "a"}, {"id": "kept1", "kind": "note", "title": "b"}])
+    with Store(db) as store:
+        assert store.scalar("SELECT count(*) FROM forgotten") == 0
+        assert store.hard_delete(["gone1", "never-existed"]) == 1
+        assert [r["id"] for r in store.rows("SELECT id FROM forgotten")] == ["gone1"]
+        assert store.forgotten(["gone1", "kept1", "other"]) == {"gone1"}
+
+
+def test_an_id_prefix_must_name_one_memory(store, cli):
+    from remem.errors import NotFound
+
+    store.put_episodes([{"id": "abcd1111", "kind": "note", "title": "one"},
+                        {"id": "abcd2222", "kind": "note", "title": "two"},
+                        {"id": "x_y%9999", "kind": "note", "title": "three"}])
+    assert store.episode("abcd1")["title"] == "one"
+    with pytest.raises(NotFound, match=r"ambiguous id 'abcd': matches abcd1111 and abcd2222; give more characters"):
+        store.episode("abcd")
+    # % and _ are characters of the id, not wildcards
+    with pytest.raises(NotFound, match="no memory with id"):
+        store.episode("x%y%")
+    assert store.episode("x_y%")["title"] == "three"
+    with pytest.raises(NotFound):
+        store.episode("ab_d")
+    result = cli("forget", "abcd", "--hard")
+    assert result.exit_code == 1 and "ambiguous id 'abcd'" in result.stderr
+    assert store.scalar("SELECT count(*) FROM episodes WHERE id LIKE 'abcd%'") == 2  # nothing deleted

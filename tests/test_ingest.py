@@ -274,3 +274,89 @@ def test_a_codex_folder_given_without_a_source_is_read_as_codex(store):
     summary = ingest.ingest_paths(store, [paths.codex_home() / "sessions"])
     assert summary["sessions"] == 3 and summary["errors"] == []
     assert {r["source"] for r in store.rows("SELECT source FROM sessions")} == {"codex"}
+
+
+def test_a_lone_surrogate_in_a_transcript_does_not_drop_the_file(store, tmp_path):
+    sid = "11111111-2222-3333-4444-555555555555"
+    path = tmp_path / f"{sid}.jsonl"
+    recs = [
+        {"type": "user", "uuid": "u1", "sessionId": sid, "timestamp": "2026-01-01T10:00:00Z", "cwd": "/x/app",
+         "message": {"role": "user", "content": "fix the emoji parser \ud83d please"}},
+        {"type": "assistant", "uuid": "a1", "sessionId": sid, "timestamp": "2026-01-01T10:00:05Z",
+         "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "Done."}]}},
+        {"type": "user", "uuid": "u2", "sessionId": sid, "timestamp": "2026-01-01T10:00:10Z",
+         "message": {"role": "user", "content": "No, that's wrong \ud83d"}},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    summary = ingest.ingest_paths(store, [path])
+    assert summary["errors"] == []
+    assert summary["by_kind"] == {"session": 1, "correction": 1}
+
+
+def test_a_folder_of_exports_and_a_codex_backup_is_guessed_per_file(store, tmp_path):
+    # a folder elsewhere (not CODEX_HOME), no --source: chat exports and nested rollouts
+    exports = tmp_path / "exports"
+    backup = exports / "codex-backup"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "codex" / "sessions", backup)
+    shutil.copy(Path(__file__).parent / "fixtures" / "chats" / "openai.json", exports / "conversations.json")
+    (exports / "user.json").write_text('{"email": "me@example.com"}')  # beside a ChatGPT export
+    summary = ingest.ingest_paths(store, [exports])
+    assert summary["errors"] == [] and summary["files"] == 4
+    sources = {r["source"]: r["n"] for r in store.rows("SELECT source, count(*) AS n FROM sessions GROUP BY source")}
+    assert sources == {"codex": 3, "chats": 1}
+    again = ingest.ingest_paths(store, [exports])
+    assert again["episodes"] == 0 and again["errors"] == []
+
+
+def test_a_named_folder_with_nothing_to_read_says_so(store, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("hello")
+    (empty / "settings.json").write_text('{"theme": "dark"}')
+    (error,) = ingest.ingest_paths(store, [empty])["errors"]
+    assert error.startswith(f"no transcripts found in {empty}") and "\n" not in error
+    (error,) = ingest.ingest_paths(store, [empty], source="events")["errors"]
+    assert error.startswith(f"no transcripts found in {empty}")
+
+
+def _growing_session(tmp_path):
+    sid = "33333333-2222-3333-4444-555555555555"
+    path = tmp_path / f"{sid}.jsonl"
+    recs = [
+        {"type": "user", "uuid": "u1", "sessionId": sid, "cwd": "/x/app", "timestamp": "2026-01-01T10:00:00Z",
+         "message": {"role": "user", "content": "Add caching"}},
+        {"type": "assistant", "uuid": "a1", "sessionId": sid, "timestamp": "2026-01-01T10:00:05Z",
+         "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "Added an LRU cache."}]}},
+        {"type": "user", "uuid": "u2", "sessionId": sid, "timestamp": "2026-01-01T10:00:10Z",
+         "message": {"role": "user", "content": "No, use redis instead."}},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    more = {"type": "assistant", "uuid": "a2", "sessionId": sid, "timestamp": "2026-01-01T10:01:00Z",
+            "message": {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "Switched to redis."}]}}
+    return path, json.dumps(more) + "\n"
+
+
+def test_a_hard_deleted_memory_does_not_come_back_when_its_session_is_read_again(store, tmp_path):
+    from remem.engine import lifecycle
+
+    path, more = _growing_session(tmp_path)
+    assert ingest.ingest_paths(store, [path])["by_kind"] == {"session": 1, "correction": 1}
+    correction = store.scalar("SELECT id FROM episodes WHERE kind = 'correction'")
+    lifecycle.forget(store, correction, hard=True)
+    with path.open("a") as fh:
+        fh.write(more)  # the session grew: the file is read again
+    summary = ingest.ingest_paths(store, [path])
+    assert summary["files"] == 1 and summary["episodes"] == 0
+    assert store.scalar("SELECT count(*) FROM episodes WHERE kind = 'correction'") == 0
+    assert "Switched to redis" in store.scalar("SELECT gist FROM episodes WHERE kind = 'session'")
+
+
+def test_a_session_memory_deleted_by_the_lifecycle_stays_deleted(store, tmp_path):
+    path, more = _growing_session(tmp_path)
+    ingest.ingest_paths(store, [path])
+    session_ep = store.scalar("SELECT id FROM episodes WHERE kind = 'session'")
+    store.hard_delete([session_ep])  # as cleanup_archived and active forgetting do
+    with path.open("a") as fh:
+        fh.write(more)
+    assert ingest.ingest_paths(store, [path])["episodes"] == 0
+    assert store.scalar("SELECT count(*) FROM episodes WHERE kind = 'session'") == 0

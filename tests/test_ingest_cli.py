@@ -54,3 +54,12 @@ def test_ingest_with_nothing_to_read(remem_cli):
     result = remem_cli("ingest", "--json")
     assert result.returncode == 0
     assert result.json()["files"] == 0
+
+
+def test_ingest_an_empty_folder_says_so_in_one_line(cli, tmp_path):
+    folder = tmp_path / "nothing-here"
+    folder.mkdir()
+    result = cli("ingest", str(folder))
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"remem: no transcripts found in {folder}")

@@ -156,3 +156,25 @@ def test_a_resumed_sessions_copy_of_the_earlier_one_is_not_read_twice(tmp_path):
     # without the earlier file beside it, the copy is all there is: it is read
     (tmp_path / f"{old_id}.jsonl").unlink()
     assert len(parse_file(tmp_path / f"{new_id}.jsonl").turns) == 11
+
+
+def test_lone_surrogate_escapes_are_replaced_so_the_session_can_be_stored():
+    # a truncated emoji ("\ud83d" alone) is valid JSON but cannot be encoded as UTF-8
+    sid = "11111111-2222-3333-4444-555555555555"
+    recs = [
+        {"type": "user", "uuid": "u1", "sessionId": sid, "cwd": "/x/app\ud83d",
+         "message": {"role": "user", "content": "<command-name>/fix</command-name><command-args>\ud83d</command-args>"}},
+        {"type": "user", "uuid": "u2", "sessionId": sid, "message": {"role": "user", "content": "fix the emoji \ud83d parser"}},
+        {"type": "assistant", "uuid": "a1", "sessionId": sid, "message": {"id": "m1", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "echo \ud83d"}}]}},
+        {"type": "user", "uuid": "u3", "sessionId": sid, "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "\udc00 out"}]}},
+    ]
+    lines = [json.dumps(r) + "\n" for r in recs]  # json.dumps writes the lone surrogate as an escape
+    assert "\\ud83d" in lines[1]
+    for s in (parse_lines(lines), parse_lines([line.encode() for line in lines])):
+        stored = json.dumps([t.text for t in s.turns] + [s.cwd, s.meta.get("opening_command"),
+                            s.meta.get("commands"), str(s.tool_calls()[0].input), s.tool_calls()[0].result],
+                            ensure_ascii=False)
+        stored.encode("utf-8")  # raises on a lone surrogate
+        assert s.turns[0].text.startswith("fix the emoji ") and s.turns[0].text.endswith(" parser")

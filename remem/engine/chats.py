@@ -30,6 +30,11 @@ from remem.engine.session import Session, ToolCall, Turn
 from remem.engine.store import stable_id
 from remem.engine.toolresult import json_or_raw, looks_failed, looks_rejected, scrub_surrogates
 
+
+class NotAConversation(ValueError):
+    """A file that holds no conversation at all (a settings file, a ChatGPT export's user.json)."""
+
+
 _TIME_KEYS = ("timestamp", "created_at", "at", "create_time", "time")
 _ID_KEYS = ("id", "conversation_id", "session_id", "uuid")
 _TITLE_KEYS = ("title", "name")
@@ -344,16 +349,36 @@ def conversation_to_session(conv: Any, *, path: str | None = None, index: int = 
     fmt = detect_format(conv)
     c = _Conv()
     _READERS[fmt](conv, c)
-    given = next((str(conv[k]) for k in _ID_KEYS if isinstance(conv.get(k), (str, int))), None)
-    sid = given or stable_id("chats", path or "", str(index))
+    given = next((str(conv[k]) for k in _ID_KEYS if isinstance(conv.get(k), (str, int))
+                  and not isinstance(conv.get(k), bool)), None)
     times = [t.at for t in c.turns if t.at]
+    started = _when(conv) or (times[0] if times else None)
+    # The id comes from the conversation, never from where the file is: the same export named
+    # two ways, or copied, is one conversation. A given id is namespaced by the content too,
+    # as exports reuse small ids ("id": 1) for different conversations.
+    fp = fingerprint(c.turns, started)
+    sid = f"{given}:{fp[:10]}" if given else stable_id("chats", fp)
     cwd = conv.get("cwd") if isinstance(conv.get("cwd"), str) else None
     return Session(
-        id=sid, source="chats", path=path, cwd=cwd, started=_when(conv) or (times[0] if times else None),
+        id=sid, source="chats", path=path, cwd=cwd, started=started,
         ended=times[-1] if times else None, turns=c.turns,
         meta={"format": fmt, "index": index,
               **{"title": conv[k] for k in _TITLE_KEYS[::-1] if isinstance(conv.get(k), str)}},
     )
+
+
+def fingerprint(turns: list[Turn], started: str | None) -> str:
+    """What identifies one conversation across exports: its start and its first two turns.
+
+    Only the opening is used, so a later export of the same conversation, grown since, has the
+    same fingerprint and updates it instead of being stored again.
+    """
+    opening = []
+    for turn in turns[:2]:
+        calls = [f"{call.name}:{json.dumps(call.input, sort_keys=True, default=str)}" for call in turn.tool_calls]
+        opening.append(f"{turn.role}\x1e{turn.text}\x1e{'|'.join(calls)}")
+    text = f"{started or ''}\x1d" + "\x1d".join(opening)
+    return stable_id("chat-content", text.encode("utf-8", "replace").decode("utf-8"))
 
 
 def _conversations(value: Any) -> list[Any]:
@@ -373,7 +398,8 @@ def parse_chats(path: Path | str) -> list[Session]:
     that looks like one); bad lines and parts inside a usable file are skipped and counted.
     """
     path = Path(path)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    # utf-8-sig: exports saved by Windows tools start with a byte-order mark
+    text = path.read_text(encoding="utf-8-sig", errors="replace")
     malformed = 0
     items: list[Any]
     try:
@@ -408,8 +434,9 @@ def parse_chats(path: Path | str) -> list[Session]:
         else:
             sessions.append(session)
     if not sessions:
-        raise ValueError(
-            f"{path}: no conversations found ({malformed} unreadable entries); expected OpenAI, "
+        # No path here: ingest puts it in front of every error it reports.
+        raise NotAConversation(
+            f"no conversations found ({malformed} unreadable entries); expected OpenAI, "
             "Anthropic or Gemini messages, as JSON or one conversation per JSONL line"
         )
     sessions[0].malformed_lines = malformed

@@ -157,15 +157,39 @@ _PUSHBACK = [
     ("try again", re.compile(r"\btry (it )?again\b|\bredo (it|that|this)\b|\bstart over\b", re.I)),
     ("I said", re.compile(
         r"\bI (already )?(said|told you|asked (you )?(to|for|not))\b|\bas I said\b|\blike I said\b", re.I)),
-    ("don't", re.compile(r"(^|[.!?;]\s+|,\s*|\bplease\s+)(don'?t|do not|never)\b(?!\s*(mind|worry))", re.I)),
+    # "don't forget to …" adds a step; it does not say the work was wrong
+    ("don't", re.compile(r"(^|[.!?;]\s+|,\s*|\bplease\s+)(don'?t|do not|never)\b(?!\s*(mind|worry|forget))", re.I)),
     ("instead", re.compile(r"\binstead\b", re.I)),
     ("stop", re.compile(r"^(please\s+)?stop\b(?!\s+(the|a|my|your|that|this)?\s*"
                         r"(server|process|container|service|daemon|job|watcher|dev server|timer|app))", re.I)),
-    ("undo", re.compile(r"^(please\s+)?(undo|revert|roll ?back)\b|\bwhy did you\b|\byou (broke|deleted|removed|reverted)\b", re.I)),
+    # "why did you pick X?" asks for a reason; "why did you delete X?" objects to what was done
+    ("undo", re.compile(r"^(please\s+)?(undo|revert|roll ?back)\b|\bwhy did you\b(?!\s+(pick|choose|chose|select|"
+                        r"prefer|go (with|for)|decide|opt|settle|recommend|suggest)\b)|"
+                        r"\byou (broke|deleted|removed|reverted)\b", re.I)),
 ]
+# "No, looks good" / "Nope, that's it" / "No need, it's fine": a "no" answering "anything
+# else?", followed by approval. Only the leading "no" is discounted: the rest is still read.
+_NO_THEN_APPROVAL = re.compile(
+    r"^(no|nope|nah)(\s+need)?[\s,.!-]+("
+    r"(it |that |this |everything )?(looks?|seems) (good|great|fine|right|perfect|ok|okay)|lgtm|"
+    r"(it|that|this|everything) (works|worked)|works for me|"
+    r"(it|that|this|everything)('s|’s| is| was) (it|all|fine|good|great|perfect|correct|right|enough|ok|okay)|"
+    r"all (good|set)|thanks|thank you|perfect|great)\b"
+    # the approval ends its clause: "no, that is all wrong" is pushback
+    r"(\s+(to|for) (me|now|today))?(?=\s*([.,!;:)]|$)|\s+(thanks|thank you|ship it)\b)",
+    re.I,
+)
 _APPROVAL = re.compile(
     r"^(yes|yeah|yep|yup|sure|ok|okay|k|go ahead|go for it|do it|please do|sounds good|"
     r"lgtm|looks good|perfect|great|y|absolutely|please|proceed|continue|ship it|approved?)\b",
+    re.I,
+)
+# After an interrupt: "continue", "go on", "sorry, go ahead" let the agent resume; they give no
+# new instruction, so the interrupt was no correction. The whole message must be made of these.
+_RESUME = re.compile(
+    r"^((please|ok|okay|sorry|oops|yes|yeah|yep|sure|thanks|thank you|continue|go on|carry on|"
+    r"keep going|resume|proceed|go ahead|go for it|please do|do it|sounds good|lgtm|looks good|"
+    r"never ?mind|nvm|as you were|my bad|(from )?where you (left off|stopped|were))\b[\s,.!…]*)+$",
     re.I,
 )
 _BARE_DECLINE = re.compile(
@@ -183,7 +207,10 @@ def pushback(text: str) -> str | None:
     text = (text or "").strip()
     if not text or _NOT_PUSHBACK.match(text):
         return None
+    approving = _NO_THEN_APPROVAL.match(text) is not None
     for name, pattern in _PUSHBACK:
+        if name == "no" and approving:
+            continue
         if pattern.search(text):
             return name
     return None
@@ -233,6 +260,8 @@ def corrections(session: Session) -> list[Finding]:
             continue
         prev = turns[i - 1] if i else None
         if prev is not None and prev.role == "user" and prev.interrupt:
+            if _RESUME.match(turn.text.strip()):
+                continue  # resumed as it was: no new instruction, so nothing was corrected
             how = "interrupt"
         else:
             handback = _handback_before(turns, i)
@@ -529,7 +558,13 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
 _SURPRISE = re.compile(
     r"\b(unexpectedly|surprisingly|to my surprise|(it )?turns out|that'?s (odd|strange|weird|surprising|unexpected)|"
     r"this is (odd|strange|weird|surprising|unexpected)|interestingly|oddly|strangely|"
-    r"I (had )?(assumed|expected|thought) [^.!?\n]{3,160}\bbut\b|wasn'?t expecting|didn'?t expect|"
+    r"I (had )?(assumed|expected) [^.!?\n]{3,160}\bbut\b|"
+    # "I thought X was … but": a stated expectation. Not "I thought about/of …" or "I thought we
+    # could …": that is deliberation, and its "but" is a change of plan, not a surprise.
+    r"I (had )?thought (?!about\b|of\b|(we|I|you) (could|should|might|can|may|would)\b|maybe\b|perhaps\b)"
+    r"(that )?[^.!?\n]{1,80}?\b(was|were|is|are|would|had|did|does|will|wasn'?t|weren'?t|isn'?t|"
+    r"aren'?t|wouldn'?t|hadn'?t|didn'?t|doesn'?t|won'?t)\b[^.!?\n]{0,160}\bbut\b|"
+    r"wasn'?t expecting|didn'?t expect|"
     r"contrary to (what I|my)|not what I expected)",
     re.I,
 )
@@ -558,7 +593,15 @@ def surprises(session: Session) -> list[Finding]:
 # --------------------------------------------------------------------------- environment
 
 _VERSION = re.compile(r"\bv?(\d+\.\d+(?:\.\d+)?(?:[-+.][\w.]+)?)\b")
-_VERSION_CMD = re.compile(r"(?:^|[;&|]\s*)([\w.+-]+)(?:\s+[\w.-]+)?\s+(--version|-V|-v|version)\b")
+# The whole command asks a tool its version and nothing else ("grep -v x", "curl -v URL" and
+# "npm version patch" do other things). `-v` means version only for the tools listed.
+_VERSION_CMD = re.compile(r"^\s*(?:[\w.~/-]*/)?([\w.+-]+)\s+(--version|-V|-version|-v|version)\s*(?:2>&1)?\s*$")
+_DASH_V_TOOLS = frozenset((
+    "node", "npm", "npx", "pnpm", "yarn", "bun", "deno", "tsc", "ruby", "gem", "php", "perl",
+    "docker", "gradle", "mvn", "terraform", "git", "nvm",
+))
+_DASH_VERSION_TOOLS = frozenset(("java", "javac", "scala", "kotlin"))  # java -version
+_IPV4 = re.compile(r"^\d+\.\d+\.\d+\.\d+$")
 _WHICH = re.compile(r"^\s*(which|command -v|type -p|where)\s+([\w.+-]+)\s*$")
 _OS_CMD = re.compile(r"\b(uname( -\w+)*|sw_vers|lsb_release -\w+|cat /etc/os-release|ver)\b")
 _OS_TEXT = re.compile(
@@ -584,6 +627,27 @@ def environment(session: Session) -> list[Finding]:
     return _dedupe(found)
 
 
+def _asks_version(tool: str, flag: str) -> bool:
+    if flag == "-v":
+        return tool in _DASH_V_TOOLS
+    if flag == "-version":
+        return tool in _DASH_VERSION_TOOLS
+    return True
+
+
+def _version_in(line: str) -> str | None:
+    """The version a version command printed: a short line, a number standing on its own (not
+    inside a file name, a path, `pkg==1.2` or an address)."""
+    if len(line) > 200:
+        return None
+    for m in _VERSION.finditer(line):
+        before = line[m.start() - 1] if m.start() else " "
+        if before not in " \t(\"'" or _IPV4.match(m.group(1)):
+            continue
+        return m.group(1)
+    return None
+
+
 def _environment_of(command: str, result: str, is_error: bool) -> list[tuple[str, str]]:
     facts: list[tuple[str, str]] = []
     head = result[:3000]
@@ -600,12 +664,12 @@ def _environment_of(command: str, result: str, is_error: bool) -> list[tuple[str
     if is_error or not command:
         return facts
     first = _first_line(result)
-    vm = _VERSION_CMD.search(command)
-    if vm and len(command) < 120:
-        version = _VERSION.search(first)
+    vm = _VERSION_CMD.match(command)
+    if vm and len(command) < 120 and _asks_version(vm.group(1), vm.group(2)):
+        version = _version_in(first)
         if version:
             tool = vm.group(1)
-            facts.append((f"version: {tool} {version.group(1)}", f"{tool} here is version {version.group(1)} ({shorten(first, 120)})."))
+            facts.append((f"version: {tool} {version}", f"{tool} here is version {version} ({shorten(first, 120)})."))
     wm = _WHICH.match(command)
     if wm and first.startswith(("/", "~")) and " " not in first:
         facts.append((f"path: {wm.group(2)} -> {first}", f"`{wm.group(2)}` resolves to {first}."))

@@ -303,7 +303,9 @@ def store_events(store: Store, events: list[dict[str, Any]]) -> dict[str, Any]:
             continue
         seen.add(fields["id"])
         wanted.append((ev, fields))
-    have = _existing(store, [f["id"] for _, f in wanted]) if wanted else set()
+    ids = [f["id"] for _, f in wanted]
+    # ids deleted for good (remem forget --hard, the lifecycle) count as stored: not re-added
+    have = (_existing(store, ids) | store.forgotten(ids)) if wanted else set()
     wanted = [(ev, f) for ev, f in wanted if f["id"] not in have]
     if not wanted:
         return {"added": 0, "by_kind": {}}
@@ -407,7 +409,8 @@ def _read_capped(path: Path) -> tuple[str | None, str]:
             # Refused whole, with the reason (the inbox keeps it beside a report): split it.
             return None, (f"{path}: {size:,} bytes, over the {limit:,} cap (events.max_file_bytes); "
                           "split it into smaller files")
-        return path.read_text(encoding="utf-8", errors="replace"), ""
+        # utf-8-sig: a file saved by a Windows tool starts with a byte-order mark
+        return path.read_text(encoding="utf-8-sig", errors="replace"), ""
     except OSError as exc:
         return None, f"{path}: cannot read ({exc.strerror or exc})"
 

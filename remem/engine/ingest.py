@@ -4,7 +4,10 @@ One session episode (what was asked, what was done, how it ended) and one episod
 finding (correction, error, surprise, environment). Episode ids are
 `stable_id(session id, kind, title)`, so reading a session again adds only what is new; the
 session episode's id is `stable_id(session id, "session", session id)` because its title and
-gist grow with the session, and it is rewritten in place (strength and recalls kept).
+gist grow with the session, and it is rewritten in place (strength and recalls kept). A batch
+holding only a later (or earlier) part of a session, as events files may, is added to the
+stored gist rather than put in its place (`_merge_part`). Ids in the `forgotten` table (deleted
+for good) are never added again.
 
 The `sessions` table makes re-runs cheap: a file whose mtime and size match its row is
 skipped. A file with a torn last line (still being written) records the size of its complete
@@ -21,9 +24,10 @@ from typing import Any, Callable, Sequence
 from remem import config as config_mod
 from remem import paths as paths_mod
 from remem.engine import clock
+from remem.engine.chats import NotAConversation
 from remem.engine.detect import Finding, command_of, detect_all, offer_summary, shorten
 from remem.engine.session import Session
-from remem.engine.store import Store, stable_id
+from remem.engine.store import MAX_GIST, Store, cap, stable_id
 
 SOURCES = ("claude-code", "codex", "chats", "events")
 FINDING_KINDS = ("correction", "error", "surprise", "environment")
@@ -165,6 +169,44 @@ def _finding_episode(f: Finding, base: dict[str, Any], started: str) -> dict[str
     }
 
 
+_LATER = "\nThen, from "
+
+
+def _merge_part(new: dict[str, Any], stored: dict[str, Any]) -> tuple[bool, dict[str, Any] | None]:
+    """A session read in parts (events files sent one batch at a time): is `new`, the session
+    episode of one batch, only a part of the stored one? Returns (partial, what to write).
+
+    A batch that starts later (or earlier) than the stored session is another part of it: its
+    gist is added after (or before) the stored one, never put in its place, so what the other
+    parts said is kept. A part already in the stored gist writes nothing. A batch starting at
+    the same time is the session from its start, written as usual.
+    """
+    try:
+        new_at, old_at = clock.parse(new["at"]), clock.parse(stored["at"])
+    except (TypeError, ValueError):
+        return False, None
+    if new_at == old_at:
+        # the first part read again, after later parts were added to it
+        return (True, None) if _LATER in stored["gist"] and new["gist"] in stored["gist"] else (False, None)
+    if new["gist"] in stored["gist"]:
+        return True, None
+    if new_at > old_at:
+        title, at = stored["title"], stored["at"]
+        gist = f"{stored['gist']}{_LATER}{_minute(new['at'])}: {new['gist']}"
+    else:
+        title, at = new["title"], new["at"]
+        gist = f"{new['gist']}{_LATER}{_minute(stored['at'])}: {stored['gist']}"
+    gist = cap(gist, MAX_GIST)
+    if gist == stored["gist"]:
+        return True, None  # full already: capped, nothing would change
+    return True, {**new, "title": title, "at": at, "gist": gist, "detail": stored["detail"],
+                  "_embed": f"{title}\n{gist}"}
+
+
+def _minute(at: str) -> str:
+    return at[:16].replace("T", " ")
+
+
 def ingest_session(store: Store, session: Session, *, mtime: float | None = None,
                    size: int | None = None, cfg: dict[str, Any] | None = None,
                    embedder: Any = None) -> dict[str, Any]:
@@ -172,14 +214,22 @@ def ingest_session(store: Store, session: Session, *, mtime: float | None = None
     cfg = cfg or config_mod.load()
     found = detect_all(session)
     episodes = episodes_of(session, found)
+    gone = store.forgotten(ep["id"] for ep in episodes)
+    if gone:  # deleted for good by hand or by the lifecycle: never brought back
+        episodes = [ep for ep in episodes if ep["id"] not in gone]
     # the mechanical gist is in `gist`, or in `detail` when a local model wrote the gist
-    known = {r["id"]: (r["gist"], r["detail"]) for r in store.rows(
-        "SELECT id, gist, detail FROM episodes WHERE session_id = ?", (session.id,))}
+    known = {r["id"]: r for r in store.rows(
+        "SELECT id, title, gist, detail, at FROM episodes WHERE session_id = ?", (session.id,))}
     fresh = [ep for ep in episodes if ep["id"] not in known]
     session_ep = episodes[0] if episodes and episodes[0]["kind"] == "session" else None
     rewrite = None
     if session_ep is not None and session_ep["id"] in known:
-        if session_ep["gist"] not in known[session_ep["id"]]:
+        stored = known[session_ep["id"]]
+        # without a start time of its own a session's `at` is the time of reading: no parts then
+        partial, merged = _merge_part(session_ep, stored) if session.started else (False, None)
+        if partial:
+            rewrite = merged
+        elif session_ep["gist"] not in (stored["gist"], stored["detail"]):
             rewrite = session_ep
         fresh = [ep for ep in fresh if ep is not session_ep]
     changed = fresh + ([rewrite] if rewrite else [])
@@ -212,6 +262,10 @@ def ingest_session(store: Store, session: Session, *, mtime: float | None = None
         offer["at"] = clock.normalise(offer.get("at")) or offer.get("at")
     total = len(known) + len(fresh)
     with store.write() as conn:
+        if session.path:
+            # The place now holds this conversation (a rewritten export lists them in another
+            # order); the one that was there is recorded again when its own turn comes.
+            conn.execute("DELETE FROM sessions WHERE path = ? AND id != ?", (session.path, session.id))
         conn.execute(
             "INSERT INTO sessions (id, path, source, mtime, size, ingested, episodes, offers) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET path = excluded.path, "
@@ -259,10 +313,23 @@ def _files_under(folder: Path, source: str | None) -> list[Path]:
     from remem.engine.transcripts import project_files
 
     # A Claude home, its projects folder, one project folder, or any folder of transcripts.
-    if (folder / "projects").is_dir():
+    claude_home = (folder / "projects").is_dir()
+    if claude_home:
         folder = folder / "projects"
     files = [p for p in folder.glob("*.jsonl") if p.is_file()]
     files.extend(project_files(folder))
+    if source is None:
+        # Guessed from each name, as for files named one by one: a folder of chat exports
+        # (top level only: a Claude home's own *.json are settings) and Codex rollouts kept
+        # in their dated folders (a backup of ~/.codex/sessions).
+        if not claude_home:
+            files.extend(p for p in folder.glob("*.json") if p.is_file())
+        from remem.engine.codex import find_rollouts
+
+        try:
+            files.extend(find_rollouts(folder))
+        except OSError:
+            pass
     return sorted(set(files))
 
 
@@ -369,10 +436,17 @@ def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source
             inbox = True
         else:
             raise ValueError("chat exports have no default place; pass the files: remem ingest --source chats FILE")
+    guessed: set[Path] = set()  # *.json found in a folder: may be no chat export at all
+    folders: dict[Path, list[Path]] = {}
     for raw in paths or ():
-        path = Path(raw).expanduser()
+        # Absolute: a file named `export.json` today and by its full path tomorrow is one file.
+        path = Path(raw).expanduser().absolute()
         if path.is_dir():
-            work.extend((p, source or _guess_source(p)) for p in _files_under(path, source))
+            found = [(p, source or _guess_source(p)) for p in _files_under(path, source)]
+            work.extend(found)
+            folders[path] = [p for p, _ in found]
+            if source is None:
+                guessed.update(p for p, src in found if src == "chats")
         elif path.exists():
             work.append((path, source or _guess_source(path)))
         else:
@@ -383,9 +457,15 @@ def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source
 
         embedder = get_embedder()
     total = len(work)
+    passed_over: set[Path] = set()
     for done, (path, src) in enumerate(work, start=1):
         try:
             ingest_file(store, path, src, summary, cfg, embedder)
+        except NotAConversation as exc:
+            if path not in guessed:
+                summary["errors"].append(f"{path}: {exc}")
+            else:  # user.json beside conversations.json: not an export, not an error
+                passed_over.add(path)
         except Exception as exc:  # one bad file never stops the rest
             summary["errors"].append(f"{path}: {exc}")
             try:
@@ -396,6 +476,11 @@ def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source
                 pass
         if progress is not None:
             progress(done, total, str(path))
+    for folder, files in folders.items():
+        if all(p in passed_over for p in files):  # a folder named, nothing in it read: say so
+            summary["errors"].append(
+                f"no transcripts found in {folder}; it holds no Claude Code *.jsonl, Codex "
+                "rollout-*.jsonl or chat export *.json (name the files, or pass --source)")
     if inbox:
         from remem.engine.events import ingest_inbox
 

@@ -253,9 +253,20 @@ def _m005_speakers(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m006_forgotten(conn: sqlite3.Connection) -> None:
+    """The ids of memories deleted for good (`remem forget --hard`, the lifecycle's deletions):
+    ingest skips them, so reading a session or an events file again never brings one back."""
+    _run_script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS forgotten (id TEXT PRIMARY KEY, at TEXT NOT NULL) WITHOUT ROWID;
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     _m001_initial, _m002_lifecycle_indexes, _m003_vector_changes, _m004_flashbulb_index,
-    _m005_speakers,
+    _m005_speakers, _m006_forgotten,
 ]
 
 
@@ -415,8 +426,15 @@ class Store:
     # -- episodes ---------------------------------------------------------------------
     def episode(self, memory_id: str) -> dict[str, Any]:
         row = self.one("SELECT * FROM episodes WHERE id = ?", (memory_id,))
-        if row is None:
-            row = self.one("SELECT * FROM episodes WHERE id LIKE ? || '%'", (memory_id,)) if len(memory_id) >= 4 else None
+        if row is None and len(memory_id) >= 4:
+            # A prefix, compared as text (LIKE would read % and _ as wildcards), and only when
+            # it names one memory: `forget --hard abcd` must never pick one of two at random.
+            found = self.rows("SELECT * FROM episodes WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 2",
+                              (len(memory_id), memory_id))
+            if len(found) > 1:
+                raise NotFound(f"ambiguous id {memory_id!r}: matches {found[0]['id']} and "
+                               f"{found[1]['id']}; give more characters")
+            row = found[0] if found else None
         if row is None:
             raise NotFound(f"no memory with id {memory_id!r}; `remem list` shows the ids")
         row["tags"] = self.tags_of(row["id"])
@@ -468,15 +486,28 @@ class Store:
         if not ids:
             return 0
         deleted = 0
+        stamp = clock.iso()
         with self.write() as conn:
             for chunk in chunks(ids, 500):
                 marks = ",".join("?" for _ in chunk)
+                # Remembered as deleted, so no re-read of its session or file brings it back.
+                conn.execute(f"INSERT OR REPLACE INTO forgotten (id, at) "
+                             f"SELECT id, ? FROM episodes WHERE id IN ({marks})", [stamp] + chunk)
                 deleted += conn.execute(f"DELETE FROM episodes WHERE id IN ({marks})", chunk).rowcount
                 conn.execute(f"DELETE FROM tags WHERE memory_id IN ({marks})", chunk)
                 conn.execute(
                     f"DELETE FROM connections WHERE src IN ({marks}) OR dst IN ({marks})", chunk + chunk
                 )
         return deleted
+
+    def forgotten(self, memory_ids: Iterable[str]) -> set[str]:
+        """Which of these ids were deleted for good (see hard_delete): never to be added again."""
+        ids = list(memory_ids)
+        found: set[str] = set()
+        for chunk in chunks(ids, 500):
+            marks = ",".join("?" for _ in chunk)
+            found.update(r["id"] for r in self.rows(f"SELECT id FROM forgotten WHERE id IN ({marks})", chunk))
+        return found
 
     # -- status -----------------------------------------------------------------------
     def counts(self) -> dict[str, int]:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from remem.engine.session import Session, ToolCall, Turn
+from remem.engine.toolresult import scrub_surrogates
 
 SOURCE = "claude-code"
 
@@ -292,7 +293,12 @@ def parse_lines(lines: Iterable[bytes | str], *, session_id: str = "", path: str
     builder = _Builder(session)
     consumed = 0
     pending: bytes | str | None = None
+    surrogates = False
     for line in lines:
+        # A lone surrogate escape ("\ud83d", half an emoji) parses but SQLite and the
+        # tokenizer cannot take it: note it cheaply here, replace it once at the end.
+        if not surrogates and _has_surrogate_escape(line):
+            surrogates = True
         if pending is not None:
             consumed += _size(pending)
             _parse_one(pending, builder)
@@ -305,7 +311,28 @@ def parse_lines(lines: Iterable[bytes | str], *, session_id: str = "", path: str
         else:
             session.torn_tail = True
     session.meta["complete_bytes"] = consumed
-    return builder.finish(session_id or (Path(path).stem if path else ""), explicit=bool(session_id))
+    session = builder.finish(session_id or (Path(path).stem if path else ""), explicit=bool(session_id))
+    if surrogates:
+        scrub_surrogates(session)
+        _scrub_meta(session)
+    return session
+
+
+def _has_surrogate_escape(line: bytes | str) -> bool:
+    if isinstance(line, bytes):
+        return b"\\ud" in line or b"\\uD" in line
+    return "\\ud" in line or "\\uD" in line
+
+
+def _scrub_meta(session: Session) -> None:
+    """The slash commands kept in meta become titles and gists: they must be storable too."""
+    def scrub(text: str) -> str:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+    if isinstance(session.meta.get("opening_command"), str):
+        session.meta["opening_command"] = scrub(session.meta["opening_command"])
+    if isinstance(session.meta.get("commands"), list):
+        session.meta["commands"] = [scrub(c) if isinstance(c, str) else c for c in session.meta["commands"]]
 
 
 _BAD = object()
