@@ -11,7 +11,7 @@ import typer
 from typer.core import TyperGroup
 
 from remem import __version__
-from remem.errors import RememError
+from remem.errors import RememError, database_problem
 
 # Each module defines register(app); listed here so `remem --help` shows every command.
 COMMAND_MODULES = ("core", "recall", "data", "proxy", "server", "ingest", "lifecycle", "measure", "share", "hooks", "sleep", "tui")
@@ -121,25 +121,6 @@ def _usage_exit(exc: BaseException) -> None:
         raise typer.Exit(1) from None
     print(f"remem: {message}; see `{where} --help`", file=sys.stderr)
     raise typer.Exit(1) from None
-
-
-def database_problem(exc: BaseException) -> str | None:
-    """SQLite's own failures that are not bugs, as one line naming the fix."""
-    import sqlite3
-
-    if not isinstance(exc, sqlite3.DatabaseError):
-        return None
-    text = str(exc).lower()
-    if "locked" in text or "busy" in text:
-        return "the memory is busy (another remem process is writing); try again in a moment"
-    if "disk is full" in text or "disk i/o" in text:
-        return f"cannot write the memory ({exc}); free some disk space and try again"
-    if "malformed" in text or "not a database" in text or "corrupt" in text:
-        from remem import paths
-
-        return (f"{paths.db_path()} is damaged ({exc}); run `remem doctor`, then `remem restore` "
-                f"a backup from {paths.backups_dir()}")
-    return None
 
 
 app = typer.Typer(

@@ -231,7 +231,7 @@ def get(dotted: str, cfg: dict[str, Any] | None = None) -> Any:
 
 def _coerce(dotted: str, raw: str) -> Any:
     """Turn a command-line string into the type of the key's default."""
-    default = get(dotted, DEFAULTS)
+    default = _leaf_default(dotted)
     try:
         if isinstance(default, bool):
             if raw.lower() in ("1", "true", "yes", "on"):
@@ -248,15 +248,26 @@ def _coerce(dotted: str, raw: str) -> Any:
     return raw
 
 
+def _leaf_default(dotted: str) -> Any:
+    """The default of a settable key. A whole section is refused: `recall = "1"` would make
+    the file fail to load, and every later command (and every hook) with it."""
+    default = get(dotted, DEFAULTS)
+    if isinstance(default, dict):
+        raise ConfigError(f"{dotted} is a section; set {dotted}.KEY (`remem config show` lists them)")
+    return default
+
+
 def set_value(dotted: str, value: Any, path: Path | None = None) -> None:
     """Write one key into config.toml, keeping the person's comments and formatting."""
+    import tomllib
+
     import tomlkit
 
     path = path or paths.config_path()
     if isinstance(value, str):
         value = _coerce(dotted, value)
     else:
-        get(dotted, DEFAULTS)  # validates the key
+        _leaf_default(dotted)  # validates the key
     load(path)  # refuse to rewrite a malformed file
     doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
     *sections, leaf = dotted.split(".")
@@ -266,8 +277,13 @@ def set_value(dotted: str, value: Any, path: Path | None = None) -> None:
             node[section] = tomlkit.table()
         node = node[section]
     node[leaf] = value
+    text = tomlkit.dumps(doc)
+    # The new file must load, or it is not written: a bad value would stop every command.
+    problem = _type_problem(tomllib.loads(text), DEFAULTS)
+    if problem:
+        raise ConfigError(f"{problem}; config.toml was left unchanged")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
     _cache.pop(str(path), None)

@@ -17,3 +17,22 @@ class StoreError(RememError):
 
 class NotFound(RememError):
     pass
+
+
+def database_problem(exc: BaseException) -> str | None:
+    """SQLite's own failures that are not bugs, as one line naming the fix."""
+    import sqlite3
+
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return None
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        return "the memory is busy (another remem process is writing); try again in a moment"
+    if "disk is full" in text or "disk i/o" in text:
+        return f"cannot write the memory ({exc}); free some disk space and try again"
+    if "malformed" in text or "not a database" in text or "corrupt" in text:
+        from remem import paths
+
+        return (f"{paths.db_path()} is damaged ({exc}); run `remem doctor`, then `remem restore` "
+                f"a backup from {paths.backups_dir()}")
+    return None

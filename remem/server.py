@@ -26,7 +26,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from remem import __version__
-from remem.errors import NotFound, RememError
+from remem.errors import NotFound, RememError, database_problem
 
 Kind = Literal["note", "correction", "surprise", "environment", "error", "session"]
 RememberKind = Literal["note", "correction", "surprise", "environment", "error"]
@@ -140,6 +140,10 @@ def engine_errors(tool: str) -> Iterator[None]:
         _note(tool, msg)
         raise ToolError(msg) from exc
     except Exception as exc:
+        problem = database_problem(exc)  # the same line, naming the fix, as the CLI gives
+        if problem:
+            _note(tool, problem)
+            raise ToolError(problem) from exc
         from remem.log import log_exception
 
         where = log_exception(f"server.{tool}", exc)
@@ -583,6 +587,18 @@ def warm_up(memory: Memory) -> None:
         recall_mod.recall(store, "warm up", 1, touch=False)
 
 
+def _last_server_line(errlog: Any) -> str:
+    """The last line a stopped `remem serve` printed, its banner and "remem: " left out."""
+    try:
+        errlog.flush()
+        errlog.seek(0)
+        lines = [l.strip() for l in errlog.read().splitlines() if l.strip()]
+    except (OSError, ValueError):
+        return ""
+    lines = [l for l in lines if "serving MCP over stdio" not in l]
+    return lines[-1].removeprefix("remem: ")[:500] if lines else ""
+
+
 def _one_line(text: str) -> str:
     """A tool error on one line: pydantic's lines joined, its help links dropped."""
     lines = [l.strip() for l in text.splitlines() if l.strip() and "errors.pydantic.dev" not in l]
@@ -624,6 +640,7 @@ async def call_tool(name: str, arguments: dict[str, Any], *, timeout: float = 30
 
     Raises RememError with the tool's one-line error when the tool fails."""
     import os
+    import tempfile
 
     from mcp.client import Client
     from mcp.shared.exceptions import MCPError
@@ -631,16 +648,20 @@ async def call_tool(name: str, arguments: dict[str, Any], *, timeout: float = 30
 
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "remem", "serve", "--no-tasks", "--no-warm"], env=dict(os.environ))
-    with open(os.devnull, "w") as quiet:
+    # The child's stderr is kept (not shown): when it stops early, its last line says why.
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         from mcp.client.stdio import stdio_client
 
-        transport = stdio_client(params, errlog=quiet)
+        transport = stdio_client(params, errlog=errlog)
         try:
             async with Client(transport, read_timeout_seconds=timeout) as client:
                 result = await client.call_tool(name, arguments)
         except Exception as exc:  # anyio wraps failures in groups: report the first real one
             while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
                 exc = exc.exceptions[0]
+            why = _last_server_line(errlog)
+            if why:
+                raise RememError(f"{name}: `remem serve` stopped: {why}") from None
             if isinstance(exc, MCPError):
                 raise RememError(f"{name}: {_one_line(str(exc))} "
                                  "(see `remem tools` for the tools and their arguments)") from None

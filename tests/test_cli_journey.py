@@ -274,3 +274,40 @@ def test_memories_that_look_like_markup_are_printed_as_written(home) -> None:
         res = run_remem(*args, env={"COLUMNS": "200"})
         assert res.returncode == 0, res.stderr
         assert "arr[/b] to [red]v2[/red]" in res.stdout, args
+
+
+@pytest.mark.parametrize("args, words", [
+    (["list", "--since", "9999999999d"], ["since", "too far back"]),
+    (["recall", "x", "--until", "9999999999w"], ["until", "too far back"]),
+    (["remember", "x", "--ttl", "99999999999d"], ["ttl", "too long"]),
+    (["remember", "x", "--ttl", "1e999d"], ["not a duration"]),
+    (["measure", "--days", "99999999"], ["--days", "36500"]),
+    (["goals", "--days", "99999999"], ["--days", "36500"]),
+    (["goals", "--days", "-1"], ["--days must be at least 1"]),
+    (["compare", "-k", "-3"], ["-k must be at least 1"]),
+    (["list", "--offset", "-5"], ["--offset must be 0 or more"]),
+    (["list", "--kind", "foo"], ["unknown kind 'foo'", "correction"]),
+])
+def test_out_of_range_numbers_and_kinds_are_refused_in_one_line(home, args, words) -> None:
+    one_line_error(run_remem(*args), *words)
+
+
+def test_text_arguments_that_are_not_utf8_are_repaired_not_a_crash(home) -> None:
+    import os
+
+    raw = os.fsdecode(b"caf\xe9 latte order note")  # what Python makes of a Latin-1 argument
+    out = run_remem("remember", raw, "--tag", os.fsdecode(b"t\xe9a"))
+    assert out.returncode == 0, out.stderr
+    found = run_remem("recall", os.fsdecode(b"caf\xe9 latte"), "--json")
+    assert found.returncode == 0, found.stderr
+    hit = found.json()[0]
+    assert hit["text"] == "caf\ufffd latte order note" and hit["tags"] == ["t\ufffda"]
+
+
+def test_every_embedder_takes_text_that_is_not_valid_unicode() -> None:
+    from remem.engine.embed import HashedEmbedder, get_embedder
+
+    for embedder in (get_embedder(), HashedEmbedder()):
+        for text in ("caf\udce9 note", "half an emoji \ud83d here"):
+            assert embedder.encode([text]).shape == (1, embedder.dim)
+            assert len(embedder.encode_py(text)) == embedder.dim

@@ -307,3 +307,26 @@ def test_an_id_prefix_must_name_one_memory(store, cli):
     result = cli("forget", "abcd", "--hard")
     assert result.exit_code == 1 and "ambiguous id 'abcd'" in result.stderr
     assert store.scalar("SELECT count(*) FROM episodes WHERE id LIKE 'abcd%'") == 2  # nothing deleted
+
+
+def test_config_set_refuses_a_section_and_leaves_the_file_working(home, cli, remem_cli):
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "config.toml"
+    path.write_text("[recall]\nk = 5\n")
+    out = remem_cli("config", "set", "recall", "1")
+    assert out.returncode == 1
+    assert "recall is a section; set recall.KEY" in out.stderr and out.stderr.count("\n") == 1
+    assert path.read_text() == "[recall]\nk = 5\n"
+    assert remem_cli("config", "show", "--json").returncode == 0
+
+
+def test_config_set_value_checks_the_new_document_before_writing(home):
+    from remem import config
+    from remem.errors import ConfigError
+
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "config.toml"
+    path.write_text("[recall]\nk = 5\n")
+    with pytest.raises(ConfigError, match="recall.k must be a whole number"):
+        config.set_value("recall.k", [1, 2])  # not from the command line, so not coerced
+    assert path.read_text() == "[recall]\nk = 5\n"

@@ -11,6 +11,7 @@ from remem.engine import clock, graph, lifecycle
 from remem.engine.embed import to_blob
 from remem.engine.memories import remember
 from remem.errors import NotFound
+from tests.conftest import run_remem
 
 DIM = 16
 SPACE = "test-space"
@@ -153,3 +154,20 @@ def test_vector_cache_follows_new_and_deleted_memories(store):
     store.hard_delete(["x2", "x3"])
     put(store, "x4", vec_at(0.8, 4))  # cache reloads after deletions
     assert [e["dst"] for e in graph.discover_for(store, "x1")] == ["x4"]
+
+
+@pytest.mark.parametrize("weight", [0, -0.5, 1.5, 1e9])
+def test_connect_refuses_a_weight_outside_zero_to_one_as_the_mcp_tool_does(store, weight):
+    put(store, "m1", vec_at(0.0, 1))
+    put(store, "m2", vec_at(0.0, 2))
+    with pytest.raises(ValueError, match=r"weight must be more than 0 and at most 1"):
+        graph.connect(store, "m1", "m2", "related_to", weight=weight)
+    assert store.scalar("SELECT count(*) FROM connections") == 0
+
+
+def test_cli_connect_weight_is_one_line_error(store):
+    put(store, "m1", vec_at(0.0, 1))
+    put(store, "m2", vec_at(0.0, 2))
+    out = run_remem("connect", "m1", "m2", "--type", "related_to", "--weight", "5")
+    assert out.returncode == 1 and out.stderr.count("\n") == 1
+    assert "weight must be more than 0 and at most 1" in out.stderr

@@ -501,3 +501,14 @@ def test_adapters_read_any_json_object_without_raising():
         assert out == "" or isinstance(json.loads(out), dict)
 
     check()
+
+
+def test_a_lone_surrogate_in_the_prompt_still_gets_its_lesson(seeded):
+    payload = _shown_session(fixture("claude-code", "prompt"))
+    # json.dumps writes "\ud800" as an escape: what an agent sends for half an emoji.
+    payload["prompt"] += " \ud800"
+    res = run_hook("prompt", payload)
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert "docker build needs --platform" in res.json()["hookSpecificOutput"]["additionalContext"]
+    recorded = primes(seeded)
+    assert recorded and recorded[-1]["session_id"] == payload["session_id"]

@@ -271,6 +271,8 @@ BAD_ARGS = [
     ("remember", {"text": "x", "ttl": "soon"}, "not a duration"),
     ("search", {"query": "x", "mode": "fuzzy"}, "mode:"),
     ("search", {"since": "last tuesday"}, "since"),
+    ("search", {"since": "9999999999d"}, "since: '9999999999d' is too far back"),
+    ("remember", {"text": "x", "ttl": "99999999999d"}, "ttl is too long"),
     ("get_memory", {}, "id: Field required"),
     ("get_memory", {"id": "does-not-exist"}, "no memory"),
     ("update_memory", {"id": "does-not-exist", "title": "t"}, "no memory"),
@@ -457,3 +459,47 @@ async def test_guard_in_front_of_every_route(headers: dict[str, str], token: str
              "headers": [(k.encode(), v.encode()) for k, v in headers.items()]}
     await Guard(app, token=token, loopback=loopback)(scope, None, send)
     assert sent[0]["status"] == status
+
+
+def test_call_names_why_the_server_could_not_start(home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("[recall\nk = 3\n")
+    out = run_remem("call", "recall", '{"query": "x"}')
+    assert out.returncode == 1 and out.stdout == "" and out.stderr.count("\n") == 1, out.stderr
+    assert "config.toml is not valid TOML" in out.stderr and "Connection closed" not in out.stderr
+
+
+@pytest.mark.anyio
+async def test_call_tool_shows_the_last_line_the_server_printed_when_it_stopped(home: Path) -> None:
+    from remem.errors import RememError
+    from remem.server import call_tool
+
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("[recall]\nk = 'many'\n")  # found by the child, not here
+    with pytest.raises(RememError) as caught:
+        await call_tool("recall", {"query": "x"}, timeout=60)
+    message = str(caught.value)
+    assert "`remem serve` stopped" in message and "recall.k must be a whole number" in message
+    assert "\n" not in message
+
+
+def test_a_damaged_memory_gets_the_same_fix_over_mcp_as_on_the_command_line(home: Path) -> None:
+    import sqlite3
+
+    for i in range(3):
+        assert run_remem("remember", f"note {i} about the docker build").returncode == 0
+    db = home / "memory.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'episodes'").fetchone()[0]
+    conn.close()
+    with open(db, "r+b") as fh:  # the episodes table's first page, overwritten
+        fh.seek((root - 1) * size)
+        fh.write(b"\xff" * size)
+    cli_line = run_remem("recall", "docker").stderr
+    assert "is damaged" in cli_line and "remem restore" in cli_line
+    out = run_remem("call", "recall", '{"query": "docker"}')
+    assert out.returncode == 1 and out.stderr.count("\n") == 1, out.stderr
+    assert "is damaged" in out.stderr and "remem restore" in out.stderr
+    assert "unexpectedly" not in out.stderr

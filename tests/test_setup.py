@@ -339,3 +339,89 @@ def test_remove_keeps_edits_made_between_two_setups(cli, agents_home):
     assert cli("setup", "--remove", "--yes", "--agent", "claude-code", "--no-schedule").exit_code == 0
     left = json.loads(path.read_text())
     assert left["model"] == "sonnet" and set(left["hooks"]) == {"PreToolUse"}
+
+
+def test_a_non_utf8_agent_config_is_named_and_the_rest_goes_ahead(cli, agents_home):
+    user = agents_home["user"]
+    bad = user / ".gemini" / "settings.json"
+    bad.write_bytes(b'{"theme": "caf\xe9"}')
+    res = run_remem("setup", "--no-schedule", "--json", "--yes")
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    data = res.json()  # the JSON report is still printed, naming the file
+    assert any(str(bad) in e and "UTF-8" in e for e in data["errors"]), data["errors"]
+    assert bad.read_bytes() == b'{"theme": "caf\xe9"}'
+    assert "remem" in json.loads((user / ".claude.json").read_text())["mcpServers"]  # the rest went ahead
+    report = run_remem("doctor", "--json", "--no-run")
+    assert report.returncode == 0, report.stderr
+    assert any(str(bad) in p["problem"] for p in report.json()["problems"])
+
+
+def test_a_json_config_with_a_utf8_bom_is_wired_and_restored_byte_for_byte(cli, agents_home):
+    user = agents_home["user"]
+    path = user / ".cursor" / "mcp.json"
+    original = "\ufeff".encode() + path.read_bytes()
+    path.write_bytes(original)
+    res = cli("setup", "--yes", "--agent", "cursor", "--no-schedule")
+    assert res.exit_code == 0, res.output
+    text = path.read_bytes().decode("utf-8-sig")
+    assert {"linear", "remem"} <= set(json.loads(text)["mcpServers"])
+    assert path.read_bytes().startswith("\ufeff".encode())  # the file keeps its BOM
+    wired = json.loads(cli("doctor", "--json", "--no-run").stdout)
+    assert next(a for a in wired["agents"] if a["agent"] == "cursor")["mcp"]
+    assert cli("setup", "--remove", "--yes", "--agent", "cursor", "--no-schedule").exit_code == 0
+    assert path.read_bytes() == original
+
+
+def test_setup_never_changes_the_matcher_of_a_group_the_person_shares(cli, agents_home):
+    user = agents_home["user"]
+    claude = user / ".claude" / "settings.json"
+    claude.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "/home/me/bin/block-rm.sh"},
+        {"type": "command", "command": "remem hook pre-tool"}]}]}}, indent=2) + "\n")
+    codex = user / ".codex" / "hooks.json"
+    codex.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": "/home/me/bin/audit.sh"},
+        {"type": "command", "command": "remem hook pre-tool --agent codex"}]}]}}, indent=2) + "\n")
+    before = snapshot([claude, codex])
+    args = ("--yes", "--agent", "claude-code", "--agent", "codex", "--no-schedule")
+    assert cli("setup", *args).exit_code == 0
+
+    groups = json.loads(claude.read_text())["hooks"]["PreToolUse"]
+    assert groups[0] == {"matcher": "Bash", "hooks": [{"type": "command", "command": "/home/me/bin/block-rm.sh"}]}
+    assert len(groups) == 2 and groups[1]["matcher"] == "*"
+    assert groups[1]["hooks"][0]["command"].endswith("hook pre-tool")
+    validate_claude_hooks(json.loads(claude.read_text()))
+    groups = json.loads(codex.read_text())["hooks"]["PreToolUse"]
+    assert groups[0] == {"matcher": "*", "hooks": [{"type": "command", "command": "/home/me/bin/audit.sh"}]}
+    assert len(groups) == 2 and groups[1]["matcher"] == "Bash"
+
+    after_first = snapshot([claude, codex])
+    again = cli("setup", *args)
+    assert again.exit_code == 0 and "nothing to change" in again.output
+    assert snapshot([claude, codex]) == after_first
+    assert cli("setup", "--remove", *args).exit_code == 0
+    assert snapshot([claude, codex]) == before
+
+    # Alone in its group, remem's hook gets remem's matcher.
+    claude.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "remem hook pre-tool"}]}]}}, indent=2) + "\n")
+    assert cli("setup", *args).exit_code == 0
+    groups = json.loads(claude.read_text())["hooks"]["PreToolUse"]
+    assert len(groups) == 1 and groups[0]["matcher"] == "*"
+
+
+def test_setup_says_wired_already_only_when_it_is(cli, agents_home, tmp_path, monkeypatch):
+    args = ("--yes", "--no-schedule")
+    assert cli("setup", *args).exit_code == 0
+    (agents_home["user"] / ".gemini" / "settings.json").write_text("{not json")
+    res = cli("setup", *args)
+    assert res.exit_code == 1 and "wired already" not in res.output
+    assert "settings.json is not valid JSON" in res.output
+
+    empty = tmp_path / "nobody"
+    empty.mkdir()
+    for var, where in (("HOME", empty), ("CLAUDE_CONFIG_DIR", empty / ".claude"), ("CODEX_HOME", empty / ".codex")):
+        monkeypatch.setenv(var, str(where))
+    monkeypatch.setenv("PATH", str(empty))
+    res = cli("setup", *args)
+    assert "wired already" not in res.output and "no agent found" in res.output

@@ -253,3 +253,19 @@ def test_a_peer_strength_of_zero_is_received_as_zero(mems, folder):
     b.receive(folder)
     assert b.by_hash(GOOD)["strength"] == 0.0
     assert b.by_hash("Prefer tabs in Makefiles")["strength"] == 0.5
+
+
+def test_an_origin_prefix_is_text_and_must_name_one_peer(store, tmp_path):
+    from remem.engine.share_sign import ShareError
+
+    with store.write() as conn:
+        for origin in ("ab12cd34ef560001", "ab12cd34ef560002", "9f00aa11bb22cc33"):
+            conn.execute("INSERT INTO peers (origin, public_key, trusted, first_seen) VALUES (?, '', 0, '')",
+                         (origin,))
+    with pytest.raises(ShareError, match="ambiguous origin 'ab12cd'.*ab12cd34ef560001.*give more characters"):
+        share.trust(store, "ab12cd", identity_dir=tmp_path / "id")
+    for wild in ("%%%%", "9f0_", "____"):  # LIKE wildcards never stand for characters
+        with pytest.raises(ShareError, match="not an origin id"):
+            share.forget_peer(store, wild, identity_dir=tmp_path / "id")
+    assert store.scalar("SELECT count(*) FROM peers") == 3
+    assert share.forget_peer(store, "9F00AA", identity_dir=tmp_path / "id")["origin"] == "9f00aa11bb22cc33"

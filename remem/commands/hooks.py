@@ -58,8 +58,9 @@ def register(app: typer.Typer) -> None:
         changed = [e for e in edits if e.changed]
         errors = [e.error for e in edits if e.error]
         if not agent and not remove and not json_out and not setup_mod.found_agents():
-            print(f"remem: no agent found ({', '.join(setup_mod.AGENTS)}); only the nightly sleep is "
-                  "set up. Install one, or name it with --agent", file=sys.stderr)
+            only = "" if no_schedule else "; only the nightly sleep is set up"
+            print(f"remem: no agent found ({', '.join(setup_mod.AGENTS)}){only}. Install one, or "
+                  "name it with --agent", file=sys.stderr)
         if dry_run or not changed:
             if json_out:
                 emit_json({"dry_run": dry_run, "changes": [dict(e.as_dict(), diff=e.diff()) for e in changed],
@@ -68,7 +69,13 @@ def register(app: typer.Typer) -> None:
                 for e in changed:
                     sys.stdout.write(e.diff() or f"{e.path}: {e.as_dict()['action']}\n")
                 if not changed:
-                    print("nothing to change" + ("" if remove else ": remem is wired already"))
+                    # "wired already" only when every file was read and something was checked.
+                    if errors:
+                        print("nothing changed")
+                    elif not edits:
+                        print("nothing to change: no agent and no schedule to check")
+                    else:
+                        print("nothing to change" + ("" if remove else ": remem is wired already"))
                 for err in errors:
                     print(f"remem: {err}", file=sys.stderr)
             if errors and not json_out:

@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
         b: str = typer.Argument(..., metavar="B", help="To this memory (id or prefix)."),
         kind: str = typer.Option(..., "--type", help="related_to, caused_by, part_of, references, "
                                  "contradicts, supports, similar_to or derived_from."),
-        weight: float = typer.Option(1.0, "--weight", help="How strong the connection is."),
+        weight: float = typer.Option(1.0, "--weight", help="How strong the connection is: more than 0, at most 1."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Connect two memories with a typed edge (an existing edge is kept, never doubled).
@@ -146,6 +146,8 @@ def register(app: typer.Typer) -> None:
 
         if limit < 1:
             raise ValueError("--limit must be at least 1")
+        if offset < 0:
+            raise ValueError("--offset must be 0 or more")
         with open_store() as store:
             rows = lifecycle.list_memories(
                 store, tags=tag, all_tags=all_tags, since=since, until=until, field=field,

@@ -19,11 +19,10 @@ def register(app: typer.Typer) -> None:
 
         Example: remem measure --days 14
         """
+        from remem.engine.measure import check_days, summary_lines
         from remem.engine.measure import measure as do_measure
-        from remem.engine.measure import summary_lines
 
-        if days < 1:
-            raise ValueError("--days must be at least 1")
+        check_days(days)
         with open_store() as store:
             result = do_measure(store, days)
         if json_out:
@@ -117,7 +116,9 @@ def _register_model_tests(app: typer.Typer) -> None:
         Example: remem goals
         """
         from remem.engine.goals import check
+        from remem.engine.measure import check_days
 
+        check_days(days)
         with open_store() as store:
             found = check(store, days)
         if json_out:

@@ -98,6 +98,12 @@ def register(app: typer.Typer) -> None:
             raise ValueError(f"arguments must be a JSON object, e.g. '{{\"query\": \"x\"}}' ({exc})") from None
         if not isinstance(args, dict):
             raise ValueError("arguments must be a JSON object, e.g. '{\"query\": \"x\"}'")
+        from remem import config
+        from remem.engine.store import Store
+
+        # The checks `remem serve` makes before serving, here, so their one line is shown.
+        config.load()
+        Store().close()
         from remem.server import call_tool
 
         emit_json(anyio.run(lambda: call_tool(tool, args)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
@@ -53,7 +54,11 @@ def when(value: str | datetime | None, name: str = "time") -> str | None:
         return iso(value)
     text = str(value).strip()
     if text and text[-1].lower() in _UNITS and text[:-1].strip().replace(".", "", 1).isdigit():
-        return iso(now() - timedelta(seconds=parse_duration(text.replace(" ", ""))))
+        try:
+            return iso(now() - timedelta(seconds=parse_duration(text.replace(" ", ""))))
+        except OverflowError:  # before year 1: datetime cannot hold it
+            raise ValueError(f"{name}: {text!r} is too far back; use a date (2026-05-01) or a "
+                             "shorter duration (365d)") from None
     try:
         return iso(parse(text))
     except (ValueError, TypeError, OverflowError):
@@ -98,7 +103,11 @@ def parse_duration(text: str) -> float:
     text = str(text).strip().lower()
     try:
         if text and text[-1] in _UNITS:
-            return float(text[:-1]) * _UNITS[text[-1]]
-        return float(text)
+            seconds = float(text[:-1]) * _UNITS[text[-1]]
+        else:
+            seconds = float(text)
+        if not math.isfinite(seconds):  # "inf", "nan", "1e999d": no time can be that far
+            raise ValueError(text)
+        return seconds
     except ValueError:
         raise ValueError(f"not a duration: {text!r} (use 30s, 10m, 2h, 7d)") from None

@@ -29,6 +29,9 @@ CHARS_PER_TOKEN = 4
 def compare(store: Store, k: int = 5, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     import numpy as np
 
+    if k < 1:
+        raise ValueError(f"-k must be at least 1, not {k}")
+
     cfg = cfg or config_mod.load()
     cut = float(cfg["prime"]["min_relevance"])
     max_lessons = int(cfg["prime"]["max_lessons"])

@@ -28,6 +28,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
+from remem.engine.store import clean_text
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -125,7 +127,7 @@ class HashedEmbedder:
 
     def encode_py(self, text: str) -> array:
         vec = array("f", bytes(4 * HASHED_DIM))
-        words = [w.lower() for w in _WORD.findall(text or "")]
+        words = [w.lower() for w in _WORD.findall(clean_text(text or ""))]
         grams = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
         for gram in grams:
             idx, sign = _hash_token(gram)
@@ -283,7 +285,7 @@ class StaticEmbedder:
 
     # -- pure Python (hook path) ---------------------------------------------------------
     def encode_py(self, text: str) -> array:
-        ids = self._ids(self._truncate_chars(text))
+        ids = self._ids(self._truncate_chars(clean_text(text or "")))
         acc = [0.0] * self.dim
         total = 0.0
         for tid in ids:
@@ -319,7 +321,7 @@ class StaticEmbedder:
         mapping = np.asarray(self.mapping, dtype=np.int64) if self.mapping is not None else None
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         encodings = self.tokenizer.encode_batch(
-            [self._truncate_chars(t or "") for t in texts], add_special_tokens=False
+            [self._truncate_chars(clean_text(t or "")) for t in texts], add_special_tokens=False
         )
         for row, enc in enumerate(encodings):
             ids = np.asarray(enc.ids, dtype=np.int64)
@@ -349,7 +351,7 @@ class Model2VecEmbedder:
     def encode(self, texts: Sequence[str]) -> "np.ndarray":
         import numpy as np
 
-        vecs = np.asarray(self.model.encode(list(texts)), dtype=np.float32)
+        vecs = np.asarray(self.model.encode([clean_text(t or "") for t in texts]), dtype=np.float32)
         return normalise_rows(vecs)
 
     def encode_py(self, text: str) -> array:

@@ -56,8 +56,9 @@ def connect(
         weight = float(weight)
     except (TypeError, ValueError):
         raise ValueError("weight must be a number") from None
-    if not math.isfinite(weight):
-        raise ValueError("weight must be a finite number")
+    # One rule for every caller (CLI, MCP, TUI): a strength in (0, 1], as traverse ranks it.
+    if not (math.isfinite(weight) and 0 < weight <= 1):
+        raise ValueError(f"weight must be more than 0 and at most 1, not {weight:g}")
     src, dst = store.episode(a)["id"], store.episode(b)["id"]
     if src == dst:
         raise ValueError("a memory cannot be connected to itself; give two different ids")

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from remem import config as config_mod
 from remem.engine import clock
-from remem.engine.store import Store, normalise_tag
+from remem.engine.store import EPISODE_KINDS, Store, normalise_tag
 
 MEMORY_TYPES = ("short_term", "long_term")
 # The order run_due_tasks runs them in: hide before deleting, delete before connecting.
@@ -80,13 +80,24 @@ def creation_fields(
         # A flashbulb memory is long-term whatever was asked: the TTL is dropped on purpose.
         fields["memory_type"] = "long_term"
         fields["importance"] = max(importance, float(life["flashbulb_importance"]))
-        fields["flashbulb_until"] = clock.iso(now + timedelta(days=float(life["flashbulb_days"])))
+        days = float(life["flashbulb_days"])
+        fields["flashbulb_until"] = _later(now, days * 86400, f"lifecycle.flashbulb_days {days:g} is too "
+                                           "long; set a smaller one (remem config set lifecycle.flashbulb_days 30)")
     elif memory_type == "short_term":
         seconds = ttl_s if ttl_s is not None else clock.parse_duration(life["short_term_ttl"])
         if seconds <= 0:
             raise ValueError("ttl must be positive, e.g. 30s, 10m, 2h, 7d")
-        fields["expires_at"] = clock.iso(now + timedelta(seconds=seconds))
+        fields["expires_at"] = _later(now, seconds, f"ttl is too long ({seconds / 86400:,.0f} days); use a "
+                                      "shorter one (365d), or leave out the ttl for a long-term memory")
     return fields
+
+
+def _later(now: datetime, seconds: float, too_long: str) -> str:
+    # datetime stops at year 9999: a longer lifetime is refused in one line, not a crash.
+    try:
+        return clock.iso(now + timedelta(seconds=seconds))
+    except OverflowError:
+        raise ValueError(too_long) from None
 
 
 def is_protected(row: Mapping[str, Any], now: datetime | None = None) -> bool:
@@ -466,6 +477,9 @@ def list_memories(
         raise ValueError(f"field must be one of {', '.join(LIST_FIELDS)}, not {field!r}")
     if memory_type is not None and memory_type not in MEMORY_TYPES:
         raise ValueError(f"type must be short_term or long_term, not {memory_type!r}")
+    if kind and kind not in EPISODE_KINDS:
+        # An unknown kind would list nothing, which reads as "no such memories".
+        raise ValueError(f"unknown kind {kind!r}; use {', '.join(EPISODE_KINDS)}")
     limit = max(0, min(int(limit), 10_000))
     offset = max(0, int(offset))
     where: list[str] = []

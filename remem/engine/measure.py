@@ -143,8 +143,21 @@ def primed_vs_held_out(store: Store, since: str | None = None) -> dict[str, Any]
     return out
 
 
+MAX_DAYS = 36500  # a century: more than any history, and far inside what datetime can hold
+
+
+def check_days(days: int) -> int:
+    """The window in days, refused in one line when it is below 1 or past MAX_DAYS."""
+    if days < 1:
+        raise ValueError("--days must be at least 1")
+    if days > MAX_DAYS:
+        raise ValueError(f"--days must be at most {MAX_DAYS} (100 years), not {days}")
+    return days
+
+
 def measure(store: Store, days: int = 30) -> dict[str, Any]:
     """Everything `remem measure` reports, over the last `days` days."""
+    check_days(days)
     since = clock.iso(clock.now() - timedelta(days=days))
     corrections = repeats(store, "correction", since)
     errors = repeats(store, "error", since)

@@ -8,7 +8,7 @@ from remem.engine import clock
 from remem.engine.embed import get_embedder, to_blob
 from remem.engine.lifecycle import _clamp, creation_fields
 from remem.engine.store import (
-    EPISODE_KINDS, MAX_GIST, Store, cap, content_hash, new_id, normalise_tag,
+    EPISODE_KINDS, MAX_GIST, Store, cap, clean_text, content_hash, new_id, normalise_tag,
 )
 
 REMEMBER_KINDS = ("note", "correction", "error", "surprise", "environment")
@@ -33,7 +33,7 @@ def remember(
     memory_id: str | None = None,
 ) -> dict[str, Any]:
     """Store one memory now and return it (without its vector)."""
-    text = (text or "").strip()
+    text = clean_text((text or "").strip())
     if not text:
         raise ValueError("nothing to remember: the text is empty")
     if kind not in EPISODE_KINDS or kind == "session":
@@ -43,7 +43,7 @@ def remember(
     fields = creation_fields(
         memory_type=memory_type, ttl_s=ttl_s, importance=importance, valence=valence, arousal=arousal
     )
-    title = (title or text.splitlines()[0])[:120]
+    title = clean_text(title or text.splitlines()[0])[:120]
     embedder = get_embedder()
     vector = embedder.encode([text if kind == "correction" else f"{title}\n{text}"])[0]
     stamp = clock.iso()
@@ -97,12 +97,12 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
             sets[name] = _clamp(fields[name], lo, hi, name)
     title, text = row["title"], row["gist"]
     if "text" in fields:
-        text = str(fields["text"]).strip()
+        text = clean_text(str(fields["text"]).strip())
         if not text:
             raise ValueError("text cannot be empty; delete the memory instead")
         sets["gist"] = cap(text, MAX_GIST)
     if "title" in fields:
-        title = str(fields["title"]).strip()[:120]
+        title = clean_text(str(fields["title"]).strip())[:120]
         if not title:
             raise ValueError("title cannot be empty")
         sets["title"] = title

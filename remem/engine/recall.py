@@ -32,7 +32,7 @@ from remem.engine import clock
 from remem.engine.embed import get_embedder
 from remem.engine.keywords import STOP_WORDS, fts_query, fts_terms
 from remem.engine.query_dates import closeness, date_spans
-from remem.engine.store import EPISODE_KINDS, Store, chunks, normalise_tag
+from remem.engine.store import EPISODE_KINDS, Store, chunks, clean_text, normalise_tag
 
 MODES = ("hybrid", "semantic", "keyword")
 MEMORY_TYPES = ("short_term", "long_term")
@@ -210,7 +210,7 @@ def recall(
     k = int(k)
     if k < 1:
         raise ValueError("k must be at least 1")
-    query = (query or "").strip()
+    query = clean_text((query or "").strip())
     if not query:
         raise ValueError("the query is empty; say what you are looking for")
     expired = [r["seq"] for r in store.rows(

@@ -119,10 +119,22 @@ def is_ours(cmd: Any) -> bool:
 # --------------------------------------------------------------------------- JSON helpers
 
 def _read(path: Path) -> str | None:
+    """The file's text, a UTF-8 BOM kept (so a restore is byte for byte); None if missing.
+    Raises UnicodeDecodeError for a file that is not UTF-8 (callers report it, naming it)."""
     try:
         return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
+
+
+def _not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
+    return (f"{path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at {exc.start}); "
+            "save it as UTF-8, then run `remem setup` again")
+
+
+def _loads(text: str) -> Any:
+    # A BOM is legal in a config file some editors write; json.loads refuses it.
+    return json.loads(text[1:] if text.startswith("\ufeff") else text)
 
 
 def _indent(text: str | None) -> int | str:
@@ -136,6 +148,8 @@ def _indent(text: str | None) -> int | str:
 
 def _dump(data: Any, like: str | None) -> str:
     out = json.dumps(data, indent=_indent(like), ensure_ascii=False)
+    if like and like.startswith("\ufeff"):
+        out = "\ufeff" + out
     if like is None or like.endswith("\n"):
         out += "\n"
     if like and "\r\n" in like:
@@ -145,10 +159,13 @@ def _dump(data: Any, like: str | None) -> str:
 
 def _json_edit(target: str, path: Path, change: Callable[[dict[str, Any]], list[str]]) -> Edit:
     """Apply change(data) -> summary to a JSON file; unchanged data keeps the text as it is."""
-    before = _read(path)
-    if before is not None and before.strip():
+    try:
+        before = _read(path)
+    except UnicodeDecodeError as exc:
+        return Edit(target, str(path), None, None, error=_not_utf8(path, exc))
+    if before is not None and before.lstrip("\ufeff").strip():
         try:
-            data = json.loads(before)
+            data = _loads(before)
         except ValueError as exc:
             return Edit(target, str(path), before, before,
                         error=f"{path} is not valid JSON ({exc}); fix it by hand, then run `remem setup` again")
@@ -190,7 +207,9 @@ def _set_grouped_hooks(data: dict[str, Any], wanted: dict[str, dict[str, Any]]) 
     """Claude Code / Codex / Gemini layout: hooks.{Event}: [{matcher?, hooks: [{type, command}]}].
 
     remem's hook is updated where it already is (so a second run changes nothing even when
-    the person added hooks after it), else appended as its own group.
+    the person added hooks after it), else appended as its own group. A group's matcher is
+    changed only when remem's hook is alone in it: the person's hooks beside it keep the
+    matcher they chose, and remem's hook moves out to a group of its own.
     """
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
@@ -201,18 +220,25 @@ def _set_grouped_hooks(data: dict[str, Any], wanted: dict[str, dict[str, Any]]) 
         if not isinstance(groups, list):
             groups = hooks[event] = []
         placed = False
-        for g in groups:
+        for g in list(groups):
             if not isinstance(g, dict) or not isinstance(g.get("hooks"), list):
                 continue
-            for i, h in enumerate(list(g["hooks"])):
-                if isinstance(h, dict) and is_ours(h.get("command")):
-                    if not placed:
-                        g["hooks"][i] = group["hooks"][0]
-                        if "matcher" in group:
-                            g["matcher"] = group["matcher"]
-                        placed = True
-                    else:
-                        g["hooks"].remove(h)
+            ours = [h for h in g["hooks"] if isinstance(h, dict) and is_ours(h.get("command"))]
+            if not ours:
+                continue
+            alone = len(ours) == len(g["hooks"])
+            fits = alone or g.get("matcher") == group.get("matcher")
+            for h in ours:
+                i = g["hooks"].index(h)
+                if not placed and fits:
+                    g["hooks"][i] = copy.deepcopy(group["hooks"][0])
+                    if alone and "matcher" in group:
+                        g["matcher"] = group["matcher"]
+                    placed = True
+                else:
+                    del g["hooks"][i]
+            if not g["hooks"]:
+                groups.remove(g)
         if not placed:
             groups.append(copy.deepcopy(group))
         done.append(event)
@@ -384,7 +410,10 @@ def _agent_edits(agent: str, remove: bool, toml_editor: TomlEditor | None) -> li
 
 def _codex_toml(editor: TomlEditor | None, remove: bool) -> Edit:
     path = paths.codex_config()
-    before = _read(path)
+    try:
+        before = _read(path)
+    except UnicodeDecodeError as exc:
+        return Edit("codex", str(path), None, None, error=_not_utf8(path, exc))
     if editor is None:
         return Edit("codex", str(path), before, before,
                     error="Codex's config.toml needs the TOML editor; run `remem setup` from the command line")
@@ -473,7 +502,11 @@ def _schedule_edits(remove: bool, manifest: dict[str, Any]) -> list[Edit]:
         edits = []
         for name, text in zip(SYSTEMD_UNITS, (service, timer)):
             path = unit_dir / name
-            before = _read(path)
+            try:
+                before = _read(path)
+            except UnicodeDecodeError as exc:
+                edits.append(Edit(SCHEDULE, str(path), None, None, error=_not_utf8(path, exc)))
+                continue
             edits.append(Edit(SCHEDULE, str(path), before, None if remove else text,
                               what=["nightly sleep (systemd user timer)"]))
         return edits
@@ -647,13 +680,13 @@ def wiring() -> list[dict[str, Any]]:
     for agent in AGENTS:
         for e in _agent_edits(agent, True, _ReadOnlyToml()):
             text = e.before
-            state = {"agent": agent, "path": e.path, "exists": text is not None,
+            state = {"agent": agent, "path": e.path, "exists": Path(e.path).exists(),
                      "error": e.error, "mcp": False, "hooks": []}
             if text and not e.error:
                 if e.path.endswith(".toml"):
                     state["mcp"] = _ReadOnlyToml().has_server(text, SERVER_NAME)
                 else:
-                    data = json.loads(text) if text.strip() else {}
+                    data = _loads(text) if text.lstrip("\ufeff").strip() else {}
                     for key in ("mcpServers", "servers"):
                         if isinstance(data.get(key), dict) and SERVER_NAME in data[key]:
                             state["mcp"] = True

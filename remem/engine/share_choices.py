@@ -25,8 +25,13 @@ def _peer_id(store: Store, origin: str) -> str:
     if is_origin(origin):
         return origin
     if len(origin) >= 4:
-        rows = store.rows("SELECT origin FROM peers WHERE origin LIKE ? || '%'", (origin,))
-        if len(rows) == 1:
+        # Compared as text (LIKE would read % and _ as wildcards), and only when it names one.
+        rows = store.rows("SELECT origin FROM peers WHERE substr(origin, 1, ?) = ? ORDER BY origin LIMIT 2",
+                          (len(origin), origin))
+        if len(rows) > 1:
+            raise ShareError(f"ambiguous origin {origin!r}: matches {rows[0]['origin']} and "
+                             f"{rows[1]['origin']}; give more characters")
+        if rows:
             return rows[0]["origin"]
     raise ShareError(f"{origin!r} is not an origin id (16 hex digits); `remem share candidates` "
                      "and `remem share peers` show them")

@@ -537,8 +537,23 @@ def cap(text: str | None, limit: int) -> str:
     return text[: limit - len(TRUNCATED)] + TRUNCATED
 
 
+def clean_text(text: str) -> str:
+    """Text every tokenizer and SQLite accept. A shell argument in another encoding reaches
+    Python as surrogate escapes ("caf\\udce9"), JSON can carry half an emoji ("\\ud83d"):
+    the bytes that are not UTF-8 become U+FFFD (a lone surrogate "?"), so the rest is kept."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a lone surrogate that is not an escaped byte: "?"
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def normalise_tag(tag: str) -> str:
-    return str(tag).strip().lower()
+    return clean_text(str(tag).strip().lower())
 
 
 def stable_id(*parts: str) -> str:

@@ -47,6 +47,12 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _clean(text: str) -> str:
+    # JSON can carry a lone surrogate ("\ud800", half an emoji) that SQLite cannot store;
+    # cleaned once here so recording the decision never drops the context.
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def tool_text(name: Any, tool_input: Any) -> str:
     """A tool call as text: its name and the string values of its input (commands, paths…)."""
     parts = [_str(name)]
@@ -119,8 +125,9 @@ def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
     else:
         text = ""
     return HookCall(
-        text=text, session_id=str(session) if session else None, cwd=cwd or None,
-        stop_hook_active=bool(payload.get("stop_hook_active")), transcript_path=transcript,
+        text=_clean(text), session_id=_clean(str(session)) if session else None,
+        cwd=_clean(cwd) if cwd else None, stop_hook_active=bool(payload.get("stop_hook_active")),
+        transcript_path=transcript,
     )
 
 
