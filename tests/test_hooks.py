@@ -458,6 +458,35 @@ def test_wordpiece_matches_tokenizers_on_real_text(home):
     check()
 
 
+def test_wordpiece_defers_to_tokenizers_on_every_character_it_would_read_differently(home):
+    """Every code point (in a word and alone) either encodes as `tokenizers` encodes it or is
+    declined by agrees(), so the hook path embeds it through `tokenizers` instead: Unicode
+    moved some characters between categories (U+061D, U+166D, U+2E4F …), and the two
+    libraries read them with tables of different ages."""
+    from tokenizers import Tokenizer
+
+    from remem.engine.embed import MODEL_DIR
+    from remem.engine.wordpiece import WordPiece
+
+    tok = Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))
+    tok.no_padding()
+    tok.no_truncation()
+    wp = WordPiece.load(MODEL_DIR / "tokenizer.json", None)
+    wrong, declined = [], 0
+    for cp in range(0x30000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        text = f"ab{chr(cp)}cd"
+        if not wp.agrees(text):
+            declined += 1
+            continue
+        if wp.encode(text) != tok.encode(text, add_special_tokens=False).ids:
+            wrong.append(f"U+{cp:04X}")
+    assert wrong == []
+    assert 0 < declined < 5000  # only the few changed characters leave the fast path
+    assert wp.agrees("plain ascii, Ελληνικά, Русский, 日本語 and emoji 🚀")
+
+
 def test_encode_py_uses_no_tokenizers_and_matches_encode():
     code = (
         "import sys\n"

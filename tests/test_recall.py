@@ -377,6 +377,52 @@ def test_top_k_equals_an_exhaustive_scan(store, big):
                 assert ids(a) == ids(b), (query, mode)
 
 
+def test_a_large_k_equals_an_exhaustive_scan_and_can_return_every_memory(store, big):
+    """k of 20 and more used to stop after the first read (and the recency list stayed 50
+    long), so keyword mode at k=100 over 80 matches returned too few and the wrong ones."""
+    wide = config.load()
+    wide["recall"].update(candidates=100_000, recent_candidates=100_000, max_candidates=100_000)
+    with clock.frozen("2026-06-01T00:00:00+00:00"):
+        for k in (20, 60):
+            for mode in ("hybrid", "semantic", "keyword"):
+                a = recall(store, "kilo whiskey", k, mode=mode, touch=False)
+                b = recall(store, "kilo whiskey", k, mode=mode, cfg=wide, touch=False)
+                assert ids(a) == ids(b), (k, mode)
+        everything = recall(store, "zebra", 1500, mode="keyword", touch=False)  # matches none
+    assert len(everything) == 1200
+
+
+def test_a_vetoed_or_filtered_out_lesson_does_not_reorder_episodes(store):
+    first = remember(store, "rotate the deploy keys every quarter")["id"]
+    remember(store, "the office plants need water")
+    before = recall(store, "rotate deploy keys", 2, mode="keyword", touch=False, lessons=True)
+    add_lesson(store, "rotate deploy keys deploy keys rotate keys", "correction", status="vetoed")
+    after = recall(store, "rotate deploy keys", 2, mode="keyword", touch=False, lessons=True)
+    assert ids(before) == ids(after) and after[0]["id"] == first
+    assert after[0]["parts"]["keyword"] == before[0]["parts"]["keyword"] == 1.0
+
+
+def test_a_date_at_the_end_of_the_calendar_in_a_query_is_no_crash(store):
+    remember(store, "valid_to defaults to 9999-12-31 in the orders table")
+    for query in ("why is valid_to 9999-12-31", "what happened in December 9999",
+                  "on 0001-01-01 or in January 1"):
+        assert recall(store, query, 3, touch=False)[0]["text"].startswith("valid_to")
+    assert date_spans("in December 9999")[0][1].isoformat() == "9999-12-31"
+
+
+def test_expired_memories_stay_out_when_too_many_to_list(store, monkeypatch):
+    from remem.engine import recall as recall_mod
+
+    monkeypatch.setattr(recall_mod, "_EXPIRED_LISTED", 2)  # as with more than 10,000 waiting
+    with clock.frozen("2026-11-01T10:00:00+00:00"):
+        short = [remember(store, f"staging server {n} is down for maintenance", ttl="1h")["id"]
+                 for n in range(4)]
+        lasting = remember(store, "the staging server runs on port 8080")["id"]
+        clock.advance(hours=2)
+        found = ids(recall(store, "staging server down", 5, touch=False))
+    assert found == [lasting] and not set(short) & set(found)
+
+
 def test_an_old_flashbulb_memory_is_found_in_a_big_store(store, big):
     with clock.frozen("2025-01-01T00:00:00+00:00"):
         vivid = remember(store, "the day the whole cluster went down", arousal=0.95)["id"]

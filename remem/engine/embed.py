@@ -258,7 +258,7 @@ class StaticEmbedder:
 
     def _ids(self, text: str) -> list[int]:
         wp = self.wordpiece()
-        if wp is not None:
+        if wp is not None and wp.agrees(text or ""):
             ids = wp.encode(text or "")
             if self.max_length:
                 ids = ids[: self.max_length]

@@ -8,6 +8,7 @@ count; a bare year or a month without a year is too vague to help, and relative 
 
 from __future__ import annotations
 
+import calendar
 import re
 from datetime import date, datetime, timedelta
 
@@ -59,8 +60,11 @@ def date_spans(text: str) -> list[tuple[date, date]]:
         if not free(m):
             continue
         mon, yr = MONTHS[m[1].lower()], int(m[2])
-        first = date(yr, mon, 1)
-        last = date(yr + mon // 12, mon % 12 + 1, 1) - timedelta(days=1)
+        try:
+            first = date(yr, mon, 1)
+        except ValueError:  # year 0 or past 9999: not a date a memory can have
+            continue
+        last = date(yr, mon, calendar.monthrange(yr, mon)[1])
         add(m, first, last)
     return out
 

@@ -35,6 +35,7 @@ from remem.engine.query_dates import closeness, date_spans
 from remem.engine.store import EPISODE_KINDS, Store, chunks, clean_text, normalise_tag
 
 MODES = ("hybrid", "semantic", "keyword")
+_EXPIRED_LISTED = 10_000  # expired short-term memories left out by seq; past this, by condition
 MEMORY_TYPES = ("short_term", "long_term")
 _WORDS = re.compile(r"\w+")
 
@@ -118,7 +119,7 @@ class _Filters:
     def __init__(self, *, kinds: Iterable[str] | None, project: str | None,
                  tags: Iterable[str] | None, all_tags: bool, since: str | None,
                  until: str | None, memory_type: str | None, archived: bool,
-                 expired: Sequence[int] = ()) -> None:
+                 expired: Sequence[int] | str = ()) -> None:
         self.kinds = [k for k in (kinds or ()) if k]
         unknown = sorted(set(self.kinds) - set(EPISODE_KINDS))
         if unknown:
@@ -151,7 +152,10 @@ class _Filters:
         # A short-term memory past its TTL is gone for recall, even before the expire task runs.
         # Listed by seq (found from the (memory_type, expires_at) index alone, and rarely any),
         # so the other conditions keep using covering indexes.
-        if expired:
+        if isinstance(expired, str):  # too many to list: the condition itself (slower)
+            where.append("NOT (memory_type = 'short_term' AND coalesce(expires_at <= ?, 0))")
+            params.append(expired)
+        elif expired:
             where.append(f"seq NOT IN ({','.join(str(int(n)) for n in expired)})")
         if self.tags:
             marks = ",".join("?" * len(self.tags))
@@ -213,11 +217,13 @@ def recall(
     query = clean_text((query or "").strip())
     if not query:
         raise ValueError("the query is empty; say what you are looking for")
+    now_iso = clock.iso()
     expired = [r["seq"] for r in store.rows(
-        "SELECT seq FROM episodes WHERE memory_type = 'short_term' AND expires_at <= ? LIMIT 10000",
-        (clock.iso(),))]
+        "SELECT seq FROM episodes WHERE memory_type = 'short_term' AND expires_at <= ? LIMIT ?",
+        (now_iso, _EXPIRED_LISTED + 1))]
     flt = _Filters(kinds=kinds, project=project, tags=tags, all_tags=all_tags, since=since,
-                   until=until, memory_type=memory_type, archived=archived, expired=expired)
+                   until=until, memory_type=memory_type, archived=archived,
+                   expired=expired if len(expired) <= _EXPIRED_LISTED else now_iso)
     with_lessons = bool(rc.get("include_lessons", True) if lessons is None else lessons)
     with_lessons = with_lessons and flt.lessons_ok
 
@@ -252,9 +258,14 @@ def recall(
         kw_raw, kw_floor = _keyword(store, " OR ".join(f'"{t}"' for t in terms), rc, eligible,
                                     pool_size * 8)
     lesson_kw: dict[int, float] = {}
-    if match and with_lessons:
+    active = _active_lessons(store, embedder.space, flt) if with_lessons else []
+    if match and active:
+        # Only the lessons that may be returned count, also for the normaliser below: a vetoed
+        # or filtered-out lesson must not reorder the episodes.
+        may = {lesson["seq"] for lesson in active}
         lesson_kw = {int(r[0]): float(r[1]) for r in store.conn.execute(
-            "SELECT rowid, -bm25(lessons_fts) FROM lessons_fts WHERE lessons_fts MATCH ?", (match,))}
+            "SELECT rowid, -bm25(lessons_fts) FROM lessons_fts WHERE lessons_fts MATCH ?", (match,))
+            if int(r[0]) in may}
     kw_max = max([*kw_raw.values(), *lesson_kw.values(), 0.0])
     if pending is not None:
         cos = pending.result()
@@ -266,7 +277,7 @@ def recall(
                            kw_max, kw_floor)
 
     if with_lessons:
-        for lesson in _active_lessons(store, embedder.space, flt):
+        for lesson in active:
             semantic = max(0.0, float(lesson["vec"] @ qvec)) if (qvec is not None and lesson["vec"] is not None) else 0.0
             keyword = lesson_kw.get(lesson["seq"], 0.0) / kw_max if kw_max > 0 else 0.0
             parts = ctx.parts(semantic, keyword, lesson["updated"], lesson["strength"], 0.5, None, None)
@@ -294,6 +305,14 @@ def _member(values: Any, sorted_pool: Any) -> Any:
 
 def _day_iso(day: date) -> str:
     return f"{day.isoformat()}T00:00:00.000000+00:00"
+
+
+def _shift(day: date, by: timedelta) -> date:
+    """day + by, held inside the calendar (9999-12-31 is a common "no end" date in text)."""
+    try:
+        return day + by
+    except OverflowError:
+        return date.max if by > timedelta(0) else date.min
 
 
 class _Scoring:
@@ -425,13 +444,15 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
         for first, last in ctx.spans:
             near = store.conn.execute(
                 f"SELECT seq FROM episodes WHERE {flt.sql} AND at >= ? AND at < ? LIMIT ?",
-                [*flt.params, _day_iso(first - pad), _day_iso(last + pad + timedelta(days=1)),
-                 size * 8]).fetchall()
+                [*flt.params, _day_iso(_shift(first, -pad)),
+                 _day_iso(_shift(last, pad + timedelta(days=1))), size * 8]).fetchall()
             fixed.update(r[0] for r in near)
             if len(near) >= size * 8:
                 when_bound = 1.0
-    cap = max(int(rc.get("max_candidates", 400)), size)
-    n, r = size, int(rc.get("recent_candidates", 50))
+    # Room to read deeper at any k (a large k used to stop after the first read), and a
+    # recency list at least k long, so k memories are found whenever the store holds them.
+    cap = max(int(rc.get("max_candidates", 400)), 4 * size)
+    n, r = size, max(int(rc.get("recent_candidates", 50)), k)
     seen: set[int] = set()
     best: list[tuple[float, int, dict[str, Any], dict[str, float]]] = []
     while True:
@@ -451,8 +472,6 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
         best = sorted(best + _score_pool(store, flt, ctx, k, new, cache, cos, kwn),
                       key=lambda t: (-t[0], -t[1]))[:k]
         if len(recent) < r:  # the recency list held every episode that passes: all scored
-            break
-        if len(best) < k and n >= cap:
             break
         if len(best) >= k:
             kw_n = kwn[kw_ranked[n]] if len(kw_ranked) > n else kw_floor

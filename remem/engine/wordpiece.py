@@ -29,6 +29,27 @@ _WHITESPACE = frozenset(
 _OTHER = frozenset(("Cc", "Cf", "Co", "Cs"))
 
 
+def _categories_settled(text: str) -> bool:
+    """False when the text holds a character whose category Unicode changed in a way the
+    tokenizer would see (punctuation, control and format characters, combining marks).
+    `tokenizers` classifies with older Unicode tables than this Python (U+061D, U+2E4F,
+    U+166D …); a character whose category is the same in Unicode 3.2 and now is read the
+    same by both, so only the changed ones send a text to `tokenizers`."""
+    if text.isascii():
+        return True
+    old = unicodedata.ucd_3_2_0.category
+    for ch in set(text):
+        now = unicodedata.category(ch)
+        then = old(ch)
+        if now != then and (_sensitive(now) or _sensitive(then)):
+            return False
+    return True
+
+
+def _sensitive(category: str) -> bool:
+    return category[0] == "P" or category in _OTHER or category == "Mn"
+
+
 def _is_chinese(cp: int) -> bool:
     return any(lo <= cp <= hi for lo, hi in _CHINESE)
 
@@ -180,6 +201,11 @@ class WordPiece:
     def _encode_plain(self, text: str, out: list[int]) -> None:
         for word in self._words(self._normalise(text)):
             self._pieces(word, out)
+
+    def agrees(self, text: str) -> bool:
+        """Whether encode(text) is sure to give what `tokenizers` gives (see
+        _categories_settled); the caller uses `tokenizers` when not."""
+        return _categories_settled(text)
 
     def encode(self, text: str) -> list[int]:
         """Token ids, as tokenizers' encode(text, add_special_tokens=False).ids."""
