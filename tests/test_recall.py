@@ -392,6 +392,25 @@ def test_a_large_k_equals_an_exhaustive_scan_and_can_return_every_memory(store, 
     assert len(everything) == 1200
 
 
+def test_a_recent_memory_past_the_keyword_limit_keeps_its_keyword_evidence(store):
+    """900 old memories match "docker" a little better than a new one (shorter texts), so the
+    new one falls past the keyword LIMIT; recency must still lift it, with its real BM25."""
+    from datetime import timedelta
+
+    words = lambda n: " ".join(f"w{j}" for j in range(n))  # noqa: E731
+    with clock.frozen("2026-06-01T00:00:00+00:00"):
+        now = clock.now()
+        old = [{"id": f"old{i:03d}", "kind": "note", "title": "old", "gist": "docker " + words(100),
+                "at": clock.iso(now - timedelta(days=3000)), "strength": 0.0} for i in range(900)]
+        store.put_episodes(old + [{"id": "new", "kind": "note", "title": "new",
+                                   "gist": "docker " + words(150), "at": clock.iso(now),
+                                   "strength": 2.0}])
+        cfg = config.load()
+        cfg["recall"].update(candidates=20)  # a keyword limit of 800 matches at k=5
+        top = recall(store, "docker", 1, mode="keyword", touch=False, cfg=cfg)[0]
+    assert top["id"] == "new" and 0.7 < top["parts"]["keyword"] < 1.0
+
+
 def test_a_vetoed_or_filtered_out_lesson_does_not_reorder_episodes(store):
     first = remember(store, "rotate the deploy keys every quarter")["id"]
     remember(store, "the office plants need water")
