@@ -405,7 +405,8 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
     (recency 1 at any age), plus those near a date the query names. After scoring them, no
     unread episode can beat the k-th score if even its best case (relevance of the last
     candidate read, recency of the last recent one read, perfect retention) is lower; else
-    the lists are read four times deeper. Exact, up to `recall.max_candidates` per list.
+    the lists are read four times deeper (at least once at any k, and until k are found).
+    Exact up to max(`recall.max_candidates`, 4 × pool) per list.
     """
     import numpy as np
 
