@@ -3,8 +3,9 @@
 Point a client's base URL at it. For /v1/chat/completions, /v1/responses and /v1/messages it
 adds the lessons the conversation bears on to the system prompt (the same selection as the
 prompt hook) and appends the exchange to the inbox; every other path passes through untouched.
-Bodies and headers go upstream as given (auth included, never logged); answers, errors and
-streams come back as the upstream sent them.
+Bodies, paths and headers go upstream as given (auth included, never logged; while recording,
+Accept-Encoding keeps only the codings the recorder can read); answers, errors, streams and
+headers (repeated ones apart) come back as the upstream sent them.
 """
 
 from __future__ import annotations
@@ -60,10 +61,21 @@ def _select_block(query: str, session: str) -> str:
     return chosen.get("text") or ""
 
 
-def _record(body: dict[str, Any], style: str, reply: str) -> None:
+def _record(body: dict[str, Any], style: str, payload: bytes, encoding: str, streamed: bool) -> None:
     from remem.engine import clock, events
 
     try:
+        # An answer that cannot be read (an odd shape, an unknown coding) still leaves the
+        # request's own turns recorded.
+        try:
+            raw = _decode(payload, encoding)
+            if payload and not raw:
+                log("proxy", f"a reply in content-encoding {encoding!r} could not be read; "
+                             "recorded without the answer")
+            reply = proxying.response_text(style, raw, streamed)
+        except Exception as exc:
+            log("proxy", f"could not read a reply to record: {exc!r}")
+            reply = ""
         found = proxying.exchange_events(body, style, reply, clock.iso())
         if found:
             events.append_to_inbox(found)
@@ -74,13 +86,38 @@ def _record(body: dict[str, Any], style: str, reply: str) -> None:
 def _decode(raw: bytes, encoding: str) -> bytes:
     encoding = (encoding or "").lower()
     try:
-        if encoding == "gzip":
+        if encoding in ("gzip", "x-gzip"):
             return zlib.decompress(raw, 16 + zlib.MAX_WBITS)
         if encoding == "deflate":
             return zlib.decompress(raw)
     except zlib.error:
         return b""
     return raw if encoding in ("", "identity") else b""
+
+
+# The content codings _decode reads. While recording, the upstream is offered only these
+# (of those the client accepts), so a br or zstd answer never leaves only the question kept.
+DECODABLE = {"gzip", "x-gzip", "deflate", "identity"}
+
+
+def _decodable_accept(value: str) -> str:
+    kept = [part.strip() for part in value.split(",")
+            if part.split(";")[0].strip().lower() in DECODABLE]
+    return ", ".join(kept) or "identity"
+
+
+def _raw_target(request: Request) -> str:
+    """The path exactly as the client sent it (an encoded slash stays %2F), with its query."""
+    from urllib.parse import quote
+
+    raw = request.scope.get("raw_path")
+    if raw:
+        # Only bytes that may not stand in a URL (not ASCII, spaces) are escaped; the rest as sent.
+        path = quote(raw, safe="".join(chr(c) for c in range(33, 127)))
+    else:
+        path = quote(request.url.path)
+    query = request.scope.get("query_string") or b""
+    return path + (f"?{query.decode('latin-1')}" if query else "")
 
 
 def create_app(upstream: str, *, style: str = "auto", inject: bool = True, record: bool = True,
@@ -131,9 +168,13 @@ def create_app(upstream: str, *, style: str = "auto", inject: bool = True, recor
             sent = await memory_for(body, kind, request)
             if sent is not body:
                 raw = json.dumps(sent, ensure_ascii=False).encode("utf-8")
+        recording = bool(record and kind and body is not None)
         headers = [(k, v) for k, v in request.headers.items()
                    if k.lower() not in HOP_HEADERS and k.lower() != MEMORY_HEADER]
-        url = upstream + path + (f"?{request.url.query}" if request.url.query else "")
+        if recording:
+            headers = [(k, _decodable_accept(v) if k.lower() == "accept-encoding" else v)
+                       for k, v in headers]
+        url = upstream + _raw_target(request)
         upstream_request = client.build_request(request.method, url, headers=headers, content=raw)
         try:
             reply = await client.send(upstream_request, stream=True)
@@ -141,10 +182,11 @@ def create_app(upstream: str, *, style: str = "auto", inject: bool = True, recor
             return JSONResponse({"error": {"type": "upstream_timeout", "message": f"{upstream} did not answer in time"}}, 504)
         except httpx2.TransportError as exc:
             return JSONResponse({"error": {"type": "upstream_unreachable", "message": f"{upstream}: {exc}"}}, 502)
-        out_headers = {k: v for k, v in reply.headers.items() if k.lower() not in HOP_HEADERS}
+        # As a list, byte for byte: a mapping would join two Set-Cookie into one broken cookie.
+        out_headers = [(k, v) for k, v in reply.headers.raw if k.lower().decode("latin-1") not in HOP_HEADERS]
         streamed = reply.headers.get("content-type", "").startswith("text/event-stream")
         collected: list[bytes] = []
-        should_record = bool(record and kind and body is not None and reply.status_code < 400)
+        should_record = recording and reply.status_code < 400
 
         async def relay() -> AsyncIterator[bytes]:
             try:
@@ -157,11 +199,12 @@ def create_app(upstream: str, *, style: str = "auto", inject: bool = True, recor
 
         def after() -> None:
             if should_record and body is not None and kind:
-                payload = _decode(b"".join(collected), reply.headers.get("content-encoding", ""))
-                _record(body, kind, proxying.response_text(kind, payload, streamed))
+                _record(body, kind, b"".join(collected), reply.headers.get("content-encoding", ""), streamed)
 
-        return StreamingResponse(relay(), status_code=reply.status_code, headers=out_headers,
-                                 background=BackgroundTask(after))
+        response = StreamingResponse(relay(), status_code=reply.status_code,
+                                     background=BackgroundTask(after))
+        response.raw_headers = out_headers
+        return response
 
     async def health(request: Request) -> Response:
         return JSONResponse({"ok": True, "upstream": upstream, "inject": inject, "record": record})
@@ -183,4 +226,5 @@ def serve(upstream: str, *, host: str = "127.0.0.1", port: int = 4546, style: st
     import uvicorn
 
     app = create_app(upstream, style=style, inject=inject, record=record)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    # The upstream's own Server and Date headers come through; uvicorn's would double them.
+    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False, date_header=False)

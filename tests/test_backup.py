@@ -22,7 +22,8 @@ def _fill(store: Store) -> None:
             (a["id"], b["id"]),
         )
         conn.execute(
-            "INSERT INTO predictions (id, lesson_id, text, made) VALUES ('p1', ?, 'will recur', 'y')",
+            "INSERT INTO predictions (id, lesson_id, text, made) VALUES ('p1', ?, 'will recur', "
+            "'2026-01-01T00:00:00.000000+00:00')",
             (lesson["id"],),
         )
         conn.execute("INSERT INTO aliases (old, new, at, created) VALUES ('l-old', ?, 'z', 'w')", (lesson["id"],))

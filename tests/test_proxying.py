@@ -87,3 +87,43 @@ def test_a_huge_message_is_shortened_with_a_marker_and_still_valid():
     assert len(events[0]["text"]) == MAX_MESSAGE_TEXT and events[0]["text"].endswith(TRUNCATED)
     good, errors = parse_event_lines([json.dumps(e) for e in events])
     assert errors == [] and len(good) == 2
+
+
+def test_answers_of_an_unexpected_shape_give_what_can_be_read_never_an_error():
+    assert px.response_text(px.CHAT, b'{"choices": ["x"]}', False) == ""
+    assert px.response_text(px.CHAT, b'{"choices": {"a": 1}}', False) == ""
+    assert px.response_text(px.CHAT, b'{"choices": [{"message": "hi"}]}', False) == ""
+    assert px.response_text(px.RESPONSES, b'{"output": 5}', False) == ""
+    assert px.response_text(px.RESPONSES, b'{"output": [{"type": "message", "content": "ok"}]}', False) == "ok"
+    assert px.response_text(px.ANTHROPIC, b'{"content": 7}', False) == ""
+    stream = b'data: {"choices": ["x", {"delta": "y"}, {"delta": {"content": "z"}}]}\n\n'
+    assert px.response_text(px.CHAT, stream, True) == "z"
+    assert px.response_text(px.ANTHROPIC, b'data: {"type": "content_block_delta", "delta": 3}\n\n', True) == ""
+
+
+def _ingested_turns(*exchanges: list[dict]) -> list[tuple[str, str, str]]:
+    """What ingest keeps of these inbox events: the same dedupe, then per session."""
+    from remem.engine.events import _dedupe_messages, message_sessions, parse_event_lines
+
+    lines = [json.dumps(e) for events in exchanges for e in events]
+    good, errors = parse_event_lines(lines)
+    assert errors == []
+    return sorted((s.id, t.role, t.text) for s in message_sessions(_dedupe_messages(good)) for t in s.turns)
+
+
+def test_two_conversations_that_open_with_the_same_question_are_both_kept_and_resends_once():
+    at, later = "2026-01-01T00:00:00+00:00", "2026-01-01T00:01:00+00:00"
+    opening = {"role": "user", "content": "why is the build failing?"}
+    a = [opening, {"role": "assistant", "content": "node 18 is too old"}, {"role": "user", "content": "pin 20"}]
+    b = [opening, {"role": "assistant", "content": "a flaky test"}, {"role": "user", "content": "retry it"}]
+    a_more = [*a, {"role": "assistant", "content": "pinned"}, {"role": "user", "content": "thanks"}]
+    kept = _ingested_turns(px.exchange_events({"messages": a}, px.CHAT, "pinned", at),
+                           px.exchange_events({"messages": b}, px.CHAT, "retried", at),
+                           px.exchange_events({"messages": a_more}, px.CHAT, "welcome", later))
+    texts = [text for _, _, text in kept]
+    for text in ("node 18 is too old", "pin 20", "pinned", "thanks", "welcome", "a flaky test",
+                 "retry it", "retried"):
+        assert texts.count(text) == 1, text  # every turn, and a resent one once
+    assert texts.count("why is the build failing?") == 2  # once in each conversation
+    sessions = {sid for sid, _, text in kept if text in ("pin 20", "welcome")}
+    assert len(sessions) == 1 and len({sid for sid, _, _ in kept}) == 2

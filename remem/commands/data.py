@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
         file: str = typer.Argument(..., help="A file written by `remem export` (- for stdin)."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """Load a memory exported with `remem export`; same ids are replaced, not duplicated.
+        """Load a memory exported with `remem export`; same ids are updated, not duplicated.
 
         Example: remem import memory.jsonl
         """

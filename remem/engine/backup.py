@@ -1,8 +1,9 @@
 """Backups (SQLite's online backup API) and the portable JSONL export/import of a whole memory.
 
 The export carries every row of the tables that make a memory — episodes, sessions, lessons,
-predictions, aliases, tags, connections, peers — with vectors as base64 beside their space,
-so `import` of an export reproduces the same memory (same ids, same values).
+predictions, aliases, tags, connections, peers, and when each lifecycle task last ran — with
+vectors as base64 beside their space, so `import` of an export reproduces the same memory
+(same ids, same values) and its decays go on from where they were, never applied twice.
 """
 
 from __future__ import annotations
@@ -17,14 +18,19 @@ from typing import Any, Iterator, TextIO
 from remem import paths
 from remem.engine import clock
 from remem.engine.files import sole_user
+from remem.engine.graph import SYMMETRIC
 from remem.engine.store import MIGRATIONS, Store
 
 EXPORT_VERSION = 1
 # Order matters for readers that stream: memories first, then what points at them.
+# `tasks` came later: an export without it still imports (decay then starts from each
+# memory's own times), and an older remem reports its lines as an unknown table, imports the rest.
 EXPORT_TABLES = ("episodes", "sessions", "lessons", "predictions", "aliases", "tags",
-                 "connections", "peers")
+                 "connections", "peers", "tasks")
 _BLOB_COLUMNS = {"embedding"}
-_SKIP_COLUMNS = {"seq"}  # internal row numbers; re-assigned on import
+# Internal row numbers, never exported and re-assigned on import: an incoming connection id 1
+# would otherwise replace this memory's own edge id 1. An edge is known by (src, dst, type).
+_SKIP_COLUMNS = {"episodes": {"seq"}, "lessons": {"seq"}, "connections": {"id"}}
 
 
 def backup(store: Store, dest: Path | str | None = None) -> Path:
@@ -91,10 +97,7 @@ def restore(backup_path: Path | str, dest: Path | str | None = None) -> Path:
         if head.read(16) != b"SQLite format 3\x00":
             raise ValueError(f"{src} is not a remem backup (not an SQLite database); pick a file from "
                              f"{paths.backups_dir()}")
-    with Store(src) as check:
-        result = check.scalar("PRAGMA integrity_check")
-        if result != "ok":
-            raise ValueError(f"{src} fails its integrity check ({result}); pick another backup")
+    _check_backup(src)
     dest = Path(dest) if dest else paths.db_path()
     # A server, TUI or running command would keep writing to the replaced file's open pages:
     # wait a moment for commands to finish, refuse while one still has it open.
@@ -104,17 +107,53 @@ def restore(backup_path: Path | str, dest: Path | str | None = None) -> Path:
                 backup(live, dest.with_name(dest.name + ".before-restore"))
             for suffix in ("-wal", "-shm"):
                 Path(str(dest) + suffix).unlink(missing_ok=True)
-        with Store(src) as source:
-            _copy(source.conn, dest, ".restoring")
+        source = _open_read_only(src)
+        try:  # copied as it is; the copy is migrated when the memory is next opened
+            _copy(source, dest, ".restoring")
+        finally:
+            source.close()
         # Derived caches (memory-mapped vectors) describe the old database: drop them.
         shutil.rmtree(paths.vectors_dir(), ignore_errors=True)
     return dest
 
 
-def _encode(row: dict[str, Any]) -> dict[str, Any]:
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """The backup, opened so nothing can change it: a Store would migrate it in place, and a
+    plain read-only open of a WAL file leaves -wal/-shm beside it. Immutable when it has no
+    -wal (nothing else writes a backup); otherwise read-only, so the -wal's pages are read."""
+    from urllib.parse import quote
+
+    mode = "ro" if Path(str(path) + "-wal").exists() else "ro&immutable=1"
+    return sqlite3.connect(f"file:{quote(str(path.absolute()))}?mode={mode}", uri=True)
+
+
+def _check_backup(src: Path) -> None:
+    """Refuse what is not a remem memory (another program's database, a newer schema) before
+    anything is replaced, and a backup that fails its integrity check."""
+    hint = f"pick a file from {paths.backups_dir()}"
+    try:
+        conn = _open_read_only(src)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            has_episodes = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'episodes'").fetchone()
+            if version > len(MIGRATIONS) and has_episodes:
+                raise ValueError(f"{src} was written by a newer remem (schema {version}); upgrade remem")
+            if not 1 <= version <= len(MIGRATIONS) or not has_episodes:
+                raise ValueError(f"{src} is not a remem backup (an SQLite database of another kind); {hint}")
+            result = conn.execute("PRAGMA integrity_check").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise ValueError(f"{src} is not a remem backup ({exc}); {hint}") from None
+    if result != "ok":
+        raise ValueError(f"{src} fails its integrity check ({result}); pick another backup")
+
+
+def _encode(row: dict[str, Any], table: str) -> dict[str, Any]:
     out = {}
     for key, value in row.items():
-        if key in _SKIP_COLUMNS:
+        if key in _SKIP_COLUMNS.get(table, ()):
             continue
         if key in _BLOB_COLUMNS and value is not None:
             value = base64.b64encode(value).decode("ascii")
@@ -133,7 +172,7 @@ def export_rows(store: Store) -> Iterator[dict[str, Any]]:
         cursor = store.conn.execute(f"SELECT * FROM {table} ORDER BY {order}")
         names = [d[0] for d in cursor.description]
         for values in cursor:
-            yield {"table": table, **_encode(dict(zip(names, values)))}
+            yield {"table": table, **_encode(dict(zip(names, values)), table)}
 
 
 def export_jsonl(store: Store, out: TextIO) -> dict[str, int]:
@@ -149,8 +188,9 @@ MAX_IMPORT_LINE = 16_000_000  # characters; an episode is capped far below this
 
 
 def import_jsonl(store: Store, lines: Iterator[str] | TextIO) -> dict[str, Any]:
-    """Load an export. Rows with an id already present are replaced. Bad lines are reported
-    by number with the reason and skipped; the rest is imported."""
+    """Load an export. Rows with an id already present are updated; an edge already present is
+    kept; a task's last run keeps the later time. Bad lines are reported by number with the
+    reason and skipped; the rest is imported."""
     columns = {t: _columns(store, t) for t in EXPORT_TABLES}
     counts: dict[str, int] = {}
     errors: list[str] = []
@@ -176,7 +216,10 @@ def import_jsonl(store: Store, lines: Iterator[str] | TextIO) -> dict[str, Any]:
             errors.append(f"line {number}: unknown table {str(table)[:40]!r}")
             continue
         row = {k: v for k, v in record.items() if k in columns[table]}
-        problem = _row_problem(row)
+        if not row:
+            errors.append(f"line {number}: no {table} fields")
+            continue
+        problem = _row_problem(table, row)
         if problem:
             errors.append(f"line {number}: {problem}")
             continue
@@ -189,8 +232,31 @@ def import_jsonl(store: Store, lines: Iterator[str] | TextIO) -> dict[str, Any]:
     return {"imported": counts, "errors": errors}
 
 
-def _row_problem(row: dict[str, Any]) -> str | None:
-    """Decode vectors and refuse values SQLite cannot hold (nested JSON, huge integers)."""
+# Columns every reader parses as a time: one that does not parse broke recall and the decays
+# for the whole memory, so the row is refused; one that does is kept in the store's one form.
+_TIME_COLUMNS = {
+    "episodes": ("at", "created", "last_touched", "expires_at", "flashbulb_until"),
+    "lessons": ("created", "updated"),
+    "predictions": ("made", "resolved"),
+    "tasks": ("last_run",),
+}
+
+
+def _row_problem(table: str, row: dict[str, Any]) -> str | None:
+    """Decode vectors, normalise times and refuse values SQLite cannot hold (nested JSON,
+    huge integers) or that are not times where a time belongs."""
+    for key in _TIME_COLUMNS.get(table, ()):
+        value = row.get(key)
+        if value is None:
+            continue  # absent or empty; a required one is refused by SQLite itself
+        stamp = clock.normalise(value)
+        if stamp is None:
+            return f"{key} is not a time: {str(value)[:40]!r} (an export has ISO 8601 times)"
+        row[key] = stamp
+    if table == "tasks" and not isinstance(row.get("name"), str):
+        return "a task needs its name"  # its key may be NULL in SQLite: refused here instead
+    if table == "tasks" and row.get("last_run") and row["last_run"] > clock.iso():
+        row["last_run"] = clock.iso()  # a task run in the future would stop its decay until then
     for key, value in row.items():
         if key in _BLOB_COLUMNS and value is not None:
             if not isinstance(value, str):
@@ -207,7 +273,41 @@ def _row_problem(row: dict[str, Any]) -> str | None:
 
 
 def _columns(store: Store, table: str) -> set[str]:
-    return {r["name"] for r in store.rows(f"PRAGMA table_info({table})")} - _SKIP_COLUMNS
+    return {r["name"] for r in store.rows(f"PRAGMA table_info({table})")} - _SKIP_COLUMNS.get(table, set())
+
+
+# Where a row already present is updated in place rather than replaced. INSERT OR REPLACE
+# deletes the old row without firing delete triggers (recursive triggers are off), so the
+# full-text indexes kept an entry for every replaced episode and lesson: malformed.
+_UPSERT_KEYS = {"episodes": ("id",), "lessons": ("id",)}
+
+
+def _insert(table: str, row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The statement that writes one imported row, and its named parameters."""
+    cols = list(row)
+    names = ", ".join(cols)
+    values = ", ".join(f":{c}" for c in cols)
+    if table == "connections":
+        # An edge already here is kept, not doubled; for a symmetric type also when it was
+        # stored the other way round (as graph.connect does).
+        symmetric = ", ".join(f"'{t}'" for t in sorted(SYMMETRIC))
+        params = {"src": None, "dst": None, "type": None, **row}  # missing: NOT NULL says so
+        return (f"INSERT INTO connections ({names}) SELECT {values} WHERE NOT EXISTS ("
+                "SELECT 1 FROM connections WHERE src = :dst AND dst = :src AND type = :type "
+                f"AND :type IN ({symmetric})) ON CONFLICT (src, dst, type) DO NOTHING", params)
+    if table == "tasks":
+        # The decayed values imported were decayed up to their memory's last run, this
+        # memory's own up to its: the later of the two means no memory is decayed twice.
+        return (f"INSERT INTO tasks ({names}) VALUES ({values}) ON CONFLICT (name) DO UPDATE SET "
+                "last_run = CASE WHEN tasks.last_run IS NULL OR excluded.last_run > tasks.last_run "
+                "THEN excluded.last_run ELSE tasks.last_run END, "
+                "interval_s = coalesce(tasks.interval_s, excluded.interval_s)", row)
+    keys = _UPSERT_KEYS.get(table)
+    if keys is None:  # no triggers on these tables: a replaced row loses nothing
+        return f"INSERT OR REPLACE INTO {table} ({names}) VALUES ({values})", row
+    rest = [c for c in cols if c not in keys]
+    action = ("DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in rest)) if rest else "DO NOTHING"
+    return f"INSERT INTO {table} ({names}) VALUES ({values}) ON CONFLICT ({', '.join(keys)}) {action}", row
 
 
 def _write(store: Store, batch: list[tuple[int, str, dict[str, Any]]], counts: dict[str, int],
@@ -216,12 +316,8 @@ def _write(store: Store, batch: list[tuple[int, str, dict[str, Any]]], counts: d
         return
     with store.write() as conn:
         for number, table, row in batch:
-            cols = list(row)
             try:
-                conn.execute(
-                    f"INSERT OR REPLACE INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                    [row[c] for c in cols],
-                )
+                conn.execute(*_insert(table, row))
             except sqlite3.Error as exc:  # a missing required field, a wrong type: this row only
                 errors.append(f"line {number}: {table} row refused ({exc})")
                 continue
@@ -232,7 +328,6 @@ def snapshot(store: Store) -> dict[str, list[dict[str, Any]]]:
     """Every exported table as sorted rows without internal row numbers (for comparisons)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for table in EXPORT_TABLES:
-        rows = [_encode(r) for r in store.rows(f"SELECT * FROM {table}")]
-        rows = [{k: v for k, v in r.items() if not (table == "connections" and k == "id")} for r in rows]
+        rows = [_encode(r, table) for r in store.rows(f"SELECT * FROM {table}")]
         out[table] = sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
     return out

@@ -59,7 +59,9 @@ def messages_of(body: dict[str, Any], style: str) -> list[tuple[str, str]]:
 
 
 def conversation_key(body: dict[str, Any], style: str) -> str:
-    """A stable id for a conversation: its first user message (every request repeats it)."""
+    """The memory block's key: the first user message, known from the first request on (every
+    request repeats it), so a conversation keeps one block. Recording tells conversations
+    apart more finely (session_key)."""
     first = next((text for role, text in messages_of(body, style) if role == "user"), "")
     return "proxy-" + sha1(f"{style}\n{first}".encode("utf-8")).hexdigest()[:16]
 
@@ -113,18 +115,29 @@ def sse_events(raw: bytes) -> Iterable[dict[str, Any]]:
             yield value
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def response_text(style: str, payload: bytes, streamed: bool) -> str:
-    """The assistant's final text, from a JSON response or an assembled SSE stream."""
+    """The assistant's final text, from a JSON response or an assembled SSE stream.
+
+    Any shape is read without raising: what does not look like text is left out.
+    """
     if streamed:
         pieces: list[str] = []
         for event in sse_events(payload):
             if style == CHAT:
-                for choice in event.get("choices") or []:
-                    delta = (choice or {}).get("delta") or {}
+                for choice in _list(event.get("choices")):
+                    delta = _dict(_dict(choice).get("delta"))
                     if isinstance(delta.get("content"), str):
                         pieces.append(delta["content"])
             elif style == ANTHROPIC:
-                delta = event.get("delta") or {}
+                delta = _dict(event.get("delta"))
                 if event.get("type") == "content_block_delta" and isinstance(delta.get("text"), str):
                     pieces.append(delta["text"])
             elif style == RESPONSES:
@@ -133,42 +146,60 @@ def response_text(style: str, payload: bytes, streamed: bool) -> str:
         return "".join(pieces)
     try:
         data = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         return ""
     if not isinstance(data, dict):
         return ""
     if style == CHAT:
-        choices = data.get("choices") or [{}]
-        return _text_of(((choices[0] or {}).get("message") or {}).get("content"))
+        choices = _list(data.get("choices")) or [{}]
+        return _text_of(_dict(_dict(choices[0]).get("message")).get("content"))
     if style == ANTHROPIC:
         return _text_of(data.get("content"))
     if isinstance(data.get("output_text"), str):
         return data["output_text"]
     texts = []
-    for item in data.get("output") or []:
+    for item in _list(data.get("output")):
         if isinstance(item, dict) and item.get("type") == "message":
             texts.append(_text_of(item.get("content")))
     return "\n".join(t for t in texts if t)
 
 
-def exchange_events(body: dict[str, Any], style: str, reply: str, at: str, source: str = "proxy") -> list[dict[str, Any]]:
-    """The exchange as conversation events (docs/PROTOCOL.md §0), ids stable per position.
+def session_key(turns: list[tuple[str, str]], style: str) -> str:
+    """The recorded conversation: its first question and first answer. Two conversations that
+    open with the same question (a template, "continue") are told apart by the answer."""
+    first = next((i for i, (role, _) in enumerate(turns) if role == "user"), None)
+    if first is None:
+        opening = ""
+    else:
+        answer = next((text for role, text in turns[first + 1:] if role == "assistant"), "")
+        opening = f"{turns[first][1]}\n{answer}"
+    return "proxy-" + sha1(f"{style}\n{opening}".encode("utf-8")).hexdigest()[:16]
 
-    Every request repeats the history; stable ids make the repeats ingest once.
+
+def exchange_events(body: dict[str, Any], style: str, reply: str, at: str, source: str = "proxy") -> list[dict[str, Any]]:
+    """The exchange as conversation events (docs/PROTOCOL.md §0).
+
+    Every request repeats the history; an event's id is a hash of the conversation up to and
+    including its turn, so the repeats ingest once, while a turn of another conversation (the
+    same position, a different history) keeps its own id.
     """
     from remem.engine.events import MAX_MESSAGE_TEXT
     from remem.engine.store import cap
 
-    session = conversation_key(body, style)
     turns = messages_of(body, style)
     if reply:
         turns.append(("assistant", reply))
+    session = session_key(turns, style)
+    prefix = sha1(style.encode("utf-8"))  # one running hash: linear in the conversation's size
     events = []
     for index, (role, text) in enumerate(turns):
+        data = f"{role}\n{text}".encode("utf-8", "surrogatepass")
+        prefix.update(f"{len(data)}:".encode("ascii") + data)
         if not text.strip():
             continue
         events.append({
-            "v": 1, "id": f"{session}-{index}", "at": at, "kind": "message", "role": role,
+            "v": 1, "id": f"{session}-{index}-{prefix.hexdigest()[:16]}", "at": at, "kind": "message",
+            "role": role,
             # A huge pasted message is kept shortened (with a marker), never dropped.
             "text": cap(text, MAX_MESSAGE_TEXT), "session": session, "source": source,
         })
