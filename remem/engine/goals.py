@@ -51,13 +51,13 @@ def check(store: Store, days: int = 30, cfg: dict[str, Any] | None = None) -> li
     early, late = _trend(m["repeat_yourself_by_day"])
     goals.append(_goal(
         "G1", "The repeat-yourself rate is falling", None if late is None else round(late, 3),
-        "later half of the window below the earlier half",
+        "later half of the window below the earlier half, or zero",
         "unknown" if late is None else ("pass" if late < early or late == 0 else "fail"),
     ))
     early_e, late_e = _trend(m["repeated_error_by_day"])
     goals.append(_goal(
         "G2", "The repeated-error rate is falling", None if late_e is None else round(late_e, 3),
-        "later half of the window below the earlier half",
+        "later half of the window below the earlier half, or zero",
         "unknown" if late_e is None else ("pass" if late_e < early_e or late_e == 0 else "fail"),
     ))
     pvh = m["primed_vs_held_out"]
