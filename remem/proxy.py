@@ -57,7 +57,8 @@ def _select_block(query: str, session: str) -> str:
     from remem.engine.store import Store
 
     with Store() as store:
-        chosen = prime.select(store, query, event="prompt", session_id=session, agent="proxy")
+        # A proxy knows no project (cwd=None): only lessons without one are chosen.
+        chosen = prime.select(store, query, event="prompt", cwd=None, session_id=session, agent="proxy")
     return chosen.get("text") or ""
 
 

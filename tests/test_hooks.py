@@ -164,6 +164,24 @@ def test_project_lessons_come_first_and_other_projects_never_leak(store):
     assert primes(store) == []  # record=False previews
 
 
+def test_without_a_cwd_only_lessons_of_no_project_are_shown(store):
+    """An unknown cwd is no project: a lesson tied to one is never shown (hook or preview)."""
+    from remem.engine import prime
+
+    seed(store, [
+        ("Build the docker image with make image, not docker build", "correction", "/work/shop"),
+        ("The docker build needs --platform linux/amd64 on this Mac", "error", None),
+    ])
+    for cwd in (None, ""):
+        got = prime.select(store, "build the docker image", event="prompt", cwd=cwd,
+                           session_id=session_in_arm(False), record=False)
+        assert [l["text"] for l in got["lessons"]] == ["The docker build needs --platform linux/amd64 on this Mac"]
+        assert [l["cwd"] for l in prime.for_project(store, cwd)] == [None]
+    payload = {"prompt": "build the docker image", "session_id": session_in_arm(False, "nocwd")}
+    out = run_hook("prompt", payload).stdout
+    assert "--platform linux/amd64" in out and "make image" not in out
+
+
 def test_render_block_is_fenced_capped_and_cannot_be_closed_by_a_lesson():
     from remem.engine.prime import CLOSE_TAG, OPEN_TAG, render_block
 
@@ -290,6 +308,52 @@ def test_same_lesson_not_shown_twice_in_a_session_through_the_hook(seeded):
     payload = _shown_session(fixture("claude-code", "prompt"))
     assert run_hook("prompt", payload).stdout
     assert run_hook("prompt", payload).stdout == ""
+
+
+_RACER = """
+import json, os, sys, time
+from pathlib import Path
+from remem import hooks
+from remem.engine import embed, prime  # warm: the race is in select, not in the imports
+embed.get_embedder().encode_py("warm up")
+go = Path(sys.argv[1])
+Path(sys.argv[2]).touch()
+while not go.exists():
+    time.sleep(0.001)
+out = hooks.run("pre-tool", "claude-code", json.loads(sys.argv[3]))
+Path(sys.argv[2] + ".out").write_text(out)
+"""
+
+
+def test_parallel_hooks_of_one_session_never_show_a_lesson_twice(seeded, tmp_path):
+    """Claude Code runs the hooks of parallel tool calls at once: real processes, released together."""
+    from remem import config
+
+    config.set_value("prime.timeout_ms", 60000)  # a slow machine must not turn a race into a timeout
+    sessions = [session_in_arm(False, f"par-{i}") for i in range(6)]
+    per_session = 4
+    go = tmp_path / "go"
+    procs, marks = [], []
+    for sid in sessions:
+        payload = fixture("claude-code", "pre-tool", session_id=sid)
+        for k in range(per_session):
+            mark = tmp_path / f"{sid}.{k}"
+            marks.append((sid, mark))
+            procs.append(subprocess.Popen([sys.executable, "-c", _RACER, str(go), str(mark), json.dumps(payload)],
+                                          cwd=str(ROOT), env=dict(os.environ)))
+    deadline = time.monotonic() + 120
+    while not all(m.exists() for _, m in marks):
+        assert time.monotonic() < deadline and all(p.poll() is None for p in procs)
+        time.sleep(0.01)
+    go.touch()
+    for p in procs:
+        assert p.wait(120) == 0
+    for sid in sessions:
+        outs = [Path(str(m) + ".out").read_text() for s, m in marks if s == sid]
+        assert sum("--platform linux/amd64" in o for o in outs) == 1, outs  # shown, and once
+        ids = [i for r in seeded.rows("SELECT lesson_ids FROM primes WHERE session_id = ?", (sid,))
+               for i in json.loads(r["lesson_ids"])]
+        assert len(ids) == len(set(ids)) == 1
 
 
 # ------------------------------------------------------------------------------ failing open

@@ -41,7 +41,8 @@ class Upstream:
             if not message.get("more_body"):
                 break
         headers = {k.decode(): v.decode() for k, v in scope["headers"]}
-        self.seen.append({"raw_path": scope["raw_path"], "query": scope["query_string"], "headers": headers})
+        self.seen.append({"raw_path": scope["raw_path"], "query": scope["query_string"], "headers": headers,
+                          "body": body})
         status, out, payload = 200, [(b"content-type", b"application/json")], b"{}"
         if scope["path"] == "/cookies":
             out += [(b"set-cookie", b"a=1; Path=/"), (b"set-cookie", b"b=2; Path=/; HttpOnly"),
@@ -68,6 +69,16 @@ class Upstream:
 @pytest.fixture
 def proxied(home: Path):
     """(upstream, proxy url): `remem proxy` started as a user would, recording, memory off."""
+    yield from _proxy(home, "--no-inject")
+
+
+@pytest.fixture
+def injecting(home: Path):
+    """(upstream, proxy url): `remem proxy` with memory on."""
+    yield from _proxy(home)
+
+
+def _proxy(home: Path, *flags: str):
     import httpx2
 
     home.mkdir(parents=True, exist_ok=True)
@@ -76,7 +87,7 @@ def proxied(home: Path):
         port = free_port()
         proc = subprocess.Popen(
             [sys.executable, "-m", "remem", "proxy", "--upstream", server.url, "--port", str(port),
-             "--no-inject"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+             *flags], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 60
@@ -154,3 +165,37 @@ def test_a_malformed_answer_still_records_the_question(proxied, home):
                         json={"model": "bad-choices", "messages": [{"role": "user", "content": question}]})
     assert reply.status_code == 200 and reply.json() == {"choices": ["x"]}  # the client gets it as sent
     assert [(e["role"], e["text"]) for e in _inbox(home)] == [("user", question)]
+
+
+# ------------------------------------------------------------------ 9: no project behind a proxy
+
+@pytest.fixture
+def project_and_general_lessons(home: Path):
+    from remem import config
+    from remem.engine import lessons
+    from remem.engine.embed import get_embedder, to_blob
+    from remem.engine.store import Store
+
+    home.mkdir(parents=True, exist_ok=True)
+    config.set_value("prime.holdout", False)
+    emb = get_embedder()
+    texts = {"project": ("We use uv here, not pip, to install packages.", "/home/you/code/shop-api"),
+             "general": ("Install Python packages with uv, never pip install.", None)}
+    with Store() as store:
+        for text, cwd in texts.values():
+            lessons.add_lesson(store, text, "correction", cwd=cwd, space=emb.space,
+                               embedding=to_blob(emb.encode([text])[0]))
+    return {k: v[0] for k, v in texts.items()}
+
+
+def test_a_proxy_knows_no_project_so_it_shows_no_projects_lesson(project_and_general_lessons, injecting):
+    """A client behind the proxy may be in any project: a lesson tied to one never reaches it."""
+    import httpx2
+
+    upstream, url = injecting
+    reply = httpx2.post(url + "/v1/chat/completions",
+                        json={"model": "m", "messages": [{"role": "user", "content": "pip install requests"}]})
+    assert reply.status_code == 200
+    sent = upstream.seen[-1]["body"].decode("utf-8")
+    assert project_and_general_lessons["general"] in sent  # memory is on, general lessons come
+    assert project_and_general_lessons["project"] not in sent

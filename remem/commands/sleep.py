@@ -180,31 +180,28 @@ def register(app: typer.Typer) -> None:
 
         Example: remem lessons veto 3fa2 --note "only true for the old repo"
         """
-        from remem.engine.lessons import get_lesson, set_status
-        from remem.engine.render import record_veto
+        from remem.engine.render import veto_lesson
 
         with open_store() as store:
-            lesson = get_lesson(store, lesson_id)
-            set_status(store, lesson["id"], "vetoed", note=note or "vetoed by the person")
-            record_veto(lesson, how="remem lessons veto")
+            lesson = veto_lesson(store, lesson_id, note=note, how="remem lessons veto")
         print(f"vetoed {lesson['id']}; `remem sleep --pass render` removes its files now")
 
     @lessons_app.command("restore")
     def lessons_restore(lesson_id: str = typer.Argument(..., help="A lesson id.")) -> None:
-        """Undo a veto: the lesson is active and rendered again.
+        """Undo a veto: the lesson goes back to the status it had (active: rendered again; a
+        received lesson that was waiting for a decision waits again, in `remem share candidates`).
 
         Example: remem lessons restore 3fa2
         """
-        from remem.engine.lessons import get_lesson, set_status
-        from remem.engine.render import clear_veto
+        from remem.engine.render import restore_lesson
 
         with open_store() as store:
-            lesson = get_lesson(store, lesson_id)
-            if lesson["status"] not in ("vetoed", "active"):
-                raise ValueError(f"lesson {lesson['id']} is {lesson['status']}, not vetoed")
-            set_status(store, lesson["id"], "active", note="")
-            clear_veto(lesson)
-        print(f"restored {lesson['id']}; the next sleep renders it again")
+            lesson = restore_lesson(store, lesson_id)
+        if lesson["status"] == "active":
+            print(f"restored {lesson['id']}; the next sleep renders it again")
+        else:
+            print(f"restored {lesson['id']} to {lesson['status']}: it waits in `remem share candidates` "
+                  "for you to accept or reject it")
 
 
 def _read(path: Any) -> str | None:

@@ -12,22 +12,35 @@ from typing import Iterator
 from remem.errors import RememError
 
 
-def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False) -> bool:
+def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False, through_links: bool = False) -> bool:
     """Write via a dot-named temp file beside `path`, then rename over it.
 
     Returns False, writing nothing, when the file already holds these bytes (never compared
     through a symlink). `fsync` for files nothing else could rebuild; the rest skip it
     (an fsync per share file made export 40x slower, and a lost one is rewritten next time).
+
+    `through_links` is for the person's own files (MEMORY.md): a symlink is kept and its
+    target written (the temp file beside the target, whose folder must exist), and the file
+    keeps its mode. Without it a symlink is replaced by a file, never followed.
     """
     import tempfile  # not at the top: every Store imports this module, hooks included
 
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    mode = None
+    linked = through_links and path.is_symlink()
+    if through_links:
+        path = Path(os.path.realpath(path))
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except OSError:
+            pass  # a new file: mkstemp's 0600
     try:
         if path.is_file() and not path.is_symlink() and path.read_bytes() == raw:
             return False
     except OSError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not linked:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -35,6 +48,8 @@ def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False) -> bool:
             if fsync:
                 fh.flush()
                 os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)  # mkstemp made it 0600
         os.replace(tmp, path)
     except BaseException:
         try:

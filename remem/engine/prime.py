@@ -3,7 +3,8 @@
 Relevance = cosine(text, lesson) in the current embedding space, plus a little keyword
 evidence from lessons_fts (porter-stemmed), so an exact term the model's vector misses still
 counts. Only lessons above `prime.min_relevance` are shown; project lessons (cwd match) come
-first; at most `prime.max_lessons`; each lesson at most once per session.
+first, lessons of another project never (nor any project's when the cwd is unknown); at most
+`prime.max_lessons`; each lesson at most once per session.
 
 Half the sessions (a stable hash of the session id, `is_held_out`) are held out: they get
 nothing, but the lessons they WOULD have been shown are recorded in `primes` with
@@ -59,6 +60,12 @@ def _project_match(lesson_cwd: str | None, cwd: str | None) -> bool:
     return cwd == base or cwd.startswith(base + "/")
 
 
+def _may_show(lesson_cwd: str | None, cwd: str | None) -> bool:
+    """A lesson without a project anywhere; one with a project only inside it (never when the
+    cwd is unknown)."""
+    return not lesson_cwd or _project_match(lesson_cwd, cwd)
+
+
 def shown_in_session(store: Store, session_id: str | None) -> set[str]:
     """Lesson ids already chosen for this session (shown or, if held out, would-have-been)."""
     if not session_id:
@@ -112,11 +119,9 @@ def candidates(
         params += list(kinds)
     rows = store.rows(sql, params)
     exclude = exclude or set()
-    # A lesson tied to another project never goes to this one; lessons without cwd go anywhere.
-    rows = [
-        r for r in rows
-        if r["id"] not in exclude and (not r["cwd"] or not cwd or _project_match(r["cwd"], cwd))
-    ]
+    # A lesson tied to a project goes only to that project; lessons without cwd go anywhere.
+    # An unknown cwd (a payload without one, the proxy) is no project: only lessons without cwd.
+    rows = [r for r in rows if r["id"] not in exclude and _may_show(r["cwd"], cwd)]
     if not rows:
         return []
     embedder = get_embedder(cfg["embed"]["model"] if cfg else None)
@@ -179,14 +184,40 @@ def select(
     if deadline is not None and time.monotonic() > deadline:
         return empty
     if record:
-        # Nothing is shown unless the decision is recorded: a failed write raises.
-        store.conn.execute(
-            "INSERT INTO primes (at, session_id, agent, event, lesson_ids, held_out, query, chars) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (clock.iso(), session_id, agent, event, json.dumps([c["id"] for c in included]),
-             int(held_out), text[:QUERY_CAP], len(block)),
-        )
+        block, included = _record(store, session_id, agent, event, held_out, text, included,
+                                  int(pc["max_chars"]))
+        if not included:
+            return empty
     return {"lessons": included, "text": "" if held_out else block, "held_out": held_out}
+
+
+def _record(store: Store, session_id: str | None, agent: str | None, event: str, held_out: bool,
+            text: str, included: list[dict[str, Any]], max_chars: int) -> tuple[str, list[dict[str, Any]]]:
+    """Record the decision; returns the block and lessons to show (only what was recorded).
+
+    One write transaction: the session's shown lessons are read again under the write lock and
+    dropped, so two hooks of one session running at once (parallel tool calls) never both show
+    a lesson. Nothing is shown unless the decision is recorded: a failed write raises. A single
+    BEGIN IMMEDIATE (it waits the store's busy timeout, the hook's budget), not Store.write's
+    retries.
+    """
+    conn = store.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        taken = shown_in_session(store, session_id)
+        block, included = _render([c for c in included if c["id"] not in taken], max_chars)
+        if included:
+            conn.execute(
+                "INSERT INTO primes (at, session_id, agent, event, lesson_ids, held_out, query, chars) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (clock.iso(), session_id, agent, event, json.dumps([c["id"] for c in included]),
+                 int(held_out), text[:QUERY_CAP], len(block)),
+            )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return block, included
 
 
 def _clean(text: str) -> str:
@@ -228,14 +259,15 @@ def render_block(lessons: list[dict[str, Any]], max_chars: int | None = None) ->
 
 
 def for_project(store: Store, cwd: str | None, limit: int = 50) -> list[dict[str, Any]]:
-    """Active lessons that may be shown in a project: its own first, then the general ones."""
+    """Active lessons that may be shown in a project: its own first, then the general ones
+    (with no cwd: the general ones only)."""
     rows = store.rows(
         "SELECT id, text, kind, cwd, strength FROM lessons WHERE status = 'active' "
         "ORDER BY strength DESC, created"
     )
     out = []
     for r in rows:
-        if r["cwd"] and cwd and not _project_match(r["cwd"], cwd):
+        if not _may_show(r["cwd"], cwd):
             continue
         out.append({**r, "project": _project_match(r["cwd"], cwd)})
     out.sort(key=lambda r: not r["project"])  # stable: strength order kept within each group

@@ -14,7 +14,9 @@
 - `morning.md` (remem's home): the owner's report of the run.
 
 Every file is written atomically (a temp file in the same folder, then rename), and only
-when its bytes change.
+when its bytes change. MEMORY.md, lessons.jsonl and morning.md may be symlinks the person
+made (to a dotfiles repo, say): the link stays, its target is written (the temp file beside
+the target) and keeps its mode.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from typing import Any
 from remem import paths
 from remem.engine import clock
 from remem.engine.files import write_atomic
-from remem.engine.lessons import list_lessons, wire_line
-from remem.engine.store import Store
+from remem.engine.lessons import get_lesson, list_lessons, set_status, wire_line
+from remem.engine.store import LESSON_STATUSES, Store
 
 BEGIN = "<!-- remem:begin -->"
 END = "<!-- remem:end -->"
@@ -71,9 +73,18 @@ def replace_section(original: str, body: str) -> str:
 
 
 def record_veto(lesson: dict[str, Any], how: str = "vetoed by the person") -> None:
-    """Add a lesson to vetoed.json (by id and hash: a lesson with its text is never rendered)."""
+    """Add a lesson to vetoed.json (by id and hash: a lesson with its text is never rendered).
+
+    The record keeps the status and note the lesson had (`was`, `note`), so a restore puts it
+    back there; a veto of a lesson already vetoed keeps the first record's."""
     vetoed = _read_json(vetoed_path(), {})
-    vetoed[lesson["id"]] = {"at": clock.iso(), "how": how, "text": lesson["text"], "hash": lesson["hash"]}
+    earlier = vetoed.get(lesson["id"]) if isinstance(vetoed.get(lesson["id"]), dict) else {}
+    entry = {"at": clock.iso(), "how": how, "text": lesson["text"], "hash": lesson["hash"]}
+    if lesson.get("status") != "vetoed":
+        entry.update(was=lesson.get("status"), note=lesson.get("note"))
+    elif earlier.get("was"):
+        entry.update(was=earlier["was"], note=earlier.get("note"))
+    vetoed[lesson["id"]] = entry
     write_atomic(vetoed_path(), _dump(vetoed))
 
 
@@ -84,6 +95,51 @@ def clear_veto(lesson: dict[str, Any]) -> None:
             if k != lesson["id"] and not (isinstance(v, dict) and v.get("hash") == lesson["hash"])}
     if kept != vetoed:
         write_atomic(vetoed_path(), _dump(kept))
+
+
+def veto_lesson(store: Store, lesson_id: str, *, note: str | None = None,
+                how: str = "vetoed by the person") -> dict[str, Any]:
+    """The person vetoes a lesson: status 'vetoed' and its vetoed.json record, together (the
+    CLI's `lessons veto` and the TUI's `v`). The record remembers the status it had."""
+    lesson = get_lesson(store, lesson_id)
+    done = set_status(store, lesson["id"], "vetoed", note=note or "vetoed by the person")
+    record_veto(lesson, how=how)  # the lesson as it was: its status before the veto is kept
+    return done
+
+
+def restore_lesson(store: Store, lesson_id: str) -> dict[str, Any]:
+    """Undo a veto: the lesson goes back to the status it had before, out of vetoed.json, so
+    the next sleep renders it again if that status is 'active'. A received lesson that was
+    waiting in the Shared tab (candidate, quarantined) goes back to waiting: a restore never
+    skips the share gate."""
+    lesson = get_lesson(store, lesson_id)
+    if lesson["status"] not in ("vetoed", "active"):
+        raise ValueError(f"lesson {lesson['id']} is {lesson['status']}, not vetoed")
+    if lesson["status"] == "active":
+        clear_veto(lesson)
+        return lesson
+    status, note = _before_veto(lesson)
+    done = set_status(store, lesson["id"], status, note=note)
+    clear_veto(lesson)
+    return done
+
+
+def _before_veto(lesson: dict[str, Any]) -> tuple[str, str]:
+    """The status and note a vetoed lesson had, from its vetoed.json record; without one (a
+    received lesson rejected in the Shared tab, an older veto), a received lesson goes back
+    through the gate (quarantined when its text fails the safety checks, else candidate)."""
+    entry = _read_json(vetoed_path(), {}).get(lesson["id"])
+    if isinstance(entry, dict) and entry.get("was") in LESSON_STATUSES and entry["was"] != "vetoed":
+        return entry["was"], entry.get("note") or ""
+    from remem.engine import share_safety
+    from remem.engine.share import _is_own, _our_origin
+
+    if _is_own(lesson, _our_origin(None)):
+        return "active", ""
+    reasons = share_safety.incoming(lesson["text"])
+    if reasons:
+        return "quarantined", "quarantined: " + "; ".join(reasons)
+    return "candidate", f"received from {lesson['origin']}"
 
 
 # --------------------------------------------------------------------------- content
@@ -161,7 +217,7 @@ def _veto_deleted(store: Store, files: dict[str, dict[str, Any]], active: dict[s
         if lid in active and lid not in found and not path.exists() and path.parent.is_dir():
             found.append(lid)
             vetoed[lid] = {"at": clock.iso(), "path": path_s, "text": active[lid]["text"],
-                           "hash": active[lid]["hash"]}
+                           "hash": active[lid]["hash"], "was": "active", "note": active[lid].get("note")}
     if found and write_db:
         stamp = clock.iso()
         with store.write() as conn:
@@ -257,7 +313,8 @@ def render(
             continue
         if not dry_run:
             try:
-                write_atomic(memory, replace_section(original, body))
+                # The person's file: a link (to a dotfiles repo, say) stays, its target is written.
+                write_atomic(memory, replace_section(original, body), through_links=True)
             except OSError as exc:
                 problems.append(f"cannot write {memory} ({exc.strerror or exc}); check the folder's permissions")
     if problems:
@@ -271,11 +328,11 @@ def render(
         write_atomic(written_path(), _dump({"version": 1, "files": new_files}))
         write_atomic(vetoed_path(), _dump(vetoed))
         jsonl = "".join(wire_line(l) + "\n" for l in sorted(shown, key=lambda l: (l["created"], l["id"])))
-        write_atomic(paths.lessons_jsonl_path(), jsonl)
+        write_atomic(paths.lessons_jsonl_path(), jsonl, through_links=True)
         if morning:
             earlier = list((events or {}).get("vetoed", []))  # taken before the merge pass
             write_atomic(paths.morning_path(), morning_report(store, events or {}, faded,
-                                                              earlier + new_vetoes))
+                                                              earlier + new_vetoes), through_links=True)
     return out
 
 

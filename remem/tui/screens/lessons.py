@@ -110,10 +110,28 @@ class LessonsPane(Pane):
         lesson_id = self.selected_id()
         if not lesson_id:
             return
-        lessons = self.app.engine("lessons")
-        status = lessons.get_lesson(self.app.store, lesson_id)["status"]
-        new = "active" if status == "vetoed" else "vetoed"
-        self.run_action(f"lesson {new}", lambda: lessons.set_status(self.app.store, lesson_id, new))
+        render = self.app.engine("render")
+        status = self.app.engine("lessons").get_lesson(self.app.store, lesson_id)["status"]
+        if status in ("candidate", "quarantined"):
+            # A received lesson waiting for a decision: only the Shared tab's gate lets it in.
+            self.app.notify(f"{lesson_id} is a received lesson ({status}): accept or reject it in the "
+                            "Shared tab (5)", severity="warning", markup=False)
+            return
+        if status == "revoked":
+            self.app.notify(f"{lesson_id} was revoked by its author; it cannot come back",
+                            severity="warning", markup=False)
+            return
+        if status == "active":
+            self.run_action("lesson vetoed", lambda: render.veto_lesson(self.app.store, lesson_id, how="remem tui"))
+            return
+
+        def restore() -> None:
+            back = render.restore_lesson(self.app.store, lesson_id)["status"]
+            if back != "active":
+                self.app.notify(f"{lesson_id} is {back} again: accept or reject it in the Shared tab (5)",
+                                severity="warning", markup=False)
+
+        self.run_action("lesson restored", restore)
 
     def action_merge(self) -> None:
         lesson_id = self.selected_id()
