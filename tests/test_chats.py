@@ -53,7 +53,8 @@ def test_gemini_conversations_key() -> None:
 
 def test_chatgpt_export_follows_the_current_branch() -> None:
     (s,) = chats.parse_chats(FIXTURES / "chatgpt-export.json")
-    assert s.meta == {"format": "chatgpt-export", "index": 0, "title": "Fix the flaky date test"}
+    assert s.meta == {"format": "chatgpt-export", "index": 0, "title": "Fix the flaky date test",
+                      "given_id": "6750f0a1-0000-8000-9000-000000000001"}
     assert s.started == "2025-11-24T16:00:00.000000+00:00"
     texts = [t.text for t in s.turns]
     assert not any("abandoned branch" in t for t in texts) and texts[0].startswith("Why does")
@@ -291,3 +292,39 @@ def test_a_grown_export_without_times_is_rewritten_not_appended(store, tmp_path:
     ingest_paths(store, [tmp_path / "b.json"], source="chats")
     (gist,) = [r["gist"] for r in store.rows("SELECT gist FROM episodes WHERE kind = 'session'")]
     assert gist.count("Asked: Add caching") == 1 and "that is all" in gist
+
+
+def test_two_conversations_with_the_same_opening_in_one_file_stay_two(store, tmp_path: Path) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    hello = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello! How can I help?"}]
+    lines = [{"messages": hello + [{"role": "user", "content": f"How do I configure {tool}?"},
+                                   {"role": "assistant", "content": f"Edit the {tool} config."}]}
+             for tool in ("nginx", "postgres")]
+    path = tmp_path / "conv.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert ingest_paths(store, [path], source="chats")["episodes"] == 2
+    gists = [r["gist"] for r in store.rows("SELECT gist FROM episodes ORDER BY gist")]
+    assert any("nginx" in g for g in gists) and any("postgres" in g for g in gists)
+    again = ingest_paths(store, [path], source="chats")
+    assert again["skipped"] == 1 and again["episodes"] == 0
+
+
+def test_chats_stored_under_the_old_ids_are_not_stored_again(store, tmp_path: Path) -> None:
+    """Before ids came from content, a conversation's id was its given id as it was (or one
+    from the path); an export that changes later must update those, not add copies."""
+    import os
+
+    from remem.engine.ingest import ingest_paths, ingest_session
+
+    conv = _conv("How do I tune postgres autovacuum?", "Lower autovacuum_vacuum_scale_factor.")
+    conv["id"] = "conv-aaa"
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([conv]))
+    (old,) = chats.parse_chats(path)
+    old.id, old.path = "conv-aaa", f"{path}#0"  # as the earlier release stored it
+    st = path.stat()
+    ingest_session(store, old, mtime=st.st_mtime, size=st.st_size)
+    os.utime(path, (st.st_atime + 60, st.st_mtime + 60))  # downloaded again
+    assert ingest_paths(store, [path], source="chats")["episodes"] == 0
+    assert [r["session_id"] for r in store.rows("SELECT DISTINCT session_id FROM episodes")] == ["conv-aaa"]

@@ -352,3 +352,25 @@ def test_a_later_file_of_the_same_conversation_adds_to_its_session_memory(store,
     whole.write_text(part1.read_text() + part2.read_text())
     events.ingest_events_file(store, whole)
     assert "8pm in Tokyo" in session_memory()["gist"]
+    assert "Then, from" not in session_memory()["gist"]  # one piece again, not parts
+
+
+def test_a_later_part_whose_file_grew_replaces_its_own_segment(store, tmp_path: Path) -> None:
+    """A later part read again after its file grew used to be added a second time."""
+    def msg(at: str, role: str, text: str) -> str:
+        return json.dumps({"v": 1, "at": at, "kind": "message", "session": "chat-7", "role": role, "text": text})
+
+    part1, part2 = tmp_path / "part1.jsonl", tmp_path / "part2.jsonl"
+    part1.write_text("\n".join([msg("2026-11-24T10:00:00Z", "user", "Please add a retry to the upload job."),
+                                msg("2026-11-24T10:00:40Z", "assistant", "Added a retry. Done.")]) + "\n")
+    part2.write_text("\n".join([msg("2026-11-24T11:00:00Z", "user", "What time is it in Tokyo?"),
+                                msg("2026-11-24T11:00:05Z", "assistant", "It is 8pm in Tokyo.")]) + "\n")
+    events.ingest_events_file(store, part1)
+    events.ingest_events_file(store, part2)
+    with part2.open("a") as fh:
+        fh.write(msg("2026-11-24T11:02:00Z", "user", "And in Berlin?") + "\n")
+        fh.write(msg("2026-11-24T11:02:05Z", "assistant", "It is noon in Berlin.") + "\n")
+    events.ingest_events_file(store, part2)
+    (gist,) = [r["gist"] for r in store.rows("SELECT gist FROM episodes WHERE kind = 'session'")]
+    assert gist.count("Then, from 2026-11-24 11:00") == 1 and "noon in Berlin" in gist
+    assert gist.startswith("Asked: Please add a retry")

@@ -259,7 +259,8 @@ def test_export_import_carries_when_each_decay_last_ran_so_nothing_decays_twice(
     older.write_text("".join(line + "\n" for line in dump.read_text().splitlines()
                              if json.loads(line)["table"] != "tasks"))
     with Store(tmp_path / "third.db") as third:
-        assert _import(third, older) == {"imported": {"episodes": 1}, "errors": []}
+        assert _import(third, older) == {"imported": {"episodes": 1}, "errors": [],
+                                         "left_out_forgotten": []}
 
 
 def test_an_imported_task_time_never_moves_this_memorys_own_back_nor_past_now(home, tmp_path):
@@ -283,3 +284,23 @@ def test_an_imported_task_time_never_moves_this_memorys_own_back_nor_past_now(ho
     assert runs == {"strength_decay": ("2026-02-01T00:00:00.000000+00:00", 60.0),
                     "importance_decay": ("2026-03-01T00:00:00.000000+00:00", 3600.0)}
 
+
+
+def test_what_was_deleted_for_good_stays_deleted_through_export_and_import(home, tmp_path):
+    """The `forgotten` ids travel with an export, and an import never brings back a memory
+    this memory deleted for good (re-reading its session would not either)."""
+    with Store(tmp_path / "old.db") as old:
+        kept = remember(old, "keep the retry in the upload job")["id"]
+        gone = remember(old, "a secret pasted by mistake")["id"]
+        dump = _export(old, tmp_path / "before.jsonl")  # still holds `gone`
+        old.hard_delete([gone])
+        after = _export(old, tmp_path / "after.jsonl")
+    assert any(json.loads(line) == {"table": "forgotten", "id": gone, "at": json.loads(line)["at"]}
+               for line in after.read_text().splitlines() if json.loads(line)["table"] == "forgotten")
+    with Store() as new:
+        assert _import(new, after)["errors"] == []
+        assert new.forgotten([gone, kept]) == {gone}
+        result = _import(new, dump)  # an older export that still has it
+        assert result["left_out_forgotten"] == [gone]
+        assert new.scalar("SELECT count(*) FROM episodes WHERE id = ?", (gone,)) == 0
+        assert new.scalar("SELECT count(*) FROM episodes WHERE id = ?", (kept,)) == 1

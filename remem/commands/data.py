@@ -114,5 +114,8 @@ def register(app: typer.Typer) -> None:
             emit_json(result)
             return
         print("imported: " + (", ".join(f"{n} {t}" for t, n in result["imported"].items()) or "nothing"))
+        if result["left_out_forgotten"]:
+            print(f"left out {len(result['left_out_forgotten'])} memories deleted for good here "
+                  "(`remem forget --hard`)")
         for error in result["errors"][:20]:
             print(f"  skipped {error}", file=sys.stderr)

@@ -26,7 +26,7 @@ EXPORT_VERSION = 1
 # `tasks` came later: an export without it still imports (decay then starts from each
 # memory's own times), and an older remem reports its lines as an unknown table, imports the rest.
 EXPORT_TABLES = ("episodes", "sessions", "lessons", "predictions", "aliases", "tags",
-                 "connections", "peers", "tasks")
+                 "connections", "peers", "tasks", "forgotten")
 _BLOB_COLUMNS = {"embedding"}
 # Internal row numbers, never exported and re-assigned on import: an incoming connection id 1
 # would otherwise replace this memory's own edge id 1. An edge is known by (src, dst, type).
@@ -168,7 +168,7 @@ def export_rows(store: Store) -> Iterator[dict[str, Any]]:
         "exported": clock.iso(),
     }
     for table in EXPORT_TABLES:
-        order = "seq" if table in ("episodes", "lessons") else "rowid"
+        order = {"episodes": "seq", "lessons": "seq", "forgotten": "id"}.get(table, "rowid")
         cursor = store.conn.execute(f"SELECT * FROM {table} ORDER BY {order}")
         names = [d[0] for d in cursor.description]
         for values in cursor:
@@ -193,6 +193,7 @@ def import_jsonl(store: Store, lines: Iterator[str] | TextIO) -> dict[str, Any]:
     reason and skipped; the rest is imported."""
     columns = {t: _columns(store, t) for t in EXPORT_TABLES}
     counts: dict[str, int] = {}
+    forgotten: list[str] = []  # episodes deleted for good here: an import does not bring them back
     errors: list[str] = []
     batch: list[tuple[int, str, dict[str, Any]]] = []
     for number, line in enumerate(lines, start=1):
@@ -225,11 +226,11 @@ def import_jsonl(store: Store, lines: Iterator[str] | TextIO) -> dict[str, Any]:
             continue
         batch.append((number, table, row))
         if len(batch) >= 2000:
-            _write(store, batch, counts, errors)
+            _write(store, batch, counts, errors, forgotten)
             batch = []
-    _write(store, batch, counts, errors)
+    _write(store, batch, counts, errors, forgotten)
     errors.sort(key=lambda e: int(e.split(":")[0].split()[-1]))  # rows refused by SQLite come last
-    return {"imported": counts, "errors": errors}
+    return {"imported": counts, "errors": errors, "left_out_forgotten": forgotten}
 
 
 # Columns every reader parses as a time: one that does not parse broke recall and the decays
@@ -239,6 +240,7 @@ _TIME_COLUMNS = {
     "lessons": ("created", "updated"),
     "predictions": ("made", "resolved"),
     "tasks": ("last_run",),
+    "forgotten": ("at",),
 }
 
 
@@ -311,11 +313,16 @@ def _insert(table: str, row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 def _write(store: Store, batch: list[tuple[int, str, dict[str, Any]]], counts: dict[str, int],
-           errors: list[str]) -> None:
+           errors: list[str], forgotten: list[str]) -> None:
     if not batch:
         return
+    gone = store.forgotten(str(row["id"]) for _, table, row in batch
+                           if table == "episodes" and row.get("id") is not None)
     with store.write() as conn:
         for number, table, row in batch:
+            if table == "episodes" and str(row.get("id")) in gone:
+                forgotten.append(str(row["id"]))
+                continue
             try:
                 conn.execute(*_insert(table, row))
             except sqlite3.Error as exc:  # a missing required field, a wrong type: this row only

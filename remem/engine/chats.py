@@ -362,7 +362,7 @@ def conversation_to_session(conv: Any, *, path: str | None = None, index: int = 
     return Session(
         id=sid, source="chats", path=path, cwd=cwd, started=started,
         ended=times[-1] if times else None, turns=c.turns,
-        meta={"format": fmt, "index": index,
+        meta={"format": fmt, "index": index, "given_id": given,
               **{"title": conv[k] for k in _TITLE_KEYS[::-1] if isinstance(conv.get(k), str)}},
     )
 
@@ -439,6 +439,13 @@ def parse_chats(path: Path | str) -> list[Session]:
             f"no conversations found ({malformed} unreadable entries); expected OpenAI, "
             "Anthropic or Gemini messages, as JSON or one conversation per JSONL line"
         )
+    # Two conversations of one file with the same opening (no id, no times, "hi" / "Hello!")
+    # are still two: the second of a fingerprint is told apart by its place among them.
+    seen: dict[str, int] = {}
+    for session in sessions:
+        seen[session.id] = seen.get(session.id, 0) + 1
+        if seen[session.id] > 1:
+            session.id = f"{session.id}~{seen[session.id]}"
     sessions[0].malformed_lines = malformed
     if "\\ud" in text or "\\uD" in text:
         for session in sessions:

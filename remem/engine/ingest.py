@@ -18,6 +18,7 @@ transaction, in one batch per session; a correction is embedded from the person'
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -172,35 +173,50 @@ def _finding_episode(f: Finding, base: dict[str, Any], started: str) -> dict[str
 _LATER = "\nThen, from "
 
 
-def _merge_part(new: dict[str, Any], stored: dict[str, Any]) -> tuple[bool, dict[str, Any] | None]:
+def _merge_part(new: dict[str, Any], stored: dict[str, Any],
+                ended: str | None = None) -> tuple[bool, dict[str, Any] | None]:
     """A session read in parts (events files sent one batch at a time): is `new`, the session
     episode of one batch, only a part of the stored one? Returns (partial, what to write).
 
-    A batch that starts later (or earlier) than the stored session is another part of it: its
-    gist is added after (or before) the stored one, never put in its place, so what the other
-    parts said is kept. A part already in the stored gist writes nothing. A batch starting at
-    the same time is the session from its start, written as usual.
+    The stored gist is the first part, then "Then, from <minute>: …" for each later one. A
+    batch starting later than the stored session replaces its own segment (a part whose file
+    grew) or is added after the others; one starting earlier goes in front. A batch starting
+    with the session rewrites the first segment and keeps the later ones it does not reach
+    (a batch running to `ended` covers the segments that start before then: the whole
+    conversation sent again is written as one). Nothing changes when the part is already
+    there as it is.
     """
     try:
         new_at, old_at = clock.parse(new["at"]), clock.parse(stored["at"])
     except (TypeError, ValueError):
         return False, None
+    old_gist = stored["gist"] or ""
     if new_at == old_at:
-        # the first part read again, after later parts were added to it
-        return (True, None) if _LATER in stored["gist"] and new["gist"] in stored["gist"] else (False, None)
-    if new["gist"] in stored["gist"]:
-        return True, None
-    if new_at > old_at:
+        if _LATER not in old_gist:
+            return False, None  # the whole session from its start, written as usual
         title, at = stored["title"], stored["at"]
-        gist = f"{stored['gist']}{_LATER}{_minute(new['at'])}: {new['gist']}"
+        gist = new["gist"] + "".join(_LATER + seg for seg in old_gist.split(_LATER)[1:]
+                                     if not ended or seg[:16] > _minute(ended))
+    elif new_at > old_at:
+        title, at = stored["title"], stored["at"]
+        gist = _with_segment(old_gist, f"{_LATER}{_minute(new['at'])}: ", new["gist"])
     else:
         title, at = new["title"], new["at"]
-        gist = f"{new['gist']}{_LATER}{_minute(stored['at'])}: {stored['gist']}"
+        gist = f"{new['gist']}{_LATER}{_minute(stored['at'])}: {old_gist}"
     gist = cap(gist, MAX_GIST)
-    if gist == stored["gist"]:
-        return True, None  # full already: capped, nothing would change
+    if gist == old_gist:
+        return True, None  # already there (or full: capped, nothing would change)
     return True, {**new, "title": title, "at": at, "gist": gist, "detail": stored["detail"],
                   "_embed": f"{title}\n{gist}"}
+
+
+def _with_segment(gist: str, marker: str, text: str) -> str:
+    """`gist` with the segment that starts at `marker` set to `text` (added when absent)."""
+    if marker not in gist:
+        return f"{gist}{marker}{text}"
+    head, rest = gist.split(marker, 1)
+    after = rest.find(_LATER)
+    return f"{head}{marker}{text}{rest[after:] if after >= 0 else ''}"
 
 
 def _minute(at: str) -> str:
@@ -226,7 +242,7 @@ def ingest_session(store: Store, session: Session, *, mtime: float | None = None
     if session_ep is not None and session_ep["id"] in known:
         stored = known[session_ep["id"]]
         # without a start time of its own a session's `at` is the time of reading: no parts then
-        partial, merged = _merge_part(session_ep, stored) if session.started else (False, None)
+        partial, merged = _merge_part(session_ep, stored, session.ended) if session.started else (False, None)
         if partial:
             rewrite = merged
         elif session_ep["gist"] not in (stored["gist"], stored["detail"]):
@@ -399,6 +415,7 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
         summary["malformed_lines"] += session.malformed_lines
         if source == "chats":
             session.path = f"{path}#{i}"
+            session.id = _stored_chat_id(store, session, path) or session.id
         else:
             session.path = str(path)
         size = st.st_size
@@ -409,6 +426,23 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
         summary["sessions"] += 1
         summary["episodes"] += result["added"]
         _merge_counts(summary, result["by_kind"])
+
+
+def _stored_chat_id(store: Store, session: Session, path: Path) -> str | None:
+    """The id a conversation was stored under before chat ids came from content (the given
+    id as it was, or one from the file's path and place), when this file holds it: without
+    this, a changed export would store those conversations a second time."""
+    given = session.meta.get("given_id")
+    index = int(session.meta.get("index") or 0)
+    # The path as it was typed then is unknown: try it whole and as seen from here.
+    typed = dict.fromkeys((str(path), os.path.relpath(path)))
+    for old in ([given] if given else []) + [stable_id("chats", t, str(index)) for t in typed]:
+        if old == session.id:
+            return None
+        row = store.one("SELECT path FROM sessions WHERE id = ? AND source = 'chats'", (old,))
+        if row and Path(str(row["path"]).rsplit("#", 1)[0]).name == path.name:
+            return old
+    return None
 
 
 def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source: str | None = None,
