@@ -118,6 +118,9 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
     @mcp.custom_route("/memory/{id}", methods=["GET", "DELETE"])
     async def memory_route(request: Request) -> JSONResponse:
         memory_id = request.path_params["id"]
+        if memory_id in _NAMED:  # GET /memory/recall is the wrong method, not a memory id
+            return JSONResponse({"error": f"/memory/{memory_id} takes {_NAMED[memory_id]}"},
+                                status_code=405, headers={"Allow": _NAMED[memory_id]})
         if request.method == "DELETE":
             hard = request.query_params.get("hard", "false")
             return await call("delete_memory", {"id": memory_id, "hard": hard})
@@ -125,6 +128,18 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
 
     app = mcp.streamable_http_app(host=host)
     return Guard(app, token=token, loopback=is_loopback(host))
+
+
+_NAMED = {"recall": "POST", "remember": "POST", "lessons": "GET", "health": "GET"}
+
+
+def _hostname(authority: str) -> str:
+    """The host of a Host header or an origin's authority: "[::1]:4599" and "[::1]" -> "::1",
+    "localhost:4599" -> "localhost"."""
+    authority = authority.split("/", 1)[0].strip()
+    if authority.startswith("["):
+        return authority[1:].split("]", 1)[0]
+    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
 
 
 class Guard:
@@ -147,9 +162,9 @@ class Guard:
                             {"www-authenticate": 'Bearer realm="remem"'})
                 return
         if self.loopback:
-            host = headers.get("host", "").rsplit(":", 1)[0].strip("[]")
+            host = _hostname(headers.get("host", ""))
             origin = headers.get("origin", "")
-            origin_host = origin.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]") if origin else ""
+            origin_host = _hostname(origin.split("://", 1)[-1]) if origin else ""
             if (host and not is_loopback(host)) or (origin_host and not is_loopback(origin_host)):
                 await _deny(send, 403, "requests must come from this machine (Host/Origin not local)", {})
                 return

@@ -172,6 +172,42 @@ def test_migration_one_database_opens_under_latest_code_with_data_kept(home):
         assert len(hits) == 1
 
 
+_OPEN_AT = """
+import sys, time
+from remem.engine.store import Store
+start = float(sys.argv[1])
+while time.time() < start:
+    pass
+try:
+    with Store() as s:
+        print("ok", s.scalar("PRAGMA user_version"))
+except Exception as exc:
+    print("FAIL", type(exc).__name__, exc)
+"""
+
+
+@pytest.mark.parametrize("schema", [1, 4, 5])
+def test_two_processes_upgrading_an_old_memory_at_once_both_open_it(home, schema):
+    """The slower one used to re-run migrations the other had just applied ("duplicate column
+    name: speaker", a migration recorded twice) and told the person to restore a backup."""
+    import os
+    import time
+
+    from remem import paths
+    from remem.engine.store import MIGRATIONS, Store
+
+    for _ in range(3):
+        paths.db_path().unlink(missing_ok=True)
+        with Store(migrate_upto=schema) as old:
+            assert old.scalar("PRAGMA user_version") == schema
+        start = str(time.time() + 1.0)
+        procs = [subprocess.Popen([sys.executable, "-c", _OPEN_AT, start], stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, env=dict(os.environ))
+                 for _ in range(2)]
+        outs = [p.communicate(timeout=60)[0].strip() for p in procs]
+        assert outs == [f"ok {len(MIGRATIONS)}"] * 2, outs
+
+
 def test_store_uses_wal_and_fts_triggers_follow_writes(store):
     assert store.scalar("PRAGMA journal_mode") == "wal"
     store.put_episodes([{"id": "e1", "kind": "note", "title": "alpha", "gist": "bravo charlie"}])

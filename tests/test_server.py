@@ -389,6 +389,13 @@ def test_foreign_host_header_is_refused(http_server: str) -> None:
     assert status == 403
 
 
+def test_a_named_route_with_the_wrong_method_is_405_not_a_memory_id(http_server: str) -> None:
+    for method, path, allowed in (("GET", "/memory/recall", "POST"), ("DELETE", "/memory/remember", "POST"),
+                                  ("DELETE", "/memory/lessons", "GET")):
+        status, body = _http(method, f"{http_server}{path}")
+        assert status == 405 and allowed in body["error"], (method, path, body)
+
+
 def test_background_tasks_run_in_the_server(http_server: str) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -436,6 +443,9 @@ def test_a_failing_background_task_is_logged_not_fatal(home: Path) -> None:
     ({"host": "127.0.0.1:4545"}, "", True, 200),
     ({"host": "localhost:4545", "origin": "http://localhost:3000"}, "", True, 200),
     ({"host": "[::1]:4545"}, "", True, 200),
+    ({"host": "[::1]"}, "", True, 200),  # bracketed IPv6 without a port
+    ({"host": "localhost"}, "", True, 200),
+    ({"host": "[::1]:4545", "origin": "http://[::1]:3000"}, "", True, 200),
     ({"host": "evil.example:4545"}, "", True, 403),
     ({"host": "127.0.0.1:4545", "origin": "https://evil.example"}, "", True, 403),
     ({"host": "10.0.0.5:4545"}, "s3cret", False, 401),

@@ -299,6 +299,18 @@ def test_doctor_names_the_fix_for_a_broken_fts_index(cli, store):
     assert fixed["store"]["fts"]["lessons_fts"] == "ok"
 
 
+def test_doctor_reports_a_memory_it_cannot_read_instead_of_failing(cli, store):
+    """A table gone (or a damaged index page) used to end `remem doctor` with exit 1 and a
+    message telling the person to run `remem doctor`."""
+    store.conn.execute("DROP TABLE tags")
+    res = cli("doctor", "--json", "--no-run")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["store"]["ok"] is False
+    assert any("cannot be read" in p["problem"] and "no such table: tags" in p["problem"]
+               and p["fix"].startswith("remem backup && remem restore") for p in report["problems"])
+
+
 def test_context_lists_project_lessons_first_and_records_nothing(cli, store, tmp_path):
     from tests.test_hooks import seed
 

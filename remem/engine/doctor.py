@@ -65,16 +65,25 @@ def store_health() -> dict[str, Any]:
                                         "fix": "remem doctor --repair-fts"})
         out["schema"] = store.scalar("PRAGMA user_version")
         out["schema_latest"] = len(MIGRATIONS)
-        out["counts"] = store.counts()
-        out["active_lessons"] = store.scalar("SELECT count(*) FROM lessons WHERE status = 'active'")
-        out.update(store.meta_times())
-    if not out["active_lessons"]:
+        try:
+            out["counts"] = store.counts()
+            out["active_lessons"] = store.scalar("SELECT count(*) FROM lessons WHERE status = 'active'")
+            out.update(store.meta_times())
+        except sqlite3.DatabaseError as exc:  # a damaged page or a missing table: reported, not raised
+            out["problems"].append({"problem": f"the memory cannot be read ({exc})",
+                                    "fix": "remem backup && remem restore   (from the last good backup)"})
+            return _verdict(out)
+    if not out.get("active_lessons"):
         out["problems"].append({"problem": "no active lessons yet, so hooks have nothing to show",
                                 "fix": "remem sleep   (turns corrections and errors into lessons)"})
     last = out.get("last_sleep")
     if last and clock.days_between(last) > 2:
         out["problems"].append({"problem": f"the last sleep ran {clock.days_between(last):.0f} days ago",
                                 "fix": "remem setup   (schedules it nightly), or remem sleep"})
+    return _verdict(out)
+
+
+def _verdict(out: dict[str, Any]) -> dict[str, Any]:
     out["ok"] = not any(p["fix"].startswith(("remem restore", "remem backup", "remem doctor"))
                         for p in out["problems"])
     return out

@@ -334,12 +334,16 @@ class Store:
             if version < target:
                 try:
                     self._retry(lambda: _apply_migrations(self.conn, target))
-                except sqlite3.OperationalError as exc:
-                    # Two first opens at once (a server's threads, two commands): the other
-                    # one is migrating. Wait for it rather than fail.
-                    if "already exists" not in str(exc):
-                        raise
-                    self._await_version(target)
+                except (sqlite3.OperationalError, sqlite3.IntegrityError) as exc:
+                    # Two first opens at once (a server's threads, two commands, two hooks on
+                    # an old memory): the other one migrated between our look at the version
+                    # and our write ("already exists", "duplicate column", its migration
+                    # already recorded). Wait for it to finish rather than fail; if the
+                    # version never arrives, the failure was ours: say what it was.
+                    try:
+                        self._await_version(target)
+                    except StoreError:
+                        raise exc from None
             elif version > len(MIGRATIONS):
                 raise StoreError(
                     f"{self.path} was written by a newer remem (schema {version}); upgrade remem"
