@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -194,6 +195,22 @@ def test_how_the_person_answered(reply, answer):
 
 def test_interrupt_answering_an_offer_is_a_correction():
     assert detect.offers(convo("u: x", "a: Shall I deploy?", "!"))[0]["answer"] == "corrected"
+
+
+def test_an_offer_whose_call_was_refused_is_acted_then_stopped_not_told_to_act(store):
+    """A reply that offers and acts at once ("Shall I run the migration?" with the call),
+    refused by the person: counted once, as acted-then-stopped."""
+    from remem.engine import delegation
+
+    offered = Turn(role="assistant", text="Shall I run the migration?", tool_calls=[
+        call(command="alembic upgrade head", result=REJECT, is_error=True, rejected=True)])
+    s = convo("u: fix the schema", offered, "u: not yet")
+    (offer,) = detect.offers(s)
+    assert offer["answer"] == "refused"
+    with store.write() as conn:
+        conn.execute("INSERT INTO sessions (id, path, offers) VALUES ('s1', '/x.jsonl', ?)",
+                     (json.dumps([offer]),))
+    assert delegation.count(store)["asked_told_to_act"] == 0
 
 
 def test_declined_offer_is_not_also_a_correction():

@@ -27,7 +27,7 @@ ERROR_CLASSES = (
     "syntax_type_error", "timeout", "network", "git_conflict", "file_not_found", "other",
 )
 ACTION_KINDS = ("edit", "run_tests", "commit", "install", "push", "other")
-OFFER_ANSWERS = ("corrected", "declined", "approved", "other", "unanswered")
+OFFER_ANSWERS = ("corrected", "declined", "approved", "refused", "other", "unanswered")
 
 
 @dataclass
@@ -356,7 +356,9 @@ def answer_of(reply: Turn | None, refused: bool = False) -> str:
     if reply is None:
         return "unanswered"
     if refused:
-        return "corrected"
+        # The reply offered and acted at once, and the person refused the call: that is
+        # "acted, then stopped" (counted from the refusal), not "asked, then told to act".
+        return "refused"
     text = (reply.text or "").strip()
     if not text:
         return "corrected" if reply.interrupt else "other"
