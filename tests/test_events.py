@@ -181,6 +181,27 @@ def test_inbox_three_good_lines_one_bad(store) -> None:
     assert store.counts()["episodes"] == 3
 
 
+def test_an_inbox_file_written_to_while_it_is_read_stays_for_the_next_run(store, monkeypatch) -> None:
+    """A writer that appends (against the protocol's advice) after the read used to see its
+    new lines moved to done/ unread."""
+    path = _inbox_file("log.jsonl", [json.dumps({**GOOD, "id": "w:1", "text": "fact one"})])
+    real_store_events = events.store_events
+
+    def store_then_append(store_, found):  # the writer strikes between read and move
+        result = real_store_events(store_, found)
+        with path.open("a") as fh:
+            fh.write(json.dumps({**GOOD, "id": "w:2", "text": "fact two"}) + "\n")
+        return result
+
+    monkeypatch.setattr(events, "store_events", store_then_append)
+    first = events.ingest_inbox(store)
+    assert first["episodes"] == 1 and first["moved"] == 0 and path.exists()
+    monkeypatch.setattr(events, "store_events", real_store_events)
+    second = events.ingest_inbox(store)
+    assert second["episodes"] == 1 and second["moved"] == 1 and not path.exists()
+    assert {r["id"] for r in store.rows("SELECT id FROM episodes")} >= {"w:1", "w:2"}
+
+
 def test_inbox_gathers_a_conversation_written_one_exchange_per_file(store) -> None:
     def turn(i: int, role: str, text: str) -> dict:
         return {"kind": "message", "session": "px-1", "id": f"px-1-{i}", "role": role, "text": text,

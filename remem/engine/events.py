@@ -444,7 +444,16 @@ def _report_path(path: Path) -> Path:
 
 def _signature(path: Path) -> str:
     st = path.stat()
-    return f"size={st.st_size} mtime_ns={st.st_mtime_ns}"
+    return f"size={st.st_size} mtime_ns={st.st_mtime_ns} ino={st.st_ino}"
+
+
+def _unchanged(path: Path, signature: str) -> bool:
+    """Still the file that was read: one written to (or replaced) since stays for the next
+    run, so lines added after the read are not moved to done/ unread."""
+    try:
+        return _signature(path) == signature
+    except OSError:
+        return False
 
 
 def _already_reported(path: Path) -> bool:
@@ -553,7 +562,7 @@ def ingest_inbox(store: Store, inbox: Path | None = None) -> dict[str, Any]:
         summary["errors"].extend(errors)
         if errors:
             _write_report(path, signature, errors)
-        elif path not in retry:
+        elif path not in retry and _unchanged(path, signature):
             _move_done(path)
             summary["moved"] += 1
     return summary

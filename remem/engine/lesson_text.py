@@ -156,9 +156,18 @@ def reword(text: str, kind: str, episodes: Sequence[dict[str, Any]]) -> str | No
         answer = complete(prompt)
     except Exception:  # a model must never break sleep
         return None
-    if not answer:
-        return None
+    if not answer or "\n" in str(answer).strip():
+        return None  # one sentence was asked for
     answer = " ".join(str(answer).split()).strip("\"'` ")
-    if not answer or len(answer) > 2 * MAX_CHARS or "\n" in answer:
+    if not answer or len(answer) > 2 * MAX_CHARS or len(_SENTENCE_END.findall(answer)) > 1:
+        return None
+    from remem.engine.share_safety import incoming
+
+    # The model's words go to agents as a lesson: they pass the checks a received lesson
+    # passes (instruction-like phrasing, secrets, URLs, shell pipelines, hidden characters).
+    if incoming(answer):
         return None
     return _finish(answer)
+
+
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")

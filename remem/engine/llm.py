@@ -8,11 +8,18 @@ deterministic path. Nothing is sent anywhere unless the person set `llm.url`.
 from __future__ import annotations
 
 import json
+import threading
+import time
 import urllib.error
 import urllib.request
 from typing import Any
 
 from remem import config as config_mod
+
+# After a call fails (down, too slow, an odd answer), the model counts as away for this long:
+# a sleep making a thousand lessons must not wait out the timeout a thousand times.
+AWAY_S = 300.0
+_away_until: dict[str, float] = {}  # endpoint -> until when it counts as away
 
 
 def _endpoint(url: str) -> str:
@@ -32,14 +39,38 @@ def enabled(cfg: dict[str, Any] | None = None) -> bool:
         return False
 
 
+def _post(request: urllib.request.Request, timeout: float) -> bytes:
+    """The body of the reply, within `timeout` seconds for the whole call. urllib's timeout
+    bounds each read, so a server sending a byte a second would hold a sleep for ever; the
+    call runs on a daemon thread instead, abandoned when the time is up."""
+    box: dict[str, Any] = {}
+
+    def fetch() -> None:
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as resp:
+                box["body"] = resp.read(2_000_000)
+        except BaseException as exc:  # handed to the caller
+            box["error"] = exc
+
+    worker = threading.Thread(target=fetch, name="remem-llm", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise TimeoutError(f"no whole answer within llm.timeout_s ({timeout:g} s)")
+    if "error" in box:
+        raise box["error"]
+    return box["body"]
+
+
 def complete(prompt: str, system: str | None = None, *, cfg: dict[str, Any] | None = None,
              max_tokens: int = 300) -> str | None:
     """The model's reply to one prompt, or None on any failure or when no model is set."""
+    url = ""
     try:
         cfg = cfg or config_mod.load()
         llm = cfg.get("llm", {})
         url = str(llm.get("url") or "").strip()
-        if not url:
+        if not url or time.monotonic() < _away_until.get(url, 0.0):
             return None
         messages = ([{"role": "system", "content": system}] if system else []) + \
                    [{"role": "user", "content": prompt}]
@@ -51,13 +82,14 @@ def complete(prompt: str, system: str | None = None, *, cfg: dict[str, Any] | No
         if llm.get("api_key"):
             headers["Authorization"] = f"Bearer {llm['api_key']}"
         request = urllib.request.Request(_endpoint(url), data=body, headers=headers, method="POST")
-        with urllib.request.urlopen(request, timeout=float(llm.get("timeout_s") or 20.0)) as resp:
-            data = json.loads(resp.read(2_000_000).decode("utf-8", "replace"))
+        data = json.loads(_post(request, float(llm.get("timeout_s") or 20.0)).decode("utf-8", "replace"))
         text = data["choices"][0]["message"]["content"]
         if not isinstance(text, str) or not text.strip():
-            return None
+            raise ValueError("an empty answer")
         return text.strip()
     except Exception as exc:  # every failure means "no model": fall back to the deterministic path
+        if url:
+            _away_until[url] = time.monotonic() + AWAY_S
         try:
             from remem.log import log
 
