@@ -249,3 +249,53 @@ def test_malformed_lines_and_unknown_types_never_raise(tmp_path: Path, lines: li
     assert s.source == "codex"
     for call in s.tool_calls():
         assert isinstance(call.is_error, bool)
+
+
+def test_a_forked_session_does_not_store_its_parents_findings_again(tmp_path: Path, store) -> None:
+    """Codex writes a fork to a new file with a new id and copies the parent's history in
+    first; one failure and one correction must stay one each (sleep learns from repeats)."""
+    from remem.engine.ingest import ingest_paths
+
+    def line(t: str, kind: str, payload: dict) -> str:
+        return json.dumps({"timestamp": t, "type": kind, "payload": payload})
+
+    def meta(t: str, sid: str, **more) -> str:
+        return line(t, "session_meta", {"id": sid, "timestamp": t, "cwd": "/home/u/proj", **more})
+
+    def say(t: str, role: str, text: str) -> str:
+        kind = "input_text" if role == "user" else "output_text"
+        return line(t, "response_item", {"type": "message", "role": role, "content": [{"type": kind, "text": text}]})
+
+    parent_id, fork_id = "11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222"
+    history = [
+        say("2026-01-05T10:00:01.000Z", "user", "deploy the app with npm"),
+        line("2026-01-05T10:00:02.000Z", "response_item", {
+            "type": "function_call", "name": "shell", "call_id": "c1",
+            "arguments": json.dumps({"command": ["bash", "-lc", "npm run deploy"]})}),
+        line("2026-01-05T10:00:03.000Z", "response_item", {
+            "type": "function_call_output", "call_id": "c1", "output": "Exit code: 1\nnpm ERR! missing script: deploy"}),
+        say("2026-01-05T10:00:04.000Z", "assistant", "Deployed."),
+        say("2026-01-05T10:00:05.000Z", "user", "no, we use pnpm here, not npm"),
+        say("2026-01-05T10:00:06.000Z", "assistant", "ok"),
+    ]
+    parent = [meta("2026-01-05T10:00:00.000Z", parent_id)] + history
+    fork = [meta("2026-01-05T11:00:00.000Z", fork_id, forked_from_id=parent_id)] + parent + [
+        say("2026-01-05T11:00:01.000Z", "user", "now write the changelog")]
+    (tmp_path / f"rollout-2026-01-05T10-00-00-{parent_id}.jsonl").write_text("\n".join(parent) + "\n")
+    (tmp_path / f"rollout-2026-01-05T11-00-00-{fork_id}.jsonl").write_text("\n".join(fork) + "\n")
+    summary = ingest_paths(store, [tmp_path], source="codex")
+    assert summary["by_kind"] == {"session": 2, "correction": 1, "error": 1}
+
+
+def test_lines_of_a_type_this_version_does_not_know_are_skipped_not_malformed(tmp_path: Path) -> None:
+    path = tmp_path / "rollout-2026-11-20T10-00-00-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee.jsonl"
+    path.write_text("\n".join(json.dumps(rec) for rec in [
+        {"timestamp": "2026-11-20T10:00:00.000Z", "type": "new_kind", "payload": "x"},
+        {"timestamp": "2026-11-20T10:00:00.000Z", "type": "other_kind", "payload": None},
+        {"timestamp": "2026-11-20T10:00:01.000Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}},
+        {"timestamp": "2026-11-20T10:00:02.000Z", "type": "event_msg", "payload": ["not", "an", "object"]},
+    ]) + "\n")
+    s = codex.parse_rollout(path)
+    assert s.malformed_lines == 1  # only the known type in a shape it never has
+    assert [t.text for t in s.turns] == ["hi"]

@@ -269,3 +269,34 @@ def test_an_origin_prefix_is_text_and_must_name_one_peer(store, tmp_path):
             share.forget_peer(store, wild, identity_dir=tmp_path / "id")
     assert store.scalar("SELECT count(*) FROM peers") == 3
     assert share.forget_peer(store, "9F00AA", identity_dir=tmp_path / "id")["origin"] == "9f00aa11bb22cc33"
+
+
+def test_rejecting_an_accepted_lesson_withdraws_our_confirmation_at_once(mems, folder):
+    a, b = mems["A"], mems["B"]
+    add(a, GOOD)
+    a.sync(folder)
+    b.sync(folder)
+    held = b.by_hash(GOOD)
+    share.accept(b.store, held["id"], identity_dir=b.idir, folder=folder)
+    confirms = folder / b.origin / "confirm"
+    assert [p.name for p in confirms.iterdir()]  # our confirmation went out
+    share.reject(b.store, held["id"], identity_dir=b.idir, folder=folder)
+    assert list(confirms.iterdir()) == []  # and is gone before the author's next sync
+    a.sync(folder)
+    assert b.origin not in a.by_hash(GOOD)["origins"]
+
+
+def test_a_forgotten_peer_comes_back_untrusted_even_with_trust_on_first_use(mems, folder):
+    from remem import config
+
+    a, b = mems["A"], mems["B"]
+    cfg = config.load()
+    cfg["share"]["trust_on_first_use"] = True
+    add(a, GOOD)
+    a.sync(folder)
+    share.receive(b.store, folder, identity_dir=b.idir, cfg=cfg)
+    trusted = lambda: {p["origin"]: p["trusted"] for p in share.peers(b.store)}  # noqa: E731
+    assert trusted()[a.origin]  # pinned trusted on first use
+    share.forget_peer(b.store, a.origin, identity_dir=b.idir)
+    share.receive(b.store, folder, identity_dir=b.idir, cfg=cfg)
+    assert not trusted()[a.origin]  # pinned afresh, untrusted, as the CLI says

@@ -195,17 +195,10 @@ def register(app: typer.Typer) -> None:
 
         Example: remem share accept 1a2b3c4d5e6f
         """
-        from remem import config
         from remem.engine import share
 
-        root = share.resolve_folder(folder) if folder else None
-        if root is None and config.get("share.folder"):
-            try:  # the confirmation can wait for the next sync if the folder is away
-                root = share.resolve_folder()
-            except share.ShareError:
-                root = None
         with open_store() as store, _candidate_ids(lesson_id):
-            done = share.accept(store, lesson_id, force=force, folder=root)
+            done = share.accept(store, lesson_id, force=force, folder=_folder_if_set(folder))
         if json_out:
             emit_json(done)
             return
@@ -213,15 +206,17 @@ def register(app: typer.Typer) -> None:
 
     @share_app.command("reject")
     def reject(lesson_id: str = typer.Argument(..., help="A received lesson's id."),
+               folder: Optional[str] = typer.Option(None, "--folder", help=FOLDER_HELP),
                json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-        """Refuse a received lesson; the same lesson never comes back.
+        """Refuse a received lesson; the same lesson never comes back (and our confirmation
+        of it, if we had one, leaves the share folder).
 
         Example: remem share reject 1a2b3c4d5e6f
         """
         from remem.engine import share
 
         with open_store() as store, _candidate_ids(lesson_id):
-            done = share.reject(store, lesson_id)
+            done = share.reject(store, lesson_id, folder=_folder_if_set(folder))
         if json_out:
             emit_json(done)
             return
@@ -254,3 +249,19 @@ def _candidate_ids(lesson_id: str) -> Iterator[None]:
     except NotFound:
         raise RememError(f"no received lesson with id {lesson_id!r}; `remem share candidates` shows "
                          "the ids") from None
+
+
+def _folder_if_set(folder: Optional[str]) -> Any:
+    """The sync folder named, or the configured one if it is reachable, else None: a
+    confirmation written (or withdrawn) now can wait for the next sync."""
+    from remem import config
+    from remem.engine import share
+
+    if folder:
+        return share.resolve_folder(folder)
+    if not config.get("share.folder"):
+        return None
+    try:
+        return share.resolve_folder()
+    except share.ShareError:
+        return None

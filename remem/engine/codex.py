@@ -260,6 +260,10 @@ class _Builder:
         return [t for src, t in self.timeline if src == "item" or use_events]
 
 
+# Record types read here; any other type is skipped, whatever its payload (newer Codex).
+_KNOWN_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
+
+
 def parse_rollout(path: Path | str) -> Session:
     """One rollout file -> Session. Raises SourceUnavailable / OSError only for the file itself."""
     path = Path(path)
@@ -286,7 +290,7 @@ def parse_rollout(path: Path | str) -> Session:
             elif kind is None and "id" in rec and "timestamp" in rec and not have_meta:
                 have_meta = True  # the oldest rollouts' first line: {"id", "timestamp", …}
                 session.id = str(rec["id"])
-            elif "payload" in rec or kind in ("session_meta", "response_item", "event_msg"):
+            elif kind in _KNOWN_TYPES:  # a type read here, in a shape it never has
                 session.malformed_lines += 1
             continue
         try:

@@ -170,6 +170,21 @@ def _finding_episode(f: Finding, base: dict[str, Any], started: str) -> dict[str
     }
 
 
+def _not_the_parents(store: Store, episodes: list[dict[str, Any]], parent: str) -> list[dict[str, Any]]:
+    """A forked session (Codex writes a fork to a new file, its parent's history copied in
+    first) leaves out the findings its parent already holds: one failure is not two, and
+    sleep learns from an error only when it repeats."""
+    twins = {stable_id(parent, ep["kind"], ep["title"]): ep["id"] for ep in episodes
+             if ep["kind"] != "session"}
+    if not twins:
+        return episodes
+    marks = ",".join("?" * len(twins))
+    held = {r["id"] for r in store.rows(f"SELECT id FROM episodes WHERE id IN ({marks})", list(twins))}
+    held |= store.forgotten(twins)
+    copied = {twins[t] for t in held}
+    return [ep for ep in episodes if ep["id"] not in copied]
+
+
 _LATER = "\nThen, from "
 
 
@@ -233,6 +248,8 @@ def ingest_session(store: Store, session: Session, *, mtime: float | None = None
     gone = store.forgotten(ep["id"] for ep in episodes)
     if gone:  # deleted for good by hand or by the lifecycle: never brought back
         episodes = [ep for ep in episodes if ep["id"] not in gone]
+    if session.meta.get("forked_from_id"):
+        episodes = _not_the_parents(store, episodes, str(session.meta["forked_from_id"]))
     # the mechanical gist is in `gist`, or in `detail` when a local model wrote the gist
     known = {r["id"]: r for r in store.rows(
         "SELECT id, title, gist, detail, at FROM episodes WHERE session_id = ?", (session.id,))}

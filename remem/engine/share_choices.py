@@ -54,10 +54,12 @@ def trust(store: Store, origin: str, trusted: bool = True, *, identity_dir: Path
 
 def forget_peer(store: Store, origin: str, *, identity_dir: Path | str | None = None) -> dict[str, Any]:
     """Drop a peer's pinned key and trust; lessons that trust alone kept active go back to
-    `candidate`, as with `trust --off`."""
+    `candidate`, as with `trust --off`. The row stays, keyless and untrusted, so the next key
+    it publishes is pinned untrusted even with share.trust_on_first_use on."""
     origin = _peer_id(store, origin)
     with store.write() as conn:
-        gone = conn.execute("DELETE FROM peers WHERE origin = ?", (origin,)).rowcount
+        gone = conn.execute("UPDATE peers SET public_key = '', trusted = 0 WHERE origin = ?",
+                            (origin,)).rowcount
     return {"origin": origin, "forgotten": bool(gone),
             "demoted": demote(store, identity_dir=identity_dir)}
 
@@ -81,14 +83,20 @@ def accept(store: Store, lesson_id: str, *, force: bool = False, identity_dir: P
     return done
 
 
-def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = None) -> dict[str, Any]:
-    """The person refuses a received lesson: vetoed, and the same hash never comes back."""
+def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = None,
+           folder: str | Path | None = None) -> dict[str, Any]:
+    """The person refuses a received lesson: vetoed, and the same hash never comes back. With
+    the share folder at hand, our confirmation of it (if we had accepted it) is withdrawn now,
+    so its author stops counting us among its vouchers."""
     row = get_lesson(store, lesson_id)
     if _is_own(row, _our_origin(identity_dir)):
         raise ShareError(f"lesson {row['id']} is your own; veto it with `remem lessons veto {row['id']}`")
     if row["status"] == "revoked":
         return row
-    return update_lesson(store, row["id"], status="vetoed", note="rejected by hand")
+    done = update_lesson(store, row["id"], status="vetoed", note="rejected by hand")
+    if folder:
+        write_confirmations(store, folder, identity_dir=identity_dir)
+    return done
 
 
 def revoke(store: Store, lesson_id: str, folder: str | Path, *, identity_dir: Path | str | None = None
