@@ -87,8 +87,10 @@ def claude_settings() -> Path:
 
 
 def claude_user_config() -> Path:
-    """Claude Code's user config with MCP servers (user scope)."""
-    return user_home() / ".claude.json"
+    """Claude Code's user config with MCP servers (user scope): ~/.claude.json, or the one
+    inside CLAUDE_CONFIG_DIR when that is set (Claude Code keeps it there then)."""
+    value = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(value).expanduser() if value else user_home()) / ".claude.json"
 
 
 def codex_home() -> Path:

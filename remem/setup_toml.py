@@ -40,6 +40,10 @@ def _cut_table(text: str, header: str) -> str:
     return text
 
 
+_OURS = {"hooks": True}  # the [features] table setup appends
+_LEGACY = {"codex_hooks": True}  # the one earlier releases appended
+
+
 class TomlkitEditor:
     def has_server(self, text: str, name: str) -> bool:
         return name in (_parse(text).get("mcp_servers") or {})
@@ -78,21 +82,26 @@ class TomlkitEditor:
         return doc.as_string()
 
     def enable_hooks(self, text: str) -> str:
-        """Codex runs hooks.json only with features.codex_hooks; a value the person set stays."""
+        """Codex runs hooks.json with features.hooks (on by default in current releases; the
+        flag was `codex_hooks` before, now deprecated). A value the person set stays; the
+        table an earlier remem wrote (`codex_hooks = true` alone) becomes `hooks = true`."""
         doc = _parse(text)
         features = doc.get("features")
-        if features is not None and "codex_hooks" in features:
+        if features is not None and features.unwrap() == _LEGACY:
+            text = self.disable_hooks(text)
+            doc, features = _parse(text), None
+        if features is not None and ("hooks" in features or "codex_hooks" in features):
             return text
         if features is None:
-            return _append(text, "[features]\ncodex_hooks = true\n")
-        features["codex_hooks"] = True
+            return _append(text, "[features]\nhooks = true\n")
+        features["hooks"] = True
         return doc.as_string()
 
     def disable_hooks(self, text: str) -> str:
         """Take out the [features] table remem appended (only when it holds nothing else)."""
         doc = _parse(text)
         features = doc.get("features")
-        if features is None or features.unwrap() != {"codex_hooks": True}:
+        if features is None or features.unwrap() not in (_OURS, _LEGACY):
             return text
         out = _cut_table(text, "[features]")
         return out if "features" not in _parse(out) else text

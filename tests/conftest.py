@@ -22,7 +22,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     rhome = tmp_path / "remem-home"
     monkeypatch.setenv("HOME", str(user))
     monkeypatch.setenv("REMEM_HOME", str(rhome))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(user / ".claude"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)  # Claude Code then uses ~/.claude
     monkeypatch.setenv("CODEX_HOME", str(user / ".codex"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("REMEM_NOW", raising=False)

@@ -24,9 +24,9 @@ def test_sample_sessions_hold_what_the_demo_promises(store):
 
 
 def test_demo_ingests_into_its_own_claude_home(tmp_path, home):
-    before = os.environ["CLAUDE_CONFIG_DIR"]
+    before = os.environ.get("CLAUDE_CONFIG_DIR")
     result = demo.build_demo(tmp_path / "demo")
-    assert os.environ["CLAUDE_CONFIG_DIR"] == before
+    assert os.environ.get("CLAUDE_CONFIG_DIR") == before  # the demo sets nothing for the person
     assert not paths.claude_projects_dir().exists()  # the person's (test) Claude home untouched
     copied = list((tmp_path / "demo" / "claude" / "projects").glob("*/*.jsonl"))
     assert len(copied) == 4

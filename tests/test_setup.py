@@ -145,7 +145,9 @@ def test_setup_wires_every_agent_and_a_second_run_changes_nothing(cli, agents_ho
     assert os.path.isabs(claude_json["mcpServers"]["remem"]["command"])
 
     toml = (user / ".codex" / "config.toml").read_text()
-    assert toml.startswith(CODEX_TOML) and "[mcp_servers.remem]" in toml and "codex_hooks = true" in toml
+    assert toml.startswith(CODEX_TOML) and "[mcp_servers.remem]" in toml and "\nhooks = true" in toml
+    assert "codex_hooks" not in toml  # the deprecated name of the flag
+    assert "next: Codex runs new or changed hooks only once you trust them" in res.stdout
     codex_hooks = json.loads((user / ".codex" / "hooks.json").read_text())
     assert "--agent codex" in codex_hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
 
@@ -437,3 +439,26 @@ def test_setup_says_wired_already_only_when_it_is(cli, agents_home, tmp_path, mo
     monkeypatch.setenv("PATH", str(empty))
     res = cli("setup", *args)
     assert "wired already" not in res.output and "no agent found" in res.output
+
+
+def test_the_codex_flag_an_earlier_release_wrote_becomes_the_current_one(cli, agents_home, home):
+    from remem.setup_toml import TomlkitEditor
+
+    editor = TomlkitEditor()
+    legacy = 'model = "o3"\n\n[features]\ncodex_hooks = true\n'
+    assert editor.enable_hooks(legacy) == 'model = "o3"\n\n[features]\nhooks = true\n'
+    mine = 'model = "o3"\n\n[features]\nhooks = false\n'  # the person's own choice stays
+    assert editor.enable_hooks(mine) == mine
+    assert editor.disable_hooks(editor.enable_hooks('model = "o3"\n')) == 'model = "o3"\n'
+
+
+def test_with_claude_config_dir_the_mcp_server_goes_beside_its_settings(cli, agents_home, home, monkeypatch, tmp_path):
+    """Claude Code keeps its user config in CLAUDE_CONFIG_DIR/.claude.json when that is set."""
+    alt = tmp_path / "alt-claude"
+    alt.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(alt))
+    res = cli("setup", "--agent", "claude-code", "--no-schedule", "--yes")
+    assert res.exit_code == 0, res.output
+    assert "remem" in json.loads((alt / ".claude.json").read_text())["mcpServers"]
+    assert "hooks" in json.loads((alt / "settings.json").read_text())
+

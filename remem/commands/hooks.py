@@ -89,15 +89,18 @@ def register(app: typer.Typer) -> None:
             typer.confirm("Go ahead?", abort=True)
         done = setup_mod.apply(edits, remove=remove)
         errors += [d["error"] for d in done if d.get("error")]
+        steps = setup_mod.next_steps(changed, remove=remove)
         if json_out:
             emit_json({"dry_run": False, "changes": [e.as_dict() for e in changed], "applied": done,
-                       "errors": errors})
+                       "errors": errors, "next_steps": steps})
         else:
             for d in done:
                 if d.get("error"):
                     continue
                 where = f" (backup {d['backup']})" if d.get("backup") else ""
                 print(f"{d.get('action', 'done')}: {d['path']}{where}")
+            for step in steps:
+                print(f"next: {step}")
             for err in errors:
                 print(f"remem: {err}", file=sys.stderr)
         if errors:

@@ -47,6 +47,22 @@ class TomlEditor(Protocol):
     def has_server(self, text: str, name: str) -> bool: ...
 
 
+# What the person still has to do in an agent after its files are wired.
+NEXT_STEPS = {
+    "codex": ("Codex runs new or changed hooks only once you trust them: start `codex` and "
+              "accept its \"Hooks need review\" prompt (or review them with /hooks); "
+              "`codex exec` alone never asks, so until then remem's hooks do not run there."),
+}
+
+
+def next_steps(edits: list["Edit"], remove: bool = False) -> list[str]:
+    """The steps left to the person for the agents these edits wired (none on --remove)."""
+    if remove:
+        return []
+    wired = {e.target for e in edits if e.changed and not e.error}
+    return [NEXT_STEPS[t] for t in sorted(wired) if t in NEXT_STEPS]
+
+
 @dataclass
 class Edit:
     """One file (or the crontab) as it is and as remem wants it."""
@@ -426,7 +442,7 @@ def _codex_toml(editor: TomlEditor | None, remove: bool) -> Edit:
         else:
             text = before or ""
             after = editor.enable_hooks(editor.add_server(text, SERVER_NAME, server_entry()))
-            what = [f"MCP server {SERVER_NAME!r} in mcp_servers", "features.codex_hooks"]
+            what = [f"MCP server {SERVER_NAME!r} in mcp_servers", "features.hooks"]
             if after == text and before is not None:
                 after, what = before, []
     except ValueError as exc:
