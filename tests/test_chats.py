@@ -328,3 +328,49 @@ def test_chats_stored_under_the_old_ids_are_not_stored_again(store, tmp_path: Pa
     os.utime(path, (st.st_atime + 60, st.st_mtime + 60))  # downloaded again
     assert ingest_paths(store, [path], source="chats")["episodes"] == 0
     assert [r["session_id"] for r in store.rows("SELECT DISTINCT session_id FROM episodes")] == ["conv-aaa"]
+
+
+def test_same_opening_conversations_keep_their_ids_when_the_export_changes_order(store, tmp_path: Path) -> None:
+    """An export that gains a conversation with the same opening in front used to shift the
+    others' ids, so a correction was stored twice (and looked like a repeat to sleep)."""
+    from remem.engine.ingest import ingest_paths
+
+    hello = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello! How can I help?"}]
+
+    def conv(ask: str, reply: str, then: str | None = None) -> dict:
+        msgs = hello + [{"role": "user", "content": ask}, {"role": "assistant", "content": reply}]
+        if then:
+            msgs += [{"role": "user", "content": then}, {"role": "assistant", "content": "Done."}]
+        return {"messages": msgs}
+
+    nginx = conv("Restart nginx after the config change", "Restarted nginx.",
+                 "no, don't restart nginx, use nginx -s reload instead")
+    bread = conv("What is a good sourdough recipe?", "Flour, water, salt, starter.")
+    taxes = conv("When are taxes due?", "April 15.")
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in (nginx, bread)))
+    ingest_paths(store, [path], source="chats")
+    path.write_text("".join(json.dumps(c) + "\n" for c in (taxes, nginx, bread)))
+    ingest_paths(store, [path], source="chats")
+    assert store.scalar("SELECT count(*) FROM episodes WHERE kind = 'correction'") == 1
+    assert store.scalar("SELECT count(*) FROM episodes WHERE kind = 'session'") == 3
+
+
+def test_an_old_id_reused_by_another_conversation_of_a_file_with_the_same_name_is_not_taken(
+        store, tmp_path: Path) -> None:
+    """Before ids came from content, `"id": 1` was the id itself; another export named the
+    same, whose conversation 1 is a different one, must not take its place."""
+    from remem.engine.ingest import ingest_paths, ingest_session
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    (first / "chat.json").write_text(json.dumps([_conv("Configure nginx for port 8080", "Done.", id=1)]))
+    (old,) = chats.parse_chats(first / "chat.json")
+    old.id, old.path = "1", f"{first / 'chat.json'}#0"  # as the earlier release stored it
+    st = (first / "chat.json").stat()
+    ingest_session(store, old, mtime=st.st_mtime, size=st.st_size)
+    (second / "chat.json").write_text(json.dumps([_conv("What is a good sourdough recipe?", "Flour.", id=1)]))
+    ingest_paths(store, [second / "chat.json"], source="chats")
+    gists = sorted(r["gist"].split("\n")[0] for r in store.rows("SELECT gist FROM episodes WHERE kind = 'session'"))
+    assert gists == ["Asked: Configure nginx for port 8080", "Asked: What is a good sourdough recipe?"]

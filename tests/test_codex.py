@@ -281,10 +281,18 @@ def test_a_forked_session_does_not_store_its_parents_findings_again(tmp_path: Pa
     parent = [meta("2026-01-05T10:00:00.000Z", parent_id)] + history
     fork = [meta("2026-01-05T11:00:00.000Z", fork_id, forked_from_id=parent_id)] + parent + [
         say("2026-01-05T11:00:01.000Z", "user", "now write the changelog")]
-    (tmp_path / f"rollout-2026-01-05T10-00-00-{parent_id}.jsonl").write_text("\n".join(parent) + "\n")
-    (tmp_path / f"rollout-2026-01-05T11-00-00-{fork_id}.jsonl").write_text("\n".join(fork) + "\n")
+    parent_file = tmp_path / f"rollout-2026-01-05T10-00-00-{parent_id}.jsonl"
+    fork_file = tmp_path / f"rollout-2026-01-05T11-00-00-{fork_id}.jsonl"
+    parent_file.write_text("\n".join(parent) + "\n")
+    fork_file.write_text("\n".join(fork) + "\n")
     summary = ingest_paths(store, [tmp_path], source="codex")
     assert summary["by_kind"] == {"session": 2, "correction": 1, "error": 1}
+    # and the other way round: the fork read first, its parent later
+    store.hard_delete([r["id"] for r in store.rows("SELECT id FROM episodes")])
+    store.conn.execute("DELETE FROM forgotten")
+    store.conn.execute("DELETE FROM sessions")
+    assert ingest_paths(store, [fork_file], source="codex")["by_kind"] == {"session": 1, "correction": 1, "error": 1}
+    assert ingest_paths(store, [parent_file], source="codex")["by_kind"] == {"session": 1}
 
 
 def test_lines_of_a_type_this_version_does_not_know_are_skipped_not_malformed(tmp_path: Path) -> None:

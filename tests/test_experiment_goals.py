@@ -84,3 +84,20 @@ def test_goals_have_number_target_and_status(cli, store):
     assert by_id["G10"]["status"] == "pass"
     assert by_id["G3"]["status"] == "unknown"  # no primes yet: too little data, not a pass
     assert all(g["status"] in ("pass", "fail", "unknown") and g["target"] for g in goals)
+
+
+def test_g7_times_the_choice_in_the_project_with_the_most_lessons(store, monkeypatch):
+    """Timed without a project, only general lessons compete, so with project lessons G7
+    measured almost nothing."""
+    from remem.engine import goals, prime
+    from remem.engine.lessons import add_lesson
+
+    for n in range(3):
+        add_lesson(store, f"shop rule {n}", "correction", status="active", cwd="/home/dev/shop")
+    add_lesson(store, "blog rule", "correction", status="active", cwd="/home/dev/blog")
+    seen: list = []
+    real = prime.candidates
+    monkeypatch.setattr(prime, "candidates", lambda *a, **k: seen.append(k.get("cwd")) or real(*a, **k))
+    goals._prime_latency_ms(store)
+    assert seen and set(seen) == {"/home/dev/shop"}
+

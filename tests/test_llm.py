@@ -84,3 +84,35 @@ def test_fake_local_model_saying_something_unsafe_leaves_the_plain_text(store, m
         run(store, cfg=cfg)
     found = lessons(store)[0]
     assert found["text"] == "Use uv not pip." and found["draft"] is None
+
+
+def test_an_empty_answer_is_no_answer_this_time_but_the_model_is_asked_again():
+    """A model may say nothing to one prompt (a 5-token verdict); that is not a model away."""
+    import json
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    answers = iter(["", "yes"])
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server name
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = json.dumps({"choices": [{"message": {"content": next(answers)}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        cfg = {"llm": {"url": url, "timeout_s": 5}}
+        assert llm.complete("verdict?", cfg=cfg) is None
+        assert llm.complete("verdict?", cfg=cfg) == "yes"
+    finally:
+        server.shutdown()
+        llm._away_until.pop(url, None)

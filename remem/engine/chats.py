@@ -367,14 +367,35 @@ def conversation_to_session(conv: Any, *, path: str | None = None, index: int = 
     )
 
 
-def fingerprint(turns: list[Turn], started: str | None) -> str:
-    """What identifies one conversation across exports: its start and its first two turns.
+def _tell_apart(sessions: list[Session]) -> None:
+    """Conversations of one file with the same opening (no id, no times, "hi" / "Hello!") are
+    still two: their ids use as many turns as it takes to differ. That is stable when the
+    export grows or its order changes; only conversations identical throughout are numbered."""
+    groups: dict[str, list[Session]] = {}
+    for session in sessions:
+        groups.setdefault(session.id, []).append(session)
+    for sid, same in groups.items():
+        if len(same) < 2:
+            continue
+        longest = max(len(s.turns) for s in same)
+        for count in range(3, longest + 1):
+            ids = [f"{sid}~{fingerprint(s.turns, s.started, count)[:10]}" for s in same]
+            if len(set(ids)) == len(ids):
+                break
+        seen: dict[str, int] = {}
+        for session, new_id in zip(same, ids if longest >= 3 else [sid] * len(same)):
+            seen[new_id] = seen.get(new_id, 0) + 1
+            session.id = new_id if seen[new_id] == 1 else f"{new_id}~{seen[new_id]}"
+
+
+def fingerprint(turns: list[Turn], started: str | None, count: int = 2) -> str:
+    """What identifies one conversation across exports: its start and its first `count` turns.
 
     Only the opening is used, so a later export of the same conversation, grown since, has the
     same fingerprint and updates it instead of being stored again.
     """
     opening = []
-    for turn in turns[:2]:
+    for turn in turns[:count]:
         calls = [f"{call.name}:{json.dumps(call.input, sort_keys=True, default=str)}" for call in turn.tool_calls]
         opening.append(f"{turn.role}\x1e{turn.text}\x1e{'|'.join(calls)}")
     text = f"{started or ''}\x1d" + "\x1d".join(opening)
@@ -439,13 +460,7 @@ def parse_chats(path: Path | str) -> list[Session]:
             f"no conversations found ({malformed} unreadable entries); expected OpenAI, "
             "Anthropic or Gemini messages, as JSON or one conversation per JSONL line"
         )
-    # Two conversations of one file with the same opening (no id, no times, "hi" / "Hello!")
-    # are still two: the second of a fingerprint is told apart by its place among them.
-    seen: dict[str, int] = {}
-    for session in sessions:
-        seen[session.id] = seen.get(session.id, 0) + 1
-        if seen[session.id] > 1:
-            session.id = f"{session.id}~{seen[session.id]}"
+    _tell_apart(sessions)
     sessions[0].malformed_lines = malformed
     if "\\ud" in text or "\\uD" in text:
         for session in sessions:

@@ -151,7 +151,9 @@ def episodes_of(session: Session, found: dict[str, Any] | None = None) -> list[d
         out.append({
             **base, "id": stable_id(session.id, "session", session.id), "kind": "session",
             "title": title, "gist": gist, "detail": "", "at": started,
-            "tags": [session.source], "_embed": f"{title}\n{gist}",
+            "tags": [session.source] + ([f"forked-from:{session.meta['forked_from_id']}"]
+                                        if session.meta.get("forked_from_id") else []),
+            "_embed": f"{title}\n{gist}",
         })
     for kind in FINDING_KINDS:
         for f in found.get(kind, []):
@@ -170,19 +172,25 @@ def _finding_episode(f: Finding, base: dict[str, Any], started: str) -> dict[str
     }
 
 
-def _not_the_parents(store: Store, episodes: list[dict[str, Any]], parent: str) -> list[dict[str, Any]]:
-    """A forked session (Codex writes a fork to a new file, its parent's history copied in
-    first) leaves out the findings its parent already holds: one failure is not two, and
-    sleep learns from an error only when it repeats."""
-    twins = {stable_id(parent, ep["kind"], ep["title"]): ep["id"] for ep in episodes
-             if ep["kind"] != "session"}
-    if not twins:
+def _not_held_by_relatives(store: Store, episodes: list[dict[str, Any]],
+                           session: Session) -> list[dict[str, Any]]:
+    """Codex writes a fork to a new file, its parent's history copied in first: the findings
+    a parent and its forks share are stored once, whichever is read first (one failure is not
+    two, and sleep learns from an error only when it repeats). A fork's session memory carries
+    the tag `forked-from:<parent>`, so a parent read later finds its forks."""
+    relatives = [str(session.meta["forked_from_id"])] if session.meta.get("forked_from_id") else []
+    relatives += [r["session_id"] for r in store.rows(
+        "SELECT e.session_id FROM tags t JOIN episodes e ON e.id = t.memory_id "
+        "WHERE t.tag = ? AND e.kind = 'session'", (f"forked-from:{session.id}".lower(),))]
+    findings = [ep for ep in episodes if ep["kind"] != "session"]
+    if not relatives or not findings:
         return episodes
+    twins = {stable_id(rel, ep["kind"], ep["title"]): ep["id"] for rel in relatives for ep in findings}
     marks = ",".join("?" * len(twins))
     held = {r["id"] for r in store.rows(f"SELECT id FROM episodes WHERE id IN ({marks})", list(twins))}
     held |= store.forgotten(twins)
-    copied = {twins[t] for t in held}
-    return [ep for ep in episodes if ep["id"] not in copied]
+    shared = {twins[t] for t in held}
+    return [ep for ep in episodes if ep["id"] not in shared]
 
 
 _LATER = "\nThen, from "
@@ -248,8 +256,7 @@ def ingest_session(store: Store, session: Session, *, mtime: float | None = None
     gone = store.forgotten(ep["id"] for ep in episodes)
     if gone:  # deleted for good by hand or by the lifecycle: never brought back
         episodes = [ep for ep in episodes if ep["id"] not in gone]
-    if session.meta.get("forked_from_id"):
-        episodes = _not_the_parents(store, episodes, str(session.meta["forked_from_id"]))
+    episodes = _not_held_by_relatives(store, episodes, session)
     # the mechanical gist is in `gist`, or in `detail` when a local model wrote the gist
     known = {r["id"]: r for r in store.rows(
         "SELECT id, title, gist, detail, at FROM episodes WHERE session_id = ?", (session.id,))}
@@ -457,9 +464,19 @@ def _stored_chat_id(store: Store, session: Session, path: Path) -> str | None:
         if old == session.id:
             return None
         row = store.one("SELECT path FROM sessions WHERE id = ? AND source = 'chats'", (old,))
-        if row and Path(str(row["path"]).rsplit("#", 1)[0]).name == path.name:
+        if row and Path(str(row["path"]).rsplit("#", 1)[0]).name == path.name \
+                and _same_opening(store, old, session):
             return old
     return None
+
+
+def _same_opening(store: Store, old_id: str, session: Session) -> bool:
+    """The conversation stored under `old_id` opens with the same ask as `session` (exports
+    reuse small ids like 1 for different conversations: the id and file name alone are not
+    enough to take its place)."""
+    gist = store.scalar("SELECT gist FROM episodes WHERE id = ?", (stable_id(old_id, "session", old_id),))
+    asked = first_ask(session)
+    return bool(gist) and bool(asked) and str(gist).split("\n", 1)[0] == f"Asked: {shorten(asked, 300)}"
 
 
 def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source: str | None = None,
