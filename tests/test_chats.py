@@ -374,3 +374,50 @@ def test_an_old_id_reused_by_another_conversation_of_a_file_with_the_same_name_i
     ingest_paths(store, [second / "chat.json"], source="chats")
     gists = sorted(r["gist"].split("\n")[0] for r in store.rows("SELECT gist FROM episodes WHERE kind = 'session'"))
     assert gists == ["Asked: Configure nginx for port 8080", "Asked: What is a good sourdough recipe?"]
+
+
+_GEMINI_CLI = [
+    {"id": "m1", "timestamp": "2026-01-01T10:00:00.000Z", "type": "user", "content": "install the deps with pip"},
+    {"id": "m2", "timestamp": "2026-01-01T10:00:05.000Z", "type": "gemini", "content": "Running pip install",
+     "toolCalls": [{"id": "t1", "name": "run_shell_command", "args": {"command": "pip install -r requirements.txt"},
+                    "status": "error", "timestamp": "2026-01-01T10:00:06.000Z",
+                    "resultDisplay": "bash: pip: command not found"}]},
+    {"id": "m0", "timestamp": "2026-01-01T10:00:30.000Z", "type": "info", "content": "Request cancelled."},
+    {"id": "m3", "timestamp": "2026-01-01T10:01:00.000Z", "type": "user", "content": [{"text": "no, we use uv here, never pip"}]},
+    {"id": "m4", "timestamp": "2026-01-01T10:01:05.000Z", "type": "gemini", "content": "Understood, using uv add."},
+]
+
+
+@pytest.mark.parametrize("shape", ["json", "jsonl"])
+def test_gemini_cli_session_files_are_read(store, tmp_path: Path, shape: str) -> None:
+    """Gemini CLI's own session record (~/.gemini/tmp/<project>/chats/session-*), as one JSON
+    object or as JSONL (a header, then records, one written again as it grew)."""
+    from remem.engine.ingest import ingest_paths
+
+    header = {"sessionId": "gem-1", "projectHash": "abc", "startTime": "2026-01-01T10:00:00.000Z"}
+    chats_dir = tmp_path / "tmp" / "abc" / "chats"
+    chats_dir.mkdir(parents=True)
+    if shape == "json":
+        path = chats_dir / "session-2026-01-01T10-00-gem1.json"
+        path.write_text(json.dumps({**header, "messages": _GEMINI_CLI}))
+    else:
+        path = chats_dir / "session-2026-01-01T10-00-gem1.jsonl"
+        early = {**_GEMINI_CLI[4], "content": "Under"}  # the same record, written twice
+        lines = [header, *_GEMINI_CLI[:4], early, _GEMINI_CLI[4]]
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (session,) = chats.parse_chats(path)
+    assert session.meta["format"] == "gemini-cli" and session.started.startswith("2026-01-01T10:00:00")
+    assert [t.text for t in session.turns if t.role == "user"] == ["install the deps with pip",
+                                                                    "no, we use uv here, never pip"]
+    assert session.turns[-1].text == "Understood, using uv add."
+    (call,) = session.tool_calls()
+    assert call.is_error and "command not found" in call.result
+    summary = ingest_paths(store, [path])  # the source is guessed from where the file lies
+    assert summary["by_kind"]["correction"] == 1 and summary["by_kind"]["error"] == 1
+
+
+def test_the_gemini_session_end_hook_reads_its_transcript_as_chats() -> None:
+    from remem.hooks.session_end import ingest_command
+
+    assert ingest_command("/t/session-x.jsonl", "gemini")[-3:] == ["--source", "chats", "--quiet"]
+    assert "--source" not in ingest_command("/t/abc.jsonl", "claude-code")

@@ -35,8 +35,8 @@ class NotAConversation(ValueError):
     """A file that holds no conversation at all (a settings file, a ChatGPT export's user.json)."""
 
 
-_TIME_KEYS = ("timestamp", "created_at", "at", "create_time", "time")
-_ID_KEYS = ("id", "conversation_id", "session_id", "uuid")
+_TIME_KEYS = ("timestamp", "created_at", "at", "create_time", "time", "startTime")
+_ID_KEYS = ("id", "conversation_id", "session_id", "sessionId", "uuid")
 _TITLE_KEYS = ("title", "name")
 
 
@@ -142,6 +142,8 @@ def detect_format(conv: dict[str, Any]) -> str:
     """The format of one conversation object (see _READERS)."""
     if isinstance(conv.get("contents"), list):
         return "gemini"
+    if _is_gemini_cli(conv):
+        return "gemini-cli"
     if isinstance(conv.get("mapping"), dict):
         return "chatgpt-export"
     if isinstance(conv.get("chat_messages"), list):
@@ -265,6 +267,64 @@ def _gemini(conv: dict[str, Any], c: _Conv) -> None:
                    fc.get("id"), fc.get("name"), fc.get("args"))
 
 
+_GEMINI_CLI_TYPES = ("user", "gemini", "info", "error", "warning")
+
+
+def _is_gemini_cli(conv: dict[str, Any]) -> bool:
+    """A Gemini CLI session file (~/.gemini/tmp/<project>/chats/session-*.json): sessionId and
+    messages typed "user" / "gemini", not roles."""
+    messages = conv.get("messages")
+    return "sessionId" in conv and isinstance(messages, list) and any(
+        isinstance(m, dict) and m.get("type") in ("user", "gemini") and "role" not in m for m in messages)
+
+
+def _gemini_cli(conv: dict[str, Any], c: _Conv) -> None:
+    """Gemini CLI's own record: each message {id, timestamp, type, content}; a "gemini" one
+    holds its toolCalls with their results and status. info/error/warning lines are the
+    CLI's own notices, not words of the person or the model."""
+    for m in conv.get("messages") or []:
+        if not isinstance(m, dict) or m.get("type") not in ("user", "gemini"):
+            continue
+        at = _iso_or_none(m.get("timestamp"))
+        text = _text_of(m.get("content"))
+        if m["type"] == "user":
+            last = c.turns[-1] if c.turns else None
+            if last is not None and last.role == "assistant" and last.tool_calls and all(
+                    call.result is not None for call in last.tool_calls):
+                # Its calls done and no more words: the agent stopped and handed back (Gemini
+                # CLI keeps a message's calls inside it, with no closing message after them).
+                c.turns.append(Turn(role="assistant", text="", at=last.at))
+            c.say("user", text, at)
+            continue
+        turn = c.say("assistant", text, at)
+        for tc in m.get("toolCalls") or []:
+            if not isinstance(tc, dict):
+                continue
+            owner = turn if turn is not None else c.assistant(at)
+            c.call(owner, tc.get("id"), tc.get("name"), tc.get("args"))
+            if "result" in tc or "resultDisplay" in tc:
+                shown = tc.get("resultDisplay")
+                result = shown if isinstance(shown, str) and shown else _result_text(tc.get("result"))
+                status = tc.get("status")
+                c.result(tc.get("id"), tc.get("name"), result,
+                         True if status == "error" else (False if status == "success" else None))
+                if status == "cancelled" and tc.get("id") in c.calls:
+                    c.calls[str(tc["id"])].rejected = True
+
+
+def _latest_by_id(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each message once, as last written (a record may be written again as it grows), in the
+    order first seen."""
+    latest: dict[Any, dict[str, Any]] = {}
+    for n, rec in enumerate(records):
+        latest[rec.get("id") if isinstance(rec.get("id"), str) else n] = rec
+    return list(latest.values())
+
+
+def _iso_or_none(value: Any) -> str | None:
+    return _when({"timestamp": value}) if value is not None else None
+
+
 def _chatgpt(conv: dict[str, Any], c: _Conv) -> None:
     """ChatGPT's data export (conversations.json): a tree in `mapping`; the thread shown is the
     path from the root to `current_node`. A message to a recipient other than "all" is a tool
@@ -332,7 +392,7 @@ def _claude_ai(conv: dict[str, Any], c: _Conv) -> None:
 
 
 _READERS = {"openai": _openai, "anthropic": _anthropic, "gemini": _gemini,
-            "chatgpt-export": _chatgpt, "claude-export": _claude_ai}
+            "gemini-cli": _gemini_cli, "chatgpt-export": _chatgpt, "claude-export": _claude_ai}
 
 
 def conversation_to_session(conv: Any, *, path: str | None = None, index: int = 0) -> Session | None:
@@ -428,6 +488,8 @@ def parse_chats(path: Path | str) -> list[Session]:
     except ValueError:
         items = []
         loose: list[Any] = []  # JSONL whose lines are single messages
+        gemini: list[dict[str, Any]] = []  # Gemini CLI's session-*.jsonl: a header, then records
+        header: dict[str, Any] = {}
         for line in text.split("\n"):
             if not line.strip():
                 continue
@@ -436,7 +498,12 @@ def parse_chats(path: Path | str) -> list[Session]:
             except ValueError:
                 malformed += 1
                 continue
-            if isinstance(value, dict) and "role" in value and not (
+            if isinstance(value, dict) and value.get("type") in _GEMINI_CLI_TYPES and "role" not in value:
+                gemini.append(value)
+            elif isinstance(value, dict) and "sessionId" in value and not (
+                    "messages" in value or "type" in value):
+                header = value
+            elif isinstance(value, dict) and "role" in value and not (
                 "messages" in value or "contents" in value or "mapping" in value
             ):
                 loose.append(value)
@@ -444,6 +511,8 @@ def parse_chats(path: Path | str) -> list[Session]:
                 items.append(value)
         if loose:
             items.append(loose)
+        if gemini:
+            items.append({"sessionId": path.stem, **header, "messages": _latest_by_id(gemini)})
     sessions: list[Session] = []
     for i, item in enumerate(items):
         try:

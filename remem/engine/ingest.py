@@ -335,6 +335,8 @@ def _guess_source(path: Path) -> str:
         return "codex"
     if name.endswith(".json"):
         return "chats"
+    if name.startswith("session-") and path.parent.name == "chats":
+        return "chats"  # Gemini CLI's ~/.gemini/tmp/<project>/chats/session-*.jsonl
     return "claude-code"
 
 

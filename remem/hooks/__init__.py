@@ -154,7 +154,7 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
     if event == "session-end":
         from remem.hooks.session_end import spawn_ingest
 
-        spawn_ingest(payload)
+        spawn_ingest(payload, agent)
         return adapters.neutral(agent, event)
     call = adapters.read(agent, event, payload)
     if call is None or not call.text:

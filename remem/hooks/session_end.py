@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 
-def ingest_command(transcript: str) -> list[str]:
-    return [sys.executable, "-m", "remem", "ingest", transcript, "--quiet"]
+def ingest_command(transcript: str, agent: str | None = None) -> list[str]:
+    # Gemini CLI's session files are its own chat records (read as chats), whatever their
+    # name ends with; the other agents' are guessed from the name.
+    source = ["--source", "chats"] if agent == "gemini" else []
+    return [sys.executable, "-m", "remem", "ingest", transcript, *source, "--quiet"]
 
 
-def spawn_ingest(payload: dict[str, Any]) -> int | None:
+def spawn_ingest(payload: dict[str, Any], agent: str | None = None) -> int | None:
     """Start the detached ingest; returns its pid, or None when there is nothing to read."""
     path = payload.get("transcript_path")
     if not isinstance(path, str) or not path:
@@ -34,7 +37,7 @@ def spawn_ingest(payload: dict[str, Any]) -> int | None:
     else:  # pragma: no cover - Windows
         kwargs["creationflags"] = getattr(subprocess, "DETACHED_PROCESS", 0) | getattr(
             subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
-    proc = subprocess.Popen(ingest_command(str(transcript)), **kwargs)
+    proc = subprocess.Popen(ingest_command(str(transcript), agent), **kwargs)
     from remem.log import log
 
     log("hook", f"session-end: ingesting {transcript} in the background (pid {proc.pid})")
