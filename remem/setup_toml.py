@@ -88,8 +88,10 @@ class TomlkitEditor:
         doc = _parse(text)
         features = doc.get("features")
         if features is not None and features.unwrap() == _LEGACY:
-            text = self.disable_hooks(text)
-            doc, features = _parse(text), None
+            cut = self.disable_hooks(text)
+            if cut == text:  # written as a dotted key or inline table: left as the person has it
+                return text
+            text, doc, features = cut, _parse(cut), None
         if features is not None and ("hooks" in features or "codex_hooks" in features):
             return text
         if features is None:

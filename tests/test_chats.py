@@ -421,3 +421,31 @@ def test_the_gemini_session_end_hook_reads_its_transcript_as_chats() -> None:
 
     assert ingest_command("/t/session-x.jsonl", "gemini")[-3:] == ["--source", "chats", "--quiet"]
     assert "--source" not in ingest_command("/t/abc.jsonl", "claude-code")
+
+
+def test_a_refused_gemini_cli_call_is_one_correction_with_the_persons_words(tmp_path: Path) -> None:
+    record = {"sessionId": "gem-2", "startTime": "2026-01-01T10:00:00.000Z", "messages": [
+        {"id": "m1", "timestamp": "2026-01-01T10:00:00.000Z", "type": "user", "content": "clean the build output"},
+        {"id": "m2", "timestamp": "2026-01-01T10:00:05.000Z", "type": "gemini", "content": "I'll remove the build folder.",
+         "toolCalls": [{"id": "t1", "name": "run_shell_command", "args": {"command": "rm -rf build"},
+                        "status": "cancelled", "timestamp": "2026-01-01T10:00:06.000Z"}]},
+        {"id": "m3", "timestamp": "2026-01-01T10:01:00.000Z", "type": "user",
+         "content": "no, don't delete it, use make clean instead"},
+        {"id": "m4", "timestamp": "2026-01-01T10:01:05.000Z", "type": "gemini", "content": "OK, using make clean."},
+    ]}
+    path = tmp_path / "session-2026-01-01T10-00-gem2.json"
+    path.write_text(json.dumps(record))
+    (session,) = chats.parse_chats(path)
+    (found,) = detect.corrections(session)
+    assert found.extra["how"] == "refused" and found.text == "no, don't delete it, use make clean instead"
+
+
+def test_jsonl_of_whole_gemini_api_conversations_with_a_session_id_is_still_read(tmp_path: Path) -> None:
+    lines = [{"sessionId": f"g{n}", "contents": [{"role": "user", "parts": [{"text": f"question {n}"}]},
+                                                 {"role": "model", "parts": [{"text": f"answer {n}"}]}]}
+             for n in (1, 2)]
+    path = tmp_path / "export.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    found = chats.parse_chats(path)
+    assert [len(s.turns) for s in found] == [2, 2] and {s.meta["format"] for s in found} == {"gemini"}
+

@@ -95,6 +95,8 @@ def test_g7_times_the_choice_in_the_project_with_the_most_lessons(store, monkeyp
     for n in range(3):
         add_lesson(store, f"shop rule {n}", "correction", status="active", cwd="/home/dev/shop")
     add_lesson(store, "blog rule", "correction", status="active", cwd="/home/dev/blog")
+    for n in range(5):  # an empty project is no project
+        add_lesson(store, f"general rule {n}", "correction", status="active", cwd="")
     seen: list = []
     real = prime.candidates
     monkeypatch.setattr(prime, "candidates", lambda *a, **k: seen.append(k.get("cwd")) or real(*a, **k))

@@ -450,6 +450,11 @@ def test_the_codex_flag_an_earlier_release_wrote_becomes_the_current_one(cli, ag
     mine = 'model = "o3"\n\n[features]\nhooks = false\n'  # the person's own choice stays
     assert editor.enable_hooks(mine) == mine
     assert editor.disable_hooks(editor.enable_hooks('model = "o3"\n')) == 'model = "o3"\n'
+    import tomllib
+
+    for written in ('features.codex_hooks = true\n', 'features = { codex_hooks = true }\n'):
+        assert editor.enable_hooks(written) == written  # not a table setup can cut: left as it is
+        tomllib.loads(editor.enable_hooks(written))
 
 
 def test_with_claude_config_dir_the_mcp_server_goes_beside_its_settings(cli, agents_home, home, monkeypatch, tmp_path):

@@ -290,7 +290,8 @@ def _gemini_cli(conv: dict[str, Any], c: _Conv) -> None:
         if m["type"] == "user":
             last = c.turns[-1] if c.turns else None
             if last is not None and last.role == "assistant" and last.tool_calls and all(
-                    call.result is not None for call in last.tool_calls):
+                    call.result is not None and not call.rejected for call in last.tool_calls):
+                # (A refused call is answered by the person's words directly: no hand-back.)
                 # Its calls done and no more words: the agent stopped and handed back (Gemini
                 # CLI keeps a message's calls inside it, with no closing message after them).
                 c.turns.append(Turn(role="assistant", text="", at=last.at))
@@ -302,14 +303,16 @@ def _gemini_cli(conv: dict[str, Any], c: _Conv) -> None:
                 continue
             owner = turn if turn is not None else c.assistant(at)
             c.call(owner, tc.get("id"), tc.get("name"), tc.get("args"))
+            status = tc.get("status")
             if "result" in tc or "resultDisplay" in tc:
                 shown = tc.get("resultDisplay")
                 result = shown if isinstance(shown, str) and shown else _result_text(tc.get("result"))
-                status = tc.get("status")
                 c.result(tc.get("id"), tc.get("name"), result,
                          True if status == "error" else (False if status == "success" else None))
-                if status == "cancelled" and tc.get("id") in c.calls:
-                    c.calls[str(tc["id"])].rejected = True
+            if status == "cancelled":  # the person said no to the call
+                call = owner.tool_calls[-1]
+                call.rejected, call.is_error = True, True
+                call.result = call.result or "cancelled by the user"
 
 
 def _latest_by_id(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -437,15 +440,22 @@ def _tell_apart(sessions: list[Session]) -> None:
     for sid, same in groups.items():
         if len(same) < 2:
             continue
-        longest = max(len(s.turns) for s in same)
-        for count in range(3, longest + 1):
-            ids = [f"{sid}~{fingerprint(s.turns, s.started, count)[:10]}" for s in same]
-            if len(set(ids)) == len(ids):
-                break
+        new_ids = [f"{sid}~{_distinct_prefix(s, same)}" for s in same]
         seen: dict[str, int] = {}
-        for session, new_id in zip(same, ids if longest >= 3 else [sid] * len(same)):
+        for session, new_id in zip(same, new_ids):
             seen[new_id] = seen.get(new_id, 0) + 1
             session.id = new_id if seen[new_id] == 1 else f"{new_id}~{seen[new_id]}"
+
+
+def _distinct_prefix(session: Session, same: list[Session]) -> str:
+    """The fingerprint of this conversation's shortest opening (3 turns or more) that no other
+    of `same` shares, so one sharing more with a third changes only those two."""
+    for count in range(3, len(session.turns) + 1):
+        mine = fingerprint(session.turns, session.started, count)
+        if all(other is session or fingerprint(other.turns, other.started, count) != mine
+               for other in same):
+            return mine[:10]
+    return fingerprint(session.turns, session.started, len(session.turns))[:10]
 
 
 def fingerprint(turns: list[Turn], started: str | None, count: int = 2) -> str:
@@ -498,10 +508,11 @@ def parse_chats(path: Path | str) -> list[Session]:
             except ValueError:
                 malformed += 1
                 continue
-            if isinstance(value, dict) and value.get("type") in _GEMINI_CLI_TYPES and "role" not in value:
+            if isinstance(value, dict) and value.get("type") in _GEMINI_CLI_TYPES \
+                    and "role" not in value and "content" in value:
                 gemini.append(value)
-            elif isinstance(value, dict) and "sessionId" in value and not (
-                    "messages" in value or "type" in value):
+            elif isinstance(value, dict) and "sessionId" in value and not any(
+                    key in value for key in ("messages", "type", "contents", "mapping", "chat_messages")):
                 header = value
             elif isinstance(value, dict) and "role" in value and not (
                 "messages" in value or "contents" in value or "mapping" in value

@@ -39,7 +39,7 @@ def _prime_latency_ms(store: Store) -> float:
     no project, only general lessons compete: that would time less than a hook does)."""
     from remem.engine import prime
 
-    cwd = store.scalar("SELECT cwd FROM lessons WHERE status = 'active' AND cwd IS NOT NULL "
+    cwd = store.scalar("SELECT cwd FROM lessons WHERE status = 'active' AND cwd IS NOT NULL AND cwd <> '' "
                        "GROUP BY cwd ORDER BY count(*) DESC LIMIT 1")
     start = time.perf_counter()
     for _ in range(5):
