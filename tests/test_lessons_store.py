@@ -51,3 +51,17 @@ def test_an_ambiguous_or_wildcard_id_prefix_picks_no_lesson(store, cli):
     vetoed = cli("lessons", "veto", "abcd")
     assert vetoed.exit_code == 1 and "give more characters" in vetoed.output
     assert store.scalar("SELECT count(*) FROM lessons WHERE status = 'active'") == 2
+
+
+def test_an_id_prefix_too_short_says_how_long_it_must_be(store):
+    import pytest
+
+    from remem.engine.lessons import add_lesson, get_lesson
+    from remem.errors import NotFound
+
+    made = add_lesson(store, "use uv, not pip", "correction", sources=["c1"])
+    with pytest.raises(NotFound, match="at least 4 characters"):
+        get_lesson(store, made["id"][:2])
+    with pytest.raises(NotFound, match="at least 4 characters"):
+        store.episode("ab")
+

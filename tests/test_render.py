@@ -39,6 +39,17 @@ def test_lessons_go_to_their_project_and_cwd_less_ones_everywhere(store):
     assert len(written["files"]) == 3
 
 
+def test_a_lesson_of_a_project_claude_code_has_no_folder_for_is_counted_and_waits(store):
+    """The sleep summary said "lessons 3" while writing nothing: a project's lessons wait for
+    Claude Code to make a folder for that project, and the render pass now says how many."""
+    lesson = add_lesson(store, "Use mix, not make.", "correction", sources=["x"], cwd="/home/u/elixir")
+    out = render.render(store)
+    assert out["no_project_folder"] == 1 and out["written"] == 0
+    folder = project("/home/u/elixir")
+    out = render.render(store)
+    assert out["no_project_folder"] == 0 and (folder / f"remem-{lesson['id']}.md").exists()
+
+
 def test_memory_md_keeps_the_persons_content_exactly(store):
     folder = project("/home/u/a")
     folder.mkdir(parents=True)

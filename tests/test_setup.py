@@ -467,3 +467,18 @@ def test_with_claude_config_dir_the_mcp_server_goes_beside_its_settings(cli, age
     assert "remem" in json.loads((alt / ".claude.json").read_text())["mcpServers"]
     assert "hooks" in json.loads((alt / "settings.json").read_text())
 
+
+
+def test_setup_makes_the_folder_the_nightly_sleep_logs_to_and_doctor_checks_it(cli, agents_home, home):
+    """The cron line appends to ~/.remem/logs/sleep.log; with no such folder the shell refused
+    it every night while doctor said the sleep was scheduled."""
+    import shutil
+
+    from remem import paths
+
+    shutil.rmtree(paths.logs_dir(), ignore_errors=True)
+    assert cli("setup", "--yes").exit_code == 0
+    assert paths.logs_dir().is_dir()
+    shutil.rmtree(paths.logs_dir())
+    report = json.loads(cli("doctor", "--json", "--no-run").stdout)
+    assert any("does not exist" in p["problem"] and "sleep" in p["problem"] for p in report["problems"])

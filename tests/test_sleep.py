@@ -362,12 +362,13 @@ def paths_claude_home_projects():
 def test_an_old_history_is_learned_from_though_it_faded_but_not_what_was_forgotten(store):
     from remem.engine.lifecycle import forget
 
-    with clock.frozen(_at(24 * 365)):  # a year later: decay archives all of it first
+    with clock.frozen(_at(2)):  # stored then, never touched again
         store.put_episodes([
             episode("c1", "correction", "use uv, not pip, to install packages", hours=1),
             episode("c2", "correction", "never push straight to main; open a pull request", hours=2),
         ])
         forget(store, "c2")
+    with clock.frozen(_at(24 * 365)):  # the first sleep a year later: decay archives it first
         summary = run(store)
     assert summary["passes"]["decay"]["archived"] + summary["passes"]["expire"].get("archived", 0) >= 1
     assert [l["sources"] for l in lessons(store)] == [["c1"]]
@@ -412,3 +413,18 @@ def test_a_sleep_killed_between_lesson_batches_is_finished_by_the_next_without_d
     found = lessons(store)
     assert len(found) == len(topics)
     assert sorted(s for lesson in found for s in lesson["sources"]) == ids  # each episode once
+
+
+def test_a_history_imported_today_is_not_archived_for_being_old(store):
+    """Strength fades from when remem stored (or last touched) a memory, not from when it
+    happened: the first sleep after importing a year of sessions used to archive all of it,
+    and recall then missed it without a word."""
+    with clock.frozen(_at(24 * 365)):  # imported a year after it happened
+        store.put_episodes([episode("c1", "correction", "use uv, not pip, to install packages", hours=1)])
+        summary = run(store)
+        assert summary["passes"]["expire"].get("archived", 0) == 0
+        assert store.scalar("SELECT archived FROM episodes WHERE id = 'c1'") == 0
+    with clock.frozen(_at(24 * 365 * 2)):  # a year on, never used: now it fades
+        run(store)
+        assert store.scalar("SELECT archived FROM episodes WHERE id = 'c1'") == 1
+

@@ -186,6 +186,11 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
     schedule = _schedule_status()
     if not schedule["wired"]:
         problems.append({"problem": "the nightly sleep is not scheduled", "fix": "remem setup"})
+    elif not paths.logs_dir().is_dir():
+        # The scheduled line appends to a log there; the shell refuses a missing folder, so
+        # the sleep would never start.
+        problems.append({"problem": f"the nightly sleep logs to {paths.logs_dir()}, which does not exist",
+                         "fix": f"mkdir -p {paths.logs_dir()}   (or run remem setup again)"})
     return {"agents": agents, "hooks": hooks_run, "store": store, "schedule": schedule,
             "problems": problems, "ok": not problems}
 

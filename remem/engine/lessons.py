@@ -93,7 +93,8 @@ def get_lesson(store: Store, lesson_id: str) -> dict[str, Any]:
         alias = store.one("SELECT new FROM aliases WHERE old = ?", (lesson_id,))
         if alias:
             return get_lesson(store, alias["new"])
-        raise NotFound(f"no lesson with id {lesson_id!r}; `remem lessons list` shows the ids")
+        short = " (an id prefix needs at least 4 characters)" if len(lesson_id) < 4 else ""
+        raise NotFound(f"no lesson with id {lesson_id!r}{short}; `remem lessons list` shows the ids")
     return _row(row)
 
 

@@ -235,12 +235,14 @@ def strength_decay(store: Store, cfg: dict[str, Any] | None = None) -> dict[str,
     stamp = clock.iso(now)
     last = _last_run(store.conn, "strength_decay")
     rows = store.rows(
-        "SELECT id, strength, last_touched, at, flashbulb_until FROM episodes WHERE archived = 0"
+        "SELECT id, strength, last_touched, created, at, flashbulb_until FROM episodes WHERE archived = 0"
     )
     updates: list[tuple[float, str]] = []
     hide: list[tuple[float, float, str, str]] = []
     for r in rows:
-        since = _anchor(now, r["last_touched"] or r["at"], last, r["flashbulb_until"])
+        # Never touched: from when remem stored it, not from when it happened (a history
+        # imported today is not archived on the first sleep for being a year old).
+        since = _anchor(now, r["last_touched"] or r["at"], r["created"], last, r["flashbulb_until"])
         if since is None or half <= 0:
             continue
         factor = 2 ** (-_days(now, since) / half)

@@ -267,13 +267,16 @@ def render(
     root = paths.claude_projects_dir()
     projects = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     per_folder: dict[Path, list[dict[str, Any]]] = {}
+    homeless = 0  # a project's lessons before Claude Code has a folder for that project
     for lesson in shown:
-        for folder in _targets(lesson, projects):
+        targets = _targets(lesson, projects)
+        homeless += not targets
+        for folder in targets:
             per_folder.setdefault(folder, []).append(lesson)
     prov = _provenance(store, shown)
     new_files: dict[str, dict[str, Any]] = {}
     out = {"lessons": len(shown), "folders": len(per_folder), "written": 0, "removed": 0,
-           "vetoed": len(new_vetoes), "vetoed_ids": new_vetoes}
+           "no_project_folder": homeless, "vetoed": len(new_vetoes), "vetoed_ids": new_vetoes}
     problems: list[str] = []
     for folder, lessons in sorted(per_folder.items()):
         for lesson in lessons:

@@ -616,6 +616,9 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
     manifest = load_manifest()
     files = manifest.setdefault("files", {})
     done = []
+    if not remove:
+        # The nightly line appends to a log in this folder: a shell refuses a missing folder.
+        paths.logs_dir().mkdir(parents=True, exist_ok=True)
     for e in edits:
         if not e.changed:
             continue

@@ -440,7 +440,8 @@ class Store:
                                f"{found[1]['id']}; give more characters")
             row = found[0] if found else None
         if row is None:
-            raise NotFound(f"no memory with id {memory_id!r}; `remem list` shows the ids")
+            short = " (an id prefix needs at least 4 characters)" if len(memory_id) < 4 else ""
+            raise NotFound(f"no memory with id {memory_id!r}{short}; `remem list` shows the ids")
         row["tags"] = self.tags_of(row["id"])
         return row
 
