@@ -133,7 +133,8 @@ def test_a_decay_that_another_process_ran_meanwhile_is_not_applied_twice(store, 
     from remem.engine.store import Store
 
     store.put_episodes([{"id": "old", "kind": "note", "title": "the staging db is on 5433",
-                         "at": "2026-01-01T00:00:00+00:00", "last_touched": "2026-01-01T00:00:00+00:00"}])
+                         "at": "2026-01-01T00:00:00+00:00", "created": "2026-01-01T00:00:00+00:00",
+                         "last_touched": "2026-01-01T00:00:00+00:00"}])
     other = Store()
     real_claim = lifecycle._claim
 
