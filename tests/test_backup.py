@@ -203,7 +203,7 @@ def test_a_command_or_hook_started_during_a_restore_is_told_to_run_again(home):
         remember(live, "something to prime from")
     with sole_user(home / "memory.db"):  # what restore holds while it copies
         try:
-            Store()
+            Store(busy_timeout_ms=300)  # waits that long for the restore, as SQLite would
             raise AssertionError("the memory opened while a restore was replacing it")
         except InUse as exc:
             assert "being restored" in str(exc) and "run this again" in str(exc)
@@ -212,3 +212,28 @@ def test_a_command_or_hook_started_during_a_restore_is_told_to_run_again(home):
         assert res.returncode == 0 and res.stdout == ""
     with Store() as live:  # and once it is done, it opens as before
         assert live.scalar("SELECT count(*) FROM episodes") == 1
+
+
+def test_a_command_started_during_a_short_restore_waits_for_it(home):
+    """A server or command starting while a restore copies (under a second) waits for it, as
+    SQLite waits for a lock, instead of failing."""
+    import threading
+    import time
+
+    from remem.engine.files import sole_user
+
+    with Store() as live:
+        remember(live, "kept")
+    held, done = threading.Event(), threading.Event()
+
+    def restore_for_a_moment() -> None:
+        with sole_user(home / "memory.db"):
+            held.set()
+            time.sleep(0.5)
+        done.set()
+
+    threading.Thread(target=restore_for_a_moment).start()
+    assert held.wait(10)
+    with Store() as live:
+        assert done.is_set() and live.scalar("SELECT count(*) FROM episodes") == 1
+

@@ -110,15 +110,20 @@ class InUse(RememError):
     """Another process has the memory open (see in_use), or a restore is replacing it."""
 
 
-def hold_open(db: Path) -> ExitStack:
+def hold_open(db: Path, wait: float = 0.0) -> ExitStack:
     """The same shared mark as `in_use`, held until the returned stack is closed: every Store
     of the live memory takes one, so a restore also sees the one-off commands (an ingest, a
-    hook) that have it open. Never waits: while a restore holds the memory, raises InUse."""
-    stack = ExitStack()
-    if not stack.enter_context(_flock(in_use_path(Path(db)), "shared", wait=False)):
+    hook) that have it open. While a restore holds the memory, waits up to `wait` seconds for
+    it to finish (a hook passes what is left of its budget), then raises InUse."""
+    deadline = time.monotonic() + max(0.0, wait)
+    while True:
+        stack = ExitStack()
+        if stack.enter_context(_flock(in_use_path(Path(db)), "shared", wait=False)):
+            return stack
         stack.close()
-        raise InUse(f"{db} is being restored from a backup; run this again in a moment")
-    return stack
+        if time.monotonic() >= deadline:
+            raise InUse(f"{db} is being restored from a backup; run this again in a moment")
+        time.sleep(0.02)
 
 
 @contextmanager

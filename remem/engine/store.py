@@ -311,7 +311,7 @@ class Store:
         if hold and self.path.absolute() == paths.db_path().absolute():
             from remem.engine.files import hold_open
 
-            self._hold = hold_open(self.path)
+            self._hold = hold_open(self.path, wait=busy / 1000)  # as long as SQLite would wait
         try:
             self._connect(busy, migrate_upto)
         except BaseException:
