@@ -482,3 +482,5 @@ def test_setup_makes_the_folder_the_nightly_sleep_logs_to_and_doctor_checks_it(c
     shutil.rmtree(paths.logs_dir())
     report = json.loads(cli("doctor", "--json", "--no-run").stdout)
     assert any("does not exist" in p["problem"] and "sleep" in p["problem"] for p in report["problems"])
+    assert "wired already" in cli("setup", "--yes").stdout  # nothing else to change, and yet
+    assert paths.logs_dir().is_dir()  # the folder doctor's fix names is made again

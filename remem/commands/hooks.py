@@ -57,6 +57,8 @@ def register(app: typer.Typer) -> None:
                                toml_editor=TomlkitEditor())
         changed = [e for e in edits if e.changed]
         errors = [e.error for e in edits if e.error]
+        if not remove and not dry_run:
+            setup_mod.ensure_log_folder()
         if not agent and not remove and not json_out and not setup_mod.found_agents():
             only = "" if no_schedule else "; only the nightly sleep is set up"
             print(f"remem: no agent found ({', '.join(setup_mod.AGENTS)}){only}. Install one, or "

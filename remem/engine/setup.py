@@ -611,14 +611,19 @@ def _write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def ensure_log_folder() -> None:
+    """The nightly line appends to a log in this folder, and a shell refuses a missing one:
+    made on every setup, also when nothing else changes (a folder deleted since)."""
+    paths.logs_dir().mkdir(parents=True, exist_ok=True)
+
+
 def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
     """Write the changed edits (each file backed up first); returns what was done."""
     manifest = load_manifest()
     files = manifest.setdefault("files", {})
     done = []
     if not remove:
-        # The nightly line appends to a log in this folder: a shell refuses a missing folder.
-        paths.logs_dir().mkdir(parents=True, exist_ok=True)
+        ensure_log_folder()
     for e in edits:
         if not e.changed:
             continue
