@@ -110,20 +110,29 @@ class InUse(RememError):
     """Another process has the memory open (see in_use), or a restore is replacing it."""
 
 
+def _held(path: Path, how: str, patience: float) -> ExitStack | None:
+    """The flock `how` on `path`, held in a stack (close it to release), tried every 20 ms
+    for up to `patience` seconds; None if another still holds a conflicting one."""
+    deadline = time.monotonic() + max(0.0, patience)
+    while True:
+        stack = ExitStack()
+        if stack.enter_context(_flock(path, how, wait=False)):
+            return stack
+        stack.close()
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.02)
+
+
 def hold_open(db: Path, wait: float = 0.0) -> ExitStack:
     """The same shared mark as `in_use`, held until the returned stack is closed: every Store
     of the live memory takes one, so a restore also sees the one-off commands (an ingest, a
     hook) that have it open. While a restore holds the memory, waits up to `wait` seconds for
     it to finish (a hook passes what is left of its budget), then raises InUse."""
-    deadline = time.monotonic() + max(0.0, wait)
-    while True:
-        stack = ExitStack()
-        if stack.enter_context(_flock(in_use_path(Path(db)), "shared", wait=False)):
-            return stack
-        stack.close()
-        if time.monotonic() >= deadline:
-            raise InUse(f"{db} is being restored from a backup; run this again in a moment")
-        time.sleep(0.02)
+    stack = _held(in_use_path(Path(db)), "shared", wait)
+    if stack is None:
+        raise InUse(f"{db} is being restored from a backup; run this again in a moment")
+    return stack
 
 
 @contextmanager
@@ -131,13 +140,9 @@ def sole_user(db: Path, patience: float = 2.0) -> Iterator[None]:
     """Hold the memory `db` exclusively for the block. Waits up to `patience` seconds for
     one-off commands to finish, then raises InUse if a process still has it open (a server,
     TUI or proxy holds it for as long as it runs)."""
-    deadline = time.monotonic() + max(0.0, patience)
-    while True:
-        with _flock(in_use_path(Path(db)), "exclusive", wait=False) as held:
-            if held:
-                yield
-                return
-        if time.monotonic() >= deadline:
-            raise InUse(f"{db} is open in `remem serve`, `remem tui`, `remem proxy` or another "
-                        "remem command; close them, then run this again")
-        time.sleep(0.05)
+    stack = _held(in_use_path(Path(db)), "exclusive", patience)
+    if stack is None:
+        raise InUse(f"{db} is open in `remem serve`, `remem tui`, `remem proxy` or another "
+                    "remem command; close them, then run this again")
+    with stack:
+        yield

@@ -376,9 +376,8 @@ def _files_under(folder: Path, source: str | None) -> list[Path]:
 
 
 def _default_files() -> list[tuple[Path, str]]:
-    from remem.engine.transcripts import project_files
-
     from remem.engine.codex import find_rollouts
+    from remem.engine.transcripts import project_files
 
     found = [(p, "claude-code") for p in project_files()]
     try:
