@@ -291,9 +291,9 @@ def _gemini_cli(conv: dict[str, Any], c: _Conv) -> None:
             last = c.turns[-1] if c.turns else None
             if last is not None and last.role == "assistant" and last.tool_calls and all(
                     call.result is not None and not call.rejected for call in last.tool_calls):
-                # (A refused call is answered by the person's words directly: no hand-back.)
                 # Its calls done and no more words: the agent stopped and handed back (Gemini
                 # CLI keeps a message's calls inside it, with no closing message after them).
+                # A refused call is answered by the person's words directly: no hand-back.
                 c.turns.append(Turn(role="assistant", text="", at=last.at))
             c.say("user", text, at)
             continue
