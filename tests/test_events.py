@@ -395,3 +395,20 @@ def test_a_later_part_whose_file_grew_replaces_its_own_segment(store, tmp_path: 
     (gist,) = [r["gist"] for r in store.rows("SELECT gist FROM episodes WHERE kind = 'session'")]
     assert gist.count("Then, from 2026-11-24 11:00") == 1 and "noon in Berlin" in gist
     assert gist.startswith("Asked: Please add a retry")
+
+
+def test_a_blank_title_a_long_kept_message_and_a_long_speaker(store, tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    long_text = "word " * 1800 + "ENDWORD"
+    path.write_text("\n".join(json.dumps(e) for e in [
+        {**GOOD, "id": "t1", "title": "   ", "text": "hello world"},
+        {"v": 1, "id": "k1", "at": "2026-11-24T09:00:00Z", "kind": "message", "session": "s",
+         "role": "user", "keep": True, "text": long_text},
+        {**GOOD, "id": "s1", "speaker": "S" * 300},
+    ]) + "\n")
+    summary = events.ingest_events_file(store, path)
+    assert summary["errors"] == [f"{path}:3: speaker: 300 characters, over the 200 cap"]
+    assert store.one("SELECT title FROM episodes WHERE id = 't1'")["title"] == "hello world"
+    kept = store.one("SELECT gist, detail FROM episodes WHERE gist LIKE 'word word%'")
+    assert len(kept["gist"]) <= 4000 and kept["detail"].endswith("ENDWORD")  # nothing lost
+

@@ -38,3 +38,25 @@ def test_bad_updates_are_refused(store) -> None:
         update_memory(store, m["id"], kind="error")
     with pytest.raises(NotFound):
         update_memory(store, "nope-nope", title="t")
+
+
+def test_new_text_brings_a_title_made_from_the_old_text_along(store) -> None:
+    """The title made from the old first line stayed, so the old words were still found."""
+    from remem.engine.recall import recall
+
+    made = remember(store, "giraffe feeding schedule at nine")
+    updated = update_memory(store, made["id"], text="penguin walk at noon")
+    assert updated["title"] == "penguin walk at noon"
+    hit = recall(store, "giraffe", 1, mode="keyword", touch=False)
+    assert not hit or hit[0]["parts"]["keyword"] == 0.0
+    named = remember(store, "the deploy steps", title="Deploy checklist")
+    assert update_memory(store, named["id"], text="new deploy steps")["title"] == "Deploy checklist"
+
+
+def test_remember_keeps_a_given_title_whole_and_tags_as_every_path_does(store) -> None:
+    title = "T" * 200
+    made = remember(store, "some text", title=title, tags=["", "  ", "Py", "py"])
+    assert made["title"] == title  # the store's cap is 300, marked when cut; 120 was silent
+    assert store.episode(made["id"])["tags"] == ["py"]
+    longer = remember(store, "more text", title="X" * 400)
+    assert len(longer["title"]) == 300 and longer["title"].endswith("[truncated by remem]")

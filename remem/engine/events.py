@@ -33,7 +33,7 @@ from remem import paths
 from remem.engine import clock
 from remem.engine.files import write_atomic
 from remem.engine.session import Session, ToolCall, Turn
-from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_TITLE, Store, stable_id
+from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_SPEAKER, MAX_TITLE, Store, stable_id
 from remem.engine.toolresult import looks_failed
 
 VERSION = 1
@@ -123,8 +123,9 @@ def validate(ev: Any) -> dict[str, Any]:
     if event_id is not None and not event_id.strip():
         raise EventError("id: must not be empty")
     out["id"] = event_id
-    for key in ("session", "source", "cwd", "speaker"):
+    for key in ("session", "source", "cwd"):
         out[key] = _string(ev, key, MAX_SHORT)
+    out["speaker"] = _string(ev, "speaker", MAX_SPEAKER)  # stored whole, so refused past it
     tags = ev.get("tags")
     if tags is None:
         tags = []
@@ -250,7 +251,7 @@ def _episode_fields(ev: dict[str, Any], kind: str, tags: list[str]) -> dict[str,
     text = (ev.get("text") or "").strip()
     detail = ev.get("detail") or ""
     who = ev.get("speaker") or (ev.get("role") if ev["kind"] == "message" else None)
-    if ev.get("title"):
+    if (ev.get("title") or "").strip():
         title = ev["title"].strip()
     else:
         line = _first_line(text)[:120]
@@ -258,6 +259,8 @@ def _episode_fields(ev: dict[str, Any], kind: str, tags: list[str]) -> dict[str,
     gist = text or detail
     if not text and len(detail) <= MAX_GIST:
         detail = ""  # the detail is the gist already; don't keep it twice
+    elif len(text) > MAX_GIST and not detail:
+        detail = text  # a kept message up to 64,000 characters: the gist is cut, this is not
     # A correction is embedded from the person's words alone; everything else with its title.
     embed_text = gist if kind == "correction" and gist else f"{title}\n{gist}".strip()
     return {"id": episode_id(ev), "kind": kind, "title": title, "gist": gist, "detail": detail,

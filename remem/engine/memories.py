@@ -8,7 +8,7 @@ from remem.engine import clock
 from remem.engine.embed import get_embedder, to_blob
 from remem.engine.lifecycle import _clamp, creation_fields
 from remem.engine.store import (
-    EPISODE_KINDS, MAX_GIST, Store, cap, clean_text, content_hash, new_id, normalise_tag,
+    EPISODE_KINDS, MAX_GIST, MAX_TITLE, Store, cap, clean_text, content_hash, new_id, normalise_tag,
 )
 
 REMEMBER_KINDS = ("note", "correction", "error", "surprise", "environment")
@@ -43,7 +43,7 @@ def remember(
     fields = creation_fields(
         memory_type=memory_type, ttl_s=ttl_s, importance=importance, valence=valence, arousal=arousal
     )
-    title = clean_text(title or text.splitlines()[0])[:120]
+    title = _title(title, text)
     embedder = get_embedder()
     vector = embedder.encode([text if kind == "correction" else f"{title}\n{text}"])[0]
     stamp = clock.iso()
@@ -58,7 +58,7 @@ def remember(
         "source": source,
         "at": at or stamp,
         "created": stamp,
-        "tags": list(tags),
+        "tags": list(dict.fromkeys(normalise_tag(t) for t in tags if str(t).strip())),
         "space": embedder.space,
         "embedding": to_blob(vector),
         **fields,
@@ -68,6 +68,14 @@ def remember(
 
     graph.discover_for(store, episode["id"])  # auto-discovered similar_to connections
     return public(store.episode(episode["id"]))
+
+
+def _title(given: str | None, text: str) -> str:
+    """A title given is kept whole up to the store's cap (marked when cut); one made from the
+    text is its first line, shortened."""
+    if given and given.strip():
+        return cap(clean_text(given.strip()), MAX_TITLE)
+    return clean_text((text.splitlines() or [""])[0])[:120]
 
 
 def public(row: dict[str, Any]) -> dict[str, Any]:
@@ -101,11 +109,13 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
         if not text:
             raise ValueError("text cannot be empty; delete the memory instead")
         sets["gist"] = cap(text, MAX_GIST)
+        if "title" not in fields and row["title"] == _title(None, row["gist"]):
+            # A title made from the old text follows the text (else the old words stay found).
+            title = sets["title"] = _title(None, text)
     if "title" in fields:
-        title = clean_text(str(fields["title"]).strip())[:120]
-        if not title:
+        if not str(fields["title"]).strip():
             raise ValueError("title cannot be empty")
-        sets["title"] = title
+        title = sets["title"] = _title(str(fields["title"]), text)
     if "text" in fields or "title" in fields:
         embedder = get_embedder()
         source = text if row["kind"] == "correction" else f"{title}\n{text}"
