@@ -392,3 +392,45 @@ async def test_v_veto_and_restore_keep_vetoed_json_as_the_cli_does(demo_home, cl
         render.render(store, morning=False)
     wire = render.paths.lessons_jsonl_path().read_text(encoding="utf-8").splitlines()
     assert "L2" in {json.loads(line)["id"] for line in wire}  # rendered again
+
+
+async def test_acting_on_a_row_another_process_changed_is_said_not_a_crash(demo_home):
+    """`a`, `f` and `i` on a memory deleted elsewhere ended the app with a traceback; `a` on
+    one archived elsewhere restored it; `v` on a lesson merged elsewhere vetoed another."""
+    from remem.engine.lessons import add_lesson, get_lesson
+
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("2")
+        await _select_episode(pilot, "e10")
+        with Store() as other:  # another process, between drawing and the key press
+            other.hard_delete(["e10"])
+        for key in ("a", "f", "i"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.is_running
+        table = app.query_one("#episode-table")
+        shown = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        with Store() as other:
+            other.conn.execute("UPDATE episodes SET archived = 1 WHERE id = ?", (shown,))
+        await pilot.press("a")
+        await pilot.pause()
+        assert _row(shown)["archived"] == 1  # not restored behind the person's back
+    with Store() as store:
+        keep = add_lesson(store, "keep this lesson", "correction", status="active")
+        gone = add_lesson(store, "merged away lesson", "correction", status="active")
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        table = app.query_one("#lesson-table")
+        table.move_cursor(row=table.get_row_index(gone["id"]))
+        await pilot.pause()
+        with Store() as other:
+            other.conn.execute("INSERT INTO aliases (old, new, at) VALUES (?, ?, '2026-01-01')", (gone["id"], keep["id"]))
+            other.conn.execute("DELETE FROM lessons WHERE id = ?", (gone["id"],))
+        await pilot.press("v")
+        await pilot.pause()
+        assert app.is_running
+    with Store() as store:
+        assert get_lesson(store, keep["id"])["status"] == "active"

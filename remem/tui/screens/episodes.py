@@ -94,6 +94,12 @@ class EpisodesPane(Pane):
             rows, self.total = browse.page_episodes(
                 store, kind=filters["kind"], archived=filters["archived"], sort=self.sort,
                 descending=self.descending, limit=PAGE_SIZE, offset=self.page_start)
+            if not rows and self.total and self.page_start >= self.total:
+                # The list shrank under the page (an archive here, a delete elsewhere): last page.
+                self.page_start = (self.total - 1) // PAGE_SIZE * PAGE_SIZE
+                rows, self.total = browse.page_episodes(
+                    store, kind=filters["kind"], archived=filters["archived"], sort=self.sort,
+                    descending=self.descending, limit=PAGE_SIZE, offset=self.page_start)
             last = min(self.page_start + PAGE_SIZE, self.total)
             arrow = "↓" if self.descending else "↑"
             status = (f"{self.page_start + 1 if self.total else 0}-{last} of {self.total} · sorted by "
@@ -210,8 +216,17 @@ class EpisodesPane(Pane):
         memory_id = self.selected_id()
         if not memory_id:
             return
+        row = self.still_there(memory_id, lambda: self.app.store.episode(memory_id))
+        if row is None:
+            return
+        if row["archived"] and not self._filters()["archived"]:
+            # The view shows live memories only: this one was archived elsewhere meanwhile.
+            self.app.notify(f"{memory_id[:10]} was archived meanwhile; the view is reloaded",
+                            severity="warning", markup=False)
+            self.reload()
+            return
         life = self.app.engine("lifecycle")
-        archived = self.app.store.episode(memory_id)["archived"]
+        archived = row["archived"]
         self._act("restored" if archived else "archived", life.restore if archived else life.archive)
 
     def action_promote(self) -> None:
@@ -221,7 +236,10 @@ class EpisodesPane(Pane):
         memory_id = self.selected_id()
         if not memory_id:
             return
-        title = self.app.store.episode(memory_id)["title"]
+        row = self.still_there(memory_id, lambda: self.app.store.episode(memory_id))
+        if row is None:
+            return
+        title = row["title"]
 
         def done(choice: str | None) -> None:
             if choice:
@@ -242,7 +260,10 @@ class EpisodesPane(Pane):
         memory_id = self.selected_id()
         if not memory_id:
             return
-        current = self.app.store.episode(memory_id)["importance"]
+        row = self.still_there(memory_id, lambda: self.app.store.episode(memory_id))
+        if row is None:
+            return
+        current = row["importance"]
 
         def done(value: str | None) -> None:
             if value:

@@ -98,7 +98,9 @@ class LessonsPane(Pane):
         if not lesson_id:
             return
         lessons = self.app.engine("lessons")
-        current = lessons.get_lesson(self.app.store, lesson_id)
+        current = self.still_there(lesson_id, lambda: lessons.get_lesson(self.app.store, lesson_id))
+        if current is None:
+            return
 
         def done(text: str | None) -> None:
             if text and text != current["text"]:
@@ -111,7 +113,10 @@ class LessonsPane(Pane):
         if not lesson_id:
             return
         render = self.app.engine("render")
-        status = self.app.engine("lessons").get_lesson(self.app.store, lesson_id)["status"]
+        current = self.still_there(lesson_id, lambda: self.app.engine("lessons").get_lesson(self.app.store, lesson_id))
+        if current is None:
+            return
+        status = current["status"]
         if status in ("candidate", "quarantined"):
             # A received lesson waiting for a decision: only the Shared tab's gate lets it in.
             self.app.notify(f"{lesson_id} is a received lesson ({status}): accept or reject it in the "

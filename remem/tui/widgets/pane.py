@@ -42,3 +42,21 @@ class Pane(Vertical):
             return
         self.app.notify(message)
         self.reload()
+
+    def still_there(self, row_id: str, fetch: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
+        """The selected row as it is now, or None (said, and the view reloaded) when another
+        process deleted it or merged it into another since the view was drawn: an action
+        must not crash on it, nor act on a different row than the one shown."""
+        try:
+            row = fetch()
+        except Exception as exc:
+            self.app.notify(f"{exc}; the view is reloaded", severity="warning", markup=False)
+            self.reload()
+            return None
+        if row.get("id") != row_id:
+            self.app.notify(f"{row_id} was merged into {row.get('id')} meanwhile; the view is reloaded",
+                            severity="warning", markup=False)
+            self.reload()
+            return None
+        return row
+
