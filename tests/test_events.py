@@ -344,15 +344,22 @@ def test_a_hard_deleted_event_is_not_added_again(store, tmp_path: Path) -> None:
     assert store.counts()["episodes"] == 0
 
 
-def test_a_later_file_of_the_same_conversation_adds_to_its_session_memory(store, tmp_path: Path) -> None:
-    def msg(at: str, role: str, text: str) -> str:
-        return json.dumps({"v": 1, "at": at, "kind": "message", "session": "chat-42", "role": role, "text": text})
+def _msg(at: str, role: str, text: str) -> str:
+    return json.dumps({"v": 1, "at": at, "kind": "message", "session": "chat-42", "role": role, "text": text})
 
+
+def _two_parts(tmp_path: Path) -> tuple[Path, Path]:
+    """One conversation sent as two events files, an hour apart."""
     part1, part2 = tmp_path / "part1.jsonl", tmp_path / "part2.jsonl"
-    part1.write_text("\n".join([msg("2026-11-24T10:00:00Z", "user", "Please add a retry to the upload job."),
-                                msg("2026-11-24T10:00:40Z", "assistant", "Added a retry. Done.")]) + "\n")
-    part2.write_text("\n".join([msg("2026-11-24T11:00:00Z", "user", "What time is it in Tokyo?"),
-                                msg("2026-11-24T11:00:05Z", "assistant", "It is 8pm in Tokyo.")]) + "\n")
+    part1.write_text("\n".join([_msg("2026-11-24T10:00:00Z", "user", "Please add a retry to the upload job."),
+                                _msg("2026-11-24T10:00:40Z", "assistant", "Added a retry. Done.")]) + "\n")
+    part2.write_text("\n".join([_msg("2026-11-24T11:00:00Z", "user", "What time is it in Tokyo?"),
+                                _msg("2026-11-24T11:00:05Z", "assistant", "It is 8pm in Tokyo.")]) + "\n")
+    return part1, part2
+
+
+def test_a_later_file_of_the_same_conversation_adds_to_its_session_memory(store, tmp_path: Path) -> None:
+    part1, part2 = _two_parts(tmp_path)
 
     def session_memory() -> dict:
         (row,) = store.rows("SELECT title, gist, at FROM episodes WHERE kind = 'session'")
@@ -378,19 +385,12 @@ def test_a_later_file_of_the_same_conversation_adds_to_its_session_memory(store,
 
 def test_a_later_part_whose_file_grew_replaces_its_own_segment(store, tmp_path: Path) -> None:
     """A later part read again after its file grew used to be added a second time."""
-    def msg(at: str, role: str, text: str) -> str:
-        return json.dumps({"v": 1, "at": at, "kind": "message", "session": "chat-7", "role": role, "text": text})
-
-    part1, part2 = tmp_path / "part1.jsonl", tmp_path / "part2.jsonl"
-    part1.write_text("\n".join([msg("2026-11-24T10:00:00Z", "user", "Please add a retry to the upload job."),
-                                msg("2026-11-24T10:00:40Z", "assistant", "Added a retry. Done.")]) + "\n")
-    part2.write_text("\n".join([msg("2026-11-24T11:00:00Z", "user", "What time is it in Tokyo?"),
-                                msg("2026-11-24T11:00:05Z", "assistant", "It is 8pm in Tokyo.")]) + "\n")
+    part1, part2 = _two_parts(tmp_path)
     events.ingest_events_file(store, part1)
     events.ingest_events_file(store, part2)
     with part2.open("a") as fh:
-        fh.write(msg("2026-11-24T11:02:00Z", "user", "And in Berlin?") + "\n")
-        fh.write(msg("2026-11-24T11:02:05Z", "assistant", "It is noon in Berlin.") + "\n")
+        fh.write(_msg("2026-11-24T11:02:00Z", "user", "And in Berlin?") + "\n")
+        fh.write(_msg("2026-11-24T11:02:05Z", "assistant", "It is noon in Berlin.") + "\n")
     events.ingest_events_file(store, part2)
     (gist,) = [r["gist"] for r in store.rows("SELECT gist FROM episodes WHERE kind = 'session'")]
     assert gist.count("Then, from 2026-11-24 11:00") == 1 and "noon in Berlin" in gist

@@ -12,22 +12,9 @@ from remem.engine import share, share_safety
 from remem.engine.files import locked
 from remem.engine.share_sign import file_bytes
 from remem.engine.store import Store
-from tests.test_share import GOOD, Mem, _put, _signed_lesson, add
+from tests.test_share import GOOD, Mem, _put, _signed_lesson, add, folder, mems  # noqa: F401 (fixtures)
 
 
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    path = tmp_path / "share"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def mems(tmp_path: Path):
-    made = {name: Mem(Store(tmp_path / name / "memory.db"), tmp_path / name / "identity") for name in "ABCM"}
-    yield made
-    for m in made.values():
-        m.store.close()
 
 
 def _outside(tmp_path: Path) -> Path:
