@@ -25,4 +25,9 @@ def fts_terms(text: str) -> list[str]:
 
 def fts_query(text: str) -> str:
     """An FTS5 OR-query of the text's content words, each quoted."""
-    return " OR ".join(f'"{t}"' for t in fts_terms(text))
+    return or_query(fts_terms(text))
+
+
+def or_query(terms: list[str]) -> str:
+    """An FTS5 OR-query of these words, each quoted."""
+    return " OR ".join(f'"{t}"' for t in terms)

@@ -30,7 +30,7 @@ from typing import Any, Iterable, Sequence
 from remem import config as config_mod
 from remem.engine import clock
 from remem.engine.embed import get_embedder
-from remem.engine.keywords import STOP_WORDS, fts_query, fts_terms
+from remem.engine.keywords import STOP_WORDS, fts_query, fts_terms, or_query
 from remem.engine.query_dates import closeness, date_spans
 from remem.engine.store import EPISODE_KINDS, Store, chunks, clean_text, normalise_tag
 
@@ -256,7 +256,7 @@ def recall(
     if match:
         terms = _common_terms_out(store, fts_terms(query), float(rc.get("common_term_share", 0.2)),
                                   int(rc.get("keyword_budget", 15_000)))
-        kw_match = " OR ".join(f'"{t}"' for t in terms)
+        kw_match = or_query(terms)
         kw_raw, kw_floor = _keyword(store, kw_match, rc, eligible, pool_size * 8)
     lesson_kw: dict[int, float] = {}
     active = _active_lessons(store, embedder.space, flt) if with_lessons else []
@@ -365,6 +365,12 @@ def _eligible(store: Store, flt: _Filters) -> Any:
     return eligible
 
 
+def _bm25_weights(rc: dict[str, Any]) -> tuple[float, float, float]:
+    """BM25 column weights: title, gist, detail."""
+    return (float(rc.get("bm25_title", 1.0)), float(rc.get("bm25_gist", 1.0)),
+            float(rc.get("bm25_detail", 0.3)))
+
+
 def _keyword(store: Store, match: str, rc: dict[str, Any], eligible: Any,
              limit: int) -> tuple[dict[int, float], float]:
     """(seq -> BM25 (higher is better) for the best matches, best first; the most a match
@@ -376,8 +382,7 @@ def _keyword(store: Store, match: str, rc: dict[str, Any], eligible: Any,
     """
     import numpy as np
 
-    w = (float(rc.get("bm25_title", 1.0)), float(rc.get("bm25_gist", 1.0)),
-         float(rc.get("bm25_detail", 0.3)))
+    w = _bm25_weights(rc)
     if eligible is not None:
         matches = store.conn.execute(
             "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?", (match,)).fetchone()[0]
@@ -498,8 +503,7 @@ def _recent_keywords(store: Store, match: str, rc: dict[str, Any], seqs: list[in
     (about 1 ms for 2,000 rows at 100,000 memories); a wider range is not read."""
     if not seqs or max(seqs) - min(seqs) > 2000:
         return
-    w = (float(rc.get("bm25_title", 1.0)), float(rc.get("bm25_gist", 1.0)),
-         float(rc.get("bm25_detail", 0.3)))
+    w = _bm25_weights(rc)
     wanted = set(seqs)
     for seq, score in store.conn.execute(
             "SELECT rowid, -bm25(episodes_fts, ?, ?, ?) FROM episodes_fts "
