@@ -23,8 +23,9 @@ from remem.engine.store import MIGRATIONS, Store
 
 EXPORT_VERSION = 1
 # Order matters for readers that stream: memories first, then what points at them.
-# `tasks` came later: an export without it still imports (decay then starts from each
-# memory's own times), and an older remem reports its lines as an unknown table, imports the rest.
+# `tasks` and `forgotten` came later: an export without them still imports (decay then starts
+# from each memory's own times), and an older remem reports their lines as an unknown table and
+# imports the rest.
 EXPORT_TABLES = ("episodes", "sessions", "lessons", "predictions", "aliases", "tags",
                  "connections", "peers", "tasks", "forgotten")
 _BLOB_COLUMNS = {"embedding"}
