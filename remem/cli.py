@@ -22,6 +22,12 @@ HELP_ORDER = ("demo", "status", "remember", "recall", "ingest", "list", "sleep",
               "connect", "graph", "tasks", "measure", "compare", "goals", "experiment", "proxy", "config",
               "paths", "backup", "restore", "export", "import", "hook")
 
+# Commands that only make sense on a memory that exists: given a --home that does not exist (a
+# typo, most often), they stop with a line rather than start an empty memory there.
+NEEDS_A_MEMORY = frozenset({
+    "status", "recall", "list", "sleep", "morning", "lessons", "context", "tui", "forget", "promote",
+    "connect", "graph", "tasks", "measure", "compare", "goals", "experiment", "backup", "export"})
+
 
 class WholeHelpGroup(TyperGroup):
     """Lists each command's whole first sentence, wrapped, rather than cut with '...'."""
@@ -143,6 +149,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main(
+    ctx: typer.Context,
     home: Optional[str] = typer.Option(
         None, "--home", help="Use this folder as remem's home for this command (overrides REMEM_HOME)."
     ),
@@ -152,6 +159,10 @@ def main(
 ) -> None:
     if home:
         os.environ["REMEM_HOME"] = os.path.abspath(os.path.expanduser(home))
+        if ctx.invoked_subcommand in NEEDS_A_MEMORY:
+            from remem.commands import _out
+
+            _out.named_home = os.environ["REMEM_HOME"]
 
 
 for _name in COMMAND_MODULES:

@@ -34,6 +34,16 @@ def test_usage_errors_are_one_line_naming_the_help(args: list[str], words: list[
     assert "-m remem" not in line  # named as the person types it
 
 
+@pytest.mark.parametrize("command", [["recall", "x"], ["list"], ["lessons", "list"], ["status"]])
+def test_a_mistyped_home_is_named_not_created(tmp_path, command: list[str]) -> None:
+    typo = tmp_path / "remem-dmeo"
+    one_line_error(run_remem("--home", str(typo), *command), "no memory at", str(typo), "ingest")
+    assert not typo.exists()  # nothing created: the next run with the same typo says it again
+    assert run_remem("--home", str(typo), *command, "--help").returncode == 0
+    assert run_remem("--home", str(typo), "remember", "a first memory").returncode == 0  # writers start one
+    assert run_remem("--home", str(typo), *command).returncode == 0
+
+
 def test_restore_of_a_missing_or_foreign_file_keeps_the_memory(home, tmp_path) -> None:
     assert run_remem("remember", "keep me").returncode == 0
     missing = tmp_path / "no-such-backup.db"

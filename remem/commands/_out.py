@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any, Sequence
 
@@ -35,7 +36,22 @@ def short(text: str | None, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+# The folder `--home` named for a command that reads a memory (cli.NEEDS_A_MEMORY); None otherwise.
+named_home: str | None = None
+
+
+def require_memory() -> None:
+    """Stop with one line when --home names a folder that does not exist: a typo, most often."""
+    if named_home and not os.path.exists(named_home):
+        from remem.errors import RememError
+
+        raise RememError(f"no memory at {named_home} (the folder does not exist); check --home, or "
+                         f"start one there with `remem --home {named_home} ingest`")
+
+
 def open_store() -> Any:
     from remem.engine.store import Store
+
+    require_memory()
 
     return Store()

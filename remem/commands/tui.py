@@ -15,6 +15,9 @@ def register(app: typer.Typer) -> None:
         """
         import sys
 
+        from remem.commands._out import require_memory
+
+        require_memory()
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             # Without a terminal the app would wait for keys that never come.
             raise ValueError("remem tui needs a terminal; for scripts use `remem list`, `remem lessons list` "
