@@ -159,9 +159,10 @@ def main(
 ) -> None:
     if home:
         os.environ["REMEM_HOME"] = os.path.abspath(os.path.expanduser(home))
-        if ctx.invoked_subcommand in NEEDS_A_MEMORY:
-            from remem.commands import _out
+        from remem.commands import _out
 
+        _out.home_flag = os.environ["REMEM_HOME"]
+        if ctx.invoked_subcommand in NEEDS_A_MEMORY:
             _out.named_home = os.environ["REMEM_HOME"]
 
 

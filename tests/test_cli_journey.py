@@ -44,6 +44,16 @@ def test_a_mistyped_home_is_named_not_created(tmp_path, command: list[str]) -> N
     assert run_remem("--home", str(typo), *command).returncode == 0
 
 
+def test_demo_builds_where_home_points_and_never_empties_a_real_memory(tmp_path) -> None:
+    demo = tmp_path / "demo"
+    assert run_remem("--home", str(demo), "demo").returncode == 0
+    assert (demo / "memory.db").exists()
+    real = tmp_path / "real"
+    assert run_remem("--home", str(real), "remember", "keep me").returncode == 0
+    one_line_error(run_remem("--home", str(real), "demo"), "is not a remem demo")
+    assert "keep me" in run_remem("--home", str(real), "list").stdout
+
+
 def test_restore_of_a_missing_or_foreign_file_keeps_the_memory(home, tmp_path) -> None:
     assert run_remem("remember", "keep me").returncode == 0
     missing = tmp_path / "no-such-backup.db"

@@ -36,7 +36,9 @@ def short(text: str | None, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-# The folder `--home` named for a command that reads a memory (cli.NEEDS_A_MEMORY); None otherwise.
+# The folder `--home` named, for any command; and again for a command that reads a memory
+# (cli.NEEDS_A_MEMORY). None without --home.
+home_flag: str | None = None
 named_home: str | None = None
 
 

@@ -149,9 +149,11 @@ def register(app: typer.Typer) -> None:
 
         Example: remem demo
         """
+        from remem.commands import _out
         from remem.engine.demo import build_demo
 
-        summary = build_demo(folder)
+        # `remem --home DIR demo` means DIR; a folder that is not a demo is refused, never emptied.
+        summary = build_demo(folder or _out.home_flag)
         if json_out:
             emit_json(summary)
             return
