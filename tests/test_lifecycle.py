@@ -88,6 +88,18 @@ def test_health_reaching_zero_deletes_everywhere(store):
         assert store.episode(other["id"])["health"] == 100.0  # live long-term: kept
 
 
+def test_a_short_term_memory_dated_before_it_was_stored_owes_health_only_from_storing(store):
+    with clock.frozen(T0):
+        # An event from a month ago, stored today with a 30-day TTL: it has 30 days to live.
+        m = remember(store, "the staging cluster is frozen for the audit", short_term=True, ttl="30d",
+                     at="2026-01-30T09:00:00+00:00")
+        run(store)
+        assert store.episode(m["id"])["health"] == 100.0
+        clock.advance(days=2)
+        run(store)
+        assert store.episode(m["id"])["health"] == pytest.approx(100 - 8 * 2)
+
+
 def test_archived_long_term_memory_is_deleted_when_health_runs_out(store):
     with clock.frozen(T0):
         m = remember(store, "old quokka deployment notes", tags=["old"])

@@ -297,13 +297,14 @@ def active_forgetting(store: Store, cfg: dict[str, Any] | None = None) -> dict[s
     doomed: list[str] = []
     last = _last_run(store.conn, "active_forgetting")
     rows = store.rows(
-        "SELECT id, memory_type, health, last_touched, at, flashbulb_until FROM episodes "
+        "SELECT id, memory_type, health, last_touched, at, created, flashbulb_until FROM episodes "
         "WHERE memory_type = 'short_term' OR archived = 1"
     )
     updates = []
     for r in rows:
         health = float(r["health"])
-        since = _anchor(now, r["last_touched"] or r["at"], last, r["flashbulb_until"])
+        # From when remem stored it, as strength does: an event dated last month is not owed a month.
+        since = _anchor(now, r["last_touched"] or r["at"], r["created"], last, r["flashbulb_until"])
         rate = rates.get(r["memory_type"], rates["long_term"])
         if since is not None and rate > 0:
             loss = rate * _days(now, since)
