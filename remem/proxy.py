@@ -11,6 +11,7 @@ headers (repeated ones apart) come back as the upstream sent them.
 from __future__ import annotations
 
 import json
+import socket
 import zlib
 from collections import OrderedDict
 from contextlib import asynccontextmanager
@@ -222,10 +223,36 @@ def create_app(upstream: str, *, style: str = "auto", inject: bool = True, recor
     return Starlette(routes=routes, lifespan=lifespan)
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound now: a busy port is one line (as `remem serve --http`
+    says it), before anything claims the proxy is running."""
+    from remem.errors import RememError
+
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except (OSError, OverflowError) as exc:  # in use, not this machine's address, port > 65535
+        sock.close()
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise RememError(f"cannot listen on {host}:{port} ({reason}); "
+                         "pick another with --port or stop what holds it") from None
+    return sock
+
+
 def serve(upstream: str, *, host: str = "127.0.0.1", port: int = 4546, style: str = "auto",
-          inject: bool = True, record: bool = True) -> None:
+          inject: bool = True, record: bool = True, sock: socket.socket | None = None) -> None:
+    """Serve until interrupted, on `sock` when given (from listen()), else on host:port."""
     import uvicorn
 
+    if sock is None:
+        sock = listen(host, port)
     app = create_app(upstream, style=style, inject=inject, record=record)
     # The upstream's own Server and Date headers come through; uvicorn's would double them.
-    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False, date_header=False)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", server_header=False,
+                            date_header=False)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from remem.engine import backup as backup_mod
 from remem.engine import lessons
@@ -72,7 +73,71 @@ def test_backup_then_restore_is_equal(home, tmp_path):
     with Store() as restored:
         assert backup_mod.snapshot(restored) == before
         assert restored.scalar("PRAGMA integrity_check") == "ok"
-    assert (home / "memory.db.before-restore").exists()
+    kept = list(home.glob("memory.db.before-restore-*"))
+    assert len(kept) == 1
+    with Store(kept[0]) as old:
+        assert old.scalar("SELECT count(*) FROM episodes") == 4  # the memory restore replaced
+
+
+def _titles(path) -> set[str]:
+    with Store(path) as store:
+        return {r["title"] for r in store.rows("SELECT title FROM episodes")}
+
+
+def test_a_second_restore_keeps_the_first_ones_copy_of_the_original_memory(home, tmp_path, remem_cli):
+    """Two restores in a row (the second in the same second too): the memory as it was before
+    the first one is still on disk, under a name the output gave."""
+    with Store() as live:
+        remember(live, "the original memory")
+    with Store(tmp_path / "b1.db") as other:
+        remember(other, "backup one")
+    with Store(tmp_path / "b2.db") as other:
+        remember(other, "backup two")
+    first = remem_cli("restore", str(tmp_path / "b1.db"), "--yes")
+    assert first.returncode == 0, first.stderr
+    second = remem_cli("restore", str(tmp_path / "b2.db"), "--yes", env={"REMEM_NOW": "2026-11-29T03:00:00+00:00"})
+    third = remem_cli("restore", str(tmp_path / "b2.db"), "--yes", env={"REMEM_NOW": "2026-11-29T03:00:00+00:00"})
+    assert second.returncode == 0 and third.returncode == 0, second.stderr + third.stderr
+    kept = sorted(home.glob("memory.db.before-restore*"))
+    assert len(kept) == 3 and all(p.name.startswith("memory.db.before-restore-") for p in kept)
+    said = [line.split("kept as ", 1)[1] for r in (first, second, third)
+            for line in r.stdout.splitlines() if "kept as " in line]
+    assert sorted(said) == [str(p) for p in kept]
+    assert any(p.name == "memory.db.before-restore-20261129T030000" for p in kept)
+    named_first = [line.split("kept as ", 1)[1] for line in first.stdout.splitlines() if "kept as " in line][0]
+    assert _titles(named_first) == {"the original memory"}
+    assert _titles(home / "memory.db") == {"backup two"}
+
+
+def test_restore_without_yes_and_without_a_terminal_refuses_and_replaces_nothing(home, tmp_path, remem_cli):
+    with Store() as live:
+        remember(live, "precious memory")
+    with Store(tmp_path / "b.db") as other:
+        remember(other, "from the backup")
+    res = remem_cli("restore", str(tmp_path / "b.db"), input="")  # stdin is a pipe, not a terminal
+    assert res.returncode == 1
+    assert res.stderr.strip() == "remem: restore replaces the memory; confirm with --yes"
+    assert _titles(home / "memory.db") == {"precious memory"}
+    assert not list(home.glob("memory.db.before-restore*"))
+
+
+def test_backup_to_a_path_ending_in_a_separator_makes_that_folder(home, tmp_path, remem_cli):
+    with Store() as live:
+        remember(live, "backed up into a new folder")
+    target = tmp_path / "new" / "dir"
+    res = remem_cli("backup", str(target) + "/", "--json")
+    assert res.returncode == 0, res.stderr
+    made = Path(res.json()["backup"])
+    assert target.is_dir() and made.parent == target and made.name.startswith("memory-")
+    assert made.suffix == ".db" and _titles(made) == {"backed up into a new folder"}
+    # the same through the engine, and a plain name without the separator is still a file
+    with Store() as live:
+        inside = backup_mod.backup(live, str(tmp_path / "other") + "/")
+        plain = backup_mod.backup(live, str(tmp_path / "plain.db"))
+    assert inside.parent == tmp_path / "other"
+    assert plain == tmp_path / "plain.db" and plain.is_file()
+    a_file = remem_cli("backup", str(plain) + "/")
+    assert a_file.returncode == 1 and "is a file, not a folder" in a_file.stderr
 
 
 def test_backup_rotation_keeps_the_newest(home, tmp_path):

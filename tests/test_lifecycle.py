@@ -380,6 +380,21 @@ def test_cli_remember_short_term_json_and_lifecycle_commands(cli):
     assert cli("tasks").exit_code == 0
 
 
+def test_cli_tasks_force_alone_runs_every_task_and_help_says_so(cli):
+    """--force is never silently ignored: alone it runs every enabled task now, as with --run."""
+    import json
+
+    shown = cli("tasks", "--help")
+    assert shown.exit_code == 0 and "implies --run" in " ".join(shown.stdout.split())
+    res = cli("tasks", "--force", "--json")
+    assert res.exit_code == 0, res.output
+    ran = json.loads(res.stdout)["ran"]
+    assert ran and all(item["ran"] for name, item in ran.items() if name != "consolidate")
+    again = json.loads(cli("tasks", "--force", "--json").stdout)["ran"]  # nothing is due now: forced
+    assert again["strength_decay"]["ran"] is True
+    assert "ran" not in json.loads(cli("tasks", "--json").stdout)
+
+
 def test_cli_errors_are_one_line(cli):
     for args in (("connect", "aaaa", "bbbb", "--type", "loves"), ("forget", "nothing-here"),
                  ("remember", "x", "--ttl", "soon"), ("list", "--type", "medium_term"),

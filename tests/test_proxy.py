@@ -143,3 +143,55 @@ def test_recorded_exchange_becomes_episodes_on_ingest(servers, home):
         events.ingest_inbox(store)
         titles = [r["gist"] + r["title"] for r in store.rows("SELECT title, gist FROM episodes")]
     assert any("install" in t for t in titles)
+
+
+def test_cli_proxy_on_a_busy_port_is_one_line_and_exit_1_without_claiming_to_run(home):
+    """As `remem serve --http` does: the port is tried before anything says the proxy is on."""
+    import socket
+
+    from tests.conftest import run_remem
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        res = run_remem("proxy", "--upstream", "http://127.0.0.1:9", "--port", str(port), timeout=60)
+    assert res.returncode == 1, (res.stdout, res.stderr)
+    assert res.stdout == ""  # no "remem proxy on …" line for a proxy that never listened
+    assert res.stderr.startswith(f"remem: cannot listen on 127.0.0.1:{port} (")
+    assert "pick another with --port" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_cli_proxy_says_it_is_on_once_it_listens(home):
+    import os
+    import subprocess
+    import sys
+
+    import httpx2
+
+    from tests.conftest import ROOT
+    from tests.fake_llm_api import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "remem", "proxy", "--upstream", "http://127.0.0.1:9",
+                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=str(ROOT), env=dict(os.environ))
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith(f"remem proxy on http://127.0.0.1:{port} -> http://127.0.0.1:9"), \
+            line + proc.stderr.read() if proc.poll() is not None else line
+        # Said only after binding: the port answers from the moment the line is out.
+        deadline = time.time() + 20
+        while True:
+            try:
+                health = httpx2.get(f"http://127.0.0.1:{port}/remem/health", timeout=2)
+                break
+            except httpx2.TransportError:
+                assert time.time() < deadline and proc.poll() is None
+                time.sleep(0.05)
+        assert health.json()["ok"] is True
+    finally:
+        proc.terminate()
+        proc.wait(20)
+        proc.stdout.close()
+        proc.stderr.close()

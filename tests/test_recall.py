@@ -325,6 +325,20 @@ def test_cli_recall_json_filters_and_explain(cli, store, mems):
     assert bad.exit_code == 1 and "short_term or long_term" in bad.output
 
 
+def test_cli_recall_takes_its_default_k_from_config(cli, store, mems):
+    """`remem config set recall.k N` (the README's example) sets how many `remem recall` returns."""
+    assert len(json.loads(cli("recall", "python", "--json").stdout)) == 4  # default 5: all four
+    config.set_value("recall.k", 2)
+    assert len(json.loads(cli("recall", "python", "--json").stdout)) == 2
+    assert len(json.loads(cli("recall", "python", "-k", "3", "--json").stdout)) == 3  # -k wins
+    config.set_value("recall.k", 1)
+    assert len(json.loads(cli("recall", "python", "--json").stdout)) == 1
+    assert "config recall.k" in cli("recall", "--help").stdout
+    config.set_value("recall.k", 0)
+    bad = cli("recall", "python")
+    assert bad.exit_code == 1 and "recall.k" in bad.output and bad.output.count("\n") == 1
+
+
 def test_cli_recall_in_a_real_process(remem_cli, store, mems):
     out = remem_cli("recall", "numpy build", "-k", "1", "--json", "--project", "/home/dev/shop")
     assert out.returncode == 0, out.stderr

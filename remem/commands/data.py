@@ -13,7 +13,9 @@ from remem.commands._out import emit_json, open_store
 def register(app: typer.Typer) -> None:
     @app.command()
     def backup(
-        path: Optional[str] = typer.Argument(None, help="File or folder (default: $REMEM_HOME/backups/)."),
+        path: Optional[str] = typer.Argument(
+            None, help="File or folder; a path ending in / is a folder, created if missing "
+            "(default: $REMEM_HOME/backups/)."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """A consistent copy of the live memory, safe while hooks and sleep write.
@@ -39,18 +41,24 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def restore(
         path: str = typer.Argument(..., help="A backup made by `remem backup`."),
-        yes: bool = typer.Option(False, "--yes", help="Do not ask."),
+        yes: bool = typer.Option(False, "--yes", help="Do not ask (needed when stdin is not a terminal)."),
     ) -> None:
-        """Replace the memory with a backup (the current one is kept as memory.db.before-restore).
+        """Replace the memory with a backup (the current one is kept beside it as
+        memory.db.before-restore-YYYYMMDDTHHMMSS; earlier ones are never overwritten).
 
         Example: remem restore ~/.remem/backups/memory-20261129-030000.db --yes
         """
         from remem.engine import backup as backup_mod
 
-        if not yes and sys.stdin.isatty():
+        if not yes:
+            # No one to ask (a script, a pipe): refuse rather than replace the memory unasked.
+            if sys.stdin is None or not sys.stdin.isatty():
+                raise ValueError("restore replaces the memory; confirm with --yes")
             typer.confirm("Replace the current memory with this backup?", abort=True)
-        dest = backup_mod.restore(path)
+        dest, kept = backup_mod.restore(path)
         print(f"restored {path} into {dest}")
+        if kept is not None:
+            print(f"the memory it replaced is kept as {kept}")
 
     @app.command("export")
     def export_cmd(

@@ -59,11 +59,21 @@ def register(app: typer.Typer) -> None:
             return
         _print(summary)
         if not paths and not events and not summary["files"] and not summary["skipped"]:
-            from remem import paths as paths_mod
-
-            print(f"remem: no agent sessions found in {paths_mod.claude_projects_dir()}, "
-                  f"{paths_mod.codex_home()} or {paths_mod.inbox_dir()}; name a file or "
+            print(f"remem: no agent sessions found in {_searched(source)}; name a file or "
                   "folder, or try `remem demo`", file=sys.stderr)
+
+
+def _searched(source: Optional[str]) -> str:
+    """The places `remem ingest` without paths read for this --source (as ingest_paths does)."""
+    from remem import paths as paths_mod
+
+    places = {
+        "claude-code": [paths_mod.claude_projects_dir()],
+        "codex": [paths_mod.codex_home()],
+        "events": [paths_mod.inbox_dir()],
+    }.get(source or "", [paths_mod.claude_projects_dir(), paths_mod.codex_home(), paths_mod.inbox_dir()])
+    names = [str(p) for p in places]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
 
 
 def _with_progress(ingest_mod, store, paths, source):  # type: ignore[no-untyped-def]

@@ -170,17 +170,20 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def tasks(
         run: bool = typer.Option(False, "--run", help="Run the tasks that are due."),
-        force: bool = typer.Option(False, "--force", help="With --run: run every enabled task now."),
+        force: bool = typer.Option(False, "--force", help="Run every enabled task now, due or not "
+                                   "(implies --run)."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """The lifecycle tasks: when each last ran and is next due; --run runs what is due.
+        """The lifecycle tasks: when each last ran and is next due; --run runs what is due,
+        --force (alone or with --run) runs every enabled task now.
 
         Example: remem tasks --run
         """
         from remem.engine import lifecycle
 
+        run = run or force  # --force alone is never ignored: it means run them all now
         with open_store() as store:
-            report = lifecycle.run_due_tasks(store, force=force) if (run or force) else None
+            report = lifecycle.run_due_tasks(store, force=force) if run else None
             status = lifecycle.task_status(store)
         if json_out:
             emit_json({"ran": report, "tasks": status} if report is not None else {"tasks": status})

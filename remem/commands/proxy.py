@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         then:    OPENAI_BASE_URL=http://127.0.0.1:4546/v1 your-tool
         """
         from remem import config
-        from remem.proxy import serve
+        from remem.proxy import listen, serve
 
         if style not in ("auto", "openai", "anthropic"):
             raise ValueError("--style must be openai, anthropic or auto")
@@ -36,10 +36,15 @@ def register(app: typer.Typer) -> None:
         inject = bool(cfg["inject"]) and not no_inject
         record = bool(cfg["record"]) and not no_record
         port = port or int(cfg["port"])
-        print(f"remem proxy on http://{host}:{port} -> {upstream} (memory {'on' if inject else 'off'}, "
-              f"recording {'on' if record else 'off'})", flush=True)
         from remem import paths
         from remem.engine.files import in_use
 
-        with in_use(paths.db_path()):  # `remem restore` refuses while the proxy runs
-            serve(upstream, host=host, port=port, style=style, inject=inject, record=record)
+        sock = listen(host, port)  # a busy port: one line and exit 1, before claiming success
+        try:
+            with in_use(paths.db_path()):  # `remem restore` refuses while the proxy runs
+                shown = f"[{host}]" if ":" in host else host
+                print(f"remem proxy on http://{shown}:{port} -> {upstream} (memory "
+                      f"{'on' if inject else 'off'}, recording {'on' if record else 'off'})", flush=True)
+                serve(upstream, host=host, port=port, style=style, inject=inject, record=record, sock=sock)
+        finally:
+            sock.close()

@@ -13,7 +13,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def recall(
         query: str = typer.Argument(..., help="What you are looking for, in your own words."),
-        k: int = typer.Option(5, "-k", help="How many results."),
+        k: Optional[int] = typer.Option(None, "-k", help="How many results (default: config recall.k, 5)."),
         mode: str = typer.Option("hybrid", "--mode", help="hybrid, semantic or keyword."),
         kind: List[str] = typer.Option([], "--kind", help="Only this kind (repeatable): session, "
                                        "error, correction, surprise, environment, note."),
@@ -38,9 +38,14 @@ def register(app: typer.Typer) -> None:
         from remem import config
         from remem.engine.recall import recall as do_recall
 
+        cfg = config.load()
+        if k is None:
+            k = cfg["recall"]["k"]
+            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                raise ValueError(f"config recall.k must be a whole number of at least 1, not {k!r}; "
+                                 "`remem config set recall.k 5` resets it")
         if k < 1:
             raise ValueError("-k must be at least 1")
-        cfg = config.load()
         if project:
             project = os.path.abspath(os.path.expanduser(project))
         with open_store() as store:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -39,7 +40,13 @@ def backup(store: Store, dest: Path | str | None = None) -> Path:
     if dest is None:
         stamp = clock.now().strftime("%Y%m%d-%H%M%S")
         dest = paths.backups_dir() / f"memory-{stamp}.db"
+    # A path ending in a separator names a folder, existing or not (`remem backup ~/bk/`).
+    folder = isinstance(dest, str) and dest.endswith(("/", os.sep, os.altsep or os.sep))
     dest = Path(dest).expanduser()
+    if folder and not dest.is_dir():
+        if dest.exists():
+            raise ValueError(f"{dest} is a file, not a folder; name a folder or a new file")
+        dest.mkdir(parents=True, exist_ok=True)
     if dest.is_dir():
         dest = dest / f"memory-{clock.now().strftime('%Y%m%d-%H%M%S')}.db"
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -88,8 +95,10 @@ def rotated_backup(store: Store, keep: int) -> tuple[Path, list[Path]]:
     return dest, rotate(keep)
 
 
-def restore(backup_path: Path | str, dest: Path | str | None = None) -> Path:
-    """Copy a backup over the database (the old one is kept beside it as .before-restore)."""
+def restore(backup_path: Path | str, dest: Path | str | None = None) -> tuple[Path, Path | None]:
+    """Copy a backup over the database. The old one is kept beside it as
+    memory.db.before-restore-YYYYMMDDTHHMMSS (a new name each time: a second restore never
+    overwrites the first one's copy). Returns (the database, the copy kept or None)."""
     src = Path(backup_path).expanduser()
     # Opening a missing path would create an empty memory and restore that over the real one.
     if not src.is_file():
@@ -102,10 +111,12 @@ def restore(backup_path: Path | str, dest: Path | str | None = None) -> Path:
     dest = Path(dest) if dest else paths.db_path()
     # A server, TUI or running command would keep writing to the replaced file's open pages:
     # wait a moment for commands to finish, refuse while one still has it open.
+    kept: Path | None = None
     with sole_user(dest):
         if dest.exists():
+            kept = _before_restore_name(dest)
             with Store(dest, hold=False) as live:  # this process holds it exclusively
-                backup(live, dest.with_name(dest.name + ".before-restore"))
+                backup(live, kept)
             for suffix in ("-wal", "-shm"):
                 Path(str(dest) + suffix).unlink(missing_ok=True)
         source = _open_read_only(src)
@@ -115,7 +126,18 @@ def restore(backup_path: Path | str, dest: Path | str | None = None) -> Path:
             source.close()
         # Derived caches (memory-mapped vectors) describe the old database: drop them.
         shutil.rmtree(paths.vectors_dir(), ignore_errors=True)
-    return dest
+    return dest, kept
+
+
+def _before_restore_name(dest: Path) -> Path:
+    """A name no earlier restore used: memory.db.before-restore-YYYYMMDDTHHMMSS (-2, -3 … when
+    two restores fall in one second), so every memory a restore replaced is kept."""
+    base = f"{dest.name}.before-restore-{clock.now().strftime('%Y%m%dT%H%M%S')}"
+    candidate, n = dest.with_name(base), 1
+    while candidate.exists() or candidate.with_name(candidate.name + ".partial").exists():
+        n += 1
+        candidate = dest.with_name(f"{base}-{n}")
+    return candidate
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:
