@@ -484,3 +484,132 @@ def test_setup_makes_the_folder_the_nightly_sleep_logs_to_and_doctor_checks_it(c
     assert any("does not exist" in p["problem"] and "sleep" in p["problem"] for p in report["problems"])
     assert "wired already" in cli("setup", "--yes").stdout  # nothing else to change, and yet
     assert paths.logs_dir().is_dir()  # the folder doctor's fix names is made again
+
+
+# ------------------------------------------------------------------------------ the nightly job
+
+OLD_CRON_LINE = ("17 3 * * * /opt/old/bin/remem sleep --quiet >> /home/dev/.remem/logs/sleep.log 2>&1 "
+                 "# remem: nightly sleep\n")
+
+
+def _marked(text: str) -> list[str]:
+    return [line for line in text.splitlines() if "# remem: nightly sleep" in line]
+
+
+def test_the_nightly_job_ingests_then_sleeps_and_sleeps_even_when_ingest_fails(home, tmp_path, monkeypatch):
+    """Sleep reads nothing new: without the ingest, Codex sessions, the inbox and sessions
+    whose SessionEnd hook never fired were never read."""
+    import subprocess
+
+    from remem.engine import setup
+
+    line = setup.cron_line()
+    assert line.startswith(setup.CRON_TIME + " ") and line.endswith(" # remem: nightly sleep")
+    assert "ingest --quiet" in line and "sleep --quiet" in line
+    assert line.index("ingest --quiet") < line.index("sleep --quiet")
+    # What the shell does with it: ingest fails, sleep still runs, both append to the log.
+    calls = tmp_path / "calls.txt"
+    fake = tmp_path / "fake-remem"
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {calls}\necho "ran $*"\n'
+                    'case "$*" in *" ingest --quiet") echo "ingest broke" >&2; exit 3 ;; esac\nexit 0\n')
+    fake.chmod(0o755)
+    monkeypatch.setattr(setup, "remem_argv", lambda: [str(fake)])
+    (home / "logs").mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["/bin/sh", "-c", setup.nightly_command()], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
+    ran = calls.read_text().splitlines()
+    assert len(ran) == 2 and ran[0].endswith("ingest --quiet") and ran[1].endswith("sleep --quiet")
+    log = (home / "logs" / "sleep.log").read_text()
+    assert "ran" in log and "ingest broke" in log and log.index("ingest broke") < log.rindex("sleep --quiet")
+
+
+def test_setup_writes_the_ingest_and_sleep_line(cli, agents_home):
+    assert cli("setup", "--yes", "--agent", "windsurf").exit_code == 0
+    mine = _marked(agents_home["cron"].read_text())
+    assert len(mine) == 1 and " ingest --quiet >> " in mine[0] and " sleep --quiet >> " in mine[0]
+
+
+def test_an_earlier_sleep_only_line_is_replaced_not_doubled_and_doctor_names_it(cli, agents_home):
+    cron = agents_home["cron"]
+    cron.write_text(cron.read_text() + OLD_CRON_LINE + "30 6 * * * /home/dev/bin/backup.sh\n")
+    report = json.loads(cli("doctor", "--json", "--no-run").stdout)
+    assert any("without ingesting" in p["problem"] and p["fix"].startswith("remem setup")
+               for p in report["problems"])
+    assert cli("setup", "--yes", "--agent", "windsurf").exit_code == 0
+    text = cron.read_text()
+    mine = _marked(text)
+    assert len(mine) == 1 and "ingest --quiet" in mine[0] and "/opt/old/bin" not in mine[0]
+    assert text.startswith("MAILTO=dev@example.com\n0 9 * * 1 /home/dev/bin/weekly.sh\n"
+                           "30 6 * * * /home/dev/bin/backup.sh\n")
+    after = cron.read_bytes()
+    assert "nothing to change" in cli("setup", "--yes", "--agent", "windsurf").output
+    assert cron.read_bytes() == after
+    report = json.loads(cli("doctor", "--json", "--no-run").stdout)
+    assert not any("without ingesting" in p["problem"] for p in report["problems"])
+
+
+def _setup_as_an_earlier_release(cli, monkeypatch):
+    """Run setup as a release whose nightly line was `remem sleep` alone."""
+    import shlex
+
+    from remem import paths
+    from remem.engine import setup
+
+    def old() -> str:
+        log = shlex.quote(str(paths.logs_dir() / "sleep.log"))
+        return f"{setup.command('sleep', '--quiet')} >> {log} 2>&1"
+
+    with monkeypatch.context() as m:
+        m.setattr(setup, "nightly_command", old)
+        assert cli("setup", "--yes", "--agent", "windsurf").exit_code == 0
+
+
+def test_remove_after_an_upgrade_restores_the_crontab_byte_for_byte(cli, agents_home, monkeypatch):
+    cron = agents_home["cron"]
+    original = cron.read_bytes()
+    _setup_as_an_earlier_release(cli, monkeypatch)
+    assert "ingest" not in _marked(cron.read_text())[0]
+    assert cli("setup", "--yes", "--agent", "windsurf").exit_code == 0  # the upgrade
+    assert "ingest --quiet" in _marked(cron.read_text())[0]
+    assert cli("setup", "--remove", "--yes", "--agent", "windsurf").exit_code == 0
+    assert cron.read_bytes() == original
+
+
+def test_remove_after_an_upgrade_keeps_a_line_the_person_added_in_between(cli, agents_home, monkeypatch):
+    cron = agents_home["cron"]
+    _setup_as_an_earlier_release(cli, monkeypatch)
+    cron.write_text(cron.read_text() + "45 7 * * * /home/dev/bin/report.sh\n")
+    assert cli("setup", "--yes", "--agent", "windsurf").exit_code == 0  # the upgrade
+    assert cli("setup", "--remove", "--yes", "--agent", "windsurf").exit_code == 0
+    assert cron.read_text() == ("MAILTO=dev@example.com\n0 9 * * 1 /home/dev/bin/weekly.sh\n"
+                                "45 7 * * * /home/dev/bin/report.sh\n")
+
+
+def test_the_systemd_service_ingests_then_sleeps_and_an_old_one_is_replaced(cli, home, tmp_path, monkeypatch):
+    import shlex
+
+    bin_dir = tmp_path / "only-systemd"
+    bin_dir.mkdir()
+    systemctl = bin_dir / "systemctl"
+    systemctl.write_text(FAKE_SYSTEMCTL)
+    systemctl.chmod(systemctl.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("FAKE_SYSTEMCTL_LOG", str(tmp_path / "systemctl.log"))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    units = Path(os.environ["HOME"]) / ".config" / "systemd" / "user"
+    service = units / "remem-sleep.service"
+    _write(service, "[Unit]\nDescription=remem nightly sleep (consolidate memories into lessons)\n\n"
+                    "[Service]\nType=oneshot\nExecStart=/bin/sh -c '/opt/old/bin/remem sleep --quiet'\n")
+    _write(units / "remem-sleep.timer", "[Timer]\nOnCalendar=*-*-* 03:17:00\n")
+    report = json.loads(cli("doctor", "--json", "--no-run").stdout)
+    assert any("without ingesting" in p["problem"] for p in report["problems"])
+    assert cli("setup", "--yes", "--agent", "windsurf").exit_code == 0
+    exec_lines = [l for l in service.read_text().splitlines() if l.startswith("ExecStart")]
+    assert len(exec_lines) == 1  # one shell: a second ExecStart would not run after a failed ingest
+    argv = shlex.split(exec_lines[0].split("=", 1)[1])
+    assert argv[:2] == ["/bin/sh", "-c"] and len(argv) == 3
+    script = argv[2]
+    assert "; " in script and script.index("ingest --quiet") < script.index("sleep --quiet")
+    report = json.loads(cli("doctor", "--json", "--no-run").stdout)
+    assert not any("without ingesting" in p["problem"] for p in report["problems"])
+    assert cli("setup", "--remove", "--yes", "--agent", "windsurf").exit_code == 0
+    assert "/opt/old/bin/remem sleep" in service.read_text()  # put back as it was before setup

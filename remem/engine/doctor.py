@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sqlite3
 import subprocess
@@ -181,16 +182,30 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
         config.load()
     except RememError as exc:  # every command stops at it, and every hook quietly does nothing
         problems.append({"problem": str(exc), "fix": f"edit {paths.config_path()}, or move it aside"})
+    else:
+        # A model that cannot be loaded stops every command that embeds or recalls, and every
+        # hook quietly shows nothing: load it once, as they would (offline, like them).
+        from remem.engine.embed import model_problem
+
+        embed_problem = model_problem()
+        if embed_problem:
+            problems.append(embed_problem)
     store = store_health()
     problems.extend(store["problems"])
     schedule = _schedule_status()
     if not schedule["wired"]:
         problems.append({"problem": "the nightly sleep is not scheduled", "fix": "remem setup"})
-    elif not paths.logs_dir().is_dir():
-        # The scheduled line appends to a log there; the shell refuses a missing folder, so
-        # the sleep would never start.
-        problems.append({"problem": f"the nightly sleep logs to {paths.logs_dir()}, which does not exist",
-                         "fix": f"mkdir -p {paths.logs_dir()}   (or run remem setup again)"})
+    else:
+        if not schedule.get("ingests", True):
+            problems.append({"problem": "the nightly job sleeps without ingesting first, so Codex "
+                                        "sessions, the inbox and sessions whose hook never fired are "
+                                        "never read",
+                             "fix": "remem setup   (the job then runs remem ingest, then remem sleep)"})
+        if not paths.logs_dir().is_dir():
+            # The scheduled line appends to a log there; the shell refuses a missing folder, so
+            # the sleep would never start.
+            problems.append({"problem": f"the nightly sleep logs to {paths.logs_dir()}, which does not exist",
+                             "fix": f"mkdir -p {paths.logs_dir()}   (or run remem setup again)"})
     return {"agents": agents, "hooks": hooks_run, "store": store, "schedule": schedule,
             "problems": problems, "ok": not problems}
 
@@ -203,6 +218,18 @@ def _schedule_status() -> dict[str, Any]:
             text = setup.read_crontab() or ""
         except Exception as exc:  # doctor reports, never fails
             return {"wired": False, "how": "crontab", "error": str(exc)}
-        return {"wired": setup.CRON_MARK in text, "how": "crontab"}
+        mine = [line for line in text.splitlines() if setup.CRON_MARK in line]
+        # An earlier release's line ran `remem sleep` alone.
+        return {"wired": bool(mine), "how": "crontab", "ingests": all(_ingests(l) for l in mine)}
     unit = paths.systemd_user_dir() / setup.SYSTEMD_UNITS[1]
-    return {"wired": unit.exists(), "how": "systemd", "path": str(unit)}
+    service = paths.systemd_user_dir() / setup.SYSTEMD_UNITS[0]
+    try:
+        text = service.read_text(encoding="utf-8", errors="replace")
+        ingests = _ingests("\n".join(l for l in text.splitlines() if l.startswith("ExecStart")))
+    except OSError:
+        ingests = True  # no service to read: reported as not wired, or by systemd itself
+    return {"wired": unit.exists(), "how": "systemd", "path": str(unit), "ingests": ingests}
+
+
+def _ingests(text: str) -> bool:
+    return bool(re.search(r"\bingest\b", text))

@@ -24,11 +24,13 @@ import struct
 import sys
 import zlib
 from array import array
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence
 
 from remem.engine.store import clean_text
+from remem.errors import RememError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -339,12 +341,16 @@ class StaticEmbedder:
 
 
 class Model2VecEmbedder:
-    """Any model2vec model by path or hub id, through model2vec itself (config `embed.model`)."""
+    """Any model2vec model by path or hub id, through model2vec itself (config `embed.model`).
 
-    def __init__(self, ref: str) -> None:
+    `folder`: where the model's files are (a hub id's snapshot in the local Hugging Face
+    cache). model2vec is only ever handed a folder that exists, so it never goes online."""
+
+    def __init__(self, ref: str, folder: str | Path | None = None) -> None:
         from model2vec import StaticModel
 
-        self.model = StaticModel.from_pretrained(ref)
+        with _quiet():
+            self.model = StaticModel.from_pretrained(str(folder or ref))
         self.dim = int(self.model.dim)
         self.space = f"m2v:{ref}-{self.dim}"
 
@@ -358,6 +364,84 @@ class Model2VecEmbedder:
         return array("f", self.encode([text])[0].tolist())
 
 
+MODEL_FIX = ('point it at a model2vec folder, or go back to the bundled model with '
+             '`remem config set embed.model ""`')
+
+
+class EmbedModelError(RememError):
+    """`embed.model` names a model that cannot be loaded: one line, the reason and the fix."""
+
+    def __init__(self, ref: str, reason: str) -> None:
+        self.ref, self.reason, self.fix = ref, reason, MODEL_FIX
+        self.problem = f"embed.model {ref!r} cannot be loaded ({reason})"
+        super().__init__(f"{self.problem}; {self.fix}")
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """No warnings and no log lines from model2vec, huggingface_hub and friends: a failure
+    becomes one EmbedModelError, and a hook's stderr stays one line."""
+    import logging
+    import warnings
+
+    loggers = [logging.getLogger(name) for name in ("model2vec", "huggingface_hub", "safetensors",
+                                                    "tokenizers", "transformers")]
+    levels = [lg.level for lg in loggers]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for lg in loggers:
+            lg.setLevel(logging.CRITICAL + 1)
+        try:
+            yield
+        finally:
+            for lg, level in zip(loggers, levels):
+                lg.setLevel(level)
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _looks_like_path(ref: str) -> bool:
+    return (ref.startswith(("/", "~", ".", "\\")) or Path(ref).is_absolute()
+            or (len(ref) > 1 and ref[1] == ":"))
+
+
+def _cached_hub_folder(ref: str) -> Path:
+    """The snapshot of hub id `ref` in the local Hugging Face cache; never the network."""
+    from huggingface_hub import snapshot_download
+
+    try:
+        with _quiet():
+            return Path(snapshot_download(ref, repo_type="model", local_files_only=True))
+    except ValueError:  # HFValidationError: not of the form name or namespace/name
+        raise EmbedModelError(ref, "no such folder, and not a Hugging Face model id") from None
+    except OSError:  # LocalEntryNotFoundError: never downloaded
+        raise EmbedModelError(
+            ref, "no such folder, and not in the local Hugging Face cache; remem never downloads "
+            f"a model: fetch it once with `hf download {ref}`") from None
+
+
+def _load_configured(ref: str) -> Embedder:
+    """`embed.model` as a folder, or a hub id already in the local cache. Raises EmbedModelError."""
+    path = Path(ref).expanduser()
+    if path.is_dir():
+        if (path / "model.safetensors").exists() and (path / "tokenizer.json").exists():
+            try:
+                return StaticEmbedder(path)
+            except (KeyError, ValueError, struct.error):
+                pass  # a layout the direct reader does not know: model2vec reads it
+        if next(path.glob("*.safetensors"), None) is None and next(path.glob("*/*.safetensors"), None) is None:
+            raise EmbedModelError(ref, "no model2vec model in that folder: no model.safetensors")
+        return Model2VecEmbedder(str(path))
+    if path.exists():
+        raise EmbedModelError(ref, "a file, not a model2vec folder")
+    if _looks_like_path(ref):
+        raise EmbedModelError(ref, "no such folder")
+    return Model2VecEmbedder(ref, folder=_cached_hub_folder(ref))
+
+
 @lru_cache(maxsize=4)
 def _load(ref: str) -> Embedder:
     if not ref:
@@ -367,22 +451,34 @@ def _load(ref: str) -> Embedder:
             return HashedEmbedder()
     if ref == "hashed":
         return HashedEmbedder()
-    path = Path(ref).expanduser()
-    if path.is_dir() and (path / "model.safetensors").exists():
-        try:
-            return StaticEmbedder(path)
-        except (KeyError, ValueError):
-            return Model2VecEmbedder(str(path))
-    return Model2VecEmbedder(ref)
+    try:
+        return _load_configured(ref)
+    except EmbedModelError:
+        raise
+    except ImportError as exc:
+        raise EmbedModelError(ref, f"model2vec is not installed: {_short(exc)}") from None
+    except Exception as exc:  # whatever model2vec or the files raise: one line, never a traceback
+        raise EmbedModelError(ref, _short(exc)) from None
 
 
 def get_embedder(model: str | None = None) -> Embedder:
-    """The configured embedder (cached per process). `model`: override config embed.model."""
+    """The configured embedder (cached per process). `model`: override config embed.model.
+    Raises EmbedModelError (a RememError, one line naming the fix) when it cannot be loaded."""
     if model is None:
         from remem import config
 
         model = str(config.load()["embed"]["model"] or "")
     return _load(model)
+
+
+def model_problem(model: str | None = None) -> dict[str, str] | None:
+    """`remem doctor`: the configured model loaded once; its problem and fix, or None."""
+    try:
+        get_embedder(model)
+    except EmbedModelError as exc:
+        return {"problem": exc.problem, "fix": 'remem config set embed.model ""   (the bundled '
+                "model), or point embed.model at a model2vec folder"}
+    return None
 
 
 def space_is_model(space: str | None) -> bool:

@@ -453,13 +453,24 @@ def _codex_toml(editor: TomlEditor | None, remove: bool) -> Edit:
 
 # --------------------------------------------------------------------------- schedule
 
-def sleep_command() -> str:
-    log = paths.logs_dir() / "sleep.log"
-    return f"{command('sleep', '--quiet')} >> {shlex.quote(str(log))} 2>&1"
+def nightly_command() -> str:
+    """The shell text of the nightly job: read what is new, then consolidate it.
+
+    Sleep reads nothing by itself, and a SessionEnd hook covers only Claude Code sessions that
+    ended cleanly: without the ingest, Codex sessions, the inbox (proxy recordings) and any
+    session whose hook never fired would never be read. `;`, not `&&`: a failed ingest (one
+    unreadable file, a busy store) must not cost the night's consolidation of everything
+    already stored, so sleep runs whatever ingest did. The job's status is sleep's; both
+    append to one log."""
+    log = shlex.quote(str(paths.logs_dir() / "sleep.log"))
+    return (f"{command('ingest', '--quiet')} >> {log} 2>&1; "
+            f"{command('sleep', '--quiet')} >> {log} 2>&1")
 
 
 def cron_line() -> str:
-    return f"{CRON_TIME} {sleep_command()} {CRON_MARK}"
+    # Found again by CRON_MARK alone, so the line of an earlier release (sleep only) is
+    # replaced in place, never doubled.
+    return f"{CRON_TIME} {nightly_command()} {CRON_MARK}"
 
 
 def _crontab(*args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -491,27 +502,30 @@ def _schedule_edits(remove: bool, manifest: dict[str, Any]) -> list[Edit]:
         rest = [l for l in lines if CRON_MARK not in l]
         if remove:
             rec = manifest.get("crontab") or {}
-            if mine and rec and _sha(before) == rec.get("written"):
+            if mine and rec and rec.get("exact", True) and _sha(before) == rec.get("written"):
                 return [Edit(SCHEDULE, "crontab", before, rec.get("original"), kind="crontab",
-                             what=["nightly sleep"], restore=True)]
+                             what=["nightly ingest and sleep"], restore=True)]
             after = "".join(rest) if mine else before
             return [Edit(SCHEDULE, "crontab", before, after if after else (None if mine else before),
-                         kind="crontab", what=["nightly sleep"] if mine else [])]
+                         kind="crontab", what=["nightly ingest and sleep"] if mine else [])]
         want = cron_line() + "\n"
         if mine == [want]:
             return [Edit(SCHEDULE, "crontab", before, before, kind="crontab")]
         body = "".join(rest)
         if body and not body.endswith("\n"):
             body += "\n"
-        return [Edit(SCHEDULE, "crontab", before, body + want, kind="crontab", what=["nightly sleep"])]
+        return [Edit(SCHEDULE, "crontab", before, body + want, kind="crontab", what=["nightly ingest and sleep"])]
     if shutil.which("systemctl"):
         unit_dir = paths.systemd_user_dir()
         service = (
-            "[Unit]\nDescription=remem nightly sleep (consolidate memories into lessons)\n\n"
-            f"[Service]\nType=oneshot\nExecStart=/bin/sh -c {shlex.quote(sleep_command())}\n"
+            "[Unit]\nDescription=remem nightly ingest and sleep (read new sessions, "
+            "consolidate memories into lessons)\n\n"
+            # One shell, as in the crontab: a second ExecStart line would not run after a failed
+            # ingest (unless marked `-`), and both schedulers run the same text.
+            f"[Service]\nType=oneshot\nExecStart=/bin/sh -c {shlex.quote(nightly_command())}\n"
         )
         timer = (
-            "[Unit]\nDescription=Run remem sleep every night\n\n"
+            "[Unit]\nDescription=Run remem ingest and sleep every night\n\n"
             "[Timer]\nOnCalendar=*-*-* 03:17:00\nPersistent=true\n\n"
             "[Install]\nWantedBy=timers.target\n"
         )
@@ -524,10 +538,10 @@ def _schedule_edits(remove: bool, manifest: dict[str, Any]) -> list[Edit]:
                 edits.append(Edit(SCHEDULE, str(path), None, None, error=_not_utf8(path, exc)))
                 continue
             edits.append(Edit(SCHEDULE, str(path), before, None if remove else text,
-                              what=["nightly sleep (systemd user timer)"]))
+                              what=["nightly ingest and sleep (systemd user timer)"]))
         return edits
     return [Edit(SCHEDULE, "crontab", None, None, kind="crontab",
-                 error="no crontab or systemctl found; run `remem sleep` nightly yourself")]
+                 error="no crontab or systemctl found; run `remem ingest; remem sleep` nightly yourself")]
 
 
 # --------------------------------------------------------------------------- plan / apply
@@ -672,7 +686,13 @@ def _apply_crontab(e: Edit, manifest: dict[str, Any], remove: bool) -> None:
     if remove:
         manifest.pop("crontab", None)
     else:
-        rec = manifest.get("crontab") or {"original": e.before}
+        rec = manifest.get("crontab")
+        if rec is not None and rec.get("written") != _sha(e.before):
+            # Changed by someone else since setup wrote it (a line the person added before an
+            # upgrade rewrote remem's line): the first original is no longer a safe restore
+            # point, so --remove will only take out remem's line.
+            rec = {"original": None, "exact": False}
+        rec = rec or {"original": e.before}
         rec["written"] = _sha(e.after)
         manifest["crontab"] = rec
 
