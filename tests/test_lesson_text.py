@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from remem.engine import lesson_text
+from remem.engine import lesson_text, share_safety
 
 
 def test_pushback_filler_is_taken_off_and_the_words_kept():
@@ -15,9 +16,126 @@ def test_pushback_filler_is_taken_off_and_the_words_kept():
     assert lesson_text.imperative("you shouldn't push to main") == "Don't push to main."
 
 
-def test_a_refused_call_without_words_asks_first():
+@pytest.mark.parametrize("words, lesson", [
+    ("Stop adding comments to every line", "Stop adding comments to every line."),
+    ("no, no emojis in commit messages", "No emojis in commit messages."),
+    ("Nope, no mocks in the integration tests", "No mocks in the integration tests."),
+    ("No sudo. Use --user.", "No sudo. Use --user."),
+    ("stop using sudo for pip installs", "Stop using sudo for pip installs."),
+    ("No more console.log calls in production code", "No more console.log calls in production code."),
+    ("wait for CI before merging", "Wait for CI before merging."),
+    ("wrong branch, use main", "Wrong branch, use main."),
+])
+def test_a_negation_that_carries_the_meaning_is_kept(words, lesson):
+    """"Stop adding comments" became "Adding comments.": the opposite of what was asked."""
+    assert lesson_text.imperative(words) == lesson
+
+
+@pytest.mark.parametrize("words, lesson", [
+    ("no, use pnpm not npm", "Use pnpm not npm."),
+    ("No. Use pnpm.", "Use pnpm."),
+    ("nope - use uv", "Use uv."),
+    ("no — use uv", "Use uv."),
+    ("Stop! Run the linter first", "Run the linter first."),
+    ("no no no, use pnpm", "Use pnpm."),
+    ("wait, use main", "Use main."),
+    ("please use ruff", "Use ruff."),
+])
+def test_an_interjection_is_taken_off(words, lesson):
+    assert lesson_text.imperative(words) == lesson
+
+
+_INTERJECTIONS = ["", "no, ", "No. ", "nope, ", "Nope - ", "stop! ", "no — ", "no no, ", "wait, ",
+                  "hmm ", "ok so ", "well, ", "actually ", "I said: ", "please ", "sorry, "]
+_NEGATIONS = ["no", "never", "don't", "stop", "not"]
+_REST = ["emojis", "mocks", "sudo", "using", "adding", "comments", "in", "the", "tests", "pip",
+         "console.log", "calls", "to", "main", "production", "code", "more", "ever", "push"]
+
+
+@given(st.sampled_from(_INTERJECTIONS), st.sampled_from(_NEGATIONS),
+       st.lists(st.sampled_from(_REST), min_size=1, max_size=8), st.sampled_from(["", ".", "!"]))
+def test_a_lesson_never_loses_the_negation_it_was_said_with(interjection, negation, rest, end):
+    words = f"{interjection}{negation} {' '.join(rest)}{end}"
+    lesson = lesson_text.imperative(words)
+    assert lesson.lower().split()[0] == negation, (words, lesson)
+
+
+def test_a_refused_call_without_words_asks_first_naming_the_command_not_the_pipeline():
     ep = {"gist": "refused Bash: rm -rf build", "title": "refused Bash: rm -rf build"}
-    assert lesson_text.draft("correction", [ep]) == "Ask before running Bash: rm -rf build."
+    assert lesson_text.draft("correction", [ep]) == "Ask before running `rm -rf build` (the person refused it)."
+    ep = {"gist": "refused Bash: mix phx.server 2>&1 | head -80"}
+    assert lesson_text.draft("correction", [ep]) == "Ask before running `mix phx.server` (the person refused it)."
+    ep = {"gist": "refused Bash: cd /srv/app && FOO=1 uv run pytest -q tests/t.py > out.log; echo done"}
+    assert lesson_text.draft("correction", [ep]) == "Ask before running `uv run pytest -q` (the person refused it)."
+    ep = {"gist": "refused exec_command: git commit -m \"wip\" && git push"}
+    assert lesson_text.draft("correction", [ep]) == "Ask before running `git commit -m` (the person refused it)."
+    ep = {"gist": "refused Edit: src/app.py"}
+    assert lesson_text.draft("correction", [ep]) == "Ask before using Edit on `src/app.py` (the person refused it)."
+    ep = {"gist": "refused WebSearch"}
+    assert lesson_text.draft("correction", [ep]) == "Ask before using WebSearch (the person refused it)."
+
+
+@given(st.text(alphabet="abc -|&;>2<1'\"$`", max_size=80))
+def test_a_refused_shell_call_never_puts_a_pipe_or_redirection_in_its_lesson(command):
+    lesson = lesson_text.draft("correction", [{"gist": f"refused Bash: {command}"}])
+    assert lesson.startswith("Ask before running ")
+    assert not any(ch in lesson for ch in "|&;<>$'\"") and lesson.count("`") in (0, 2)
+
+
+_SECRETS = [
+    "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e",
+    "sk-proj-Ab3dEf6hIj9kLm2nOp5q",
+    "ghp_abcdefghijklmnopqrstuvwxyz0123",
+    "AKIAIOSFODNN7EXAMPLE",
+    "xoxb-1234567890-abcdefghij",
+]
+
+
+@pytest.mark.parametrize("secret", _SECRETS)
+def test_a_secret_the_person_typed_never_reaches_the_lesson(secret):
+    words = f"no, the secret is {secret}, not the test one"
+    assert share_safety.incoming(words)  # share_safety recognises it: the patterns are shared
+    lesson = lesson_text.draft("correction", [{"gist": words, "title": words}])
+    assert lesson == "The secret is [secret], not the test one."
+    assert not share_safety.incoming(lesson)
+
+
+def test_a_secrets_label_is_kept_and_its_value_redacted():
+    redact = lesson_text.redact_secrets
+    assert redact("send Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345 please") == \
+        "send Authorization: Bearer [secret] please"
+    assert redact("set aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY first") == \
+        "set aws_secret_access_key=[secret] first"
+    assert redact("password = hunter2222 works") == "password = [secret] works"
+    assert redact("clone https://bob:s3cretpw@git.example.com/x") == "clone https://[secret]@git.example.com/x"
+    assert redact("token=sk-live-4f9a8b7c6d5e4f3a2b1c0d9e ok") == "token=[secret] ok"
+    assert redact("key: -----BEGIN RSA PRIVATE KEY-----\nMIIEabc\n-----END RSA PRIVATE KEY----- done") == \
+        "key: [secret] done"
+    assert redact("key: -----BEGIN PRIVATE KEY-----\nMIIEabc (cut off") == "key: [secret]"
+    assert redact("AWS_SESSION_TOKEN: FwoGZXIvYXdzEJr//////////wEaDM done") == "AWS_SESSION_TOKEN: [secret] done"
+    assert redact("use uv, not pip") == "use uv, not pip"
+
+
+@given(st.sampled_from(_SECRETS), st.text(alphabet="ab =:,.", max_size=30), st.text(alphabet="ab =:,.", max_size=30))
+def test_a_secret_is_redacted_whatever_surrounds_it(secret, before, after):
+    assert secret not in lesson_text.redact_secrets(f"{before} {secret} {after}")
+
+
+def test_every_kind_of_lesson_is_drafted_without_secrets():
+    key = "ghp_abcdefghijklmnopqrstuvwxyz0123"
+    error = {"title": "Bash failed: auth", "gist": f"git clone x\nfix: export GH_TOKEN={key}"}
+    refused = {"gist": f"refused Bash: GH_TOKEN={key} gh pr create"}
+    surprise = {"gist": f"the CI token is {key}"}
+    for kind, ep in (("error", error), ("correction", refused), ("surprise", surprise)):
+        lesson = lesson_text.draft(kind, [ep])
+        assert key not in lesson and not share_safety.incoming(lesson), lesson
+
+
+def test_clip_cuts_at_a_word_boundary():
+    assert lesson_text.clip("use the staging database for these", 20) == "use the staging…"
+    assert lesson_text.clip("use the staging database", 15) == "use the staging…"  # a whole word at the limit
+    assert lesson_text.clip("x" * 30, 10) == "x" * 10 + "…"  # no boundary: cut the word
+    assert lesson_text.clip("short", 10) == "short"
 
 
 def test_error_text_names_the_error_and_the_fix_when_one_was_recorded():

@@ -50,6 +50,37 @@ def test_a_lesson_of_a_project_claude_code_has_no_folder_for_is_counted_and_wait
     assert out["no_project_folder"] == 0 and (folder / f"remem-{lesson['id']}.md").exists()
 
 
+def test_a_long_lesson_is_cut_at_a_word_boundary_in_its_description_and_index_line(store):
+    """The index line and description were cut mid-word ("… never push to ma…")."""
+    folder = project("/home/u/a")
+    words = ("Run the whole integration suite against the staging database before you merge anything "
+             "into main, and never push to main directly: open a pull request, wait for the review")
+    lesson = add_lesson(store, words, "correction", sources=["x"])
+    render.render(store)
+    file_text = (folder / f"remem-{lesson['id']}.md").read_text()
+    desc = json.loads(next(l for l in file_text.splitlines() if l.startswith("description: "))[13:])
+    index = next(l for l in (folder / "MEMORY.md").read_text().splitlines() if l.startswith("- ["))
+    line = index[3:index.index("](")]
+    for shown, most in ((desc, 150), (line, 120)):
+        assert len(shown) <= most and shown.endswith("…")
+        assert words.startswith(shown[:-1]) and words[len(shown) - 1] == " ", shown  # whole words
+    assert words in file_text  # the lesson itself is whole
+
+
+@given(st.text(alphabet="ab ", min_size=1, max_size=300))
+def test_a_shown_lesson_keeps_whole_words_within_its_limit(text):
+    flat = " ".join(text.split())
+    for most in (render.DESCRIPTION_CHARS, render.INDEX_CHARS):
+        shown = render._at_most(text, most)
+        assert len(shown) <= most
+        if shown == flat:
+            continue
+        assert shown.endswith("…")
+        kept = shown[:-1]
+        # Cut at a word boundary, or inside the only (first) word when it is longer than the limit.
+        assert flat.startswith(kept) and (flat[len(kept)] == " " or " " not in kept)
+
+
 def test_memory_md_keeps_the_persons_content_exactly(store):
     folder = project("/home/u/a")
     folder.mkdir(parents=True)

@@ -15,12 +15,22 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from remem.engine.share_safety import _SECRETS_RE, _SECRETS_RE_I
+
 MAX_CHARS = 200
 ERROR_CHARS = 160  # an error line carries paths and output: keep the lesson to its gist
+# Words that only soften or introduce what follows: always taken off.
+_SOFT = (r"hmm+|um+|uh+|ugh|actually|sorry|again|ok(?:ay)?|so|well|hey|i said|i told you|as i said|"
+         r"like i said|i already said|please|pls")
+# Words that carry the meaning when a sentence goes on from them ("no emojis", "stop adding
+# comments", "wait for CI"): taken off only as an interjection, i.e. followed by a comma, a
+# period, a dash, "!", "?" or nothing ("no, use pnpm", "Stop!").
+_BLUNT = (r"no+|nope|nah|stop|wait|hold on|wrong|that's wrong|that is wrong|not like that|"
+          r"don't do that")
+_INTERJECTION_END = r"(?=\s*(?:[,.!?:;…—–]|-(?!\w)|$))"
 _FILLER = re.compile(
-    r"^(?:no+|nope|nah|wait|stop|hmm+|um+|uh+|ugh|actually|sorry|again|ok(?:ay)?|so|well|"
-    r"hey|hold on|i said|i told you|as i said|like i said|i already said|please|pls|"
-    r"that's wrong|that is wrong|wrong|not like that|don't do that)\b[\s,.!:;—-]*",
+    rf"^(?:(?:{_SOFT})(?![\w'’]|-\w)|(?:{_BLUNT})(?:\s+(?:{_BLUNT}))*\b{_INTERJECTION_END})"
+    r"[\s,.!?:;…—–-]*",
     re.IGNORECASE,
 )
 _YOU_SHOULD = re.compile(
@@ -32,11 +42,14 @@ _FIX = re.compile(r"^\s*(?:fix|fixed by|fixed with|resolved by|solution)\s*:\s*(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
-def _clip(text: str, limit: int = MAX_CHARS) -> str:
+def clip(text: str, limit: int = MAX_CHARS) -> str:
+    """The text on one line, cut at a word boundary to at most `limit` characters and "…"."""
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
-    cut = text[:limit].rsplit(" ", 1)[0]
+    cut = text[:limit + 1].rsplit(" ", 1)[0]  # a word ending right at the limit is kept whole
+    if len(cut) > limit:
+        cut = text[:limit]  # one long word (a path, a URL): there is no boundary to cut at
     return cut.rstrip(",;:") + "…"
 
 
@@ -70,7 +83,7 @@ def imperative(words: str) -> str:
         if out and len(out) + len(sentence) + 1 > MAX_CHARS:
             break
         out = f"{out} {sentence}".strip()
-    return _finish(_clip(out or text))
+    return _finish(clip(out or text))
 
 
 def find_fix(episode: dict[str, Any]) -> str:
@@ -111,7 +124,7 @@ def _error_from_call(episode: dict[str, Any]) -> str:
     detail = _SHELL_PREFIX.sub("", detail.rsplit(" - ", 1)[-1]).strip()
     what = f"{label}: {detail}" if detail and label not in detail.lower() else label
     # Not _finish: the lesson starts with the command in backticks, which must stay as typed.
-    return _clip(f"`{_clip(command, 70)}` failed here ({_clip(what, 90)}); {_ADVICE[label]}.")
+    return clip(f"`{clip(command, 70)}` failed here ({clip(what, 90)}); {_ADVICE[label]}.")
 
 
 def person_words(episode: dict[str, Any]) -> str:
@@ -119,14 +132,125 @@ def person_words(episode: dict[str, Any]) -> str:
     return (episode.get("gist") or episode.get("title") or "").strip()
 
 
+# ----------------------------------------------------------------- secrets
+
+SECRET = "[secret]"
+# The label before a secret's value is kept ("password=[secret]", "Bearer [secret]",
+# "https://[secret]@host"): the lesson still says what was there.
+_LABEL = re.compile(r"^(?:://|[^:=\s]*\s*[:=]\s*['\"]?|(?:bearer|basic)\s+)", re.IGNORECASE)
+# What some patterns find is a secret's name ("aws_secret_access_key", "AWS_SESSION_TOKEN"),
+# not its value: snake case in one case, which a random key practically never is.
+_SECRET_NAME = re.compile(r"[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+")
+_ASSIGNED = re.compile(r"\s*[:=]\s*['\"]?([^\s'\"]+)")
+
+
+def _key_block_end(text: str, after: int) -> int:
+    """Where a private key block whose header ends at `after` ends: past its END line, else
+    at the end of the text."""
+    end = text.find("-----END", after)
+    close = text.find("-----", end + len("-----END")) if end >= 0 else -1
+    return close + len("-----") if close >= 0 else len(text)
+
+
+def _secret_span(text: str, m: re.Match[str]) -> tuple[int, int]:
+    """Where the secret a share_safety pattern found sits in `text` (its value, not its label)."""
+    found = m.group(0)
+    value = _ASSIGNED.match(text, m.end()) if _SECRET_NAME.fullmatch(found) else None
+    if value:  # "aws_secret_access_key=…": the name stays, its value goes
+        return value.span(1)
+    if found.startswith("-----BEGIN"):  # the pattern finds a key block's header: take all of it
+        return m.start(), _key_block_end(text, m.end())
+    label = _LABEL.match(found)
+    start = m.start() + (label.end() if label and label.end() < len(found) else 0)
+    return start, m.end() - 1 if found.endswith("@") else m.end()
+
+
+def redact_secrets(text: str) -> str:
+    """The text with every secret share_safety recognises (API keys, tokens, passwords,
+    private keys, credentials in URLs) replaced by "[secret]": lessons are written to agent
+    memory, reports and prompts, where a secret must never go."""
+    spans = sorted(_secret_span(text, m) for pattern, _why in (*_SECRETS_RE, *_SECRETS_RE_I)
+                   for m in pattern.finditer(text))
+    out, at = [], 0
+    for start, end in spans:  # overlapping finds (a key inside "token=…") redact once
+        if end <= at:
+            continue
+        out.append(text[at:max(start, at)] + (SECRET if start >= at else ""))
+        at = end
+    return "".join(out) + text[at:]
+
+
+def _redacted(episode: dict[str, Any]) -> dict[str, Any]:
+    """An episode whose words (gist, title, detail) carry no secrets."""
+    return {k: redact_secrets(v) if k in ("gist", "title", "detail") and isinstance(v, str) else v
+            for k, v in episode.items()}
+
+
+# ----------------------------------------------------------------- refused calls
+
+# Tools that run a shell command (Claude Code, Codex, Gemini CLI, Cursor, Cline …).
+_SHELL_TOOLS = {"bash", "shell", "local_shell", "exec_command", "run_shell_command",
+                "run_terminal_cmd", "execute_command"}
+# Where one simple command ends: pipes, lists, a background "&" (not the one in "2>&1").
+_COMMAND_END = re.compile(r"\|\|?|&&|;|\n|(?<![<>&])&(?![>&])")
+_REDIRECT = re.compile(r"^(?:\d*[<>]|&>)")
+_ENV_ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
+_SPECIAL = re.compile(r"[<>|&;'\"`$()…]")  # what the shell reads specially (or a cut: "…")
+COMMAND_WORDS = 4
+
+
+def command_words(command: str, limit: int = COMMAND_WORDS) -> str:
+    """A shell command's first words (program and subcommand): no pipes, redirections,
+    quoted arguments or a leading `cd …` / `VAR=…`, so a lesson names what was run without
+    carrying a pipeline. '' when nothing plain is left."""
+    parts = [p.split() for p in _COMMAND_END.split(command)]
+    parts = [p for p in parts if p]
+    if len(parts) > 1 and parts[0][0] in ("cd", "pushd"):
+        parts = parts[1:]  # "cd app && mix test": the command is the one after the cd
+    words: list[str] = []
+    for word in (parts[0] if parts else []):
+        if not words and _ENV_ASSIGN.match(word):
+            continue
+        if _REDIRECT.match(word):
+            break
+        plain = _SPECIAL.split(word, 1)[0]  # "hi>out" is "hi", then the command's words end
+        if plain:
+            words.append(plain)
+        if plain != word or len(words) == limit:
+            break
+    return " ".join(words)
+
+
+def _refused(call: str) -> str:
+    """The lesson of a refused tool call ("Bash: git push …") the person gave no words for."""
+    tool, _, arg = call.partition(":")
+    tool, arg = tool.strip(), arg.strip()
+    if tool.lower() in _SHELL_TOOLS:
+        words = command_words(arg)
+        if words:
+            return f"Ask before running `{words}` (the person refused it)."
+        return f"Ask before running {tool} commands like this (the person refused one)."
+    if arg:
+        return f"Ask before using {tool} on `{clip(arg.replace('`', ''), 80)}` (the person refused it)."
+    return f"Ask before using {tool} (the person refused it)."
+
+
+# ----------------------------------------------------------------- drafts
+
 def draft(kind: str, episodes: Sequence[dict[str, Any]], representative: int = 0) -> str:
-    """The deterministic lesson text for a group of source episodes (time order)."""
+    """The deterministic lesson text for a group of source episodes (time order), with no
+    secret in it: the source words are redacted first, before a clip could cut a key short
+    of what the patterns recognise."""
+    return _draft(kind, [_redacted(e) for e in episodes], representative)
+
+
+def _draft(kind: str, episodes: Sequence[dict[str, Any]], representative: int) -> str:
     rep = episodes[representative] if episodes else {}
     if kind == "correction":
         words = person_words(rep)
         if words.lower().startswith("refused "):  # a refused call the person gave no words for
-            return _finish(_clip(f"Ask before running {words[len('refused '):]}"))
-        return imperative(words) or _finish(_clip(rep.get("title") or "a correction"))
+            return _refused(words[len("refused "):])
+        return imperative(words) or _finish(clip(rep.get("title") or "a correction"))
     if kind == "error":
         from remem.engine.consolidate import error_class
 
@@ -134,18 +258,19 @@ def draft(kind: str, episodes: Sequence[dict[str, Any]], representative: int = 0
         klass = error_class(f"{title}\n{rep.get('gist') or ''}")
         fix = next((f for f in (find_fix(e) for e in reversed(episodes)) if f), "")
         if fix:
-            return _finish(_clip(f"On {klass or title}: {fix}"))
-        return _error_from_call(rep) or _finish(_clip(f"Avoid repeating this error: {title}", ERROR_CHARS))
+            return _finish(clip(f"On {klass or title}: {fix}"))
+        return _error_from_call(rep) or _finish(clip(f"Avoid repeating this error: {title}", ERROR_CHARS))
     if kind == "surprise":
-        return _finish(_clip(f"Keep in mind: {person_words(rep)}"))
-    return _finish(_clip(person_words(rep)))
+        return _finish(clip(f"Keep in mind: {person_words(rep)}"))
+    return _finish(clip(person_words(rep)))
 
 
 def reword(text: str, kind: str, episodes: Sequence[dict[str, Any]]) -> str | None:
     """A local model's rewording of a lesson, or None (no model, a failure, or a bad answer)."""
     from remem.engine.llm import complete
 
-    quotes = "\n".join(f"- {_clip(person_words(e), 300)}" for e in episodes[:5])
+    # The model may be a remote service: it never sees a secret either.
+    quotes = "\n".join(f"- {clip(redact_secrets(person_words(e)), 300)}" for e in episodes[:5])
     prompt = (
         "Rewrite this lesson for a coding agent as one short imperative sentence "
         "(at most 25 words). Keep the person's meaning; add nothing.\n"

@@ -28,12 +28,15 @@ from typing import Any
 from remem import paths
 from remem.engine import clock
 from remem.engine.files import write_atomic
+from remem.engine.lesson_text import clip
 from remem.engine.lessons import get_lesson, list_lessons, set_status, wire_line
 from remem.engine.store import LESSON_STATUSES, Store
 
 BEGIN = "<!-- remem:begin -->"
 END = "<!-- remem:end -->"
 RENDERED_STATUSES = ("active",)
+DESCRIPTION_CHARS = 150  # a lesson file's frontmatter description, at most
+INDEX_CHARS = 120  # a lesson's line in MEMORY.md's index, at most (the link aside)
 _TYPE = {"correction": "feedback", "error": "feedback", "surprise": "project", "note": "project"}
 
 
@@ -148,10 +151,17 @@ def _date(stamp: str | None) -> str:
     return (stamp or "")[:10]
 
 
+def _at_most(text: str, most: int) -> str:
+    """The text on one line in at most `most` characters, cut at a word boundary: an agent
+    reads these lines, and a word cut in half ("never push to ma…") can change the meaning."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= most else clip(flat, most - 1)  # "…" is the last character
+
+
 def lesson_file(lesson: dict[str, Any], provenance: list[tuple[str, str]]) -> str:
     """The text of one remem-<id>.md: frontmatter, the lesson, its provenance."""
     text = lesson["text"]
-    desc = text if len(text) <= 150 else text[:149] + "…"
+    desc = _at_most(text, DESCRIPTION_CHARS)
     shown = ", ".join(f"{eid} ({_date(at)})" for eid, at in provenance[:8])
     more = f" and {len(provenance) - 8} more" if len(provenance) > 8 else ""
     noun = lesson["kind"] + ("s" if lesson["seen"] != 1 else "")
@@ -176,7 +186,7 @@ def section_body(lessons: list[dict[str, Any]]) -> str:
         return ""
     lines = ["## Lessons remem learned (delete a file to veto it)"]
     for lesson in lessons:
-        text = lesson["text"] if len(lesson["text"]) <= 120 else lesson["text"][:119] + "…"
+        text = _at_most(lesson["text"], INDEX_CHARS)
         lines.append(f"- [{text}](remem-{lesson['id']}.md)")
     return "\n".join(lines)
 
