@@ -28,6 +28,12 @@ def database_problem(exc: BaseException) -> str | None:
     text = str(exc).lower()
     if "locked" in text or "busy" in text:
         return "the memory is busy (another remem process is writing); try again in a moment"
+    if "readonly" in text or "read-only" in text:
+        from remem import paths
+
+        db = paths.db_path()
+        return (f"{db} is read-only ({exc}); make it and its folder writable: "
+                f"chmod u+w {db} {db.parent}")
     if "disk is full" in text or "disk i/o" in text:
         return f"cannot write the memory ({exc}); free some disk space and try again"
     if "malformed" in text or "not a database" in text or "corrupt" in text:

@@ -12,8 +12,13 @@ even while one of them is broken; a failing tool reports its own one-line error.
 
 from __future__ import annotations
 
+import difflib
 import inspect
+import io
 import json
+import os
+import re
+import sqlite3
 import sys
 import tempfile
 import threading
@@ -21,12 +26,12 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Annotated, Any, AsyncIterator, Iterator, Literal, Optional
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from remem import __version__
-from remem.errors import NotFound, RememError, database_problem
+from remem.errors import NotFound, RememError, StoreError, database_problem
 
 Kind = Literal["note", "correction", "surprise", "environment", "error", "session"]
 RememberKind = Literal["note", "correction", "surprise", "environment", "error"]
@@ -68,9 +73,35 @@ HINTS: dict[str, tuple[bool, bool, bool]] = {
 
 
 class RememServer(MCPServer):
-    """MCPServer whose argument errors read as one line per field, without pydantic's noise."""
+    """MCPServer whose argument errors read as one line per field, without pydantic's noise;
+    an argument a tool does not take is refused (not ignored), and text that is not valid
+    Unicode (a lone surrogate) is kept with U+FFFD in place of the bad characters."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.parameters: dict[str, list[str]] = {}  # tool name -> the arguments it takes
+
+    async def list_tools(self) -> Any:
+        tools = await super().list_tools()
+        for t in tools:  # the schemas say what call_tool enforces: no arguments but these
+            if isinstance(t.input_schema, dict) and t.input_schema.get("type") == "object":
+                t.input_schema = {**t.input_schema, "additionalProperties": False}
+        return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        arguments = scrub(arguments) if arguments else arguments
+        known = self.parameters.get(name)
+        if known is not None and isinstance(arguments, dict):
+            unknown = [key for key in arguments if key not in known]
+            if unknown:
+                parts = []
+                for key in unknown:
+                    close = difflib.get_close_matches(str(key), known, n=1)
+                    parts.append(f"unknown field {key!r}" + (
+                        f" (did you mean {close[0]!r}?)" if close else f" ({name} takes {', '.join(known)})"))
+                message = f"invalid arguments for {name}: " + "; ".join(parts)
+                _note(name, message)
+                raise ToolError(message)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -85,6 +116,110 @@ class RememServer(MCPServer):
                 _note(name, message)
                 raise ToolError(message) from cause
             raise
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio transport, reading requests through `ScrubbedLines`: its own reader
+        drops a line that fails validation (a lone surrogate escape does) without a reply,
+        and the client would wait for ever."""
+        import anyio
+        from mcp.server.stdio import stdio_server
+
+        lowlevel = getattr(self, "_lowlevel_server", None)
+        if lowlevel is None:  # an SDK laid out differently: its own transport, unscrubbed
+            await super().run_stdio_async()
+            return
+        with _protocol_stdin() as raw:
+            text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+            lines = ScrubbedLines(anyio.wrap_file(text))
+            try:
+                async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+                    await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+            finally:
+                try:
+                    text.detach()  # the descriptor is not the wrapper's to close
+                except ValueError:
+                    pass
+
+
+# --------------------------------------------------------------------------- bad Unicode
+
+# A JSON escape of a surrogate ("\ud83d", half an emoji): only a line holding one is re-read.
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub(value: Any) -> Any:
+    """A JSON value with every lone surrogate (in keys and strings) replaced by U+FFFD: JSON
+    can carry them (Node-based agents send half an emoji), pydantic and SQLite refuse them."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    return value
+
+
+def scrub_json(text: str | bytes) -> str | None:
+    """`text` re-encoded with lone surrogates replaced, or None when it has none to replace
+    (or is not JSON, which the transport then refuses as it would have)."""
+    pattern = SURROGATE_ESCAPE_BYTES if isinstance(text, bytes) else SURROGATE_ESCAPE
+    if not pattern.search(text):  # type: ignore[arg-type]
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return json.dumps(scrub(data), ensure_ascii=False, separators=(",", ":"))
+
+
+class ScrubbedLines:
+    """The stdio transport's input: the lines of a text stream, each with lone surrogate
+    escapes replaced by U+FFFD (see `scrub_json`); other lines pass through untouched."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def __aiter__(self) -> "ScrubbedLines":
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self.stream.readline()
+        if not line:
+            raise StopAsyncIteration
+        fixed = scrub_json(line)
+        return line if fixed is None else fixed + "\n"
+
+
+@contextmanager
+def _protocol_stdin() -> Iterator[Any]:
+    """The protocol's stdin as a binary stream on a private descriptor, with fd 0 pointed at
+    the null device meanwhile (as the SDK's own transport does), so no child reads the wire."""
+    try:
+        sys.stdin.buffer.fileno()
+        private = os.dup(0)
+    except (AttributeError, OSError, ValueError):
+        yield sys.stdin.buffer
+        return
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(null, 0)
+        finally:
+            os.close(null)
+    except OSError:
+        os.close(private)
+        yield sys.stdin.buffer
+        return
+    try:
+        # closefd=False: a worker thread may still block reading it after the transport ends.
+        yield os.fdopen(private, "rb", closefd=False)
+    finally:
+        try:
+            os.dup2(private, 0)
+        except OSError:
+            pass
 
 
 def _note(tool: str, message: str) -> None:
@@ -108,21 +243,74 @@ class Memory:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._store: Any = None
+        self._file: tuple[int, int] | None = None  # (device, inode) of the file it opened
+        self._gone: Any = None  # the memory's path, once its folder vanished under the server
 
     @contextmanager
     def store(self) -> Iterator[Any]:
         from remem.engine.store import Store
 
         with self._lock:
+            if self._store is not None and not self._still_there():
+                self._reopen()
+            if self._store is None and self._gone is not None:
+                if not self._gone.exists():  # not even a new folder (the log makes one) starts over
+                    raise StoreError(self._gone_message(self._gone))
+                self._gone = None  # put back (restored): open it
             if self._store is None:
                 self._store = Store()
+                self._file = _identity(self._store.path)
             yield self._store
+
+    def _still_there(self) -> bool:
+        """Is the file at the memory's path the one open? Deleted or replaced under a running
+        server (`rm`, a copy over it), the open connection would write into a file nobody can
+        read again, and every "remembered" would be lost."""
+        return self._file is None or _identity(self._store.path) == self._file
+
+    def _reopen(self) -> None:
+        from remem.log import log
+
+        path = self._store.path
+        # SQLite neither checkpoints nor removes the WAL of a file that has moved, and a new
+        # file at the path would take the old file's frames from the -wal left there as its
+        # own. Emptied first (through the old connection's own descriptors, so a -wal that
+        # came with the new file is not touched), it is harmless.
+        try:
+            self._store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass
+        self._store.close()
+        self._store, self._file = None, None
+        if not path.parent.is_dir():
+            self._gone = path
+            raise StoreError(self._gone_message(path))
+        from remem.engine import recall, vectors
+
+        vectors.drop_caches()  # vectors and lessons of the old file
+        getattr(recall, "_lesson_cache", {}).clear()
+        log("server", f"{path} was {'replaced' if path.exists() else 'deleted'} while serving; "
+                      "reopened it")
+
+    @staticmethod
+    def _gone_message(path: Any) -> str:
+        return (f"{path.parent} was removed while `remem serve` was running; put {path.name} back "
+                "(`remem restore` a backup) or restart the server to start a new memory")
 
     def close(self) -> None:
         with self._lock:
             if self._store is not None:
                 self._store.close()
                 self._store = None
+                self._file = None
+
+
+def _identity(path: Any) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 @contextmanager
@@ -202,6 +390,7 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
 
     def tool(fn: Any) -> Any:
         ro, destructive, idem = HINTS[fn.__name__]
+        mcp.parameters[fn.__name__] = list(inspect.signature(fn).parameters)
         mcp.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""), annotations=ToolAnnotations(
             read_only_hint=ro, destructive_hint=destructive, idempotent_hint=idem,
             open_world_hint=False))
@@ -227,8 +416,15 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
             from remem.engine import recall as recall_mod
 
             filters = _filters(store, kinds=kinds, tags=tags, project=project)
-            hits = recall_mod.recall(store, query, k, mode="hybrid", touch=True, **filters)
-        return {"query": query, "hits": hits}
+            try:
+                hits = recall_mod.recall(store, query, k, mode="hybrid", touch=True, **filters)
+            except sqlite3.OperationalError as exc:
+                if "readonly" not in str(exc).lower():
+                    raise
+                # A read-only memory can still be read: answer without strengthening.
+                _note("recall", f"{database_problem(exc)}; recalled without strengthening")
+                hits = recall_mod.recall(store, query, k, mode="hybrid", touch=False, **filters)
+        return {"query": query, "hits": _bools(hits)}
 
     @tool
     def remember(
@@ -258,11 +454,11 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
         with engine_errors("remember"), memory.store() as store:
             from remem.engine.memories import remember as do_remember
 
-            return do_remember(
+            return _bools(do_remember(
                 store, text, kind=kind, title=title, tags=tags or (), importance=importance,
                 valence=valence, arousal=arousal, ttl=ttl, short_term=short_term,
                 cwd=_project_path(store, project), source="mcp",
-            )
+            ))
 
     @tool
     def search(
@@ -311,7 +507,7 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
                 if folder:
                     hits = [h for h in hits if _under(h.get("cwd"), folder)]
                 hits = hits[:k]
-        return {"query": query, "mode": mode, "hits": hits}
+        return {"query": query, "mode": mode, "hits": _bools(hits)}
 
     @tool
     def get_memory(id: Id) -> dict[str, Any]:
@@ -319,7 +515,7 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
         with engine_errors("get_memory"), memory.store() as store:
             from remem.engine.memories import public
 
-            return public(store.episode(id))
+            return _bools(public(store.episode(id)))
 
     @tool
     def update_memory(
@@ -340,8 +536,8 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
         with engine_errors("update_memory"), memory.store() as store:
             from remem.engine.memories import update_memory as do_update
 
-            return do_update(store, id, title=title, text=text, tags=tags, importance=importance,
-                             valence=valence, arousal=arousal)
+            return _bools(do_update(store, id, title=title, text=text, tags=tags, importance=importance,
+                                    valence=valence, arousal=arousal))
 
     @tool
     def delete_memory(
@@ -365,7 +561,7 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
         with engine_errors("promote"), memory.store() as store:
             from remem.engine import lifecycle
 
-            return lifecycle.promote(store, id)
+            return _bools(lifecycle.promote(store, id))
 
     @tool
     def connect(
@@ -395,7 +591,7 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
 
             levels = graph.traverse(store, id, depth=depth, types=types)
         # levels[0] is the start, levels[d] the memories first reached at depth d (with `via`).
-        return {"start": id, "depth": depth, "types": types, "levels": levels}
+        return {"start": id, "depth": depth, "types": types, "levels": _bools(levels)}
 
     @tool
     def lessons(
@@ -443,15 +639,22 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
         from remem import paths
 
         path = paths.morning_path()  # written by each sleep, as `remem morning` prints it
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+        except OSError as exc:
+            _note("morning", f"cannot read {path} ({exc.strerror or exc})")
+            raise ResourceError(f"cannot read {path} ({exc.strerror or exc})") from None
         return text or "No morning report yet: run `remem sleep`.\n"
 
     @mcp.resource("remem://lessons/{project}", name="lessons", title="Lessons of a project",
                   mime_type="text/markdown",
                   description="The active lessons of a project (its folder name) plus those that apply everywhere.")
     def project_lessons(project: str) -> str:
-        with engine_errors("lessons"), memory.store() as store:
-            found = _lessons(store, kind=None, project=project, status="active", limit=500)
+        try:
+            with engine_errors("lessons"), memory.store() as store:
+                found = _lessons(store, kind=None, project=project, status="active", limit=500)
+        except ToolError as exc:  # the same one line as the tool, not the SDK's generic error
+            raise ResourceError(str(exc)) from None
         if not found:
             return f"No lessons for {project} yet.\n"
         lines = [f"# Lessons for {project}", ""]
@@ -460,6 +663,16 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
 
     mcp.memory = memory  # type: ignore[attr-defined]
     return mcp
+
+
+def _bools(value: Any) -> Any:
+    """`archived` as true/false wherever a memory is returned (the store keeps 0/1)."""
+    if isinstance(value, dict):
+        return {k: bool(v) if k == "archived" and isinstance(v, int) else _bools(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_bools(v) for v in value]
+    return value
 
 
 def _filters(store: Any, *, kinds: Any = None, tags: Any = None, project: Optional[str] = None,

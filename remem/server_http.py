@@ -16,7 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from remem import __version__
 from remem.errors import RememError
-from remem.server import MissingMemory, _one_line, build_server
+from remem.server import MissingMemory, _one_line, build_server, scrub_json
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -62,6 +62,7 @@ def check_port(host: str, port: int) -> None:
 
 def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
     """The Starlette app: /mcp (streamable HTTP) and the /memory/* JSON API, behind a guard."""
+    from starlette.exceptions import HTTPException
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
@@ -91,6 +92,8 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
     async def health(request: Request) -> JSONResponse:
         import anyio
 
+        from remem.errors import database_problem
+
         def read() -> dict[str, Any]:
             from remem import paths
 
@@ -99,7 +102,13 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
                 return {"status": "ok", "version": __version__, "home": str(paths.home()),
                         "counts": store.counts(), "tasks": tasks}
 
-        return JSONResponse(await anyio.to_thread.run_sync(read))
+        try:
+            return JSONResponse(await anyio.to_thread.run_sync(read))
+        except Exception as exc:  # the memory cannot be read: say why, as the tools do
+            problem = str(exc) if isinstance(exc, RememError) else database_problem(exc)
+            if not problem:
+                raise
+            return JSONResponse({"status": "error", "error": _one_line(problem)}, status_code=503)
 
     @mcp.custom_route("/memory/recall", methods=["POST"])
     async def recall_route(request: Request) -> JSONResponse:
@@ -127,7 +136,25 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
         return await call("get_memory", {"id": memory_id})
 
     app = mcp.streamable_http_app(host=host)
+    app.add_exception_handler(HTTPException, _http_error)  # 404, 405: JSON like every error
     return Guard(app, token=token, loopback=is_loopback(host))
+
+
+async def _http_error(request: Any, exc: Any) -> Any:
+    """Starlette's own 404 and 405 (and any HTTPException) as {"error": "one line"}."""
+    from starlette.responses import JSONResponse, Response
+
+    if exc.status_code in (204, 304):
+        return Response(status_code=exc.status_code, headers=exc.headers)
+    path, method = request.url.path, request.method
+    if exc.status_code == 404:
+        message = f"no such endpoint: {method} {path}; the JSON API is under /memory/ and MCP at /mcp"
+    elif exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "")
+        message = f"{method} is not allowed on {path}" + (f"; use {allowed}" if allowed else "")
+    else:
+        message = _one_line(str(exc.detail)) or f"HTTP {exc.status_code}"
+    return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
 
 
 _NAMED = {"recall": "POST", "remember": "POST", "lessons": "GET", "health": "GET"}
@@ -155,9 +182,11 @@ class Guard:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         if self.token:
-            given = headers.get("authorization", "")
-            expected = f"Bearer {self.token}"
-            if not hmac.compare_digest(given.encode(), expected.encode()):
+            # The scheme is case-insensitive (RFC 9110: "bearer" is "Bearer"); the token is not,
+            # and is compared in constant time.
+            scheme, _, given = headers.get("authorization", "").strip().partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(
+                    given.strip().encode("utf-8"), self.token.encode("utf-8")):
                 await _deny(send, 401, "missing or wrong bearer token: send Authorization: Bearer <token>",
                             {"www-authenticate": 'Bearer realm="remem"'})
                 return
@@ -168,7 +197,44 @@ class Guard:
             if (host and not is_loopback(host)) or (origin_host and not is_loopback(origin_host)):
                 await _deny(send, 403, "requests must come from this machine (Host/Origin not local)", {})
                 return
+        if scope.get("method") == "POST":
+            scope, receive = await _scrubbed(scope, receive)
         await self.app(scope, receive, send)
+
+
+MAX_SCRUBBED_BODY = 16 * 1024 * 1024  # a larger body passes on as it came
+
+
+async def _scrubbed(scope: dict[str, Any], receive: Any) -> tuple[dict[str, Any], Any]:
+    """The request with lone surrogate escapes ("\\ud83d", half an emoji) in its JSON body
+    replaced by U+FFFD, as over stdio: pydantic refuses them, so /mcp would answer a parse
+    error and /memory/* a bad argument where the docs promise the text is stored."""
+    from collections import deque
+
+    held: deque[dict[str, Any]] = deque()
+    size, complete = 0, False
+    while size <= MAX_SCRUBBED_BODY:
+        message = await receive()
+        held.append(message)
+        if message["type"] != "http.request":
+            break
+        size += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            complete = True
+            break
+    if complete:
+        body = b"".join(m.get("body", b"") for m in held)
+        fixed = scrub_json(body)
+        if fixed is not None:
+            data = fixed.encode("utf-8")
+            held = deque([{"type": "http.request", "body": data, "more_body": False}])
+            headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-length"]
+            scope = {**scope, "headers": headers + [(b"content-length", str(len(data)).encode())]}
+
+    async def replay() -> dict[str, Any]:
+        return held.popleft() if held else await receive()
+
+    return scope, replay
 
 
 async def _deny(send: Any, status: int, message: str, extra: dict[str, str]) -> None:

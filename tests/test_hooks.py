@@ -605,3 +605,85 @@ def test_a_lone_surrogate_in_the_prompt_still_gets_its_lesson(seeded):
     assert "docker build needs --platform" in res.json()["hookSpecificOutput"]["additionalContext"]
     recorded = primes(seeded)
     assert recorded and recorded[-1]["session_id"] == payload["session_id"]
+
+
+# ------------------------------------------------------------------------------ no session id
+
+NOW = "2026-05-01T12:00:00+00:00"
+
+
+def _day(at: str = NOW) -> str:
+    from remem.engine import clock
+
+    return clock.parse(at).astimezone().date().isoformat()
+
+
+def _cwd_in_arm(held_out: bool, at: str = NOW) -> str:
+    from remem.engine.prime import is_held_out
+
+    for i in range(1000):
+        cwd = f"/home/you/code/shop-{i}"
+        if is_held_out(f"cwd:{cwd}:{_day(at)}") == held_out:
+            return cwd
+    raise AssertionError("no cwd found")
+
+
+def test_hook_without_session_id_is_one_session_per_cwd_and_day(seeded):
+    """A payload with no session_id: lessons once, one stable key stored (not NULL)."""
+    cwd = _cwd_in_arm(False)
+    payload = {"cwd": cwd, "prompt": "build the docker image", "hook_event_name": "UserPromptSubmit"}
+    outs = [run_hook("prompt", payload, env={"REMEM_NOW": NOW}) for _ in range(3)]
+    assert all(o.returncode == 0 for o in outs), [o.stderr for o in outs]
+    assert "docker" in outs[0].stdout
+    assert outs[1].stdout == "" and outs[2].stdout == ""  # each lesson at most once per session
+    rows = primes(seeded)
+    assert len(rows) == 1
+    assert rows[0]["session_id"] == f"cwd:{cwd}:{_day()}" and rows[0]["held_out"] == 0
+    # The next day is a new session: the lesson may come again.
+    later = run_hook("prompt", payload, env={"REMEM_NOW": "2026-05-03T12:00:00+00:00"})
+    key = f"cwd:{cwd}:{_day('2026-05-03T12:00:00+00:00')}"
+    from remem.engine.prime import is_held_out
+
+    assert ("docker" in later.stdout) == (not is_held_out(key))
+    assert primes(seeded)[-1]["session_id"] == key
+
+
+def test_hook_without_session_id_can_be_held_out(seeded):
+    cwd = _cwd_in_arm(True)
+    payload = {"cwd": cwd, "prompt": "build the docker image", "hook_event_name": "UserPromptSubmit"}
+    for _ in range(2):
+        res = run_hook("prompt", payload, env={"REMEM_NOW": NOW})
+        assert res.returncode == 0 and res.stdout == "", res.stderr
+    rows = primes(seeded)
+    assert len(rows) == 1 and rows[0]["held_out"] == 1
+    assert rows[0]["session_id"] == f"cwd:{cwd}:{_day()}"
+
+
+def test_select_without_session_id_keys_on_the_transcript_then_the_cwd(seeded):
+    from remem.engine import clock, prime
+
+    assert prime.session_key("s-1", cwd="/x", transcript_path="/t.jsonl") == "s-1"
+    assert prime.session_key(None, cwd="/x", transcript_path="/t.jsonl") == "transcript:/t.jsonl"
+    with clock.frozen(NOW):
+        assert prime.session_key(None, cwd="/x/") == f"cwd:/x:{_day()}"
+        assert prime.session_key(None) == f"cwd::{_day()}"
+    path = next(f"/home/you/.claude/projects/p/{i}.jsonl" for i in range(1000)
+                if not prime.is_held_out(f"transcript:/home/you/.claude/projects/p/{i}.jsonl"))
+    first = prime.select(seeded, "build the docker image", event="prompt", transcript_path=path)
+    assert first["text"] and not first["held_out"]
+    # Same transcript on another day and in another folder: still the same session.
+    with clock.frozen("2026-06-09T08:00:00+00:00"):
+        again = prime.select(seeded, "docker build the image again", event="prompt",
+                             cwd="/elsewhere", transcript_path=path)
+    assert again["lessons"] == []
+    assert [r["session_id"] for r in primes(seeded)] == [f"transcript:{path}"]
+
+
+def test_a_preview_without_session_id_is_never_held_out_nor_keyed(seeded):
+    from remem.engine import clock, prime
+
+    with clock.frozen(NOW):
+        got = prime.select(seeded, "build the docker image", event="prompt", cwd=_cwd_in_arm(True),
+                           record=False)
+    assert got["lessons"] and got["text"] and got["held_out"] is False
+    assert primes(seeded) == []

@@ -123,22 +123,27 @@ def register(app: typer.Typer) -> None:
     def trust(origin: str = typer.Argument(..., help="An origin id (16 hex digits, or a unique prefix)."),
               off: bool = typer.Option(False, "--off", help="Stop trusting it."),
               forget: bool = typer.Option(False, "--forget", help="Forget its pinned key (after a genuine key change)."),
+              label: Optional[str] = typer.Option(
+                  None, "--label", help="Name it (\"laptop\", \"Ana\"), shown where peers are listed; "
+                  "on an origin already trusted only the name changes; \"\" clears it."),
               json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
         """Trust an origin: its lessons can then be activated by corroboration.
 
-        Example: remem share trust 3f9a0c1d2e4b5a69
+        Example: remem share trust 3f9a0c1d2e4b5a69 --label laptop
         """
         from remem.engine import share
 
         with open_store() as store:
-            rep = share.forget_peer(store, origin) if forget else share.trust(store, origin, not off)
+            rep = (share.forget_peer(store, origin, label=label) if forget
+                   else share.trust(store, origin, not off, label=label))
         if json_out:
             emit_json(rep)
             return
+        name = f"{rep['origin']} ({rep['label']})" if rep.get("label") else rep["origin"]
         if forget:
-            print(f"forgot {rep['origin']}; its next key.pub is pinned afresh (untrusted)")
+            print(f"forgot {name}; its next key.pub is pinned afresh (untrusted)")
         else:
-            print(f"{rep['origin']} {'trusted' if rep['trusted'] else 'no longer trusted'}")
+            print(f"{name} {'trusted' if rep['trusted'] else 'no longer trusted'}")
         for item in rep.get("activated", []):
             print(f"activated {item['id']}: {item['why']}")
         for item in rep["demoted"]:
@@ -157,8 +162,8 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(rows)
             return
-        table("peers", ["origin", "trusted", "first seen", "lessons", "vouched for"],
-              [(p["origin"], "yes" if p["trusted"] else "no", p["first_seen"][:19],
+        table("peers", ["origin", "label", "trusted", "first seen", "lessons", "vouched for"],
+              [(p["origin"], p.get("label") or "-", "yes" if p["trusted"] else "no", p["first_seen"][:19],
                 ", ".join(f"{k} {v}" for k, v in p["lessons"].items()) or "-", p["vouched_for"]) for p in rows])
 
     @share_app.command("candidates")
@@ -178,7 +183,8 @@ def register(app: typer.Typer) -> None:
             print("no candidates")
             return
         table("candidates", ["id", "status", "from", "trusted", "lesson", "checks / corroboration"], [
-            (r["id"], r["status"], r["origin"], "yes" if r["origin_trusted"] else "no", short(r["text"], 60),
+            (r["id"], r["status"], r["origin"] + (f" ({r['origin_label']})" if r.get("origin_label") else ""),
+             "yes" if r["origin_trusted"] else "no", short(r["text"], 60),
              "; ".join(r["safety"]["reasons"]) if r["status"] == "quarantined" else
              f"{len(r['corroboration']['trusted_origins'])} trusted origin(s)"
              + (f", closest yours {r['corroboration']['closest_own']['cosine']:.2f}"

@@ -27,12 +27,33 @@ def _nightly_backup(store: Any, summary: dict[str, Any]) -> None:
     summary["backup"] = {"path": str(dest), "rotated_out": len(removed)}
 
 
+# DESIGN names two passes by what they do; the engine by a word. Both are accepted.
+PASS_ALIASES = {"consolidate": "lessons", "discover": "connect", "discover_connections": "connect",
+                "discover-connections": "connect"}
+
+
+def _pass_names(names: Optional[List[str]], known: Any) -> Optional[List[str]]:
+    """--pass values with the aliases resolved, each once, in the order given (None: all)."""
+    if not names:
+        return None
+    out: List[str] = []
+    for name in names:
+        real = PASS_ALIASES.get(name.strip().lower(), name.strip().lower())
+        if real not in known:
+            raise ValueError(f"unknown pass {name!r}; the passes are {', '.join(known)} (aliases: "
+                             + ", ".join(f"{a} = {b}" for a, b in PASS_ALIASES.items()) + ")")
+        if real not in out:
+            out.append(real)
+    return out
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def sleep(
         pass_: Optional[List[str]] = typer.Option(
             None, "--pass", help="Run only this pass (repeatable): embed, expire, decay, lessons, "
-            "merge, verify, predict, connect, render."),
+            "merge, verify, predict, connect, render (aliases: consolidate = lessons, discover or "
+            "discover_connections = connect)."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Work on a copy: change and write nothing."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars and no summary."),
         json_out: bool = typer.Option(False, "--json", help="Print the run's summary as JSON."),
@@ -45,7 +66,7 @@ def register(app: typer.Typer) -> None:
         from remem.engine import sleep as sleep_mod
 
         with open_store() as store:
-            events = sleep_mod.run_sleep(store, pass_ or None, dry_run=dry_run)
+            events = sleep_mod.run_sleep(store, _pass_names(pass_, sleep_mod.PASSES), dry_run=dry_run)
             summary = _drain(events) if (quiet or json_out) else _with_bars(events)
             if not pass_ and not dry_run:
                 _nightly_backup(store, summary)

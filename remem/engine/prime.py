@@ -11,6 +11,11 @@ nothing, but the lessons they WOULD have been shown are recorded in `primes` wit
 held_out = 1, so the measure can compare primed sessions with held-out ones. Decisions that
 select nothing are not recorded (a session's arm is `is_held_out(session_id)`, recomputable).
 
+A recorded call without a session id (an agent or a hand-made payload that sends none) gets a
+stable stand-in, `session_key`: "transcript:<path>" when the payload names its transcript, else
+"cwd:<cwd>:<local day>". It is stored as the session id, so once-per-session, the hold-out draw
+and `remem measure` all treat those calls as one session. Previews (record=False) use none.
+
 This module is on the hook path: no numpy. Vectors are compared in pure Python
 (`encode_py`, `from_blob_py`, `dot_py`).
 """
@@ -51,6 +56,19 @@ def is_held_out(session_id: str | None, cfg: dict[str, Any] | None = None) -> bo
     if cfg is not None and not cfg.get("prime", {}).get("holdout", True):
         return False
     return zlib.crc32(str(session_id).encode("utf-8")) % 2 == 1
+
+
+def session_key(session_id: str | None, *, cwd: str | None = None,
+                transcript_path: str | None = None) -> str:
+    """The session id, or a stable stand-in for a call that has none: the transcript's path
+    when known, else the cwd and the local day ("cwd:/home/you/shop:2026-05-01")."""
+    if session_id:
+        return str(session_id)
+    if transcript_path:
+        return f"transcript:{transcript_path}"
+    day = clock.now().astimezone().date().isoformat()
+    where = (cwd.rstrip("/") or "/") if cwd else ""
+    return f"cwd:{where}:{day}"
 
 
 def _project_match(lesson_cwd: str | None, cwd: str | None) -> bool:
@@ -154,12 +172,14 @@ def select(
     cfg: dict[str, Any] | None = None,
     record: bool = True,
     deadline: float | None = None,
+    transcript_path: str | None = None,
 ) -> dict[str, Any]:
     """The lessons to show for this moment, the rendered block, and whether it is held out.
 
     Returns {lessons, text, held_out}. When held out, `text` is "" and `lessons` lists what
     would have been shown. `record=False` previews (remem context) without logging.
     `deadline` (time.monotonic()): past it, nothing is shown or recorded.
+    A recorded call without session_id uses `session_key` (transcript_path, else cwd + day).
     """
     if cfg is None:
         from remem import config
@@ -170,6 +190,8 @@ def select(
     empty = {"lessons": [], "text": "", "held_out": False}
     if not text:
         return empty
+    if record and not session_id:
+        session_id = session_key(None, cwd=cwd, transcript_path=transcript_path)
     held_out = bool(pc.get("holdout", True)) and is_held_out(session_id)
     exclude = shown_in_session(store, session_id)
     scored = candidates(store, text, event=event, cwd=cwd, cfg=cfg, exclude=exclude)

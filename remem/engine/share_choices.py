@@ -37,30 +37,65 @@ def _peer_id(store: Store, origin: str) -> str:
                      "and `remem share peers` show them")
 
 
-def trust(store: Store, origin: str, trusted: bool = True, *, identity_dir: Path | str | None = None,
-          cfg: dict[str, Any] | None = None, embedder: Any = None) -> dict[str, Any]:
+LABEL_MAX = 64  # characters of a peer's label
+
+
+def _clean_label(label: str) -> str | None:
+    """A peer's label as stored: one line of at most LABEL_MAX characters; "" clears it."""
+    text = " ".join(str(label).split())
+    if any(ord(ch) < 32 or ord(ch) == 127 or 0x80 <= ord(ch) < 0xA0 for ch in text):
+        raise ShareError("a peer label cannot hold control characters")
+    if len(text) > LABEL_MAX:
+        raise ShareError(f"a peer label is at most {LABEL_MAX} characters, not {len(text)}")
+    return text or None
+
+
+def _set_label(conn: Any, origin: str, label: str | None) -> None:
+    conn.execute("UPDATE peers SET label = ? WHERE origin = ?", (label, origin))
+
+
+def trust(store: Store, origin: str, trusted: bool = True, *, label: str | None = None,
+          identity_dir: Path | str | None = None, cfg: dict[str, Any] | None = None,
+          embedder: Any = None) -> dict[str, Any]:
     """Trust (or stop trusting) an origin. Trusting re-checks the candidates for corroboration;
     withdrawing trust sends back to `candidate` the lessons that trust alone kept active
-    (those accepted by hand stay)."""
+    (those accepted by hand stay).
+
+    label: a name for the origin ("laptop", "Ana"), shown wherever peers are listed; "" clears
+    it, None leaves it. Naming an origin already trusted only sets the label."""
     origin = _peer_id(store, origin)
+    name = _clean_label(label) if label is not None else None
     with store.write() as conn:
+        was = conn.execute("SELECT trusted FROM peers WHERE origin = ?", (origin,)).fetchone()
         conn.execute("INSERT OR IGNORE INTO peers (origin, public_key, trusted, first_seen) "
                      "VALUES (?, '', 0, ?)", (origin, clock.iso()))
         conn.execute("UPDATE peers SET trusted = ? WHERE origin = ?", (int(trusted), origin))
-    activated = activate(store, identity_dir=identity_dir, cfg=cfg, embedder=embedder) if trusted else []
+        if label is not None:
+            _set_label(conn, origin, name)
+        now_label = conn.execute("SELECT label FROM peers WHERE origin = ?", (origin,)).fetchone()[0]
+    relabel_only = label is not None and trusted and was is not None and bool(was[0])
+    activated = (activate(store, identity_dir=identity_dir, cfg=cfg, embedder=embedder)
+                 if trusted and not relabel_only else [])
     demoted = [] if trusted else demote(store, identity_dir=identity_dir)
-    return {"origin": origin, "trusted": trusted, "activated": activated, "demoted": demoted}
+    return {"origin": origin, "trusted": trusted, "label": now_label, "activated": activated,
+            "demoted": demoted}
 
 
-def forget_peer(store: Store, origin: str, *, identity_dir: Path | str | None = None) -> dict[str, Any]:
+def forget_peer(store: Store, origin: str, *, label: str | None = None,
+                identity_dir: Path | str | None = None) -> dict[str, Any]:
     """Drop a peer's pinned key and trust; lessons that trust alone kept active go back to
     `candidate`, as with `trust --off`. The row stays, keyless and untrusted, so the next key
-    it publishes is pinned untrusted even with share.trust_on_first_use on."""
+    it publishes is pinned untrusted even with share.trust_on_first_use on. Its label stays
+    (label: set or, with "", clear it)."""
     origin = _peer_id(store, origin)
+    name = _clean_label(label) if label is not None else None
     with store.write() as conn:
         gone = conn.execute("UPDATE peers SET public_key = '', trusted = 0 WHERE origin = ?",
                             (origin,)).rowcount
-    return {"origin": origin, "forgotten": bool(gone),
+        if label is not None:
+            _set_label(conn, origin, name)
+        row = conn.execute("SELECT label FROM peers WHERE origin = ?", (origin,)).fetchone()
+    return {"origin": origin, "forgotten": bool(gone), "label": row[0] if row else None,
             "demoted": demote(store, identity_dir=identity_dir)}
 
 
@@ -131,6 +166,7 @@ def candidates(store: Store, *, include_quarantined: bool = True, identity_dir: 
     statuses = ("candidate", "quarantined") if include_quarantined else ("candidate",)
     rows = [r for r in list_lessons(store, statuses=statuses, with_vectors=True) if not _is_own(r, ours)]
     trusted = _trusted(store)
+    labels = {r["origin"]: r["label"] for r in store.rows("SELECT origin, label FROM peers WHERE label IS NOT NULL")}
     similar: list[tuple[str, float] | None] = [None] * len(rows)
     pending = [i for i, r in enumerate(rows) if r["status"] == "candidate"]
     if pending:
@@ -146,7 +182,8 @@ def candidates(store: Store, *, include_quarantined: bool = True, identity_dir: 
         vouchers = sorted(_vouchers(row, ours))
         out.append({
             "id": row["id"], "text": row["text"], "kind": row["kind"], "status": row["status"],
-            "origin": row["origin"], "origin_trusted": row["origin"] in trusted, "created": row["created"],
+            "origin": row["origin"], "origin_label": labels.get(row["origin"]),
+            "origin_trusted": row["origin"] in trusted, "created": row["created"],
             "signature": "verified",  # only files that verified against the pinned key are stored
             "safety": {"ok": row["status"] != "quarantined", "reasons": share_safety.incoming(row["text"])},
             "corroboration": {
@@ -160,14 +197,14 @@ def candidates(store: Store, *, include_quarantined: bool = True, identity_dir: 
 
 
 def peers(store: Store) -> list[dict[str, Any]]:
-    """Every origin seen or trusted, with how many of its lessons are held in each status."""
+    """Every origin seen or trusted (with its label, if the person named it), with how many of its lessons are held in each status."""
     out = []
     for peer in store.rows("SELECT * FROM peers ORDER BY first_seen"):
         counts = {r["status"]: r["n"] for r in store.rows(
             "SELECT status, count(*) AS n FROM lessons WHERE origin = ? GROUP BY status", (peer["origin"],))}
         vouched = int(store.scalar("SELECT count(*) FROM lessons WHERE origins LIKE ?",
                                    (f'%"{peer["origin"]}"%',)) or 0)
-        out.append({**peer, "trusted": bool(peer["trusted"]), "lessons": counts, "vouched_for": vouched})
+        out.append({**peer, "label": peer.get("label"), "trusted": bool(peer["trusted"]), "lessons": counts, "vouched_for": vouched})
     return out
 
 

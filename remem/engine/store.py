@@ -31,6 +31,7 @@ MAX_TITLE = 300
 MAX_GIST = 4000
 MAX_DETAIL = 64_000
 MAX_SPEAKER = 200
+MAX_TAG = 100
 TRUNCATED = " …[truncated by remem]"
 
 EPISODE_COLUMNS = (
@@ -558,7 +559,8 @@ def clean_text(text: str) -> str:
 
 
 def normalise_tag(tag: str) -> str:
-    return clean_text(str(tag).strip().lower())
+    """A tag as stored and matched: trimmed, lower case, valid Unicode, at most MAX_TAG."""
+    return cap(clean_text(str(tag).strip().lower()), MAX_TAG)
 
 
 def stable_id(*parts: str) -> str:
