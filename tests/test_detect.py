@@ -98,6 +98,37 @@ def test_ordinary_replies_are_not_corrections(reply):
     assert detect.corrections(s) == []
 
 
+@pytest.mark.parametrize("reply", [
+    # code the person pasted: its "Don't" is the program's, not the person's
+    "Add this guard to api.js: ```js\nif (!res.ok) { throw new Error('Request failed. Don't retry on 4xx'); }\n```",
+    # a warning quoted inline: its "use … instead" is the library's advice
+    "I get this warning when I run it: DeprecationWarning: datetime.utcnow() is deprecated and scheduled "
+    "for removal; use timezone-aware objects, e.g. datetime.now(UTC) instead",
+    "Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n    run()  # instead\n"
+    "ValueError: Don't pass None\ncan you look at this",
+    "src/db.py:41: Implicit join found. Don't rely on it; use select_from() instead\nthis shows up on every start",
+    "`npm` no longer works after the upgrade",
+    "the lint says `no-var: use let or const instead` on line 4",
+])
+def test_pasted_code_and_log_lines_are_not_pushback(reply):
+    s = convo("u: tidy the imports", "a: Done, I tidied the imports.", f"u: {reply}")
+    assert detect.pushback(reply) is None
+    assert detect.corrections(s) == []
+
+
+@pytest.mark.parametrize("reply, how", [
+    ("don't use var, use const", "don't"),
+    ("no, use pnpm instead of npm", "no"),
+    ("use `uv` instead of `pip`", "instead"),
+    ("Error: ENOENT again.\nno, the config lives in etc/, don't look in the repo root", "no"),
+    ("```\nnpm ci\n```\ndon't run that, use pnpm", "don't"),
+])
+def test_pushback_around_pasted_code_is_still_read(reply, how):
+    assert detect.pushback(reply) == how
+    s = convo("u: tidy the imports", "a: Done, I tidied the imports.", f"u: {reply}")
+    assert [f.extra["how"] for f in detect.corrections(s)] == [how]
+
+
 def test_pushback_words_without_a_handback_are_not_corrections():
     # the first message of a session answers nobody
     assert detect.corrections(convo("u: no, don't use the old API")) == []
@@ -131,6 +162,49 @@ def test_interrupt_alone_is_not_a_correction():
     assert detect.corrections(convo("u: build it", "a: Building.", "!")) == []
 
 
+def _plan_approved() -> Turn:
+    return Turn(role="assistant", text="", tool_calls=[
+        call("ExitPlanMode", "User has approved exiting plan mode. You can now proceed.", plan="Create 3 beads")])
+
+
+def _task_done() -> Turn:
+    return Turn(role="assistant", text="The server is starting in the background.",
+                tool_calls=[call(command="mix phx.server &", result="Running on :4000")])
+
+
+@pytest.mark.parametrize("before, reply", [
+    # a go-ahead after the plan was approved: the words say what to do next, not what was wrong
+    (_plan_approved, "create the beads"),
+    # a new topic, opened by a question
+    (_task_done, "Scrolling back in the terminal still does not work (maybe the page catches it)? "
+                 "search the web for terminal scroll issues"),
+    (_task_done, "wait, why is it on port 4000?"),
+    (_task_done, "now add a README"),
+    (_task_done, "wait"),
+])
+def test_interrupt_then_a_go_ahead_or_a_new_topic_is_not_a_correction(before, reply):
+    s = convo("u: plan the work", before(), "!", f"u: {reply}")
+    assert detect.corrections(s) == []
+
+
+@pytest.mark.parametrize("reply", [
+    "no, use pnpm",
+    "don't touch the lockfile",
+    "use the staging config instead",
+    "use pnpm not npm",
+    "use uv, rather than pip",
+    "wait, run the unit tests first",
+    "actually, no",
+    "leave the migrations alone",
+    "that's the wrong file, it's in lib/",
+])
+def test_interrupt_then_pushback_or_a_redirect_is_a_correction(reply):
+    s = convo("u: plan the work", _task_done(), "!", f"u: {reply}")
+    found = detect.corrections(s)
+    assert [f.extra["how"] for f in found] == ["interrupt"]
+    assert found[0].text == reply
+
+
 def test_refused_call_is_a_correction_with_the_persons_reason():
     refused = Turn(role="assistant", text="Pushing now.", tool_calls=[
         call(command="git push origin main", result=REJECT + " To tell you how to proceed, the user said:\nopen a PR instead",
@@ -151,6 +225,27 @@ def test_refused_call_then_typed_instruction_is_one_correction():
     found = detect.corrections(s)
     assert len(found) == 1  # parallel calls refused together, and the words that followed
     assert found[0].text == "edit b.py only" and found[0].extra["action"] == "edit"
+
+
+@pytest.mark.parametrize("title, kind", [
+    ("refused Bash: mix phx.server 2>&1 | head -80", "bash mix phx.server"),
+    ("refused Bash: mix phx.server (2)", "bash mix phx.server"),  # the second in a session
+    ("refused Bash: git push origin main", "bash git push"),
+    ("refused Bash: cd /srv/app && FOO=1 sudo rm -rf build", "bash rm"),
+    ("refused Edit: /repo/src/a.py", "edit"),
+    ("refused Glob", "glob"),
+])
+def test_the_kind_of_call_a_wordless_refusal_names(title, kind):
+    assert detect.refused_call_kind(title) == kind
+
+
+def test_a_wordless_refusal_is_a_correction_whose_text_names_the_call():
+    """Sleep tells it from a refusal in words by its text: "refused <the call>"."""
+    refused = Turn(role="assistant", text="Let me start the server.", tool_calls=[
+        call(command="mix phx.server", result=REJECT, is_error=True, rejected=True)])
+    (found,) = detect.corrections(convo("u: the server does not start", refused, "!"))
+    assert found.text == found.title == "refused Bash: mix phx.server"
+    assert "refused" in found.tags
 
 
 def test_same_correction_twice_in_a_session_gets_distinct_titles():

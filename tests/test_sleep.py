@@ -100,6 +100,53 @@ def test_errors_of_different_classes_do_not_cluster(store):
     assert lessons(store) == []
 
 
+def refusal(i: str, command: str, hours: float = 0, title: str | None = None) -> dict:
+    """A refused tool call the person gave no words for, as ingest stores it."""
+    text = f"refused Bash: {command}"
+    return episode(i, "correction", text, hours=hours, title=title or text, tags=("refused", "action:other"))
+
+
+def test_one_wordless_refusal_makes_no_lesson_and_the_same_call_refused_again_makes_one(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([refusal("r1", "mix phx.server 2>&1 | head -80", hours=1)])
+        first = run(store)
+        assert lessons(store) == []
+        assert first["passes"]["lessons"]["pending"] == 1
+        clock.advance(days=1)
+        store.put_episodes([refusal("r2", "mix phx.server", hours=30)])  # another session, a later sleep
+        run(store)
+    (found,) = lessons(store)
+    assert found["sources"] == ["r1", "r2"] and found["kind"] == "correction"
+    assert "mix phx.server" in found["text"]
+
+
+def test_the_same_call_refused_twice_in_one_session_makes_a_lesson(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([
+            refusal("r1", "git push origin main", hours=1),
+            refusal("r2", "git push origin main", hours=2, title="refused Bash: git push origin main (2)"),
+        ])
+        run(store)
+    assert [l["sources"] for l in lessons(store)] == [["r1", "r2"]]
+
+
+def test_wordless_refusals_of_different_calls_make_no_lesson(store):
+    # alike in words ("mix …"), but starting the server is not running the tests
+    with clock.frozen(_at(48)):
+        store.put_episodes([refusal("r1", "mix phx.server", hours=1), refusal("r2", "mix test", hours=2)])
+        summary = run(store)
+    assert lessons(store) == []
+    assert summary["passes"]["lessons"]["pending"] == 2
+
+
+def test_a_refusal_in_words_is_a_lesson_at_once(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([episode("r1", "correction", "open a PR instead of pushing to main", hours=1,
+                                    title="refused Bash: git push origin main", tags=("refused", "action:push"))])
+        run(store)
+    assert [l["sources"] for l in lessons(store)] == [["r1"]]
+
+
 def test_environment_episodes_never_make_lessons(store):
     with clock.frozen(_at(48)):
         store.put_episodes([

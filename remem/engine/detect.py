@@ -202,9 +202,40 @@ _BARE_DECLINE = re.compile(
 )
 
 
+# What the person pasted rather than said: code and the lines of a log. A "Don't retry" inside
+# a code block or "use X instead" inside a deprecation warning is not the person's pushback.
+_FENCED = re.compile(r"```.*?(```|\Z)|~~~.*?(~~~|\Z)", re.S)
+_INLINE_CODE = re.compile(r"`[^`\n]+`")
+# Where a quoted log line starts: a traceback, an exception or warning class, a "Warning:" /
+# "Error:" label, a file:line: prefix, a stack frame. From there to the line's end is the log's.
+_LOG_START = re.compile(
+    r"Traceback \(most recent call last\)|"
+    r"\b[A-Z]\w*(Error|Warning|Exception)\b:|"
+    r"\b(?i:warning|warn|error|fatal|panic|exception)(\[\w+\])?:|"
+    r"^\s*[\w./\\-]+\.[A-Za-z]\w*:\d+(:\d+)?:|"  # src/a.py:12: … (not example.com:8080)
+    r"^\s*File \"[^\"]+\", line \d+|^\s*at [\w.$<>]+ \("
+)
+
+
+def prose(text: str) -> str:
+    """The person's own words: fenced code blocks and quoted log lines taken out, inline code
+    replaced by a stand-in (so a leading `npm` does not make "no longer works" start with "no")."""
+    text = _INLINE_CODE.sub("(code)", _FENCED.sub("\n", text or ""))
+    kept: list[str] = []
+    in_log = False
+    for line in text.splitlines():
+        if in_log and line[:1].isspace():
+            continue  # an indented line under a log line: the traceback goes on
+        m = _LOG_START.search(line)
+        in_log = m is not None
+        kept.append(line[:m.start()] if m else line)
+    return "\n".join(kept).strip()
+
+
 def pushback(text: str) -> str | None:
-    """Which pushback pattern a reply after a hand-back shows, or None."""
-    text = (text or "").strip()
+    """Which pushback pattern a reply after a hand-back shows, or None. Only the person's own
+    words are read, not the code or log they pasted."""
+    text = prose(text)
     if not text or _NOT_PUSHBACK.match(text):
         return None
     approving = _NO_THEN_APPROVAL.match(text) is not None
@@ -214,6 +245,36 @@ def pushback(text: str) -> str | None:
         if pattern.search(text):
             return name
     return None
+
+
+# After an interrupt, words that turn the agent away from what it was doing ("wait, …",
+# "use X not Y", "only …", "continue, but …"); a bare imperative ("create the beads") may as
+# well be a go-ahead or a new topic, so it does not count.
+_REDIRECT = re.compile(
+    r"^(wait|hold on|hang on|hold up|actually|scratch that|rather)\b[\s,.!:;—-]+(\S+\s+\w|(no|not|nope|stop)\b)|"
+    r"^only\b|^(just\s+)?(skip|leave out|drop)\b|\bleave\s+(\S+\s+){1,3}?alone\b|\blet'?s not\b|"
+    r"^(ok|okay|yes|yeah|sure|continue|go on|go ahead|proceed|carry on|keep going)\b[\s,.!]*but\b|"
+    r"\buse\s+\S+(\s+\S+){0,3}?,?\s+(not|rather than|instead of)\s+\S|"
+    r"\bwrong (file|branch|directory|folder|repo|approach|command|place|one|way|version|module|function)\b",
+    re.I,
+)
+
+
+def _is_question(text: str) -> bool:
+    """The message opens with a question: its first sentence asks. A question is never a
+    lesson ("Scrolling still does not work? search the web" asks and starts a new topic)."""
+    first = next((s for s in _SENTENCE_END.split(text) if s.strip()), "")
+    return first.rstrip().endswith("?")
+
+
+def _redirects(text: str) -> bool:
+    """Whether the person's words after an interrupt correct what the agent was doing:
+    pushback or a redirect, and not a question. Resuming ("continue", "go ahead"), a
+    go-ahead and a new topic are no correction."""
+    words = prose(text)
+    if not words or _RESUME.match(words) or _is_question(words):
+        return False
+    return pushback(words) is not None or _REDIRECT.search(words) is not None
 
 
 def _handback_before(turns: list[Turn], index: int) -> Turn | None:
@@ -260,8 +321,8 @@ def corrections(session: Session) -> list[Finding]:
             continue
         prev = turns[i - 1] if i else None
         if prev is not None and prev.role == "user" and prev.interrupt:
-            if _RESUME.match(turn.text.strip()):
-                continue  # resumed as it was: no new instruction, so nothing was corrected
+            if not _redirects(turn.text):
+                continue  # resumed, a go-ahead, or a new topic: nothing the agent did was corrected
             how = "interrupt"
         else:
             handback = _handback_before(turns, i)
@@ -309,6 +370,26 @@ def _describe_call(call: ToolCall) -> str:
     arg = command_of(inp) or inp.get("file_path") or inp.get("path") or inp.get("pattern") \
         or inp.get("url") or inp.get("query") or ""
     return f"{call.name}: {shorten(str(arg), 80)}" if arg else call.name
+
+
+_TITLE_COUNT = re.compile(r"\s\(\d+\)$")  # " (2)" from _unique_titles
+_COMMAND_PREFIX = re.compile(r"^((cd\s+\S+\s*(&&|;)\s*)|(\w+=\S*\s+)|((sudo|env|time|nohup)\s+))+")
+_SUBCOMMAND = re.compile(r"^[a-z][\w.:-]*$")
+
+
+def refused_call_kind(title: str) -> str:
+    """The kind of call a wordless refusal's title ("refused Bash: git push origin main",
+    made by corrections()) names: the tool, and for a command its program and subcommand
+    ("bash git push"). Two refusals of one kind of call are a habit; one is not yet."""
+    described = _TITLE_COUNT.sub("", title or "").removeprefix("refused ").strip()
+    tool, _, arg = described.partition(": ")
+    words = _COMMAND_PREFIX.sub("", arg.strip()).split()
+    head: list[str] = []
+    for word in words[:2]:
+        if not _SUBCOMMAND.match(word.lower()):
+            break  # a path, a flag, a URL or a shell operator ends the program's name
+        head.append(word.lower())
+    return " ".join([tool.strip().lower()] + head)
 
 
 def _unique_titles(findings: list[Finding]) -> list[Finding]:

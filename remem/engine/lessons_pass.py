@@ -1,8 +1,10 @@
 """The sleep's `lessons` and `merge` passes: the store side of consolidate.py.
 
 lessons: new episodes (past the watermark) of the consolidated kinds join the lesson whose
-sources they resemble, or make new lessons (see consolidate.py for the rules). A lesson's
-sources are episode ids in time order; seen is how many; strength grows by one per source.
+sources they resemble, or make new lessons (see consolidate.py for the rules). A refused tool
+call the person gave no words for is a correction that follows the rules of errors: it must
+repeat, and only meets refusals of the same kind of call. A lesson's sources are episode ids in
+time order; seen is how many; strength grows by one per source.
 
 merge: lessons of one kind whose sources mean the same (average linkage >= the cut) become
 one theme: a lesson whose text was rewritten (a person's edit) first, else the one with the
@@ -13,7 +15,7 @@ their open predictions move to the theme.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Generator, Iterator
+from typing import TYPE_CHECKING, Any, Generator, Iterable, Iterator
 
 import numpy as np
 
@@ -22,7 +24,7 @@ from remem.engine.consolidate import (
     CONSOLIDATED_KINDS, MUST_REPEAT, Group, Outcome, as_matrix, consolidate_kind, error_class,
     medoid, merge_groups,
 )
-from remem.engine.detect import ERROR_CLASSES
+from remem.engine.detect import ERROR_CLASSES, refused_call_kind
 from remem.engine.detect import error_class as detect_error_class
 from remem.engine.embed import to_blob
 from remem.engine.lessons import lesson_hash
@@ -40,11 +42,17 @@ def _progress(*args: Any) -> "Progress":
     return Progress(*args)
 
 
+# A refused call the person gave no words for: detect tags it `refused` and its text is
+# "refused <the call>" (a refusal with words keeps the words). 1 or 0.
+_WORDLESS = ("(kind = 'correction' AND gist LIKE 'refused %' AND EXISTS (SELECT 1 FROM tags "
+             "WHERE memory_id = episodes.id AND tag = 'refused'))")
+
+
 def _kind_rows(store: Store, kind: str, space: str) -> list[dict[str, Any]]:
     return store.rows(
         "SELECT seq, id, at, cwd, title, archived, strength, embedding, "
         "(SELECT substr(tag, 7) FROM tags WHERE memory_id = episodes.id AND tag LIKE 'error:%' "
-        "LIMIT 1) AS eclass FROM episodes "
+        f"LIMIT 1) AS eclass, {_WORDLESS} AS wordless FROM episodes "
         "WHERE kind = ? AND space = ? AND embedding IS NOT NULL ORDER BY at, seq",
         (kind, space),
     )
@@ -70,7 +78,10 @@ def _kind_data(ctx: "Context", kind: str) -> tuple[list[dict[str, Any]], dict[st
 def _klass(row: dict[str, Any]) -> str:
     """An error's class in one form, whether ingest tagged it (`error:module_not_found` from
     detect, or a person's `error:ModuleNotFoundError`, stored lower-cased) or only its title
-    names it: otherwise the same error in two copies never clusters."""
+    names it: otherwise the same error in two copies never clusters. A wordless refusal's
+    class is the kind of call refused (`refused:bash git push`), which no error class shares."""
+    if row.get("wordless"):
+        return "refused:" + refused_call_kind(row.get("title") or "")
     tag = (row.get("eclass") or "").strip().lower()
     if tag in ERROR_CLASSES and tag != "other":
         return tag
@@ -152,13 +163,13 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
     for kind in CONSOLIDATED_KINDS:
         rows = _kind_data(ctx, kind)[0]
         if rows:
-            plans[kind] = _split(rows, consolidated, watermark, mark, kind in MUST_REPEAT, faded_below)
-    total = sum(len(new_idx) for _, new_idx in plans.values())
+            plans[kind] = _streams(kind, rows, consolidated, watermark, mark, faded_below)
+    total = sum(len(new_idx) for streams in plans.values() for _, _, new_idx in streams)
     yield _progress("lessons", 0, total, f"{total} new episodes to consolidate")
     counts = {"new_episodes": 0, "joined": 0, "created": 0, "pending": 0}
     existing_ids = {r["id"] for r in store.rows("SELECT id FROM lessons UNION SELECT old FROM aliases")}
     base = 0
-    for kind, (pool_idx, new_idx) in plans.items():
+    for kind, streams in plans.items():
         rows, index, matrix = _kind_data(ctx, kind)
         groups: list[Group] = []
         originals: dict[str, dict[str, Any]] = {}
@@ -167,17 +178,19 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
             if group is not None:
                 groups.append(group)
                 originals[lesson["id"]] = {"lesson": lesson, "sources": srcs}
-        counts["new_episodes"] += len(new_idx)
-        outcome = yield from _relay(consolidate_kind(
-            kind, groups,
-            [rows[i]["id"] for i in pool_idx], matrix[pool_idx], [_klass(rows[i]) for i in pool_idx],
-            [rows[i]["id"] for i in new_idx], matrix[new_idx], [_klass(rows[i]) for i in new_idx],
-            cut,
-        ), base, total, kind)
-        base += len(new_idx)
-        counts["joined"] += outcome.joined
-        counts["created"] += outcome.created
-        counts["pending"] += outcome.pending
+        # The streams of one kind share its lessons: a lesson one of them makes, the next can grow.
+        for rules, pool_idx, new_idx in streams:
+            counts["new_episodes"] += len(new_idx)
+            outcome = yield from _relay(consolidate_kind(
+                rules, groups,
+                [rows[i]["id"] for i in pool_idx], matrix[pool_idx], [_klass(rows[i]) for i in pool_idx],
+                [rows[i]["id"] for i in new_idx], matrix[new_idx], [_klass(rows[i]) for i in new_idx],
+                cut,
+            ), base, total, kind)
+            base += len(new_idx)
+            counts["joined"] += outcome.joined
+            counts["created"] += outcome.created
+            counts["pending"] += outcome.pending
         _write_groups(ctx, kind, groups, originals, rows, index, matrix, existing_ids)
     ctx.watermark = mark
     ctx.counts["lessons"] = counts
@@ -194,13 +207,29 @@ def _mark(store: Store, watermark: int, faded_below: float, space: str) -> int:
     return int(low) - 1 if low is not None else int(store.scalar("SELECT max(seq) FROM episodes") or 0)
 
 
-def _split(rows: list[dict[str, Any]], consolidated: set[str], watermark: int, mark: int,
-           repeat: bool, faded_below: float) -> tuple[list[int], list[int]]:
-    """Row indices of the pending pool and of the episodes to consolidate now. Below the
-    watermark, errors and surprises still wait for their like; a correction no lesson holds
-    is taken now (it was archived by hand when its sleep ran, and restored since)."""
+def _streams(kind: str, rows: list[dict[str, Any]], consolidated: set[str], watermark: int,
+             mark: int, faded_below: float) -> list[tuple[str, list[int], list[int]]]:
+    """How one kind's rows are consolidated: (the kind whose rules they follow, pending pool,
+    new). Wordless refusals go first, under the rules of errors (consolidate_kind's "error":
+    they must repeat, and only meet refusals of the same kind of call): one refused permission
+    prompt says no more than one failed command, while a correction in words teaches at once."""
+    if kind != "correction":
+        every = range(len(rows))
+        return [(kind, *_split(rows, every, consolidated, watermark, mark, kind in MUST_REPEAT, faded_below))]
+    wordless = [i for i, r in enumerate(rows) if r["wordless"]]
+    said = [i for i, r in enumerate(rows) if not r["wordless"]]
+    return [("error", *_split(rows, wordless, consolidated, watermark, mark, True, faded_below)),
+            ("correction", *_split(rows, said, consolidated, watermark, mark, False, faded_below))]
+
+
+def _split(rows: list[dict[str, Any]], among: Iterable[int], consolidated: set[str], watermark: int,
+           mark: int, repeat: bool, faded_below: float) -> tuple[list[int], list[int]]:
+    """Row indices (of those `among`) of the pending pool and of the episodes to consolidate
+    now. Below the watermark, what must repeat still waits for its like; a correction no lesson
+    holds is taken now (it was archived by hand when its sleep ran, and restored since)."""
     pool_idx, new_idx = [], []
-    for i, r in enumerate(rows):
+    for i in among:
+        r = rows[i]
         if r["id"] in consolidated or r["seq"] > mark or (r["archived"] and r["strength"] >= faded_below):
             continue
         if r["seq"] <= watermark and repeat:
