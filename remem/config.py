@@ -95,8 +95,9 @@ DEFAULTS: dict[str, Any] = {
         "max_chars": 1200,
         "max_lessons": 3,
         "holdout": True,
-        # cosine + 0.15 x keyword evidence; 0.5 keeps unrelated prompts empty (docs/HOOKS.md).
-        "min_relevance": 0.5,
+        # cosine + 0.15 x keyword evidence; chosen with bench/prime.py (docs/BENCHMARKS.md): at 0.5
+        # four in five prompts that bear on no lesson were shown one anyway.
+        "min_relevance": 0.65,
         "stop_block": True,
         "timeout_ms": 1000,
     },

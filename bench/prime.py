@@ -1,0 +1,283 @@
+"""Precision and recall of hook priming: which lessons `prime.select` shows, against hand labels.
+
+bench/prime_cases.json holds ~45 lessons a coding agent's user might have (three projects
+and some without a project) and ~175 prompts and pre-tool calls (Bash commands, Edit/Write
+paths), each labelled by hand with the lessons that SHOULD be shown (`should`, often none)
+and those that MAY be shown without harm (`may`). The lessons are stored in a fresh tmp
+REMEM_HOME the way remem stores them (`lessons.add_lesson` with the bundled model's vector),
+tool calls are turned into text by the hook's own `adapters.tool_text`, and every case goes
+through `prime.select(..., record=False)` with its cwd.
+
+Per event (prompt, pre-tool), for each configuration:
+
+- precision: shown lessons that are in should or may;
+- recall: should-lessons shown (and, for pre-tool, of those its kind filter allows: errors);
+- false-show: share of cases with nothing to show (no should, no may) that got something;
+  "hard" is the same over the cases sharing generic words with unrelated lessons.
+
+Configurations: the current config; `prime.min_relevance` from 0.40 to 0.70 (through select
+with that config); and rules select cannot express yet, recomputed from the parts
+`prime.candidates` returns (semantic, keyword, relevance), ordered and capped as select does:
+"no keyword evidence needs cosine >= X" and "pre-tool may show every kind" (its
+recall counts every should-lesson).
+
+    python bench/prime.py [--cases bench/prime_cases.json] [--worst 10] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.common import pct  # noqa: E402
+
+SWEEP = [0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70]
+NO_KEYWORD_COSINE = [0.55, 0.60, 0.65]
+EVENTS = ("prompt", "pre-tool")
+
+
+def seed(store: Any, lessons: list[dict[str, Any]]) -> None:
+    """The lessons, stored as remem stores them: embedded with the bundled model, add_lesson."""
+    from remem.engine import lessons as lessons_mod
+    from remem.engine.embed import get_embedder, to_blob
+
+    emb = get_embedder()
+    vecs = emb.encode([l["text"] for l in lessons])
+    for lesson, vec in zip(lessons, vecs):
+        lessons_mod.add_lesson(store, lesson["text"], lesson["kind"], cwd=lesson["cwd"],
+                               space=emb.space, embedding=to_blob(vec), lesson_id=lesson["id"])
+
+
+def case_text(case: dict[str, Any]) -> str:
+    """What the hook hands to select: the prompt, or the tool call as the adapter renders it."""
+    from remem.hooks.adapters import tool_text
+
+    if case["event"] == "prompt":
+        return case["prompt"]
+    return tool_text(case["tool"], case["input"])
+
+
+def pick(scored: list[dict[str, Any]], cfg: dict[str, Any],
+         keep: Callable[[dict[str, Any]], bool]) -> list[str]:
+    """select's choice from candidates: over the threshold and `keep`, project lessons first,
+    then by relevance, at most max_lessons, what fits in max_chars (prime._render)."""
+    from remem.engine import prime
+
+    pc = cfg["prime"]
+    chosen = [c for c in scored if c["relevance"] >= float(pc["min_relevance"]) and keep(c)]
+    chosen.sort(key=lambda c: (not c["project"], -c["relevance"]))
+    chosen = chosen[: max(0, int(pc["max_lessons"]))]
+    return [c["id"] for c in prime._render(chosen, int(pc["max_chars"]))[1]]
+
+
+def metrics(cases: list[dict[str, Any]], shown: dict[str, list[str]],
+            kinds: dict[str, str], allowed: dict[str, tuple[str, ...] | None]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for event in EVENTS:
+        group = [c for c in cases if c["event"] == event]
+        n_shown = n_ok = n_should = n_hit = n_reach = n_reach_hit = 0
+        empty = empty_got = hard = hard_got = para = para_hit = 0
+        for c in group:
+            got = shown[c["id"]]
+            ok = set(c["should"]) | set(c.get("may", []))
+            n_shown += len(got)
+            n_ok += sum(1 for i in got if i in ok)
+            n_should += len(c["should"])
+            n_hit += sum(1 for i in c["should"] if i in got)
+            reach = [i for i in c["should"] if allowed[event] is None or kinds[i] in allowed[event]]
+            n_reach += len(reach)
+            n_reach_hit += sum(1 for i in reach if i in got)
+            if not ok:
+                empty += 1
+                empty_got += bool(got)
+            if "hard" in c.get("tags", []) and not c["should"]:
+                hard += 1
+                hard_got += any(i not in ok for i in got)
+            if "para" in c.get("tags", []):
+                para += len(c["should"])
+                para_hit += sum(1 for i in c["should"] if i in got)
+        out[event] = {
+            "cases": len(group), "shown": n_shown,
+            "precision": round(n_ok / n_shown, 3) if n_shown else None,
+            "recall": round(n_hit / n_should, 3) if n_should else None,
+            "recall_reachable": round(n_reach_hit / n_reach, 3) if n_reach else None,
+            "false_show": round(empty_got / empty, 3) if empty else None,
+            "false_show_hard": round(hard_got / hard, 3) if hard else None,
+            "recall_para": round(para_hit / para, 3) if para else None,
+            "should": n_should, "reachable": n_reach, "no_lesson_cases": empty, "hard_cases": hard,
+        }
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", default=str(ROOT / "bench" / "prime_cases.json"))
+    ap.add_argument("--worst", type=int, default=10, help="false positives and misses listed")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+
+    data = json.loads(Path(args.cases).read_text())
+    lessons, cases = data["lessons"], data["cases"]
+    kinds = {l["id"]: l["kind"] for l in lessons}
+    texts = {l["id"]: l["text"] for l in lessons}
+    for c in cases:
+        for i in c["should"] + c.get("may", []):
+            if i not in kinds:
+                raise SystemExit(f"case {c['id']}: unknown lesson {i!r}")
+
+    home = Path(tempfile.mkdtemp(prefix="remem-bench-prime-"))
+    os.environ["REMEM_HOME"] = str(home)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from remem import config
+    from remem.engine import prime
+    from remem.engine.store import Store
+
+    store = Store()
+    seed(store, lessons)
+    cfg = config.load()
+    allowed = {e: prime.EVENT_KINDS[e] for e in EVENTS}
+    default_cut = float(cfg["prime"]["min_relevance"])
+
+    start = time.perf_counter()
+    scored: dict[str, list[dict[str, Any]]] = {}
+    any_kind: dict[str, list[dict[str, Any]]] = {}
+    runs: dict[str, dict[str, list[str]]] = {}
+    current: dict[str, list[str]] = {}
+    for c in cases:
+        text = " ".join(case_text(c).split())  # as select normalises it
+        current[c["id"]] = [l["id"] for l in prime.select(
+            store, text, event=c["event"], cwd=c["cwd"], cfg=cfg, record=False)["lessons"]]
+        scored[c["id"]] = prime.candidates(store, text, event=c["event"], cwd=c["cwd"], cfg=cfg)
+        any_kind[c["id"]] = (prime.candidates(store, text, event="prompt", cwd=c["cwd"], cfg=cfg)
+                             if c["event"] == "pre-tool" else scored[c["id"]])
+    runs[f"current (min_relevance {default_cut:.2f})"] = current
+    for cut in SWEEP:
+        sweep_cfg = copy.deepcopy(cfg)
+        sweep_cfg["prime"]["min_relevance"] = cut
+        runs[f"min_relevance {cut:.2f}"] = {c["id"]: [l["id"] for l in prime.select(
+            store, case_text(c), event=c["event"], cwd=c["cwd"], cfg=sweep_cfg, record=False)["lessons"]]
+            for c in cases}
+    # The recomputation must agree with select before it can stand for a rule select lacks.
+    same = {cid: pick(scored[cid], cfg, lambda c: True) for cid in scored}
+    if same != current:
+        bad = [cid for cid in same if same[cid] != current[cid]]
+        raise SystemExit(f"recomputed choice differs from prime.select for {bad[:5]}")
+    for cut in (default_cut, 0.45):
+        rule_cfg = copy.deepcopy(cfg)
+        rule_cfg["prime"]["min_relevance"] = cut
+        for x in NO_KEYWORD_COSINE:
+            runs[f"min {cut:.2f}, no keyword needs cos >= {x:.2f}"] = {
+                cid: pick(s, rule_cfg, lambda c, x=x: c["keyword"] > 0 or c["semantic"] >= x)
+                for cid, s in scored.items()}
+    for cut in (default_cut, 0.65):
+        kind_cfg = copy.deepcopy(cfg)
+        kind_cfg["prime"]["min_relevance"] = cut
+        runs[f"min {cut:.2f}, pre-tool any kind"] = {
+            cid: pick(s, kind_cfg, lambda c: True) for cid, s in any_kind.items()}
+    elapsed = time.perf_counter() - start
+
+    table = [{"config": name, **metrics(cases, shown, kinds,
+                                        {**allowed, "pre-tool": None} if "any kind" in name else allowed)}
+             for name, shown in runs.items()]
+
+    false_pos, misses = [], []
+    for c in cases:
+        ok = set(c["should"]) | set(c.get("may", []))
+        rank = {s["id"]: (n + 1, s) for n, s in enumerate(scored[c["id"]])}
+        for i in current[c["id"]]:
+            if i not in ok:
+                s = rank[i][1]
+                false_pos.append({"case": c["id"], "text": case_text(c), "lesson": i, "lesson_text": texts[i],
+                                  "semantic": s["semantic"], "keyword": s["keyword"], "relevance": s["relevance"]})
+        for i in c["should"]:
+            if i in current[c["id"]]:
+                continue
+            reachable = allowed[c["event"]] is None or kinds[i] in allowed[c["event"]]
+            n, s = rank.get(i, (None, None))
+            if s is None:  # a kind this event never shows: its score as any kind
+                s = next(x for x in any_kind[c["id"]] if x["id"] == i)
+            misses.append({"case": c["id"], "text": case_text(c), "lesson": i, "lesson_text": texts[i],
+                           "reachable": reachable, "rank": n, "semantic": s["semantic"],
+                           "keyword": s["keyword"], "relevance": s["relevance"]})
+    # Where the scores lie: relevance of should-pairs and of unrelated pairs (neither should
+    # nor may), over every candidate the event may show.
+    spread: dict[str, dict[str, list[float]]] = {}
+    for event in EVENTS:
+        pos, neg = [], []
+        for c in cases:
+            if c["event"] != event:
+                continue
+            ok = set(c["should"]) | set(c.get("may", []))
+            for s in scored[c["id"]]:
+                (pos if s["id"] in c["should"] else neg if s["id"] not in ok else []).append(s["relevance"])
+        spread[event] = {
+            "should": [round(pct(pos, q), 3) for q in (10, 25, 50)] if pos else [],
+            "unrelated": [round(pct(neg, q), 3) for q in (50, 90, 99)] if neg else []}
+    false_pos.sort(key=lambda f: -f["relevance"])
+    misses.sort(key=lambda m: (not m["reachable"], -m["relevance"]))
+    store.close()
+    shutil.rmtree(home, ignore_errors=True)
+
+    result = {"lessons": len(lessons), "cases": {e: sum(c["event"] == e for c in cases) for e in EVENTS},
+              "seconds": round(elapsed, 2), "table": table, "relevance_spread": spread,
+              "false_positives": false_pos, "misses": misses}
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+
+    print(f"{len(lessons)} lessons; {result['cases']['prompt']} prompts, {result['cases']['pre-tool']} "
+          f"pre-tool calls; {len(runs)} configurations in {elapsed:.1f} s")
+    print("P = precision of shown lessons, R = recall of should-lessons (R* = of those the event's "
+          "kinds allow),\nFS = false-show rate on no-lesson cases (hard: cases sharing generic words)")
+    head = (f"{'config':40} | {'prompt P':>8} {'R':>5} {'FS':>5} {'FShard':>6} {'shown':>5} | "
+            f"{'tool P':>6} {'R':>5} {'R*':>5} {'FS':>5} {'FShard':>6} {'shown':>5}")
+    print(head)
+    print("-" * len(head))
+
+    def f(v: float | None) -> str:
+        return "-" if v is None else f"{v:.2f}"
+
+    for row in table:
+        p, t = row["prompt"], row["pre-tool"]
+        print(f"{row['config']:40} | {f(p['precision']):>8} {f(p['recall']):>5} {f(p['false_show']):>5} "
+              f"{f(p['false_show_hard']):>6} {p['shown']:>5} | {f(t['precision']):>6} {f(t['recall']):>5} "
+              f"{f(t['recall_reachable']):>5} {f(t['false_show']):>5} {f(t['false_show_hard']):>6} {t['shown']:>5}")
+    p0 = table[0]
+    print(f"\nno-lesson cases: {p0['prompt']['no_lesson_cases']} prompts, {p0['pre-tool']['no_lesson_cases']} "
+          f"tool calls; should-lessons: {p0['prompt']['should']} (prompt), {p0['pre-tool']['should']} "
+          f"(pre-tool, {p0['pre-tool']['reachable']} of them errors)")
+
+    for event in EVENTS:
+        sp = spread[event]
+        print(f"{event} relevance: should-pairs p10/p25/p50 {' / '.join(f'{v:.2f}' for v in sp['should'])}; "
+              f"unrelated pairs p50/p90/p99 {' / '.join(f'{v:.2f}' for v in sp['unrelated'])}")
+
+    def clip(s: str, n: int) -> str:
+        return s if len(s) <= n else s[: n - 1] + "…"
+
+    print(f"\nworst false positives at the current config ({len(false_pos)} in all):")
+    print(f"{'rel':>5} {'cos':>5} {'kw':>4}  case  text -> lesson")
+    for fp in false_pos[: args.worst]:
+        print(f"{fp['relevance']:5.2f} {fp['semantic']:5.2f} {fp['keyword']:4.2f}  {fp['case']:5} "
+              f"{clip(fp['text'], 48)!r} -> {clip(fp['lesson_text'], 60)!r}")
+    reach = [m for m in misses if m["reachable"]]
+    print(f"\nmissed should-lessons at the current config ({len(reach)} reachable, "
+          f"{len(misses) - len(reach)} of a kind the event never shows):")
+    print(f"{'rel':>5} {'cos':>5} {'kw':>4} {'rank':>4}  case  text -> lesson")
+    for m in reach[: args.worst]:
+        print(f"{m['relevance']:5.2f} {m['semantic']:5.2f} {m['keyword']:4.2f} {m['rank']:>4}  {m['case']:5} "
+              f"{clip(m['text'], 48)!r} -> {clip(m['lesson_text'], 60)!r}")
+
+
+if __name__ == "__main__":
+    main()
