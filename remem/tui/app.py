@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Iterable
 
+from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -46,6 +47,9 @@ PALETTE = [
 
 class RememApp(App[None]):
     CSS_PATH = "app.tcss"
+    # Below 140 columns the detail goes under its table, which then has the whole width
+    # (Episodes' columns alone need about 90); from 140 on it sits beside it.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-wide")]
     TITLE = "remem"
     SUB_TITLE = "long-term memory for coding agents"
     BINDINGS = [
@@ -62,6 +66,7 @@ class RememApp(App[None]):
 
             store = Store()
         self.store = store
+        self.stale: set[str] = set()  # tabs to read again when next shown
 
     def engine(self, name: str) -> Any:
         """An engine module (or remem.config), imported on first use."""
@@ -103,23 +108,41 @@ class RememApp(App[None]):
         for tab, _ in TABS:
             if except_sleep and tab == "sleep":
                 continue
-            try:
-                self.pane(tab).reload()
-            except Exception as exc:  # a pane that cannot load says so; the rest go on
-                self.notify(f"{tab}: {exc}", severity="error", markup=False)
+            self.reload_tab(tab)
+
+    def reload_tab(self, tab: str) -> None:
+        self.stale.discard(tab)
+        try:
+            self.pane(tab).reload()
+        except Exception as exc:  # a pane that cannot load says so; the rest go on
+            self.notify(f"{tab}: {exc}", severity="error", markup=False)
+
+    def others_changed(self, pane: Any) -> None:
+        """An action in one tab changed the database: every other tab reads it again when it
+        is next shown (not now: the Overview's measures are not free on a large store)."""
+        self.stale.update(tab for tab, _ in TABS if self.pane(tab) is not pane)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        tab = event.pane.id or ""
+        if tab in self.stale:
+            self.reload_tab(tab)
 
     def run_pane_action(self, tab: str, action: str) -> None:
         self.action_show_tab(tab)
         getattr(self.pane(tab), f"action_{action}")()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            # Textual's own "Keys" (its key panel) would come first when "keys" is typed;
+            # it stays, under a name that does not hide remem's table of keys.
+            yield command._replace(title="Key panel") if command.title == "Keys" else command
         for index, (tab, label) in enumerate(TABS):
             yield SystemCommand(f"Go to {label}", f"Show the {label} tab (key {index + 1})",
                                 lambda tab=tab: self.action_show_tab(tab))
         for tab, action, title, help_text in PALETTE:
             yield SystemCommand(title, help_text, lambda tab=tab, action=action: self.run_pane_action(tab, action))
-        yield SystemCommand("Keys", "Show every key", self.action_help)
+        yield SystemCommand("Keys", "Show every remem key (?)", self.action_help)
         yield SystemCommand("Reload", "Read everything again from the database", self.action_reload)
 
     def on_unmount(self) -> None:

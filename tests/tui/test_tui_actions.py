@@ -282,11 +282,9 @@ async def test_text_that_looks_like_markup_is_shown_as_written(demo_home):
         await _select_episode(pilot, "mark1")
         detail = str(app.query_one("#episode-detail-text").render())
         assert "[red]arr[0][/red]" in detail and "[b]Ana[/i]" in detail
-        from rich.text import Text
-
         table = app.query_one("#episode-table")
-        cell = table.get_row("mark1")[1]  # as the table renders it: markup read, then shown
-        assert "use arr[/b] not [red]arr" in Text.from_markup(cell).plain
+        cell = table.get_row("mark1")[1]  # a Rich Text, which the table shows as it is
+        assert cell.plain.startswith("use arr[/b] not [red]arr") and not cell.spans
         await pilot.press("3")
         await pilot.pause()
         lesson_table = app.query_one("#lesson-table")
@@ -434,3 +432,93 @@ async def test_acting_on_a_row_another_process_changed_is_said_not_a_crash(demo_
         assert app.is_running
     with Store() as store:
         assert get_lesson(store, keep["id"])["status"] == "active"
+
+
+def _overview_counts(app) -> str:
+    return str(app.query_one("#overview-counts").render())
+
+
+async def test_an_action_in_one_tab_is_seen_in_the_others(demo_home):
+    """Every tab reads the database again after an action elsewhere, not only after a sleep:
+    a delete in Episodes and a veto in Lessons reach the Overview's counts, an accept in
+    Shared the Lessons table's statuses."""
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        assert _overview_counts(app).startswith("10 episodes")
+        await pilot.press("2")
+        await _select_episode(pilot, "e09")
+        await pilot.press("f")
+        await pilot.pause()
+        await pilot.click("#hard")
+        await pilot.pause()
+        await pilot.press("1")
+        await pilot.pause()
+        assert _overview_counts(app).startswith("9 episodes")
+        assert "lessons  active 2 candidate 1" in _overview_counts(app)
+        await pilot.press("3")
+        await pilot.pause()
+        await _select_lesson(pilot, "L2")
+        await pilot.press("v")
+        await pilot.pause()
+        await pilot.press("1")
+        await pilot.pause()
+        assert "lessons  active 1 candidate 1 vetoed 1" in _overview_counts(app)
+        await pilot.press("3")
+        await pilot.pause()
+        lessons = app.query_one("#lesson-table")
+        assert str(lessons.get_row("L3")[1]) == "candidate"
+        await pilot.press("5")
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+        assert _status("L3") == "active"
+        await pilot.press("3")
+        await pilot.pause()
+        assert str(lessons.get_row("L3")[1]) == "active"
+
+
+async def test_the_kind_filter_offers_kinds_added_while_the_app_is_open(demo_home):
+    with Store() as store:
+        store.hard_delete(["e06"])  # the one environment memory: the app starts without that kind
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+        kind = app.query_one("#episode-kind")
+        kind.value = "error"
+        await pilot.pause()
+        assert app.query_one("#episodes-pane").total == 2
+        assert "environment" not in [value for _, value in kind._options]
+        with Store() as other:  # another process adds a kind the app has not seen
+            other.put_episodes([{"id": "new1", "kind": "environment", "title": "node 22 now",
+                                 "gist": "node 22 now", "at": "2026-11-20T00:00:00+00:00"}])
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert "environment" in [value for _, value in kind._options]
+        assert kind.value == "error"  # the kind chosen stays chosen
+        assert app.query_one("#episodes-pane").total == 2
+
+
+async def test_y_without_a_sync_folder_says_how_to_set_one(demo_home):
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("5")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        said = _messages(app)
+        assert "remem config set share.folder PATH" in said and "--folder" not in said
+
+
+async def test_promote_on_a_row_deleted_elsewhere_reloads_the_view(demo_home):
+    app = _app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("2")
+        await _select_episode(pilot, "e10")
+        with Store() as other:
+            other.hard_delete(["e10"])
+        await pilot.press("P")
+        await pilot.pause()
+        assert app.is_running
+        assert "e10" not in [str(key.value) for key in app.query_one("#episode-table").rows]

@@ -7,22 +7,32 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static
 
 from remem.tui.screens.modals import AskValue, ConfirmForget, ConnectTo
 from remem.tui.widgets.pane import Pane
-from remem.tui.widgets.format import ago, cut, plain
+from remem.tui.widgets.format import ago, cell, cut, lines, markup, plain
 
 PAGE_SIZE = 50
 SORTS = ("when", "kind", "title", "project", "strength", "recalls")
+# The table's columns and their widths: None is as wide as its values; the title gets what
+# the others leave of the table's width (the detail is beside the table from 140 columns on,
+# under it below), so every column is on screen without scrolling sideways, even in 80x24.
+COLUMNS = (("kind", 8), ("title", None), ("project", 10), ("when", None), ("str", None), ("rec", None),
+           ("tags", 10))
+TITLE_WIDTH = (12, 34)  # the narrowest title, and the title before the table has a width
 
 
 class EpisodesPane(Pane):
     BINDINGS = [
         Binding("slash", "search", "Search"),
-        Binding("n,pagedown", "next_page", "Next page"),
-        Binding("p,pageup", "prev_page", "Prev page"),
+        Binding("n", "next_page", "Next page"),
+        Binding("p", "prev_page", "Prev page"),
+        # The focused table scrolls on these itself; here they change the page.
+        Binding("pagedown", "next_page", "Next page", show=False, priority=True),
+        Binding("pageup", "prev_page", "Prev page", show=False, priority=True),
         Binding("s", "sort", "Sort"),
         Binding("a", "archive", "Archive/restore"),
         Binding("f", "forget", "Forget"),
@@ -40,24 +50,46 @@ class EpisodesPane(Pane):
         self.descending = True
         self.query_text = ""
         self.hits: dict[str, dict[str, Any]] = {}
+        self.shown: list[tuple[str, list[str]]] = []  # the page's rows as (id, cell texts)
+        self.fitted_to = -1  # the table width the columns were last laid out for
+        self.kinds: list[str] | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="episode-filters", classes="filters"):
             yield Input(placeholder="/ search memories (hybrid recall)", id="episode-search")
             yield Select([], prompt="any kind", id="episode-kind")
             yield Checkbox("archived", id="episode-archived")
-        with Horizontal(classes="split"):
+        with Horizontal(classes="split list-detail"):
             yield DataTable(id="episode-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="episode-detail", classes="detail"):
                 yield Static("", id="episode-detail-text")
         yield Label("", id="episode-status", classes="status")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns("kind", "title", "project", "when", "str", "rec", "tags")
-        kinds, _ = self.app.engine("browse").kinds_and_projects(self.app.store)
-        self.query_one("#episode-kind", Select).set_options([(k, k) for k in kinds])
         self.reload()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._refit)
+
+    def _refit(self) -> None:
+        if self.query_one(DataTable).size.width != self.fitted_to:
+            self._fill(keep=self.selected_id())
+
+    def _refresh_kinds(self) -> None:
+        """The kind filter offers every kind in the store now (ingest and hooks add kinds
+        while the app is open), and keeps the kind chosen."""
+        kinds, _ = self.app.engine("browse").kinds_and_projects(self.app.store)
+        select = self.query_one("#episode-kind", Select)
+        chosen = None if select.is_blank() else str(select.value)
+        if chosen and chosen not in kinds:
+            kinds = sorted([*kinds, chosen])  # its last episode went: still the filter in use
+        if kinds == self.kinds:
+            return
+        self.kinds = kinds
+        with self.prevent(Select.Changed):
+            select.set_options([(cell(k), k) for k in kinds])
+            if chosen:
+                select.value = chosen
 
     # -- data ----------------------------------------------------------------------------
     def _filters(self) -> dict[str, Any]:
@@ -68,9 +100,8 @@ class EpisodesPane(Pane):
         }
 
     def reload(self, keep_selection: bool = True) -> None:
-        table = self.query_one(DataTable)
         keep = self.selected_id() if keep_selection else None
-        table.clear()
+        self._refresh_kinds()
         store = self.app.store
         filters = self._filters()
         if self.query_text:
@@ -87,7 +118,8 @@ class EpisodesPane(Pane):
                     f"SELECT id, kind, title, cwd, at, strength, recalls FROM episodes WHERE id IN ({marks})", ids)}
                 rows = [dict(found[i], tags=store.tags_of(i)) for i in ids if i in found]
             self.total = len(rows)
-            status = f"{len(rows)} results for “{cut(self.query_text, 40)}” (best first; Esc clears)"
+            status = markup("$n results for “$query” (best first; Esc clears)", n=len(rows),
+                            query=cut(self.query_text, 40))
         else:
             self.hits = {}
             browse = self.app.engine("browse")
@@ -102,15 +134,40 @@ class EpisodesPane(Pane):
                     descending=self.descending, limit=PAGE_SIZE, offset=self.page_start)
             last = min(self.page_start + PAGE_SIZE, self.total)
             arrow = "↓" if self.descending else "↑"
-            status = (f"{self.page_start + 1 if self.total else 0}-{last} of {self.total} · sorted by "
-                      f"{self.sort} {arrow} · n/p page · s sort")
-        for r in rows:
-            table.add_row(r["kind"], cut(r["title"], 34), cut(project_name(r.get("cwd")), 10), ago(r["at"]),
-                          f"{r['strength']:.2f}", str(r["recalls"]), cut(",".join(r.get("tags", [])), 10),
-                          key=r["id"])
+            status = plain(f"{self.page_start + 1 if self.total else 0}-{last} of {self.total} · sorted by "
+                           f"{self.sort} {arrow} · n/p page · s sort")
+        self.shown = [(r["id"], [r["kind"], r["title"], project_name(r.get("cwd")), ago(r["at"]),
+                                 f"{r['strength']:.2f}", str(r["recalls"]), ",".join(r.get("tags", []))])
+                      for r in rows]
         self.query_one("#episode-status", Label).update(status)
+        self._fill(keep)
+
+    def _fill(self, keep: str | None) -> None:
+        """The page's rows into the table, its columns laid out for the table's width now."""
+        table = self.query_one(DataTable)
+        self.fitted_to = table.size.width
+        widths = self._widths(table)
+        table.clear(columns=True)
+        for (label, _), width in zip(COLUMNS, widths):
+            table.add_column(label, width=width, key=label)
+        for key, texts in self.shown:
+            table.add_row(*(cell(text, width) for text, width in zip(texts, widths)), key=key)
         self.keep_cursor(table, keep)
         self.show_detail(self.selected_id())
+
+    def _widths(self, table: DataTable) -> list[int]:
+        widths = [
+            fixed or max([len(label), *(len(texts[i]) for _, texts in self.shown)])
+            for i, (label, fixed) in enumerate(COLUMNS)
+        ]
+        title = COLUMNS.index(("title", None))
+        if table.size.width:
+            # Each column has a cell of padding each side, and room is kept for the scrollbar.
+            others = sum(w for i, w in enumerate(widths) if i != title) + 2 * table.cell_padding * len(COLUMNS)
+            widths[title] = max(TITLE_WIDTH[0], table.size.width - table.styles.scrollbar_size_vertical - others)
+        else:
+            widths[title] = TITLE_WIDTH[1]
+        return widths
 
     def selected_id(self) -> str | None:
         return self.selected_key()
@@ -127,37 +184,38 @@ class EpisodesPane(Pane):
             target.update("")
             return
         edges = self.app.engine("graph").edges_of(store, memory_id)
-        lines = [
-            f"[b]{plain(row['title'])}[/b]",
-            f"[dim]{plain(row['id'])} · {row['kind']} · {row['memory_type']} · {row['at'][:16]}[/dim]",
+        parts: list[Content | str] = [
+            markup("[b]$title[/b]", title=row["title"]),
+            markup("[dim]$id · $kind · $type · $at[/dim]", id=row["id"], kind=row["kind"],
+                   type=row["memory_type"], at=row["at"][:16]),
             "",
             plain(row["gist"] or ""),
         ]
         if row["detail"]:
-            lines += ["", cut(row["detail"], 600)]
-        lines += [
+            parts += ["", plain(cut(row["detail"], 600))]
+        parts += [
             "",
             f"strength {row['strength']:.2f} · recalls {row['recalls']} · health {row['health']:.0f} · "
             f"importance {row['importance']:.2f}",
             f"valence {row['valence']:+.1f} · arousal {row['arousal']:.1f}"
             + (f" · flashbulb until {row['flashbulb_until'][:10]}" if row.get("flashbulb_until") else "")
             + (f" · expires {row['expires_at'][:16]}" if row.get("expires_at") else ""),
-            f"tags: {plain(', '.join(row['tags']) or '-')}",
-            f"session: {plain(row['session_id'] or '-')} ({plain(row['source'] or '-')})"
-            + (f" · said by {plain(row['speaker'])}" if row.get("speaker") else ""),
-            f"project: {plain(row['cwd'] or '-')}",
+            markup("tags: $tags", tags=", ".join(row["tags"]) or "-"),
+            markup("session: $session ($source)", session=row["session_id"] or "-", source=row["source"] or "-")
+            + (markup(" · said by $who", who=row["speaker"]) if row.get("speaker") else ""),
+            markup("project: $cwd", cwd=row["cwd"] or "-"),
             "archived" if row["archived"] else "",
         ]
         hit = self.hits.get(memory_id)
         if hit:
-            parts = " · ".join(f"{k} {v:.2f}" for k, v in hit["parts"].items() if isinstance(v, (int, float)))
-            lines += [f"[b]score {hit['score']:.3f}[/b]: {parts}"]
+            scores = " · ".join(f"{k} {v:.2f}" for k, v in hit["parts"].items() if isinstance(v, (int, float)))
+            parts += [markup("[b]score $score[/b]: $parts", score=f"{hit['score']:.3f}", parts=scores)]
         if edges:
-            lines += ["", "[b]connections[/b]"]
+            parts += ["", "[b]connections[/b]"]
             for e in edges[:12]:
                 other = e["dst"] if e["src"] == memory_id else e["src"]
-                lines.append(plain(f"  {e['type']} → {other[:10]} ({e['origin']})"))
-        target.update("\n".join(line for line in lines if line is not None))
+                parts.append(plain(f"  {e['type']} → {other[:10]} ({e['origin']})"))
+        target.update(lines(parts))
 
     # -- events --------------------------------------------------------------------------
     @on(DataTable.RowHighlighted, "#episode-table")
@@ -230,7 +288,9 @@ class EpisodesPane(Pane):
         self._act("restored" if archived else "archived", life.restore if archived else life.archive)
 
     def action_promote(self) -> None:
-        self._act("promoted", self.app.engine("lifecycle").promote)
+        memory_id = self.selected_id()
+        if memory_id and self.still_there(memory_id, lambda: self.app.store.episode(memory_id)) is not None:
+            self._act("promoted", self.app.engine("lifecycle").promote)
 
     def action_forget(self) -> None:
         memory_id = self.selected_id()

@@ -5,12 +5,13 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Label, Select, Static
 
 from remem.tui.screens.modals import AskValue, EditText
 from remem.tui.widgets.pane import Pane
-from remem.tui.widgets.format import cut, plain, since
+from remem.tui.widgets.format import cell, cut, lines, markup, plain, since
 
 STATUSES = ("active", "candidate", "vetoed", "revoked", "quarantined")
 
@@ -25,7 +26,7 @@ class LessonsPane(Pane):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="filters"):
             yield Select([(s, s) for s in STATUSES], prompt="any status", id="lesson-status")
-        with Horizontal(classes="split"):
+        with Horizontal(classes="split list-detail"):
             yield DataTable(id="lesson-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="lesson-detail", classes="detail"):
                 yield Static("", id="lesson-detail-text")
@@ -43,8 +44,8 @@ class LessonsPane(Pane):
         statuses = None if status.is_blank() else [str(status.value)]
         rows = self.app.engine("lessons").list_lessons(self.app.store, statuses=statuses)
         for r in rows:
-            table.add_row(r["kind"], r["status"], f"{r['strength']:.2f}", str(r["seen"]), cut(r["text"], 56),
-                          key=r["id"])
+            table.add_row(cell(r["kind"]), cell(r["status"]), f"{r['strength']:.2f}", str(r["seen"]),
+                          cell(r["text"], 56), key=r["id"])
         self.query_one("#lesson-status-line", Label).update(
             f"{len(rows)} lessons · e edit · v veto/restore · m merge into another")
         self.keep_cursor(table, keep)
@@ -64,26 +65,28 @@ class LessonsPane(Pane):
             target.update("")
             return
         lesson = found["lesson"]
-        lines = [
-            f"[b]{plain(lesson['text'])}[/b]",
-            f"[dim]{plain(lesson['id'])} · {lesson['kind']} · {lesson['status']} · learned {lesson['created'][:10]}[/dim]",
+        parts: list[Content | str] = [
+            markup("[b]$text[/b]", text=lesson["text"]),
+            markup("[dim]$id · $kind · $status · learned $created[/dim]", id=lesson["id"], kind=lesson["kind"],
+                   status=lesson["status"], created=lesson["created"][:10]),
         ]
         if lesson.get("draft") and lesson["draft"] != lesson["text"]:
-            lines.append(f"[dim]deterministic text: {plain(lesson['draft'])}[/dim]")
+            parts.append(markup("[dim]deterministic text: $draft[/dim]", draft=lesson["draft"]))
         if lesson.get("note"):
-            lines.append(f"note: {plain(lesson['note'])}")
+            parts.append(markup("note: $note", note=lesson["note"]))
         if lesson.get("origin"):
-            lines.append(plain(f"from {lesson['origin']}; corroborated by {', '.join(lesson['origins']) or 'nobody yet'}"))
-        lines += ["", f"[b]sources[/b] ({len(lesson['sources'])})"]
-        lines += [f"  {e['at'][:10]} {e['kind']}: {cut(e['title'], 60)}" for e in found["episodes"][:10]]
-        lines += ["", "[b]predictions[/b]"]
-        lines += [f"  {p['made'][:10]} {p['outcome'] or 'open'}: {cut(p['text'], 60)}" for p in found["predictions"]] or ["  none"]
-        lines += ["", "[b]primed[/b]"]
-        lines += [
+            parts.append(plain(f"from {lesson['origin']}; corroborated by {', '.join(lesson['origins']) or 'nobody yet'}"))
+        parts += ["", f"[b]sources[/b] ({len(lesson['sources'])})"]
+        parts += [plain(f"  {e['at'][:10]} {e['kind']}: {cut(e['title'], 60)}") for e in found["episodes"][:10]]
+        parts += ["", "[b]predictions[/b]"]
+        parts += [plain(f"  {p['made'][:10]} {p['outcome'] or 'open'}: {cut(p['text'], 60)}")
+                  for p in found["predictions"]] or ["  none"]
+        parts += ["", "[b]primed[/b]"]
+        parts += [
             plain(f"  {since(p['at'])} {p['agent'] or '?'} {p['event']}" + (" (held out)" if p["held_out"] else ""))
             for p in found["primes"]
         ] or ["  never"]
-        target.update("\n".join(lines))
+        target.update(lines(parts))
 
     @on(DataTable.RowHighlighted, "#lesson-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -6,7 +6,7 @@ from typing import Iterable
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid, Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Markdown, Select, TextArea
 
@@ -22,7 +22,7 @@ class ConfirmForget(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(f"Forget “{self.memory_title}”?", id="question")
+            yield Label(f"Forget “{self.memory_title}”?", id="question", markup=False)
             yield Label("Archive hides it from recall and keeps it; delete removes it from every index.",
                         classes="hint")
             with Horizontal(classes="buttons"):
@@ -47,7 +47,7 @@ class AskValue(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.question, id="question")
+            yield Label(self.question, id="question", markup=False)
             yield Input(value=self.value, placeholder=self.placeholder, id="answer")
             yield Label("Enter to save, Esc to cancel", classes="hint")
 
@@ -100,7 +100,7 @@ class EditText(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="wide"):
-            yield Label(self.title_text, id="question")
+            yield Label(self.title_text, id="question", markup=False)
             yield TextArea(self.text, id="editor", soft_wrap=True)
             with Horizontal(classes="buttons"):
                 yield Button("Save (ctrl+s)", id="save", variant="primary")
@@ -124,7 +124,7 @@ HELP = """\
 | 1-5 | anywhere | Overview, Episodes, Lessons, Sleep, Shared |
 | ctrl+p | anywhere | command palette: every action by name |
 | / | Episodes | search with hybrid recall (Esc clears) |
-| n / p | Episodes | next / previous page |
+| n / p | Episodes | next / previous page (pagedown / pageup too) |
 | s | Episodes | sort by the next column |
 | a | Episodes | archive or restore |
 | f | Episodes | forget (archive or delete for good) |
@@ -140,8 +140,14 @@ HELP = """\
 
 
 class HelpScreen(ModalScreen[None]):
+    """The keys, in a dialog that scrolls (up/down, pageup/pagedown, home/end) when the
+    terminal is too short for it, as 80x24 is."""
+
     BINDINGS = [Binding("escape,question_mark,q", "dismiss(None)", "Close")]
 
     def compose(self) -> ComposeResult:
-        with Grid(id="dialog", classes="wide"):
+        with VerticalScroll(id="dialog", classes="wide"):
             yield Markdown(HELP)
+
+    def on_mount(self) -> None:
+        self.query_one("#dialog", VerticalScroll).focus()

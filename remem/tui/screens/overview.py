@@ -8,7 +8,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Label, Markdown, Sparkline, Static
 
 from remem.tui.widgets.pane import Pane
-from remem.tui.widgets.format import since
+from remem.tui.widgets.format import lines, markup, plain, since
 
 
 class OverviewPane(Pane):
@@ -31,20 +31,22 @@ class OverviewPane(Pane):
         times = store.meta_times()
         by_kind = {r["kind"]: r["n"] for r in store.rows("SELECT kind, count(*) AS n FROM episodes GROUP BY kind")}
         status = {r["status"]: r["n"] for r in store.rows("SELECT status, count(*) AS n FROM lessons GROUP BY status")}
-        lines = [
-            f"[b]{counts['episodes']}[/b] episodes  " + " ".join(f"{k} {v}" for k, v in sorted(by_kind.items())),
-            f"[b]{counts['lessons']}[/b] lessons  " + " ".join(f"{k} {v}" for k, v in sorted(status.items())),
+        parts = [
+            markup("[b]$n[/b] episodes  $kinds", n=counts["episodes"],
+                   kinds=" ".join(f"{k} {v}" for k, v in sorted(by_kind.items()))),
+            markup("[b]$n[/b] lessons  $statuses", n=counts["lessons"],
+                   statuses=" ".join(f"{k} {v}" for k, v in sorted(status.items()))),
             f"[b]{counts['predictions']}[/b] predictions · {counts['connections']} connections · "
             f"{counts['sessions']} sessions",
             f"last ingest: {since(times['last_ingest']) if times['last_ingest'] else 'never'}",
             f"last sleep:  {since(times['last_sleep']) if times['last_sleep'] else 'never'}",
         ]
-        self.query_one("#overview-counts", Static).update("\n".join(lines))
+        self.query_one("#overview-counts", Static).update(lines(parts))
         browse = self.app.engine("browse")
         self.query_one("#overview-sparkline", Sparkline).data = browse.corrections_by_day(store, 30)
         measure = self.app.engine("measure").measure(store, 30)
-        self.query_one("#overview-measure", Static).update("\n".join(
-            self.app.engine("measure").summary_lines(measure)))
+        self.query_one("#overview-measure", Static).update(lines(
+            [plain(line) for line in self.app.engine("measure").summary_lines(measure)]))
         from remem import paths
 
         morning = paths.morning_path()

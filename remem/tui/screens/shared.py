@@ -5,12 +5,13 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Label, Static
 
 from remem.tui.screens.modals import AskValue
 from remem.tui.widgets.pane import Pane
-from remem.tui.widgets.format import cut, plain
+from remem.tui.widgets.format import cell, lines, markup, plain
 
 
 class SharedPane(Pane):
@@ -25,7 +26,7 @@ class SharedPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Label("Candidates (received, not yet trusted)", classes="section")
-        with Horizontal(classes="split"):
+        with Horizontal(classes="split list-detail"):
             yield DataTable(id="candidate-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="candidate-detail", classes="detail"):
                 yield Static("", id="candidate-detail-text")
@@ -45,18 +46,18 @@ class SharedPane(Pane):
         table.clear()
         for c in self.candidates.values():
             safety = "ok" if c["safety"]["ok"] else "quarantined"
-            table.add_row(c["status"], plain((c["origin"] or "?")[:8]), c["signature"], safety, cut(c["text"], 60),
-                          key=c["id"])
+            table.add_row(cell(c["status"]), cell((c["origin"] or "?")[:8]), cell(c["signature"]), safety,
+                          cell(c["text"], 60), key=c["id"])
         peers = self.query_one("#peer-table", DataTable)
         peers.clear()
         self.peers = share.peers(self.app.store)
         for p in self.peers:
             held = ", ".join(f"{k} {v}" for k, v in p["lessons"].items()) or "-"
-            peers.add_row(plain(p["origin"]), "yes" if p["trusted"] else "no", p["first_seen"][:10], held,
-                          plain(p.get("label") or ""), key=p["origin"])
+            peers.add_row(cell(p["origin"]), "yes" if p["trusted"] else "no", p["first_seen"][:10], cell(held),
+                          cell(p.get("label") or ""), key=p["origin"])
         folder = self.app.engine("config").load()["share"]["folder"] or "not set (remem config set share.folder PATH)"
         self.query_one("#shared-status", Label).update(
-            f"sync folder: {folder} · a accept · x reject · T trust · y sync · R revoke")
+            plain(f"sync folder: {folder} · a accept · x reject · T trust · y sync · R revoke"))
         self.show_detail(self.selected_key("#candidate-table"))
 
     def show_detail(self, lesson_id: str | None) -> None:
@@ -67,18 +68,19 @@ class SharedPane(Pane):
             return
         corr = c["corroboration"]
         closest = corr["closest_own"]
-        lines = [
-            f"[b]{plain(c['text'])}[/b]",
-            f"[dim]{plain(c['id'])} · {c['kind']} · from {plain(c['origin'])} "
-            f"({'trusted' if c['origin_trusted'] else 'not trusted'})[/dim]",
-            f"signature: {c['signature']}",
-            "safety: " + plain("ok" if c["safety"]["ok"] else "; ".join(c["safety"]["reasons"]) or c.get("note") or "quarantined"),
-            f"corroborated by: {plain(', '.join(corr['origins']) or 'nobody yet')}",
-            f"needs: {plain(corr['needed'])}",
+        parts: list[Content | str] = [
+            markup("[b]$text[/b]", text=c["text"]),
+            markup("[dim]$id · $kind · from $origin ($trusted)[/dim]", id=c["id"], kind=c["kind"], origin=c["origin"],
+                   trusted="trusted" if c["origin_trusted"] else "not trusted"),
+            plain(f"signature: {c['signature']}"),
+            plain("safety: " + ("ok" if c["safety"]["ok"] else "; ".join(c["safety"]["reasons"]) or c.get("note")
+                                or "quarantined")),
+            plain(f"corroborated by: {', '.join(corr['origins']) or 'nobody yet'}"),
+            plain(f"needs: {corr['needed']}"),
         ]
         if closest:
-            lines.append(f"closest lesson of yours: {closest['id']} (cosine {closest['cosine']}, cut {closest['cut']})")
-        target.update("\n".join(lines))
+            parts.append(plain(f"closest lesson of yours: {closest['id']} (cosine {closest['cosine']}, cut {closest['cut']})"))
+        target.update(lines(parts))
 
     @on(DataTable.RowHighlighted, "#candidate-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -116,18 +118,31 @@ class SharedPane(Pane):
         self.run_action("trust withdrawn" if trusted else "trusted",
                  lambda: share.trust(self.app.store, origin, not trusted))
 
+    def has_folder(self) -> bool:
+        """Whether a sync folder is set; when not, say how to set one (the engine's own message
+        names the CLI's --folder, which the app does not have)."""
+        if self.app.engine("config").load()["share"]["folder"]:
+            return True
+        self.app.notify("no sync folder: set one with `remem config set share.folder PATH`, then press y",
+                        severity="warning", markup=False)
+        return False
+
     def action_sync(self) -> None:
+        if not self.has_folder():
+            return
         share = self.app.engine("share")
 
         def run() -> None:
             out = share.sync(self.app.store)
             summary = out["summary"]
             self.app.notify(f"exported {summary['exported']}, received {summary['received']}, "
-                            f"quarantined {summary['quarantined']}")
+                            f"quarantined {summary['quarantined']}", markup=False)
 
         self.run_action("synced", run)
 
     def action_revoke(self) -> None:
+        if not self.has_folder():
+            return
         share = self.app.engine("share")
 
         def done(lesson_id: str | None) -> None:

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Label, ProgressBar, RichLog, Select
 
 from remem.tui.widgets.pane import Pane
-from remem.tui.widgets.format import since
+from remem.tui.widgets.format import cell, since
 
 
 class SleepPane(Pane):
@@ -48,7 +48,7 @@ class SleepPane(Pane):
                 clock = self.app.engine("clock")
                 took = f"{(clock.parse(run['finished']) - clock.parse(run['started'])).total_seconds():.1f}s"
             table.add_row(str(run["id"]), since(run['started']), took, run["status"],
-                          _changes(run["summary"].get("passes", run["summary"])), key=str(run["id"]))
+                          cell(_changes(run["summary"].get("passes", run["summary"]))), key=str(run["id"]))
 
     @on(Button.Pressed, "#sleep-run")
     def _pressed(self) -> None:

@@ -1,17 +1,48 @@
-"""Text helpers for cells: relative times from the engine's clock, cut with an ellipsis, and
-stored text made safe to show where Textual reads markup."""
+"""Text helpers: relative times from the engine's clock, one-line cuts with an ellipsis, and
+stored text shown as written.
+
+Stored text (titles, lessons, tags, paths, ids, whatever an agent or a person typed) is never
+read as markup. It reaches a widget as Content (plain(), or markup() with the text as a
+template value, which Textual inserts after the markup is parsed) and a table as Rich Text
+(cell()). Escaping it into a markup string is not safe: Textual's escape() only escapes whole
+"[tag]"s, so a "[" left over by a cut paired with a later "[b]…[/b]" and the app stopped with
+a MarkupError; and a text ending in a backslash swallows the "[" of the tag after it.
+"""
 
 from __future__ import annotations
 
-from textual.markup import escape
+from rich.text import Text
+from textual.content import Content
 
 from remem.engine import clock
 
 
-def plain(text: object) -> str:
-    """Stored text as itself where markup is read (tables, labels, details): a memory saying
-    "[/b]" or "[@click=quit]" is shown, not obeyed."""
-    return escape(str("" if text is None else text))
+def _text(value: object) -> str:
+    """The characters a widget shows for a value: control codes Textual strips are stripped
+    here first, so the styles a template puts around a value stay where they belong."""
+    return Content("" if value is None else str(value)).plain
+
+
+def plain(text: object) -> Content:
+    """Stored text as itself: a memory saying "[/b]" or "[@click=quit]" is shown, not obeyed."""
+    return Content(_text(text))
+
+
+def markup(template: str, **values: object) -> Content:
+    """Our markup with stored text in it: `markup("[b]$title[/b]", title=row["title"])`.
+    The template is ours and is read as markup; every value is shown as written."""
+    return Content.from_markup(template, **{name: _text(value) for name, value in values.items()})
+
+
+def lines(parts: list[Content | str]) -> Content:
+    """Lines joined with newlines. A str among them is ours and read as markup."""
+    return Content("\n").join(Content.from_markup(p) if isinstance(p, str) else p for p in parts)
+
+
+def cell(text: object, width: int | None = None) -> Text:
+    """A table cell shown as written (a str cell would be read as Rich markup), cut to `width`."""
+    shown = cut(text, width) if width else _text(text)
+    return Text(shown, end="", no_wrap=True, overflow="ellipsis")
 
 
 def ago(stamp: str | None) -> str:
@@ -40,7 +71,8 @@ def since(stamp: str | None) -> str:
     return short  # '-', 'soon', or a date it could not read
 
 
-def cut(text: str | None, width: int) -> str:
-    """One line of at most `width` characters, markup escaped (see plain)."""
-    text = " ".join(str(text or "").split())
-    return plain(text if len(text) <= width else text[: max(1, width - 1)] + "…")
+def cut(text: object, width: int) -> str:
+    """One line of at most `width` characters, plain text (not markup: pass it to markup() as
+    a value, or to cell() or plain())."""
+    text = " ".join(_text(text).split())
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"

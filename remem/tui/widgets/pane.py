@@ -34,14 +34,17 @@ class Pane(Vertical):
             pass
 
     def run_action(self, message: str, action: Callable[[], Any]) -> None:
-        """Run an engine call; show its refusal as a notification, never crash; then reload."""
+        """Run an engine call; show its refusal as a notification, never crash; then reload,
+        and have every other tab read the database again when it is next shown (a delete here
+        changes the Overview's counts, an accept in Shared the Lessons' statuses)."""
         try:
             action()
         except Exception as exc:
             self.app.notify(str(exc), severity="error", markup=False)
             return
-        self.app.notify(message)
+        self.app.notify(message, markup=False)  # it may hold what was typed: a tag, an id
         self.reload()
+        self.app.others_changed(self)
 
     def still_there(self, row_id: str, fetch: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
         """The selected row as it is now, or None (said, and the view reloaded) when another
