@@ -173,18 +173,37 @@ def _task_done() -> Turn:
 
 
 @pytest.mark.parametrize("before, reply", [
-    # a go-ahead after the plan was approved: the words say what to do next, not what was wrong
-    (_plan_approved, "create the beads"),
     # a new topic, opened by a question
     (_task_done, "Scrolling back in the terminal still does not work (maybe the page catches it)? "
                  "search the web for terminal scroll issues"),
     (_task_done, "wait, why is it on port 4000?"),
-    (_task_done, "now add a README"),
+    (_plan_approved, "should I write the beads first?"),
+    # holding the agent says nothing about what to do
     (_task_done, "wait"),
+    (_task_done, "hmm, one sec..."),
+    # only what was pasted: no words of the person's own
+    (_task_done, "```\nTraceback (most recent call last):\n  File \"a.py\", line 1\n```"),
 ])
-def test_interrupt_then_a_go_ahead_or_a_new_topic_is_not_a_correction(before, reply):
+def test_interrupt_then_a_question_or_a_hold_is_not_a_correction(before, reply):
     s = convo("u: plan the work", before(), "!", f"u: {reply}")
     assert detect.corrections(s) == []
+
+
+@pytest.mark.parametrize("before, reply", [
+    # a go-ahead after the plan was approved, or a new task: the words say what to do next
+    (_plan_approved, "create the beads"),
+    (_task_done, "now add a README"),
+    # or a redirect said plainly: one message cannot tell which
+    (_task_done, "use pnpm"),
+])
+def test_interrupt_then_a_plain_instruction_is_an_unconfirmed_correction(before, reply):
+    s = convo("u: plan the work", before(), "!", f"u: {reply}")
+    (found,) = detect.corrections(s)
+    assert found.kind == "correction" and found.text == reply and found.title == reply
+    assert found.tags == ["interrupt", "unconfirmed"]
+    assert found.extra["how"] == "interrupt" and found.extra["unconfirmed"] is True
+    assert "Unconfirmed" in found.detail
+    assert detect.after_interrupt(reply) == detect.INSTRUCTION
 
 
 @pytest.mark.parametrize("reply", [
@@ -203,6 +222,9 @@ def test_interrupt_then_pushback_or_a_redirect_is_a_correction(reply):
     found = detect.corrections(s)
     assert [f.extra["how"] for f in found] == ["interrupt"]
     assert found[0].text == reply
+    # confirmed by its words: a lesson at once, counted as "interrupted" in the morning report
+    assert found[0].tags == ["pushback:interrupt"] and "unconfirmed" not in found[0].extra
+    assert detect.after_interrupt(reply) == detect.REDIRECT
 
 
 def test_refused_call_is_a_correction_with_the_persons_reason():

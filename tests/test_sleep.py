@@ -147,6 +147,138 @@ def test_a_refusal_in_words_is_a_lesson_at_once(store):
     assert [l["sources"] for l in lessons(store)] == [["r1"]]
 
 
+def after_interrupt(i: str, text: str, hours: float = 0, cwd: str | None = PROJECT) -> dict:
+    """An interrupt followed by a plain instruction, as ingest stores it: unconfirmed."""
+    return episode(i, "correction", text, hours=hours, tags=("interrupt", "unconfirmed"), cwd=cwd)
+
+
+def test_one_plain_instruction_after_an_interrupt_makes_no_lesson_and_waits(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([after_interrupt("i1", "use pnpm", hours=1)])
+        summary = run(store)
+    assert lessons(store) == []
+    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 0, "created": 0, "pending": 1}
+
+
+def test_a_new_task_after_an_interrupt_once_makes_no_lesson(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([after_interrupt("i1", "create the beads", hours=1)])
+        assert run(store)["passes"]["lessons"]["pending"] == 1
+        clock.advance(days=1)
+        store.put_episodes([after_interrupt("i2", "now add a README to the docs folder", hours=30)])
+        summary = run(store)  # another plain instruction, not like the first: both still wait
+    assert lessons(store) == []
+    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 0, "created": 0, "pending": 2}
+
+
+def test_the_same_redirect_after_an_interrupt_in_two_sessions_makes_one_lesson(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([after_interrupt("i1", "use pnpm", hours=1)])
+        run(store)
+        assert lessons(store) == []
+        clock.advance(days=1)
+        store.put_episodes([after_interrupt("i2", "use pnpm", hours=30, cwd="/home/u/other")])
+        summary = run(store)
+    (found,) = lessons(store)
+    assert found["sources"] == ["i1", "i2"] and found["kind"] == "correction" and found["seen"] == 2
+    assert "pnpm" in found["text"] and found["cwd"] is None  # learned in two projects
+    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 0, "created": 1, "pending": 0}
+
+
+def test_the_same_redirect_twice_in_one_sleep_makes_one_lesson(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([after_interrupt("i1", "use pnpm", hours=1), after_interrupt("i2", "use pnpm", hours=5)])
+        run(store)
+    assert [l["sources"] for l in lessons(store)] == [["i1", "i2"]]
+
+
+def test_a_plain_instruction_after_an_interrupt_joins_the_lesson_of_a_correction_in_words(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([episode("c1", "correction", "no, use pnpm not npm", hours=1)])
+        run(store)
+        clock.advance(days=1)
+        store.put_episodes([after_interrupt("i1", "use pnpm", hours=30)])
+        summary = run(store)
+    assert [l["sources"] for l in lessons(store)] == [["c1", "i1"]]
+    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 1, "created": 0, "pending": 0}
+
+
+def test_a_correction_in_words_in_the_same_sleep_confirms_a_plain_instruction(store):
+    # the plain instruction came first; the lesson the words make in this run takes it in
+    with clock.frozen(_at(48)):
+        store.put_episodes([after_interrupt("i1", "use pnpm", hours=1),
+                            episode("c1", "correction", "no, use pnpm not npm", hours=5)])
+        summary = run(store)
+    (found,) = lessons(store)
+    assert found["sources"] == ["i1", "c1"] and found["seen"] == 2
+    assert summary["passes"]["lessons"] == {"new_episodes": 2, "joined": 1, "created": 1, "pending": 0}
+
+
+def test_a_later_correction_in_words_confirms_a_waiting_plain_instruction(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([after_interrupt("i1", "use pnpm", hours=1)])
+        assert run(store)["passes"]["lessons"]["pending"] == 1
+        clock.advance(days=1)
+        store.put_episodes([episode("c1", "correction", "no, use pnpm not npm", hours=30)])
+        summary = run(store)
+        again = run(store)  # nothing new: nothing changes, nothing counted as new
+    (found,) = lessons(store)
+    assert found["sources"] == ["i1", "c1"]
+    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 1, "created": 1, "pending": 0}
+    assert again["passes"]["lessons"] == {"new_episodes": 0, "joined": 0, "created": 0, "pending": 0}
+
+
+def test_a_waiting_plain_instruction_is_counted_pending_but_not_new_at_the_next_sleep(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([after_interrupt("i1", "create the beads", hours=1)])
+        run(store)
+        clock.advance(days=1)
+        summary = run(store)
+    assert lessons(store) == []
+    assert summary["passes"]["lessons"] == {"new_episodes": 0, "joined": 0, "created": 0, "pending": 1}
+
+
+def test_a_plain_instruction_never_meets_a_wordless_refusal(store):
+    # a refusal only meets refusals of the same kind of call, whatever the words
+    with clock.frozen(_at(48)):
+        store.put_episodes([refusal("r1", "npm install", hours=1), after_interrupt("i1", "refused Bash: npm install", hours=2)])
+        summary = run(store)
+    assert lessons(store) == []
+    assert summary["passes"]["lessons"]["pending"] == 2
+
+
+def _interrupted(sid: str, reply: str, hours: float, cwd: str = PROJECT):
+    from remem.engine.session import Session, ToolCall, Turn
+
+    working = Turn(role="assistant", text="Installing the dependencies.", at=_at(hours), tool_calls=[
+        ToolCall(id=f"t-{sid}", name="Bash", input={"command": "npm install"}, result="added 12 packages")])
+    return Session(id=sid, source="claude-code", cwd=cwd, started=_at(hours), turns=[
+        Turn(role="user", text="set up the project", at=_at(hours)), working,
+        Turn(role="user", interrupt=True, at=_at(hours)), Turn(role="user", text=reply, at=_at(hours + 0.01)),
+    ])
+
+
+def test_interrupts_read_from_sessions_wait_then_teach(store):
+    from remem.engine.ingest import ingest_session
+
+    with clock.frozen(_at(48)):
+        ingest_session(store, _interrupted("s1", "use pnpm", 1))
+        ingest_session(store, _interrupted("s2", "create the beads", 2))
+        ingest_session(store, _interrupted("s3", "what are you installing?", 3))  # a question
+        tags = {r["gist"]: r["tags"] for r in store.rows(
+            "SELECT gist, (SELECT group_concat(tag) FROM (SELECT tag FROM tags WHERE memory_id = e.id "
+            "ORDER BY tag)) AS tags FROM episodes e WHERE kind = 'correction'")}
+        assert tags == {"use pnpm": "interrupt,unconfirmed", "create the beads": "interrupt,unconfirmed"}
+        first = run(store)
+        assert lessons(store) == [] and first["passes"]["lessons"]["pending"] == 2
+        clock.advance(days=1)
+        ingest_session(store, _interrupted("s4", "use pnpm", 30, cwd="/home/u/other"))
+        run(store)
+    (found,) = lessons(store)
+    sessions = [store.one("SELECT session_id FROM episodes WHERE id = ?", (s,))["session_id"] for s in found["sources"]]
+    assert sessions == ["s1", "s4"] and "pnpm" in found["text"]
+
+
 def test_environment_episodes_never_make_lessons(store):
     with clock.frozen(_at(48)):
         store.put_episodes([

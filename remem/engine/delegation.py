@@ -4,9 +4,10 @@ and where it acted when it should have asked, by kind of action.
 - asked, then told to act: an offer to act ("Shall I …?") that the person answered by telling
   it to go ahead (approved) or by pushing back on the asking (corrected) — sessions.offers.
 - acted, then stopped: a tool call the person refused — correction episodes tagged `refused`,
-  their kind of action in the `action:<kind>` tag — or an interrupt followed by a new
-  instruction (tagged `pushback:interrupt`; counted under "interrupted", since the store keeps
-  the person's words, not which call was cut off).
+  their kind of action in the `action:<kind>` tag — or an interrupt followed by pushback or a
+  redirect (tagged `pushback:interrupt`; counted under "interrupted", since the store keeps the
+  person's words, not which call was cut off). An interrupt followed by a plain instruction
+  (tagged `unconfirmed`) may be a new task rather than a stop, so it is not counted.
 
 Shown to the owner, never to agents.
 """

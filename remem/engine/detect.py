@@ -1,8 +1,9 @@
 """Deterministic detectors over a Session: what went wrong, what was learned, who waited.
 
 - corrections: the person pushes back after a hand-back ("no, …", "not what I asked", "try
-  again", "I said", "don't", "instead", "stop"), interrupts and then gives a new instruction,
-  or refuses a tool call;
+  again", "I said", "don't", "instead", "stop"), interrupts and then pushes back or redirects,
+  or refuses a tool call; an interrupt followed by a plain instruction (a redirect or a new
+  task, which one message cannot tell) is kept too, tagged `interrupt` and `unconfirmed`;
 - offers: an assistant reply that offered to act ("shall I", "would you like me to", …), how
   the person answered (corrected, declined, approved, other, unanswered) and how many replies
   in a row waited on the person;
@@ -248,14 +249,22 @@ def pushback(text: str) -> str | None:
 
 
 # After an interrupt, words that turn the agent away from what it was doing ("wait, …",
-# "use X not Y", "only …", "continue, but …"); a bare imperative ("create the beads") may as
-# well be a go-ahead or a new topic, so it does not count.
+# "use X not Y", "only …", "continue, but …"): a correction, confirmed by its words. A bare
+# imperative ("create the beads", "use pnpm") may be a redirect or a go-ahead to a new task:
+# it is kept as an unconfirmed correction (see after_interrupt).
 _REDIRECT = re.compile(
     r"^(wait|hold on|hang on|hold up|actually|scratch that|rather)\b[\s,.!:;—-]+(\S+\s+\w|(no|not|nope|stop)\b)|"
     r"^only\b|^(just\s+)?(skip|leave out|drop)\b|\bleave\s+(\S+\s+){1,3}?alone\b|\blet'?s not\b|"
     r"^(ok|okay|yes|yeah|sure|continue|go on|go ahead|proceed|carry on|keep going)\b[\s,.!]*but\b|"
     r"\buse\s+\S+(\s+\S+){0,3}?,?\s+(not|rather than|instead of)\s+\S|"
     r"\bwrong (file|branch|directory|folder|repo|approach|command|place|one|way|version|module|function)\b",
+    re.I,
+)
+# After an interrupt, a message made only of these holds the agent ("wait", "hmm, one sec")
+# and says nothing about what to do: no instruction at all.
+_HOLD = re.compile(
+    r"^((wait|hold on|hang on|hold up|one (sec|second|moment|min|minute)|just a (sec|second|moment|"
+    r"minute)|sec|hmm+|um+|uh+|ah+|oh+|ok|okay)\b[\s,.!…]*)+$",
     re.I,
 )
 
@@ -267,14 +276,25 @@ def _is_question(text: str) -> bool:
     return first.rstrip().endswith("?")
 
 
-def _redirects(text: str) -> bool:
-    """Whether the person's words after an interrupt correct what the agent was doing:
-    pushback or a redirect, and not a question. Resuming ("continue", "go ahead"), a
-    go-ahead and a new topic are no correction."""
+REDIRECT, INSTRUCTION = "redirect", "instruction"
+
+
+def after_interrupt(text: str) -> str | None:
+    """How the person's words after an interrupt read:
+
+    - "redirect": pushback or a redirect ("no, use pnpm", "use uv not pip", "wait, run the unit
+      tests first"): it corrects what the agent was doing, a correction at once;
+    - "instruction": a plain instruction ("use pnpm", "create the beads"): a redirect or a new
+      task, which one cannot be told from one message; an unconfirmed correction;
+    - None: resuming ("continue", "go ahead"), holding ("wait"), a question, or no words of
+      their own (only pasted code or a log): no correction.
+    """
     words = prose(text)
-    if not words or _RESUME.match(words) or _is_question(words):
-        return False
-    return pushback(words) is not None or _REDIRECT.search(words) is not None
+    if not words or _RESUME.match(words) or _HOLD.match(words) or _is_question(words):
+        return None
+    if pushback(words) is not None or _REDIRECT.search(words) is not None:
+        return REDIRECT
+    return INSTRUCTION
 
 
 def _handback_before(turns: list[Turn], index: int) -> Turn | None:
@@ -320,10 +340,15 @@ def corrections(session: Session) -> list[Finding]:
         if turn.role != "user" or not turn.text or i in refusal_answered:
             continue
         prev = turns[i - 1] if i else None
+        unconfirmed = False
         if prev is not None and prev.role == "user" and prev.interrupt:
-            if not _redirects(turn.text):
-                continue  # resumed, a go-ahead, or a new topic: nothing the agent did was corrected
+            read = after_interrupt(turn.text)
+            if read is None:
+                continue  # resumed, held, or asked: nothing the agent did was corrected
             how = "interrupt"
+            # A plain instruction: kept, tagged `unconfirmed`; the sleep learns from it only
+            # when a correction like it comes again (lessons_pass.py).
+            unconfirmed = read == INSTRUCTION
         else:
             handback = _handback_before(turns, i)
             if handback is None:
@@ -338,10 +363,13 @@ def corrections(session: Session) -> list[Finding]:
         detail = (f"Asked: {shorten(asked, 300)}\n" if asked else "") + \
                  (f"The agent said: {shorten(handback_text, 300)}\n" if handback_text else "") + \
                  f"The person said: {turn.text}"
+        if unconfirmed:
+            detail += ("\nUnconfirmed: an interrupt, then a plain instruction (a redirect or a new "
+                       "task); learned only if a correction like it comes again.")
         found.append(Finding(
             kind="correction", title=shorten(turn.text, 120), text=turn.text, detail=detail,
-            at=turn.at, turn=i, tags=[f"pushback:{how}"],
-            extra={"how": how, "action": action_kind(turn.text)},
+            at=turn.at, turn=i, tags=["interrupt", "unconfirmed"] if unconfirmed else [f"pushback:{how}"],
+            extra={"how": how, "action": action_kind(turn.text)} | ({"unconfirmed": True} if unconfirmed else {}),
         ))
     found.sort(key=lambda f: f.turn)
     return _unique_titles(found)

@@ -1,10 +1,13 @@
 """The sleep's `lessons` and `merge` passes: the store side of consolidate.py.
 
 lessons: new episodes (past the watermark) of the consolidated kinds join the lesson whose
-sources they resemble, or make new lessons (see consolidate.py for the rules). A refused tool
-call the person gave no words for is a correction that follows the rules of errors: it must
-repeat, and only meets refusals of the same kind of call. A lesson's sources are episode ids in
-time order; seen is how many; strength grows by one per source.
+sources they resemble, or make new lessons (see consolidate.py for the rules). Two kinds of
+correction follow the rules of errors instead — they must repeat — because one alone is
+ambiguous and a wrong lesson costs more than a late one: a refused tool call the person gave
+no words for (it only meets refusals of the same kind of call), and an interrupt followed by a
+plain instruction, which detect tags `unconfirmed` (it meets any correction like it: another
+unconfirmed one, or a correction in words, whose lesson it joins). A lesson's sources are
+episode ids in time order; seen is how many; strength grows by one per source.
 
 merge: lessons of one kind whose sources mean the same (average linkage >= the cut) become
 one theme: a lesson whose text was rewritten (a person's edit) first, else the one with the
@@ -46,13 +49,17 @@ def _progress(*args: Any) -> "Progress":
 # "refused <the call>" (a refusal with words keeps the words). 1 or 0.
 _WORDLESS = ("(kind = 'correction' AND gist LIKE 'refused %' AND EXISTS (SELECT 1 FROM tags "
              "WHERE memory_id = episodes.id AND tag = 'refused'))")
+# A correction detect could not confirm (an interrupt, then a plain instruction): tagged
+# `unconfirmed`. 1 or 0.
+_UNCONFIRMED = ("(kind = 'correction' AND EXISTS (SELECT 1 FROM tags "
+                "WHERE memory_id = episodes.id AND tag = 'unconfirmed'))")
 
 
 def _kind_rows(store: Store, kind: str, space: str) -> list[dict[str, Any]]:
     return store.rows(
-        "SELECT seq, id, at, cwd, title, archived, strength, embedding, "
+        "SELECT seq, id, kind, at, cwd, title, archived, strength, embedding, "
         "(SELECT substr(tag, 7) FROM tags WHERE memory_id = episodes.id AND tag LIKE 'error:%' "
-        f"LIMIT 1) AS eclass, {_WORDLESS} AS wordless FROM episodes "
+        f"LIMIT 1) AS eclass, {_WORDLESS} AS wordless, {_UNCONFIRMED} AS unconfirmed FROM episodes "
         "WHERE kind = ? AND space = ? AND embedding IS NOT NULL ORDER BY at, seq",
         (kind, space),
     )
@@ -79,9 +86,12 @@ def _klass(row: dict[str, Any]) -> str:
     """An error's class in one form, whether ingest tagged it (`error:module_not_found` from
     detect, or a person's `error:ModuleNotFoundError`, stored lower-cased) or only its title
     names it: otherwise the same error in two copies never clusters. A wordless refusal's
-    class is the kind of call refused (`refused:bash git push`), which no error class shares."""
+    class is the kind of call refused (`refused:bash git push`), which no error class shares;
+    every other correction has none (''), so an unconfirmed one meets any correction."""
     if row.get("wordless"):
         return "refused:" + refused_call_kind(row.get("title") or "")
+    if row.get("kind") == "correction":
+        return ""
     tag = (row.get("eclass") or "").strip().lower()
     if tag in ERROR_CLASSES and tag != "other":
         return tag
@@ -164,7 +174,7 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
         rows = _kind_data(ctx, kind)[0]
         if rows:
             plans[kind] = _streams(kind, rows, consolidated, watermark, mark, faded_below)
-    total = sum(len(new_idx) for streams in plans.values() for _, _, new_idx in streams)
+    total = sum(len(new_idx) for streams in plans.values() for _, _, new_idx, _ in streams)
     yield _progress("lessons", 0, total, f"{total} new episodes to consolidate")
     counts = {"new_episodes": 0, "joined": 0, "created": 0, "pending": 0}
     existing_ids = {r["id"] for r in store.rows("SELECT id FROM lessons UNION SELECT old FROM aliases")}
@@ -179,8 +189,8 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
                 groups.append(group)
                 originals[lesson["id"]] = {"lesson": lesson, "sources": srcs}
         # The streams of one kind share its lessons: a lesson one of them makes, the next can grow.
-        for rules, pool_idx, new_idx in streams:
-            counts["new_episodes"] += len(new_idx)
+        for rules, pool_idx, new_idx, again in streams:
+            counts["new_episodes"] += len(new_idx) - again
             outcome = yield from _relay(consolidate_kind(
                 rules, groups,
                 [rows[i]["id"] for i in pool_idx], matrix[pool_idx], [_klass(rows[i]) for i in pool_idx],
@@ -208,18 +218,29 @@ def _mark(store: Store, watermark: int, faded_below: float, space: str) -> int:
 
 
 def _streams(kind: str, rows: list[dict[str, Any]], consolidated: set[str], watermark: int,
-             mark: int, faded_below: float) -> list[tuple[str, list[int], list[int]]]:
+             mark: int, faded_below: float) -> list[tuple[str, list[int], list[int], int]]:
     """How one kind's rows are consolidated: (the kind whose rules they follow, pending pool,
-    new). Wordless refusals go first, under the rules of errors (consolidate_kind's "error":
-    they must repeat, and only meet refusals of the same kind of call): one refused permission
-    prompt says no more than one failed command, while a correction in words teaches at once."""
+    to consolidate now, how many of those were pending already), in order.
+
+    Corrections come in three streams, sharing the kind's lessons. Wordless refusals first,
+    under the rules of errors (consolidate_kind's "error": they must repeat, and only meet
+    refusals of the same kind of call): one refused permission prompt says no more than one
+    failed command. Then corrections in words, which teach at once. Last the unconfirmed ones
+    (an interrupt, then a plain instruction), under the rules of errors too; their class is
+    that of any correction, so one joins a lesson a correction in words made, even in this
+    run. They are read again at every sleep rather than kept in the pool (where only a newcomer
+    can meet them): a correction in words that comes after one of them then confirms it too."""
     if kind != "correction":
         every = range(len(rows))
-        return [(kind, *_split(rows, every, consolidated, watermark, mark, kind in MUST_REPEAT, faded_below))]
+        return [(kind, *_split(rows, every, consolidated, watermark, mark, kind in MUST_REPEAT, faded_below), 0)]
     wordless = [i for i, r in enumerate(rows) if r["wordless"]]
-    said = [i for i, r in enumerate(rows) if not r["wordless"]]
-    return [("error", *_split(rows, wordless, consolidated, watermark, mark, True, faded_below)),
-            ("correction", *_split(rows, said, consolidated, watermark, mark, False, faded_below))]
+    unconfirmed = [i for i, r in enumerate(rows) if r["unconfirmed"] and not r["wordless"]]
+    said = [i for i, r in enumerate(rows) if not r["wordless"] and not r["unconfirmed"]]
+    _, waiting = _split(rows, unconfirmed, consolidated, watermark, mark, False, faded_below)
+    again = sum(1 for i in waiting if rows[i]["seq"] <= watermark)
+    return [("error", *_split(rows, wordless, consolidated, watermark, mark, True, faded_below), 0),
+            ("correction", *_split(rows, said, consolidated, watermark, mark, False, faded_below), 0),
+            ("error", [], waiting, again)]
 
 
 def _split(rows: list[dict[str, Any]], among: Iterable[int], consolidated: set[str], watermark: int,
@@ -261,7 +282,8 @@ def _group(lesson: dict[str, Any], srcs: list[str], rows: list[dict[str, Any]],
     vec = _lesson_vec(lesson, space, matrix.shape[1])
     if vec is None:
         return None
-    return Group(lesson["id"], [], vec, _text_klass(lesson["text"]), stand_in=1)
+    klass = "" if lesson.get("kind") == "correction" else _text_klass(lesson["text"])
+    return Group(lesson["id"], [], vec, klass, stand_in=1)
 
 
 def _write_groups(
