@@ -26,7 +26,7 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Annotated, Any, AsyncIterator, Iterator, Literal, Optional
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field, ValidationError
 
@@ -104,8 +104,17 @@ class RememServer(MCPServer):
                 raise ToolError(message)
         try:
             return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
         except ToolError as exc:
             cause = exc.__cause__
+            if isinstance(cause, ToolError):
+                # The tool's own one line, as docs/MCP.md shows it: the SDK wraps it as
+                # "Error executing tool NAME: …"; the line goes out without that prefix, and
+                # as its own type (MissingMemory: the HTTP API's 404).
+                raise cause from cause.__cause__
+            if isinstance(cause, ResourceError):
+                raise ToolError(str(cause)) from cause
             if isinstance(cause, ValidationError):
                 parts = []
                 for err in cause.errors():
@@ -338,6 +347,18 @@ def engine_errors(tool: str) -> Iterator[None]:
         raise ToolError(f"{tool} failed unexpectedly ({type(exc).__name__}); details in {where}") from exc
 
 
+def _default_k() -> int:
+    """recall's k when the call names none: config recall.k (as `remem recall` takes it), at
+    most the tool's 50."""
+    from remem import config
+
+    k = config.load()["recall"]["k"]
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"config recall.k must be a whole number of at least 1, not {k!r}; "
+                         "`remem config set recall.k 5` resets it")
+    return min(k, 50)
+
+
 def _project_path(store: Any, project: Optional[str]) -> Optional[str]:
     """The folder a project argument means: a path as given, or the known project folder whose
     name (or Claude Code's name for it) matches, so a model can say just "shop"."""
@@ -399,7 +420,8 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
     @tool
     def recall(
         query: Annotated[str, Field(min_length=1, description="What you want to remember, in plain words.")],
-        k: Annotated[int, Field(ge=1, le=50, description="How many memories to return.")] = 5,
+        k: Annotated[Optional[int], Field(ge=1, le=50, description=(
+            "How many memories to return (default: the config's recall.k, 5 unless set; at most 50)."))] = None,
         kinds: Kinds = None,
         tags: Tags = None,
         project: Project = None,
@@ -415,6 +437,8 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
         with engine_errors("recall"), memory.store() as store:
             from remem.engine import recall as recall_mod
 
+            if k is None:
+                k = _default_k()
             filters = _filters(store, kinds=kinds, tags=tags, project=project)
             try:
                 hits = recall_mod.recall(store, query, k, mode="hybrid", touch=True, **filters)

@@ -507,7 +507,7 @@ def prepare_sync_kill(root: Path, lessons: int = 3000) -> dict[str, Any]:
                     str(lessons)], check=True, cwd=str(ROOT), env=env_for(base_a))
     keys, startup_s = timed(run, ["share", "keys", "--json"], env_for(base_a))
     origin = json.loads(keys.stdout)["origin"]
-    trust = run(["share", "trust", origin], env_for(base_b))
+    trust = run(["share", "trust", origin, "--force"], env_for(base_b))
     if trust.returncode != 0:
         raise RuntimeError(trust.stderr)
     ref_folder, ref_a, ref_b = root / "ref-folder", root / "ref-A" / "home", root / "ref-B" / "home"

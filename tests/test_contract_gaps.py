@@ -24,7 +24,7 @@ def _label(store, origin: str = PEER):
 # --------------------------------------------------------------------------- peers.label
 
 def test_trust_with_a_label_stores_it_and_peers_lists_it(store, tmp_path):
-    rep = share.trust(store, PEER, label="  my   laptop ", identity_dir=tmp_path / "id")
+    rep = share.trust(store, PEER, label="  my   laptop ", force=True, identity_dir=tmp_path / "id")
     assert rep["trusted"] is True and rep["label"] == "my laptop"
     assert _label(store) == "my laptop"
     listed = {p["origin"]: p for p in share.peers(store)}
@@ -34,7 +34,7 @@ def test_trust_with_a_label_stores_it_and_peers_lists_it(store, tmp_path):
 def test_labelling_an_origin_already_trusted_only_replaces_the_label(store, tmp_path, monkeypatch):
     from remem.engine import share_choices
 
-    share.trust(store, PEER, label="laptop", identity_dir=tmp_path / "id")
+    share.trust(store, PEER, label="laptop", force=True, identity_dir=tmp_path / "id")
 
     def no_activation(*a, **k):
         raise AssertionError("relabelling a trusted origin must not re-run activation")
@@ -52,7 +52,7 @@ def test_labelling_an_origin_already_trusted_only_replaces_the_label(store, tmp_
 
 
 def test_off_and_forget_keep_the_label_and_a_bad_label_is_refused(store, tmp_path):
-    share.trust(store, PEER, label="Ana", identity_dir=tmp_path / "id")
+    share.trust(store, PEER, label="Ana", force=True, identity_dir=tmp_path / "id")
     assert share.trust(store, PEER, False, identity_dir=tmp_path / "id")["label"] == "Ana"
     assert share.forget_peer(store, PEER, identity_dir=tmp_path / "id")["label"] == "Ana"
     assert _label(store) == "Ana"
@@ -64,15 +64,15 @@ def test_off_and_forget_keep_the_label_and_a_bad_label_is_refused(store, tmp_pat
 
 
 def test_candidates_name_their_origin_by_its_label(store, tmp_path):
-    share.trust(store, OTHER, False, label="team build box", identity_dir=tmp_path / "id")
     lessons.add_lesson(store, "Run the full test suite before handing back work", "correction",
                        status="candidate", origin=OTHER, origins=[OTHER])
+    share.trust(store, OTHER, False, label="team build box", identity_dir=tmp_path / "id")  # seen: it sent one
     rows = share.candidates(store, identity_dir=tmp_path / "id")
     assert rows and rows[0]["origin"] == OTHER and rows[0]["origin_label"] == "team build box"
 
 
 def test_share_trust_label_through_the_cli(home):
-    res = run_remem("share", "trust", PEER, "--label", "laptop")
+    res = run_remem("share", "trust", PEER, "--label", "laptop", "--force")  # ahead of its first sync
     assert res.returncode == 0, res.stderr
     assert f"{PEER} (laptop) trusted" in res.stdout
     peers = run_remem("share", "peers", "--json")
@@ -110,3 +110,57 @@ def test_sleep_help_and_errors_name_the_aliases(home):
     bad = run_remem("sleep", "--pass", "bogus")
     assert bad.returncode != 0
     assert "unknown pass 'bogus'" in bad.stderr and "consolidate = lessons" in bad.stderr
+
+
+# --------------------------------------------------------------------------- lessons edit | restore
+
+def _lesson(text: str = "Install packages with uv, never pip.") -> dict:
+    from remem.engine.store import Store
+
+    with Store() as store:
+        return lessons.add_lesson(store, text, "correction")
+
+
+def _stored(lesson_id: str) -> dict:
+    from remem.engine.store import Store
+
+    with Store() as store:
+        return lessons.get_lesson(store, lesson_id)
+
+
+@pytest.mark.parametrize("editor, why", [
+    ("false", "Editing failed"),
+    ("/no/such/editor", "No such file or directory"),
+])
+def test_lessons_edit_with_an_editor_that_cannot_run_is_one_line(home, monkeypatch, editor, why):
+    monkeypatch.delenv("VISUAL", raising=False)
+    lesson = _lesson()
+    res = run_remem("lessons", "edit", lesson["id"][:6], env={"EDITOR": editor})
+    assert res.returncode == 1, res.stdout
+    assert "Traceback" not in res.stderr and "ClickException" not in res.stderr
+    line = res.stderr.strip()
+    assert "\n" not in line, line
+    assert line.startswith(f"remem: could not run the editor ($EDITOR={editor}: ") and why in line, line
+    assert line.endswith('); give the text with --text "…"'), line
+    assert _stored(lesson["id"])["text"] == lesson["text"]  # unchanged
+
+
+def test_restoring_a_lesson_that_is_not_vetoed_says_so_and_changes_nothing(home):
+    from remem.engine import render
+
+    lesson = _lesson()
+    res = run_remem("lessons", "restore", lesson["id"])
+    assert res.returncode == 0, res.stderr  # a no-op, as `veto` of a vetoed lesson is
+    assert res.stdout.strip() == f"{lesson['id']} is active, not vetoed: nothing to restore"
+    assert "restored" not in res.stdout
+    assert _stored(lesson["id"]) == lesson and not render.vetoed_path().exists()
+    # A vetoed one is restored, and says so.
+    assert run_remem("lessons", "veto", lesson["id"]).returncode == 0
+    res = run_remem("lessons", "restore", lesson["id"])
+    assert res.returncode == 0 and res.stdout.startswith(f"restored {lesson['id']}"), res.stdout
+    assert _stored(lesson["id"])["status"] == "active"
+    # An active lesson that a veto of its text keeps from being rendered is a veto to undo.
+    render.record_veto({**lesson, "id": "another-id"})
+    res = run_remem("lessons", "restore", lesson["id"])
+    assert res.returncode == 0 and res.stdout.startswith(f"restored {lesson['id']}"), res.stdout
+    assert render._read_json(render.vetoed_path(), {}) == {}

@@ -45,6 +45,19 @@ def test_a_lesson_over_its_cap_is_cut_with_the_marker(store):
     assert len(again["text"]) == MAX_LESSON and again["text"].endswith(TRUNCATED)
 
 
+def test_a_tag_over_its_cap_is_cut_with_the_marker_when_stored_and_when_filtering(store):
+    from remem.engine.lifecycle import list_memories
+    from remem.engine.memories import remember
+    from remem.engine.store import MAX_TAG
+
+    huge = "t" * 100_000
+    memory = remember(store, "a memory with an absurd tag", tags=[huge, "ok"])
+    (tag,) = [t for t in memory["tags"] if t != "ok"]
+    assert len(tag) == MAX_TAG and tag.endswith(TRUNCATED)
+    found = list_memories(store, tags=[huge])  # the same cap when filtering
+    assert [m["id"] for m in found] == [memory["id"]]
+
+
 def _hook(argv: list[str], data: bytes) -> tuple[int, str, str]:
     from remem import hooks
 

@@ -261,19 +261,51 @@ async def test_archived_is_true_or_false_everywhere(home: Path) -> None:
             assert [h["archived"] for h in hits if h["id"] == m["id"]] == [True]
 
 
+# --------------------------------------------------------------------------- tool errors, recall's k
+
+MISSING = "no memory with id 'nowhere-id'; `remem list` shows the ids"  # as docs/MCP.md
+
+
 @pytest.mark.anyio
-async def test_a_tag_is_capped(home: Path) -> None:
+async def test_a_missing_id_is_the_tools_own_line_without_the_sdk_prefix(home: Path) -> None:
     from mcp.client import Client
 
-    from remem.engine.store import TRUNCATED
-
-    huge = "t" * 100_000
     async with Client(_server()) as client:
-        m = await _ok(client, "remember", {"text": "a memory with an absurd tag", "tags": [huge, "ok"]})
-        (tag,) = [t for t in m["tags"] if t != "ok"]
-        assert len(tag) == 100 and tag.endswith(TRUNCATED)  # the cap in docs/RELIABILITY.md
-        found = await _ok(client, "search", {"tags": [huge]})  # the same cap when filtering
-        assert [h["id"] for h in found["hits"]] == [m["id"]]
+        for tool, args in (("get_memory", {"id": "nowhere-id"}),
+                           ("update_memory", {"id": "nowhere-id", "title": "t"}),
+                           ("delete_memory", {"id": "nowhere-id"})):
+            message = await _error(client, tool, args)
+            assert message == MISSING, message
+        message = await _error(client, "search", {"query": "x", "since": "last tuesday"})
+        assert message.startswith("since: "), message  # every tool error, not only a missing id
+
+
+def test_remem_call_prints_a_missing_id_as_documented(home: Path) -> None:
+    from tests.conftest import run_remem
+
+    res = run_remem("call", "get_memory", '{"id": "nowhere-id"}')
+    assert res.returncode == 1
+    assert res.stderr.strip() == f"remem: {MISSING}", res.stderr
+
+
+@pytest.mark.anyio
+async def test_recall_takes_its_default_k_from_config(home: Path) -> None:
+    from mcp.client import Client
+
+    from remem import config
+
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("[recall]\nk = 2\n", encoding="utf-8")
+    config._cache.clear()
+    async with Client(_server()) as client:
+        for n in range(4):
+            await _ok(client, "remember", {"text": f"the staging deploy uses profile number {n}"})
+        assert len((await _ok(client, "recall", {"query": "staging deploy profile"}))["hits"]) == 2
+        assert len((await _ok(client, "recall", {"query": "staging deploy profile", "k": 3}))["hits"]) == 3
+        (schema,) = [t.input_schema for t in (await client.list_tools()).tools if t.name == "recall"]
+        k = schema["properties"]["k"]
+        assert k.get("default") is None and "recall.k" in k["description"], k
+        assert "k" not in schema.get("required", [])
 
 
 @pytest.mark.anyio
@@ -382,6 +414,14 @@ def test_a_lone_surrogate_over_streamable_http_is_stored_replaced(http_url: str)
 def test_an_unknown_field_over_the_json_api_is_400(http_url: str) -> None:
     status, text, _ = _http("POST", f"{http_url}/memory/recall", b'{"query": "x", "limit": 3}')
     assert status == 400 and "unknown field 'limit'" in json.loads(text)["error"]
+
+
+def test_a_missing_id_over_the_json_api_is_404_with_the_tools_line(http_url: str) -> None:
+    status, text, _ = _http("GET", f"{http_url}/memory/nowhere-id")
+    assert status == 404, text
+    assert json.loads(text) == {"error": MISSING}, text
+    status, text, _ = _http("DELETE", f"{http_url}/memory/nowhere-id")
+    assert status == 404 and json.loads(text) == {"error": MISSING}, text
 
 
 def test_404_and_405_are_json(http_url: str) -> None:

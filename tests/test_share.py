@@ -40,8 +40,9 @@ class Mem:
         return share.receive(self.store, folder, identity_dir=self.idir)
 
     def trust(self, *others: "Mem") -> None:
+        """Trust them ahead of time (before this memory's sync has seen them)."""
         for other in others:
-            share.trust(self.store, other.origin, identity_dir=self.idir)
+            share.trust(self.store, other.origin, force=True, identity_dir=self.idir)
 
     def by_hash(self, text: str, kind: str = "correction") -> dict | None:
         return lessons.by_hash(self.store, lessons.lesson_hash(text, kind))
@@ -215,6 +216,64 @@ def test_untrusted_origins_wait_as_candidates_until_trusted(mems, folder):
     rep = share.trust(b.store, c.origin[:8], identity_dir=b.idir)  # a unique prefix works
     assert [x["id"] for x in rep["activated"]] == [b.by_hash(GOOD)["id"]]
     assert b.by_hash(GOOD)["status"] == "active"
+
+
+def _not_starting(known: list[str]) -> str:
+    """Four hex digits no origin in `known` starts with."""
+    return next(p for p in ("abcd", "0000", "ffff", "1234") if not any(o.startswith(p) for o in known))
+
+
+def test_an_origin_never_seen_is_refused_not_trusted_as_a_phantom(mems, folder):
+    from remem.engine.share_sign import ShareError
+
+    a, b = mems["A"], mems["B"]
+    add(a, GOOD)
+    a.sync(folder)
+    b.sync(folder)
+    typo = a.origin[:-1] + ("0" if a.origin[-1] != "0" else "1")  # one digit mistyped
+    with pytest.raises(ShareError) as caught:
+        share.trust(b.store, typo, identity_dir=b.idir)
+    assert str(caught.value) == (f"no known origin {typo}; `remem share peers` lists them "
+                                 "(trust one ahead of time with --force)")
+    with pytest.raises(ShareError, match=f"no known origin {typo}"):
+        share.forget_peer(b.store, typo, identity_dir=b.idir)
+    prefix = _not_starting([a.origin])
+    with pytest.raises(ShareError) as caught:
+        share.trust(b.store, prefix, identity_dir=b.idir)
+    assert str(caught.value).startswith(f"no known origin starts with {prefix!r}")
+    assert "not an origin id" not in str(caught.value)
+    # Nothing changed: no phantom peer, the real one still untrusted, its lesson still waiting.
+    assert [(p["origin"], p["trusted"]) for p in share.peers(b.store)] == [(a.origin, False)]
+    assert b.by_hash(GOOD)["status"] == "candidate"
+    # The real one, by id or prefix, is taken; an origin a held lesson came from counts as seen.
+    assert share.trust(b.store, a.origin[:5], identity_dir=b.idir)["origin"] == a.origin
+    other = "0123456789abcdef" if a.origin != "0123456789abcdef" else "fedcba9876543210"
+    add(b, "Prefer tabs in Makefiles", status="candidate", origin=other, origins=[other])
+    assert share.trust(b.store, other, identity_dir=b.idir)["trusted"] is True
+    # --force trusts an id ahead of its first sync.
+    ahead = share.trust(b.store, typo, force=True, identity_dir=b.idir)
+    assert ahead["origin"] == typo and ahead["trusted"] is True
+    assert {p["origin"]: p["trusted"] for p in share.peers(b.store)} == {a.origin: True, other: True,
+                                                                        typo: True}
+
+
+def test_share_trust_of_an_unknown_origin_through_the_cli(remem_cli, home):
+    origin = "d616cdd6135553fe"
+    res = remem_cli("share", "trust", origin)
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert res.stderr.strip() == (f"remem: no known origin {origin}; `remem share peers` lists them "
+                                  "(trust one ahead of time with --force)")
+    res = remem_cli("share", "trust", "abcd")
+    assert res.returncode == 1
+    assert res.stderr.strip() == "remem: no known origin starts with 'abcd'; `remem share peers` lists them"
+    assert remem_cli("share", "peers", "--json").json() == []
+    forced = remem_cli("share", "trust", origin, "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    assert forced.json()["trusted"] is True
+    assert [(p["origin"], p["trusted"]) for p in remem_cli("share", "peers", "--json").json()] == [(origin, True)]
+    assert "--force" in remem_cli("share", "trust", "--help", env={"COLUMNS": "200"}).stdout
+    both = remem_cli("share", "trust", origin, "--forget", "--force")
+    assert both.returncode == 1 and "--force" in both.stderr
 
 
 def test_a_candidate_that_means_the_same_as_our_own_lesson_is_activated(mems, folder):
@@ -602,7 +661,9 @@ def test_two_homes_through_the_real_executable(remem_cli, tmp_path):
     assert remem_cli("share", "export", "--folder", str(folder), env=env["A"]).returncode == 0
     assert not copy.exists() and plain.exists()
 
-    assert remem_cli("share", "trust", origin_a, env=env["B"]).returncode == 0
+    ahead = remem_cli("share", "trust", origin_a, env=env["B"])  # B has not synced: A is unknown
+    assert ahead.returncode == 1 and f"no known origin {origin_a}" in ahead.stderr
+    assert remem_cli("share", "trust", origin_a, "--force", env=env["B"]).returncode == 0
     got = remem_cli("share", "sync", "--folder", str(folder), "--json", env=env["B"]).json()
     assert got["summary"]["received"] == 1 and got["summary"]["activated"] == 0
     listed = remem_cli("share", "candidates", "--json", env=env["B"]).json()

@@ -126,16 +126,22 @@ def register(app: typer.Typer) -> None:
               label: Optional[str] = typer.Option(
                   None, "--label", help="Name it (\"laptop\", \"Ana\"), shown where peers are listed; "
                   "on an origin already trusted only the name changes; \"\" clears it."),
+              force: bool = typer.Option(
+                  False, "--force", help="Trust an origin id not seen yet (ahead of its first sync); "
+                  "without it an unknown id is refused, so a typo cannot trust a peer that does not exist."),
               json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-        """Trust an origin: its lessons can then be activated by corroboration.
+        """Trust an origin seen in the share folder (`remem share peers` lists them): its
+        lessons can then be activated by corroboration.
 
         Example: remem share trust 3f9a0c1d2e4b5a69 --label laptop
         """
         from remem.engine import share
 
+        if forget and force:
+            raise ValueError("--force is for trusting an origin not seen yet, not with --forget")
         with open_store() as store:
             rep = (share.forget_peer(store, origin, label=label) if forget
-                   else share.trust(store, origin, not off, label=label))
+                   else share.trust(store, origin, not off, label=label, force=force))
         if json_out:
             emit_json(rep)
             return

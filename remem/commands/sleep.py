@@ -8,6 +8,7 @@ from typing import Any, List, Optional
 import typer
 
 from remem.commands._out import emit_json, open_store, short, table
+from remem.errors import RememError
 
 
 def _nightly_backup(store: Any, summary: dict[str, Any]) -> None:
@@ -180,9 +181,7 @@ def register(app: typer.Typer) -> None:
         with open_store() as store:
             lesson = get_lesson(store, lesson_id)
             if text is None:
-                import click
-
-                edited = click.edit(lesson["text"] + "\n")
+                edited = _edit(lesson["text"] + "\n")
                 if edited is None:
                     print("unchanged")
                     return
@@ -214,15 +213,51 @@ def register(app: typer.Typer) -> None:
 
         Example: remem lessons restore 3fa2
         """
+        from remem.engine.lessons import get_lesson
         from remem.engine.render import restore_lesson
 
         with open_store() as store:
-            lesson = restore_lesson(store, lesson_id)
+            lesson = get_lesson(store, lesson_id)
+            if lesson["status"] == "active" and not _veto_record(lesson):
+                # Nothing to undo (as `veto` of a vetoed lesson, a no-op is not a failure).
+                print(f"{lesson['id']} is active, not vetoed: nothing to restore")
+                return
+            lesson = restore_lesson(store, lesson["id"])
         if lesson["status"] == "active":
             print(f"restored {lesson['id']}; the next sleep renders it again")
         else:
             print(f"restored {lesson['id']} to {lesson['status']}: it waits in `remem share candidates` "
                   "for you to accept or reject it")
+
+
+def _veto_record(lesson: dict) -> bool:
+    """Whether vetoed.json holds a veto of this lesson (by its id, or of its text by hash):
+    an active lesson with one is not rendered, and `restore` takes the record out."""
+    from remem.engine.render import _read_json, vetoed_path
+
+    vetoed = _read_json(vetoed_path(), {})
+    return lesson["id"] in vetoed or any(isinstance(v, dict) and v.get("hash") == lesson["hash"]
+                                         for v in vetoed.values())
+
+
+def _edit(text: str) -> str | None:
+    """The text after the person's $EDITOR (None: closed unsaved). An editor that is missing,
+    fails, or cannot run here (vim without a terminal) is one line naming --text."""
+    import os
+
+    import click
+
+    try:
+        return click.edit(text)
+    except click.ClickException as exc:
+        var = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
+        editor = os.environ.get(var)
+        who = f"${var}={editor}" if editor else "no $VISUAL or $EDITOR set"
+        why = exc.format_message()
+        if editor and why.startswith(editor + ": "):
+            why = why[len(editor) + 2:]
+        raise RememError(f"could not run the editor ({who}: {why}); give the text with "
+                         '--text "…"') from None
 
 
 def _read(path: Any) -> str | None:

@@ -20,21 +20,45 @@ from remem.engine.store import Store
 
 # --------------------------------------------------------------------------- person's choices
 
-def _peer_id(store: Store, origin: str) -> str:
+def _known_origins(store: Store) -> set[str]:
+    """Every origin this memory has seen: a peer (its key pinned at a sync, trusted ahead of
+    time, or forgotten), and any origin a held lesson came from or was confirmed by."""
+    import json
+
+    known = {r["origin"] for r in store.rows("SELECT origin FROM peers")}
+    for row in store.rows("SELECT DISTINCT origin, origins FROM lessons WHERE origin IS NOT NULL "
+                          "OR origins != '[]'"):
+        if row["origin"]:
+            known.add(row["origin"])
+        try:
+            listed = json.loads(row["origins"] or "[]")
+        except ValueError:
+            continue
+        known.update(o for o in listed if isinstance(o, str))
+    return {o for o in known if is_origin(o)}
+
+
+def _peer_id(store: Store, origin: str, *, unseen_hint: str = "", allow_unseen: bool = False) -> str:
+    """A known origin from its id or a unique prefix (at least 4 hex digits). An origin never
+    seen is refused (a mistyped id would otherwise name a peer that does not exist) unless
+    allow_unseen: trusting one ahead of its first sync."""
     origin = origin.strip().lower()
+    if len(origin) < 4 or len(origin) > 16 or any(ch not in "0123456789abcdef" for ch in origin):
+        raise ShareError(f"{origin!r} is not an origin id (16 hex digits, or the first 4 or more of "
+                         "one); `remem share peers` lists them")
+    known = _known_origins(store)
     if is_origin(origin):
-        return origin
-    if len(origin) >= 4:
-        # Compared as text (LIKE would read % and _ as wildcards), and only when it names one.
-        rows = store.rows("SELECT origin FROM peers WHERE substr(origin, 1, ?) = ? ORDER BY origin LIMIT 2",
-                          (len(origin), origin))
-        if len(rows) > 1:
-            raise ShareError(f"ambiguous origin {origin!r}: matches {rows[0]['origin']} and "
-                             f"{rows[1]['origin']}; give more characters")
-        if rows:
-            return rows[0]["origin"]
-    raise ShareError(f"{origin!r} is not an origin id (16 hex digits); `remem share candidates` "
-                     "and `remem share peers` show them")
+        if origin in known or allow_unseen:
+            return origin
+        raise ShareError(f"no known origin {origin}; `remem share peers` lists them{unseen_hint}")
+    # A prefix, compared as text, and only when it names one.
+    matches = sorted(o for o in known if o.startswith(origin))
+    if len(matches) > 1:
+        raise ShareError(f"ambiguous origin {origin!r}: matches {matches[0]} and "
+                         f"{matches[1]}; give more characters")
+    if matches:
+        return matches[0]
+    raise ShareError(f"no known origin starts with {origin!r}; `remem share peers` lists them")
 
 
 LABEL_MAX = 64  # characters of a peer's label
@@ -55,15 +79,19 @@ def _set_label(conn: Any, origin: str, label: str | None) -> None:
 
 
 def trust(store: Store, origin: str, trusted: bool = True, *, label: str | None = None,
-          identity_dir: Path | str | None = None, cfg: dict[str, Any] | None = None,
-          embedder: Any = None) -> dict[str, Any]:
+          force: bool = False, identity_dir: Path | str | None = None,
+          cfg: dict[str, Any] | None = None, embedder: Any = None) -> dict[str, Any]:
     """Trust (or stop trusting) an origin. Trusting re-checks the candidates for corroboration;
     withdrawing trust sends back to `candidate` the lessons that trust alone kept active
     (those accepted by hand stay).
 
+    The origin must be one already seen (a peer, or the origin of a lesson held); force: a
+    full origin id never seen is taken too (trusted ahead of its first sync).
+
     label: a name for the origin ("laptop", "Ana"), shown wherever peers are listed; "" clears
     it, None leaves it. Naming an origin already trusted only sets the label."""
-    origin = _peer_id(store, origin)
+    origin = _peer_id(store, origin, allow_unseen=force,
+                      unseen_hint=" (trust one ahead of time with --force)")
     name = _clean_label(label) if label is not None else None
     with store.write() as conn:
         was = conn.execute("SELECT trusted FROM peers WHERE origin = ?", (origin,)).fetchone()
