@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -103,3 +104,64 @@ def test_g7_times_the_choice_in_the_project_with_the_most_lessons(store, monkeyp
     goals._prime_latency_ms(store)
     assert seen and set(seen) == {"/home/dev/shop"}
 
+
+
+def _corrections(store, kind: str, days: dict[str, bool]) -> None:
+    """One episode of `kind` per day ("2026-05-01": repeated?); the repeated ones are sources of
+    a lesson born on the first day, before them."""
+    from remem.engine.lessons import add_lesson
+
+    store.put_episodes([{"id": f"{kind}-{day}", "kind": kind, "session_id": f"s-{day}", "title": "no, not like that",
+                         "at": f"{day}T10:00:00+00:00"} for day in days])
+    first = min(days)
+    add_lesson(store, "Do it the other way", kind, created=f"{first}T12:00:00+00:00",
+               sources=[f"{kind}-{first}"] + [f"{kind}-{day}" for day, repeated in days.items() if repeated])
+
+
+def _goals(store, at: str, days: int = 30) -> dict:
+    from remem.engine import clock, goals
+
+    with clock.frozen(at):
+        return {g["id"]: g for g in goals.check(store, days)}
+
+
+@pytest.mark.parametrize("kind, gid", [("correction", "G1"), ("error", "G2")])
+def test_g1_g2_split_the_calendar_window_not_the_days_that_had_any(store, kind, gid):
+    """Earlier half of the 30 days: 1 repeat in 3; later half: 0 in 1. Splitting the list of
+    days instead (05-01, 05-02 | 05-03, 05-28) read 0 then 0.5: a fail."""
+    _corrections(store, kind, {"2026-05-01": False, "2026-05-02": False, "2026-05-03": True, "2026-05-28": False})
+    goal = _goals(store, "2026-05-30T08:00:00+00:00")[gid]
+    assert goal["number"] == 0.0 and goal["status"] == "pass"
+
+
+@pytest.mark.parametrize("kind, gid", [("correction", "G1"), ("error", "G2")])
+def test_g1_g2_a_half_of_the_window_without_data_is_unknown(store, kind, gid):
+    _corrections(store, kind, {"2026-05-20": False, "2026-05-22": True, "2026-05-25": True, "2026-05-28": False})
+    goal = _goals(store, "2026-05-30T08:00:00+00:00")[gid]
+    assert goal["number"] is None and goal["status"] == "unknown"
+
+
+def test_g7_is_unknown_on_an_empty_memory(store):
+    """No active lesson: the timing measures nothing, so it is no pass."""
+    from remem.engine.lessons import add_lesson
+
+    add_lesson(store, "vetoed rule", "correction", status="vetoed")
+    goal = _goals(store, "2026-05-30T08:00:00+00:00")["G7"]
+    assert goal["number"] is None and goal["status"] == "unknown"
+
+
+def test_g9_counts_only_a_full_sleep_not_a_single_pass(store):
+    from remem.engine import clock
+    from remem.engine.sleep import run_sleep_collect
+
+    with clock.frozen("2026-05-01T23:00:00+00:00"):
+        run_sleep_collect(store, ["render"])
+    assert _goals(store, "2026-05-02T08:00:00+00:00")["G9"]["status"] == "unknown"
+    with clock.frozen("2026-05-02T23:00:00+00:00"):
+        run_sleep_collect(store)
+    g9 = _goals(store, "2026-05-03T08:00:00+00:00")["G9"]
+    assert g9["status"] == "pass" and g9["number"] == round(9 / 24, 2)
+    with clock.frozen("2026-05-05T23:00:00+00:00"):  # a render alone does not make sleep nightly
+        run_sleep_collect(store, ["render"])
+    g9 = _goals(store, "2026-05-06T08:00:00+00:00")["G9"]
+    assert g9["status"] == "fail" and g9["number"] == round(3 + 9 / 24, 2)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from remem.config import DEFAULTS
 from remem.engine import clock, lessons
 from remem.engine.compare import compare
 from remem.engine.embed import get_embedder, to_blob
@@ -97,7 +98,8 @@ def test_prediction_accuracy_counts_resolved_only(store):
 
 def test_compare_remem_against_retrieve_similar_with_token_counts(store):
     start = clock.parse(START)
-    noise = [f"ran the test suite for module {i} and it passed" for i in range(8)]
+    noise = [f"ran the test suite for module {i} and it passed after fixing the fixtures, the flaky "
+             f"network mocks and the slow database setup that the integration tests share" for i in range(8)]
     for i, text in enumerate(noise):
         _episode(store, f"n{i}", "session", text, clock.iso(start + timedelta(minutes=i)), "sx")
     _episode(store, "c0", "correction", WORDS[0], clock.iso(start + timedelta(hours=1)), "s0")
@@ -110,11 +112,80 @@ def test_compare_remem_against_retrieve_similar_with_token_counts(store):
     assert result["corrections"] == 3
     assert by_id["c0"]["remem"] is False and by_id["c0"]["similar"] is False  # nothing known yet
     assert by_id["c1"]["remem"] and by_id["c2"]["remem"]
-    # remem injects one short lesson; retrieve-similar injects k whole episodes
+    # remem injects one short lesson in its block; retrieve-similar injects k whole episodes
     assert 0 < by_id["c2"]["remem_tokens"] < by_id["c2"]["similar_tokens"]
     totals = result["totals"]
     assert totals["remem_covered"] == 2
     assert totals["remem_tokens"] < totals["similar_tokens"]
+
+
+def test_compare_counts_what_priming_injects_and_each_episode_once(store):
+    """remem's cost is the block priming renders (fence, header, "- (correction) ..." line), not
+    the bare lesson; retrieve-similar's is each episode's gist, plus its title only when it differs."""
+    from remem import config
+    from remem.engine import prime
+
+    start = clock.parse(START)
+    _episode(store, "c0", "correction", WORDS[0], START, "s0")  # title == gist
+    emb = get_embedder()
+    long_text = "ran the whole test suite and it passed " * 3  # title (60 chars) != gist
+    store.put_episodes([{"id": "n0", "kind": "session", "title": "test run", "gist": long_text,
+                         "at": clock.iso(start + timedelta(minutes=5)), "session_id": "sx",
+                         "space": emb.space, "embedding": to_blob(emb.encode([long_text])[0])}])
+    _lesson(store, "Use uv, not pip, to install packages", ["c0"], clock.iso(start + timedelta(hours=1)))
+    _episode(store, "c1", "correction", WORDS[1], clock.iso(start + timedelta(days=1)), "s1")
+    row = {r["id"]: r for r in compare(store, k=5)["rows"]}["c1"]
+    shown = prime.select(store, WORDS[1], event="prompt", cfg=config.load(), record=False)
+    assert [lesson["kind"] for lesson in shown["lessons"]] == ["correction"]
+    assert row["remem"] and row["remem_tokens"] == len(shown["text"]) // 4
+    assert row["similar_tokens"] == (len(WORDS[0]) + len(long_text) + len("test run")) // 4
+
+
+def test_compare_scores_a_lesson_as_priming_does_cosine_plus_keywords(store):
+    """The cosine alone is below prime.min_relevance, the keyword evidence lifts it over: the
+    lesson `remem context --prompt` shows for the correction covers it."""
+    from remem import config
+    from remem.engine import prime
+
+    cfg = config.load()
+    start = clock.parse(START)
+    nginx = "Don't restart nginx during business hours; reload it instead."
+    later = "why did you bounce the nginx service at noon"
+    _episode(store, "c0", "correction", nginx, START, "s0")
+    _lesson(store, nginx, ["c0"], clock.iso(start + timedelta(hours=1)))
+    _episode(store, "c1", "correction", later, clock.iso(start + timedelta(days=1)), "s1")
+    scored = prime.candidates(store, later, cfg=cfg)
+    assert scored[0]["semantic"] < cfg["prime"]["min_relevance"] <= scored[0]["relevance"]
+    assert prime.select(store, later, event="prompt", cfg=cfg, record=False)["lessons"]
+    row = {r["id"]: r for r in compare(store, cfg=cfg)["rows"]}["c1"]
+    assert row["remem"] is True
+
+
+def test_compare_shows_only_active_lessons_that_priming_may_show_in_that_cwd(store):
+    """A vetoed lesson, or one of another project, is never primed: it covers nothing."""
+    emb = get_embedder()
+    start = clock.parse(START)
+
+    def correction(eid: str, text: str, days: int, cwd: str) -> None:
+        store.put_episodes([{"id": eid, "kind": "correction", "title": text, "gist": text, "cwd": cwd,
+                             "at": clock.iso(start + timedelta(days=days)), "session_id": eid,
+                             "space": emb.space, "embedding": to_blob(emb.encode([text])[0])}])
+
+    nginx = "Don't restart nginx during business hours; reload it instead."
+    correction("c0", WORDS[0], 0, "/home/dev/shop")
+    correction("c1", nginx, 0, "/home/dev/shop")
+    born = clock.iso(start + timedelta(hours=1))
+    lessons.add_lesson(store, WORDS[0], "correction", sources=["c0"], created=born, status="vetoed",
+                       space=emb.space, embedding=to_blob(emb.encode([WORDS[0]])[0]))
+    lessons.add_lesson(store, nginx, "correction", sources=["c1"], created=born, cwd="/home/dev/shop",
+                       space=emb.space, embedding=to_blob(emb.encode([nginx])[0]))
+    correction("c2", WORDS[0], 1, "/home/dev/shop")  # only the vetoed lesson fits
+    correction("c3", nginx, 1, "/home/dev/blog")  # another project
+    correction("c4", nginx, 2, "/home/dev/shop/api")  # inside the project
+    rows = {r["id"]: r for r in compare(store)["rows"]}
+    assert rows["c2"]["remem"] is False and rows["c2"]["remem_tokens"] == 0
+    assert rows["c3"]["remem"] is False and rows["c3"]["remem_tokens"] == 0
+    assert rows["c4"]["remem"] is True
 
 
 def test_measure_and_compare_cli_json(cli):
@@ -126,4 +197,8 @@ def test_measure_and_compare_cli_json(cli):
     for key in ("repeat_yourself_rate", "repeated_error_rate", "prediction_accuracy", "themes", "primed_vs_held_out"):
         assert key in data
     out = cli("compare", "--json")
-    assert out.exit_code == 0 and json.loads(out.stdout)["corrections"] == 0
+    assert out.exit_code == 0
+    data = json.loads(out.stdout)
+    # an empty store keeps the keys a full answer has
+    assert data["corrections"] == 0 and data["k"] == 5
+    assert data["cut"] == DEFAULTS["prime"]["min_relevance"]

@@ -3,11 +3,15 @@ each correction — and how much text would each have put into the agent's conte
 
 At every correction, in time order, two memories answer with what they knew by then:
 
-- remem: the lessons born before that moment (a theme counts from its earliest part) whose
-  vector is close to the correction (the same cut as priming, prime.min_relevance), at most
-  prime.max_lessons of them;
+- remem: what priming would have shown for that prompt in the correction's cwd (as
+  `remem context --prompt` does), from the lessons born before that moment (a theme counts
+  from its earliest part): prime's own candidates (active lessons that may be shown in that
+  cwd, relevance = cosine plus keyword evidence), prime.min_relevance as the cut, project
+  lessons first, at most prime.max_lessons, rendered by prime into its fenced block (capped at
+  prime.max_chars). It covers when that block holds a correction lesson; its cost is the block;
 - retrieve-similar: the top-k most similar earlier episodes of any kind (no consolidation),
-  covering when one of them is an earlier correction at the same cut.
+  covering when one of them is an earlier correction at the same cut; its cost is each
+  episode's gist, plus its title when that is different text.
 
 The query both get is the correction's own words: a stand-in for the moment just before it,
 the same for both, so the comparison is fair even if neither sees the real prompt.
@@ -19,11 +23,35 @@ from __future__ import annotations
 from typing import Any
 
 from remem import config as config_mod
+from remem.engine import prime
 from remem.engine.embed import get_embedder
 from remem.engine.measure import lesson_births
 from remem.engine.store import Store
 
 CHARS_PER_TOKEN = 4
+
+
+def _births(store: Store) -> dict[str, str]:
+    """lesson id -> birth: the earliest `created` of it and the lessons merged into it."""
+    births = {r["id"]: r["created"] for r in store.rows("SELECT id, created FROM lessons")}
+    for row in store.rows("SELECT DISTINCT kind FROM lessons"):
+        for lesson_id, born in lesson_births(store, row["kind"]).values():
+            births[lesson_id] = min(born, births.get(lesson_id, born))
+    return births
+
+
+def _primed(store: Store, text: str, at: str, cwd: str | None, births: dict[str, str],
+            cfg: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """The block priming would have injected for `text` in `cwd` at `at`, and its lessons:
+    prime.select's choice, limited to the lessons born before `at` (no session, no record)."""
+    text = " ".join((text or "").split())
+    if not text:
+        return "", []
+    unborn = {lesson_id for lesson_id, born in births.items() if born >= at}
+    if len(unborn) == len(births):  # nothing learned yet
+        return "", []
+    scored = prime.candidates(store, text, event="prompt", cwd=cwd, cfg=cfg, exclude=unborn)
+    return prime.choose(scored, cfg)
 
 
 def compare(store: Store, k: int = 5, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -34,53 +62,48 @@ def compare(store: Store, k: int = 5, cfg: dict[str, Any] | None = None) -> dict
 
     cfg = cfg or config_mod.load()
     cut = float(cfg["prime"]["min_relevance"])
-    max_lessons = int(cfg["prime"]["max_lessons"])
     space = get_embedder().space
     episodes = store.rows(
-        "SELECT id, kind, title, gist, at, embedding FROM episodes WHERE space = ? AND embedding IS NOT NULL ORDER BY at",
+        "SELECT id, kind, title, gist, at, cwd, embedding FROM episodes "
+        "WHERE space = ? AND embedding IS NOT NULL ORDER BY at",
         (space,),
     )
-    lesson_rows = store.rows(
-        "SELECT id, text, created, embedding FROM lessons WHERE space = ? AND embedding IS NOT NULL "
-        "AND kind = 'correction'", (space,),
-    )
-    births = {lid: born for lid, born in lesson_births(store, "correction").values()}
     rows: list[dict[str, Any]] = []
     if not episodes:
-        return {"corrections": 0, "rows": rows, "totals": _totals(rows)}
+        return {"corrections": 0, "k": k, "cut": cut, "rows": rows, "totals": _totals(rows)}
+    births = _births(store)
     ep_matrix = np.stack([np.frombuffer(e["embedding"], dtype="<f4") for e in episodes])
     ep_at = [e["at"] for e in episodes]
-    ls_matrix = (np.stack([np.frombuffer(l["embedding"], dtype="<f4") for l in lesson_rows])
-                 if lesson_rows else np.zeros((0, ep_matrix.shape[1]), dtype=np.float32))
-    ls_born = [births.get(l["id"], l["created"]) for l in lesson_rows]
     for index, episode in enumerate(episodes):
         if episode["kind"] != "correction":
             continue
-        query = ep_matrix[index]
-        # remem: lessons known before this moment
-        known = [i for i, born in enumerate(ls_born) if born < episode["at"]]
-        chosen: list[int] = []
-        if known:
-            sims = ls_matrix[known] @ query
-            order = np.argsort(-sims)[:max_lessons]
-            chosen = [known[i] for i in order if sims[i] >= cut]
-        remem_chars = sum(len(lesson_rows[i]["text"]) for i in chosen)
+        words = episode["gist"] or episode["title"]
+        # remem: what priming would have shown, from the lessons born before this moment
+        block, shown = _primed(store, words, episode["at"], episode["cwd"], births, cfg)
         # retrieve-similar: the k most similar earlier episodes, of any kind
+        query = ep_matrix[index]
         earlier = [i for i in range(len(episodes)) if ep_at[i] < episode["at"]]
         similar_cover = False
         similar_chars = 0
         if earlier:
             sims = ep_matrix[earlier] @ query
             top = np.argsort(-sims)[:k]
-            picked = [earlier[i] for i in top]
-            similar_chars = sum(len(episodes[i]["title"]) + len(episodes[i]["gist"]) for i in picked)
+            similar_chars = sum(_episode_chars(episodes[earlier[i]]) for i in top)
             similar_cover = any(episodes[earlier[i]]["kind"] == "correction" and sims[i] >= cut for i in top)
         rows.append({
-            "id": episode["id"], "at": episode["at"], "text": episode["gist"] or episode["title"],
-            "remem": bool(chosen), "remem_tokens": remem_chars // CHARS_PER_TOKEN,
+            "id": episode["id"], "at": episode["at"], "text": words,
+            "remem": any(c["kind"] == "correction" for c in shown),
+            "remem_tokens": len(block) // CHARS_PER_TOKEN,
             "similar": similar_cover, "similar_tokens": similar_chars // CHARS_PER_TOKEN,
         })
     return {"corrections": len(rows), "k": k, "cut": cut, "rows": rows, "totals": _totals(rows)}
+
+
+def _episode_chars(episode: dict[str, Any]) -> int:
+    """What retrieve-similar injects for an episode: its gist, and its title when it differs."""
+    gist = episode["gist"] or ""
+    title = episode["title"] or ""
+    return len(gist) + (len(title) if title.strip() != gist.strip() else 0)
 
 
 def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:

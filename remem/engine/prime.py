@@ -195,12 +195,7 @@ def select(
     held_out = bool(pc.get("holdout", True)) and is_held_out(session_id)
     exclude = shown_in_session(store, session_id)
     scored = candidates(store, text, event=event, cwd=cwd, cfg=cfg, exclude=exclude)
-    cut = float(pc["min_relevance"])
-    chosen = [c for c in scored if c["relevance"] >= cut]
-    # Project lessons first, then by relevance.
-    chosen.sort(key=lambda c: (not c["project"], -c["relevance"]))
-    chosen = chosen[: max(0, int(pc["max_lessons"]))]
-    block, included = _render(chosen, int(pc["max_chars"]))
+    block, included = choose(scored, cfg)
     if not included:
         return empty
     if deadline is not None and time.monotonic() > deadline:
@@ -246,6 +241,15 @@ def _clean(text: str) -> str:
     text = " ".join(str(text or "").split())
     # A lesson can never close (or open) the fence it sits in.
     return text.replace(CLOSE_TAG, "").replace(OPEN_TAG, "")
+
+
+def choose(scored: list[dict[str, Any]], cfg: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """From scored candidates: those at prime.min_relevance or above, project lessons first, then
+    by relevance, at most prime.max_lessons, rendered. Returns (block, the lessons it holds)."""
+    pc = cfg["prime"]
+    chosen = [c for c in scored if c["relevance"] >= float(pc["min_relevance"])]
+    chosen.sort(key=lambda c: (not c["project"], -c["relevance"]))
+    return _render(chosen[: max(0, int(pc["max_lessons"]))], int(pc["max_chars"]))
 
 
 def _render(lessons: list[dict[str, Any]], max_chars: int) -> tuple[str, list[dict[str, Any]]]:
