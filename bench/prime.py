@@ -69,15 +69,10 @@ def case_text(case: dict[str, Any]) -> str:
 
 def pick(scored: list[dict[str, Any]], cfg: dict[str, Any],
          keep: Callable[[dict[str, Any]], bool]) -> list[str]:
-    """select's choice from candidates: over the threshold and `keep`, project lessons first,
-    then by relevance, at most max_lessons, what fits in max_chars (prime._render)."""
+    """select's choice (prime.choose) among the candidates `keep` lets through."""
     from remem.engine import prime
 
-    pc = cfg["prime"]
-    chosen = [c for c in scored if c["relevance"] >= float(pc["min_relevance"]) and keep(c)]
-    chosen.sort(key=lambda c: (not c["project"], -c["relevance"]))
-    chosen = chosen[: max(0, int(pc["max_lessons"]))]
-    return [c["id"] for c in prime._render(chosen, int(pc["max_chars"]))[1]]
+    return [c["id"] for c in prime.choose([c for c in scored if keep(c)], cfg)[1]]
 
 
 def metrics(cases: list[dict[str, Any]], shown: dict[str, list[str]],

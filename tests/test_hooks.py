@@ -84,6 +84,49 @@ def test_related_prompt_gets_its_lesson_and_unrelated_prompts_get_nothing(store)
         assert got["lessons"] == [], unrelated
 
 
+PROGRAM_LESSONS = [
+    ("`pytest -q` failed here (module not found: No module named 'yaml'); install pyyaml first.",
+     "error", None),
+    ("`git push` failed with 'Permission denied (publickey)'; load the key with ssh-add.", "error", None),
+    ("`rg -n TODO src` failed with 'rg: command not found'; ripgrep is not installed, use grep -rn.",
+     "error", None),
+    ("Use pnpm, never npm, to install packages in this repo.", "correction", None),
+]
+
+
+@pytest.mark.parametrize("command, shown", [
+    ("pytest -q", "`pytest -q`"),
+    ("pytest -q tests/test_api.py -x", "`pytest -q`"),
+    ("rg -n get_products src", "`rg -n TODO src`"),
+    ("git push origin main", "`git push`"),
+    ("git add -A", None),
+    ("npm install date-fns", None),
+])
+def test_before_a_command_the_error_lesson_about_that_program_is_shown(store, command, shown):
+    from remem.engine import prime
+
+    seed(store, PROGRAM_LESSONS)
+    got = prime.select(store, f"Bash {command}", event="pre-tool", session_id=session_in_arm(False),
+                       record=False)
+    texts = [l["text"] for l in got["lessons"]]
+    if shown is None:
+        assert texts == [], command
+    else:
+        assert texts and texts[0].startswith(shown), (command, texts)
+
+
+def test_a_weak_keyword_match_does_not_count_in_full_because_few_lessons_may_be_shown(store):
+    """Pre-tool may show only error lessons; "install" matches the rg lesson's "installed"
+    weakly and the pnpm correction strongly: scaled among error lessons alone, the weak match
+    used to get the whole keyword weight."""
+    from remem.engine import prime
+
+    seed(store, PROGRAM_LESSONS)
+    scored = {c["text"][:7]: c for c in prime.candidates(store, "Bash npm install date-fns",
+                                                          event="pre-tool")}
+    assert scored["`rg -n "]["keyword"] < 0.5
+
+
 def test_each_lesson_at_most_once_per_session(store):
     from remem.engine import prime
 

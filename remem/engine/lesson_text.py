@@ -16,6 +16,7 @@ import re
 from typing import Any, Sequence
 
 from remem.engine.share_safety import _SECRETS_RE, _SECRETS_RE_I
+from remem.engine.shell_words import SHELL_TOOLS, command_words
 
 MAX_CHARS = 200
 ERROR_CHARS = 160  # an error line carries paths and output: keep the lesson to its gist
@@ -95,7 +96,7 @@ def find_fix(episode: dict[str, Any]) -> str:
     return ""
 
 
-# What to do about each class of failure detect.py names in an error episode's title
+# What to do about each class of failure detect_errors.py names in an error episode's title
 # ("<tool> <label>: <line>").
 _ADVICE = {
     "command not found": "check the tool is installed, or use another",
@@ -188,44 +189,11 @@ def _redacted(episode: dict[str, Any]) -> dict[str, Any]:
 
 # ----------------------------------------------------------------- refused calls
 
-# Tools that run a shell command (Claude Code, Codex, Gemini CLI, Cursor, Cline …).
-_SHELL_TOOLS = {"bash", "shell", "local_shell", "exec_command", "run_shell_command",
-                "run_terminal_cmd", "execute_command"}
-# Where one simple command ends: pipes, lists, a background "&" (not the one in "2>&1").
-_COMMAND_END = re.compile(r"\|\|?|&&|;|\n|(?<![<>&])&(?![>&])")
-_REDIRECT = re.compile(r"^(?:\d*[<>]|&>)")
-_ENV_ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
-_SPECIAL = re.compile(r"[<>|&;'\"`$()…]")  # what the shell reads specially (or a cut: "…")
-COMMAND_WORDS = 4
-
-
-def command_words(command: str, limit: int = COMMAND_WORDS) -> str:
-    """A shell command's first words (program and subcommand): no pipes, redirections,
-    quoted arguments or a leading `cd …` / `VAR=…`, so a lesson names what was run without
-    carrying a pipeline. '' when nothing plain is left."""
-    parts = [p.split() for p in _COMMAND_END.split(command)]
-    parts = [p for p in parts if p]
-    if len(parts) > 1 and parts[0][0] in ("cd", "pushd"):
-        parts = parts[1:]  # "cd app && mix test": the command is the one after the cd
-    words: list[str] = []
-    for word in (parts[0] if parts else []):
-        if not words and _ENV_ASSIGN.match(word):
-            continue
-        if _REDIRECT.match(word):
-            break
-        plain = _SPECIAL.split(word, 1)[0]  # "hi>out" is "hi", then the command's words end
-        if plain:
-            words.append(plain)
-        if plain != word or len(words) == limit:
-            break
-    return " ".join(words)
-
-
 def _refused(call: str) -> str:
     """The lesson of a refused tool call ("Bash: git push …") the person gave no words for."""
     tool, _, arg = call.partition(":")
     tool, arg = tool.strip(), arg.strip()
-    if tool.lower() in _SHELL_TOOLS:
+    if tool.lower() in SHELL_TOOLS:
         words = command_words(arg)
         if words:
             return f"Ask before running `{words}` (the person refused it)."

@@ -23,6 +23,7 @@ This module is on the hook path: no numpy. Vectors are compared in pure Python
 from __future__ import annotations
 
 import json
+import re
 import time
 import zlib
 from typing import Any, Iterable
@@ -39,6 +40,11 @@ EVENT_KINDS: dict[str, tuple[str, ...] | None] = {
     "stop": ("correction",),
 }
 KEYWORD_WEIGHT = 0.15  # how much a full keyword match adds to the cosine
+# Before a shell command: an error lesson about the same program (and subcommand) gets this
+# much more. The lesson is a sentence about the command, so its vector is far from the bare
+# command the hook sees ("pytest -q" scored 0.34 against "`pytest -q` failed here (…)").
+COMMAND_WEIGHT = 0.3
+_FIRST_CODE = re.compile(r"`([^`\n]+)`")
 QUERY_CAP = 500  # characters of the query kept in `primes`
 TEXT_CAP = 4000  # characters of the text that are embedded
 OPEN_TAG = "<remem-memory>"
@@ -98,7 +104,9 @@ def shown_in_session(store: Store, session_id: str | None) -> set[str]:
 
 
 def _keyword_scores(store: Store, text: str, seqs: Iterable[int]) -> dict[int, float]:
-    """bm25 over lessons_fts, normalised to 0..1 by the best hit; {} when nothing matches."""
+    """bm25 over lessons_fts, normalised to 0..1 by the best hit among all lessons (not only
+    those this event may show: else one weak word match among few candidates counts in full);
+    {} when nothing matches."""
     match = fts_query(text)
     if not match:
         return {}
@@ -110,9 +118,26 @@ def _keyword_scores(store: Store, text: str, seqs: Iterable[int]) -> dict[int, f
         )
     except Exception:  # a malformed FTS query or index must not cost the hook its answer
         return {}
-    scores = {h["rowid"]: float(h["s"]) for h in hits if h["rowid"] in wanted and h["s"] > 0}
-    top = max(scores.values(), default=0.0)
-    return {k: v / top for k, v in scores.items()} if top else {}
+    top = max((float(h["s"]) for h in hits), default=0.0)
+    if top <= 0:
+        return {}
+    return {h["rowid"]: float(h["s"]) / top for h in hits if h["rowid"] in wanted and h["s"] > 0}
+
+
+def _program_of_call(text: str) -> tuple[str, ...]:
+    """What a shell tool call runs ("Bash pytest -q" -> ("pytest",)); () for other tools."""
+    from remem.engine.shell_words import program_words, shell_command
+
+    command = shell_command(text)
+    return program_words(command) if command else ()
+
+
+def _about_program(lesson_text: str, runs: tuple[str, ...]) -> bool:
+    """Whether a lesson's first `quoted command` runs the same program as the call."""
+    from remem.engine.shell_words import program_words, same_program
+
+    quoted = _FIRST_CODE.search(lesson_text or "")
+    return bool(quoted) and same_program(program_words(quoted.group(1)), runs)
 
 
 def candidates(
@@ -145,17 +170,19 @@ def candidates(
     embedder = get_embedder(cfg["embed"]["model"] if cfg else None)
     qvec = embedder.encode_py(text[:TEXT_CAP])
     keyword = _keyword_scores(store, text[:TEXT_CAP], (r["seq"] for r in rows))
+    runs = _program_of_call(text) if event == "pre-tool" else ()
     out = []
     for r in rows:
         cos = 0.0
         if r["embedding"] and r["space"] == embedder.space:
             cos = dot_py(qvec, from_blob_py(r["embedding"]))
         kw = keyword.get(r["seq"], 0.0)
+        command = 1.0 if runs and _about_program(r["text"], runs) else 0.0
         out.append({
             "id": r["id"], "text": r["text"], "kind": r["kind"], "cwd": r["cwd"],
             "strength": r["strength"], "project": _project_match(r["cwd"], cwd),
-            "semantic": round(cos, 4), "keyword": round(kw, 4),
-            "relevance": round(max(cos, 0.0) + KEYWORD_WEIGHT * kw, 4),
+            "semantic": round(cos, 4), "keyword": round(kw, 4), "command": command,
+            "relevance": round(max(cos, 0.0) + KEYWORD_WEIGHT * kw + COMMAND_WEIGHT * command, 4),
         })
     out.sort(key=lambda c: (-c["relevance"], -float(c["strength"] or 0)))
     return out
