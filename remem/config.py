@@ -37,7 +37,8 @@ DEFAULTS: dict[str, Any] = {
         "bm25_gist": 1.0,
         "bm25_detail": 0.3,
         # First depth of the candidate lists (best by relevance, most recent); recall reads
-        # them 4x deeper until no unread memory can reach the top k, at most max_candidates.
+        # them 4x deeper until no unread memory can reach the top k, at most
+        # max(max_candidates, 4 x pool), where pool = max(candidates, 20 x k).
         "candidates": 100,
         "recent_candidates": 50,
         "max_candidates": 400,
@@ -211,8 +212,6 @@ def _type_problem(data: dict[str, Any], defaults: dict[str, Any], prefix: str = 
             ok = isinstance(value, int) and not isinstance(value, bool)
         elif isinstance(want, float):
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        elif want is None:
-            ok = True
         else:
             ok = isinstance(value, type(want))
         if not ok:

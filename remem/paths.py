@@ -158,10 +158,6 @@ def project_folder_name(cwd: str) -> str:
     return "".join(c if c.isalnum() and c.isascii() else "-" for c in cwd)
 
 
-def claude_memory_dir(cwd: str) -> Path:
-    return claude_projects_dir() / project_folder_name(cwd) / "memory"
-
-
 def all_paths() -> dict[str, Path]:
     """Every location, for `remem paths` and `remem doctor`."""
     return {

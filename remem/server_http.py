@@ -16,7 +16,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from remem import __version__
 from remem.errors import RememError
-from remem.server import MissingMemory, _one_line, build_server, scrub_json
+from remem.server import _one_line, build_server
+from remem.server_stdio import scrub_json
+from remem.server_tools import MissingMemory
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 

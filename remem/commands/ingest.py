@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
 
 from remem.commands._out import emit_json, open_store, table
+
+if TYPE_CHECKING:
+    from remem.engine.store import Store
 
 SUMMARY_KEYS = ("files", "skipped", "sessions", "episodes", "by_kind", "malformed_lines", "errors")
 
@@ -76,7 +80,8 @@ def _searched(source: Optional[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
 
 
-def _with_progress(ingest_mod, store, paths, source):  # type: ignore[no-untyped-def]
+def _with_progress(ingest_mod: ModuleType, store: Store, paths: Optional[List[str]],
+                   source: Optional[str]) -> dict[str, Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from remem.commands._out import console

@@ -84,7 +84,7 @@ def dot_py(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def cosine(a: Any, b: Any) -> float:
-    """Cosine of two vectors (numpy or sequences); 0 when either is zero."""
+    """Cosine of two vectors (numpy or sequences); 0 when either is zero (serves tests and tools)."""
     import numpy as np
 
     a = np.asarray(a, dtype=np.float32)
@@ -93,17 +93,6 @@ def cosine(a: Any, b: Any) -> float:
         return 0.0
     na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
     return float(a @ b) / (na * nb) if na and nb else 0.0
-
-
-def centroid(vectors: Sequence[Any]) -> "np.ndarray":
-    """The normalised mean of vectors (the direction a group of memories points)."""
-    import numpy as np
-
-    if not len(vectors):
-        raise ValueError("centroid of no vectors")
-    mean = np.mean(np.asarray(vectors, dtype=np.float32), axis=0)
-    norm = float(np.linalg.norm(mean))
-    return mean / norm if norm else mean
 
 
 def normalise_rows(matrix: "np.ndarray") -> "np.ndarray":

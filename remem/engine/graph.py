@@ -189,17 +189,6 @@ def _by_seq(store: Store, seqs: Iterable[int]) -> dict[int, dict[str, Any]]:
     return out
 
 
-def _live(store: Store, ids: Iterable[str]) -> set[str]:
-    ids = list(ids)
-    live: set[str] = set()
-    for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
-        marks = ",".join("?" for _ in chunk)
-        live |= {r["id"] for r in store.rows(
-            f"SELECT id FROM episodes WHERE archived = 0 AND id IN ({marks})", chunk)}
-    return live
-
-
 def _candidates(sims: "np.ndarray", self_index: int | None, threshold: float, want: int) -> list[int]:
     """Indexes of the best `want` similarities >= threshold, best first (self excluded)."""
     import numpy as np

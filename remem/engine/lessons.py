@@ -170,6 +170,7 @@ def set_status(store: Store, lesson_id: str, status: str, note: str | None = Non
 
 
 def by_hash(store: Store, text_hash: str) -> dict[str, Any] | None:
+    """The oldest lesson with this text hash, or None (serves tests and tools)."""
     row = store.one("SELECT * FROM lessons WHERE hash = ? ORDER BY created LIMIT 1", (text_hash,))
     return _row(row) if row else None
 

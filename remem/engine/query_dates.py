@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 
 _NAMES = "january february march april may june july august september october november december"
 MONTHS: dict[str, int] = {}

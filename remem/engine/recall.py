@@ -233,7 +233,7 @@ def recall(
     dw = float(rc.get("date_weight", 0)) if spans else 0.0
     said = named_speakers(store, query) if mode == "hybrid" and float(rc.get("speaker_weight", 0)) > 0 else []
     vw = float(rc.get("speaker_weight", 0)) if said else 0.0
-    pool_size = max(int(rc.get("candidates", 300)), 20 * k)
+    pool_size = max(int(rc["candidates"]), 20 * k)
 
     embedder = get_embedder()
     qvec = embedder.encode([query])[0] if sw > 0 else None
@@ -367,7 +367,7 @@ def _eligible(store: Store, flt: _Filters) -> Any:
 
 def _bm25_weights(rc: dict[str, Any]) -> tuple[float, float, float]:
     """BM25 column weights: title, gist, detail."""
-    return (float(rc.get("bm25_title", 1.0)), float(rc.get("bm25_gist", 1.0)),
+    return (float(rc["bm25_title"]), float(rc.get("bm25_gist", 1.0)),
             float(rc.get("bm25_detail", 0.3)))
 
 

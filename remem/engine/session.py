@@ -49,10 +49,8 @@ class Session:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def user_turns(self) -> list[Turn]:
+        """The person's turns (serves tests and tools; the engine walks `turns` itself)."""
         return [t for t in self.turns if t.role == "user"]
-
-    def assistant_turns(self) -> list[Turn]:
-        return [t for t in self.turns if t.role == "assistant"]
 
     def tool_calls(self) -> list[ToolCall]:
         return [c for t in self.turns for c in t.tool_calls]

@@ -165,7 +165,7 @@ class _Builder:
         if rec.get("isMeta") is True:
             return
         if kind == "assistant":
-            self._assistant(rec, message, at, uuid)
+            self._assistant(message, at, uuid)
         else:
             self._user(rec, message, at, uuid)
 
@@ -181,7 +181,7 @@ class _Builder:
                 self.first_at = at
             self.last_at = at
 
-    def _assistant(self, rec: dict, message: dict, at: str | None, uuid: Any) -> None:
+    def _assistant(self, message: dict, at: str | None, uuid: Any) -> None:
         if message.get("model") == "<synthetic>":
             return  # written by the harness (API errors, "No response requested.")
         content = message.get("content")
