@@ -458,3 +458,37 @@ def test_no_memory_is_kept_by_one_rule_and_deleted_by_another(tmp_path_factory, 
                     assert [after[mid][k] for k in kept] == [row[k] for k in kept]
                 if row["memory_type"] == "long_term" and not row["archived"]:
                     assert after[mid]["health"] == row["health"]  # kept: its health does not fall
+
+
+def test_sleep_stamps_consolidate_and_discovery_when_their_passes_run(store):
+    """`remem tasks` tells the truth: consolidate is stamped by every sleep that runs the lessons
+    pass (not by a weekly placeholder), discover_connections by the connect pass, and a sleep
+    that skips those passes stamps neither."""
+    from remem.engine import sleep
+
+    def last_runs() -> dict:
+        return {s["name"]: s["last_run"] for s in lifecycle.task_status(store)}
+
+    with clock.frozen(T0):
+        remember(store, "the staging database listens on port 5433")
+        sleep.run_sleep_collect(store)
+        first = last_runs()
+        assert first["consolidate"] == clock.iso() and first["discover_connections"] == clock.iso()
+        clock.advance(days=1)
+        sleep.run_sleep_collect(store)  # a nightly sleep: consolidation ran again tonight
+        night = last_runs()
+        assert night["consolidate"] == clock.iso() and night["discover_connections"] == clock.iso()
+        clock.advance(days=1)
+        sleep.run_sleep_collect(store, passes=["expire"])  # neither pass ran: neither is stamped
+        assert last_runs()["consolidate"] == night["consolidate"]
+        assert last_runs()["discover_connections"] == night["discover_connections"]
+        assert last_runs()["strength_decay"] == clock.iso()
+        sleep.run_sleep_collect(store, passes=["lessons"])
+        consolidated = clock.iso()
+        assert last_runs()["consolidate"] == consolidated
+        assert last_runs()["discover_connections"] == night["discover_connections"]
+        clock.advance(minutes=1)
+        sleep.run_sleep_collect(store, passes=["connect"])
+        assert last_runs()["discover_connections"] == clock.iso()
+        sleep.run_sleep_collect(store, passes=["lessons"], dry_run=True)  # a dry run stamps nothing
+        assert last_runs()["consolidate"] == consolidated

@@ -36,7 +36,8 @@ def _lesson(store: Store, text: str, sources: list[str], created: str) -> str:
 
 def _history(store: Store, primed_sessions: int, held_sessions: int, primed_repeats: int, held_repeats: int) -> None:
     """Day 0: the person corrects once and a lesson is learned. Later sessions: some primed,
-    some held out; a share of each repeats the correction (and sleep adds it to the lesson)."""
+    some held out; a share of each repeats the correction after the decision (and sleep adds
+    it to the lesson)."""
     start = clock.parse(START)
     _episode(store, "c0", "correction", WORDS[0], START, "s0")
     lesson_id = _lesson(store, "Use uv, not pip, to install packages", ["c0"], clock.iso(start + timedelta(hours=1)))
@@ -53,9 +54,10 @@ def _history(store: Store, primed_sessions: int, held_sessions: int, primed_repe
                     "VALUES (?, ?, 'claude-code', 'prompt', ?, ?, 'install deps', 50)",
                     (at, session, f'["{lesson_id}"]', int(group == "h")),
                 )
-            if i < repeated:
+            if i < repeated:  # later in the session the person says it again
                 eid = f"c-{session}"
-                _episode(store, eid, "correction", WORDS[1 + i % 2], at, session)
+                later = clock.iso(clock.parse(at) + timedelta(minutes=5))
+                _episode(store, eid, "correction", WORDS[1 + i % 2], later, session)
                 sources.append(eid)
     lessons.update_lesson(store, lesson_id, sources=sources, seen=len(sources))
 
@@ -74,6 +76,58 @@ def test_priming_that_halves_repeats_is_reported_with_its_interval(store):
     # every later correction repeated a lesson that already existed; the first did not
     assert result["corrections"] == 37 and result["repeat_yourself_rate"] == round(36 / 37, 4)
     assert result["themes"][0]["new_sources"] == 37
+
+
+def _prime(store: Store, session: str, at: str, lesson_id: str, held_out: bool, query: str,
+           event: str = "prompt") -> None:
+    with store.write() as conn:
+        conn.execute(
+            "INSERT INTO primes (at, session_id, agent, event, lesson_ids, held_out, query, chars) "
+            "VALUES (?, ?, 'claude-code', ?, ?, ?, ?, 50)",
+            (at, session, event, f'["{lesson_id}"]', int(held_out), " ".join(query.split())),
+        )
+
+
+def test_a_lesson_chosen_for_the_repeated_correction_itself_is_not_a_prime(store):
+    """A session is primed for a lesson only by decisions made before its first repeat of it:
+    the prompt hook picking the lesson for the correction's own words (recorded just before or
+    at the correction) is the repeat, not a prime — in both arms."""
+    start = clock.parse(START)
+
+    def at(day: int, minutes: float) -> str:
+        return clock.iso(start + timedelta(days=day, minutes=minutes))
+
+    _episode(store, "c0", "correction", WORDS[0], START, "s0")
+    lesson_id = _lesson(store, "Use uv, not pip, to install packages", ["c0"], at(0, 60))
+    with store.write() as conn:  # an older lesson merged into it: its primes count for the theme
+        conn.execute("INSERT INTO aliases (old, new, at, created) VALUES ('old-lesson', ?, ?, ?)",
+                     (lesson_id, at(0, 90), at(0, 30)))
+    said = "I said uv for installs,\n  not pip"
+    sources = ["c0"]
+
+    def repeat(session: str, when: str) -> None:
+        _episode(store, f"c-{session}", "correction", said, when, session)
+        sources.append(f"c-{session}")
+
+    # primed arm
+    repeat("p-late", at(1, 10))  # the only decision is the hook answering the correction
+    _prime(store, "p-late", at(1, 9.99), lesson_id, False, said)
+    _prime(store, "p-early", at(2, 0), lesson_id, False, "install the deps")  # then repeats
+    repeat("p-early", at(2, 10))
+    _prime(store, "p-quiet", at(3, 0), lesson_id, False, "install the deps")  # never repeats
+    # held-out arm, the same rule
+    repeat("h-late", at(4, 10))
+    _prime(store, "h-late", at(4, 10), lesson_id, True, said)
+    repeat("h-after", at(5, 10))  # a decision after the repeat, on another prompt
+    _prime(store, "h-after", at(5, 12), lesson_id, True, "pip install requests", event="pre-tool")
+    _prime(store, "h-early", at(6, 0), "old-lesson", True, "install the deps")  # then repeats
+    repeat("h-early", at(6, 10))
+    lessons.update_lesson(store, lesson_id, sources=sources, seen=len(sources))
+
+    with clock.frozen(at(20, 0)):
+        pvh = measure(store, days=60)["primed_vs_held_out"]
+    assert pvh["primed"] == {"sessions": 2, "with_repeat": 1, "rate": 0.5}  # p-early, p-quiet
+    assert pvh["held_out"] == {"sessions": 1, "with_repeat": 1, "rate": 1.0}  # h-early
 
 
 def test_too_short_a_history_says_so(store):

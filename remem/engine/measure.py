@@ -5,9 +5,12 @@
 - repeated-error rate: the same for errors and error lessons;
 - prediction accuracy: confirmed / resolved predictions;
 - themes: the lessons that gained the most new sources in the window;
-- primed vs held out: sessions that were shown lessons against sessions held out by the
-  stable hash, compared on the share of sessions with a repeated correction, with a 95 %
-  interval for the difference — and a plain "too little data" when that is what it is.
+- primed vs held out: sessions that were shown correction lessons against sessions held out
+  by the stable hash (which record what they would have been shown), compared on the share
+  that later repeated a correction of a lesson they were primed for, with a 95 % interval for
+  the difference — and a plain "too little data" when that is what it is. Only decisions made
+  before the session's first repeat of a lesson prime it for that lesson, and a decision
+  whose query is that repeated correction itself does not (`_primed_sessions`).
 
 A correction "matches" a lesson when it is one of the lesson's sources. A lesson's birth is
 the earliest `created` among it and the lessons merged into it (aliases keep theirs), so a
@@ -21,6 +24,7 @@ from datetime import timedelta
 from typing import Any
 
 from remem.engine import clock
+from remem.engine.prime import QUERY_CAP
 from remem.engine.store import Store, loads_list
 
 MIN_SESSIONS_PER_GROUP = 10
@@ -105,15 +109,56 @@ def themes(store: Store, since: str, top: int = 5) -> list[dict[str, Any]]:
     return ranked[:top]
 
 
-def primed_vs_held_out(store: Store, since: str | None = None) -> dict[str, Any]:
-    """Share of sessions with a repeated correction: primed sessions against held-out ones."""
-    sql = "SELECT session_id, max(held_out) AS held_out FROM primes WHERE session_id IS NOT NULL"
+def _words(text: str | None) -> str:
+    """A prompt as `primes.query` keeps it (spaces collapsed, capped), compared without case."""
+    return " ".join(str(text or "").split())[:QUERY_CAP].casefold()
+
+
+def _primed_sessions(store: Store, since: str | None) -> tuple[dict[str, bool], set[str]]:
+    """Which sessions were primed (session -> held out), and which of them repeated a lesson
+    they were primed for.
+
+    A decision primes a session for a correction lesson only when it was recorded before the
+    session's first repeated correction of that lesson and its query is not the words of such
+    a correction: a lesson chosen for the correction itself (the person typed it, the prompt
+    hook found the lesson) came because they repeated themselves, not before. The rule is the
+    same for held-out decisions (what they would have been shown), so both arms are alike.
+    """
+    alias = {r["old"]: r["new"] for r in store.rows("SELECT old, new FROM aliases")}
+    kept = {r["id"] for r in store.rows("SELECT id FROM lessons WHERE kind = 'correction'")}
+    said = {r["id"]: _words(r["gist"] or r["title"]) for r in store.rows(
+        "SELECT id, title, gist FROM episodes WHERE kind = 'correction' AND session_id IS NOT NULL")}
+    # (session, lesson) -> [the first repeat's time, the words of every repeat of it there]
+    first: dict[tuple[str, str], list[Any]] = {}
+    for r in repeats(store, "correction"):  # all time: a repeat just before `since` still counts
+        if r["repeat"] and r["session_id"]:
+            entry = first.setdefault((r["session_id"], r["lesson"]), [r["at"], set()])
+            entry[1].add(said.get(r["id"], ""))
+    sql = "SELECT at, session_id, lesson_ids, held_out, query FROM primes WHERE session_id IS NOT NULL"
     params: list[Any] = []
     if since:
         sql += " AND at >= ?"
         params.append(since)
-    groups = {r["session_id"]: bool(r["held_out"]) for r in store.rows(sql + " GROUP BY session_id", params)}
-    repeated = {r["session_id"] for r in repeats(store, "correction", since) if r["repeat"]}
+    groups: dict[str, bool] = {}
+    repeated: set[str] = set()
+    for row in store.rows(sql + " ORDER BY at", params):
+        session, query = row["session_id"], _words(row["query"])
+        for lesson_id in loads_list(row["lesson_ids"]):
+            lesson_id = alias.get(lesson_id, lesson_id)
+            if lesson_id not in kept:
+                continue
+            cut = first.get((session, lesson_id))
+            if cut and (row["at"] >= cut[0] or (query and query in cut[1])):
+                continue  # with or after the repeat: not a prime of it
+            groups[session] = groups.get(session, False) or bool(row["held_out"])
+            if cut:
+                repeated.add(session)
+    return groups, repeated
+
+
+def primed_vs_held_out(store: Store, since: str | None = None) -> dict[str, Any]:
+    """Share of sessions that repeated a lesson they were primed for: primed against held out."""
+    groups, repeated = _primed_sessions(store, since)
     out: dict[str, Any] = {}
     for name, held in (("primed", False), ("held_out", True)):
         sessions = [s for s, h in groups.items() if h == held]

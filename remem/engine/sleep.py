@@ -222,7 +222,7 @@ def _run(
                 yield event
             counts = ctx.counts.setdefault(name, {})
             total = last.total if last else 0
-            yield Progress(name, total, total, _describe(name, counts), counts=counts)
+            yield Progress(name, total, total, _describe(counts), counts=counts)
         status = "dry-run" if dry_run else "ok"
     finally:
         summary = _summary(ctx, dry_run)
@@ -279,7 +279,7 @@ def history(store: Store, limit: int = 20) -> list[dict[str, Any]]:
     return rows
 
 
-def _describe(name: str, counts: dict[str, Any]) -> str:
+def _describe(counts: dict[str, Any]) -> str:
     parts = [f"{k} {v}" for k, v in counts.items() if isinstance(v, (int, float)) and v]
     return ", ".join(parts) or "nothing to do"
 
@@ -339,20 +339,31 @@ def _pass_embed(ctx: Context) -> Iterator[Progress]:
 
 # --------------------------------------------------------------------------- expire, decay
 
+# The lifecycle tasks (`remem tasks`) that are sleep passes: stamped when the pass runs.
+SLEEP_TASKS = {"lessons": "consolidate", "connect": "discover_connections"}
+
+
+def _stamp_task(ctx: Context, pass_name: str, started: str) -> None:
+    """Record in `tasks` that a pass which is a lifecycle task ran (started at `started`)."""
+    from remem.engine import lifecycle
+
+    with ctx.store.write() as conn:  # in a dry run, the private copy
+        lifecycle._mark_run(conn, SLEEP_TASKS[pass_name], started, ctx.cfg)
+
+
 def _pass_expire(ctx: Context) -> Iterator[Progress]:
     """The due lifecycle tasks (expire short-term, importance decay, forgetting, cleanup)."""
     from remem.engine import lifecycle
 
     yield Progress("expire", 0, 1, "due lifecycle tasks")
-    # Consolidation and connection discovery are this sleep's own passes.
-    here = {
-        "consolidate": lambda store: {"in": "sleep lessons pass"},
-        "discover_connections": lambda store: {"in": "sleep connect pass"},
-    }
-    report = lifecycle.run_due_tasks(ctx.store, cfg=ctx.cfg, registry=here)
+    # Consolidation and connection discovery are this sleep's own passes, which stamp their
+    # tasks when they run (_stamp_task): not run here, and not stamped for passes that did not.
+    own = {name: 0 for name in SLEEP_TASKS.values()}
+    cfg = {**ctx.cfg, "tasks": {**ctx.cfg.get("tasks", {}), **own}}
+    report = lifecycle.run_due_tasks(ctx.store, cfg=cfg)
     counts: dict[str, Any] = {"ran": 0}
     for name, info in report.items():
-        if info.get("ran") and name not in here:
+        if info.get("ran") and name not in own:
             counts["ran"] += 1
             for key, value in info["result"].items():
                 if isinstance(value, (int, float)):
@@ -392,7 +403,9 @@ def _last_watermark(store: Store) -> int:
 def _pass_lessons(ctx: Context) -> Iterator[Progress]:
     from remem.engine import lessons_pass
 
+    started = clock.iso()
     yield from lessons_pass.consolidate(ctx, _last_watermark(ctx.store))
+    _stamp_task(ctx, "lessons", started)
 
 
 def _pass_merge(ctx: Context) -> Iterator[Progress]:
@@ -437,7 +450,7 @@ def _pass_connect(ctx: Context) -> Iterator[Progress]:
     yield Progress("connect", 0, 1, "discovering connections")
     store = ctx.store
     since = _last_summary_value(store, "connected_until")
-    ctx.connected_until = clock.iso()
+    ctx.connected_until = started = clock.iso()
     # Discovery compares each memory with every other one: bound a run's share of it (the
     # first sleep over a long imported history links its newest `connect_max` memories).
     cap = int(ctx.cfg["sleep"].get("connect_max", 2000) or 0)
@@ -460,6 +473,7 @@ def _pass_connect(ctx: Context) -> Iterator[Progress]:
     if skipped:
         counts["older_not_scanned"] = skipped
     ctx.counts["connect"] = counts
+    _stamp_task(ctx, "connect", started)
 
 
 def _pass_render(ctx: Context) -> Iterator[Progress]:
