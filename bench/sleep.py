@@ -2,7 +2,7 @@
 
 Builds a memory in a temporary REMEM_HOME (never the real one) with N episodes, already
 embedded by the bundled model as ingest would leave them: sessions, corrections (200 topics,
-each said in several ways), errors (classes x modules, as detect.py names them), stated
+each said in several ways), errors (classes x modules, as detect_errors.py names them), stated
 surprises, environment facts and notes, spread over 90 days. Then times:
 
 1. the first sleep over all of it (every episode is new to consolidation), pass by pass;

@@ -8,6 +8,11 @@ from pathlib import Path
 import pytest
 
 from remem.engine import detect
+from remem.engine.detect_common import action_kind, command_of
+from remem.engine.detect_corrections import (
+    INSTRUCTION, REDIRECT, after_interrupt, offer_summary, pushback, refused_call_kind,
+)
+from remem.engine.detect_errors import error_class
 from remem.engine.session import Session, ToolCall, Turn
 from remem.engine.transcripts import parse_file
 
@@ -112,7 +117,7 @@ def test_ordinary_replies_are_not_corrections(reply):
 ])
 def test_pasted_code_and_log_lines_are_not_pushback(reply):
     s = convo("u: tidy the imports", "a: Done, I tidied the imports.", f"u: {reply}")
-    assert detect.pushback(reply) is None
+    assert pushback(reply) is None
     assert detect.corrections(s) == []
 
 
@@ -124,7 +129,7 @@ def test_pasted_code_and_log_lines_are_not_pushback(reply):
     ("```\nnpm ci\n```\ndon't run that, use pnpm", "don't"),
 ])
 def test_pushback_around_pasted_code_is_still_read(reply, how):
-    assert detect.pushback(reply) == how
+    assert pushback(reply) == how
     s = convo("u: tidy the imports", "a: Done, I tidied the imports.", f"u: {reply}")
     assert [f.extra["how"] for f in detect.corrections(s)] == [how]
 
@@ -203,7 +208,7 @@ def test_interrupt_then_a_plain_instruction_is_an_unconfirmed_correction(before,
     assert found.tags == ["interrupt", "unconfirmed"]
     assert found.extra["how"] == "interrupt" and found.extra["unconfirmed"] is True
     assert "Unconfirmed" in found.detail
-    assert detect.after_interrupt(reply) == detect.INSTRUCTION
+    assert after_interrupt(reply) == INSTRUCTION
 
 
 @pytest.mark.parametrize("reply", [
@@ -224,7 +229,7 @@ def test_interrupt_then_pushback_or_a_redirect_is_a_correction(reply):
     assert found[0].text == reply
     # confirmed by its words: a lesson at once, counted as "interrupted" in the morning report
     assert found[0].tags == ["pushback:interrupt"] and "unconfirmed" not in found[0].extra
-    assert detect.after_interrupt(reply) == detect.REDIRECT
+    assert after_interrupt(reply) == REDIRECT
 
 
 def test_refused_call_is_a_correction_with_the_persons_reason():
@@ -258,7 +263,7 @@ def test_refused_call_then_typed_instruction_is_one_correction():
     ("refused Glob", "glob"),
 ])
 def test_the_kind_of_call_a_wordless_refusal_names(title, kind):
-    assert detect.refused_call_kind(title) == kind
+    assert refused_call_kind(title) == kind
 
 
 def test_a_wordless_refusal_is_a_correction_whose_text_names_the_call():
@@ -342,8 +347,8 @@ def test_replies_waiting_on_the_person_are_counted():
     found = detect.offers(s)
     assert [o["waited"] for o in found] == [1, 2, 3, 1]
     assert [o["answer"] for o in found] == ["approved", "approved", "declined", "unanswered"]
-    assert detect.offer_summary(found) == {"offers": 4, "waited": 3,
-                                           "by_answer": {"approved": 2, "declined": 1, "unanswered": 1}}
+    assert offer_summary(found) == {"offers": 4, "waited": 3,
+                                    "by_answer": {"approved": 2, "declined": 1, "unanswered": 1}}
 
 
 @pytest.mark.parametrize("text", [
@@ -380,7 +385,7 @@ def test_offer_in_a_working_turn_is_not_a_handback():
     ("should I look into it?", "other"),
 ])
 def test_action_kind(item, kind):
-    assert detect.action_kind(item) == kind
+    assert action_kind(item) == kind
 
 
 # --------------------------------------------------------------------------- errors
@@ -406,7 +411,7 @@ def test_action_kind(item, kind):
     ("", "other"),
 ])
 def test_error_classes(text, cls):
-    assert detect.error_class(text) == cls
+    assert error_class(text) == cls
 
 
 def test_errors_come_from_failed_results_only():
@@ -544,9 +549,9 @@ def test_fixture_findings_checked_by_hand():
 
 
 def test_codex_style_command_lists():
-    assert detect.command_of({"command": ["bash", "-lc", "python3 --version"]}) == "python3 --version"
-    assert detect.command_of({"command": ["git", "push"]}) == "git push"
-    assert detect.command_of("not a dict") == ""
-    assert detect.action_kind({"name": "shell", "input": {"command": ["bash", "-lc", "cargo test"]}}) == "run_tests"
+    assert command_of({"command": ["bash", "-lc", "python3 --version"]}) == "python3 --version"
+    assert command_of({"command": ["git", "push"]}) == "git push"
+    assert command_of("not a dict") == ""
+    assert action_kind({"name": "shell", "input": {"command": ["bash", "-lc", "cargo test"]}}) == "run_tests"
     turn = Turn(role="assistant", tool_calls=[call("shell", "Python 3.13.1", command=["bash", "-lc", "python3 --version"])])
     assert [f.title for f in detect.environment(convo("u: x", turn))] == ["version: python3 3.13.1"]

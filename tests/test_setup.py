@@ -336,8 +336,10 @@ def test_hook_help_through_typer(cli):
 
 
 def test_engine_setup_never_imports_tomlkit():
-    src = (Path(__file__).resolve().parent.parent / "remem" / "engine" / "setup.py").read_text()
-    assert "import tomlkit" not in src and "from tomlkit" not in src
+    engine = Path(__file__).resolve().parent.parent / "remem" / "engine"
+    for module in [*engine.glob("setup*.py"), engine / "schedule.py"]:
+        src = module.read_text()
+        assert "import tomlkit" not in src and "from tomlkit" not in src, module.name
 
 
 def test_remove_keeps_edits_made_between_two_setups(cli, agents_home):
@@ -501,10 +503,10 @@ def test_the_nightly_job_ingests_then_sleeps_and_sleeps_even_when_ingest_fails(h
     whose SessionEnd hook never fired were never read."""
     import subprocess
 
-    from remem.engine import setup
+    from remem.engine import schedule, setup_edit
 
-    line = setup.cron_line()
-    assert line.startswith(setup.CRON_TIME + " ") and line.endswith(" # remem: nightly sleep")
+    line = schedule.cron_line()
+    assert line.startswith(schedule.CRON_TIME + " ") and line.endswith(" # remem: nightly sleep")
     assert "ingest --quiet" in line and "sleep --quiet" in line
     assert line.index("ingest --quiet") < line.index("sleep --quiet")
     # What the shell does with it: ingest fails, sleep still runs, both append to the log.
@@ -513,9 +515,9 @@ def test_the_nightly_job_ingests_then_sleeps_and_sleeps_even_when_ingest_fails(h
     fake.write_text(f'#!/bin/sh\necho "$@" >> {calls}\necho "ran $*"\n'
                     'case "$*" in *" ingest --quiet") echo "ingest broke" >&2; exit 3 ;; esac\nexit 0\n')
     fake.chmod(0o755)
-    monkeypatch.setattr(setup, "remem_argv", lambda: [str(fake)])
+    monkeypatch.setattr(setup_edit, "remem_argv", lambda: [str(fake)])
     (home / "logs").mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(["/bin/sh", "-c", setup.nightly_command()], capture_output=True, text=True)
+    proc = subprocess.run(["/bin/sh", "-c", schedule.nightly_command()], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
     ran = calls.read_text().splitlines()
     assert len(ran) == 2 and ran[0].endswith("ingest --quiet") and ran[1].endswith("sleep --quiet")
@@ -553,14 +555,14 @@ def _setup_as_an_earlier_release(cli, monkeypatch):
     import shlex
 
     from remem import paths
-    from remem.engine import setup
+    from remem.engine import schedule, setup_edit
 
     def old() -> str:
         log = shlex.quote(str(paths.logs_dir() / "sleep.log"))
-        return f"{setup.command('sleep', '--quiet')} >> {log} 2>&1"
+        return f"{setup_edit.command('sleep', '--quiet')} >> {log} 2>&1"
 
     with monkeypatch.context() as m:
-        m.setattr(setup, "nightly_command", old)
+        m.setattr(schedule, "nightly_command", old)
         assert cli("setup", "--yes", "--agent", "windsurf").exit_code == 0
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from remem import paths
 from remem.engine import clock, setup
+from remem.engine.schedule import CRON_MARK, SYSTEMD_UNITS, read_crontab
 
 SAMPLES = {
     "prompt": {"prompt": "remem doctor: is this hook alive?", "session_id": "remem-doctor",
@@ -215,14 +216,14 @@ def _schedule_status() -> dict[str, Any]:
 
     if shutil.which("crontab"):
         try:
-            text = setup.read_crontab() or ""
+            text = read_crontab() or ""
         except Exception as exc:  # doctor reports, never fails
             return {"wired": False, "how": "crontab", "error": str(exc)}
-        mine = [line for line in text.splitlines() if setup.CRON_MARK in line]
+        mine = [line for line in text.splitlines() if CRON_MARK in line]
         # An earlier release's line ran `remem sleep` alone.
         return {"wired": bool(mine), "how": "crontab", "ingests": all(_ingests(l) for l in mine)}
-    unit = paths.systemd_user_dir() / setup.SYSTEMD_UNITS[1]
-    service = paths.systemd_user_dir() / setup.SYSTEMD_UNITS[0]
+    unit = paths.systemd_user_dir() / SYSTEMD_UNITS[1]
+    service = paths.systemd_user_dir() / SYSTEMD_UNITS[0]
     try:
         text = service.read_text(encoding="utf-8", errors="replace")
         ingests = _ingests("\n".join(l for l in text.splitlines() if l.startswith("ExecStart")))

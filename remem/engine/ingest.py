@@ -26,7 +26,9 @@ from remem import config as config_mod
 from remem import paths as paths_mod
 from remem.engine import clock
 from remem.engine.chats import NotAConversation
-from remem.engine.detect import Finding, command_of, detect_all, offer_summary, shorten
+from remem.engine.detect import detect_all
+from remem.engine.detect_common import Finding, command_of, shorten
+from remem.engine.detect_corrections import offer_summary
 from remem.engine.session import Session
 from remem.engine.store import MAX_GIST, Store, cap, stable_id
 

@@ -27,8 +27,9 @@ from remem.engine.consolidate import (
     CONSOLIDATED_KINDS, MUST_REPEAT, Group, Outcome, as_matrix, consolidate_kind, error_class,
     medoid, merge_groups,
 )
-from remem.engine.detect import ERROR_CLASSES, refused_call_kind
-from remem.engine.detect import error_class as detect_error_class
+from remem.engine.detect_corrections import refused_call_kind
+from remem.engine.detect_errors import ERROR_CLASSES
+from remem.engine.detect_errors import error_class as detect_error_class
 from remem.engine.embed import to_blob
 from remem.engine.lessons import lesson_hash
 from remem.engine.store import Store, chunks, dumps, loads_list, new_id, stable_id

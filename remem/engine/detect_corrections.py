@@ -1,0 +1,395 @@
+"""How the person answered the agent: corrections and offers.
+
+- corrections: the person pushes back after a hand-back ("no, …", "not what I asked", "try
+  again", "I said", "don't", "instead", "stop"), interrupts and then pushes back or redirects,
+  or refuses a tool call; an interrupt followed by a plain instruction (a redirect or a new
+  task, which one message cannot tell) is kept too, tagged `interrupt` and `unconfirmed`;
+- offers: an assistant reply that offered to act ("shall I", "would you like me to", …), how
+  the person answered (corrected, declined, approved, other, unanswered) and how many replies
+  in a row waited on the person.
+
+The two share one module because they read a reply the same way: pushback makes an offer's
+answer "corrected", and a bare "no thanks" to an offer is a declined offer, not a correction.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from remem.engine.detect_common import SENTENCE_END, Finding, action_kind, describe_call, shorten
+from remem.engine.session import Session, Turn
+
+
+# --------------------------------------------------------------------------- corrections
+
+_NOT_PUSHBACK = re.compile(
+    r"^(no\s+(problem|worries|rush|doubt|idea|way[!.]|biggie|need to (apologi[sz]e|thank))|"
+    r"not bad|no,? (that'?s|it'?s) (fine|great|perfect|good)|"
+    r"no (more )?(issues|errors|questions|changes needed)|nope,? (that'?s )?(all )?(good|fine))",
+    re.I,
+)
+_PUSHBACK = [
+    ("no", re.compile(r"^(no|nope|nah|nop)\b(?!-)", re.I)),
+    ("not what I asked", re.compile(
+        r"\b(that'?s |this is |it'?s )?not what I (asked|meant|wanted|said|requested)\b|"
+        r"\bthat'?s not (it|right|correct)\b|\b(that'?s|this is|it'?s) wrong\b|^wrong\b", re.I)),
+    ("try again", re.compile(r"\btry (it )?again\b|\bredo (it|that|this)\b|\bstart over\b", re.I)),
+    ("I said", re.compile(
+        r"\bI (already )?(said|told you|asked (you )?(to|for|not))\b|\bas I said\b|\blike I said\b", re.I)),
+    # "don't forget to …" adds a step; it does not say the work was wrong
+    ("don't", re.compile(r"(^|[.!?;]\s+|,\s*|\bplease\s+)(don'?t|do not|never)\b(?!\s*(mind|worry|forget))", re.I)),
+    ("instead", re.compile(r"\binstead\b", re.I)),
+    ("stop", re.compile(r"^(please\s+)?stop\b(?!\s+(the|a|my|your|that|this)?\s*"
+                        r"(server|process|container|service|daemon|job|watcher|dev server|timer|app))", re.I)),
+    # "why did you pick X?" asks for a reason; "why did you delete X?" objects to what was done
+    ("undo", re.compile(r"^(please\s+)?(undo|revert|roll ?back)\b|\bwhy did you\b(?!\s+(pick|choose|chose|select|"
+                        r"prefer|go (with|for)|decide|opt|settle|recommend|suggest)\b)|"
+                        r"\byou (broke|deleted|removed|reverted)\b", re.I)),
+]
+# "No, looks good" / "Nope, that's it" / "No need, it's fine": a "no" answering "anything
+# else?", followed by approval. Only the leading "no" is discounted: the rest is still read.
+_NO_THEN_APPROVAL = re.compile(
+    r"^(no|nope|nah)(\s+need)?[\s,.!-]+("
+    r"(it |that |this |everything )?(looks?|seems) (good|great|fine|right|perfect|ok|okay)|lgtm|"
+    r"(it|that|this|everything) (works|worked)|works for me|"
+    r"(it|that|this|everything)('s|’s| is| was) (it|all|fine|good|great|perfect|correct|right|enough|ok|okay)|"
+    r"all (good|set)|thanks|thank you|perfect|great)\b"
+    # the approval ends its clause: "no, that is all wrong" is pushback
+    r"(\s+(to|for) (me|now|today))?(?=\s*([.,!;:)]|$)|\s+(thanks|thank you|ship it)\b)",
+    re.I,
+)
+_APPROVAL = re.compile(
+    r"^(yes|yeah|yep|yup|sure|ok|okay|k|go ahead|go for it|do it|please do|sounds good|"
+    r"lgtm|looks good|perfect|great|y|absolutely|please|proceed|continue|ship it|approved?)\b",
+    re.I,
+)
+# After an interrupt: "continue", "go on", "sorry, go ahead" let the agent resume; they give no
+# new instruction, so the interrupt was no correction. The whole message must be made of these.
+_RESUME = re.compile(
+    r"^((please|ok|okay|sorry|oops|yes|yeah|yep|sure|thanks|thank you|continue|go on|carry on|"
+    r"keep going|resume|proceed|go ahead|go for it|please do|do it|sounds good|lgtm|looks good|"
+    r"never ?mind|nvm|as you were|my bad|(from )?where you (left off|stopped|were))\b[\s,.!…]*)+$",
+    re.I,
+)
+_BARE_DECLINE = re.compile(
+    r"^(no|nope|nah|not now|not yet|no thanks?|no thank you|skip( it| that)?|leave it( as is)?|"
+    r"not needed|that'?s (fine|ok|okay|enough)|don'?t bother|no need)"
+    r"([\s,.!]*(thanks|thank you|for now|it'?s fine|that'?s fine|all good|"
+    r"i'?ll (do|handle|push|commit|run|fix|take care of|deal with) (it|that|this|them)( myself| later)?))*"
+    r"[\s,.!]*$",
+    re.I,
+)
+
+
+# What the person pasted rather than said: code and the lines of a log. A "Don't retry" inside
+# a code block or "use X instead" inside a deprecation warning is not the person's pushback.
+_FENCED = re.compile(r"```.*?(```|\Z)|~~~.*?(~~~|\Z)", re.S)
+_INLINE_CODE = re.compile(r"`[^`\n]+`")
+# Where a quoted log line starts: a traceback, an exception or warning class, a "Warning:" /
+# "Error:" label, a file:line: prefix, a stack frame. From there to the line's end is the log's.
+_LOG_START = re.compile(
+    r"Traceback \(most recent call last\)|"
+    r"\b[A-Z]\w*(Error|Warning|Exception)\b:|"
+    r"\b(?i:warning|warn|error|fatal|panic|exception)(\[\w+\])?:|"
+    r"^\s*[\w./\\-]+\.[A-Za-z]\w*:\d+(:\d+)?:|"  # src/a.py:12: … (not example.com:8080)
+    r"^\s*File \"[^\"]+\", line \d+|^\s*at [\w.$<>]+ \("
+)
+
+
+def prose(text: str) -> str:
+    """The person's own words: fenced code blocks and quoted log lines taken out, inline code
+    replaced by a stand-in (so a leading `npm` does not make "no longer works" start with "no")."""
+    text = _INLINE_CODE.sub("(code)", _FENCED.sub("\n", text or ""))
+    kept: list[str] = []
+    in_log = False
+    for line in text.splitlines():
+        if in_log and line[:1].isspace():
+            continue  # an indented line under a log line: the traceback goes on
+        m = _LOG_START.search(line)
+        in_log = m is not None
+        kept.append(line[:m.start()] if m else line)
+    return "\n".join(kept).strip()
+
+
+def pushback(text: str) -> str | None:
+    """Which pushback pattern a reply after a hand-back shows, or None. Only the person's own
+    words are read, not the code or log they pasted."""
+    text = prose(text)
+    if not text or _NOT_PUSHBACK.match(text):
+        return None
+    approving = _NO_THEN_APPROVAL.match(text) is not None
+    for name, pattern in _PUSHBACK:
+        if name == "no" and approving:
+            continue
+        if pattern.search(text):
+            return name
+    return None
+
+
+# After an interrupt, words that turn the agent away from what it was doing ("wait, …",
+# "use X not Y", "only …", "continue, but …"): a correction, confirmed by its words. A bare
+# imperative ("create the beads", "use pnpm") may be a redirect or a go-ahead to a new task:
+# it is kept as an unconfirmed correction (see after_interrupt).
+_REDIRECT = re.compile(
+    r"^(wait|hold on|hang on|hold up|actually|scratch that|rather)\b[\s,.!:;—-]+(\S+\s+\w|(no|not|nope|stop)\b)|"
+    r"^only\b|^(just\s+)?(skip|leave out|drop)\b|\bleave\s+(\S+\s+){1,3}?alone\b|\blet'?s not\b|"
+    r"^(ok|okay|yes|yeah|sure|continue|go on|go ahead|proceed|carry on|keep going)\b[\s,.!]*but\b|"
+    r"\buse\s+\S+(\s+\S+){0,3}?,?\s+(not|rather than|instead of)\s+\S|"
+    r"\bwrong (file|branch|directory|folder|repo|approach|command|place|one|way|version|module|function)\b",
+    re.I,
+)
+# After an interrupt, a message made only of these holds the agent ("wait", "hmm, one sec")
+# and says nothing about what to do: no instruction at all.
+_HOLD = re.compile(
+    r"^((wait|hold on|hang on|hold up|one (sec|second|moment|min|minute)|just a (sec|second|moment|"
+    r"minute)|sec|hmm+|um+|uh+|ah+|oh+|ok|okay)\b[\s,.!…]*)+$",
+    re.I,
+)
+
+
+def _is_question(text: str) -> bool:
+    """The message opens with a question: its first sentence asks. A question is never a
+    lesson ("Scrolling still does not work? search the web" asks and starts a new topic)."""
+    first = next((s for s in SENTENCE_END.split(text) if s.strip()), "")
+    return first.rstrip().endswith("?")
+
+
+REDIRECT, INSTRUCTION = "redirect", "instruction"
+
+
+def after_interrupt(text: str) -> str | None:
+    """How the person's words after an interrupt read:
+
+    - "redirect": pushback or a redirect ("no, use pnpm", "use uv not pip", "wait, run the unit
+      tests first"): it corrects what the agent was doing, a correction at once;
+    - "instruction": a plain instruction ("use pnpm", "create the beads"): a redirect or a new
+      task, which one cannot be told from one message; an unconfirmed correction;
+    - None: resuming ("continue", "go ahead"), holding ("wait"), a question, or no words of
+      their own (only pasted code or a log): no correction.
+    """
+    words = prose(text)
+    if not words or _RESUME.match(words) or _HOLD.match(words) or _is_question(words):
+        return None
+    if pushback(words) is not None or _REDIRECT.search(words) is not None:
+        return REDIRECT
+    return INSTRUCTION
+
+
+def _handback_before(turns: list[Turn], index: int) -> Turn | None:
+    """The assistant turn the user turn at `index` answers, if the assistant had handed back.
+
+    A hand-back is an assistant reply with no tool calls of its own: a message typed while a
+    call was still running is a mid-turn message, not an answer to the agent.
+    """
+    if index == 0:
+        return None
+    prev = turns[index - 1]
+    if prev.role != "assistant" or prev.tool_calls:
+        return None
+    return prev
+
+
+def corrections(session: Session) -> list[Finding]:
+    from remem.engine.transcripts import rejection_reason
+
+    turns = session.turns
+    found: list[Finding] = []
+    refusal_answered: set[int] = set()
+    # Refused calls: one correction per assistant turn (parallel calls are refused together).
+    for i, turn in enumerate(turns):
+        refused = [c for c in turn.tool_calls if c.rejected]
+        if not refused:
+            continue
+        first = refused[0]
+        reason = next((rejection_reason(c.result or "") for c in refused if rejection_reason(c.result or "")), "")
+        follow = _next_instruction(turns, i)
+        words = reason or (follow[1].text if follow else "")
+        if follow and not reason:
+            refusal_answered.add(follow[0])
+        what = describe_call(first)
+        text = words or f"refused {what}"
+        found.append(Finding(
+            kind="correction", title=f"refused {what}", text=text,
+            detail=f"The person refused the call {what}." + (f" They said: {words}" if words else ""),
+            at=turn.at, turn=i, tags=["refused", f"action:{action_kind(first)}"],
+            extra={"how": "refused", "action": action_kind(first), "tool": first.name},
+        ))
+    for i, turn in enumerate(turns):
+        if turn.role != "user" or not turn.text or i in refusal_answered:
+            continue
+        prev = turns[i - 1] if i else None
+        unconfirmed = False
+        if prev is not None and prev.role == "user" and prev.interrupt:
+            read = after_interrupt(turn.text)
+            if read is None:
+                continue  # resumed, held, or asked: nothing the agent did was corrected
+            how = "interrupt"
+            # A plain instruction: kept, tagged `unconfirmed`; the sleep learns from it only
+            # when a correction like it comes again (lessons_pass.py).
+            unconfirmed = read == INSTRUCTION
+        else:
+            handback = _handback_before(turns, i)
+            if handback is None:
+                continue
+            how = pushback(turn.text)
+            if how is None:
+                continue
+            if _BARE_DECLINE.match(turn.text.strip()) and offer_in(handback.text):
+                continue  # "no thanks" to an offer is a declined offer, not a correction
+        asked = _previous_ask(turns, i)
+        handback_text = next((t.text for t in reversed(turns[:i]) if t.role == "assistant" and t.text), "")
+        detail = (f"Asked: {shorten(asked, 300)}\n" if asked else "") + \
+                 (f"The agent said: {shorten(handback_text, 300)}\n" if handback_text else "") + \
+                 f"The person said: {turn.text}"
+        if unconfirmed:
+            detail += ("\nUnconfirmed: an interrupt, then a plain instruction (a redirect or a new "
+                       "task); learned only if a correction like it comes again.")
+        found.append(Finding(
+            kind="correction", title=shorten(turn.text, 120), text=turn.text, detail=detail,
+            at=turn.at, turn=i, tags=["interrupt", "unconfirmed"] if unconfirmed else [f"pushback:{how}"],
+            extra={"how": how, "action": action_kind(turn.text)} | ({"unconfirmed": True} if unconfirmed else {}),
+        ))
+    found.sort(key=lambda f: f.turn)
+    return _unique_titles(found)
+
+
+def _next_instruction(turns: list[Turn], index: int) -> tuple[int, Turn] | None:
+    """The person's next words after turn `index`, if they come before the agent speaks again."""
+    for j in range(index + 1, len(turns)):
+        t = turns[j]
+        if t.role == "assistant":
+            return None
+        if t.text:
+            return j, t
+    return None
+
+
+def _previous_ask(turns: list[Turn], index: int) -> str:
+    for t in reversed(turns[:index]):
+        if t.role == "user" and t.text:
+            return t.text
+    return ""
+
+
+_TITLE_COUNT = re.compile(r"\s\(\d+\)$")  # " (2)" from _unique_titles
+_COMMAND_PREFIX = re.compile(r"^((cd\s+\S+\s*(&&|;)\s*)|(\w+=\S*\s+)|((sudo|env|time|nohup)\s+))+")
+_SUBCOMMAND = re.compile(r"^[a-z][\w.:-]*$")
+
+
+def refused_call_kind(title: str) -> str:
+    """The kind of call a wordless refusal's title ("refused Bash: git push origin main",
+    made by corrections()) names: the tool, and for a command its program and subcommand
+    ("bash git push"). Two refusals of one kind of call are a habit; one is not yet."""
+    described = _TITLE_COUNT.sub("", title or "").removeprefix("refused ").strip()
+    tool, _, arg = described.partition(": ")
+    words = _COMMAND_PREFIX.sub("", arg.strip()).split()
+    head: list[str] = []
+    for word in words[:2]:
+        if not _SUBCOMMAND.match(word.lower()):
+            break  # a path, a flag, a URL or a shell operator ends the program's name
+        head.append(word.lower())
+    return " ".join([tool.strip().lower()] + head)
+
+
+def _unique_titles(findings: list[Finding]) -> list[Finding]:
+    """The same title twice in one session gets ' (2)', ' (3)' … in order of appearance."""
+    seen: dict[tuple[str, str], int] = {}
+    for f in findings:
+        key = (f.kind, f.title)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            f.title = f"{f.title} ({seen[key]})"
+    return findings
+
+
+# --------------------------------------------------------------------------- offers
+
+_OFFER = re.compile(
+    r"\b(shall I|should I|would you like (me to|me to go ahead|to)|do you want me to|want me to|"
+    r"if you(?:'d| would) like,? I can|let me know if you(?:'d| would)? (like|want) me to|"
+    r"I can (also )?\w+ (it|this|that|them)? ?(if you|for you)|may I|can I go ahead)\b[^?.!\n]*[?.!]?",
+    re.I,
+)
+
+
+_SENTENCE_BREAK = re.compile(r"[.!?]\s+|\n")
+
+
+def offer_in(text: str) -> str | None:
+    """The sentence of a reply that offers to act, or None."""
+    if not text:
+        return None
+    tail = text[-1500:]  # offers close a reply; an early "should I" is usually the agent musing
+    match = None
+    for match in _OFFER.finditer(tail):
+        pass
+    if match is None:
+        return None
+    start = 0
+    for end in _SENTENCE_BREAK.finditer(tail, 0, match.start()):
+        start = end.end()
+    return tail[start:match.end()].strip()
+
+
+def answer_of(reply: Turn | None, refused: bool = False) -> str:
+    """How the person answered an offer."""
+    if reply is None:
+        return "unanswered"
+    if refused:
+        # The reply offered and acted at once, and the person refused the call: that is
+        # "acted, then stopped" (counted from the refusal), not "asked, then told to act".
+        return "refused"
+    text = (reply.text or "").strip()
+    if not text:
+        return "corrected" if reply.interrupt else "other"
+    if _BARE_DECLINE.match(text):
+        return "declined"
+    if pushback(text):
+        return "corrected"
+    if _APPROVAL.match(text):
+        return "approved"
+    return "other"
+
+
+def offers(session: Session) -> list[dict[str, Any]]:
+    """Each reply that offered to act: the offer, its kind, the answer, and how many replies
+    in a row (this one included) had waited on the person since they last gave an instruction."""
+    turns = session.turns
+    out: list[dict[str, Any]] = []
+    waited = 0
+    for i, turn in enumerate(turns):
+        if turn.role == "user":
+            if turn.text and not (out and out[-1]["turn"] == i - 1):
+                waited = 0
+            continue
+        nxt = turns[i + 1] if i + 1 < len(turns) else None
+        if nxt is not None and nxt.role == "assistant":
+            continue  # not a hand-back: the agent kept going
+        if turn.tool_calls and not any(c.rejected for c in turn.tool_calls):
+            continue  # still working
+        sentence = offer_in(turn.text)
+        if not sentence:
+            continue
+        waited += 1
+        refused = any(c.rejected for c in turn.tool_calls)
+        reply = nxt
+        answer = answer_of(reply, refused)
+        out.append({
+            "turn": i, "at": turn.at, "offer": shorten(sentence, 200),
+            "kind": action_kind(sentence), "answer": answer,
+            "reply": shorten(reply.text, 200) if reply is not None else "",
+            "waited": waited,
+        })
+        if answer != "approved" and answer != "other":
+            waited = 0
+    return out
+
+
+def offer_summary(found: list[dict[str, Any]]) -> dict[str, Any]:
+    by_answer: dict[str, int] = {}
+    for o in found:
+        by_answer[o["answer"]] = by_answer.get(o["answer"], 0) + 1
+    return {"offers": len(found), "by_answer": by_answer,
+            "waited": max((o["waited"] for o in found), default=0)}
+

@@ -1,0 +1,285 @@
+"""What went wrong and what was learned about the machine, from tool results and replies.
+
+- errors: failed tool results, classified (see ERROR_CLASSES);
+- surprises: stated surprises ("unexpectedly", "turns out", "that's odd", "I assumed … but");
+- environment: facts about the machine (a tool or module missing, a version, the OS, a path).
+"""
+
+from __future__ import annotations
+
+import re
+
+from remem.engine.detect_common import SENTENCE_END, Finding, action_kind, command_of, dedupe, describe_call, shorten
+from remem.engine.session import Session
+
+ERROR_CLASSES = (
+    "command_not_found", "module_not_found", "permission_denied", "test_failure",
+    "syntax_type_error", "timeout", "network", "git_conflict", "file_not_found", "other",
+)
+
+
+# --------------------------------------------------------------------------- errors
+
+_ERROR_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("command_not_found", re.compile(
+        r"command not found|: not found\s*$|is not recognized as an internal or external command|"
+        r"executable file not found|no such command|Unknown command|not installed", re.I | re.M)),
+    ("module_not_found", re.compile(
+        r"ModuleNotFoundError|No module named|Cannot find module|ImportError|Could not resolve dependency|"
+        r"unresolved import|package [\w./-]+ is not in (GOROOT|std)|cannot find package|"
+        r"can't resolve '[^']+'|Module not found|LoadError|could not find (gem|crate)", re.I)),
+    ("permission_denied", re.compile(
+        r"permission denied|EACCES|EPERM|Operation not permitted|requested permissions? to|"
+        r"haven't granted it|access is denied|not permitted|read-only file system", re.I)),
+    ("git_conflict", re.compile(
+        r"CONFLICT \(|merge conflict|Automatic merge failed|needs merge|unmerged (files|paths)|"
+        r"non-fast-forward|\[rejected\]|cannot (rebase|pull) with rebase|would be overwritten by (merge|checkout)",
+        re.I)),
+    ("test_failure", re.compile(
+        r"\b\d+ (failed|failing)\b|^FAILED\b|^FAIL\b|AssertionError|tests? failed|test result: FAILED|"
+        r"\bfailures?: [1-9]|assert(ion)? failed|Expected: .*\n\s*Received:", re.I | re.M)),
+    ("syntax_type_error", re.compile(
+        r"SyntaxError|IndentationError|TabError|TypeError|type error|error TS\d+|"
+        r"invalid syntax|Unexpected token|ParseError|parse error|mismatched types|"
+        r"is not assignable to|cannot find name|expected .{1,40}, found|"
+        r"has no attribute|NameError|undefined (method|variable|function)|error\[E\d+\]", re.I)),
+    ("timeout", re.compile(r"timed? ?out|timeout|deadline exceeded|ETIMEDOUT", re.I)),
+    ("network", re.compile(
+        r"Connection refused|ECONNREFUSED|ECONNRESET|Could not resolve host|Name or service not known|"
+        r"Temporary failure in name resolution|Network is unreachable|getaddrinfo|ENOTFOUND|"
+        r"SSL(Error|: )|certificate verify failed|Failed to connect|HTTP(Error| error)? 5\d\d|"
+        r"\b50[234] (Bad Gateway|Service Unavailable|Gateway Timeout)|connection reset", re.I)),
+    ("file_not_found", re.compile(
+        r"No such file or directory|ENOENT|FileNotFoundError|File does not exist|"
+        r"does not exist|cannot find the (file|path)|not found", re.I)),
+]
+_CMD_MISSING = [
+    re.compile(r"^(?:[\w./-]+: )?(?:line \d+: )?([\w.+-]+): command not found\s*$", re.M),
+    re.compile(r"command not found: ([\w.+-]+)"),
+    re.compile(r"'([\w.+-]+)' is not recognized as an internal or external command"),
+    re.compile(r"exec: \"([\w.+-]+)\": executable file not found"),
+    re.compile(r"(?:^|\n)(?:/bin/)?sh: \d+: ([\w.+-]+): not found"),
+]
+_MODULE_MISSING = [
+    re.compile(r"No module named '?([\w.]+)'?"),
+    re.compile(r"Cannot find module '([^']+)'"),
+]
+
+
+# Literal pieces (lowercase) that every match of a class's pattern contains. A substring test
+# is a hundred times cheaper than a case-insensitive alternation, and most outputs hit none.
+_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "command_not_found": ("not found", "not recognized", "no such command", "unknown command", "not installed"),
+    "module_not_found": ("module", "importerror", "could not resolve", "unresolved import", "cannot find package",
+                         "can't resolve", "loaderror", "could not find", "is not in"),
+    "permission_denied": ("permission", "eacces", "eperm", "not permitted", "haven't granted", "access is denied",
+                          "read-only file system"),
+    "git_conflict": ("conflict", "needs merge", "unmerged", "non-fast-forward", "[rejected]", "cannot rebase",
+                     "cannot pull", "would be overwritten"),
+    "test_failure": ("fail", "assert", "received:"),
+    "syntax_type_error": ("error", "invalid syntax", "unexpected token", "mismatched types", "not assignable",
+                          "cannot find name", "expected", "has no attribute", "undefined"),
+    "timeout": ("timed out", "time out", "timeout", "timedout", "deadline exceeded"),
+    "network": ("connect", "reset", "resolve host", "name or service", "name resolution", "unreachable",
+                "getaddrinfo", "enotfound", "ssl", "certificate", "http", "bad gateway", "service unavailable",
+                "gateway timeout"),
+    "file_not_found": ("no such file", "enoent", "filenotfounderror", "does not exist", "cannot find the", "not found"),
+}
+
+
+def error_class(text: str) -> str:
+    """The class of a failed tool result's text (see ERROR_CLASSES)."""
+    text = text or ""
+    head = text[:4000] + ("\n" + text[-2000:] if len(text) > 6000 else "")
+    low = head.lower()
+    for name, pattern in _ERROR_PATTERNS:
+        if any(t in low for t in _TRIGGERS[name]) and pattern.search(head):
+            return name
+    return "other"
+
+
+_LABEL = {
+    "command_not_found": "command not found", "module_not_found": "module not found",
+    "permission_denied": "permission denied", "test_failure": "tests failed",
+    "syntax_type_error": "syntax/type error", "timeout": "timed out", "network": "network error",
+    "git_conflict": "git conflict", "file_not_found": "file not found", "other": "failed",
+}
+_NOISE = re.compile(r"^(Exit code \d+|Error:?|Traceback \(most recent call last\):|error:?)\s*$", re.I)
+
+
+def _error_line(text: str, cls: str) -> str:
+    """The most telling line of an error output: the one its class matched, else the first."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip() and not _NOISE.match(ln.strip())]
+    pattern = dict(_ERROR_PATTERNS).get(cls)
+    if pattern is not None:
+        hits = [ln for ln in lines if pattern.search(ln)]
+        if hits:
+            # A traceback ends with the exception that matters; test runners name the test first.
+            return hits[-1] if cls in ("module_not_found", "syntax_type_error") else hits[0]
+    return lines[0] if lines else ""
+
+
+def _normalise(line: str) -> str:
+    """Drop what differs between two occurrences of the same error (numbers, hex, tmp paths)."""
+    line = re.sub(r"0x[0-9a-f]+|\b[0-9a-f]{8,}\b", "…", line, flags=re.I)
+    line = re.sub(r"/tmp/[^\s'\"]+", "/tmp/…", line)
+    line = re.sub(r"\b\d+(\.\d+)?(ms|s)\b", "…", line)
+    line = re.sub(r"line \d+", "line …", line)
+    return shorten(line, 120)
+
+
+def errors(session: Session) -> list[Finding]:
+    found: list[Finding] = []
+    for i, turn in enumerate(session.turns):
+        for call in turn.tool_calls:
+            if not call.is_error or call.rejected or call.result is None:
+                continue
+            cls = error_class(call.result)
+            line = _normalise(_error_line(call.result, cls))
+            what = describe_call(call)
+            title = f"{call.name} {_LABEL[cls]}: {line}" if line else f"{call.name} {_LABEL[cls]}"
+            found.append(Finding(
+                kind="error", title=shorten(title, 160), text=f"{what}\n{line}",
+                detail=f"{what}\n\n{(call.result or '')[:4000]}", at=turn.at, turn=i,
+                tags=[f"error:{cls}", f"tool:{call.name.lower()}"],
+                extra={"class": cls, "tool": call.name, "action": action_kind(call)},
+            ))
+    return dedupe(found)
+
+
+# --------------------------------------------------------------------------- surprises
+
+_SURPRISE = re.compile(
+    r"\b(unexpectedly|surprisingly|to my surprise|(it )?turns out|that'?s (odd|strange|weird|surprising|unexpected)|"
+    r"this is (odd|strange|weird|surprising|unexpected)|interestingly|oddly|strangely|"
+    r"I (had )?(assumed|expected) [^.!?\n]{3,160}\bbut\b|"
+    # "I thought X was … but": a stated expectation. Not "I thought about/of …" or "I thought we
+    # could …": that is deliberation, and its "but" is a change of plan, not a surprise.
+    r"I (had )?thought (?!about\b|of\b|(we|I|you) (could|should|might|can|may|would)\b|maybe\b|perhaps\b)"
+    r"(that )?[^.!?\n]{1,80}?\b(was|were|is|are|would|had|did|does|will|wasn'?t|weren'?t|isn'?t|"
+    r"aren'?t|wouldn'?t|hadn'?t|didn'?t|doesn'?t|won'?t)\b[^.!?\n]{0,160}\bbut\b|"
+    r"wasn'?t expecting|didn'?t expect|"
+    r"contrary to (what I|my)|not what I expected)",
+    re.I,
+)
+
+
+def surprises(session: Session) -> list[Finding]:
+    found: list[Finding] = []
+    for i, turn in enumerate(session.turns):
+        if not turn.text or not _SURPRISE.search(turn.text):
+            continue
+        for sentence in SENTENCE_END.split(turn.text):
+            sentence = sentence.strip(" -*#>`")
+            if len(sentence) < 12 or not _SURPRISE.search(sentence):
+                continue
+            if sentence.rstrip().endswith("?"):
+                continue  # a question about a surprise is not a finding
+            found.append(Finding(
+                kind="surprise", title=shorten(sentence, 160), text=sentence,
+                detail=f"{'The agent' if turn.role == 'assistant' else 'The person'} said: {shorten(turn.text, 1500)}",
+                at=turn.at, turn=i, tags=[f"said-by:{turn.role}"],
+            ))
+    return dedupe(found)
+
+
+# --------------------------------------------------------------------------- environment
+
+_VERSION = re.compile(r"\bv?(\d+\.\d+(?:\.\d+)?(?:[-+.][\w.]+)?)\b")
+# The whole command asks a tool its version and nothing else ("grep -v x", "curl -v URL" and
+# "npm version patch" do other things). `-v` means version only for the tools listed.
+_VERSION_CMD = re.compile(r"^\s*(?:[\w.~/-]*/)?([\w.+-]+)\s+(--version|-V|-version|-v|version)\s*(?:2>&1)?\s*$")
+_DASH_V_TOOLS = frozenset((
+    "node", "npm", "npx", "pnpm", "yarn", "bun", "deno", "tsc", "ruby", "gem", "php", "perl",
+    "docker", "gradle", "mvn", "terraform", "git", "nvm",
+))
+_DASH_VERSION_TOOLS = frozenset(("java", "javac", "scala", "kotlin"))  # java -version
+_IPV4 = re.compile(r"^\d+\.\d+\.\d+\.\d+$")
+_WHICH = re.compile(r"^\s*(which|command -v|type -p|where)\s+([\w.+-]+)\s*$")
+_OS_CMD = re.compile(r"\b(uname( -\w+)*|sw_vers|lsb_release -\w+|cat /etc/os-release|ver)\b")
+_OS_TEXT = re.compile(
+    r"\b(Darwin \S+|Linux \S+|Ubuntu \d+\.\d+|Debian GNU/Linux \d+|Fedora( Linux)? \d+|"
+    r"macOS \d+(\.\d+)*|ProductVersion:\s*\d+(\.\d+)*|Microsoft Windows \[Version [\d.]+\]|"
+    r"Arch Linux|Alpine Linux v?\d+\.\d+|PRETTY_NAME=\"[^\"]+\")")
+
+
+def environment(session: Session) -> list[Finding]:
+    found: list[Finding] = []
+    for i, turn in enumerate(session.turns):
+        for call in turn.tool_calls:
+            if call.rejected or call.result is None:
+                continue
+            command = command_of(call.input)
+            result = call.result or ""
+            for title, text in _environment_of(command, result, call.is_error):
+                found.append(Finding(
+                    kind="environment", title=title, text=text,
+                    detail=f"{describe_call(call)}\n\n{result[:1500]}", at=turn.at, turn=i,
+                    tags=["environment"],
+                ))
+    return dedupe(found)
+
+
+def _asks_version(tool: str, flag: str) -> bool:
+    if flag == "-v":
+        return tool in _DASH_V_TOOLS
+    if flag == "-version":
+        return tool in _DASH_VERSION_TOOLS
+    return True
+
+
+def _version_in(line: str) -> str | None:
+    """The version a version command printed: a short line, a number standing on its own (not
+    inside a file name, a path, `pkg==1.2` or an address)."""
+    if len(line) > 200:
+        return None
+    for m in _VERSION.finditer(line):
+        before = line[m.start() - 1] if m.start() else " "
+        if before not in " \t(\"'" or _IPV4.match(m.group(1)):
+            continue
+        return m.group(1)
+    return None
+
+
+def _first_line(text: str) -> str:
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _environment_of(command: str, result: str, is_error: bool) -> list[tuple[str, str]]:
+    facts: list[tuple[str, str]] = []
+    head = result[:3000]
+    # cheap substring checks first: this runs over every tool result of every session
+    if "not found" in head or "not recognized" in head:
+        for pattern in _CMD_MISSING:
+            for m in pattern.finditer(head):
+                tool = m.group(1)
+                facts.append((f"tool missing: {tool}", f"`{tool}` is not installed on this machine (command not found)."))
+    for pattern in _MODULE_MISSING if "odule" in head else ():
+        for m in pattern.finditer(head):
+            mod = m.group(1)
+            facts.append((f"module missing: {mod}", f"The module `{mod}` is not installed here."))
+    if is_error or not command:
+        return facts
+    first = _first_line(result)
+    vm = _VERSION_CMD.match(command)
+    if vm and len(command) < 120 and _asks_version(vm.group(1), vm.group(2)):
+        version = _version_in(first)
+        if version:
+            tool = vm.group(1)
+            facts.append((f"version: {tool} {version}", f"{tool} here is version {version} ({shorten(first, 120)})."))
+    wm = _WHICH.match(command)
+    if wm and first.startswith(("/", "~")) and " " not in first:
+        facts.append((f"path: {wm.group(2)} -> {first}", f"`{wm.group(2)}` resolves to {first}."))
+    if _OS_CMD.search(command):
+        parts = first.split()
+        om = _OS_TEXT.search(head)
+        if "uname" in command and len(parts) >= 3 and parts[0] in ("Linux", "Darwin", "FreeBSD", "OpenBSD"):
+            # uname -a: kernel name, host name, kernel release
+            facts.append((f"os: {parts[0]} {parts[2]}", f"The machine runs {parts[0]} {parts[2]}."))
+        elif om:
+            facts.append((f"os: {shorten(om.group(0), 80)}", f"The machine runs {shorten(om.group(0), 120)}."))
+    return facts
+

@@ -1,0 +1,127 @@
+"""What the parts of `remem setup` share: the Edit (one file, or the crontab, as it is and as
+remem wants it), how a config file is read and backed up, and the remem command line that
+agents' configs and the nightly schedule run.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from remem import paths
+from remem.engine import clock
+
+SERVER_NAME = "remem"
+_OURS = re.compile(r"(?:^|[\s/\\'\"])remem(?:\.exe)?['\"]?(?:\s+--home(?:=|\s+)\S+)?\s+hook\s+"
+                   r"(?:prompt|pre-tool|stop|session-end)\b")
+
+
+@dataclass
+class Edit:
+    """One file (or the crontab) as it is and as remem wants it."""
+
+    target: str
+    path: str
+    before: str | None
+    after: str | None
+    what: list[str] = field(default_factory=list)
+    error: str | None = None
+    kind: str = "file"  # file | crontab
+    restore: bool = False  # --remove put back the backup byte for byte
+
+    @property
+    def changed(self) -> bool:
+        return self.error is None and self.before != self.after
+
+    def diff(self) -> str:
+        old = (self.before or "").splitlines(keepends=True)
+        new = (self.after or "").splitlines(keepends=True)
+        label = self.path
+        return "".join(difflib.unified_diff(
+            old, new, fromfile=f"{label} (now)" if self.before is not None else "/dev/null",
+            tofile=f"{label} (after)" if self.after is not None else "/dev/null",
+        ))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "path": self.path, "changed": self.changed,
+                "what": self.what, "error": self.error, "kind": self.kind,
+                "action": ("delete" if self.after is None else "restore" if self.restore
+                           else "create" if self.before is None else "update") if self.changed else "none"}
+
+
+# --------------------------------------------------------------------------- commands
+
+def remem_argv() -> list[str]:
+    """The installed `remem`, as an absolute path (or this Python with -m remem)."""
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if argv0 is not None and argv0.name in ("remem", "remem.exe") and argv0.exists():
+        return [str(argv0.absolute())]
+    found = shutil.which("remem")
+    if found:
+        return [str(Path(found).absolute())]
+    return [str(Path(sys.executable).absolute()), "-m", "remem"]
+
+
+def _home_args() -> list[str]:
+    # A person who moved remem's home with REMEM_HOME wants the agents to use that one too.
+    return ["--home", str(paths.home())] if os.environ.get("REMEM_HOME") else []
+
+
+def command(*args: str) -> str:
+    return " ".join(shlex.quote(a) for a in [*remem_argv(), *_home_args(), *args])
+
+
+def server_entry(style: str = "plain") -> dict[str, Any]:
+    argv = remem_argv()
+    entry: dict[str, Any] = {"command": argv[0], "args": [*argv[1:], *_home_args(), "serve"]}
+    if style == "claude-code":
+        return {"type": "stdio", **entry, "env": {}}
+    if style == "vscode":
+        return {"type": "stdio", **entry}
+    return entry
+
+
+def is_ours(cmd: Any) -> bool:
+    return isinstance(cmd, str) and bool(_OURS.search(cmd))
+
+
+# --------------------------------------------------------------------------- files
+
+def read_config(path: Path) -> str | None:
+    """The file's text, a UTF-8 BOM kept (so a restore is byte for byte); None if missing.
+    Raises UnicodeDecodeError for a file that is not UTF-8 (callers report it, naming it)."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
+    return (f"{path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at {exc.start}); "
+            "save it as UTF-8, then run `remem setup` again")
+
+
+def sha(text: str | None) -> str | None:
+    """The fingerprint the manifest keeps of what setup wrote: a later --remove tells by it
+    whether anything else changed the file since."""
+    return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def save_backup(path: Path, text: str) -> Path:
+    """A copy of the text setup is about to replace, under backups/setup/, named by time and path."""
+    folder = paths.backups_dir() / "setup"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = clock.iso().replace(":", "").replace("-", "")
+    name = f"{stamp}-{paths.project_folder_name(str(path)).strip('-')}"
+    dest = folder / name
+    dest.write_bytes(text.encode("utf-8"))
+    return dest
+
