@@ -58,6 +58,13 @@ def seed(store: Any, lessons: list[dict[str, Any]]) -> None:
                                space=emb.space, embedding=to_blob(vec), lesson_id=lesson["id"])
 
 
+def case_command(case: dict[str, Any]) -> str | None:
+    """The shell command a pre-tool case runs, as the hook adapter reads it."""
+    from remem.engine.shell_words import shell_command
+
+    return shell_command(case.get("tool"), case.get("input")) if case["event"] == "pre-tool" else None
+
+
 def case_text(case: dict[str, Any]) -> str:
     """What the hook hands to select: the prompt, or the tool call as the adapter renders it."""
     from remem.hooks.adapters import tool_text
@@ -150,17 +157,21 @@ def main() -> None:
     current: dict[str, list[str]] = {}
     for c in cases:
         text = " ".join(case_text(c).split())  # as select normalises it
+        command = case_command(c)
         current[c["id"]] = [l["id"] for l in prime.select(
-            store, text, event=c["event"], cwd=c["cwd"], cfg=cfg, record=False)["lessons"]]
-        scored[c["id"]] = prime.candidates(store, text, event=c["event"], cwd=c["cwd"], cfg=cfg)
-        any_kind[c["id"]] = (prime.candidates(store, text, event="prompt", cwd=c["cwd"], cfg=cfg)
+            store, text, event=c["event"], cwd=c["cwd"], cfg=cfg, record=False, command=command)["lessons"]]
+        scored[c["id"]] = prime.candidates(store, text, event=c["event"], cwd=c["cwd"], cfg=cfg,
+                                           command=command)
+        any_kind[c["id"]] = (prime.candidates(store, text, event="pre-tool", cwd=c["cwd"], cfg=cfg,
+                                              command=command, kinds=tuple(set(kinds.values())))
                              if c["event"] == "pre-tool" else scored[c["id"]])
     runs[f"current (min_relevance {default_cut:.2f})"] = current
     for cut in SWEEP:
         sweep_cfg = copy.deepcopy(cfg)
         sweep_cfg["prime"]["min_relevance"] = cut
         runs[f"min_relevance {cut:.2f}"] = {c["id"]: [l["id"] for l in prime.select(
-            store, case_text(c), event=c["event"], cwd=c["cwd"], cfg=sweep_cfg, record=False)["lessons"]]
+            store, case_text(c), event=c["event"], cwd=c["cwd"], cfg=sweep_cfg, record=False,
+            command=case_command(c))["lessons"]]
             for c in cases}
     # The recomputation must agree with select before it can stand for a rule select lacks.
     same = {cid: pick(scored[cid], cfg, lambda c: True) for cid in scored}
@@ -174,7 +185,7 @@ def main() -> None:
             runs[f"min {cut:.2f}, no keyword needs cos >= {x:.2f}"] = {
                 cid: pick(s, rule_cfg, lambda c, x=x: c["keyword"] > 0 or c["semantic"] >= x)
                 for cid, s in scored.items()}
-    for cut in (default_cut, 0.65):
+    for cut in sorted({default_cut, 0.65}):
         kind_cfg = copy.deepcopy(cfg)
         kind_cfg["prime"]["min_relevance"] = cut
         runs[f"min {cut:.2f}, pre-tool any kind"] = {

@@ -91,6 +91,10 @@ PROGRAM_LESSONS = [
     ("`rg -n TODO src` failed with 'rg: command not found'; ripgrep is not installed, use grep -rn.",
      "error", None),
     ("Use pnpm, never npm, to install packages in this repo.", "correction", None),
+    ("`python manage.py migrate` failed here (no such table: auth_user); run it from the repo root.",
+     "error", None),
+    ("`mix phx.server` failed here (address in use); stop the server already on port 4000.",
+     "error", None),
 ]
 
 
@@ -99,20 +103,41 @@ PROGRAM_LESSONS = [
     ("pytest -q tests/test_api.py -x", "`pytest -q`"),
     ("rg -n get_products src", "`rg -n TODO src`"),
     ("git push origin main", "`git push`"),
+    ("python manage.py migrate --plan", "`python manage.py migrate`"),
+    ("mix phx.server", "`mix phx.server`"),
     ("git add -A", None),
+    ("git", None),
     ("npm install date-fns", None),
+    ("mix test", None),
+    ("python scripts/plot.py --out chart.png", None),
 ])
 def test_before_a_command_the_error_lesson_about_that_program_is_shown(store, command, shown):
     from remem.engine import prime
 
     seed(store, PROGRAM_LESSONS)
     got = prime.select(store, f"Bash {command}", event="pre-tool", session_id=session_in_arm(False),
-                       record=False)
+                       record=False, command=command)
     texts = [l["text"] for l in got["lessons"]]
     if shown is None:
         assert texts == [], command
     else:
         assert texts and texts[0].startswith(shown), (command, texts)
+
+
+def test_the_hook_reads_the_command_itself_not_its_description(store):
+    """Claude Code sends a `description` beside the command; its words are not the program."""
+    seed(store, PROGRAM_LESSONS)
+    for tool_input in ({"command": "git push origin main"},
+                       {"command": "git push origin main", "description": "Push the branch to main"},
+                       json.dumps({"command": "git push origin main", "description": "push it"})):
+        payload = {"session_id": session_in_arm(False, f"desc-{next(_counter)}"), "cwd": "/tmp",
+                   "tool_name": "Bash", "tool_input": tool_input}
+        out = run_hook("pre-tool", payload).json()
+        assert "`git push`" in out["hookSpecificOutput"]["additionalContext"], tool_input
+    codex = {"session_id": session_in_arm(False, f"codex-{next(_counter)}"), "cwd": "/tmp",
+             "tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "pytest -q tests/"]}}
+    out = run_hook("pre-tool", codex, agent="codex").json()
+    assert "`pytest -q`" in out["hookSpecificOutput"]["additionalContext"]
 
 
 def test_a_weak_keyword_match_does_not_count_in_full_because_few_lessons_may_be_shown(store):

@@ -124,20 +124,12 @@ def _keyword_scores(store: Store, text: str, seqs: Iterable[int]) -> dict[int, f
     return {h["rowid"]: float(h["s"]) / top for h in hits if h["rowid"] in wanted and h["s"] > 0}
 
 
-def _program_of_call(text: str) -> tuple[str, ...]:
-    """What a shell tool call runs ("Bash pytest -q" -> ("pytest",)); () for other tools."""
-    from remem.engine.shell_words import program_words, shell_command
-
-    command = shell_command(text)
-    return program_words(command) if command else ()
-
-
 def _about_program(lesson_text: str, runs: tuple[str, ...]) -> bool:
-    """Whether a lesson's first `quoted command` runs the same program as the call."""
-    from remem.engine.shell_words import program_words, same_program
+    """Whether a lesson's first `quoted command` is the one the call runs."""
+    from remem.engine.shell_words import program_words, runs_command
 
     quoted = _FIRST_CODE.search(lesson_text or "")
-    return bool(quoted) and same_program(program_words(quoted.group(1)), runs)
+    return bool(quoted) and runs_command(runs, program_words(quoted.group(1)))
 
 
 def candidates(
@@ -148,13 +140,17 @@ def candidates(
     cwd: str | None = None,
     cfg: dict[str, Any] | None = None,
     exclude: set[str] | None = None,
+    command: str | None = None,
+    kinds: tuple[str, ...] | None = None,
 ) -> list[dict[str, Any]]:
-    """Active lessons of the event's kinds, scored against text, best first (no threshold)."""
+    """Active lessons of the event's kinds (or of `kinds`, given), scored against text, best
+    first (no threshold). `command`: the shell command a pre-tool call runs, for the error
+    lessons about it."""
     from remem.engine.embed import dot_py, from_blob_py, get_embedder
 
     if event not in EVENT_KINDS:
         raise ValueError(f"event must be one of {', '.join(EVENTS)}")
-    kinds = EVENT_KINDS[event]
+    kinds = kinds or EVENT_KINDS[event]
     sql = "SELECT seq, id, text, kind, cwd, strength, space, embedding FROM lessons WHERE status = 'active'"
     params: list[Any] = []
     if kinds:
@@ -170,7 +166,11 @@ def candidates(
     embedder = get_embedder(cfg["embed"]["model"] if cfg else None)
     qvec = embedder.encode_py(text[:TEXT_CAP])
     keyword = _keyword_scores(store, text[:TEXT_CAP], (r["seq"] for r in rows))
-    runs = _program_of_call(text) if event == "pre-tool" else ()
+    runs: tuple[str, ...] = ()
+    if event == "pre-tool" and command:
+        from remem.engine.shell_words import program_words
+
+        runs = program_words(command)
     out = []
     for r in rows:
         cos = 0.0
@@ -200,6 +200,7 @@ def select(
     record: bool = True,
     deadline: float | None = None,
     transcript_path: str | None = None,
+    command: str | None = None,
 ) -> dict[str, Any]:
     """The lessons to show for this moment, the rendered block, and whether it is held out.
 
@@ -221,7 +222,7 @@ def select(
         session_id = session_key(None, cwd=cwd, transcript_path=transcript_path)
     held_out = bool(pc.get("holdout", True)) and is_held_out(session_id)
     exclude = shown_in_session(store, session_id)
-    scored = candidates(store, text, event=event, cwd=cwd, cfg=cfg, exclude=exclude)
+    scored = candidates(store, text, event=event, cwd=cwd, cfg=cfg, exclude=exclude, command=command)
     block, included = choose(scored, cfg)
     if not included:
         return empty

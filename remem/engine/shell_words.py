@@ -43,24 +43,34 @@ def command_words(command: str, limit: int = COMMAND_WORDS) -> str:
 
 def program_words(command: str, most: int = 3) -> tuple[str, ...]:
     """The leading plain words of a command, up to `most`, stopping at the first flag, path or
-    value ("uv run pytest -q tests/" -> ("uv", "run", "pytest")); () when there are none."""
+    assignment ("uv run pytest -q tests/" -> ("uv", "run", "pytest"); "mix phx.server" ->
+    ("mix", "phx.server")); () when there are none."""
     out: list[str] = []
     for word in command_words(command, limit=most).lower().split():
-        if word.startswith("-") or "/" in word or "=" in word or "." in word.strip("."):
+        if word.startswith("-") or "/" in word or "=" in word:
             break
         out.append(word)
     return tuple(out)
 
 
-def same_program(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """Whether two commands run the same thing: one's words start the other's
-    (`pytest` and `pytest -q`; `npm install` and `npm install lodash`; not `git push`, `git add`)."""
-    n = min(len(a), len(b))
-    return n > 0 and a[:n] == b[:n]
+def runs_command(call: tuple[str, ...], lesson: tuple[str, ...]) -> bool:
+    """Whether a call runs the command a lesson is about: the lesson's words start the call's
+    (`pytest -q` for "`pytest` failed"; `npm install lodash` for "`npm install` fails"; not
+    `git add` for "`git push` …", nor a bare `git` for it)."""
+    return bool(lesson) and call[: len(lesson)] == lesson
 
 
-def shell_command(tool_call_text: str) -> str | None:
-    """The command of a tool call rendered as "<tool> <input …>" (the hooks' tool text), when
-    the tool runs a shell; else None."""
-    tool, _, rest = tool_call_text.strip().partition(" ")
-    return rest if tool.lower() in SHELL_TOOLS and rest.strip() else None
+def shell_command(tool: object, tool_input: object) -> str | None:
+    """The command a shell tool call runs (Claude Code's `Bash` {"command": "…"}, Codex's
+    `shell` {"command": ["bash", "-lc", "…"]}), never its description; None for other tools."""
+    if not isinstance(tool, str) or tool.lower() not in SHELL_TOOLS:
+        return None
+    if isinstance(tool_input, str):
+        return tool_input.strip() or None
+    command = tool_input.get("command") or tool_input.get("cmd") if isinstance(tool_input, dict) else None
+    if isinstance(command, list) and all(isinstance(part, str) for part in command):
+        if len(command) >= 3 and command[1] in ("-c", "-lc"):  # ["bash", "-lc", "npm test"]
+            command = command[2]
+        else:
+            command = " ".join(command)
+    return command.strip() or None if isinstance(command, str) else None

@@ -182,8 +182,9 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
     store = Store(db, busy_timeout_ms=max(50, left_ms))
     try:
         result = prime.select(
-            store, call.text, event=event, cwd=call.cwd, session_id=call.session_id, transcript_path=call.transcript_path,
-            agent=agent, cfg=cfg, deadline=deadline,
+            store, call.text, event=event, cwd=call.cwd, session_id=call.session_id,
+            transcript_path=call.transcript_path, command=call.command, agent=agent, cfg=cfg,
+            deadline=deadline,
             # `remem doctor` runs the wired hooks with this set: a check, not a decision.
             record=not os.environ.get("REMEM_HOOK_PREVIEW"),
         )

@@ -32,15 +32,17 @@ EVENT_NAMES: dict[str, dict[str, str | None]] = {
 class HookCall:
     """What remem reads from one hook call (a plain class: dataclasses cost the hook ~5 ms)."""
 
-    __slots__ = ("text", "session_id", "cwd", "stop_hook_active", "transcript_path")
+    __slots__ = ("text", "session_id", "cwd", "stop_hook_active", "transcript_path", "command")
 
     def __init__(self, text: str, session_id: str | None, cwd: str | None,
-                 stop_hook_active: bool = False, transcript_path: str | None = None) -> None:
+                 stop_hook_active: bool = False, transcript_path: str | None = None,
+                 command: str | None = None) -> None:
         self.text = text
         self.session_id = session_id
         self.cwd = cwd
         self.stop_hook_active = stop_hook_active
         self.transcript_path = transcript_path
+        self.command = command  # the shell command a pre-tool call runs, if it runs one
 
 
 def _str(value: Any) -> str:
@@ -51,6 +53,16 @@ def _clean(text: str) -> str:
     # JSON can carry a lone surrogate ("\ud800", half an emoji) that SQLite cannot store;
     # cleaned once here so recording the decision never drops the context.
     return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _input(tool_input: Any) -> Any:
+    """A tool's input as sent: some agents send it as a JSON string."""
+    if isinstance(tool_input, str):
+        try:
+            return json.loads(tool_input)
+        except ValueError:
+            return tool_input
+    return tool_input
 
 
 def tool_text(name: Any, tool_input: Any) -> str:
@@ -112,12 +124,16 @@ def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
     if not cwd and isinstance(roots, list) and roots and isinstance(roots[0], str):
         cwd = roots[0]
     transcript = _str(payload.get("transcript_path")) or None
+    command = None
     if event == "prompt":
         if agent == "cursor":
             return None  # beforeSubmitPrompt cannot carry context
         text = _str(payload.get("prompt"))
     elif event == "pre-tool":
         text = tool_text(payload.get("tool_name"), payload.get("tool_input"))
+        from remem.engine.shell_words import shell_command
+
+        command = shell_command(payload.get("tool_name"), _input(payload.get("tool_input")))
     elif event == "stop":
         text = _str(payload.get("last_assistant_message")) or _str(payload.get("prompt_response"))
         if not text and agent in ("claude-code", "codex"):
@@ -127,7 +143,7 @@ def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
     return HookCall(
         text=_clean(text), session_id=_clean(str(session)) if session else None,
         cwd=_clean(cwd) if cwd else None, stop_hook_active=bool(payload.get("stop_hook_active")),
-        transcript_path=transcript,
+        transcript_path=transcript, command=_clean(command) if command else None,
     )
 
 
