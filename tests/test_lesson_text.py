@@ -116,6 +116,52 @@ def test_a_secrets_label_is_kept_and_its_value_redacted():
     assert redact("use uv, not pip") == "use uv, not pip"
 
 
+_AWS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+_AWS_TOKEN = "FwoGZXIvYXdzEJr//////////wEaDM3x"
+
+
+@pytest.mark.parametrize("words, lesson", [
+    (f"no, run aws configure set aws_secret_access_key {_AWS_KEY} first",
+     "Run aws configure set aws_secret_access_key [secret] first."),
+    (f"no, export AWS_SESSION_TOKEN {_AWS_TOKEN} before you deploy",
+     "Export AWS_SESSION_TOKEN [secret] before you deploy."),
+    (f"no, set AWS_SESSION_TOKEN '{_AWS_TOKEN}' first", "Set AWS_SESSION_TOKEN '[secret]' first."),
+    (f"no, put AWS_SESSION_TOKEN\n{_AWS_TOKEN} in the file", "Put AWS_SESSION_TOKEN [secret] in the file."),
+    (f"no, set aws_secret_access_key = {_AWS_KEY} first", "Set aws_secret_access_key = [secret] first."),
+    (f"no, use AWS_SESSION_TOKEN:{_AWS_TOKEN} here", "Use AWS_SESSION_TOKEN:[secret] here."),
+])
+def test_a_secret_after_its_name_is_redacted_and_the_name_kept(words, lesson):
+    """The value follows its name after ":", "=" or a space (`aws configure set <name> <key>`):
+    the key went, not the name before it."""
+    assert share_safety.incoming(words)  # the raw words are flagged
+    drafted = lesson_text.draft("correction", [{"gist": words, "title": words}])
+    assert drafted == lesson
+    assert _AWS_KEY not in drafted and _AWS_TOKEN not in drafted
+
+
+@pytest.mark.parametrize("words, lesson", [
+    ("no, export AWS_SESSION_TOKEN before you deploy", "Export AWS_SESSION_TOKEN before you deploy."),
+    ("no, unset aws_secret_access_key", "Unset aws_secret_access_key."),
+    ("AWS_SESSION_TOKEN", "AWS_SESSION_TOKEN."),
+    ("no, keep aws_secret_access_key in ~/.aws/credentials_file", "Keep aws_secret_access_key in ~/.aws/credentials_file."),
+    ("no, read AWS_SESSION_TOKEN AWS_SECRET_ACCESS_KEY and more", "Read AWS_SESSION_TOKEN AWS_SECRET_ACCESS_KEY and more."),
+])
+def test_a_secrets_name_with_no_value_after_it_is_kept(words, lesson):
+    """Only a word that looks like a key (long, mixed characters) is a value after a space:
+    prose after a name stays, and a bare name is never replaced."""
+    assert share_safety.incoming(words)  # share_safety still flags the raw words (the name)
+    assert lesson_text.draft("correction", [{"gist": words, "title": words}]) == lesson
+    assert lesson_text.redact_secrets(words) == words
+
+
+@given(st.sampled_from(["aws_secret_access_key", "AWS_SECRET_ACCESS_KEY", "aws_session_token", "AWS_SESSION_TOKEN"]),
+       st.sampled_from([" ", "  ", "\t", "=", ": ", " = ", " '", "=\""]),
+       st.text(alphabet="abcXYZ019/+", min_size=16, max_size=60).filter(lesson_text._looks_like_key))
+def test_a_key_after_a_secrets_name_never_survives(name, sep, value):
+    redacted = lesson_text.redact_secrets(f"set {name}{sep}{value} now")
+    assert value not in redacted and name in redacted
+
+
 @given(st.sampled_from(_SECRETS), st.text(alphabet="ab =:,.", max_size=30), st.text(alphabet="ab =:,.", max_size=30))
 def test_a_secret_is_redacted_whatever_surrounds_it(secret, before, after):
     assert secret not in lesson_text.redact_secrets(f"{before} {secret} {after}")

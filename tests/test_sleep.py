@@ -147,6 +147,99 @@ def test_a_refusal_in_words_is_a_lesson_at_once(store):
     assert [l["sources"] for l in lessons(store)] == [["r1"]]
 
 
+def test_a_vetoed_refusal_lesson_holds_when_the_same_call_is_refused_after_its_sources_were_deleted(store):
+    """A wordless refusal's lesson whose sources the lifecycle deleted stands in with the
+    class of the call refused (read from its words), not '': the same call refused again
+    joins it, and its veto holds, rather than a second, active lesson beside it."""
+    from remem.engine.lessons import set_status
+    from remem.engine.render import record_veto
+
+    with clock.frozen(_at(48)):
+        store.put_episodes([refusal("r1", "git push origin main", hours=1),
+                            refusal("r2", "git push origin main", hours=2),
+                            error("e9", "requests", hours=3)])  # a later episode, still here
+        run(store)
+        [lesson] = lessons(store)
+        set_status(store, lesson["id"], "vetoed")
+        record_veto(lesson)
+        with store.write() as conn:  # the lifecycle deletes the faded sources
+            conn.execute("DELETE FROM episodes WHERE id IN ('r1', 'r2')")
+        clock.advance(days=1)
+        store.put_episodes([refusal("r3", "git push origin main", hours=30),
+                            refusal("r4", "git push origin main", hours=31)])
+        summary = run(store)
+    assert summary["passes"]["lessons"]["created"] == 0
+    [after] = lessons(store)
+    assert after["id"] == lesson["id"] and after["status"] == "vetoed"
+    assert after["sources"] == ["r1", "r2", "r3", "r4"]
+
+
+def test_another_call_refused_does_not_join_a_refusal_lesson_whose_sources_were_deleted(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([refusal("r1", "git push origin main", hours=1),
+                            refusal("r2", "git push origin main", hours=2),
+                            error("e9", "requests", hours=3)])  # a later episode, still here
+        run(store)
+        [lesson] = lessons(store)
+        with store.write() as conn:
+            conn.execute("DELETE FROM episodes WHERE id IN ('r1', 'r2')")
+        clock.advance(days=1)
+        store.put_episodes([refusal("r3", "git pull origin main", hours=30),
+                            refusal("r4", "git pull origin main", hours=31)])
+        summary = run(store, passes=["lessons"])  # (merge, which has no refusal classes, is apart)
+    assert summary["passes"]["lessons"]["joined"] == 0
+    old, new = lessons(store)
+    assert old["id"] == lesson["id"] and old["sources"] == ["r1", "r2"]
+    assert new["sources"] == ["r3", "r4"] and "git pull" in new["text"]
+
+
+def test_refusal_lessons_of_different_calls_are_not_merged(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([refusal("r1", "git push origin main", hours=1),
+                            refusal("r2", "git push origin main", hours=2),
+                            error("e9", "requests", hours=3)])
+        run(store)
+        clock.advance(days=1)
+        store.put_episodes([refusal("r3", "git pull origin main", hours=30),
+                            refusal("r4", "git pull origin main", hours=31),
+                            error("e10", "requests", hours=32)])
+        run(store)  # every pass, merge included
+    texts = sorted(l["text"] for l in lessons(store) if l["kind"] == "correction")
+    assert len(texts) == 2 and "git pull" in texts[0] and "git push" in texts[1], texts
+
+
+@pytest.mark.parametrize("call", [
+    "Bash: git push origin main",
+    "exec_command: git push --force origin main",
+    "Bash: cd /srv/app && FOO=1 uv run pytest -q tests/t.py > out.log",
+    "Bash: sudo apt install ripgrep",
+    "Bash: mix phx.server 2>&1 | head -80",
+    "Bash: \"$(make)\"",
+    "Edit: src/app.py",
+    "mcp__github__create_issue: {\"title\": \"x\"}",
+    "WebSearch",
+])
+def test_a_refusal_lessons_words_give_back_the_class_of_the_call_refused(call):
+    """The class a refusal lesson stands in with (its sources gone) is the one its sources had:
+    read from the lesson's words, as lesson_text wrote them, or from its draft once reworded."""
+    from remem.engine import lesson_text
+    from remem.engine.lessons_pass import _klass, _lesson_klass
+
+    gist = f"refused {call}"
+    text = lesson_text.draft("correction", [{"gist": gist, "title": gist}])
+    klass = _klass({"wordless": 1, "kind": "correction", "title": gist})
+    assert klass.startswith("refused:")
+    assert _lesson_klass({"text": text}) == klass
+    assert _lesson_klass({"text": "Check with the person before pushing.", "draft": text}) == klass
+
+
+def test_a_correction_lesson_in_words_stands_in_with_no_class():
+    from remem.engine.lessons_pass import _lesson_klass
+
+    assert _lesson_klass({"text": "Use uv not pip."}) == ""
+    assert _lesson_klass({"text": "Ask before running `git push` (the person refused it). Always."}) == ""
+
+
 def after_interrupt(i: str, text: str, hours: float = 0, cwd: str | None = PROJECT) -> dict:
     """An interrupt followed by a plain instruction, as ingest stores it: unconfirmed."""
     return episode(i, "correction", text, hours=hours, tags=("interrupt", "unconfirmed"), cwd=cwd)

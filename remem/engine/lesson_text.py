@@ -140,9 +140,21 @@ SECRET = "[secret]"
 # "https://[secret]@host"): the lesson still says what was there.
 _LABEL = re.compile(r"^(?:://|[^:=\s]*\s*[:=]\s*['\"]?|(?:bearer|basic)\s+)", re.IGNORECASE)
 # What some patterns find is a secret's name ("aws_secret_access_key", "AWS_SESSION_TOKEN"),
-# not its value: snake case in one case, which a random key practically never is.
+# not its value: snake case in one case, which a random key practically never is. The name
+# stays; its value is what follows it after ":" or "=", or after a space when that word looks
+# like a key (`aws configure set aws_secret_access_key wJalr…`), not prose ("AWS_SESSION_TOKEN
+# before you deploy"). A name with no value after it is left as it is.
 _SECRET_NAME = re.compile(r"[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+")
 _ASSIGNED = re.compile(r"\s*[:=]\s*['\"]?([^\s'\"]+)")
+_FOLLOWING = re.compile(r"\s+['\"]?([^\s'\"]+)")
+_KEY_CHARS = (re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(r"[0-9]"))
+KEY_MIN = 16  # a key, token or password of fewer characters is not told from a word after a space
+
+
+def _looks_like_key(word: str) -> bool:
+    """A word long enough and mixed enough (two of lower case, upper case, digits) to be a key
+    rather than prose or a path."""
+    return len(word) >= KEY_MIN and sum(1 for c in _KEY_CHARS if c.search(word)) >= 2
 
 
 def _key_block_end(text: str, after: int) -> int:
@@ -153,12 +165,16 @@ def _key_block_end(text: str, after: int) -> int:
     return close + len("-----") if close >= 0 else len(text)
 
 
-def _secret_span(text: str, m: re.Match[str]) -> tuple[int, int]:
-    """Where the secret a share_safety pattern found sits in `text` (its value, not its label)."""
+def _secret_span(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """Where the secret a share_safety pattern found sits in `text` (its value, not its label);
+    None for a secret's name with no value after it."""
     found = m.group(0)
-    value = _ASSIGNED.match(text, m.end()) if _SECRET_NAME.fullmatch(found) else None
-    if value:  # "aws_secret_access_key=…": the name stays, its value goes
-        return value.span(1)
+    if _SECRET_NAME.fullmatch(found):  # "aws_secret_access_key=…": the name stays, its value goes
+        value = _ASSIGNED.match(text, m.end())
+        if not value:
+            value = _FOLLOWING.match(text, m.end())
+            value = value if value and _looks_like_key(value.group(1)) else None
+        return value.span(1) if value else None
     if found.startswith("-----BEGIN"):  # the pattern finds a key block's header: take all of it
         return m.start(), _key_block_end(text, m.end())
     label = _LABEL.match(found)
@@ -170,8 +186,8 @@ def redact_secrets(text: str) -> str:
     """The text with every secret share_safety recognises (API keys, tokens, passwords,
     private keys, credentials in URLs) replaced by "[secret]": lessons are written to agent
     memory, reports and prompts, where a secret must never go."""
-    spans = sorted(_secret_span(text, m) for pattern, _why in (*_SECRETS_RE, *_SECRETS_RE_I)
-                   for m in pattern.finditer(text))
+    spans = sorted(span for pattern, _why in (*_SECRETS_RE, *_SECRETS_RE_I)
+                   for m in pattern.finditer(text) if (span := _secret_span(text, m)))
     out, at = [], 0
     for start, end in spans:  # overlapping finds (a key inside "token=…") redact once
         if end <= at:

@@ -17,6 +17,7 @@ their open predictions move to the theme.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Generator, Iterable, Iterator
 
@@ -32,6 +33,7 @@ from remem.engine.detect_errors import ERROR_CLASSES
 from remem.engine.detect_errors import error_class as detect_error_class
 from remem.engine.embed import to_blob
 from remem.engine.lessons import lesson_hash
+from remem.engine.shell_words import SHELL_TOOLS
 from remem.engine.store import Store, chunks, dumps, loads_list, new_id, stable_id
 
 if TYPE_CHECKING:
@@ -87,10 +89,10 @@ def _klass(row: dict[str, Any]) -> str:
     """An error's class in one form, whether ingest tagged it (`error:module_not_found` from
     detect, or a person's `error:ModuleNotFoundError`, stored lower-cased) or only its title
     names it: otherwise the same error in two copies never clusters. A wordless refusal's
-    class is the kind of call refused (`refused:bash git push`), which no error class shares;
+    class is the kind of call refused (`refused:shell git push`), which no error class shares;
     every other correction has none (''), so an unconfirmed one meets any correction."""
     if row.get("wordless"):
-        return "refused:" + refused_call_kind(row.get("title") or "")
+        return _refused_klass(row.get("title") or "")
     if row.get("kind") == "correction":
         return ""
     tag = (row.get("eclass") or "").strip().lower()
@@ -99,6 +101,37 @@ def _klass(row: dict[str, Any]) -> str:
     if tag and tag != "other":
         return _text_klass(tag) or tag
     return _text_klass(row.get("title") or "")
+
+
+def _refused_klass(title: str) -> str:
+    """The class of a refused call ("refused Bash: git push origin main"): `refused:` and the
+    kind of call. Every shell tool (Bash, exec_command …) is `shell`: the lesson's words do not
+    say which one ran the command, and its class is read back from them (_lesson_klass)."""
+    tool, _, rest = refused_call_kind(title).partition(" ")
+    return "refused:" + " ".join(w for w in ("shell" if tool in SHELL_TOOLS else tool, rest) if w)
+
+
+# The wordings of lesson_text._refused, the lesson of refused calls the person gave no words
+# for: which call was refused, read back from them.
+_REFUSED_WORDINGS = (
+    (re.compile(r"Ask before running `([^`]*)` \(the person refused it\)\."), "shell: {0}"),
+    (re.compile(r"Ask before running (\S+) commands like this \(the person refused one\)\."), "{0}"),
+    (re.compile(r"Ask before using (\S+) on `([^`]*)` \(the person refused it\)\."), "{0}: {1}"),
+    (re.compile(r"Ask before using (\S+) \(the person refused it\)\."), "{0}"),
+)
+
+
+def _lesson_klass(lesson: dict[str, Any]) -> str:
+    """The class a correction lesson whose sources are all gone stands in with: a wordless
+    refusal's lesson that of the call refused (read from its draft, the words it was made with,
+    or its text), so the same call refused again joins it, and a veto on it holds; '' for
+    any other correction."""
+    words = (lesson.get("draft") or lesson.get("text") or "").strip()
+    for wording, call in _REFUSED_WORDINGS:
+        found = wording.fullmatch(words)
+        if found:
+            return _refused_klass("refused " + call.format(*found.groups()))
+    return ""
 
 
 # Python classes whose name detect's patterns miss, though their message would match.
@@ -160,7 +193,7 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
     cut = ctx.cut(emb.space)
     faded_below = float(ctx.cfg["lifecycle"]["archive_below"])
     lessons = store.rows(
-        "SELECT id, kind, text, cwd, strength, sources, created, origin, space, embedding "
+        "SELECT id, kind, text, draft, cwd, strength, sources, created, origin, space, embedding "
         "FROM lessons WHERE status != 'candidate' ORDER BY created, id"
     )
     consolidated: set[str] = set()
@@ -283,7 +316,7 @@ def _group(lesson: dict[str, Any], srcs: list[str], rows: list[dict[str, Any]],
     vec = _lesson_vec(lesson, space, matrix.shape[1])
     if vec is None:
         return None
-    klass = "" if lesson.get("kind") == "correction" else _text_klass(lesson["text"])
+    klass = _lesson_klass(lesson) if lesson.get("kind") == "correction" else _text_klass(lesson["text"])
     return Group(lesson["id"], [], vec, klass, stand_in=1)
 
 
@@ -381,7 +414,9 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
             live.append(lesson)
             totals.append(group.total)
             sizes.append(group.n)
-            classes.append(group.klass if kind == "error" else "")
+            # Errors merge within their class, refusal lessons within the call refused
+            # (`git push` and `git pull` stay apart); worded corrections have class "".
+            classes.append(group.klass if kind in ("error", "correction") else "")
             changed.append(everything or lesson["id"] in ctx.changed_lessons)
         if len(live) < 2:
             continue
