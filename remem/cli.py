@@ -26,7 +26,8 @@ HELP_ORDER = ("demo", "status", "remember", "recall", "ingest", "list", "sleep",
 # typo, most often), they stop with a line rather than start an empty memory there.
 NEEDS_A_MEMORY = frozenset({
     "status", "recall", "list", "sleep", "morning", "lessons", "context", "tui", "forget", "promote",
-    "connect", "graph", "tasks", "measure", "compare", "goals", "experiment", "backup", "export"})
+    "connect", "graph", "tasks", "measure", "compare", "goals", "experiment", "backup", "export",
+    "share", "call"})
 
 
 class WholeHelpGroup(TyperGroup):

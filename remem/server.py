@@ -139,8 +139,10 @@ class Memory:
 
     def _still_there(self) -> bool:
         """Is the file at the memory's path the one open? Deleted or replaced under a running
-        server (`rm`, a copy over it), the open connection would write into a file nobody can
-        read again, and every "remembered" would be lost."""
+        server (`rm`, `mv` or `remem restore` over it), the open connection would write into a
+        file nobody can read again, and every "remembered" would be lost. (Bytes copied into
+        the same file, `cp` over it, are not a new file: SQLite's own locks are what protect
+        it then, and nothing should do that to a live database.)"""
         return self._file is None or _identity(self._store.path) == self._file
 
     def _reopen(self) -> None:
@@ -160,8 +162,14 @@ class Memory:
         if not path.parent.is_dir():
             self._gone = path
             raise StoreError(self._gone_message(path))
+        import shutil
+
+        from remem import paths
         from remem.engine import recall, vectors
 
+        # The vector cache on disk follows the old file's change log: a new file would be read
+        # through it with the old file's vectors (as `remem restore`, start it afresh).
+        shutil.rmtree(paths.vectors_dir(), ignore_errors=True)
         vectors.drop_caches()  # vectors and lessons of the old file
         getattr(recall, "_lesson_cache", {}).clear()
         log("server", f"{path} was {'replaced' if path.exists() else 'deleted'} while serving; "

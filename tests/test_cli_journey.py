@@ -34,7 +34,8 @@ def test_usage_errors_are_one_line_naming_the_help(args: list[str], words: list[
     assert "-m remem" not in line  # named as the person types it
 
 
-@pytest.mark.parametrize("command", [["recall", "x"], ["list"], ["lessons", "list"], ["status"]])
+@pytest.mark.parametrize("command", [["recall", "x"], ["list"], ["lessons", "list"], ["status"],
+                                     ["share", "peers"], ["call", "recall", '{"query": "x"}']])
 def test_a_mistyped_home_is_named_not_created(tmp_path, command: list[str]) -> None:
     typo = tmp_path / "remem-dmeo"
     one_line_error(run_remem("--home", str(typo), *command), "no memory at", str(typo), "ingest")

@@ -180,6 +180,30 @@ async def test_a_memory_replaced_under_the_server_is_the_one_it_answers_from(hom
 
 
 @pytest.mark.anyio
+async def test_a_replaced_memory_is_searched_by_its_own_vectors(home: Path) -> None:
+    """The vector cache on disk belongs to the old file: read through it, the new file's rows
+    got the old file's vectors (and its scores)."""
+    from mcp.client import Client
+
+    from remem.engine.memories import remember
+    from remem.engine.store import Store
+
+    async with Client(_server()) as client:
+        for text in ("deploy with the blue profile", "deploy on fridays is frozen", "the deploy key rotates"):
+            await _ok(client, "remember", {"text": text})
+        before = await _ok(client, "search", {"query": "deploy profile", "mode": "semantic"})
+        assert before["hits"][0]["title"] == "deploy with the blue profile"
+        other = home / "other.db"
+        with Store(other) as store:
+            for text in ("cats like fish", "bread rises overnight", "the garden needs water"):
+                remember(store, text)
+        os.replace(other, home / "memory.db")
+        after = await _ok(client, "search", {"query": "cats like fish", "mode": "semantic"})
+        assert after["hits"][0]["title"] == "cats like fish"
+        assert after["hits"][0]["score"] > 0.9
+
+
+@pytest.mark.anyio
 async def test_a_memory_folder_removed_under_the_server_is_one_line(home: Path) -> None:
     from mcp.client import Client
 

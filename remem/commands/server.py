@@ -101,7 +101,10 @@ def register(app: typer.Typer) -> None:
         from remem import config
         from remem.engine.store import Store
 
+        from remem.commands._out import require_memory
+
         # The checks `remem serve` makes before serving, here, so their one line is shown.
+        require_memory()
         config.load()
         Store().close()
         from remem.server import call_tool

@@ -41,6 +41,15 @@ def register(app: typer.Typer) -> None:
     )
     app.add_typer(share_app, name="share")
 
+    @share_app.callback()
+    def _share_needs_a_memory() -> None:
+        import sys
+
+        from remem.commands._out import require_memory
+
+        if "--help" not in sys.argv:  # a subcommand's --help is read after this runs
+            require_memory()
+
     @share_app.command("keys")
     def keys(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
         """This memory's origin id and public key (made on first use).

@@ -102,9 +102,32 @@ async def test_pagedown_and_pageup_change_the_page(demo_home):
         await pilot.pause()
         assert pane.page_start == 50
         assert str(app.query_one("#episode-status").render()).startswith("51-70 of 70")
+        table = app.query_one("#episode-table")
+        await pilot.press("pagedown")  # the last page: no page to turn, the table scrolls
+        await pilot.pause()
+        assert pane.page_start == 50 and table.cursor_row > 0
+        await pilot.press("pageup")
+        await pilot.pause()
         await pilot.press("pageup")
         await pilot.pause()
         assert pane.page_start == 0
+
+
+async def test_pagedown_scrolls_search_results(demo_home):
+    with Store() as store:
+        store.put_episodes([{"id": f"dep{i:03d}", "kind": "note", "title": f"deploy note {i}",
+                             "gist": f"deploy with the blue profile, note {i}",
+                             "at": f"2026-10-{1 + i % 28:02d}T00:00:00+00:00"} for i in range(60)])
+    app = _app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("2", "slash", *"deploy blue profile", "enter")
+        await pilot.pause()
+        table = app.query_one("#episode-table")
+        table.focus()
+        await pilot.pause()
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert table.cursor_row > 0
 
 
 async def test_typing_keys_in_the_palette_opens_remems_keys(demo_home):

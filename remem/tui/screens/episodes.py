@@ -30,9 +30,10 @@ class EpisodesPane(Pane):
         Binding("slash", "search", "Search"),
         Binding("n", "next_page", "Next page"),
         Binding("p", "prev_page", "Prev page"),
-        # The focused table scrolls on these itself; here they change the page.
-        Binding("pagedown", "next_page", "Next page", show=False, priority=True),
-        Binding("pageup", "prev_page", "Prev page", show=False, priority=True),
+        # The focused table would scroll on these itself; here they turn the page, and scroll
+        # the table where there is no page to turn (search results, the last page).
+        Binding("pagedown", "page_down", "Next page", show=False, priority=True),
+        Binding("pageup", "page_up", "Prev page", show=False, priority=True),
         Binding("s", "sort", "Sort"),
         Binding("a", "archive", "Archive/restore"),
         Binding("f", "forget", "Forget"),
@@ -254,6 +255,18 @@ class EpisodesPane(Pane):
         if not self.query_text and self.page_start > 0:
             self.page_start = max(0, self.page_start - PAGE_SIZE)
             self.reload()
+
+    def action_page_down(self) -> None:
+        if not self.query_text and self.page_start + PAGE_SIZE < self.total:
+            self.action_next_page()
+        else:
+            self.query_one(DataTable).action_page_down()
+
+    def action_page_up(self) -> None:
+        if not self.query_text and self.page_start > 0:
+            self.action_prev_page()
+        else:
+            self.query_one(DataTable).action_page_up()
 
     def action_sort(self) -> None:
         index = SORTS.index(self.sort)
