@@ -22,9 +22,23 @@ def _parse(text: str) -> Any:
 
 
 def _append(text: str, block: str) -> str:
+    """The block at the end, after a blank line, in the file's own line ends (CRLF stays CRLF)."""
+    nl = "\r\n" if "\r\n" in text else "\n"
     if text and not text.endswith("\n"):
-        text += "\n"
-    return text + ("\n" if text.strip() else "") + block
+        text += nl
+    return text + (nl if text.strip() else "") + block.replace("\r\n", "\n").replace("\n", nl)
+
+
+_LONE_LF = re.compile(r"(?<!\r)\n")
+
+
+def _as_string(doc: Any, like: str) -> str:
+    """The edited document as text, in the line ends of the file it came from (tomlkit writes
+    a new key with LF, also into a CRLF file)."""
+    out = doc.as_string()
+    if "\r\n" in like and not _LONE_LF.search(like):
+        out = _LONE_LF.sub("\r\n", out)
+    return out
 
 
 def _cut_table(text: str, header: str) -> str:
@@ -59,7 +73,7 @@ class TomlkitEditor:
                 return text
             for key, value in server.items():
                 current[key] = value
-            return doc.as_string()
+            return _as_string(doc, text)
         block = tomlkit.dumps({"mcp_servers": {name: server}})
         out = _append(text, block)
         if _parse(out).get("mcp_servers", {}).get(name) is None:  # pragma: no cover - defensive
@@ -79,7 +93,7 @@ class TomlkitEditor:
         except ValueError:
             pass
         del servers[name]
-        return doc.as_string()
+        return _as_string(doc, text)
 
     def enable_hooks(self, text: str) -> str:
         """Codex runs hooks.json with features.hooks (on by default in current releases; the
@@ -88,7 +102,7 @@ class TomlkitEditor:
         doc = _parse(text)
         features = doc.get("features")
         if features is not None and features.unwrap() == _LEGACY:
-            cut = self.disable_hooks(text)
+            cut = _cut_features(text)
             if cut == text:  # written as a dotted key or inline table: left as the person has it
                 return text
             text, doc, features = cut, _parse(cut), None
@@ -97,13 +111,29 @@ class TomlkitEditor:
         if features is None:
             return _append(text, "[features]\nhooks = true\n")
         features["hooks"] = True
-        return doc.as_string()
+        return _as_string(doc, text)
 
-    def disable_hooks(self, text: str) -> str:
-        """Take out the [features] table remem appended (only when it holds nothing else)."""
+    def disable_hooks(self, text: str, added: str | None = "table") -> str:
+        """Take out only what setup added (the manifest says which): "table", the [features]
+        table it appended (cut whole while it holds nothing else, else just its `hooks`);
+        "key", the `hooks = true` it put in the person's own table; None, nothing."""
+        if not added:
+            return text
         doc = _parse(text)
         features = doc.get("features")
-        if features is None or features.unwrap() not in (_OURS, _LEGACY):
+        if features is None:
             return text
-        out = _cut_table(text, "[features]")
-        return out if "features" not in _parse(out) else text
+        if added == "table" and features.unwrap() in (_OURS, _LEGACY):
+            cut = _cut_features(text)
+            if cut != text:
+                return cut
+        if features.get("hooks") is True:
+            del features["hooks"]
+            return _as_string(doc, text)
+        return text
+
+
+def _cut_features(text: str) -> str:
+    """The text without a [features] table that holds only what remem writes there."""
+    out = _cut_table(text, "[features]")
+    return out if "features" not in _parse(out) else text

@@ -57,6 +57,7 @@ def register(app: typer.Typer) -> None:
                                toml_editor=TomlkitEditor())
         changed = [e for e in edits if e.changed]
         errors = [e.error for e in edits if e.error]
+        notes = [e.note for e in edits if e.note]
         if not remove and not dry_run:
             setup_mod.ensure_log_folder()
         if not agent and not remove and not json_out and not setup_mod.found_agents():
@@ -66,7 +67,7 @@ def register(app: typer.Typer) -> None:
         if dry_run or not changed:
             if json_out:
                 emit_json({"dry_run": dry_run, "changes": [dict(e.as_dict(), diff=e.diff()) for e in changed],
-                           "errors": errors, "applied": []})
+                           "errors": errors, "notes": notes, "applied": []})
             else:
                 for e in changed:
                     sys.stdout.write(e.diff() or f"{e.path}: {e.as_dict()['action']}\n")
@@ -78,9 +79,11 @@ def register(app: typer.Typer) -> None:
                         print("nothing to change: no agent and no schedule to check")
                     else:
                         print("nothing to change" + ("" if remove else ": remem is wired already"))
+                for note in notes:
+                    print(f"remem: {note}", file=sys.stderr)
                 for err in errors:
                     print(f"remem: {err}", file=sys.stderr)
-            if errors and not json_out:
+            if errors:  # with --json too, whether or not anything changed
                 raise typer.Exit(1)
             return
         if not json_out:
@@ -94,7 +97,7 @@ def register(app: typer.Typer) -> None:
         steps = setup_mod.next_steps(changed, remove=remove)
         if json_out:
             emit_json({"dry_run": False, "changes": [e.as_dict() for e in changed], "applied": done,
-                       "errors": errors, "next_steps": steps})
+                       "errors": errors, "notes": notes, "next_steps": steps})
         else:
             for d in done:
                 if d.get("error"):
@@ -103,6 +106,8 @@ def register(app: typer.Typer) -> None:
                 print(f"{d.get('action', 'done')}: {d['path']}{where}")
             for step in steps:
                 print(f"next: {step}")
+            for note in notes:
+                print(f"remem: {note}", file=sys.stderr)
             for err in errors:
                 print(f"remem: {err}", file=sys.stderr)
         if errors:

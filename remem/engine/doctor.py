@@ -15,7 +15,7 @@ from typing import Any
 
 from remem import paths
 from remem.engine import clock, setup
-from remem.engine.schedule import CRON_MARK, SYSTEMD_UNITS, read_crontab
+from remem.engine.schedule import CRON_MARK, SYSTEMD_UNITS, is_comment, read_crontab
 
 SAMPLES = {
     "prompt": {"prompt": "remem doctor: is this hook alive?", "session_id": "remem-doctor",
@@ -173,8 +173,17 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
         hooks = sorted({h["event"] for w in rows for h in w["hooks"]})
         agents.append({"agent": agent, "found": agent in found, "mcp": mcp, "hooks": hooks,
                        "files": [w["path"] for w in rows if w["exists"]]})
-        if agent in found and not mcp and not any(w["error"] for w in rows):
+        if agent not in found or any(w["error"] for w in rows):
+            continue
+        if not mcp and not hooks:
             problems.append({"problem": f"{agent} is installed but remem is not wired into it",
+                             "fix": f"remem setup --agent {agent}"})
+        elif not mcp:
+            problems.append({"problem": f"{agent} runs remem's hooks but has no remem MCP server",
+                             "fix": f"remem setup --agent {agent}"})
+        elif agent in setup.HOOK_AGENTS and not hooks:
+            # Its settings replaced or deleted since setup: the MCP server alone injects nothing.
+            problems.append({"problem": f"{agent} has remem's MCP server but none of its hooks",
                              "fix": f"remem setup --agent {agent}"})
     from remem import config
     from remem.errors import RememError
@@ -194,7 +203,10 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
     store = store_health()
     problems.extend(store["problems"])
     schedule = _schedule_status()
-    if not schedule["wired"]:
+    if not schedule["wired"] and schedule.get("commented"):
+        problems.append({"problem": "the nightly sleep is turned off: its crontab line is commented out",
+                         "fix": "crontab -e   (uncomment the line marked `# remem: nightly sleep`)"})
+    elif not schedule["wired"]:
         problems.append({"problem": "the nightly sleep is not scheduled", "fix": "remem setup"})
     else:
         if not schedule.get("ingests", True):
@@ -219,9 +231,11 @@ def _schedule_status() -> dict[str, Any]:
             text = read_crontab() or ""
         except Exception as exc:  # doctor reports, never fails
             return {"wired": False, "how": "crontab", "error": str(exc)}
-        mine = [line for line in text.splitlines() if CRON_MARK in line]
+        marked = [line for line in text.splitlines() if CRON_MARK in line]
+        mine = [line for line in marked if not is_comment(line)]  # a commented-out line never runs
         # An earlier release's line ran `remem sleep` alone.
-        return {"wired": bool(mine), "how": "crontab", "ingests": all(_ingests(l) for l in mine)}
+        return {"wired": bool(mine), "how": "crontab", "ingests": all(_ingests(l) for l in mine),
+                "commented": len(marked) - len(mine)}
     unit = paths.systemd_user_dir() / SYSTEMD_UNITS[1]
     service = paths.systemd_user_dir() / SYSTEMD_UNITS[0]
     try:

@@ -33,6 +33,14 @@ def nightly_command() -> str:
             f"{command('sleep', '--quiet')} >> {log} 2>&1")
 
 
+DISABLED_NOTE = ("the nightly line in your crontab is commented out, so setup leaves it off; to turn "
+                 "it on, uncomment it (`crontab -e`), or delete it and run `remem setup` again")
+
+
+def is_comment(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
 def cron_line() -> str:
     # Found again by CRON_MARK alone, so the line of an earlier release (sleep only) is
     # replaced in place, never doubled.
@@ -66,8 +74,8 @@ def schedule_edits(remove: bool, manifest: dict[str, Any]) -> list[Edit]:
                          error=f"{exc}; add `{cron_line()}` to your crontab yourself")]
         lines = (before or "").splitlines(keepends=True)
         mine = [l for l in lines if CRON_MARK in l]
-        rest = [l for l in lines if CRON_MARK not in l]
         if remove:
+            rest = [l for l in lines if CRON_MARK not in l]
             rec = manifest.get("crontab") or {}
             if mine and rec and rec.get("exact", True) and sha(before) == rec.get("written"):
                 return [Edit(SCHEDULE, "crontab", before, rec.get("original"), kind="crontab",
@@ -75,10 +83,15 @@ def schedule_edits(remove: bool, manifest: dict[str, Any]) -> list[Edit]:
             after = "".join(rest) if mine else before
             return [Edit(SCHEDULE, "crontab", before, after if after else (None if mine else before),
                          kind="crontab", what=["nightly ingest and sleep"] if mine else [])]
+        # A marked line the person commented out is their choice to turn the job off: setup
+        # leaves it (and adds none) until they take it out or uncomment it.
+        active = [l for l in mine if not is_comment(l)]
+        if mine and not active:
+            return [Edit(SCHEDULE, "crontab", before, before, kind="crontab", note=DISABLED_NOTE)]
         want = cron_line() + "\n"
-        if mine == [want]:
+        if active == [want]:
             return [Edit(SCHEDULE, "crontab", before, before, kind="crontab")]
-        body = "".join(rest)
+        body = "".join(l for l in lines if l not in active)
         if body and not body.endswith("\n"):
             body += "\n"
         return [Edit(SCHEDULE, "crontab", before, body + want, kind="crontab", what=["nightly ingest and sleep"])]
@@ -135,23 +148,36 @@ def apply_crontab(e: Edit, manifest: dict[str, Any], remove: bool) -> None:
         manifest["crontab"] = rec
 
 
-def systemctl_timer(remove: bool) -> dict[str, Any]:
-    """Reload the user units and enable the timer (disable it on --remove); what was done."""
-    exe = shutil.which("systemctl")
-    steps = [["--user", "daemon-reload"],
-             ["--user", "disable" if remove else "enable", "--now", SYSTEMD_UNITS[1]]]
-    if remove:
-        steps.reverse()
-    errors = []
-    for args in steps:
-        try:
-            res = subprocess.run([exe or "systemctl", *args], capture_output=True, text=True, timeout=20)
-            if res.returncode != 0:
-                errors.append((res.stderr or "").strip().splitlines()[0] if res.stderr else f"exit {res.returncode}")
-        except (OSError, subprocess.SubprocessError) as exc:
-            errors.append(str(exc))
-    return {"target": SCHEDULE, "path": "systemctl --user", "changed": not errors,
-            "what": ["timer " + ("disabled" if remove else "enabled")],
-            "error": f"systemctl: {errors[0]}; run `systemctl --user enable --now {SYSTEMD_UNITS[1]}`" if errors else None}
+def _systemctl(*args: str) -> str | None:
+    """Run `systemctl --user ARGS`; the first line of what went wrong, or None."""
+    try:
+        res = subprocess.run([shutil.which("systemctl") or "systemctl", "--user", *args],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return str(exc)
+    if res.returncode == 0:
+        return None
+    return (res.stderr or "").strip().splitlines()[0] if (res.stderr or "").strip() else f"exit {res.returncode}"
 
 
+def systemctl_timer() -> dict[str, Any]:
+    """After setup wrote the units: reload them and enable the timer; what was done."""
+    error = _systemctl("daemon-reload") or _systemctl("enable", "--now", SYSTEMD_UNITS[1])
+    return {"target": SCHEDULE, "path": "systemctl --user", "changed": not error, "what": ["timer enabled"],
+            "error": f"systemctl: {error}; run `systemctl --user daemon-reload && systemctl --user "
+                     f"enable --now {SYSTEMD_UNITS[1]}`" if error else None}
+
+
+def disable_timer() -> dict[str, Any]:
+    """Before --remove deletes the units (systemd refuses to disable a unit whose file is
+    gone): disable the timer; what was done."""
+    error = _systemctl("disable", "--now", SYSTEMD_UNITS[1])
+    return {"target": SCHEDULE, "path": "systemctl --user", "changed": not error, "what": ["timer disabled"],
+            "error": f"systemctl: {error}; the units stay: run `systemctl --user disable --now "
+                     f"{SYSTEMD_UNITS[1]}`, then `remem setup --remove` again" if error else None}
+
+
+def systemctl_reload() -> str | None:
+    """After --remove deleted the units; the error, if any."""
+    error = _systemctl("daemon-reload")
+    return f"systemctl: {error}; run `systemctl --user daemon-reload`" if error else None

@@ -4,9 +4,10 @@ Plan first, then apply: `plan()` reads each config file and computes the text re
 there (nothing is written), `apply()` writes what changed, each file backed up first, and
 records in $REMEM_HOME/setup.json what it wrote. `plan(remove=True)` restores a file byte for
 byte from its backup when nothing else changed it since; otherwise it takes out only remem's
-entries. A file that is not valid JSON is reported and left untouched. TOML (Codex's
-config.toml) is edited through a callback the caller passes (`toml_editor`), so the engine
-never imports tomlkit.
+entries. A file that is not valid JSON is reported and left untouched (VS Code's mcp.json may
+hold comments: it is edited as text, so they stay). A config that is a symlink is written
+through the link, which stays. TOML (Codex's config.toml) is edited through a callback the
+caller passes (`toml_editor`), so the engine never imports tomlkit.
 
 The JSON edits live in setup_json.py, the nightly schedule in schedule.py, and what both
 share (the Edit, reading and backing up a file, remem's command line) in setup_edit.py.
@@ -18,27 +19,31 @@ import json
 import os
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from remem import paths
-from remem.engine.schedule import SCHEDULE, apply_crontab, schedule_edits, systemctl_timer
+from remem.engine.schedule import (
+    SCHEDULE, apply_crontab, disable_timer, schedule_edits, systemctl_reload, systemctl_timer,
+)
 from remem.engine.setup_edit import (
     SERVER_NAME, Edit, is_ours, not_utf8, read_config, save_backup, server_entry, sha,
 )
 from remem.engine.setup_json import (
-    claude_hooks, codex_hooks, gemini_hooks, json_edit, parse_json, set_cursor_hooks,
+    claude_hooks, codex_hooks, gemini_hooks, json_edit, parse_jsonc, set_cursor_hooks,
     set_grouped_hooks, set_server, unset_cursor_hooks, unset_grouped_hooks, unset_server,
 )
 
 AGENTS = ("claude-code", "codex", "gemini", "cursor", "windsurf", "claude-desktop", "vscode")
+HOOK_AGENTS = ("claude-code", "codex", "gemini", "cursor")  # the others take the MCP server only
 
 
 class TomlEditor(Protocol):
     def add_server(self, text: str, name: str, server: dict[str, Any]) -> str: ...
     def remove_server(self, text: str, name: str) -> str: ...
     def enable_hooks(self, text: str) -> str: ...
-    def disable_hooks(self, text: str) -> str: ...
+    def disable_hooks(self, text: str, added: str | None) -> str: ...
     def has_server(self, text: str, name: str) -> bool: ...
 
 
@@ -79,7 +84,8 @@ def found_agents() -> list[str]:
     return out
 
 
-def _agent_edits(agent: str, remove: bool, toml_editor: TomlEditor | None) -> list[Edit]:
+def _agent_edits(agent: str, remove: bool, toml_editor: TomlEditor | None,
+                 files: dict[str, Any] | None = None) -> list[Edit]:
     def mcp(key: str, style: str = "plain") -> Callable[[dict[str, Any]], list[str]]:
         if remove:
             return lambda d: unset_server(d, key)
@@ -94,7 +100,7 @@ def _agent_edits(agent: str, remove: bool, toml_editor: TomlEditor | None) -> li
         return [json_edit(agent, paths.claude_settings(), hooks(claude_hooks)),
                 json_edit(agent, paths.claude_user_config(), mcp("mcpServers", "claude-code"))]
     if agent == "codex":
-        return [_codex_toml(toml_editor, remove),
+        return [_codex_toml(toml_editor, remove, files or {}),
                 json_edit(agent, paths.codex_hooks(), hooks(codex_hooks))]
     if agent == "gemini":
         def both(d: dict[str, Any]) -> list[str]:
@@ -109,11 +115,11 @@ def _agent_edits(agent: str, remove: bool, toml_editor: TomlEditor | None) -> li
     if agent == "claude-desktop":
         return [json_edit(agent, paths.claude_desktop_config(), mcp("mcpServers"))]
     if agent == "vscode":
-        return [json_edit(agent, paths.vscode_mcp_config(), mcp("servers", "vscode"))]
+        return [json_edit(agent, paths.vscode_mcp_config(), mcp("servers", "vscode"), jsonc=True)]
     raise ValueError(f"unknown agent {agent!r}; use one of {', '.join(AGENTS)}")
 
 
-def _codex_toml(editor: TomlEditor | None, remove: bool) -> Edit:
+def _codex_toml(editor: TomlEditor | None, remove: bool, files: dict[str, Any]) -> Edit:
     path = paths.codex_config()
     try:
         before = read_config(path)
@@ -122,22 +128,31 @@ def _codex_toml(editor: TomlEditor | None, remove: bool) -> Edit:
     if editor is None:
         return Edit("codex", str(path), before, before,
                     error="Codex's config.toml needs the TOML editor; run `remem setup` from the command line")
+    server = f"MCP server {SERVER_NAME!r}"
+    record: dict[str, Any] = {}
     try:
         if remove:
-            after = before
-            if before is not None:
-                after = editor.disable_hooks(editor.remove_server(before, SERVER_NAME))
-            what = [f"MCP server {SERVER_NAME!r} in mcp_servers"] if after != before else []
+            if before is None:
+                return Edit("codex", str(path), None, None)
+            # features.hooks goes only when setup put it there (the manifest says so): a
+            # [features] table the person had before setup stays as it is.
+            cut = editor.remove_server(before, SERVER_NAME)
+            after = editor.disable_hooks(cut, (files.get(str(path)) or {}).get("features"))
+            what = [f"{server} from mcp_servers"] * (cut != before) + ["features.hooks"] * (after != cut)
         else:
             text = before or ""
-            after = editor.enable_hooks(editor.add_server(text, SERVER_NAME, server_entry()))
-            what = [f"MCP server {SERVER_NAME!r} in mcp_servers", "features.hooks"]
+            added = editor.add_server(text, SERVER_NAME, server_entry())
+            after = editor.enable_hooks(added)
+            what = [f"{server} in mcp_servers"] * (added != text) + ["features.hooks"] * (after != added)
+            if after != added:
+                had = tomllib.loads(added).get("features")
+                record["features"] = "table" if had in (None, {"codex_hooks": True}) else "key"
             if after == text and before is not None:
                 after, what = before, []
-    except ValueError as exc:
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
         return Edit("codex", str(path), before, before,
                     error=f"{path} is not valid TOML ({exc}); fix it by hand, then run `remem setup` again")
-    return Edit("codex", str(path), before, after, what=what)
+    return Edit("codex", str(path), before, after, what=what, record=record)
 
 
 # --------------------------------------------------------------------------- plan / apply
@@ -178,12 +193,16 @@ def plan(
         raise ValueError(f"unknown agent {unknown[0]!r}; use one of {', '.join(AGENTS)}")
     edits: list[Edit] = []
     for agent in dict.fromkeys(agents):
-        edits.extend(_agent_edits(agent, remove, toml_editor))
+        edits.extend(_agent_edits(agent, remove, toml_editor, files))
     if schedule:
         edits.extend(schedule_edits(remove, manifest))
     if remove:
         for e in edits:
             rec = files.get(e.path)
+            if e.error and not rec and e.kind == "file":
+                # A file setup never wrote (no record) has nothing of setup's to take out:
+                # one it cannot read is no reason to fail --remove.
+                e.error, e.after = None, e.before
             if e.kind != "file" or not rec or e.error or e.before is None:
                 continue
             if sha(e.before) == rec.get("written"):
@@ -197,7 +216,14 @@ def plan(
     return edits
 
 
+def _real(path: Path) -> Path:
+    """Where a config that is a symlink (into a dotfiles repository, say) really is: setup
+    writes (and --remove restores, or deletes) that file, and the link stays a link."""
+    return Path(os.path.realpath(path))
+
+
 def _write(path: Path, text: str) -> None:
+    path = _real(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode if path.exists() else None
     tmp = path.with_name(f".{path.name}.remem-tmp")
@@ -220,6 +246,14 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
     done = []
     if not remove:
         ensure_log_folder()
+    units = any(e.target == SCHEDULE and e.changed and e.kind == "file" for e in edits)
+    timer = None
+    if units and remove:
+        # systemd cannot disable a unit whose file is gone: disable first. If that fails, the
+        # units stay, so the fix it names still works.
+        timer = disable_timer()
+        if timer["error"]:
+            edits = [e for e in edits if not (e.target == SCHEDULE and e.kind == "file")]
     for e in edits:
         if not e.changed:
             continue
@@ -232,7 +266,7 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
                 backup = save_backup(path, e.before) if e.before is not None else None
                 entry["backup"] = str(backup) if backup else None
                 if e.after is None:
-                    path.unlink(missing_ok=True)
+                    _real(path).unlink(missing_ok=True)
                 else:
                     _write(path, e.after)
                 if remove:
@@ -243,16 +277,23 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
                         # Someone else changed the file since setup wrote it: the first backup
                         # is no longer a safe restore point, so --remove will only take out
                         # remem's entries.
-                        rec = {"created": False, "backup": None}
+                        # What setup added stays known, so --remove still takes out only that.
+                        rec = {"created": False, "backup": None,
+                               **{k: v for k, v in rec.items() if k == "features"}}
                     rec = rec or {"created": e.before is None, "backup": str(backup) if backup else None}
+                    rec.update({k: v for k, v in e.record.items() if v})
                     rec.update(target=e.target, written=sha(e.after))
                     files[e.path] = rec
         except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
             entry["error"] = f"could not write {e.path}: {exc}"
         done.append(entry)
     _save_manifest(manifest)
-    if any(e.target == SCHEDULE and e.changed and e.kind == "file" for e in edits):
-        done.append(systemctl_timer(remove))
+    if units and not remove:
+        done.append(systemctl_timer())
+    elif timer is not None:
+        if not timer["error"]:
+            timer["error"] = systemctl_reload()
+        done.append(timer)
     return done
 
 
@@ -270,7 +311,7 @@ def wiring() -> list[dict[str, Any]]:
                 if e.path.endswith(".toml"):
                     state["mcp"] = _ReadOnlyToml().has_server(text, SERVER_NAME)
                 else:
-                    data = parse_json(text) if text.lstrip("\ufeff").strip() else {}
+                    data = parse_jsonc(text) if text.lstrip("\ufeff").strip() else {}
                     for key in ("mcpServers", "servers"):
                         if isinstance(data.get(key), dict) and SERVER_NAME in data[key]:
                             state["mcp"] = True
@@ -312,5 +353,5 @@ class _ReadOnlyToml:
     def enable_hooks(self, text: str) -> str:
         return text
 
-    def disable_hooks(self, text: str) -> str:
+    def disable_hooks(self, text: str, added: str | None) -> str:
         return text

@@ -20,7 +20,11 @@ from remem import paths
 from remem.engine import clock
 
 SERVER_NAME = "remem"
-_OURS = re.compile(r"(?:^|[\s/\\'\"])remem(?:\.exe)?['\"]?(?:\s+--home(?:=|\s+)\S+)?\s+hook\s+"
+# `--home DIR` as shlex.quote writes it: bare, or quoted ('/a b', "/a b"), or pieces of both
+# joined ('/it'"'"'s' for a path holding a quote). Bare text one character at a time: each
+# character has one way to match, so a long path that is not ours fails fast.
+_HOME_ARG = r"""(?:'[^']*'|"(?:[^"\\]|\\.)*"|[^\s'"])+"""
+_OURS = re.compile(r"(?:^|[\s/\\'\"])remem(?:\.exe)?['\"]?(?:\s+--home(?:=|\s+)" + _HOME_ARG + r")?\s+hook\s+"
                    r"(?:prompt|pre-tool|stop|session-end)\b")
 
 
@@ -36,6 +40,8 @@ class Edit:
     error: str | None = None
     kind: str = "file"  # file | crontab
     restore: bool = False  # --remove put back the backup byte for byte
+    record: dict[str, Any] = field(default_factory=dict)  # kept in the manifest beside the file
+    note: str | None = None  # said to the person; not an error
 
     @property
     def changed(self) -> bool:

@@ -41,18 +41,142 @@ def _dump(data: Any, like: str | None) -> str:
     return out
 
 
-def json_edit(target: str, path: Path, change: Callable[[dict[str, Any]], list[str]]) -> Edit:
-    """Apply change(data) -> summary to a JSON file; unchanged data keeps the text as it is."""
+# --------------------------------------------------------------------------- JSONC (VS Code)
+
+# One token at a time from the start, so `//` inside a string stays in its string.
+_TOKEN = re.compile(r'[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"/]+', re.DOTALL)
+_GONE = object()
+
+
+def _tokens(text: str) -> list[tuple[int, int, str]]:
+    """The significant tokens (no whitespace, no comments) with their spans."""
+    out, pos = [], 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m:
+            raise ValueError(f"unexpected {text[pos]!r} at character {pos}")
+        if not (m.group()[0] in " \t\r\n\ufeff" or m.group().startswith(("//", "/*"))):
+            out.append((m.start(), m.end(), m.group()))
+        pos = m.end()
+    return out
+
+
+def parse_jsonc(text: str) -> Any:
+    """JSON with // and /* */ comments and trailing commas, as VS Code reads its mcp.json."""
+    toks = [t[2] for t in _tokens(text)]
+    return json.loads(" ".join(t for i, t in enumerate(toks)
+                               if not (t == "," and i + 1 < len(toks) and toks[i + 1] in ("}", "]"))))
+
+
+def _past(toks: list[tuple[int, int, str]], i: int) -> int:
+    """The index just past the value that starts at toks[i]."""
+    depth = 0
+    while True:
+        depth += {"{": 1, "[": 1, "}": -1, "]": -1}.get(toks[i][2], 0)
+        i += 1
+        if depth == 0:
+            return i
+
+
+def _members(toks: list[tuple[int, int, str]], i: int) -> list[tuple[str, int, int, int]]:
+    """An object's members (toks[i] is its `{`): key, key index, value index, index past the value."""
+    out, i = [], i + 1
+    while toks[i][2] != "}":
+        end = _past(toks, i + 2)
+        out.append((json.loads(toks[i][2]), i, i + 2, end))
+        i = end + 1 if toks[end][2] == "," else end
+    return out
+
+
+def _line_indent(text: str, pos: int) -> str:
+    line = text[text.rfind("\n", 0, pos) + 1:pos]
+    return line[:len(line) - len(line.lstrip())]
+
+
+def _jsonc_set(text: str, path: tuple[str, ...], value: Any) -> str:
+    """Set (or, value _GONE, take out) one member as text; every comment elsewhere stays."""
+    toks, obj = _tokens(text), 0
+    for key in path[:-1]:
+        obj = next(m[2] for m in _members(toks, obj) if m[0] == key)
+    members = _members(toks, obj)
+    found = [m for m in members if m[0] == path[-1]]
+    if found and value is not _GONE:  # a new value in the old one's place
+        return text[:toks[found[0][2]][0]] + json.dumps(value, ensure_ascii=False) + text[toks[found[0][3] - 1][1]:]
+    if found:  # the member and one comma go; so does its line when nothing else is on it
+        _, k, _, end = found[0]
+        start, stop = toks[k][0], toks[end - 1][1]
+        if toks[end][2] == ",":
+            stop = toks[end][1]
+        elif members.index(found[0]) > 0:
+            start = toks[members[members.index(found[0]) - 1][3]][0]
+        line = text.rfind("\n", 0, start) + 1
+        eol = text.find("\n", stop)
+        if not text[line:start].strip() and eol >= 0 and not text[stop:eol].strip():
+            start, stop = line, eol + 1
+        return text[:start] + text[stop:]
+    if value is _GONE:
+        return text
+    nl = "\r\n" if "\r\n" in text else "\n"
+    brace = toks[obj][1]
+    entry = f"{json.dumps(path[-1])}: {json.dumps(value, ensure_ascii=False)}"
+    if members and "\n" not in text[brace:toks[members[0][1]][0]]:
+        return text[:brace] + entry + ", " + text[brace:]
+    if members:  # first in the object, on its own line, indented as the next member is
+        indent = _line_indent(text, toks[members[0][1]][0])
+        return text[:brace] + nl + indent + entry + "," + text[brace:]
+    outer = _line_indent(text, toks[obj][0])
+    unit = _indent(text)
+    inner = outer + ("\t" if unit == "\t" else " " * int(unit))
+    close = toks[_past(toks, obj) - 1][0]
+    return (text[:brace] + nl + inner + entry
+            + (text[brace:close] if text[brace:close].strip() else nl + outer) + text[close:])
+
+
+def _jsonc_edit(before: str, data: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """`before` changed from data to new, two levels deep, as text; None when that cannot be done."""
+    after = before
+    try:
+        for key in dict.fromkeys([*data, *new]):
+            old, want = data.get(key, _GONE), new.get(key, _GONE)
+            if isinstance(old, dict) and isinstance(want, dict):
+                for sub in dict.fromkeys([*old, *want]):
+                    if old.get(sub, _GONE) != want.get(sub, _GONE):
+                        after = _jsonc_set(after, (key, sub), want.get(sub, _GONE))
+            elif old != want:
+                after = _jsonc_set(after, (key,), want)
+        return after if parse_jsonc(after) == new else None
+    except (ValueError, StopIteration, IndexError):
+        return None
+
+
+def _lenient(text: str) -> Any:
+    try:
+        return parse_jsonc(text)
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------- edits
+
+def json_edit(target: str, path: Path, change: Callable[[dict[str, Any]], list[str]],
+              *, jsonc: bool = False) -> Edit:
+    """Apply change(data) -> summary to a JSON file; unchanged data keeps the text as it is.
+
+    jsonc: the file may hold comments and trailing commas (VS Code's); such a file is edited
+    as text, member by member, so the comments stay."""
     try:
         before = read_config(path)
     except UnicodeDecodeError as exc:
         return Edit(target, str(path), None, None, error=not_utf8(path, exc))
+    commented = False
     if before is not None and before.lstrip("\ufeff").strip():
         try:
             data = parse_json(before)
         except ValueError as exc:
-            return Edit(target, str(path), before, before,
-                        error=f"{path} is not valid JSON ({exc}); fix it by hand, then run `remem setup` again")
+            data, commented = _lenient(before) if jsonc else None, True
+            if data is None:
+                return Edit(target, str(path), before, before,
+                            error=f"{path} is not valid JSON ({exc}); fix it by hand, then run `remem setup` again")
         if not isinstance(data, dict):
             return Edit(target, str(path), before, before,
                         error=f"{path} holds no JSON object; fix it by hand, then run `remem setup` again")
@@ -64,6 +188,13 @@ def json_edit(target: str, path: Path, change: Callable[[dict[str, Any]], list[s
         return Edit(target, str(path), before, before, what=[])
     if not new and before is None:
         return Edit(target, str(path), None, None)
+    if commented:
+        after = _jsonc_edit(before, data, new)
+        if after is None:
+            return Edit(target, str(path), before, before,
+                        error=f"{path} has comments remem cannot keep while editing it; add {', '.join(what)} "
+                              "by hand, or take the comments out and run `remem setup` again")
+        return Edit(target, str(path), before, after, what=what)
     return Edit(target, str(path), before, _dump(new, before), what=what)
 
 
