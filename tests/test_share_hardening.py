@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
 
 import pytest
 
-from remem.engine import share, share_safety
+from remem.engine import lessons, share, share_safety
 from remem.engine.files import locked
-from remem.engine.share_sign import file_bytes
+from remem.engine.share_sign import file_bytes, verify
 from remem.engine.store import Store
 from tests.test_share import GOOD, Mem, _put, _signed_lesson, add, folder, mems  # noqa: F401 (fixtures)
 
@@ -287,3 +288,240 @@ def test_a_forgotten_peer_comes_back_untrusted_even_with_trust_on_first_use(mems
     share.forget_peer(b.store, a.origin, identity_dir=b.idir)
     share.receive(b.store, folder, identity_dir=b.idir, cfg=cfg)
     assert not trusted()[a.origin]  # pinned afresh, untrusted, as the CLI says
+
+
+# --------------------------------------------------------------------------- one lesson, one hash
+
+COMMIT = "Keep commit messages under seventy characters."
+
+
+def _with_hash(mem, text: str) -> list[dict]:
+    """Every row of this lesson's hash, oldest first."""
+    h = lessons.lesson_hash(text, "correction")
+    return [lessons.get_lesson(mem.store, r["id"])
+            for r in mem.store.rows("SELECT id FROM lessons WHERE hash = ? ORDER BY created, id", (h,))]
+
+
+def test_a_received_lesson_we_then_learn_ourselves_is_held_once_as_ours(mems, folder):
+    a, b = mems["A"], mems["B"]
+    add(a, COMMIT)
+    a.sync(folder)
+    b.trust(a)
+    b.sync(folder)
+    [received] = _with_hash(b, COMMIT)
+    assert received["status"] == "candidate"
+    mine = add(b, COMMIT)  # B learns the same correction itself: its own lesson, the same hash
+    rep = b.sync(folder)["receive"]
+    assert rep["activated"] == []  # not "means the same as your lesson … cosine 1.00"
+    assert [(f["id"], f["own"]) for f in rep["folded"]] == [(received["id"], mine["id"])]
+    rows = {r["id"]: r for r in _with_hash(b, COMMIT)}
+    assert [r["id"] for r in rows.values() if r["status"] == "active"] == [mine["id"]]
+    assert rows[mine["id"]]["origins"] == [a.origin]  # A's word counts on ours
+    assert rows[received["id"]]["status"] == "revoked"
+    assert rows[received["id"]]["note"] == f"the same lesson as your own lesson {mine['id']}"
+    # Exported once, as ours; no confirmation of it as someone else's.
+    assert (folder / b.origin / "lessons" / f"{mine['hash']}.json").exists()
+    assert not (folder / b.origin / "confirm" / f"{mine['hash']}.json").exists()
+    again = b.sync(folder)
+    assert {k: v for k, v in again["summary"].items() if v} == {}
+    a.sync(folder)  # the author sees B stand behind it, now by publishing it
+    assert [r["origins"] for r in _with_hash(a, COMMIT)] == [[b.origin]]
+
+
+def test_a_received_lesson_already_active_folds_into_ours_too(mems, folder):
+    a, b, c = mems["A"], mems["B"], mems["C"]
+    add(a, COMMIT)
+    add(c, COMMIT)
+    a.sync(folder)
+    c.sync(folder)
+    b.trust(a, c)
+    b.sync(folder)
+    [received] = _with_hash(b, COMMIT)
+    assert received["status"] == "active" and (folder / b.origin / "confirm" / f"{received['hash']}.json").exists()
+    mine = add(b, COMMIT)
+    b.sync(folder)
+    rows = {r["id"]: r for r in _with_hash(b, COMMIT)}
+    assert [r["id"] for r in rows.values() if r["status"] == "active"] == [mine["id"]]
+    assert set(rows[mine["id"]]["origins"]) == {a.origin, c.origin}
+    assert not (folder / b.origin / "confirm" / f"{received['hash']}.json").exists()
+
+
+def test_our_own_lesson_first_keeps_a_received_copy_from_being_stored(mems, folder):
+    a, b = mems["A"], mems["B"]
+    mine = add(b, COMMIT)
+    add(a, COMMIT)
+    a.sync(folder)
+    b.trust(a)
+    rep = b.sync(folder)["receive"]
+    assert rep["received"] == [] and rep["activated"] == []
+    assert rep["confirmed_ours"] == [{"id": mine["id"], "by": a.origin}]
+    [row] = _with_hash(b, COMMIT)
+    assert row["id"] == mine["id"] and row["status"] == "active" and row["origins"] == [a.origin]
+    assert not (folder / b.origin / "confirm").exists() or not list((folder / b.origin / "confirm").iterdir())
+
+
+def test_our_own_vetoed_lesson_keeps_a_received_copy_from_activating(mems, folder):
+    a, b, c = mems["A"], mems["B"], mems["C"]
+    add(a, COMMIT)
+    a.sync(folder)
+    b.trust(a, c)
+    b.sync(folder)
+    [received] = _with_hash(b, COMMIT)
+    assert received["status"] == "candidate"  # one trusted origin, nothing of ours like it
+    vetoed = add(b, COMMIT, status="vetoed")  # the person vetoed their own lesson with this hash
+    add(c, COMMIT)
+    c.sync(folder)
+    rep = b.sync(folder)["receive"]  # two trusted origins now: it would activate
+    assert rep["activated"] == []
+    rows = {r["id"]: r for r in _with_hash(b, COMMIT)}
+    assert not [r for r in rows.values() if r["status"] == "active"]
+    assert rows[received["id"]]["status"] == "revoked"
+    assert rows[received["id"]]["note"] == f"the same lesson as your own lesson {vetoed['id']} (vetoed)"
+    assert rows[vetoed["id"]]["origins"] == []  # a vetoed lesson gathers no origins
+    assert not (folder / b.origin / "confirm").exists() or not list((folder / b.origin / "confirm").iterdir())
+
+
+def test_accepting_a_received_twin_of_our_own_lesson_is_refused(mems, folder):
+    a, b = mems["A"], mems["B"]
+    add(a, COMMIT)
+    a.sync(folder)
+    b.sync(folder)  # A untrusted: a candidate
+    [received] = _with_hash(b, COMMIT)
+    mine = add(b, COMMIT)
+    with pytest.raises(share.ShareError, match=f"the same lesson as your own {mine['id']}, which is active"):
+        share.accept(b.store, received["id"], identity_dir=b.idir, folder=folder)
+    rows = {r["id"]: r for r in _with_hash(b, COMMIT)}
+    assert rows[received["id"]]["status"] == "revoked" and rows[mine["id"]]["origins"] == [a.origin]
+    assert [r["id"] for r in rows.values() if r["status"] == "active"] == [mine["id"]]
+
+
+# --------------------------------------------------------------------------- withdrawn confirmations
+
+def _confirmed_by_a_on_c(mems, folder):
+    """B's lesson, active on C because A confirmed it (C trusts A and B)."""
+    a, b, c = mems["A"], mems["B"], mems["C"]
+    mine = add(b, COMMIT)
+    b.sync(folder)
+    a.sync(folder)
+    [on_a] = _with_hash(a, COMMIT)
+    share.accept(a.store, on_a["id"], identity_dir=a.idir, folder=folder)
+    c.trust(a, b)
+    c.sync(folder)
+    [on_c] = _with_hash(c, COMMIT)
+    assert on_c["status"] == "active" and "2 trusted origins" in on_c["note"]
+    assert set(on_c["origins"]) == {a.origin, b.origin}
+    b.sync(folder)
+    assert set(_with_hash(b, COMMIT)[0]["origins"]) == {a.origin, c.origin}  # both confirmed it
+    return mine, on_a, on_c
+
+
+def test_a_withdrawn_confirmation_no_longer_counts(mems, folder):
+    a, b, c = mems["A"], mems["B"], mems["C"]
+    mine, on_a, on_c = _confirmed_by_a_on_c(mems, folder)
+    share.reject(a.store, on_a["id"], identity_dir=a.idir, folder=folder)  # withdraws A's confirmation
+    b_rep = b.sync(folder)["receive"]
+    assert _with_hash(b, COMMIT)[0]["origins"] == [c.origin]  # the author no longer lists A
+    assert b_rep["withdrawn"] == [{"id": mine["id"], "by": a.origin}]
+    c_rep = c.sync(folder)["receive"]
+    held = _with_hash(c, COMMIT)[0]
+    assert held["status"] == "candidate" and held["origins"] == [b.origin]
+    assert held["note"].startswith("back to candidate: 1 trusted origin")
+    assert c_rep["withdrawn"] == [{"id": on_c["id"], "by": a.origin}]
+    assert [d["id"] for d in c_rep["demoted"]] == [on_c["id"]]
+    assert not (folder / c.origin / "confirm" / f"{on_c['hash']}.json").exists()
+    assert {k: v for k, v in c.sync(folder)["summary"].items() if v} == {}
+    assert _with_hash(c, COMMIT)[0]["status"] == "candidate"
+    b.sync(folder)  # C's confirmation went with it
+    assert _with_hash(b, COMMIT)[0]["origins"] == []
+
+
+def _half_synced(kind: str, folder: Path, a, text_hash: str) -> None:
+    """A's folder as a sync tool leaves it mid-way: A's confirmation of text_hash not (yet) there."""
+    import shutil
+
+    confirm = folder / a.origin / "confirm"
+    (confirm / f"{text_hash}.json").unlink()
+    if kind == "incomplete":  # another file half-written: the sync is still going
+        (confirm / f"{'0' * 32}.json").write_text('{"v": 1, "type": "conf')
+    elif kind == "temp":  # the sync tool is writing this very file
+        (confirm / f".syncthing.{text_hash}.json.tmp").write_text("{")
+    elif kind == "temp-unnamed":
+        (confirm / ".~lock-in-progress.partial").write_text("")
+    elif kind == "no-confirm-folder":
+        shutil.rmtree(confirm)
+    elif kind == "no-lessons-folder":
+        shutil.rmtree(folder / a.origin / "lessons")
+    elif kind == "unverified":  # a copy of it that does not verify: not a withdrawal
+        doc = share.identity(a.idir).sign({"v": 1, "type": "confirm", "origin": a.origin,
+                                           "hash": text_hash, "at": "2026-11-01T00:00:00+00:00"})
+        doc["at"] = "2026-11-02T00:00:00+00:00"
+        (confirm / f"{text_hash}.json").write_bytes(file_bytes(doc))
+
+
+@pytest.mark.parametrize("kind", ["incomplete", "temp", "temp-unnamed", "no-confirm-folder",
+                                  "no-lessons-folder", "unverified"])
+def test_a_half_synced_folder_withdraws_nothing(mems, folder, kind):
+    a, c = mems["A"], mems["C"]
+    _, _, on_c = _confirmed_by_a_on_c(mems, folder)
+    _half_synced(kind, folder, a, on_c["hash"])
+    rep = c.sync(folder)["receive"]
+    assert rep["withdrawn"] == [] and rep["demoted"] == []
+    held = _with_hash(c, COMMIT)[0]
+    assert held["status"] == "active" and a.origin in held["origins"]
+
+
+# --------------------------------------------------------------------------- revocations kept for good
+
+def test_a_deleted_revocation_is_rewritten_so_a_replayed_lesson_stays_out(mems, folder):
+    a, d = mems["A"], mems["C"]
+    mine = add(a, COMMIT)
+    a.sync(folder)
+    lesson_file = folder / a.origin / "lessons" / f"{mine['hash']}.json"
+    old = lesson_file.read_bytes()
+    share.revoke(a.store, mine["id"], folder, identity_dir=a.idir)
+    a.sync(folder)
+    tomb = folder / a.origin / "revoked" / f"{mine['hash']}.json"
+    tomb.unlink()  # someone deletes the revocation
+    rep = a.sync(folder)["export"]
+    assert tomb.exists(), "the revocation is kept for good: the next sync writes it again"
+    assert rep["revocations"] == [{"id": mine["id"], "hash": mine["hash"]}]
+    doc = json.loads(tomb.read_text())
+    assert doc["type"] == "revoke" and doc["hash"] == mine["hash"]
+    assert verify(doc, share.identity(a.idir).public_raw)
+    assert a.sync(folder)["export"]["revocations"] == []  # kept, not rewritten every time
+    tomb.write_text("{}")  # tampered: replaced too
+    assert a.sync(folder)["export"]["revocations"] == [{"id": mine["id"], "hash": mine["hash"]}]
+    lesson_file.write_bytes(old)  # the old signed lesson file put back
+    d.trust(a)
+    d.sync(folder)
+    assert _with_hash(d, COMMIT) == []  # a new machine does not take it in
+
+
+# --------------------------------------------------------------------------- peer labels
+
+@pytest.mark.parametrize("bad", ["lap\ttop", "lap\ntop", "laptop\r", "lap\x01top", "lap\x7ftop",
+                                 "lap\x85top", "lap\u2028top", "lap\u202etop"])
+def test_a_peer_label_with_any_control_character_is_refused(store, tmp_path, bad):
+    peer = "0123456789abcdef"
+    share.trust(store, peer, label="Ana", force=True, identity_dir=tmp_path / "id")
+    with pytest.raises(share.ShareError, match="control characters"):
+        share.trust(store, peer, label=bad, identity_dir=tmp_path / "id")
+    assert share.peers(store)[0]["label"] == "Ana"
+
+
+def test_a_peer_label_has_its_spaces_collapsed(store, tmp_path):
+    peer = "0123456789abcdef"
+    rep = share.trust(store, peer, label="  Ana's\u00a0\u00a0 desk ", force=True, identity_dir=tmp_path / "id")
+    assert rep["label"] == "Ana's desk"
+
+
+def test_an_over_long_lesson_is_quarantined_once_not_at_every_sync(mems, folder):
+    a, b = mems["A"], mems["B"]
+    doc = _signed_lesson(a, "Run the tests " + "again " * 400)  # over 2,000 characters: cut when stored
+    a.sync(folder)
+    _put(folder, a, doc)
+    first = b.receive(folder)
+    again = b.receive(folder)
+    assert len(first["quarantined"]) == 1 and again["quarantined"] == []
+    assert b.store.scalar("SELECT count(*) FROM lessons") == 1
+    assert b.store.scalar("SELECT hash FROM lessons") == doc["hash"]

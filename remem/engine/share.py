@@ -13,6 +13,13 @@ Rules (docs/PROTOCOL.md, Sharing):
 - A candidate becomes active when two or more trusted origins published or confirmed the
   same hash, or one trusted origin did and it means the same as one of our own active
   lessons (cosine >= share.corroborate_cut), or the person accepts it.
+- A received lesson with the hash of one of our own lessons is that lesson (the hash is a
+  lesson's identity across memories): its origins join ours and the received row is retired
+  (status revoked, fold_into_own), never activated beside ours; our own vetoed or revoked
+  lesson keeps it out the same way.
+- An origin whose folder was read whole and no longer publishes or confirms a hash leaves that
+  lesson's `origins` (a withdrawn confirmation stops counting); what no longer has the trusted
+  origins it needs goes back to candidate (demote).
 - A revocation from a trusted origin that vouched for a received lesson retires it (status
   revoked), and so does one from its author when no other trusted origin vouches for it.
   Anyone else revoking, and anyone revoking one of our own lessons, only leaves its `origins`
@@ -42,7 +49,8 @@ from remem.engine.store import Store, dumps
 
 VERSION = 1
 __all__ = [
-    "identity", "export_lessons", "receive", "write_confirmations", "sync", "activate", "demote", "trust",
+    "identity", "export_lessons", "receive", "write_confirmations", "sync", "activate", "demote",
+    "fold_into_own", "trust",
     "forget_peer", "accept", "reject", "revoke", "candidates", "peers", "keys", "resolve_folder",
     "ShareError",
 ]
@@ -196,8 +204,8 @@ def _pin(store: Store, origin: str, key_raw: bytes, tofu: bool) -> str | None:
 def _new_report(folder: Path, origin: str) -> dict[str, Any]:
     return {"folder": str(folder), "origin": origin, "origins_seen": [], "received": [],
             "quarantined": [], "corroborated": [], "activated": [], "confirmed_ours": [],
-            "revoked": [], "rejected": [], "incomplete": [], "ignored": [], "duplicates": 0,
-            "already_held": 0}
+            "revoked": [], "withdrawn": [], "folded": [], "demoted": [], "rejected": [],
+            "incomplete": [], "ignored": [], "duplicates": 0, "already_held": 0}
 
 
 # --------------------------------------------------------------------------- export
@@ -250,6 +258,32 @@ def _withhold(lesson: dict[str, Any], min_strength: float, revoked: set[str]) ->
     return reasons + share_safety.outgoing(lesson["text"])
 
 
+def _keep_revocations(store: Store, root: Path, ident: Identity, revoked: set[str],
+                      problems: list[dict[str, str]]) -> list[dict[str, str]]:
+    """A revocation is kept for good (a tombstone): rewrite ours, signed, for every lesson of
+    ours we revoked whose revoked/<hash>.json is gone or no longer ours and valid. Without it an
+    old copy of the lesson file put back in our folder would be taken in again elsewhere.
+    `revoked` gains the hashes written."""
+    written: list[dict[str, str]] = []
+    for lesson in list_lessons(store, statuses=("revoked",)):
+        if not _is_own(lesson, ident.origin):
+            continue
+        text_hash = lesson_hash(lesson["text"], lesson["kind"])
+        if text_hash in revoked:
+            continue
+        try:
+            own_folder(root, ident.origin, "revoked")
+        except ShareError as exc:
+            problems.append(Problem(f"{ident.origin}/revoked", str(exc)).as_dict())
+            break
+        doc = ident.sign({"v": VERSION, "type": "revoke", "origin": ident.origin, "hash": text_hash,
+                          "at": lesson["updated"]})
+        if _put_own(root, doc_path(root, ident.origin, "revoked", text_hash), file_bytes(doc), problems) is not None:
+            written.append({"id": lesson["id"], "hash": text_hash})
+            revoked.add(text_hash)
+    return written
+
+
 def export_lessons(store: Store, folder: str | Path, *, identity_dir: Path | str | None = None,
                    cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write our shareable lessons, one signed file each, and our key.pub; drop stale files."""
@@ -263,12 +297,16 @@ def _export(store: Store, folder: str | Path, identity_dir: Path | str | None,
     ident = identity(identity_dir)
     root = _root(folder)
     lessons_dir = own_folder(root, ident.origin, "lessons")
+    # Made even empty: a receiver takes an origin's folder as read whole (and so a confirmation
+    # missing from it as withdrawn) only when lessons/ and confirm/ are both there.
+    own_folder(root, ident.origin, "confirm")
     report: dict[str, Any] = {"folder": str(root), "origin": ident.origin, "exported": [],
                               "unchanged": 0, "removed": [], "withheld": [], "not_ours": 0,
-                              "problems": []}
+                              "revocations": [], "problems": []}
     problems = report["problems"]
     _put_own(root, root / ident.origin / KEY_FILE, public_line(ident.public_raw).encode("ascii"), problems)
     revoked = _revoked_hashes(root, ident)
+    report["revocations"] = _keep_revocations(store, root, ident, revoked, problems)
     wanted: set[str] = set()
     for lesson in list_lessons(store, statuses=("active",)):
         if not _is_own(lesson, ident.origin):
@@ -315,6 +353,9 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
     lessons_in: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     confirms_in: list[tuple[str, str]] = []
     revokes_in: list[tuple[str, str, str]] = []
+    # Per origin whose folder was read whole: the hashes it still stands behind (publishes,
+    # confirms, or has a file for that did not read or verify this time).
+    holding: dict[str, set[str]] = {}
     for origin in origins:
         if origin == ident.origin:
             continue
@@ -328,6 +369,9 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
             report["rejected"].append(Problem(f"{origin}/{KEY_FILE}", why).as_dict())
             continue
         report["origins_seen"].append(origin)
+        held = set(scan.unsure)
+        if scan.settled:
+            holding[origin] = held
         for sub, items in scan.docs.items():
             seen: set[str] = set()
             for rel, doc in items:
@@ -335,18 +379,22 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
                     report["duplicates"] += 1  # a conflicted copy of a file already read
                     continue
                 if not verify(doc, scan.key_raw):
+                    held.add(doc["hash"])
                     report["rejected"].append(Problem(
                         rel, f"signature does not verify against {origin}'s key "
                              "(changed after signing, or signed by another key)").as_dict())
                     continue
                 why = _validate(sub, doc, origin)
                 if why:
+                    held.add(doc["hash"])
                     report["rejected"].append(Problem(rel, why).as_dict())
                     continue
                 seen.add(doc["hash"])
                 if sub == "lessons":
+                    held.add(doc["hash"])
                     lessons_in.setdefault(doc["hash"], []).append((origin, doc))
                 elif sub == "confirm":
+                    held.add(doc["hash"])
                     confirms_in.append((origin, doc["hash"]))
                 else:
                     revokes_in.append((origin, doc["hash"], str(doc.get("at") or "")))
@@ -362,8 +410,34 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
                 key = "confirmed_ours" if _is_own(row, ident.origin) else "corroborated"
                 report[key].append({"id": row["id"], "by": origin})
     _apply_revocations(store, revokes_in, ident.origin, report)
+    for origin, text_hash in revoked_pairs:  # a revocation is no standing behind it
+        if origin in holding:
+            holding[origin].discard(text_hash)
+    report["withdrawn"] = _withdraw(store, holding, ident.origin)
+    report["folded"] = fold_into_own(store, ident.origin)
+    report["demoted"] = demote(store, identity_dir=identity_dir)
     report["activated"] = activate(store, identity_dir=identity_dir, cfg=full_cfg, embedder=embedder)
     return report
+
+
+def _withdraw(store: Store, holding: dict[str, set[str]], ours: str) -> list[dict[str, str]]:
+    """Origins read whole this time leave the `origins` of lessons they no longer publish or
+    confirm (a confirmation withdrawn by `share reject`, a lesson they stopped exporting). Never
+    our own origin, never a lesson's author (its place is its `origin`; a revocation is what
+    retires it), never retired lessons."""
+    gone_all: list[dict[str, str]] = []
+    if not holding:
+        return gone_all
+    ids = [r["id"] for r in store.rows(
+        "SELECT id FROM lessons WHERE status IN ('active', 'candidate', 'quarantined') "
+        "AND origins IS NOT NULL AND origins != '[]' ORDER BY created, id")]
+    for row in (get_lesson(store, i) for i in ids):
+        gone = [o for o in row["origins"]
+                if o in holding and o != ours and o != row.get("origin") and row["hash"] not in holding[o]]
+        if gone:
+            update_lesson(store, row["id"], origins=[o for o in row["origins"] if o not in gone])
+            gone_all += [{"id": row["id"], "by": o} for o in gone]
+    return gone_all
 
 
 def _take_lessons(store: Store, lessons_in: dict[str, list[tuple[str, dict[str, Any]]]],
@@ -395,6 +469,10 @@ def _take_lessons(store: Store, lessons_in: dict[str, list[tuple[str, dict[str, 
             made = add_lesson(store, doc["text"], doc["kind"], status="quarantined",
                               origin=publishers[0], origins=publishers, strength=_received_strength(doc),
                               note="quarantined: " + "; ".join(reasons))
+            if made["hash"] != text_hash:
+                # Over the length cap the stored text is cut, and so its hash would change: keep
+                # the sender's, or every sync would take the same file in as one more row.
+                made = update_lesson(store, made["id"], hash=text_hash)
             report["quarantined"].append({"id": made["id"], "origin": publishers[0], "reasons": reasons})
             continue
         fresh.append((doc, publishers))
@@ -493,6 +571,40 @@ def _similar_local(store: Store, rows: list[dict[str, Any]], ours: str | None,
 
 ACTIVATED = "activated: "  # the note of a lesson activated by trust (demote() reads it)
 BY_MEANING = "means the same as your lesson "
+TWIN = "the same lesson as your own lesson "
+
+
+def own_twin(store: Store, text_hash: str, ours: str | None) -> dict[str, Any] | None:
+    """Our own lesson with this hash (an active one first), or None."""
+    own = [r for r in _rows_with_hash(store, text_hash) if _is_own(r, ours)]
+    own.sort(key=lambda r: r["status"] != "active")  # stable: oldest first within each
+    return own[0] if own else None
+
+
+def fold_into_own(store: Store, ours: str | None) -> list[dict[str, Any]]:
+    """Received lessons (waiting or active) with the hash of one of our own lessons: the hash is
+    a lesson's identity across memories, so they are that lesson. Their origins join ours (when
+    ours is active) and the received row is retired (status revoked, the note naming ours), so
+    the lesson is held, primed and rendered once. Our own vetoed or revoked lesson keeps the
+    received one out the same way, in whichever order they came."""
+    rows = store.rows(
+        "SELECT r.id FROM lessons r WHERE r.status IN ('candidate', 'quarantined', 'active') "
+        "AND r.origin IS NOT NULL AND r.origin != '' AND r.origin != ? AND EXISTS (SELECT 1 FROM "
+        "lessons o WHERE o.hash = r.hash AND (o.origin IS NULL OR o.origin = '' OR o.origin = ?)) "
+        "ORDER BY r.created, r.id", (ours or "", ours or ""))
+    done: list[dict[str, Any]] = []
+    for item in rows:
+        row = get_lesson(store, item["id"])
+        own = own_twin(store, row["hash"], ours)
+        if own is None:
+            continue
+        joined: list[str] = []
+        if own["status"] == "active":
+            joined = _add_origins(store, own, [o for o in [row["origin"], *row["origins"]] if o and o != ours])
+        why = TWIN + own["id"] + ("" if own["status"] == "active" else f" ({own['status']})")
+        update_lesson(store, row["id"], status="revoked", note=why)
+        done.append({"id": row["id"], "own": own["id"], "why": why, "origins_joined": joined})
+    return done
 
 
 def activate(store: Store, *, identity_dir: Path | str | None = None, cfg: dict[str, Any] | None = None,
@@ -500,6 +612,7 @@ def activate(store: Store, *, identity_dir: Path | str | None = None, cfg: dict[
     """Turn candidates that are now corroborated into active lessons; returns what changed."""
     ours = _our_origin(identity_dir)
     cut = float(_cfg(cfg)["corroborate_cut"])
+    fold_into_own(store, ours)  # a twin of our own lesson is never activated beside it
     trusted = _trusted(store)
     changed: list[dict[str, Any]] = []
     by_meaning = []
@@ -628,6 +741,8 @@ def summarise(out: dict[str, Any]) -> dict[str, int]:
         "rejected": len(rec.get("rejected", [])), "incomplete": len(rec.get("incomplete", [])),
         "activated": len(rec.get("activated", [])), "corroborated": len(rec.get("corroborated", [])),
         "confirmed_ours": len(rec.get("confirmed_ours", [])), "revoked": len(rec.get("revoked", [])),
+        "withdrawn": len(rec.get("withdrawn", [])), "folded": len(rec.get("folded", [])),
+        "demoted": len(rec.get("demoted", [])), "revocations_rewritten": len(exp.get("revocations", [])),
         "confirmations_written": len(con.get("written", [])),
     }
 

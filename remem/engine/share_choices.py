@@ -5,14 +5,15 @@ Re-exported by remem.engine.share, so callers use `share.trust(...)`, `share.can
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 from typing import Any
 
 from remem.engine import clock, share_safety
 from remem.engine.lessons import get_lesson, lesson_hash, list_lessons, update_lesson
 from remem.engine.share import (VERSION, _cfg, _is_own, _our_origin, _root, _similar_local,
-                                _still_valid, _trusted, _vouchers, activate, demote, share_lock,
-                                write_confirmations)
+                                _still_valid, _trusted, _vouchers, activate, demote, fold_into_own,
+                                own_twin, share_lock, write_confirmations)
 from remem.engine.share_files import doc_path, is_origin, own_folder, remove, write_own
 from remem.engine.share_sign import ShareError, file_bytes, identity, public_line
 from remem.engine.store import Store
@@ -64,11 +65,23 @@ def _peer_id(store: Store, origin: str, *, unseen_hint: str = "", allow_unseen: 
 LABEL_MAX = 64  # characters of a peer's label
 
 
+# Bidirectional-text controls reorder how the rest of a line reads ("3f9a (laptop)" shown
+# backwards); line and paragraph separators break the one line.
+_LABEL_REFUSED = {0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+
+
 def _clean_label(label: str) -> str | None:
-    """A peer's label as stored: one line of at most LABEL_MAX characters; "" clears it."""
-    text = " ".join(str(label).split())
-    if any(ord(ch) < 32 or ord(ch) == 127 or 0x80 <= ord(ch) < 0xA0 for ch in text):
-        raise ShareError("a peer label cannot hold control characters")
+    """A peer's label as stored: one line of at most LABEL_MAX characters; "" clears it.
+    Every control character is refused, a tab or a line break like any other (none is quietly
+    turned into a space), and so are line separators and bidirectional-text controls; runs of
+    spaces (no-break ones too) become one space, and spaces at either end go."""
+    raw = str(label)
+    bad = sorted({f"U+{ord(ch):04X}" for ch in raw
+                  if unicodedata.category(ch) == "Cc" or ord(ch) in _LABEL_REFUSED})
+    if bad:
+        raise ShareError("a peer label cannot hold control characters (tabs and line breaks "
+                         f"included) or text-direction controls: {', '.join(bad)}")
+    text = " ".join(raw.split())
     if len(text) > LABEL_MAX:
         raise ShareError(f"a peer label is at most {LABEL_MAX} characters, not {len(text)}")
     return text or None
@@ -134,11 +147,23 @@ def accept(store: Store, lesson_id: str, *, force: bool = False, identity_dir: P
     ours = _our_origin(identity_dir)
     if _is_own(row, ours):
         raise ShareError(f"lesson {row['id']} is your own; `remem share accept` is for received lessons")
+    if row["status"] in ("revoked", "vetoed"):
+        raise ShareError(f"lesson {row['id']} is {row['status']}; it cannot come back")
+    twin = own_twin(store, row["hash"], ours)
+    if twin is not None:
+        # The same lesson as one of ours (the hash is its identity): never a second active copy.
+        with share_lock(store):
+            fold_into_own(store, ours)
+        same = f"lesson {row['id']} is the same lesson as your own {twin['id']}"
+        if twin["status"] == "active":
+            raise ShareError(f"{same}, which is active; its origins now count there (nothing to accept)")
+        if twin["status"] == "vetoed":
+            raise ShareError(f"{same}, which you vetoed; it stays out "
+                             f"(`remem lessons restore {twin['id']}` brings yours back)")
+        raise ShareError(f"{same}, which you revoked; it cannot come back")
     if row["status"] == "quarantined" and not force:
         raise ShareError(f"lesson {row['id']} is quarantined ({row.get('note') or 'unsafe'}); read it in "
                          f"`remem share candidates`, then `remem share accept {row['id']} --force`")
-    if row["status"] in ("revoked", "vetoed"):
-        raise ShareError(f"lesson {row['id']} is {row['status']}; it cannot come back")
     origins = list(row["origins"]) + ([ours] if ours and ours not in row["origins"] else [])
     done = update_lesson(store, row["id"], status="active", origins=origins, note="accepted by hand")
     if folder:

@@ -54,6 +54,13 @@ class Scan:
     docs: dict[str, list[tuple[str, dict[str, Any]]]] = field(default_factory=dict)
     rejected: list[Problem] = field(default_factory=list)
     incomplete: list[Problem] = field(default_factory=list)
+    # Whether the folder was read whole: lessons/ and confirm/ both there and readable, no
+    # half-synced file, no sync tool's temp file without a hash in its name. Only then may a
+    # hash it no longer holds be taken as withdrawn (share.py); a sync in progress is not.
+    settled: bool = True
+    # Hashes a file was there for that did not read or verify (or is being written): not
+    # withdrawn, whatever else the folder says.
+    unsure: set[str] = field(default_factory=set)
 
 
 def _is_temp(name: str) -> bool:
@@ -61,6 +68,21 @@ def _is_temp(name: str) -> bool:
     return name.startswith(".") and not name.startswith("..") and (
         name.endswith((".tmp", ".partial")) or name.startswith((".syncthing.", ".dropbox", ".~"))
         or name in (".DS_Store", ".stfolder", ".stignore", ".stversions"))
+
+
+# Temp files of a write in progress (ours: .<name>.XXXX.tmp; Syncthing: .syncthing.<name>.tmp);
+# .DS_Store and the like stay for good and say nothing.
+_HASH_IN = re.compile(r"[0-9a-f]{32}")
+
+
+def _in_flight(name: str) -> bool:
+    return _is_temp(name) and (name.endswith((".tmp", ".partial")) or name.startswith((".syncthing.", ".~")))
+
+
+def hash_in(name: str) -> str | None:
+    """The first 32-hex run in a file name (a document's hash), or None."""
+    m = _HASH_IN.search(name)
+    return m.group(0) if m else None
 
 
 def is_origin(name: str) -> bool:
@@ -231,27 +253,46 @@ def scan_origin(root: Path, origin: str, cap: int) -> Scan:
         directory = base / sub
         if directory.is_symlink():
             scan.rejected.append(Problem(rel(directory), "refused: the folder is a link"))
+            scan.settled = False
             continue
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:
+            # Every export makes lessons/ and confirm/: without one of them (not synced yet,
+            # unreadable, an older remem) nothing can be taken as withdrawn.
+            if sub != "revoked":
+                scan.settled = False
             continue
         found: list[tuple[str, dict[str, Any]]] = []
         for entry in entries:
             if _is_temp(entry.name):
+                if _in_flight(entry.name):
+                    named = hash_in(entry.name)
+                    if named:
+                        scan.unsure.add(named)
+                    else:
+                        scan.settled = False
                 continue
             parsed = parse_name(entry.name)
             path = directory / entry.name
             if parsed is None:
+                named = hash_in(entry.name)
+                if named:
+                    scan.unsure.add(named)
                 scan.rejected.append(Problem(rel(path), "refused: unexpected file name"))
                 continue
             try:
                 doc = read_doc(root, path, cap)
             except ShareError as exc:
-                bucket = scan.incomplete if "incomplete" in str(exc) else scan.rejected
-                bucket.append(Problem(rel(path), str(exc)))
+                scan.unsure.add(parsed[0])
+                if "incomplete" in str(exc):
+                    scan.incomplete.append(Problem(rel(path), str(exc)))
+                    scan.settled = False  # a sync in progress: other files may not be here yet
+                else:
+                    scan.rejected.append(Problem(rel(path), str(exc)))
                 continue
             if doc.get("hash") != parsed[0]:
+                scan.unsure.add(parsed[0])
                 scan.rejected.append(Problem(rel(path), "refused: the file name does not match its hash"))
                 continue
             found.append((rel(path), doc))
