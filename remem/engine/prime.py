@@ -265,10 +265,18 @@ def _record(store: Store, session_id: str | None, agent: str | None, event: str,
     return block, included
 
 
+_FENCE_TAG = re.compile(r"<\s*/?\s*remem-memory\s*>", re.IGNORECASE)
+
+
 def _clean(text: str) -> str:
     text = " ".join(str(text or "").split())
-    # A lesson can never close (or open) the fence it sits in.
-    return text.replace(CLOSE_TAG, "").replace(OPEN_TAG, "")
+    # A lesson can never close (or open) the fence it sits in, in any case or spacing; taken
+    # out until none is left, since taking one out can join the pieces of another.
+    while True:
+        cleaned = _FENCE_TAG.sub("", text)
+        if cleaned == text:
+            return text
+        text = cleaned
 
 
 def choose(scored: list[dict[str, Any]], cfg: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:

@@ -12,6 +12,8 @@ reads remem over MCP. Stdout carries JSON only; an empty stdout means "carry on"
 from __future__ import annotations
 
 import json
+import os
+import stat
 from typing import Any
 
 AGENTS = ("claude-code", "codex", "gemini", "cursor")
@@ -90,11 +92,13 @@ def _last_assistant_from_transcript(path: str | None) -> str:
     if not path:
         return ""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # /dev/zero, a FIFO: no end, or no answer
+            return ""
         with open(path, "rb") as fh:
             fh.seek(0, 2)
             size = fh.tell()
             fh.seek(max(0, size - 262_144))
-            tail = fh.read().decode("utf-8", errors="replace")
+            tail = fh.read(262_144).decode("utf-8", errors="replace")
     except OSError:
         return ""
     for line in reversed(tail.splitlines()):
@@ -123,7 +127,7 @@ def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
     roots = payload.get("workspace_roots")
     if not cwd and isinstance(roots, list) and roots and isinstance(roots[0], str):
         cwd = roots[0]
-    transcript = _str(payload.get("transcript_path")) or None
+    transcript = _clean(_str(payload.get("transcript_path"))) or None
     command = None
     if event == "prompt":
         if agent == "cursor":
@@ -154,11 +158,10 @@ def render(agent: str, event: str, block: str) -> str:
         return neutral(agent, event)
     if event == "stop":
         decision = "deny" if agent == "gemini" else "block"
-        return json.dumps({"decision": decision, "reason": block}, ensure_ascii=False)
-    return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": name, "additionalContext": block}},
-        ensure_ascii=False,
-    )
+        return json.dumps({"decision": decision, "reason": block})
+    # ASCII JSON (\u escapes): whatever encoding the agent's pipe has, what is written arrives,
+    # and a lesson recorded as shown is shown.
+    return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": block}})
 
 
 def neutral(agent: str, event: str) -> str:
