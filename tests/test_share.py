@@ -276,6 +276,23 @@ def test_share_trust_of_an_unknown_origin_through_the_cli(remem_cli, home):
     assert both.returncode == 1 and "--force" in both.stderr
 
 
+def test_share_sync_says_when_a_revocation_was_written_again(remem_cli, home, tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    with Store() as store:
+        lesson = lessons.add_lesson(store, "Never deploy on Fridays", "correction", strength=2.0)
+    assert remem_cli("share", "sync", "--folder", str(shared)).returncode == 0
+    assert remem_cli("share", "revoke", lesson["id"], "--folder", str(shared)).returncode == 0
+    for tombstone in shared.glob("*/revoked/*.json"):
+        tombstone.unlink()
+    res = remem_cli("share", "sync", "--folder", str(shared))
+    assert res.returncode == 0, res.stderr
+    assert "revocations rewritten 1" in res.stdout
+    assert list(shared.glob("*/revoked/*.json"))
+    quiet = remem_cli("share", "sync", "--folder", str(shared))
+    assert "rewritten" not in quiet.stdout  # nothing changed: nothing more said
+
+
 def test_a_candidate_that_means_the_same_as_our_own_lesson_is_activated(mems, folder):
     a, b = mems["A"], mems["B"]
     add(b, "Always run the full test suite before handing the work back")

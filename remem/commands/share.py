@@ -127,6 +127,13 @@ def register(app: typer.Typer) -> None:
         print(f"{out['folder']} as {out['origin']}: exported {s['exported']} (withheld {s['withheld']}), "
               f"received {s['received']}, quarantined {s['quarantined']}, rejected {s['rejected']}, "
               f"activated {s['activated']}, confirmed yours {s['confirmed_ours']}, revoked {s['revoked']}")
+        # What changed under lessons already held: said only when something did.
+        changes = [f"{what} {s.get(key, 0)}" for key, what in (
+            ("withdrawn", "confirmations withdrawn"), ("folded", "folded into your own"),
+            ("demoted", "back to candidate"), ("revocations_rewritten", "revocations rewritten"))
+            if s.get(key)]
+        if changes:
+            print("  " + ", ".join(changes))
 
     @share_app.command("trust")
     def trust(origin: str = typer.Argument(..., help="An origin id (16 hex digits, or a unique prefix)."),
