@@ -55,6 +55,17 @@ def test_demo_builds_where_home_points_and_never_empties_a_real_memory(tmp_path)
     assert "keep me" in run_remem("--home", str(real), "list").stdout
 
 
+def test_ids_in_narrow_tables_are_never_folded(home) -> None:
+    ids = []
+    for i in range(3):
+        out = run_remem("remember", f"note {i} " + "with quite a few words to fill the memory column " * 3,
+                        "--json")
+        ids.append(out.json()["id"])
+    listing = run_remem("list", env={"COLUMNS": "60"}).stdout
+    for memory_id in ids:  # whole on one line, so it can be copied into the next command
+        assert any(memory_id[:8] in line for line in listing.splitlines()), listing
+
+
 def test_restore_of_a_missing_or_foreign_file_keeps_the_memory(home, tmp_path) -> None:
     assert run_remem("remember", "keep me").returncode == 0
     missing = tmp_path / "no-such-backup.db"

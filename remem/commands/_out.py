@@ -18,14 +18,22 @@ def console(stderr: bool = False) -> Any:
     return Console(stderr=stderr, highlight=False, soft_wrap=False)
 
 
+# Columns holding ids or origins people paste into `share accept ID`, `share trust ORIGIN` …
+ID_COLUMNS = frozenset({"id", "origin", "from"})
+
+
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     from rich.table import Table
     from rich.text import Text
 
     # Cells are plain text: a memory or a received lesson saying "[/b]" is not rich markup.
     t = Table(title=Text(title) if title else None, show_lines=False, header_style="bold")
-    for col in columns:
-        t.add_column(col, overflow="fold")
+    for index, col in enumerate(columns):
+        if col in ID_COLUMNS:  # an id is copied into the next command: never folded
+            widest = max((len(str(row[index] or "")) for row in rows), default=0)
+            t.add_column(col, no_wrap=True, min_width=min(widest, 40))
+        else:
+            t.add_column(col, overflow="fold")
     for row in rows:
         t.add_row(*[Text("" if v is None else str(v)) for v in row])
     console().print(t)
