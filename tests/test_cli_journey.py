@@ -66,6 +66,18 @@ def test_ids_in_narrow_tables_are_never_folded(home) -> None:
         assert any(memory_id[:8] in line for line in listing.splitlines()), listing
 
 
+def test_an_events_ingest_counts_as_an_ingest_and_a_note_does_not(home, tmp_path) -> None:
+    assert run_remem("remember", "a note by hand").returncode == 0
+    assert run_remem("status", "--json").json()["last_ingest"] is None
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"v":1,"at":"2026-11-29T10:00:00Z","kind":"correction",'
+                      '"text":"never run migrations on prod by hand"}\n')
+    assert run_remem("ingest", "--events", str(events), "--quiet").returncode == 0
+    assert run_remem("status", "--json").json()["last_ingest"] is not None
+    g8 = {g["id"]: g for g in run_remem("goals", "--json").json()}["G8"]
+    assert g8["status"] == "pass"
+
+
 def test_restore_of_a_missing_or_foreign_file_keeps_the_memory(home, tmp_path) -> None:
     assert run_remem("remember", "keep me").returncode == 0
     missing = tmp_path / "no-such-backup.db"

@@ -122,7 +122,7 @@ def check(store: Store, days: int = 30, cfg: dict[str, Any] | None = None) -> li
         f"<= {SELECT_BUDGET_MS:.0f} ms over the active lessons (whole-hook budgets: bench/hooks.py)",
         "unknown" if latency is None else ("pass" if latency <= SELECT_BUDGET_MS else "fail"),
     ))
-    last_ingest = store.scalar("SELECT max(ingested) FROM sessions")
+    last_ingest = store.meta_times()["last_ingest"]
     age = clock.days_between(last_ingest) if last_ingest else None
     goals.append(_goal(
         "G8", "Sessions are read soon after they happen", None if age is None else round(age, 2),

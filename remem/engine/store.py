@@ -522,8 +522,13 @@ class Store:
         return {t: int(self.scalar(f"SELECT count(*) FROM {t}") or 0) for t in tables}
 
     def meta_times(self) -> dict[str, str | None]:
+        # An ingest is a session read, or episodes stored from a file (events, the inbox): what
+        # was remembered by hand or over MCP is not reading sessions.
+        sessions = self.scalar("SELECT max(ingested) FROM sessions")
+        stored = self.scalar("SELECT max(created) FROM episodes WHERE source NOT IN "
+                             "('remember', 'mcp', 'demo')")
         return {
-            "last_ingest": self.scalar("SELECT max(ingested) FROM sessions"),
+            "last_ingest": max((t for t in (sessions, stored) if t), default=None),
             "last_sleep": self.scalar(
                 "SELECT max(finished) FROM runs WHERE kind = 'sleep' AND status = 'ok'"
             ),
