@@ -164,3 +164,17 @@ def test_restoring_a_lesson_that_is_not_vetoed_says_so_and_changes_nothing(home)
     res = run_remem("lessons", "restore", lesson["id"])
     assert res.returncode == 0 and res.stdout.startswith(f"restored {lesson['id']}"), res.stdout
     assert render._read_json(render.vetoed_path(), {}) == {}
+
+
+def test_vetoing_a_lesson_that_is_vetoed_already_says_so_and_changes_nothing(home):
+    from remem.engine import render
+
+    lesson = _lesson()
+    res = run_remem("lessons", "veto", lesson["id"], "--note", "only the old repo")
+    assert res.returncode == 0 and res.stdout.startswith(f"vetoed {lesson['id']}"), res.stdout
+    vetoed, record = _stored(lesson["id"]), render._read_json(render.vetoed_path(), {})
+    res = run_remem("lessons", "veto", lesson["id"][:6], "--note", "another reason")
+    assert res.returncode == 0, res.stderr  # a no-op, as `restore` of an active lesson is
+    assert res.stdout.strip() == f"{lesson['id']} is vetoed already: nothing to do"
+    assert "render" not in res.stdout
+    assert _stored(lesson["id"]) == vetoed and render._read_json(render.vetoed_path(), {}) == record

@@ -75,6 +75,28 @@ def test_experiment_without_a_model_says_so_in_one_line(cli, store):
     assert "no model configured" in out.output and out.output.count("\n") == 1
 
 
+def test_experiment_pairs_without_a_model_says_no_lesson_was_tested(cli, store, tmp_path):
+    """--pairs with no model still exports what earlier runs kept, and says in one line on
+    stderr that nothing was tested and how to set a model."""
+    _lesson(store)
+    with store.write() as conn:  # an answer an earlier run kept (with a model then)
+        conn.execute(
+            "INSERT INTO experiments (at, lesson_id, test, model, with_reminder, passed, prompt, response) "
+            "VALUES ('2026-01-01T00:00:00+00:00', 'x', 'behaviour', 'm', 1, 1, 'install requests', "
+            "'I will run uv pip install requests.')")
+    pairs = tmp_path / "pairs.jsonl"
+    out = cli("experiment", "--pairs", str(pairs), "--limit", "3")
+    assert out.exit_code == 0, out.output
+    err = out.stderr.strip()
+    assert err.count("\n") == 0 and err.startswith("remem: no model configured"), err
+    assert "no lesson was tested" in err and "remem config set llm.url" in err
+    assert out.stdout.strip() == f"wrote 1 training pairs to {pairs} (from earlier runs)"
+    assert len(pairs.read_text().splitlines()) == 1
+    as_json = cli("experiment", "--pairs", str(pairs), "--json")
+    assert as_json.exit_code == 0 and json.loads(as_json.stdout) == {"model": None, "pairs_written": 1}
+    assert "no model configured" in as_json.stderr
+
+
 def test_goals_have_number_target_and_status(cli, store):
     _lesson(store)
     out = cli("goals", "--json")

@@ -492,3 +492,16 @@ def test_sleep_stamps_consolidate_and_discovery_when_their_passes_run(store):
         assert last_runs()["discover_connections"] == clock.iso()
         sleep.run_sleep_collect(store, passes=["lessons"], dry_run=True)  # a dry run stamps nothing
         assert last_runs()["consolidate"] == consolidated
+
+
+def test_cli_list_shows_the_memory_type_as_a_word(cli):
+    """`remem list` shows "long" / "short", not the cut "long_" / "short" of long_term / short_term."""
+    import re
+
+    assert cli("remember", "the heron job runs at noon", "--short-term", "--ttl", "2h").exit_code == 0
+    assert cli("remember", "noon is lunch").exit_code == 0
+    res = cli("list")
+    assert res.exit_code == 0, res.output
+    assert "long_" not in res.stdout
+    cells = {cell.strip() for line in res.stdout.splitlines() for cell in re.split(r"[│|]", line)}
+    assert {"long", "short"} <= cells, res.stdout

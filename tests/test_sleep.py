@@ -596,6 +596,56 @@ def test_cli_sleep_json_lessons_list_show_edit_veto_restore(store, cli):
     assert morning.exit_code == 0 and "## Learned" in morning.stdout
 
 
+def test_lessons_a_pass_only_run_learned_are_in_the_next_morning_report(store, cli):
+    """`--pass lessons` writes no report and does not point to one; the next full sleep's
+    report tells what it learned, once."""
+    store.put_episodes([
+        episode("c1", "correction", "use uv, not pip, to install packages", hours=1),
+        episode("c2", "correction", "never push straight to main, open a pull request", hours=2),
+    ])
+    res = cli("sleep", "--pass", "lessons")
+    assert res.exit_code == 0, res.output
+    assert "learned 2" in res.stdout
+    assert "`remem morning` shows the report" not in res.stdout
+    assert "the next `remem sleep` (every pass) puts this run in the `remem morning` report" in res.stdout
+    assert cli("morning").exit_code == 1  # no report yet, as the run said
+    texts = [l["text"] for l in json.loads(cli("lessons", "list", "--json").stdout)]
+    assert len(texts) == 2
+
+    res = cli("sleep")
+    assert res.exit_code == 0, res.output
+    assert "`remem morning` shows the report" in res.stdout
+    report = cli("morning").stdout
+    learned = report.split("## Learned\n")[1].split("\n\n")[0]
+    assert all(text in learned for text in texts), report
+    # Told once: the next report has nothing new.
+    assert cli("sleep", "--quiet").exit_code == 0
+    assert cli("morning").stdout.split("## Learned\n")[1].startswith("Nothing new.")
+
+
+def test_a_lesson_learned_alone_then_merged_is_reported_as_its_theme(store):
+    """Runs since the last report are told as one: a lesson a `--pass lessons` run learned and
+    a later run merged away is named by its theme, never by an id that is gone."""
+    from remem import paths
+
+    with clock.frozen(_at(48)):
+        store.put_episodes([
+            episode("c1", "correction", "use uv to install python packages", hours=1),
+            episode("c2", "correction", "don't use pip, use uv", hours=2),
+            episode("c3", "correction", "please use uv pip install instead of pip install", hours=3),
+        ])
+        first = run(store, passes=["lessons"])
+        assert first["morning"] is False and len(first["events"]["learned"]) == 2
+        merged = run(store, passes=["merge"])
+        assert merged["passes"]["merge"]["aliased"] == 1 and merged["morning"] is False
+        assert run(store)["morning"] is True
+    [theme] = [l for l in lessons(store) if l["status"] == "active"]
+    report = paths.morning_path().read_text()
+    learned = report.split("## Learned\n")[1].split("\n\n")[0].splitlines()
+    assert learned == [f"- {theme['text']} (correction, seen 3×, {theme['id']})"], report
+    assert "seen 3×" not in report.split("## Seen again\n")[1].split("\n\n")[0]
+
+
 def test_cli_errors_are_one_line(cli):
     bad = cli("sleep", "--pass", "dream")
     assert bad.exit_code == 1 and "the passes are" in bad.output

@@ -160,7 +160,7 @@ def register(app: typer.Typer) -> None:
             print("no memories match" + ("" if archived else "; `remem list --archived` shows archived ones"))
             return
         table(None, ["id", "kind", "type", "imp", "hp", "str", "v/a", field[:7], "memory"],
-              [(r["id"][:8], r["kind"], r["memory_type"][:5], f"{r['importance']:.2f}",
+              [(r["id"][:8], r["kind"], (r["memory_type"] or "").split("_")[0], f"{r['importance']:.2f}",
                 f"{r['health']:.0f}", f"{r['strength']:.2f}", f"{r['valence']:+.1f}/{r['arousal']:.1f}",
                 str(r[field] or "")[5:10],
                 short(r["title"], 40) + "".join(f" #{t}" for t in r["tags"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from remem.commands._out import emit_json, open_store, short, table
@@ -87,9 +89,14 @@ def _register_model_tests(app: typer.Typer) -> None:
 
         with open_store() as store:
             result: dict = {}
-            # With --pairs and no model, export what earlier runs kept.
+            # With --pairs and no model, export what earlier runs kept, and say nothing was tested.
             if not pairs or llm.enabled():
                 result = exp.run(store, limit=limit)
+            else:
+                result["model"] = None
+                print("remem: no model configured, so no lesson was tested; the pairs are the passing "
+                      "answers earlier runs kept (set a model: `remem config set llm.url "
+                      "http://127.0.0.1:11434`)", file=sys.stderr)
             if pairs:
                 with open(pairs, "w", encoding="utf-8") as out:
                     result["pairs_written"] = exp.training_pairs(store, out)
@@ -104,7 +111,8 @@ def _register_model_tests(app: typer.Typer) -> None:
             print(f"  follows the lesson with the reminder:    {rate(result['behaviour_with_reminder'])}")
             print(f"  asks first where asking is right:        {rate(result['boundary_asks_first'])}")
         if pairs:
-            print(f"wrote {result['pairs_written']} training pairs to {pairs}")
+            earlier = "" if "lessons" in result else " (from earlier runs)"
+            print(f"wrote {result['pairs_written']} training pairs to {pairs}{earlier}")
 
     @app.command()
     def goals(

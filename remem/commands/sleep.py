@@ -78,7 +78,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def morning(json_out: bool = typer.Option(False, "--json", help="Print the last runs as JSON.")) -> None:
-        """The report of the last sleep: learned, merged, confirmed, failed, faded, delegation.
+        """The report of the last sleep: learned, merged, confirmed, failed, faded, delegation
+        (with what runs that wrote no report, such as `remem sleep --pass lessons`, did before it).
 
         Example: remem morning
         """
@@ -200,10 +201,16 @@ def register(app: typer.Typer) -> None:
 
         Example: remem lessons veto 3fa2 --note "only true for the old repo"
         """
+        from remem.engine.lessons import get_lesson
         from remem.engine.render import veto_lesson
 
         with open_store() as store:
-            lesson = veto_lesson(store, lesson_id, note=note, how="remem lessons veto")
+            lesson = get_lesson(store, lesson_id)
+            if lesson["status"] == "vetoed":
+                # Nothing to do (as `restore` of an active lesson): the first veto's record stays.
+                print(f"{lesson['id']} is vetoed already: nothing to do")
+                return
+            lesson = veto_lesson(store, lesson["id"], note=note, how="remem lessons veto")
         print(f"vetoed {lesson['id']}; `remem sleep --pass render` removes its files now")
 
     @lessons_app.command("restore")
@@ -316,5 +323,10 @@ def _print_summary(summary: dict) -> None:
           f"vetoed {len(events.get('vetoed', []))}")
     if summary.get("backup", {}).get("path"):
         print(f"backed up to {summary['backup']['path']}")
-    if not summary.get("dry_run"):
+    if summary.get("dry_run"):
+        return
+    if summary.get("morning"):
         print("`remem morning` shows the report; `remem lessons list` the lessons.")
+    else:  # morning.md is written by a run with the render pass and one that learns
+        print("`remem lessons list` shows the lessons; the next `remem sleep` (every pass) puts "
+              "this run in the `remem morning` report.")

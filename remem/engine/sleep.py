@@ -59,6 +59,7 @@ class Context:
     watermark: int | None = None
     connected_until: str | None = None
     faded: int = 0
+    morning: bool = False  # the render pass wrote morning.md
 
     @property
     def embedder(self) -> Any:
@@ -245,6 +246,7 @@ def _summary(ctx: Context, dry_run: bool) -> dict[str, Any]:
     if ctx.connected_until is not None:
         out["connected_until"] = ctx.connected_until
     out["faded"] = ctx.faded
+    out["morning"] = ctx.morning
     return out
 
 
@@ -476,14 +478,76 @@ def _pass_connect(ctx: Context) -> Iterator[Progress]:
     _stamp_task(ctx, "connect", started)
 
 
+# The passes whose work the morning report tells: a run with render and one of them rewrites it.
+MORNING_PASSES = ("lessons", "merge", "verify", "decay")
+EVENT_KINDS = ("learned", "grew", "merged", "confirmed", "failed", "vetoed")
+UNREPORTED_RUNS_MAX = 500
+
+
+def _wrote_morning(summary: dict[str, Any]) -> bool:
+    """Whether a recorded run wrote morning.md (runs before the `morning` key: by its passes)."""
+    if "morning" in summary:
+        return bool(summary["morning"])
+    passes = summary.get("passes")
+    return (isinstance(passes, dict) and not summary.get("dry_run") and "render" in passes
+            and any(p in passes for p in MORNING_PASSES))
+
+
+def _add_events(into: dict[str, list[Any]], events: dict[str, Any]) -> None:
+    """A later run's events after the earlier ones: lessons it merged away are named by their
+    theme (as in one run), and each id once."""
+    from remem.engine.lessons_pass import _retarget_events
+
+    for merge in events.get("merged") or []:
+        if isinstance(merge, dict) and merge.get("theme"):
+            _retarget_events(into, merge["theme"], set(merge.get("old") or []))
+    for kind in EVENT_KINDS:
+        for item in events.get(kind) or []:
+            if item not in into[kind]:
+                into[kind].append(item)
+
+
+def unreported(store: Store, events: dict[str, list[Any]], faded: int) -> tuple[dict[str, list[Any]], int]:
+    """This run's events and faded count with those of the runs since morning.md was last
+    written (a `--pass lessons` run, say): the report tells all that the last one did not."""
+    earlier: list[dict[str, Any]] = []
+    for row in store.rows(
+        "SELECT summary FROM runs WHERE kind = 'sleep' AND status IN ('ok', 'error') "
+        "ORDER BY id DESC LIMIT ?", (UNREPORTED_RUNS_MAX,)
+    ):
+        try:
+            summary = json.loads(row["summary"] or "{}")
+        except ValueError:
+            continue
+        if not isinstance(summary, dict) or summary.get("dry_run"):
+            continue
+        if _wrote_morning(summary):
+            break
+        earlier.append(summary)
+    if not earlier:
+        return events, faded
+    out: dict[str, list[Any]] = {kind: [] for kind in EVENT_KINDS}
+    for summary in reversed(earlier):  # oldest first
+        if isinstance(summary.get("events"), dict):
+            _add_events(out, summary["events"])
+        faded += int(summary.get("faded") or 0)
+    _add_events(out, events)
+    return out, faded
+
+
 def _pass_render(ctx: Context) -> Iterator[Progress]:
     from remem.engine import render
 
     yield Progress("render", 0, 1, "writing lesson files")
-    # A render on its own (`--pass render`) keeps the night's report; a run that learned rewrites it.
-    learned = any(p in ctx.passes for p in ("lessons", "merge", "verify", "decay"))
-    counts = render.render(ctx.store, events=ctx.events, faded=ctx.faded, dry_run=ctx.dry_run,
+    # A render on its own (`--pass render`) keeps the night's report; a run that learned rewrites
+    # it, telling also what the runs since the last report did (`--pass lessons`, say).
+    learned = any(p in ctx.passes for p in MORNING_PASSES)
+    events, faded = ctx.events, ctx.faded
+    if learned and not ctx.dry_run:
+        events, faded = unreported(ctx.store, ctx.events, ctx.faded)
+    counts = render.render(ctx.store, events=events, faded=faded, dry_run=ctx.dry_run,
                            morning=learned)
+    ctx.morning = learned and not ctx.dry_run
     ctx.events["vetoed"] += counts.pop("vetoed_ids", [])
     counts["vetoed"] = len(ctx.events["vetoed"])  # with those the merge pass took
     ctx.counts["render"] = counts
