@@ -646,6 +646,22 @@ def test_a_lesson_learned_alone_then_merged_is_reported_as_its_theme(store):
     assert "seen 3×" not in report.split("## Seen again\n")[1].split("\n\n")[0]
 
 
+def test_lessons_a_pass_only_run_learned_are_merged_by_the_next_full_sleep(store):
+    with clock.frozen(_at(48)):
+        store.put_episodes([episode("e0", "correction", "keep commit subjects short", hours=1)])
+        run(store)  # a full sleep: the last merge
+        clock.advance(hours=2)
+        store.put_episodes([
+            episode("c1", "correction", "use uv to install python packages", hours=4),
+            episode("c2", "correction", "don't use pip, use uv", hours=5),
+            episode("c3", "correction", "please use uv pip install instead of pip install", hours=6),
+        ])
+        assert len(run(store, passes=["lessons"])["events"]["learned"]) == 2
+        clock.advance(hours=2)
+        full = run(store)
+    assert full["passes"]["merge"]["aliased"] == 1
+
+
 def test_cli_errors_are_one_line(cli):
     bad = cli("sleep", "--pass", "dream")
     assert bad.exit_code == 1 and "the passes are" in bad.output

@@ -389,16 +389,27 @@ def _write_groups(
 
 # --------------------------------------------------------------------------- merge
 
+def _last_merge_started(store: Any) -> str | None:
+    """When the last finished sleep that ran the merge pass started; None if none has."""
+    row = store.one("SELECT started FROM runs WHERE kind = 'sleep' AND status = 'ok' "
+                    "AND summary LIKE '%\"merge\":{%' ORDER BY id DESC LIMIT 1")
+    return row["started"] if row else None
+
+
 def merge(ctx: "Context") -> Iterator["Progress"]:
     store, emb = ctx.store, ctx.embedder
     space = emb.space
     cut = ctx.cut(space)
     everything = "lessons" not in ctx.passes  # run alone: look at every pair
+    # Lessons that changed since the last merge (by this run, or by a run without a merge, such
+    # as `sleep --pass lessons`): pairs of two older ones were already below the cut.
+    since = _last_merge_started(store)
+    everything = everything or since is None
     counts = {"themes": 0, "aliased": 0}
     yield _progress("merge", 0, len(CONSOLIDATED_KINDS), "looking for lessons that mean the same")
     for step, kind in enumerate(CONSOLIDATED_KINDS, start=1):
         lessons = store.rows(
-            "SELECT id, text, draft, cwd, strength, sources, created, origin, space, embedding "
+            "SELECT id, text, draft, cwd, strength, sources, created, updated, origin, space, embedding "
             "FROM lessons WHERE status = 'active' AND kind = ? ORDER BY created, id", (kind,)
         )
         if len(lessons) < 2:
@@ -417,7 +428,8 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
             # Errors merge within their class, refusal lessons within the call refused
             # (`git push` and `git pull` stay apart); worded corrections have class "".
             classes.append(group.klass if kind in ("error", "correction") else "")
-            changed.append(everything or lesson["id"] in ctx.changed_lessons)
+            changed.append(everything or lesson["id"] in ctx.changed_lessons
+                           or (lesson["updated"] or lesson["created"] or "") >= since)
         if len(live) < 2:
             continue
         clusters = merge_groups(np.stack(totals), sizes, cut, changed, classes)
