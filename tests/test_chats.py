@@ -449,3 +449,35 @@ def test_jsonl_of_whole_gemini_api_conversations_with_a_session_id_is_still_read
     found = chats.parse_chats(path)
     assert [len(s.turns) for s in found] == [2, 2] and {s.meta["format"] for s in found} == {"gemini"}
 
+
+
+def test_a_live_gemini_cli_session_torn_mid_line_is_read_again_not_counted(store, tmp_path: Path) -> None:
+    """Gemini CLI appends to session-*.jsonl as the session runs: a last line with no newline
+    yet is not malformed, and what it becomes is read next time."""
+    from remem.engine.ingest import ingest_paths
+
+    header = {"sessionId": "gem-3", "projectHash": "abc", "startTime": "2026-01-01T10:00:00.000Z"}
+    path = tmp_path / "session-2026-01-01T10-00-gem3.jsonl"
+    complete = "".join(json.dumps(line) + "\n" for line in [header, *_GEMINI_CLI[:4]])
+    last = json.dumps(_GEMINI_CLI[4]) + "\n"
+    path.write_text(complete + last[:40])  # the writer is half way through the last record
+    (session,) = chats.parse_chats(path)
+    assert session.malformed_lines == 0 and session.torn_tail
+    assert session.meta["complete_bytes"] == len(complete.encode())
+    first = ingest_paths(store, [path], source="chats")
+    assert first["malformed_lines"] == 0 and first["errors"] == [] and first["sessions"] == 1
+    with path.open("a") as fh:
+        fh.write(last[40:])  # the record is finished
+    again = ingest_paths(store, [path], source="chats")
+    assert again["files"] == 1 and again["skipped"] == 0 and again["malformed_lines"] == 0
+    assert "Understood, using uv add." in store.scalar("SELECT gist FROM episodes WHERE kind = 'session'")
+    assert ingest_paths(store, [path], source="chats")["skipped"] == 1  # complete now: read once
+
+
+def test_a_broken_line_before_the_last_is_still_counted(tmp_path: Path) -> None:
+    header = {"sessionId": "gem-4", "startTime": "2026-01-01T10:00:00.000Z"}
+    path = tmp_path / "session-2026-01-01T10-00-gem4.jsonl"
+    path.write_text(json.dumps(header) + "\n" + json.dumps(_GEMINI_CLI[0]) + "\n{not json\n"
+                    + json.dumps(_GEMINI_CLI[4]) + "\n")
+    (session,) = chats.parse_chats(path)
+    assert session.malformed_lines == 1 and not session.torn_tail

@@ -307,3 +307,95 @@ def test_lines_of_a_type_this_version_does_not_know_are_skipped_not_malformed(tm
     s = codex.parse_rollout(path)
     assert s.malformed_lines == 1  # only the known type in a shape it never has
     assert [t.text for t in s.turns] == ["hi"]
+
+
+# --------------------------------------------------------------------------- Codex's output wrapper
+
+def _rollout(tmp_path: Path, sid: str, cwd: str, calls: list[tuple[str, dict, str]]) -> Path:
+    """A rollout of one ask and the given calls: (tool name, arguments, output as Codex wrote it)."""
+    def line(t: str, kind: str, payload: dict) -> str:
+        return json.dumps({"timestamp": t, "type": kind, "payload": payload})
+
+    lines = [line("2026-04-14T09:00:00.000Z", "session_meta", {
+                 "id": sid, "timestamp": "2026-04-14T09:00:00.000Z", "cwd": cwd, "source": "cli"}),
+             line("2026-04-14T09:00:01.000Z", "response_item", {
+                 "type": "message", "role": "user", "content": [{"type": "input_text", "text": "Do it"}]})]
+    for n, (name, args, output) in enumerate(calls):
+        lines.append(line(f"2026-04-14T09:00:{10 + 2 * n}.000Z", "response_item", {
+            "type": "function_call", "name": name, "arguments": json.dumps(args), "call_id": f"c{n}"}))
+        lines.append(line(f"2026-04-14T09:00:{11 + 2 * n}.000Z", "response_item", {
+            "type": "function_call_output", "call_id": f"c{n}", "output": output}))
+    path = tmp_path / f"rollout-2026-04-14T09-00-00-{sid}.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _shell(script: str) -> dict:
+    return {"command": ["bash", "-lc", script]}
+
+
+def _shell_out(code: int, output: str) -> str:  # the `shell` tool's wrapper
+    return f"Exit code: {code}\nWall time: 3.1 seconds\nOutput:\n{output}"
+
+
+def _exec_out(code: int, output: str) -> str:  # the unified `exec_command` tool's wrapper
+    return (f"Chunk ID: 77\nWall time: 1.0000 seconds\nProcess exited with code {code}\n"
+            f"Original token count: 20\nOutput:\n{output}")
+
+
+def test_the_wrapper_is_not_the_result_and_each_failure_keeps_its_own_title(tmp_path: Path, store) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    sid = "0199e000-0000-7000-8000-0000000000e3"
+    path = _rollout(tmp_path, sid, "/home/lee/src/deploy", [
+        ("shell", _shell("make deploy"),
+         _shell_out(1, "deploy.sh: line 12: AWS_PROFILE: unbound variable\nmake: *** [deploy] Error 1\n")),
+        ("shell", _shell("terraform apply -auto-approve"),
+         _shell_out(1, 'Error: Invalid provider configuration\n  Provider "aws" requires explicit configuration.\n')),
+        ("exec_command", {"cmd": "helm upgrade web ./chart"},
+         _exec_out(1, "Error: UPGRADE FAILED: release web has no deployed releases\n")),
+        ("exec_command", {"cmd": "helm list"}, _exec_out(0, "NAME\tREVISION\n")),
+        ("shell", _shell("npm run deploy"), "Exit code: 1\nnpm ERR! missing script: deploy"),  # no Output: line
+    ])
+    s = codex.parse_rollout(path)
+    make, terraform, helm, helm_list, npm = s.tool_calls()
+    assert make.result == "deploy.sh: line 12: AWS_PROFILE: unbound variable\nmake: *** [deploy] Error 1\n"
+    assert helm.result == "Error: UPGRADE FAILED: release web has no deployed releases\n"
+    assert helm_list.result == "NAME\tREVISION\n" and npm.result == "npm ERR! missing script: deploy"
+    # the exit code is still what says a call failed
+    assert [c.is_error for c in s.tool_calls()] == [True, True, True, False, True]
+    assert [f.title for f in detect.errors(s)] == [
+        "shell failed: deploy.sh: line …: AWS_PROFILE: unbound variable",
+        "shell failed: Error: Invalid provider configuration",
+        "exec_command failed: Error: UPGRADE FAILED: release web has no deployed releases",
+        "shell failed: npm ERR! missing script: deploy",
+    ]
+    assert ingest_paths(store, [path], source="codex")["by_kind"]["error"] == 4
+
+
+def test_environment_facts_are_read_through_the_wrapper(tmp_path: Path) -> None:
+    path = _rollout(tmp_path, "0199b000-0000-7000-8000-00000000e001", "/home/lee/src/env", [
+        ("shell", _shell("python3 --version"), _shell_out(0, "Python 3.12.3\n")),
+        ("shell", _shell("which python3"), _shell_out(0, "/usr/bin/python3\n")),
+        ("shell", _shell("uname -a"), _shell_out(0, "Linux buildbox 6.8.0-45-generic #45-Ubuntu SMP x86_64 GNU/Linux\n")),
+        ("shell", _shell("node --version"), _shell_out(0, "v20.11.1\n")),
+        ("exec_command", {"cmd": "git --version"}, _exec_out(0, "git version 2.43.0\n")),
+        ("exec_command", {"cmd": "which node"}, _exec_out(0, "/opt/homebrew/bin/node\n")),
+    ])
+    s = codex.parse_rollout(path)
+    assert [f.title for f in detect.environment(s)] == [
+        "version: python3 3.12.3", "path: python3 -> /usr/bin/python3", "os: Linux 6.8.0-45-generic",
+        "version: node 20.11.1", "version: git 2.43.0", "path: node -> /opt/homebrew/bin/node",
+    ]
+
+
+@pytest.mark.parametrize("wrapped, output", [
+    ("Exit code: 1\nWall time: 0.2 seconds\nTotal output lines: 900\nOutput:\nlast lines\n", "last lines\n"),
+    ("Chunk ID: 1a\nWall time: 5.0000 seconds\nProcess running with session ID 3\nOriginal token count: 0\n"
+     "Output:\n", ""),
+    ("Exit code: 0\nWall time: 0.0 seconds\nOutput:\nOutput:\nkept\n", "Output:\nkept\n"),  # only the first
+    ("Exit code: 0 means it worked\nOutput:\nx", "Exit code: 0 means it worked\nOutput:\nx"),  # no wrapper
+    ("plain text\nOutput:\nx", "plain text\nOutput:\nx"),
+])
+def test_only_codexs_own_header_is_removed(wrapped: str, output: str) -> None:
+    assert codex._strip_wrapper(wrapped) == output

@@ -433,6 +433,76 @@ def test_the_same_error_twice_in_a_session_is_one_finding_and_titles_ignore_nois
     assert len(found) == 1 and found[0].extra["class"] == "timeout"
 
 
+def _traceback(frame_line: int, code: str, exception: str) -> str:
+    return ("Traceback (most recent call last):\n"
+            f'  File "/home/dana/etl/load.py", line {frame_line}, in <module>\n'
+            f"    {code}\n{exception}\nExit code 1")
+
+
+def test_a_traceback_is_titled_by_its_exception_not_its_first_frame():
+    """Two different exceptions from one script are two errors, each titled by its exception."""
+    key = call(command="python load.py", is_error=True,
+               result=_traceback(12, 'total = rows["amount"]', "KeyError: 'amount'"))
+    runtime = call(command="python load.py", is_error=True,
+                   result=_traceback(40, "conn = psycopg.connect(DSN)",
+                                     'RuntimeError: database "etl" does not accept connections'))
+    found = detect.errors(convo("u: load it", Turn(role="assistant", tool_calls=[key]),
+                                Turn(role="assistant", tool_calls=[runtime])))
+    assert [f.title for f in found] == [
+        "Bash failed: KeyError: 'amount'",
+        'Bash failed: RuntimeError: database "etl" does not accept connections',
+    ]
+
+
+@pytest.mark.parametrize("result, line", [
+    # a chained traceback: the exception raised last
+    ("Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    f()\nKeyError: 'a'\n\n"
+     "During handling of the above exception, another exception occurred:\n\n"
+     "Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n    g()\nValueError: bad row",
+     "ValueError: bad row"),
+    # Python 3.11+ carets and an indented log around it
+    ("log: starting\n    Traceback (most recent call last):\n      File \"b.py\", line 9, in run\n"
+     "        x = y[0]\n            ^^^^\n    IndexError: list index out of range\nlog: done",
+     "IndexError: list index out of range"),
+    # the class's own line is the exception line, not a frame that matched first
+    ("Traceback (most recent call last):\n  File \"/srv/timeout_policy.py\", line 4, in <module>\n"
+     "    wait()\nTimeoutError: timed out waiting for the lock", "TimeoutError: timed out waiting for the lock"),
+    # cut short before its exception: the last line of what is there
+    ("Traceback (most recent call last):\n  File \"c.py\", line 2, in <module>\n    main()", "main()"),
+])
+def test_the_line_a_traceback_is_titled_by(result, line):
+    (found,) = detect.errors(convo("u: x", Turn(role="assistant", tool_calls=[
+        call(command="python x.py", result=result, is_error=True)])))
+    assert found.title.split(": ", 1)[1] == line
+
+
+@pytest.mark.parametrize("first, second, title", [
+    ("Tests: 3 failed, 9 passed, 12 total", "Tests: 2 failed, 10 passed, 12 total",
+     "Bash tests failed: Tests: … failed, … passed, … total"),
+    ("Error: listen EADDRINUSE: address already in use :::3000",
+     "Error: listen EADDRINUSE: address already in use :::3001",
+     "Bash failed: Error: listen EADDRINUSE: address already in use :::…"),
+    ("giving up after 3 attempts", "giving up after 5 attempts", "Bash failed: giving up after … attempts"),
+    ("error: unsupported Python 3.11.4, need 3.12", "error: unsupported Python 3.10.2, need 3.12",
+     "Bash failed: error: unsupported Python …, need …"),
+    ("node v18.2.0 is too old", "node v16.20.1 is too old", "Bash failed: node … is too old"),
+    ("build failed in 12.5s (412MB)", "build failed in 9s (398MB)", "Bash failed: build failed in … (…)"),
+])
+def test_numbers_are_blanked_so_the_same_failure_gets_one_title(first, second, title):
+    def found(text: str) -> list:
+        return detect.errors(convo("u: x", Turn(role="assistant", tool_calls=[
+            call(command="run", result=f"Exit code 1\n{text}", is_error=True)])))
+
+    assert [f.title for f in found(first)] == [f.title for f in found(second)] == [title]
+
+
+def test_digits_in_names_are_not_blanked():
+    (found,) = detect.errors(convo("u: x", Turn(role="assistant", tool_calls=[call(
+        command="run", is_error=True,
+        result="Exit code 1\npython3: utf8 decoding of ES2022 target on x86_64 failed at byte 17")])))
+    assert found.title == "Bash failed: python3: utf8 decoding of ES2022 target on x86_64 failed at byte …"
+
+
 # --------------------------------------------------------------------------- surprises
 
 @pytest.mark.parametrize("text", [
@@ -444,6 +514,8 @@ def test_the_same_error_twice_in_a_session_is_one_finding_and_titles_ignore_nois
     "I didn't expect the build to pull in numpy.",
     "I thought the config was read once, but it is read twice.",
     "I thought that it would be slow but it takes a millisecond.",
+    "Contrary to the docs, the flag is ignored.",
+    "Contrary to what I assumed, the job runs twice.",
 ])
 def test_stated_surprises(text):
     found = detect.surprises(convo("u: x", f"a: Looked into it. {text} Moving on."))
@@ -460,6 +532,7 @@ def test_stated_surprises(text):
     "I thought about adding a cache but let's keep it simple for now.",
     "I thought we could split this into two PRs, but one is fine too.",
     "I thought of a second option, but the first is simpler.",
+    "Contrary to popular belief, tabs are fine here.",
 ])
 def test_not_surprises(text):
     assert detect.surprises(convo("u: x", f"a: {text}")) == []

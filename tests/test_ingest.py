@@ -360,3 +360,86 @@ def test_a_session_memory_deleted_by_the_lifecycle_stays_deleted(store, tmp_path
         fh.write(more)
     assert ingest.ingest_paths(store, [path])["episodes"] == 0
     assert store.scalar("SELECT count(*) FROM episodes WHERE kind = 'session'") == 0
+
+
+def test_a_named_folder_with_nothing_for_the_source_given_does_not_advise_passing_it(store, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("hello")
+    (error,) = ingest.ingest_paths(store, [empty], source="chats")["errors"]
+    assert error == f"no transcripts found in {empty}; it holds no chat export *.json or *.jsonl"
+    (error,) = ingest.ingest_paths(store, [empty], source="codex")["errors"]
+    assert "--source" not in error and "rollout-*.jsonl" in error
+    (error,) = ingest.ingest_paths(store, [empty])["errors"]
+    assert error.endswith("(name the files, or pass --source)")  # without it, the advice stands
+
+
+def _jest_session(folder: Path, sid: str, day: str, result: str) -> Path:
+    """A Claude Code session of one failed test run (hand-written, as Claude Code writes it)."""
+    def rec(uuid: str, kind: str, at: str, message: dict) -> dict:
+        return {"type": kind, "uuid": uuid, "sessionId": sid, "cwd": "/w/shop",
+                "timestamp": f"{day}T10:00:0{at}.000Z", "message": message}
+
+    recs = [
+        rec("a", "user", "0", {"role": "user", "content": "Run the tests"}),
+        rec("b", "assistant", "1", {"id": "m1", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "npx jest"}}]}),
+        rec("c", "user", "2", {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": result}]}),
+        rec("d", "assistant", "3", {"id": "m2", "role": "assistant", "content": [
+            {"type": "text", "text": "Some tests fail."}]}),
+    ]
+    path = folder / f"{sid}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return path
+
+
+def test_the_same_failure_with_other_counts_in_two_sessions_is_one_title_and_one_lesson(store, tmp_path):
+    from remem.engine import clock, sleep
+
+    first = _jest_session(tmp_path, "77777777-0000-4000-8000-000000000001", "2026-06-01",
+                          "Exit code 1\nTests: 3 failed, 9 passed, 12 total")
+    second = _jest_session(tmp_path, "77777777-0000-4000-8000-000000000002", "2026-06-02",
+                           "Exit code 1\nTests: 2 failed, 10 passed, 12 total")
+    with clock.frozen("2026-06-03T09:00:00+00:00"):
+        summary = ingest.ingest_paths(store, [first, second])
+        assert summary["by_kind"]["error"] == 2
+        titles = {r["title"] for r in store.rows("SELECT title FROM episodes WHERE kind = 'error'")}
+        assert titles == {"Bash tests failed: Tests: … failed, … passed, … total"}
+        sleep.run_sleep_collect(store)
+    lessons = store.rows("SELECT kind, sources FROM lessons")
+    assert len(lessons) == 1 and lessons[0]["kind"] == "error" and len(json.loads(lessons[0]["sources"])) == 2
+
+
+def _codex_rollout(folder: Path, sid: str, cwd: str, script: str, output: str) -> Path:
+    def line(kind: str, payload: dict) -> str:
+        return json.dumps({"timestamp": "2026-04-14T09:00:00.000Z", "type": kind, "payload": payload})
+
+    path = folder / f"rollout-2026-04-14T09-00-00-{sid}.jsonl"
+    path.write_text("\n".join([
+        line("session_meta", {"id": sid, "timestamp": "2026-04-14T09:00:00.000Z", "cwd": cwd}),
+        line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Go"}]}),
+        line("response_item", {"type": "function_call", "name": "shell", "call_id": "c1",
+                               "arguments": json.dumps({"command": ["bash", "-lc", script]})}),
+        line("response_item", {"type": "function_call_output", "call_id": "c1",
+                               "output": f"Exit code: 1\nWall time: 0.3 seconds\nOutput:\n{output}"}),
+    ]) + "\n")
+    return path
+
+
+def test_two_unrelated_codex_failures_in_two_projects_teach_nothing(store, tmp_path):
+    """Codex's `Exit code: 1` wrapper once titled both; they met in sleep as one error."""
+    from remem.engine import clock, sleep
+
+    deploy = _codex_rollout(tmp_path, "0199e000-0000-7000-8000-0000000000e3", "/home/lee/src/deploy",
+                            "terraform apply -auto-approve",
+                            'Error: Invalid provider configuration\n  Provider "aws" requires explicit configuration.\n')
+    blog = _codex_rollout(tmp_path, "0199e000-0000-7000-8000-0000000000e4", "/home/lee/src/blog", "hugo --minify",
+                          'Error: template: index.html:4: function "partialCached" not defined\n')
+    with clock.frozen("2026-04-16T09:00:00+00:00"):
+        ingest.ingest_paths(store, [deploy, blog], source="codex")
+        titles = sorted(r["title"] for r in store.rows("SELECT title FROM episodes WHERE kind = 'error'"))
+        assert titles == ["shell failed: Error: Invalid provider configuration",
+                          'shell failed: Error: template: index.html:…: function "partialCached" not defined']
+        sleep.run_sleep_collect(store)
+    assert store.rows("SELECT id FROM lessons") == []

@@ -15,7 +15,10 @@ Each conversation is read in the format it is written in, detected on its own:
 
 Optional per message: "timestamp", "created_at" or "at" (ISO 8601 or epoch seconds). A
 conversation may carry "id", "cwd" and a start time the same way. Unknown roles, part types
-and fields are skipped; a malformed line or message never stops the rest.
+and fields are skipped; a malformed line or message never stops the rest. The last line of a
+JSONL file, with no newline after it and not JSON, is a file still being written (a live
+Gemini CLI session): it is not counted as malformed, and ingest reads the file again next time
+(`torn_tail`, `meta["complete_bytes"]`).
 """
 
 from __future__ import annotations
@@ -489,9 +492,11 @@ def parse_chats(path: Path | str) -> list[Session]:
     that looks like one); bad lines and parts inside a usable file are skipped and counted.
     """
     path = Path(path)
+    data = path.read_bytes()
     # utf-8-sig: exports saved by Windows tools start with a byte-order mark
-    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    text = data.decode("utf-8-sig", errors="replace")
     malformed = 0
+    torn = False
     items: list[Any]
     try:
         items = _conversations(json.loads(text))
@@ -500,13 +505,18 @@ def parse_chats(path: Path | str) -> list[Session]:
         loose: list[Any] = []  # JSONL whose lines are single messages
         gemini: list[dict[str, Any]] = []  # Gemini CLI's session-*.jsonl: a header, then records
         header: dict[str, Any] = {}
-        for line in text.split("\n"):
+        lines = text.split("\n")
+        last = len(lines) - 1
+        for n, line in enumerate(lines):
             if not line.strip():
                 continue
             try:
                 value = json.loads(line)
             except ValueError:
-                malformed += 1
+                if n == last:  # no newline after it: a live session still being written
+                    torn = True
+                else:
+                    malformed += 1
                 continue
             if isinstance(value, dict) and value.get("type") in _GEMINI_CLI_TYPES \
                     and "role" not in value and "content" in value:
@@ -542,6 +552,11 @@ def parse_chats(path: Path | str) -> list[Session]:
         )
     _tell_apart(sessions)
     sessions[0].malformed_lines = malformed
+    if torn:
+        # ingest records this size instead of the file's, so the file is read again next time
+        for session in sessions:
+            session.torn_tail = True
+            session.meta["complete_bytes"] = data.rfind(b"\n") + 1
     if "\\ud" in text or "\\uD" in text:
         for session in sessions:
             scrub_surrogates(session)

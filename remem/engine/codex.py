@@ -140,6 +140,41 @@ def _spawned(source: Any) -> bool:
     return isinstance(source, str) and source.lower().startswith(("subagent", "internal"))
 
 
+# Codex hands a shell call's output to the model inside a header, and the rollout keeps it:
+#   shell:         Exit code: 1 / Wall time: 3.1 seconds / [Total output lines: N] / Output: / …
+#   exec_command:  Chunk ID: 77 / Wall time: 1.0000 seconds / Process exited with code 1 /
+#                  [Process running with session ID N] / Original token count: 20 / Output: / …
+# The exit code is read from the whole text first (is_error); the call's result is what
+# follows `Output:`, so titles and environment facts see the command's own words.
+_WRAPPER_START = ("Exit code:", "Chunk ID:", "Wall time:", "Process exited with code",
+                  "Process running with session ID")
+_WRAPPER_LINE = re.compile(
+    r"(?:Exit code: -?\d+|Wall time: [\d.]+(?: \w+)?|Total output lines: \d+|Chunk ID: \S+|"
+    r"Process exited with code -?\d+|Process running with session ID \S+|"
+    r"Original token count: \d+)\s*$")
+
+
+def _strip_wrapper(text: str) -> str:
+    """The command's own output inside Codex's text wrapper (see above); other text unchanged.
+
+    Only a run of header lines at the very start is removed, up to and including `Output:`;
+    a header with no `Output:` line after it loses its header lines alone. A first line that
+    only starts like a header ("Exit code: 0 means …") is no header: the text is kept whole.
+    """
+    if not text.startswith(_WRAPPER_START):
+        return text
+    pos = 0
+    while pos < len(text):
+        end = text.find("\n", pos)
+        line = text[pos:] if end < 0 else text[pos:end]
+        if line.rstrip() == "Output:":
+            return "" if end < 0 else text[end + 1:]
+        if not _WRAPPER_LINE.match(line):
+            break
+        pos = len(text) if end < 0 else end + 1
+    return text[pos:]
+
+
 def _output_text(output: Any) -> tuple[str, bool | None]:
     """A call output as text, and an explicit failure flag where the payload has one."""
     if isinstance(output, str):
@@ -190,7 +225,9 @@ class _Builder:
             self.unpaired_outputs += 1
             return
         text, flag = _output_text(output)
-        call.result = unwrap(text)
+        # The failure is read from the whole text, exit code included; the result kept is
+        # the command's output alone, without the legacy JSON or the text wrapper around it.
+        call.result = _strip_wrapper(unwrap(text))
         if looks_rejected(text):
             call.rejected = True
         call.is_error = bool(flag) or looks_failed(text)

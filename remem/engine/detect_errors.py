@@ -104,27 +104,72 @@ _LABEL = {
     "syntax_type_error": "syntax/type error", "timeout": "timed out", "network": "network error",
     "git_conflict": "git conflict", "file_not_found": "file not found", "other": "failed",
 }
-_NOISE = re.compile(r"^(Exit code \d+|Error:?|Traceback \(most recent call last\):|error:?)\s*$", re.I)
+_NOISE = re.compile(r"^(Exit code:? -?\d+|Error:?|Traceback \(most recent call last\):|error:?)\s*$", re.I)
+_TRACEBACK = "Traceback (most recent call last):"
+# The exception line that closes a Python traceback: `KeyError: 'amount'`, `psycopg.OperationalError`.
+_EXCEPTION_LINE = re.compile(
+    r"^[\s|]*[A-Za-z_][\w.]*(Error|Exception|Warning|Interrupt|Exit|Iteration|Group)\b(:|\s*$)")
+
+
+def _traceback_exception(text: str) -> str:
+    """The exception a Python traceback ends with ('' when the text holds no traceback).
+
+    The last traceback counts (a chained one ends with the exception raised last). After its
+    header come the frames, indented deeper than the header; the first line back at the
+    header's depth is the exception. A traceback cut short falls back to its last line that
+    names an exception, else its last non-empty line.
+    """
+    at = text.rfind(_TRACEBACK)
+    if at < 0:
+        return ""
+    start = text.rfind("\n", 0, at) + 1
+    depth = at - start if not text[start:at].strip() else 0
+    rest = [ln for ln in text[at + len(_TRACEBACK):].splitlines() if ln.strip()]
+    for ln in rest:
+        if len(ln) - len(ln.lstrip()) <= depth and not _NOISE.match(ln.strip()):
+            return ln.strip()
+    named = [ln for ln in rest if _EXCEPTION_LINE.match(ln)]
+    if named:
+        return named[-1].strip()
+    return rest[-1].strip() if rest else ""
 
 
 def _error_line(text: str, cls: str) -> str:
-    """The most telling line of an error output: the one its class matched, else the first."""
-    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip() and not _NOISE.match(ln.strip())]
+    """The most telling line of an error output: for a traceback, the exception it ends with;
+    otherwise the line its class matched, else the first."""
+    text = text or ""
+    exception = _traceback_exception(text) if _TRACEBACK in text else ""
     pattern = dict(_ERROR_PATTERNS).get(cls)
+    if exception and (pattern is None or pattern.search(exception)):
+        return exception
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _NOISE.match(ln.strip())]
     if pattern is not None:
         hits = [ln for ln in lines if pattern.search(ln)]
         if hits:
             # A traceback ends with the exception that matters; test runners name the test first.
             return hits[-1] if cls in ("module_not_found", "syntax_type_error") else hits[0]
+    if exception:
+        return exception
     return lines[0] if lines else ""
 
 
+# A number standing on its own: digits (and a dotted version or decimal, `v` in front allowed)
+# touching no letter, digit or underscore. `python3`, `utf8`, `ES2022`, `x86_64` are names
+# and stay; counts, ports, line numbers, attempt numbers and versions are blanked.
+_NUMBER = re.compile(r"(?<![\w])(?:v\d+(?:\.\d+)+|\d+(?:\.\d+)*)(?![\w])")
+# A quantity with its unit: a duration (12ms, 3.5s, 2min) or a size (512MB, 4KiB).
+_QUANTITY = re.compile(
+    r"(?<![\w.])\d+(?:\.\d+)?(?:ns|us|µs|ms|s|sec|secs|min|mins|h|[KMGT]i?B|B)(?![\w])", re.I)
+_TEMP_PATH = re.compile(r"((?:/private)?/var/folders|/tmp|/var/tmp)/[^\s'\"]+")
+
+
 def _normalise(line: str) -> str:
-    """Drop what differs between two occurrences of the same error (numbers, hex, tmp paths)."""
+    """Drop what differs between two occurrences of the same error: numbers (counts, ports,
+    line numbers, versions), hex and hashes, temporary paths, durations and sizes."""
     line = re.sub(r"0x[0-9a-f]+|\b[0-9a-f]{8,}\b", "…", line, flags=re.I)
-    line = re.sub(r"/tmp/[^\s'\"]+", "/tmp/…", line)
-    line = re.sub(r"\b\d+(\.\d+)?(ms|s)\b", "…", line)
-    line = re.sub(r"line \d+", "line …", line)
+    line = _TEMP_PATH.sub(lambda m: f"{m.group(1)}/…", line)
+    line = _QUANTITY.sub("…", line)
+    line = _NUMBER.sub("…", line)
     return shorten(line, 120)
 
 
@@ -159,7 +204,9 @@ _SURPRISE = re.compile(
     r"(that )?[^.!?\n]{1,80}?\b(was|were|is|are|would|had|did|does|will|wasn'?t|weren'?t|isn'?t|"
     r"aren'?t|wouldn'?t|hadn'?t|didn'?t|doesn'?t|won'?t)\b[^.!?\n]{0,160}\bbut\b|"
     r"wasn'?t expecting|didn'?t expect|"
-    r"contrary to (what I|my)|not what I expected)",
+    # "contrary to" what someone expected or was told: not "contrary to popular belief".
+    r"contrary to (what|my|our|(the|its|their) (docs?|documentation|readme|manual|man ?page|spec|"
+    r"comments?|changelog|name|help|expectations?)\b|expectations?)|not what I expected)",
     re.I,
 )
 

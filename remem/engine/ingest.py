@@ -549,9 +549,15 @@ def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source
             progress(done, total, str(path))
     for folder, files in folders.items():
         if all(p in passed_over for p in files):  # a folder named, nothing in it read: say so
-            summary["errors"].append(
-                f"no transcripts found in {folder}; it holds no Claude Code *.jsonl, Codex "
-                "rollout-*.jsonl or chat export *.json (name the files, or pass --source)")
+            if source is None:
+                summary["errors"].append(
+                    f"no transcripts found in {folder}; it holds no Claude Code *.jsonl, Codex "
+                    "rollout-*.jsonl or chat export *.json (name the files, or pass --source)")
+            else:  # --source given: the advice to pass it would be no help
+                looked_for = {"claude-code": "Claude Code *.jsonl", "codex": "Codex rollout-*.jsonl",
+                              "chats": "chat export *.json or *.jsonl",
+                              "events": "event *.jsonl"}.get(source, f"{source} files")
+                summary["errors"].append(f"no transcripts found in {folder}; it holds no {looked_for}")
     if inbox:
         from remem.engine.events import ingest_inbox
 
