@@ -116,17 +116,20 @@ class TomlkitEditor:
     def disable_hooks(self, text: str, added: str | None = "table") -> str:
         """Take out only what setup added (the manifest says which): "table", the [features]
         table it appended (cut whole while it holds nothing else, else just its `hooks`);
-        "key", the `hooks = true` it put in the person's own table; None, nothing."""
-        if not added:
+        "key", the `hooks = true` it put in the person's own table; "legacy" (a manifest from
+        before the record), the table only while it holds nothing else; None or "none", nothing."""
+        if not added or added == "none":
             return text
         doc = _parse(text)
         features = doc.get("features")
         if features is None:
             return text
-        if added == "table" and features.unwrap() in (_OURS, _LEGACY):
+        if added in ("table", "legacy") and features.unwrap() in (_OURS, _LEGACY):
             cut = _cut_features(text)
             if cut != text:
                 return cut
+        if added == "legacy":
+            return text
         if features.get("hooks") is True:
             del features["hooks"]
             return _as_string(doc, text)

@@ -469,6 +469,9 @@ def test_a_traceback_is_titled_by_its_exception_not_its_first_frame():
      "    wait()\nTimeoutError: timed out waiting for the lock", "TimeoutError: timed out waiting for the lock"),
     # cut short before its exception: the last line of what is there
     ("Traceback (most recent call last):\n  File \"c.py\", line 2, in <module>\n    main()", "main()"),
+    # every line prefixed by docker compose's service name
+    ("web_1  | Traceback (most recent call last):\nweb_1  |   File \"/app/x.py\", line 3, in <module>\n"
+     "web_1  |     d[\"amount\"]\nweb_1  | KeyError: 'amount'\n", "KeyError: 'amount'"),
 ])
 def test_the_line_a_traceback_is_titled_by(result, line):
     (found,) = detect.errors(convo("u: x", Turn(role="assistant", tool_calls=[

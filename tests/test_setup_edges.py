@@ -108,6 +108,24 @@ def test_jsonc_parsing_keeps_comment_marks_inside_strings():
             parse_jsonc(bad)
 
 
+@pytest.mark.parametrize("text, kept", [
+    ('{\n  "servers": {\n    "github": {"url": "u"}, // work account, keep\n'
+     '    "remem": {"command": "remem"}\n  }\n}\n', "// work account, keep"),
+    ('{ "servers": { "a": {}, /* keep */ "remem": {} } }', "/* keep */"),
+    ('{ "servers": { "remem": {}, /* keep */ "a": {} } }', "/* keep */"),
+])
+def test_taking_remem_out_of_jsonc_keeps_every_comment(tmp_path, text, kept):
+    from remem.engine import setup_json
+
+    path = tmp_path / "mcp.json"
+    path.write_text(text)
+    edit = setup_json.json_edit("vscode", path, lambda d: setup_json.unset_server(d, "servers"), jsonc=True)
+    assert edit.error is None and kept in edit.after
+    expected = setup_json.parse_jsonc(text)
+    del expected["servers"]["remem"]
+    assert setup_json.parse_jsonc(edit.after) == expected
+
+
 def test_remove_never_fails_over_a_file_setup_never_wrote(cli, agents_home):
     bad = agents_home["user"] / ".gemini" / "settings.json"
     bad.write_text("{not json")
@@ -172,6 +190,23 @@ def test_remove_keeps_the_features_table_the_person_had(cli, agents_home):
     text = path.read_text()
     assert "[features]\nhooks = true\n" in text and "mcp_servers.remem" not in text
     assert "'remem' from mcp_servers" in res.output and "features.hooks" not in res.output
+
+
+def test_remove_after_a_setup_by_an_earlier_release_still_takes_out_its_features_table(cli, agents_home):
+    """A manifest without the features record: the table setup appended, holding only
+    `hooks = true`, still goes."""
+    from remem import paths
+
+    path = _codex(agents_home)
+    path.write_text('model = "o3"\n')
+    assert cli("setup", *WIN, "--agent", "codex").exit_code == 0
+    manifest = json.loads(paths.setup_manifest().read_text())
+    for record in manifest["files"].values():
+        record.pop("features", None)  # as an earlier release wrote it
+    paths.setup_manifest().write_text(json.dumps(manifest))
+    _touch_later(path)
+    assert cli("setup", "--remove", *WIN, "--agent", "codex").exit_code == 0
+    assert "[features]" not in path.read_text()
 
 
 def test_remove_takes_out_only_the_hooks_key_setup_put_in_the_persons_table(cli, agents_home):

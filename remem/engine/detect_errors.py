@@ -123,9 +123,15 @@ def _traceback_exception(text: str) -> str:
     if at < 0:
         return ""
     start = text.rfind("\n", 0, at) + 1
-    depth = at - start if not text[start:at].strip() else 0
-    rest = [ln for ln in text[at + len(_TRACEBACK):].splitlines() if ln.strip()]
-    for ln in rest:
+    prefix = text[start:at]
+    lines = text[at + len(_TRACEBACK):].splitlines()
+    readable = True
+    if prefix.strip():  # a prefixed log ("web_1  | Traceback …"): read its lines without it
+        readable = all(ln.startswith(prefix) for ln in lines if ln.strip())
+        lines = [ln[len(prefix):] if ln.startswith(prefix) else ln for ln in lines]
+    rest = [ln for ln in lines if ln.strip()]
+    depth = 0 if prefix.strip() else len(prefix)
+    for ln in rest if readable else ():  # prefixes that vary (timestamps): by name below
         if len(ln) - len(ln.lstrip()) <= depth and not _NOISE.match(ln.strip()):
             return ln.strip()
     named = [ln for ln in rest if _EXCEPTION_LINE.match(ln)]

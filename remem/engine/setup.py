@@ -137,7 +137,9 @@ def _codex_toml(editor: TomlEditor | None, remove: bool, files: dict[str, Any]) 
             # features.hooks goes only when setup put it there (the manifest says so): a
             # [features] table the person had before setup stays as it is.
             cut = editor.remove_server(before, SERVER_NAME)
-            after = editor.disable_hooks(cut, (files.get(str(path)) or {}).get("features"))
+            # A manifest from before this record ("legacy"): the old rule, the table goes only
+            # while it holds nothing but what remem writes there.
+            after = editor.disable_hooks(cut, (files.get(str(path)) or {}).get("features", "legacy"))
             what = [f"{server} from mcp_servers"] * (cut != before) + ["features.hooks"] * (after != cut)
         else:
             text = before or ""
@@ -147,6 +149,8 @@ def _codex_toml(editor: TomlEditor | None, remove: bool, files: dict[str, Any]) 
             if after != added:
                 had = tomllib.loads(added).get("features")
                 record["features"] = "table" if had in (None, {"codex_hooks": True}) else "key"
+            elif str(path) not in files:  # first setup of this file: the hooks were the person's
+                record["features"] = "none"
             if after == text and before is not None:
                 after, what = before, []
     except (ValueError, tomllib.TOMLDecodeError) as exc:

@@ -105,15 +105,19 @@ def _jsonc_set(text: str, path: tuple[str, ...], value: Any) -> str:
     if found:  # the member and one comma go; so does its line when nothing else is on it
         _, k, _, end = found[0]
         start, stop = toks[k][0], toks[end - 1][1]
+        comma: tuple[int, int] | None = None  # the last member's comma is the one before it
         if toks[end][2] == ",":
             stop = toks[end][1]
         elif members.index(found[0]) > 0:
-            start = toks[members[members.index(found[0]) - 1][3]][0]
+            before = toks[members[members.index(found[0]) - 1][3]]
+            comma = (before[0], before[1])
         line = text.rfind("\n", 0, start) + 1
         eol = text.find("\n", stop)
         if not text[line:start].strip() and eol >= 0 and not text[stop:eol].strip():
             start, stop = line, eol + 1
-        return text[:start] + text[stop:]
+        text = text[:start] + text[stop:]
+        # Only the comma token itself: a comment between it and the member stays.
+        return text[:comma[0]] + text[comma[1]:] if comma else text
     if value is _GONE:
         return text
     nl = "\r\n" if "\r\n" in text else "\n"
