@@ -30,6 +30,9 @@ from remem.log import log
 
 HOP_HEADERS = {"host", "content-length", "connection", "keep-alive", "transfer-encoding",
                "proxy-authorization", "proxy-connection", "te", "trailer", "upgrade"}
+# The answer's bytes are relayed as received (still encoded), so its length is the upstream's:
+# a HEAD or a plain answer keeps its Content-Length (and is not turned into a chunked one).
+RESPONSE_HOP_HEADERS = HOP_HEADERS - {"content-length"}
 MEMORY_HEADER = "x-remem"
 
 
@@ -63,22 +66,27 @@ def _select_block(query: str, session: str) -> str:
     return chosen.get("text") or ""
 
 
-def _record(body: dict[str, Any], style: str, payload: bytes, encoding: str, streamed: bool) -> None:
+def _read_reply(style: str, payload: bytes, encoding: str, streamed: bool) -> tuple[str, bytes]:
+    """(the assistant's text, the decoded payload) of an answer; ("", b"") when unreadable."""
+    try:
+        raw = _decode(payload, encoding)
+        if payload and not raw:
+            log("proxy", f"a reply in content-encoding {encoding!r} could not be read; "
+                         "recorded without the answer")
+        return proxying.response_text(style, raw, streamed), raw
+    except Exception as exc:
+        log("proxy", f"could not read a reply to record: {exc!r}")
+        return "", b""
+
+
+def _record(body: dict[str, Any], style: str, reply: str, session: str | None = None,
+            turn: str = "") -> None:
     from remem.engine import clock, events
 
     try:
-        # An answer that cannot be read (an odd shape, an unknown coding) still leaves the
-        # request's own turns recorded.
-        try:
-            raw = _decode(payload, encoding)
-            if payload and not raw:
-                log("proxy", f"a reply in content-encoding {encoding!r} could not be read; "
-                             "recorded without the answer")
-            reply = proxying.response_text(style, raw, streamed)
-        except Exception as exc:
-            log("proxy", f"could not read a reply to record: {exc!r}")
-            reply = ""
-        found = proxying.exchange_events(body, style, reply, clock.iso())
+        # An answer that cannot be read (an odd shape, an unknown coding, cut short) still
+        # leaves the request's own turns recorded.
+        found = proxying.exchange_events(body, style, reply, clock.iso(), session=session, turn=turn)
         if found:
             events.append_to_inbox(found)
     except Exception as exc:  # recording must never break the client's request
@@ -140,10 +148,11 @@ def create_app(upstream: str, *, style: str = "auto", inject: bool = True, recor
                     return kind
         return None
 
-    async def memory_for(body: dict[str, Any], kind: str, request: Request) -> dict[str, Any]:
+    threads = proxying.Threads()
+
+    async def memory_for(body: dict[str, Any], kind: str, key: str, request: Request) -> dict[str, Any]:
         if not inject or request.headers.get(MEMORY_HEADER, "").lower() == "off":
             return body
-        key = proxying.conversation_key(body, kind)
         block = cache.get(key)
         if block is None:
             try:
@@ -164,12 +173,21 @@ def create_app(upstream: str, *, style: str = "auto", inject: bool = True, recor
             try:
                 parsed = json.loads(raw) if raw else None
                 body = parsed if isinstance(parsed, dict) else None
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested too deep to read: as sent
                 body = None
+        # A Responses turn that continues a conversation the server keeps reuses its key.
+        thread = threads.find(body) if kind == proxying.RESPONSES and body is not None else None
+        key = ""
         if kind and body is not None:
-            sent = await memory_for(body, kind, request)
-            if sent is not body:
-                raw = json.dumps(sent, ensure_ascii=False).encode("utf-8")
+            try:
+                key = thread[0] if thread else proxying.conversation_key(body, kind)
+                sent = await memory_for(body, kind, key, request)
+                if sent is not body:
+                    # No NaN/Infinity (not JSON) and no lone surrogate that UTF-8 cannot hold: a
+                    # body that cannot be written again goes as the client sent it, without memory.
+                    raw = json.dumps(sent, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            except Exception as exc:  # memory is optional; the request is not
+                log("proxy", f"request sent as given, without memory: {exc!r}")
         recording = bool(record and kind and body is not None)
         headers = [(k, v) for k, v in request.headers.items()
                    if k.lower() not in HOP_HEADERS and k.lower() != MEMORY_HEADER]
@@ -185,23 +203,51 @@ def create_app(upstream: str, *, style: str = "auto", inject: bool = True, recor
         except httpx2.TransportError as exc:
             return JSONResponse({"error": {"type": "upstream_unreachable", "message": f"{upstream}: {exc}"}}, 502)
         # As a list, byte for byte: a mapping would join two Set-Cookie into one broken cookie.
-        out_headers = [(k, v) for k, v in reply.headers.raw if k.lower().decode("latin-1") not in HOP_HEADERS]
+        out_headers = [(k, v) for k, v in reply.headers.raw
+                       if k.lower().decode("latin-1") not in RESPONSE_HOP_HEADERS]
+        if any(k.lower() == b"transfer-encoding" for k, _ in reply.headers.raw):
+            out_headers = [(k, v) for k, v in out_headers if k.lower() != b"content-length"]
         streamed = reply.headers.get("content-type", "").startswith("text/event-stream")
+        encoding = reply.headers.get("content-encoding", "")
         collected: list[bytes] = []
-        should_record = recording and reply.status_code < 400
+        ok = reply.status_code < 400 and body is not None and bool(kind)
+        keep_thread = ok and kind == proxying.RESPONSES and (inject or record)
+        should_record = recording and ok
+        done: dict[str, Any] = {"whole": False}
 
         async def relay() -> AsyncIterator[bytes]:
             try:
                 async for chunk in reply.aiter_raw():
-                    if should_record:
+                    if should_record or keep_thread:
                         collected.append(chunk)
                     yield chunk
+                done["whole"] = True
+                if keep_thread and body is not None and key:
+                    # Known before the client can send its next turn (which names this answer).
+                    text, decoded = _read_reply(proxying.RESPONSES, b"".join(collected), encoding, streamed)
+                    answer_id = proxying.response_id(decoded, streamed)
+                    session = thread[1] if thread else proxying.session_key(
+                        proxying.messages_of(body, kind) + ([("assistant", text)] if text else []), kind)
+                    if answer_id:
+                        threads.remember(answer_id, (key, session))
+                    turn = (answer_id or str(body.get("previous_response_id") or "")) if thread else ""
+                    done.update(text=text, turn=turn, session=session)
             finally:
                 await reply.aclose()
 
         def after() -> None:
-            if should_record and body is not None and kind:
-                _record(body, kind, b"".join(collected), reply.headers.get("content-encoding", ""), streamed)
+            if not (should_record and body is not None and kind):
+                return
+            if not done["whole"]:
+                # The client left (or the upstream broke off) mid-answer: what it got is not the
+                # answer, so only the question is recorded.
+                _record(body, kind, "")
+                return
+            if "text" in done:
+                _record(body, kind, done["text"], done["session"], done["turn"])
+                return
+            text, _ = _read_reply(kind, b"".join(collected), encoding, streamed)
+            _record(body, kind, text)
 
         response = StreamingResponse(relay(), status_code=reply.status_code,
                                      background=BackgroundTask(after))

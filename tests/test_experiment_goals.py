@@ -187,3 +187,74 @@ def test_g9_counts_only_a_full_sleep_not_a_single_pass(store):
         run_sleep_collect(store, ["render"])
     g9 = _goals(store, "2026-05-06T08:00:00+00:00")["G9"]
     assert g9["status"] == "fail" and g9["number"] == round(3 + 9 / 24, 2)
+
+
+def fake_openai_compatible_model_saying(answer: str, verdict: str) -> Starlette:
+    """A local model stand-in that answers every situation with `answer` and judges with `verdict`."""
+
+    async def chat(request: Request) -> JSONResponse:
+        body = json.loads(await request.body())
+        prompt = body["messages"][-1]["content"]
+        said = verdict if prompt.startswith(("Rule:", "Response:")) else answer
+        return JSONResponse({"choices": [{"message": {"role": "assistant", "content": said}}]})
+
+    return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+@pytest.mark.parametrize("verdict, expected", [
+    ("**Yes**", True), ("Yes, it does.", True), ("no.", False), ("_No_", False),
+    ("Not sure.", None), ("None of the above", None), ("Nope", None), ("", None), ("Maybe yes", None),
+])
+def test_the_judges_first_word_decides_and_anything_else_is_not_counted(verdict, expected):
+    from remem.engine import experiment
+
+    assert experiment.verdict_of(verdict) is expected
+
+
+def test_experiment_with_fake_openai_compatible_server_unsure_judge_is_not_counted(store, home):
+    from remem import config
+    from remem.engine import experiment
+
+    _lesson(store)
+    with ServerThread(fake_openai_compatible_model_saying("I will run pip install.", "Not sure.")) as server:
+        home.mkdir(parents=True, exist_ok=True)
+        config.set_value("llm.url", server.url)
+        result = experiment.run(store)
+    assert result["behaviour_without_reminder"]["judged"] == 0  # not a "no"
+    assert result["boundary_asks_first"]["judged"] == 0
+
+
+def test_experiment_with_fake_openai_compatible_server_keeps_a_huge_answer_shortened(store, home):
+    from remem import config
+    from remem.engine import experiment
+
+    _lesson(store)
+    with ServerThread(fake_openai_compatible_model_saying("word " * 200_000, "yes")) as server:
+        home.mkdir(parents=True, exist_ok=True)
+        config.set_value("llm.url", server.url)
+        result = experiment.run(store)
+    assert result["behaviour_with_reminder"] == {"passed": 1, "judged": 1, "rate": 1.0}
+    sizes = [len(r["response"]) for r in store.rows("SELECT response FROM experiments")]
+    assert len(sizes) == 3 and max(sizes) <= experiment.MAX_ANSWER
+
+
+def test_experiment_says_on_stderr_when_the_model_never_answers(cli, store, home):
+    """No model is faked here: the configured port has nothing listening."""
+    from remem import config
+    from remem.engine import llm
+
+    _lesson(store)
+    home.mkdir(parents=True, exist_ok=True)
+    url = "http://127.0.0.1:9/v1"
+    config.set_value("llm.url", url)
+    config.set_value("llm.timeout_s", 2)
+    try:
+        out = cli("experiment")
+        assert out.exit_code == 0, out.output
+        err = out.stderr.strip()
+        assert err.startswith(f"remem: the model at {url} gave no answer 3 times (see "), err
+        assert err.endswith("remem.log)") and err.count("\n") == 0
+        as_json = cli("experiment", "--json")
+        assert json.loads(as_json.stdout)["no_answer"] == 3 and "gave no answer 3 times" in as_json.stderr
+    finally:
+        llm._away_until.pop(url, None)

@@ -3,6 +3,7 @@ repeated headers, encoded slashes, replies the recorder could not read."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import os
@@ -24,6 +25,7 @@ class Upstream:
 
     def __init__(self) -> None:
         self.seen: list[dict[str, Any]] = []
+        self.answered = 0
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -47,8 +49,27 @@ class Upstream:
         if scope["path"] == "/cookies":
             out += [(b"set-cookie", b"a=1; Path=/"), (b"set-cookie", b"b=2; Path=/; HttpOnly"),
                     (b"x-multi", b"one"), (b"x-multi", b"two")]
+        elif scope["path"] == "/sized":
+            out.append((b"content-length", b"2"))
+        elif scope["path"].endswith("/responses"):
+            self.answered += 1
+            payload = json.dumps({"id": f"resp_{self.answered}", "object": "response", "output": [
+                {"type": "message", "content": [{"type": "output_text", "text": ANSWER}]}]}).encode()
         elif scope["path"].endswith("/chat/completions"):
-            model = json.loads(body).get("model")
+            try:
+                model = json.loads(body).get("model")
+            except (ValueError, RecursionError):
+                model = None
+            if model == "trickle":  # a long streamed answer, a piece at a time
+                await send({"type": "http.response.start", "status": 200,
+                            "headers": [(b"content-type", b"text/event-stream")]})
+                for _ in range(40):
+                    piece = {"choices": [{"delta": {"content": "partial "}}]}
+                    await send({"type": "http.response.body", "body": f"data: {json.dumps(piece)}\n\n".encode(),
+                                "more_body": True})
+                    await asyncio.sleep(0.05)
+                await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
+                return
             reply = {"choices": [{"message": {"role": "assistant", "content": ANSWER}}]}
             if model == "bad-choices":
                 reply = {"choices": ["x"]}
@@ -199,3 +220,106 @@ def test_a_proxy_knows_no_project_so_it_shows_no_projects_lesson(project_and_gen
     sent = upstream.seen[-1]["body"].decode("utf-8")
     assert project_and_general_lessons["general"] in sent  # memory is on, general lessons come
     assert project_and_general_lessons["project"] not in sent
+
+
+# ------------------------------------------------------------------ 10: bodies memory cannot handle
+
+BODY_START = '{"model":"m","messages":[{"role":"user","content":"pip install requests'
+
+
+BODIES = {
+    # Valid JSON that Python reads as a lone surrogate, which UTF-8 cannot hold.
+    "lone surrogate": lambda: BODY_START + ' \\ud800"}]}',
+    # Deeper than the JSON reader goes (RecursionError, not ValueError).
+    "deep nesting": lambda: BODY_START + '"}],"x":' + "[" * 100_000 + "]" * 100_000 + "}",
+    # Read as infinity; written again it would be `Infinity`, which is not JSON.
+    "1e999": lambda: BODY_START + '"}],"temperature":1e999}',
+}
+
+
+@pytest.mark.parametrize("name", sorted(BODIES))
+def test_a_body_memory_cannot_be_added_to_goes_upstream_as_sent_against_a_fake_upstream(
+        project_and_general_lessons, injecting, name):
+    import httpx2
+
+    raw = BODIES[name]()
+    upstream, url = injecting
+    sent = raw.encode("utf-8")
+    reply = httpx2.post(url + "/v1/chat/completions", content=sent,
+                        headers={"content-type": "application/json"}, timeout=30)
+    assert reply.status_code == 200, (name, reply.text)
+    assert upstream.seen[-1]["body"] == sent  # byte for byte, no memory added, never a 500
+
+
+def test_a_lone_surrogate_in_a_question_is_still_recorded_against_a_fake_upstream(proxied, home):
+    import httpx2
+
+    upstream, url = proxied
+    raw = BODY_START.encode() + b' \\ud800 once"}]}'
+    reply = httpx2.post(url + "/v1/chat/completions", content=raw, headers={"content-type": "application/json"})
+    assert reply.status_code == 200
+    texts = [(e["role"], e["text"]) for e in _inbox(home)]
+    assert ("user", "pip install requests ? once") in texts and ("assistant", ANSWER) in texts
+
+
+# ------------------------------------------------------------------ 11: headers as the upstream sent them
+
+def test_head_and_a_plain_answer_keep_the_upstreams_content_length_against_a_fake_upstream(proxied):
+    import httpx2
+
+    upstream, url = proxied
+    head = httpx2.head(url + "/sized")
+    assert head.headers.get("content-length") == "2" and "transfer-encoding" not in head.headers
+    got = httpx2.get(url + "/sized")
+    assert got.headers.get("content-length") == "2" and "transfer-encoding" not in got.headers
+    assert got.content == b"{}"
+
+
+# ------------------------------------------------------------------ 12: a client that leaves mid-answer
+
+def test_a_client_that_leaves_mid_stream_has_no_partial_answer_recorded_against_a_fake_upstream(proxied, home):
+    import socket
+
+    upstream, url = proxied
+    question = "will the cut-short answer be kept as the answer?"
+    body = json.dumps({"model": "trickle", "stream": True,
+                       "messages": [{"role": "user", "content": question}]}).encode()
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port)) as conn:
+        conn.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        assert b"partial" in conn.recv(4096) + conn.recv(4096)
+    # The question is kept; the half answer the client never finished reading is not.
+    assert [(e["role"], e["text"]) for e in _inbox(home)] == [("user", question)]
+
+
+# ------------------------------------------------------------------ 13: Responses turns chained by id
+
+def test_responses_turns_chained_by_previous_response_id_are_one_conversation_against_a_fake_upstream(
+        project_and_general_lessons, injecting, home):
+    import httpx2
+
+    upstream, url = injecting
+    first = httpx2.post(url + "/v1/responses", json={"model": "m", "input": "pip install requests"})
+    first_id = first.json()["id"]
+    assert project_and_general_lessons["general"] in json.loads(upstream.seen[-1]["body"])["instructions"]
+    # The next turn carries only its new input: without the chain it would be a new conversation
+    # (its own memory choice, from a question no lesson bears on, and its own recorded session).
+    second = httpx2.post(url + "/v1/responses", json={"model": "m", "input": "thanks, and what day is it?",
+                                                      "previous_response_id": first_id})
+    assert second.status_code == 200
+    sent = json.loads(upstream.seen[-1]["body"])
+    assert project_and_general_lessons["general"] in sent["instructions"]
+    httpx2.post(url + "/v1/responses", json={"model": "m", "input": "thanks, and what day is it?",
+                                             "previous_response_id": second.json()["id"]})
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        found = _inbox(home)
+        if len([e for e in found if e["role"] == "user"]) == 3:
+            break
+        time.sleep(0.05)
+    users = [e for e in found if e["role"] == "user"]
+    assert [e["text"] for e in users] == ["pip install requests", "thanks, and what day is it?",
+                                          "thanks, and what day is it?"]
+    assert len({e["session"] for e in found}) == 1  # one conversation
+    assert len({e["id"] for e in found}) == len(found) == 6  # the same words twice are two turns

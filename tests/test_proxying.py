@@ -127,3 +127,33 @@ def test_two_conversations_that_open_with_the_same_question_are_both_kept_and_re
     assert texts.count("why is the build failing?") == 2  # once in each conversation
     sessions = {sid for sid, _, text in kept if text in ("pin 20", "welcome")}
     assert len(sessions) == 1 and len({sid for sid, _, _ in kept}) == 2
+
+
+def test_a_lone_surrogate_neither_fails_the_keys_nor_the_recorded_text():
+    body = json.loads('{"messages":[{"role":"user","content":"fix \\ud800 it"}]}')
+    assert px.conversation_key(body, px.CHAT).startswith("proxy-")
+    events = px.exchange_events(body, px.CHAT, "done", "2026-01-01T00:00:00+00:00")
+    assert [e["text"] for e in events] == ["fix ? it", "done"]
+    for event in events:
+        json.dumps(event, ensure_ascii=False).encode("utf-8")  # writable to the inbox
+
+
+def test_responses_turns_chained_by_id_or_conversation_share_one_thread():
+    threads = px.Threads(size=2)
+    assert threads.find({"input": "hi", "previous_response_id": "resp_unknown"}) is None
+    threads.remember("resp_1", ("key-a", "session-a"))
+    assert threads.find({"input": "more", "previous_response_id": "resp_1"}) == ("key-a", "session-a")
+    threads.remember("resp_2", ("key-b", "session-b"))
+    threads.remember("resp_3", ("key-c", "session-c"))
+    assert threads.find({"previous_response_id": "resp_1"}) is None  # bounded: the oldest goes
+    assert threads.find({"previous_response_id": "resp_2"}) == ("key-b", "session-b")
+    one = threads.find({"input": "a", "conversation": "conv_9"})
+    assert one == threads.find({"input": "b", "conversation": {"id": "conv_9"}}) and one[0] == one[1]
+
+
+def test_response_id_of_a_plain_and_a_streamed_answer():
+    assert px.response_id(b'{"id": "resp_7", "output": []}', False) == "resp_7"
+    stream = (b'data: {"type": "response.created", "response": {"id": "resp_8"}}\n\n'
+              b'data: {"type": "response.output_text.delta", "delta": "x"}\n\n')
+    assert px.response_id(stream, True) == "resp_8"
+    assert px.response_id(b"not json", False) is None and px.response_id(b"[" * 100_000, False) is None

@@ -100,6 +100,11 @@ def _register_model_tests(app: typer.Typer) -> None:
             if pairs:
                 with open(pairs, "w", encoding="utf-8") as out:
                     result["pairs_written"] = exp.training_pairs(store, out)
+        if result.get("no_answer"):
+            from remem import config, paths
+
+            print(f"remem: the model at {config.load()['llm'].get('url')} gave no answer "
+                  f"{result['no_answer']} times (see {paths.log_file()})", file=sys.stderr)
         if json_out:
             emit_json(result)
             return

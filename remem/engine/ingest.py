@@ -137,7 +137,19 @@ def _llm_gist(session: Session, gist: str, cfg: dict[str, Any]) -> str | None:
         + f"\n\nA mechanical summary for reference:\n{gist}"
     )
     text = llm.complete(prompt, system="You write terse, factual session notes.", cfg=cfg)
-    return shorten(text, 2000) if text else None
+    if not text:
+        return None
+    text = shorten(text, 2000)
+    from remem.engine.share_safety import incoming
+    from remem.log import log
+
+    # Recall gives gists to agents: the model's words pass the checks a received lesson passes
+    # (instruction-like phrasing, secrets, URLs, shell pipelines, hidden characters), else the
+    # mechanical gist is kept.
+    if incoming(text):
+        log("llm", "the model's session summary failed the safety checks; the mechanical gist is kept")
+        return None
+    return text
 
 
 # --------------------------------------------------------------------------- one session

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import OrderedDict
 from hashlib import sha1
 from typing import Any, Iterable
 
@@ -63,7 +64,69 @@ def conversation_key(body: dict[str, Any], style: str) -> str:
     request repeats it), so a conversation keeps one block. Recording tells conversations
     apart more finely (session_key)."""
     first = next((text for role, text in messages_of(body, style) if role == "user"), "")
-    return "proxy-" + sha1(f"{style}\n{first}".encode("utf-8")).hexdigest()[:16]
+    return "proxy-" + sha1(_utf8(f"{style}\n{first}")).hexdigest()[:16]
+
+
+def _utf8(text: str) -> bytes:
+    """Bytes to hash: a lone surrogate (valid JSON, `\\ud800`) must not fail the request."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _storable(text: str) -> str:
+    """Text that can be written as UTF-8 (a lone surrogate becomes `?`)."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def response_id(payload: bytes, streamed: bool) -> str | None:
+    """The id a Responses API answer gives itself (`resp_…`), for the next turn's
+    `previous_response_id`; None when it has none."""
+    if streamed:
+        for event in sse_events(payload):
+            found = _dict(event.get("response")).get("id")
+            if isinstance(found, str) and found:
+                return found
+        return None
+    try:
+        data = json.loads(payload)
+    except (ValueError, RecursionError):
+        return None
+    found = data.get("id") if isinstance(data, dict) else None
+    return found if isinstance(found, str) and found else None
+
+
+class Threads:
+    """Responses API conversations that the server keeps: a turn sends only its new input and
+    names the last answer (`previous_response_id`) or a `conversation`. Each answer's id is
+    mapped to its conversation's (memory key, recorded session), so every later turn reuses
+    the conversation's memory choice and session; bounded, the oldest forgotten first."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._by_response: OrderedDict[str, tuple[str, str]] = OrderedDict()
+        self._size = size
+
+    def find(self, body: dict[str, Any]) -> tuple[str, str] | None:
+        """(memory key, recorded session) of the conversation a request continues, if known."""
+        conversation = body.get("conversation")
+        if isinstance(conversation, dict):
+            conversation = conversation.get("id")
+        if isinstance(conversation, str) and conversation:
+            key = "proxy-" + sha1(_utf8(f"{RESPONSES}\nconversation\n{conversation}")).hexdigest()[:16]
+            return key, key
+        previous = body.get("previous_response_id")
+        if isinstance(previous, str) and previous in self._by_response:
+            self._by_response.move_to_end(previous)
+            return self._by_response[previous]
+        return None
+
+    def remember(self, response: str, thread: tuple[str, str]) -> None:
+        self._by_response[response] = thread
+        self._by_response.move_to_end(response)
+        while len(self._by_response) > self._size:
+            self._by_response.popitem(last=False)
 
 
 def query_text(body: dict[str, Any], style: str, limit: int = 2000) -> str:
@@ -173,15 +236,17 @@ def session_key(turns: list[tuple[str, str]], style: str) -> str:
     else:
         answer = next((text for role, text in turns[first + 1:] if role == "assistant"), "")
         opening = f"{turns[first][1]}\n{answer}"
-    return "proxy-" + sha1(f"{style}\n{opening}".encode("utf-8")).hexdigest()[:16]
+    return "proxy-" + sha1(_utf8(f"{style}\n{opening}")).hexdigest()[:16]
 
 
-def exchange_events(body: dict[str, Any], style: str, reply: str, at: str, source: str = "proxy") -> list[dict[str, Any]]:
+def exchange_events(body: dict[str, Any], style: str, reply: str, at: str, source: str = "proxy",
+                    session: str | None = None, turn: str = "") -> list[dict[str, Any]]:
     """The exchange as conversation events (docs/PROTOCOL.md §0).
 
     Every request repeats the history; an event's id is a hash of the conversation up to and
     including its turn, so the repeats ingest once, while a turn of another conversation (the
-    same position, a different history) keeps its own id.
+    same position, a different history) keeps its own id. A turn of a conversation the server
+    keeps (Threads) gives its `session` and a `turn` (its answer's id) that sets its ids apart.
     """
     from remem.engine.events import MAX_MESSAGE_TEXT
     from remem.engine.store import cap
@@ -189,8 +254,8 @@ def exchange_events(body: dict[str, Any], style: str, reply: str, at: str, sourc
     turns = messages_of(body, style)
     if reply:
         turns.append(("assistant", reply))
-    session = session_key(turns, style)
-    prefix = sha1(style.encode("utf-8"))  # one running hash: linear in the conversation's size
+    session = session or session_key(turns, style)
+    prefix = sha1(_utf8(f"{style}\n{turn}" if turn else style))  # one running hash: linear in the conversation's size
     events = []
     for index, (role, text) in enumerate(turns):
         data = f"{role}\n{text}".encode("utf-8", "surrogatepass")
@@ -201,6 +266,6 @@ def exchange_events(body: dict[str, Any], style: str, reply: str, at: str, sourc
             "v": 1, "id": f"{session}-{index}-{prefix.hexdigest()[:16]}", "at": at, "kind": "message",
             "role": role,
             # A huge pasted message is kept shortened (with a marker), never dropped.
-            "text": cap(text, MAX_MESSAGE_TEXT), "session": session, "source": source,
+            "text": cap(_storable(text), MAX_MESSAGE_TEXT), "session": session, "source": source,
         })
     return events
