@@ -216,7 +216,14 @@ def _type_problem(data: dict[str, Any], defaults: dict[str, Any], prefix: str = 
             ok = isinstance(value, type(want))
         if not ok:
             return f"{name} must be {_type_name(want)}, not {value!r}"[:300]
+        if name in _AT_LEAST and value < _AT_LEAST[name]:
+            return f"{name} must be at least {_AT_LEAST[name]}, not {value!r}"
     return None
+
+
+# Keys whose value has a floor. backup.keep 0 made `remem backup` delete the backup it had
+# just made along with every other one.
+_AT_LEAST: dict[str, int] = {"backup.keep": 1}
 
 
 def get(dotted: str, cfg: dict[str, Any] | None = None) -> Any:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from remem.engine import backup as backup_mod
 from remem.engine import lessons
@@ -302,3 +305,96 @@ def test_a_command_started_during_a_short_restore_waits_for_it(home):
     with Store() as live:
         assert done.is_set() and live.scalar("SELECT count(*) FROM episodes") == 1
 
+
+
+def test_a_backup_never_rotates_out_the_one_it_just_made_and_keep_below_1_is_refused(home, remem_cli):
+    from remem import config, paths
+
+    folder = paths.backups_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    for day in range(1, 4):  # named later than the one made now: a clock set back, a copied folder
+        (folder / f"memory-2999010{day}-030000.db").write_bytes(b"")
+    with Store() as store:
+        remember(store, "kept by the backup")
+        dest, removed = backup_mod.rotated_backup(store, 0)
+        assert dest.is_file() and dest not in removed
+        assert sorted(p.name for p in folder.glob("memory-*.db")) == [dest.name]
+        again, _ = backup_mod.rotated_backup(store, 1)
+        assert again.is_file()
+    refused = remem_cli("config", "set", "backup.keep", "0")
+    assert refused.returncode == 1 and "backup.keep" in refused.stderr and "at least 1" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    paths.config_path().parent.mkdir(parents=True, exist_ok=True)
+    paths.config_path().write_text("[backup]\nkeep = -1\n")
+    with pytest.raises(config.ConfigError, match="backup.keep must be at least 1"):
+        config.load()
+    res = remem_cli("backup")
+    assert res.returncode == 1 and "backup.keep" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert again.is_file()
+
+
+def test_backup_to_a_path_that_cannot_be_opened_says_so_in_one_line(home, tmp_path, remem_cli):
+    assert remem_cli("remember", "worth a backup").returncode == 0
+    blocked = tmp_path / "blocked.db"
+    (tmp_path / "blocked.db.partial").mkdir()  # SQLite cannot open a folder as its database
+    res = remem_cli("backup", str(blocked))
+    assert res.returncode == 1
+    line = res.stderr.strip()
+    assert len(line.splitlines()) == 1 and "unexpected error" not in line
+    assert f"cannot write a backup to {blocked}" in line and "permissions" in line
+    assert not blocked.exists() and (tmp_path / "blocked.db.partial").is_dir()
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    under = remem_cli("backup", str(a_file / "x.db"))
+    assert under.returncode == 1 and len(under.stderr.strip().splitlines()) == 1
+    assert "unexpected error" not in under.stderr and str(a_file) in under.stderr
+    assert a_file.read_text() == "x"
+
+
+def test_export_to_dash_writes_stdout_and_no_file_named_dash(home, tmp_path, monkeypatch, cli):
+    with Store() as store:
+        remember(store, "exported to stdout")
+    monkeypatch.chdir(tmp_path)
+    res = cli("export", "-")
+    assert res.exit_code == 0, res.output
+    first = json.loads(res.stdout.splitlines()[0])
+    assert first["table"] == "remem-export"
+    assert any(json.loads(line).get("title") == "exported to stdout" for line in res.stdout.splitlines())
+    assert not (tmp_path / "-").exists() and not (tmp_path / "-.partial").exists()
+
+
+def test_export_to_a_quoted_home_path_writes_the_expanded_path(home, tmp_path, monkeypatch, cli):
+    with Store() as store:
+        remember(store, "exported under home")
+    monkeypatch.chdir(tmp_path)
+    res = cli("export", "~/x.jsonl")
+    assert res.exit_code == 0, res.output
+    written = Path(os.environ["HOME"]) / "x.jsonl"
+    assert "exported under home" in written.read_text()
+    assert not (tmp_path / "~").exists()
+    assert str(written) in res.stderr
+
+
+def test_export_to_a_fifo_writes_into_it_and_leaves_it_a_fifo(home, tmp_path, cli):
+    import stat
+    import subprocess
+
+    with Store() as store:
+        remember(store, "streamed through a pipe")
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE, text=True)
+    try:
+        res = cli("export", str(fifo))
+        try:
+            received, _ = reader.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            received = ""
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+            reader.wait()
+    assert res.exit_code == 0, res.output
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # never replaced by a regular file
+    assert not (tmp_path / "pipe.jsonl.partial").exists()
+    assert "streamed through a pipe" in received

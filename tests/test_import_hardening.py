@@ -304,3 +304,98 @@ def test_what_was_deleted_for_good_stays_deleted_through_export_and_import(home,
         assert result["left_out_forgotten"] == [gone]
         assert new.scalar("SELECT count(*) FROM episodes WHERE id = ?", (gone,)) == 0
         assert new.scalar("SELECT count(*) FROM episodes WHERE id = ?", (kept,)) == 1
+
+
+def test_tags_and_connections_of_a_memory_deleted_for_good_are_not_brought_back(home, tmp_path):
+    """An older export still holds a memory deleted here for good: its episode is left out,
+    and so are its tags and every connection to or from it; the others' come in."""
+    with Store() as live:
+        kept = remember(live, "keep the retry in the upload job", tags=["upload"])["id"]
+        gone = remember(live, "a secret pasted by mistake", tags=["secret", "upload"])["id"]
+        third = remember(live, "the third memory", tags=["misc"])["id"]
+        with live.write() as conn:
+            for src, dst in ((kept, gone), (gone, third), (kept, third)):
+                conn.execute("INSERT INTO connections (src, dst, type, weight, origin, created) VALUES "
+                             "(?, ?, 'references', 1.0, 'explicit', '2026-01-01T00:00:00.000000+00:00')",
+                             (src, dst))
+        dump = _export(live, tmp_path / "before.jsonl")
+        live.hard_delete([gone])
+        result = _import(live, dump)
+        assert result["left_out_forgotten"] == [gone] and result["errors"] == []
+        assert live.scalar("SELECT count(*) FROM tags WHERE memory_id = ?", (gone,)) == 0
+        assert live.scalar("SELECT count(*) FROM connections WHERE src = ? OR dst = ?", (gone, gone)) == 0
+        assert _edges(live) == {(kept, third, "references")}
+        assert live.tags_of(kept) == ["upload"] and live.tags_of(third) == ["misc"]
+        assert result["imported"]["tags"] == 2 and result["imported"]["connections"] == 1
+
+
+def test_a_forgotten_row_never_marks_a_memory_live_here_as_deleted(home, tmp_path):
+    """Another memory deleted Q for good; here Q is live. The live memory wins: Q stays live,
+    is not recorded as deleted, and a later import of Q is not left out."""
+    with Store(tmp_path / "other.db") as other:
+        q = remember(other, "quarterly report lives in the finance share")["id"]
+        dump = _export(other, tmp_path / "with-q.jsonl")
+        other.hard_delete([q])
+        after = _export(other, tmp_path / "without-q.jsonl")
+        elsewhere = remember(other, "only the other memory knew this")["id"]
+        other.hard_delete([elsewhere])
+        both = _export(other, tmp_path / "both-gone.jsonl")
+    with Store() as here:
+        assert _import(here, dump)["errors"] == []
+        result = _import(here, after)
+        assert result["errors"] == [] and "forgotten" not in result["imported"]
+        assert here.forgotten([q]) == set()
+        assert here.scalar("SELECT count(*) FROM episodes WHERE id = ?", (q,)) == 1
+        again = _import(here, dump)
+        assert again["left_out_forgotten"] == [] and again["imported"]["episodes"] == 1
+        # an id not live here is still recorded as deleted for good
+        assert _import(here, both)["imported"] == {"forgotten": 1}
+        assert here.forgotten([q, elsewhere]) == {elsewhere}
+
+
+def test_a_row_with_a_wrong_number_kind_or_type_is_refused_by_line_and_tags_are_normalised(
+        home, tmp_path, remem_cli):
+    assert remem_cli("remember", "docker volumes note").returncode == 0
+    good = "2026-01-01T00:00:00+00:00"
+
+    def episode(id_: str, **extra) -> dict:
+        return {"table": "episodes", "id": id_, "kind": "note", "title": f"{id_} docker", "at": good,
+                "created": good, **extra}
+
+    lines = [
+        episode("e1", strength="high"),                       # 1 refused
+        episode("e2", importance=float("nan")),               # 2 refused (NaN in JSON)
+        episode("e3", recalls=True),                          # 3 refused (a bool is not a count)
+        episode("e4", recalls=1.5),                           # 4 refused
+        episode("e5", kind="rumour"),                         # 5 refused
+        episode("e6", memory_type="forever"),                 # 6 refused
+        episode("ok", strength=0.5, recalls=2.0, archived=0),  # 7 kept (2.0 stored as 2)
+        {"table": "tags", "memory_id": "ok", "tag": "  Docker "},  # 8 kept as "docker"
+        {"table": "tags", "memory_id": "ok", "tag": "   "},   # 9 refused
+        {"table": "tags", "memory_id": "ok", "tag": 7},       # 10 refused
+        {"table": "connections", "src": "ok", "dst": "ok2", "type": "related_to", "weight": "1",
+         "created": good},                                    # 11 refused
+        {"table": "tasks", "name": "strength_decay", "last_run": good, "interval_s": "daily"},  # 12
+    ]
+    dump = tmp_path / "bad.jsonl"
+    dump.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    res = remem_cli("import", str(dump), "--json")
+    assert res.returncode == 0, res.stderr
+    errors = res.json()["errors"]
+    assert [e.split(":")[0] for e in errors] == [f"line {n}" for n in (1, 2, 3, 4, 5, 6, 9, 10, 11, 12)]
+    said = dict(zip((1, 2, 3, 4, 5, 6, 9, 10, 11, 12), errors))
+    assert "strength" in said[1] and "'high'" in said[1] and "not a number" in said[1]
+    assert "importance" in said[2] and "recalls" in said[3] and "whole number" in said[4]
+    assert "rumour" in said[5] and "note" in said[5] and "forever" in said[6]
+    assert "weight" in said[11] and "interval_s" in said[12]
+    assert res.json()["imported"] == {"episodes": 1, "tags": 1}
+    with Store() as store:
+        row = store.one("SELECT strength, recalls FROM episodes WHERE id = 'ok'")
+        assert (row["strength"], row["recalls"]) == (0.5, 2) and isinstance(row["recalls"], int)
+        assert store.tags_of("ok") == ["docker"]
+    listed = remem_cli("list", "--tag", "docker", "--json")
+    assert listed.returncode == 0 and [r["id"] for r in listed.json()] == ["ok"]
+    recall = remem_cli("recall", "docker")
+    assert recall.returncode == 0, recall.stderr
+    ran = remem_cli("tasks", "--run", "--force", "--json")
+    assert ran.returncode == 0, ran.stderr

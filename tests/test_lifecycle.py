@@ -505,3 +505,51 @@ def test_cli_list_shows_the_memory_type_as_a_word(cli):
     assert "long_" not in res.stdout
     cells = {cell.strip() for line in res.stdout.splitlines() for cell in re.split(r"[│|]", line)}
     assert {"long", "short"} <= cells, res.stdout
+
+
+def test_cli_tasks_reports_a_task_that_failed_and_exits_1(cli, monkeypatch):
+    """A task that raises is named on stderr with its error and the command exits 1, with or
+    without --json (whose output is unchanged); the other tasks still ran."""
+    import json
+
+    def boom(store, cfg=None):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(lifecycle, "strength_decay", boom)
+    res = cli("tasks", "--run", "--force")
+    assert res.exit_code == 1
+    assert "failed strength_decay: RuntimeError('disk on fire')" in res.stderr
+    assert "ran importance_decay" in res.stdout and "failed" not in res.stdout
+    res = cli("tasks", "--force", "--json")
+    assert res.exit_code == 1 and "failed strength_decay" in res.stderr
+    ran = json.loads(res.stdout)["ran"]
+    assert ran["strength_decay"]["ran"] is False and "disk on fire" in ran["strength_decay"]["error"]
+    assert ran["importance_decay"]["ran"] is True
+    monkeypatch.undo()
+    assert cli("tasks", "--run").exit_code == 0  # it stayed due and now runs
+
+
+def test_a_date_only_until_includes_that_whole_day(store, cli):
+    import json
+
+    from remem.engine.recall import recall
+
+    with clock.frozen("2026-11-20T15:30:00+00:00"):
+        late = remember(store, "late afternoon deploy note")["id"]
+    with clock.frozen("2026-11-21T00:00:00+00:00"):
+        remember(store, "next midnight deploy note")
+    with clock.frozen("2026-11-25T00:00:00+00:00"):
+        ids = [r["id"] for r in lifecycle.list_memories(store, until="2026-11-20")]
+        assert ids == [late]
+        assert lifecycle.list_memories(store, until="2026-11-19") == []
+        assert len(lifecycle.list_memories(store, since="2026-11-20", until="2026-11-21")) == 2
+        # a time of day given is taken as it is
+        assert lifecycle.list_memories(store, until="2026-11-20T15:00:00+00:00") == []
+        hits = recall(store, "deploy", 10, until="2026-11-20", touch=False)
+        assert [h["id"] for h in hits] == [late]
+    assert clock.when("2026-11-20", "until") == "2026-11-20T23:59:59.999999+00:00"
+    assert clock.when("2026-11-20", "since") == "2026-11-20T00:00:00.000000+00:00"
+    with pytest.raises(ValueError, match="not a time"):
+        clock.when("2026-02-30", "until")
+    listed = cli("list", "--until", "2026-11-20", "--json")
+    assert listed.exit_code == 0 and [r["id"] for r in json.loads(listed.stdout)] == [late]

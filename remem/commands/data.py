@@ -62,16 +62,20 @@ def register(app: typer.Typer) -> None:
 
     @app.command("export")
     def export_cmd(
-        file: Optional[str] = typer.Argument(None, help="Write here (default: stdout)."),
+        file: Optional[str] = typer.Argument(None, help="Write here (default, or -: stdout)."),
     ) -> None:
         """The whole memory as JSONL (episodes, lessons, predictions, connections, tags …).
 
         Example: remem export memory.jsonl
         """
+        import os
         from pathlib import Path
 
         from remem.engine import backup as backup_mod
 
+        if file == "-":  # as `remem import -` reads stdin
+            file = None
+        target: Path | None = None
         if file is not None:
             target = Path(file).expanduser()
             if target.is_dir():
@@ -79,16 +83,30 @@ def register(app: typer.Typer) -> None:
             if not target.parent.is_dir():
                 raise ValueError(f"no folder {target.parent}; create it first or name another file")
         with open_store() as store:
-            if file is None:
+            if target is None:
                 backup_mod.export_jsonl(store, sys.stdout)
                 return
-            tmp = file + ".partial"
-            with open(tmp, "w", encoding="utf-8") as out:
-                counts = backup_mod.export_jsonl(store, out)
-        import os
-
-        os.replace(tmp, file)
-        print(f"exported to {file}: " + ", ".join(f"{n} {t}" for t, n in counts.items()), file=sys.stderr)
+            if target.exists() and not target.is_file():
+                # A FIFO, /dev/stdout, a terminal: written to as it is, never replaced by a
+                # regular file (a rename over it would).
+                try:
+                    out = open(target, "w", encoding="utf-8")
+                except OSError as exc:
+                    raise ValueError(f"cannot write to {target} ({exc.strerror}); check the path") from None
+                with out:
+                    counts = backup_mod.export_jsonl(store, out)
+            else:
+                tmp = target.with_name(target.name + ".partial")
+                try:
+                    with open(tmp, "w", encoding="utf-8") as out:
+                        counts = backup_mod.export_jsonl(store, out)
+                    os.replace(tmp, target)
+                except OSError as exc:
+                    if tmp.is_file():
+                        tmp.unlink(missing_ok=True)
+                    raise ValueError(f"cannot write to {target} ({exc.strerror}); check the path "
+                                     "and its permissions") from None
+        print(f"exported to {target}: " + ", ".join(f"{n} {t}" for t, n in counts.items()), file=sys.stderr)
 
     @app.command("import")
     def import_cmd(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import List, Optional
 
 import typer
@@ -185,8 +186,15 @@ def register(app: typer.Typer) -> None:
         with open_store() as store:
             report = lifecycle.run_due_tasks(store, force=force) if run else None
             status = lifecycle.task_status(store)
+        # A task that raised is reported (it stays due) and the command exits 1: a script or
+        # schedule that runs `remem tasks --run` must not read a failure as success.
+        failed = {name: item["error"] for name, item in (report or {}).items() if item.get("error")}
         if json_out:
             emit_json({"ran": report, "tasks": status} if report is not None else {"tasks": status})
+            for name, error in failed.items():
+                print(f"failed {name}: {error}", file=sys.stderr)
+            if failed:
+                raise typer.Exit(1)
             return
         if report is not None:
             for name, item in report.items():
@@ -194,12 +202,16 @@ def register(app: typer.Typer) -> None:
                     result = item["result"]
                     detail = ", ".join(f"{k} {v}" for k, v in result.items()) if isinstance(result, dict) else str(result)
                     print(f"ran {name}: {detail}")
+            for name, error in failed.items():
+                print(f"failed {name}: {error}", file=sys.stderr)
         table(None, ["task", "every", "last run", "next", "due"],
               [(s["name"], _every(s["interval_s"]), (s["last_run"] or "never")[:16].replace("T", " "),
                 (s["next_run"] or "off")[:16].replace("T", " "), "yes" if s["due"] else "")
                for s in status])
         if report is None:
             print("`remem tasks --run` runs what is due (consolidate runs in `remem sleep`).")
+        if failed:
+            raise typer.Exit(1)
 
 
 def _every(seconds: float) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import shutil
 import sqlite3
@@ -20,7 +21,7 @@ from remem import paths
 from remem.engine import clock
 from remem.engine.files import sole_user
 from remem.engine.graph import SYMMETRIC
-from remem.engine.store import MIGRATIONS, Store
+from remem.engine.store import EPISODE_KINDS, MIGRATIONS, Store, normalise_tag
 
 EXPORT_VERSION = 1
 # Order matters for readers that stream: memories first, then what points at them.
@@ -54,7 +55,7 @@ def backup(store: Store, dest: Path | str | None = None) -> Path:
     return dest
 
 
-def _copy(source: sqlite3.Connection, dest: Path, suffix: str) -> None:
+def _copy(source: sqlite3.Connection, dest: Path, suffix: str, what: str = "a backup") -> None:
     """Copy a live database to dest through a temporary file, then rename (never half a file).
 
     One step: a read snapshot of the WAL database, which never blocks writers. A copy in
@@ -62,18 +63,36 @@ def _copy(source: sqlite3.Connection, dest: Path, suffix: str) -> None:
     records its prime), so it took longer the busier the agents were.
     """
     tmp = dest.with_name(dest.name + suffix)
-    target = sqlite3.connect(str(tmp))
     try:
-        source.backup(target)
-    finally:
-        target.close()
-    tmp.replace(dest)
+        try:
+            target = sqlite3.connect(str(tmp))
+        except sqlite3.OperationalError as exc:  # /proc/x.db, a folder SQLite cannot write in
+            raise ValueError(f"cannot write {what} to {dest} ({exc}); check the path and its "
+                             "permissions") from None
+        try:
+            source.backup(target)
+        finally:
+            target.close()
+        tmp.replace(dest)
+    except BaseException:
+        try:
+            if tmp.is_file():
+                tmp.unlink()
+        except OSError:
+            pass
+        raise
 
 
-def rotate(keep: int, folder: Path | None = None) -> list[Path]:
-    """Delete all but the newest `keep` backups in the folder; returns what was removed."""
+def rotate(keep: int, folder: Path | None = None, just_made: Path | None = None) -> list[Path]:
+    """Delete all but the newest `keep` backups in the folder (at least one is always kept,
+    and never `just_made`: the backup this call follows); returns what was removed."""
     folder = folder or paths.backups_dir()
     found = sorted(folder.glob("memory-*.db"), key=lambda p: p.name, reverse=True)
+    if just_made is not None:
+        found = [p for p in found if p.name != just_made.name]
+        keep -= 1  # the one just made counts as kept
+    else:
+        keep = max(keep, 1)
     removed = found[max(keep, 0):]
     for path in removed:
         path.unlink(missing_ok=True)
@@ -92,7 +111,7 @@ def rotate(keep: int, folder: Path | None = None) -> list[Path]:
 def rotated_backup(store: Store, keep: int) -> tuple[Path, list[Path]]:
     """A backup into the backups folder, then all but the newest `keep` deleted."""
     dest = backup(store)
-    return dest, rotate(keep)
+    return dest, rotate(keep, dest.parent, just_made=dest)
 
 
 def restore(backup_path: Path | str, dest: Path | str | None = None) -> tuple[Path, Path | None]:
@@ -121,7 +140,7 @@ def restore(backup_path: Path | str, dest: Path | str | None = None) -> tuple[Pa
                 Path(str(dest) + suffix).unlink(missing_ok=True)
         source = _open_read_only(src)
         try:  # copied as it is; the copy is migrated when the memory is next opened
-            _copy(source, dest, ".restoring")
+            _copy(source, dest, ".restoring", what="the restored memory")
         finally:
             source.close()
         # Derived caches (memory-mapped vectors) describe the old database: drop them.
@@ -214,7 +233,8 @@ def import_jsonl(store: Store, lines: Iterator[str] | TextIO) -> dict[str, Any]:
     """Load an export. Rows with an id already present are updated; an edge already present is
     kept; a task's last run keeps the later time. Bad lines are reported by number with the
     reason and skipped; the rest is imported."""
-    columns = {t: _columns(store, t) for t in EXPORT_TABLES}
+    types = {t: _column_types(store, t) for t in EXPORT_TABLES}
+    columns = {t: set(types[t]) for t in EXPORT_TABLES}
     counts: dict[str, int] = {}
     forgotten: list[str] = []  # episodes deleted for good here: an import does not bring them back
     errors: list[str] = []
@@ -243,7 +263,7 @@ def import_jsonl(store: Store, lines: Iterator[str] | TextIO) -> dict[str, Any]:
         if not row:
             errors.append(f"line {number}: no {table} fields")
             continue
-        problem = _row_problem(table, row)
+        problem = _row_problem(table, row, types[table])
         if problem:
             errors.append(f"line {number}: {problem}")
             continue
@@ -267,9 +287,38 @@ _TIME_COLUMNS = {
 }
 
 
-def _row_problem(table: str, row: dict[str, Any]) -> str | None:
-    """Decode vectors, normalise times and refuse values SQLite cannot hold (nested JSON,
-    huge integers) or that are not times where a time belongs."""
+# Values every reader takes from a fixed set: one outside it made the memory unlistable or
+# invisible to recall (`list --kind` refuses it, the type filters never match it).
+_ENUMS = {
+    ("episodes", "kind"): EPISODE_KINDS,
+    ("episodes", "memory_type"): ("short_term", "long_term"),
+}
+
+
+def _row_problem(table: str, row: dict[str, Any], types: dict[str, str] | None = None) -> str | None:
+    """Decode vectors, normalise times and tags, and refuse values SQLite cannot hold (nested
+    JSON, huge integers), that are not times where a time belongs, not numbers where a number
+    belongs ("strength": "high" broke recall and the decays for the whole memory), or not one
+    of the store's kinds and memory types."""
+    for key, declared in (types or {}).items():
+        value = row.get(key)
+        if value is None or declared not in ("REAL", "INTEGER"):
+            continue  # absent or NULL: a required one is refused by SQLite itself
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or (isinstance(value, float) and not math.isfinite(value)):
+            kind = "a whole number" if declared == "INTEGER" else "a number"
+            return f"{key} is not {kind}: {str(value)[:40]!r}"
+        if declared == "INTEGER" and isinstance(value, float):
+            if not value.is_integer():
+                return f"{key} is not a whole number: {value!r}"
+            row[key] = int(value)
+    for (where, key), allowed in _ENUMS.items():
+        if where == table and key in row and row[key] not in allowed:
+            return f"{key} {str(row[key])[:40]!r} is not one of {', '.join(allowed)}"
+    if table == "tags" and "tag" in row:
+        if not isinstance(row["tag"], str) or not normalise_tag(row["tag"]):
+            return f"tag is not a tag: {str(row['tag'])[:40]!r}"
+        row["tag"] = normalise_tag(row["tag"])  # as `remember` stores it, so --tag finds it
     for key in _TIME_COLUMNS.get(table, ()):
         value = row.get(key)
         if value is None:
@@ -297,8 +346,11 @@ def _row_problem(table: str, row: dict[str, Any]) -> str | None:
     return None
 
 
-def _columns(store: Store, table: str) -> set[str]:
-    return {r["name"] for r in store.rows(f"PRAGMA table_info({table})")} - _SKIP_COLUMNS.get(table, set())
+def _column_types(store: Store, table: str) -> dict[str, str]:
+    """The importable columns of a table, each with its declared type (REAL, INTEGER, TEXT …)."""
+    skip = _SKIP_COLUMNS.get(table, set())
+    return {r["name"]: str(r["type"] or "").upper()
+            for r in store.rows(f"PRAGMA table_info({table})") if r["name"] not in skip}
 
 
 # Where a row already present is updated in place rather than replaced. INSERT OR REPLACE
@@ -335,16 +387,29 @@ def _insert(table: str, row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return f"INSERT INTO {table} ({names}) VALUES ({values}) ON CONFLICT ({', '.join(keys)}) {action}", row
 
 
+# The columns of each table that name a memory (an episode id).
+_MEMORY_REFS = {"episodes": ("id",), "tags": ("memory_id",), "connections": ("src", "dst")}
+
+
 def _write(store: Store, batch: list[tuple[int, str, dict[str, Any]]], counts: dict[str, int],
            errors: list[str], forgotten: list[str]) -> None:
     if not batch:
         return
-    gone = store.forgotten(str(row["id"]) for _, table, row in batch
-                           if table == "episodes" and row.get("id") is not None)
+    # A memory deleted for good here stays deleted: its episode, and its tags and connections
+    # (which would otherwise come back pointing at nothing, and its tags list it again).
+    gone = store.forgotten({str(row[key]) for _, table, row in batch
+                            for key in _MEMORY_REFS.get(table, ()) if row.get(key) is not None})
     with store.write() as conn:
         for number, table, row in batch:
-            if table == "episodes" and str(row.get("id")) in gone:
-                forgotten.append(str(row["id"]))
+            refs = [str(row.get(key)) for key in _MEMORY_REFS.get(table, ())]
+            if any(ref in gone for ref in refs):
+                if table == "episodes":
+                    forgotten.append(refs[0])
+                continue
+            if table == "forgotten" and row.get("id") is not None and conn.execute(
+                    "SELECT 1 FROM episodes WHERE id = ?", (str(row["id"]),)).fetchone():
+                # A memory that is live here wins over another memory's deletion of it:
+                # marking it deleted would leave it live yet left out of every later import.
                 continue
             try:
                 conn.execute(*_insert(table, row))
@@ -352,6 +417,8 @@ def _write(store: Store, batch: list[tuple[int, str, dict[str, Any]]], counts: d
                 errors.append(f"line {number}: {table} row refused ({exc})")
                 continue
             counts[table] = counts.get(table, 0) + 1
+            if table == "forgotten" and row.get("id") is not None:
+                gone.add(str(row["id"]))  # what follows in this batch is left out too
 
 
 def snapshot(store: Store) -> dict[str, list[dict[str, Any]]]:

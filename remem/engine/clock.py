@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from typing import Iterator
 
 _frozen: datetime | None = None
+_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}\Z")  # a day with no time of day (`--until 2026-11-20`)
 
 
 def now() -> datetime:
@@ -59,6 +61,13 @@ def when(value: str | datetime | None, name: str = "time") -> str | None:
         except OverflowError:  # before year 1: datetime cannot hold it
             raise ValueError(f"{name}: {text!r} is too far back; use a date (2026-05-01) or a "
                              "shorter duration (365d)") from None
+    if name == "until" and _DATE_ONLY.match(text):
+        # `--until 2026-11-20` includes that day: read as its start (00:00), it left it out.
+        try:  # the last microsecond of that day, UTC (as a date-only time is read everywhere)
+            day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+            return iso(day + timedelta(days=1, microseconds=-1))
+        except ValueError:  # not a real day (2026-02-30): refused below with the usual line
+            pass
     try:
         return iso(parse(text))
     except (ValueError, TypeError, OverflowError):
