@@ -80,9 +80,11 @@ def _damage(db: Path, table: str) -> None:
 def _raw_stdio_call(lines: list[str], timeout: float = 120) -> list[dict[str, Any]]:
     """Send raw JSON-RPC lines to `remem serve` over stdio; the replies to the requests with
     an id (initialize first), or fewer when the server never answers within `timeout`."""
+    # Unbuffered: with a buffered reader, two replies arriving together would leave the second
+    # in Python's buffer, where select() cannot see it.
     proc = subprocess.Popen([sys.executable, "-m", "remem", "serve", "--no-tasks", "--no-warm"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            cwd=str(ROOT))
+                            cwd=str(ROOT), bufsize=0)
     replies: list[dict[str, Any]] = []
     try:
         assert proc.stdin and proc.stdout
