@@ -6,8 +6,10 @@ import json
 import os
 import subprocess
 import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -78,3 +80,47 @@ def cli():
         return result
 
     return invoke
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nothing listens on now."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def http_server(base: Path, env: dict[str, str], token: str, *args: str) -> Iterator[str]:
+    """`remem serve --http` on a free port (its output in base/http.err); yields its URL once
+    /memory/health answers 200, and stops it afterwards."""
+    import urllib.error
+    import urllib.request
+
+    def healthy(url: str) -> bool:
+        request = urllib.request.Request(f"{url}/memory/health", headers={"Authorization": f"Bearer {token}"})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as answer:
+                return answer.status == 200
+        except (OSError, urllib.error.HTTPError):
+            return False
+
+    port = free_port()
+    with open(base / "http.err", "w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "remem", "serve", "--http", "--port", str(port), *args],
+                                env=env, cwd=str(ROOT), stdout=log, stderr=log)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        try:
+            while not healthy(url):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError((base / "http.err").read_text())
+                time.sleep(0.2)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, run_remem
+from tests.conftest import ROOT, free_port, run_remem
+from tests.conftest import http_server as http_server_at
 
 TOKEN = "test-token-4f1c"
 TOOLS = {"recall", "remember", "search", "get_memory", "update_memory", "delete_memory",
@@ -27,12 +27,6 @@ TOOLS = {"recall", "remember", "search", "get_memory", "update_memory", "delete_
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -52,33 +46,8 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def http_server(shared: dict[str, Any]) -> Any:
     """`remem serve --http` with a token, started once; waits until /memory/health answers."""
-    port = _free_port()
-    env = {**shared["env"], "REMEM_TOKEN": TOKEN}
-    log = open(shared["base"] / "http.err", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "remem", "serve", "--http", "--port", str(port)],
-        env=env, cwd=str(ROOT), stdout=log, stderr=log,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            status, _ = _http("GET", f"{url}/memory/health", token=TOKEN)
-            if status == 200:
-                break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError((shared["base"] / "http.err").read_text())
-        time.sleep(0.2)
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with http_server_at(shared["base"], {**shared["env"], "REMEM_TOKEN": TOKEN}, TOKEN) as url:
+        yield url
 
 
 @pytest.fixture(scope="module", params=["stdio", "http"])
@@ -408,7 +377,7 @@ def test_background_tasks_run_in_the_server(http_server: str) -> None:
 
 def test_non_loopback_without_token_refuses_to_start(shared: dict[str, Any]) -> None:
     env = {**shared["env"], "REMEM_TOKEN": ""}
-    out = run_remem("serve", "--http", "--host", "0.0.0.0", "--port", str(_free_port()), env=env, timeout=60)
+    out = run_remem("serve", "--http", "--host", "0.0.0.0", "--port", str(free_port()), env=env, timeout=60)
     assert out.returncode == 1
     assert "token" in out.stderr and out.stderr.count("\n") == 1
 

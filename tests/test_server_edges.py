@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, http_server
 
 TOKEN = "edge-token-9b2e"
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -359,14 +359,6 @@ async def test_a_resource_on_a_damaged_memory_is_the_one_line_fix(home: Path) ->
 
 # --------------------------------------------------------------------------- HTTP
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def http_url(tmp_path_factory: pytest.TempPathFactory) -> Any:
     base = tmp_path_factory.mktemp("edges")
@@ -374,29 +366,8 @@ def http_url(tmp_path_factory: pytest.TempPathFactory) -> Any:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REMEM_")}
     env.update({"REMEM_HOME": str(base / "home"), "HOME": str(base / "user"), "HF_HUB_OFFLINE": "1",
                 "REMEM_TOKEN": TOKEN})
-    port = _free_port()
-    log = open(base / "http.err", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "remem", "serve", "--http", "--port", str(port),
-                             "--no-tasks", "--no-warm"], env=env, cwd=str(ROOT), stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if _http("GET", f"{url}/memory/health")[0] == 200:
-                break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError((base / "http.err").read_text())
-        time.sleep(0.2)
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with http_server(base, env, TOKEN, "--no-tasks", "--no-warm") as url:
+        yield url
 
 
 def _http(method: str, url: str, body: bytes | None = None, auth: str | None = f"Bearer {TOKEN}",
