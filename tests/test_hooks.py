@@ -328,7 +328,12 @@ def test_prime_path_imports_no_numpy(store, tmp_path):
 
 @pytest.fixture
 def seeded(store):
+    from remem import config
+
     seed(store)
+    # A loaded test machine must not turn "shows the lesson" into "gave up at 1 s": the budget's
+    # own behaviour is tested with it set low on purpose.
+    config.set_value("prime.timeout_ms", 30000)
     return store
 
 
@@ -512,6 +517,10 @@ def test_corrupt_or_unreadable_database_exits_zero(home):
 def test_locked_database_gives_up_and_prints_nothing(seeded, home):
     """Another process holds the write lock: the hook cannot record, so it shows nothing."""
     import sqlite3
+
+    from remem import config
+
+    config.set_value("prime.timeout_ms", 1000)  # the default budget: it waits that long, no more
 
     locker = sqlite3.connect(str(home / "memory.db"), isolation_level=None)
     locker.execute("BEGIN EXCLUSIVE")
