@@ -83,3 +83,20 @@ def demo_home(home, monkeypatch):
     with Store() as store:
         build_demo_store(store)
     return home
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def new_app():  # noqa: ANN201 - RememApp, imported late so collecting tests stays cheap
+    """A fresh app over the test's REMEM_HOME."""
+    from remem.tui.app import RememApp
+
+    return RememApp()
+
+
+def screen_text(app) -> str:  # noqa: ANN001
+    """The text on the screen now, as drawn."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())

@@ -9,19 +9,9 @@ import threading
 import pytest
 
 from remem.engine.store import Store
+from tests.tui.conftest import new_app
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-def _app():
-    from remem.tui.app import RememApp
-
-    return RememApp()
 
 
 def _row(eid: str) -> dict:
@@ -36,7 +26,7 @@ async def _select_episode(pilot, eid: str) -> None:
 
 
 async def test_archive_restore_promote_and_importance(demo_home):
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("2")
         await _select_episode(pilot, "e05")
@@ -68,7 +58,7 @@ async def test_archive_restore_promote_and_importance(demo_home):
 
 
 async def test_forget_soft_then_hard_with_confirmation(demo_home):
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("2")
         await _select_episode(pilot, "e10")
@@ -93,7 +83,7 @@ async def test_forget_soft_then_hard_with_confirmation(demo_home):
 
 
 async def test_tag_and_connect(demo_home):
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("2")
         await _select_episode(pilot, "e06")
@@ -115,7 +105,7 @@ async def test_tag_and_connect(demo_home):
 
 
 async def test_search_uses_recall_and_shows_parts(demo_home):
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("2")
         await _select_episode(pilot, "e10")
@@ -138,7 +128,7 @@ async def test_the_detail_says_who_said_a_memory(demo_home):
         store.put_episodes([{"id": "said1", "kind": "note", "title": "Ana: ship on Fridays",
                              "gist": "ship on Fridays", "speaker": "Ana Lima",
                              "at": "2099-01-01T00:00:00+00:00"}])
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("2")
         await _select_episode(pilot, "said1")
@@ -148,7 +138,7 @@ async def test_the_detail_says_who_said_a_memory(demo_home):
 
 
 async def test_lesson_edit_veto_and_merge(demo_home):
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("3")
         await pilot.pause()
@@ -185,7 +175,7 @@ async def test_lesson_edit_veto_and_merge(demo_home):
 
 
 async def test_sleep_runs_in_a_worker_and_is_recorded(demo_home):
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("4", "r")
         await app.workers.wait_for_complete()
@@ -199,7 +189,7 @@ async def test_sleep_runs_in_a_worker_and_is_recorded(demo_home):
 
 
 async def test_shared_accept_reject_and_trust(demo_home):
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("5")
         await pilot.pause()
@@ -215,7 +205,7 @@ async def test_shared_accept_reject_and_trust(demo_home):
 
 
 async def test_reject_candidate(demo_home):
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("5")
         app.query_one("#candidate-table").focus()
@@ -238,7 +228,7 @@ async def test_reads_while_another_writer_is_busy(demo_home):
                 remember(store, f"written by another process {n}")
                 n += 1
 
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         thread = threading.Thread(target=writer)
         thread.start()
@@ -257,7 +247,7 @@ async def test_reads_while_another_writer_is_busy(demo_home):
 async def test_palette_lists_every_action_and_quits_cleanly(demo_home):
     from remem.tui.app import PALETTE
 
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(80, 24)) as pilot:
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for _, _, title, _ in PALETTE:
@@ -276,7 +266,7 @@ async def test_text_that_looks_like_markup_is_shown_as_written(demo_home):
         store.put_episodes([{"id": "mark1", "kind": "note", "title": odd, "gist": odd,
                              "speaker": "[b]Ana[/i]", "at": "2099-01-01T00:00:00+00:00"}])
         made = lessons.add_lesson(store, odd, "correction", status="active")
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.press("2")
         await _select_episode(pilot, "mark1")
@@ -321,7 +311,7 @@ def _add_quarantined(lid: str = "Q1") -> None:
 async def test_v_never_lets_a_received_lesson_past_the_shared_gate(demo_home):
     """`v` on a quarantined or candidate lesson changes nothing and points to the Shared tab."""
     _add_quarantined()
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("3")
         await pilot.pause()
@@ -345,7 +335,7 @@ async def test_v_restores_a_rejected_received_lesson_to_the_gate_not_to_active(d
     _add_quarantined()
     with Store() as store:
         share_choices.reject(store, "Q1")
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("3")
         await pilot.pause()
@@ -365,7 +355,7 @@ async def test_v_veto_and_restore_keep_vetoed_json_as_the_cli_does(demo_home, cl
     def recorded(lid: str) -> bool:
         return lid in json.loads(render.vetoed_path().read_text(encoding="utf-8")) if render.vetoed_path().exists() else False
 
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("3")
         await pilot.pause()
@@ -379,7 +369,7 @@ async def test_v_veto_and_restore_keep_vetoed_json_as_the_cli_does(demo_home, cl
     # vetoed by the CLI, restored by the TUI
     assert cli("lessons", "veto", "L2").exit_code == 0
     assert recorded("L2")
-    async with _app().run_test(size=(120, 36)) as pilot:
+    async with new_app().run_test(size=(120, 36)) as pilot:
         await pilot.press("3")
         await pilot.pause()
         await _select_lesson(pilot, "L2")
@@ -397,7 +387,7 @@ async def test_acting_on_a_row_another_process_changed_is_said_not_a_crash(demo_
     one archived elsewhere restored it; `v` on a lesson merged elsewhere vetoed another."""
     from remem.engine.lessons import add_lesson, get_lesson
 
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("2")
         await _select_episode(pilot, "e10")
@@ -417,7 +407,7 @@ async def test_acting_on_a_row_another_process_changed_is_said_not_a_crash(demo_
     with Store() as store:
         keep = add_lesson(store, "keep this lesson", "correction", status="active")
         gone = add_lesson(store, "merged away lesson", "correction", status="active")
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("3")
         await pilot.pause()
@@ -442,7 +432,7 @@ async def test_an_action_in_one_tab_is_seen_in_the_others(demo_home):
     """Every tab reads the database again after an action elsewhere, not only after a sleep:
     a delete in Episodes and a veto in Lessons reach the Overview's counts, an accept in
     Shared the Lessons table's statuses."""
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         assert _overview_counts(app).startswith("10 episodes")
@@ -481,7 +471,7 @@ async def test_an_action_in_one_tab_is_seen_in_the_others(demo_home):
 async def test_the_kind_filter_offers_kinds_added_while_the_app_is_open(demo_home):
     with Store() as store:
         store.hard_delete(["e06"])  # the one environment memory: the app starts without that kind
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("2")
         await pilot.pause()
@@ -501,7 +491,7 @@ async def test_the_kind_filter_offers_kinds_added_while_the_app_is_open(demo_hom
 
 
 async def test_y_without_a_sync_folder_says_how_to_set_one(demo_home):
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("5")
         await pilot.pause()
@@ -512,7 +502,7 @@ async def test_y_without_a_sync_folder_says_how_to_set_one(demo_home):
 
 
 async def test_promote_on_a_row_deleted_elsewhere_reloads_the_view(demo_home):
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("2")
         await _select_episode(pilot, "e10")

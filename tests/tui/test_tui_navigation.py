@@ -6,43 +6,28 @@ from __future__ import annotations
 import pytest
 
 from remem.engine.store import Store
+from tests.tui.conftest import new_app, screen_text
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-def _app():
-    from remem.tui.app import RememApp
-
-    return RememApp()
-
-
-def _screen(app) -> str:
-    """The text on the screen now, as drawn."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 async def test_the_keys_dialog_scrolls_to_its_last_row_at_80x24(demo_home):
     from remem.tui.screens.modals import HelpScreen
 
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         dialog = app.screen.query_one("#dialog")
         assert app.focused is dialog
-        assert "reload from the database" not in _screen(app)  # the dialog is taller than 24 rows
+        assert "reload from the database" not in screen_text(app)  # the dialog is taller than 24 rows
         for _ in range(3):
             await pilot.press("pagedown")
         await pilot.press("down", "down", "end")
         await pilot.pause()
         assert dialog.scroll_y == dialog.max_scroll_y > 0
-        shown = _screen(app)
+        shown = screen_text(app)
         assert "reload from the database" in shown and "│ quit" in shown
         await pilot.press("home")
         await pilot.pause()
@@ -56,13 +41,13 @@ async def test_the_keys_dialog_scrolls_to_its_last_row_at_80x24(demo_home):
 async def test_every_episodes_column_is_on_screen(demo_home, size):
     """The detail goes under the table below 140 columns; the title takes what the other
     columns leave, so nothing needs scrolling sideways."""
-    app = _app()
+    app = new_app()
     async with app.run_test(size=size) as pilot:
         await pilot.press("2")
         await pilot.pause()
         table = app.query_one("#episode-table")
         assert table.virtual_size.width <= table.size.width
-        header = next(line for line in _screen(app).splitlines() if line.strip().startswith("kind"))
+        header = next(line for line in screen_text(app).splitlines() if line.strip().startswith("kind"))
         for label in ("title", "project", "when", "str", "rec", "tags"):
             assert f" {label} " in f"{header} "
         detail = app.query_one("#episode-detail")
@@ -75,7 +60,7 @@ async def test_every_episodes_column_is_on_screen(demo_home, size):
 
 
 async def test_the_columns_follow_a_resize(demo_home):
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("2")
         await pilot.pause()
@@ -92,7 +77,7 @@ async def test_pagedown_and_pageup_change_the_page(demo_home):
     with Store() as store:
         store.put_episodes([{"id": f"bulk{i:03d}", "kind": "note", "title": f"bulk note {i}", "gist": f"bulk note {i}",
                              "at": f"2026-10-{1 + i % 28:02d}T00:00:00+00:00"} for i in range(60)])
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("2")
         await pilot.pause()
@@ -118,7 +103,7 @@ async def test_pagedown_scrolls_search_results(demo_home):
         store.put_episodes([{"id": f"dep{i:03d}", "kind": "note", "title": f"deploy note {i}",
                              "gist": f"deploy with the blue profile, note {i}",
                              "at": f"2026-10-{1 + i % 28:02d}T00:00:00+00:00"} for i in range(60)])
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("2", "slash", *"deploy blue profile", "enter")
         await pilot.pause()
@@ -133,7 +118,7 @@ async def test_pagedown_scrolls_search_results(demo_home):
 async def test_typing_keys_in_the_palette_opens_remems_keys(demo_home):
     from remem.tui.screens.modals import HelpScreen
 
-    app = _app()
+    app = new_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("ctrl+p")
         await pilot.pause()

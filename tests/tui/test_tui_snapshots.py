@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.tui.conftest import new_app
+
 BIG = (120, 36)
-
-
-def _app():
-    from remem.tui.app import RememApp
-
-    return RememApp()
 
 
 async def _quiet(pilot) -> None:
@@ -22,19 +18,19 @@ async def _quiet(pilot) -> None:
 
 
 def test_overview_80x24(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=(80, 24), run_before=_quiet)
+    assert snap_compare(new_app(), terminal_size=(80, 24), run_before=_quiet)
 
 
 def test_overview(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=BIG, run_before=_quiet)
+    assert snap_compare(new_app(), terminal_size=BIG, run_before=_quiet)
 
 
 def test_episodes(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=BIG, press=["2"], run_before=_quiet)
+    assert snap_compare(new_app(), terminal_size=BIG, press=["2"], run_before=_quiet)
 
 
 def test_episodes_80x24(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=(80, 24), press=["2"], run_before=_quiet)
+    assert snap_compare(new_app(), terminal_size=(80, 24), press=["2"], run_before=_quiet)
 
 
 def test_episodes_search_shows_score_parts(demo_home, snap_compare):
@@ -44,23 +40,23 @@ def test_episodes_search_shows_score_parts(demo_home, snap_compare):
         await pilot.press("enter")
         await _quiet(pilot)
 
-    assert snap_compare(_app(), terminal_size=BIG, run_before=search)
+    assert snap_compare(new_app(), terminal_size=BIG, run_before=search)
 
 
 def test_lessons(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=BIG, press=["3"], run_before=_quiet)
+    assert snap_compare(new_app(), terminal_size=BIG, press=["3"], run_before=_quiet)
 
 
 def test_sleep(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=BIG, press=["4"], run_before=_quiet)
+    assert snap_compare(new_app(), terminal_size=BIG, press=["4"], run_before=_quiet)
 
 
 def test_shared(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=BIG, press=["5"], run_before=_quiet)
+    assert snap_compare(new_app(), terminal_size=BIG, press=["5"], run_before=_quiet)
 
 
 def test_help_modal(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=BIG, press=["question_mark"], run_before=_quiet)
+    assert snap_compare(new_app(), terminal_size=BIG, press=["question_mark"], run_before=_quiet)
 
 
 def _pressing(*keys: str):
@@ -74,19 +70,19 @@ def _pressing(*keys: str):
 
 
 def test_forget_modal(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=BIG, run_before=_pressing("2", "f"))
+    assert snap_compare(new_app(), terminal_size=BIG, run_before=_pressing("2", "f"))
 
 
 def test_tag_modal(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=BIG, run_before=_pressing("2", "t"))
+    assert snap_compare(new_app(), terminal_size=BIG, run_before=_pressing("2", "t"))
 
 
 def test_connect_modal(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=BIG, run_before=_pressing("2", "c"))
+    assert snap_compare(new_app(), terminal_size=BIG, run_before=_pressing("2", "c"))
 
 
 def test_edit_lesson_modal(demo_home, snap_compare):
-    assert snap_compare(_app(), terminal_size=BIG, run_before=_pressing("3", "e"))
+    assert snap_compare(new_app(), terminal_size=BIG, run_before=_pressing("3", "e"))
 
 
 def test_command_palette(demo_home, snap_compare):
@@ -95,4 +91,4 @@ def test_command_palette(demo_home, snap_compare):
         await pilot.press(*"forget")
         await _quiet(pilot)
 
-    assert snap_compare(_app(), terminal_size=BIG, run_before=palette)
+    assert snap_compare(new_app(), terminal_size=BIG, run_before=palette)

@@ -11,6 +11,7 @@ from textual.content import Content
 
 from remem.engine.store import Store
 from remem.tui.widgets.format import cell, cut, lines, markup, plain
+from tests.tui.conftest import screen_text
 
 # Textual drops these control characters from whatever it shows; everything else is kept.
 STRIPPED = "\x07\x08\x0b\x0c\x0d"
@@ -54,11 +55,6 @@ def test_control_characters_textual_drops_do_not_move_the_styles():
     assert shown.plain == "abx" and [(span.start, span.end) for span in shown.spans] == [(0, 2)]
 
 
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
 FAILED = "pytest failed: FAILED tests/test_cache.py::test_ttl_expiry[redis-cluster] - ConnectionError"
 AWKWARD_LESSON = "`FAILED tests/test_cache.py::test_ttl_expiry[redis-cluster] -…` failed here; find out why."
 SPLIT = "on Windows or POSIX alike, split every path on [/\\\\] with re.split"
@@ -82,10 +78,6 @@ def _awkward_store() -> None:
             conn.execute("INSERT INTO predictions (id, lesson_id, text, made) VALUES ('PX', 'LX', ?, "
                          "'2026-11-18T20:00:00+00:00')",
                          ("Within 14 days this error will come again: " + AWKWARD_LESSON,))
-
-
-def _screen(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 @pytest.mark.anyio
@@ -133,4 +125,4 @@ async def test_the_app_shows_brackets_cut_anywhere_without_stopping(demo_home):
     async with RememApp().run_test(size=(120, 36)) as pilot:
         await pilot.press("3")
         await pilot.pause()
-        assert "test_ttl_expiry[redis-cluster]" in _screen(pilot.app)
+        assert "test_ttl_expiry[redis-cluster]" in screen_text(pilot.app)
