@@ -97,12 +97,12 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
         from remem.errors import database_problem
 
         def read() -> dict[str, Any]:
-            from remem import paths
+            from remem.engine import status
 
             with mcp.memory.store() as store:  # type: ignore[attr-defined]
-                tasks = {r["name"]: r["last_run"] for r in store.rows("SELECT name, last_run FROM tasks")}
-                return {"status": "ok", "version": __version__, "home": str(paths.home()),
-                        "counts": store.counts(), "tasks": tasks}
+                facts = status.summary(store)
+            return {"status": "ok", "version": __version__, "home": facts["home"],
+                    "counts": facts["counts"], "tasks": facts["tasks"]}
 
         try:
             return JSONResponse(await anyio.to_thread.run_sync(read))

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from remem import paths
 from remem.engine import clock, render, sleep
-from remem.engine.lessons import add_lesson, get_lesson
+from remem.engine.lessons import add_lesson, get_lesson, set_status
 from tests.test_sleep import _at, episode
 
 
@@ -253,10 +254,18 @@ def test_a_veto_remembers_the_status_it_had_and_a_restore_goes_back_there(store)
     taken = add_lesson(store, "Use ruff format, not black.", "correction", origin="b7e1c0ffee00aa11",
                        note="accepted by hand")
     mine = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
-    for lesson in (waiting, taken, mine):
+    # A lesson waiting in the share gate is not the person's to veto; an older release's veto of
+    # one left a record of the status it had, which a restore still goes back to.
+    with pytest.raises(ValueError, match=r"remem share accept\|reject"):
+        render.veto_lesson(store, waiting["id"])
+    render.record_veto(waiting)
+    set_status(store, waiting["id"], "vetoed", note="vetoed by the person")
+    for lesson in (taken, mine):
         assert render.veto_lesson(store, lesson["id"])["status"] == "vetoed"
-        render.veto_lesson(store, lesson["id"], note="again")  # a second veto keeps the first record
-        assert lesson["id"] in json.loads(render.vetoed_path().read_text())
+        first = json.loads(render.vetoed_path().read_text())[lesson["id"]]
+        with pytest.raises(render.NothingToDo):  # a second veto keeps the first record
+            render.veto_lesson(store, lesson["id"], note="again")
+        assert json.loads(render.vetoed_path().read_text())[lesson["id"]] == first
     back = {l["id"]: render.restore_lesson(store, l["id"]) for l in (waiting, taken, mine)}
     assert (back[waiting["id"]]["status"], back[waiting["id"]]["note"]) == ("quarantined", "quarantined: override")
     assert (back[taken["id"]]["status"], back[taken["id"]]["note"]) == ("active", "accepted by hand")

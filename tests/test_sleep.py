@@ -500,7 +500,7 @@ def test_dry_run_changes_nothing(store, home):
 def test_progress_events_per_pass_in_order(store):
     seen = [e.pass_name for e in sleep.run_sleep(store)]
     order = [p for i, p in enumerate(seen) if i == 0 or seen[i - 1] != p]
-    assert order == list(sleep.PASSES) + ["sleep"]
+    assert order == list(sleep.PASSES) + ["backup", "sleep"]  # a full sleep's rotated backup last
 
 
 def test_unknown_pass_is_a_one_line_error(store):

@@ -24,31 +24,18 @@ def _when(stamp: str | None) -> str:
 def register(app: typer.Typer) -> None:
     @app.command()
     def status(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-        """What the memory holds: counts per table, model, space, size, last ingest and sleep.
+        """What the memory holds: counts per table, embedding space, size, last ingest and sleep.
 
         Example: remem status --json
         """
-        from remem import paths
+        from remem.engine import status as status_mod
         from remem.engine.embed import get_embedder
-        from remem.engine.store import db_size
 
         with open_store() as store:
-            counts = store.counts()
-            times = store.meta_times()
-            by_kind = {r["kind"]: r["n"] for r in store.rows(
-                "SELECT kind, count(*) AS n FROM episodes GROUP BY kind ORDER BY kind")}
+            info = status_mod.summary(store)
         embedder = get_embedder()
-        info = {
-            "home": str(paths.home()),
-            "database": str(paths.db_path()),
-            "db_bytes": db_size(),
-            "counts": counts,
-            "episodes_by_kind": by_kind,
-            "model": getattr(embedder, "space", "?"),
-            "space": embedder.space,
-            "dim": embedder.dim,
-            **times,
-        }
+        info.update(space=embedder.space, dim=embedder.dim)
+        counts, by_kind = info["counts"], info["episodes_by_kind"]
         if json_out:
             emit_json(info)
             return

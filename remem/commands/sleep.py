@@ -3,29 +3,13 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, List, Optional
+from contextlib import contextmanager, nullcontext
+from typing import Any, Callable, Iterator, List, Optional
 
 import typer
 
 from remem.commands._out import emit_json, open_store, short, table
 from remem.errors import RememError
-
-
-def _nightly_backup(store: Any, summary: dict[str, Any]) -> None:
-    """After a full sleep, a rotated backup (config backup.nightly; backup.keep copies kept)."""
-    from remem import config
-    from remem.engine import backup as backup_mod
-
-    cfg = config.load()
-    if not cfg["backup"]["nightly"]:
-        return
-    try:
-        dest, removed = backup_mod.rotated_backup(store, int(cfg["backup"]["keep"]))
-    except OSError as exc:  # the sleep's work is done and kept; say why there is no backup
-        summary["backup"] = {"error": f"backup failed ({exc}); run `remem backup` by hand"}
-        print(f"remem: {summary['backup']['error']}", file=sys.stderr)
-        return
-    summary["backup"] = {"path": str(dest), "rotated_out": len(removed)}
 
 
 # DESIGN names two passes by what they do; the engine by a word. Both are accepted.
@@ -66,11 +50,11 @@ def register(app: typer.Typer) -> None:
         """
         from remem.engine import sleep as sleep_mod
 
-        with open_store() as store:
-            events = sleep_mod.run_sleep(store, _pass_names(pass_, sleep_mod.PASSES), dry_run=dry_run)
-            summary = _drain(events) if (quiet or json_out) else _with_bars(events)
-            if not pass_ and not dry_run:
-                _nightly_backup(store, summary)
+        passes = _pass_names(pass_, sleep_mod.PASSES)
+        with open_store() as store, (nullcontext(None) if quiet or json_out else _bars()) as show:
+            summary = sleep_mod.run_sleep_collect(store, passes, dry_run=dry_run, on_progress=show)
+        if summary.get("backup", {}).get("error"):  # the sleep's work is kept; say why no backup
+            print(f"remem: {summary['backup']['error']}", file=sys.stderr)
         if json_out:
             emit_json(summary)
         elif not quiet:
@@ -83,14 +67,13 @@ def register(app: typer.Typer) -> None:
 
         Example: remem morning
         """
-        from remem import paths
         from remem.engine import sleep as sleep_mod
 
         if json_out:
             with open_store() as store:
-                emit_json({"report": _read(paths.morning_path()), "runs": sleep_mod.history(store, 5)})
+                emit_json({"report": sleep_mod.morning_report(), "runs": sleep_mod.history(store, 5)})
             return
-        text = _read(paths.morning_path())
+        text = sleep_mod.morning_report()
         if text is None:
             raise ValueError("no morning report yet; run `remem sleep` first")
         print(text, end="")
@@ -136,18 +119,12 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """One lesson with its sources and predictions. Example: remem lessons show 3fa2"""
-        from remem.engine.lessons import get_lesson
+        from remem.engine.browse import lesson_detail
 
         with open_store() as store:
-            lesson = get_lesson(store, lesson_id)
-            marks = ",".join("?" for _ in lesson["sources"][:200])
-            sources = store.rows(
-                f"SELECT id, kind, at, title FROM episodes WHERE id IN ({marks}) ORDER BY at",
-                lesson["sources"][:200]) if lesson["sources"] else []
-            preds = store.rows(
-                "SELECT id, text, made, resolved, outcome, evidence FROM predictions "
-                "WHERE lesson_id = ? ORDER BY made", (lesson["id"],))
-            aliases = store.rows("SELECT old, at, created FROM aliases WHERE new = ?", (lesson["id"],))
+            found = lesson_detail(store, lesson_id, sources_limit=200, predictions_limit=None)
+        lesson, sources, aliases = found["lesson"], found["episodes"], found["aliases"]
+        preds = found["predictions"][::-1]  # oldest first: the order they were made in
         if json_out:
             emit_json({**lesson, "source_episodes": sources, "predictions": preds, "aliases": aliases})
             return
@@ -201,16 +178,14 @@ def register(app: typer.Typer) -> None:
 
         Example: remem lessons veto 3fa2 --note "only true for the old repo"
         """
-        from remem.engine.lessons import get_lesson
-        from remem.engine.render import veto_lesson
+        from remem.engine.render import NothingToDo, veto_lesson
 
-        with open_store() as store:
-            lesson = get_lesson(store, lesson_id)
-            if lesson["status"] == "vetoed":
-                # Nothing to do (as `restore` of an active lesson): the first veto's record stays.
-                print(f"{lesson['id']} is vetoed already: nothing to do")
-                return
-            lesson = veto_lesson(store, lesson["id"], note=note, how="remem lessons veto")
+        try:
+            with open_store() as store:
+                lesson = veto_lesson(store, lesson_id, note=note, how="remem lessons veto")
+        except NothingToDo as done:  # a no-op, as `restore` of an active lesson: not a failure
+            print(done)
+            return
         print(f"vetoed {lesson['id']}; `remem sleep --pass render` removes its files now")
 
     @lessons_app.command("restore")
@@ -220,31 +195,19 @@ def register(app: typer.Typer) -> None:
 
         Example: remem lessons restore 3fa2
         """
-        from remem.engine.lessons import get_lesson
-        from remem.engine.render import restore_lesson
+        from remem.engine.render import NothingToDo, restore_lesson
 
-        with open_store() as store:
-            lesson = get_lesson(store, lesson_id)
-            if lesson["status"] == "active" and not _veto_record(lesson):
-                # Nothing to undo (as `veto` of a vetoed lesson, a no-op is not a failure).
-                print(f"{lesson['id']} is active, not vetoed: nothing to restore")
-                return
-            lesson = restore_lesson(store, lesson["id"])
+        try:
+            with open_store() as store:
+                lesson = restore_lesson(store, lesson_id)
+        except NothingToDo as done:  # a no-op, as `veto` of a vetoed lesson: not a failure
+            print(done)
+            return
         if lesson["status"] == "active":
             print(f"restored {lesson['id']}; the next sleep renders it again")
         else:
             print(f"restored {lesson['id']} to {lesson['status']}: it waits in `remem share candidates` "
                   "for you to accept or reject it")
-
-
-def _veto_record(lesson: dict) -> bool:
-    """Whether vetoed.json holds a veto of this lesson (by its id, or of its text by hash):
-    an active lesson with one is not rendered, and `restore` takes the record out."""
-    from remem.engine.render import _read_json, vetoed_path
-
-    vetoed = _read_json(vetoed_path(), {})
-    return lesson["id"] in vetoed or any(isinstance(v, dict) and v.get("hash") == lesson["hash"]
-                                         for v in vetoed.values())
 
 
 def _edit(text: str) -> str | None:
@@ -267,52 +230,37 @@ def _edit(text: str) -> str | None:
                          '--text "…"') from None
 
 
-def _read(path: Any) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        return None
-
-
-def _drain(events: Any) -> dict:
-    summary: dict = {}
-    for event in events:
-        if event.pass_name == "sleep" and event.counts is not None:
-            summary = event.counts
-    return summary
-
-
-def _with_bars(events: Any) -> dict:
+@contextmanager
+def _bars() -> Iterator[Callable[[Any], None]]:
+    """Live progress bars on stderr, one per pass: yields the on_progress callback."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from remem.commands._out import console
 
-    summary: dict = {}
     tasks: dict[str, Any] = {}
     with Progress(TextColumn("{task.fields[name]:<8}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), TextColumn("{task.description}", markup=False),
                   console=console(stderr=True)) as bars:
-        for event in events:
-            if event.pass_name == "sleep":
-                summary = event.counts or {}
-                continue
+
+        def show(event: Any) -> None:
+            if event.pass_name == "sleep":  # the run's end: its summary, not a bar
+                return
             if event.pass_name not in tasks:
                 tasks[event.pass_name] = bars.add_task("", total=None, name=event.pass_name)
             task = tasks[event.pass_name]
-            total = event.total or None
-            bars.update(task, completed=event.done, total=total, description=short(event.message, 60))
+            bars.update(task, completed=event.done, total=event.total or None,
+                        description=short(event.message, 60))
             if event.counts is not None:
                 bars.update(task, completed=event.total or 1, total=event.total or 1)
-    return summary
+
+        yield show
 
 
 def _print_summary(summary: dict) -> None:
+    from remem.engine.sleep import describe_counts
+
     passes = summary.get("passes", {})
-    rows = []
-    for name, counts in passes.items():
-        shown = ", ".join(f"{k} {v}" for k, v in counts.items()
-                          if not isinstance(v, (dict, list)) and v not in (0, None, "")) or "nothing to do"
-        rows.append((name, shown))
+    rows = [(name, describe_counts(counts)) for name, counts in passes.items()]
     title = "sleep (dry run: nothing was changed)" if summary.get("dry_run") else "sleep"
     table(title, ["pass", "result"], rows)
     for problem in passes.get("render", {}).get("problems", []):

@@ -76,19 +76,22 @@ def kinds_and_projects(store: Store) -> tuple[list[str], list[str]]:
     return kinds, projects
 
 
-def lesson_detail(store: Store, lesson_id: str) -> dict[str, Any]:
-    """A lesson with its source episodes, predictions and the places it was primed."""
+def lesson_detail(store: Store, lesson_id: str, *, sources_limit: int = 50,
+                  predictions_limit: int | None = 20) -> dict[str, Any]:
+    """A lesson with its source episodes (the first `sources_limit`, oldest first), its
+    predictions (the newest `predictions_limit`, newest first; None: all), the places it was
+    primed, and the lesson ids merged into it (`aliases`). Raises NotFound for an unknown id."""
     from remem.engine.lessons import get_lesson
 
     lesson = get_lesson(store, lesson_id)
-    sources = lesson["sources"][:50]
+    sources = lesson["sources"][:sources_limit]
     episodes = []
     if sources:
         marks = ",".join("?" for _ in sources)
-        episodes = store.rows(f"SELECT id, kind, title, at FROM episodes WHERE id IN ({marks}) ORDER BY at", sources)
+        episodes = store.rows(f"SELECT id, kind, at, title FROM episodes WHERE id IN ({marks}) ORDER BY at", sources)
     predictions = store.rows(
-        "SELECT id, text, made, resolved, outcome FROM predictions WHERE lesson_id = ? ORDER BY made DESC LIMIT 20",
-        (lesson["id"],),
+        "SELECT id, text, made, resolved, outcome, evidence FROM predictions WHERE lesson_id = ? "
+        "ORDER BY made DESC LIMIT ?", (lesson["id"], -1 if predictions_limit is None else predictions_limit),
     )
     primes = [
         p for p in store.rows(
@@ -96,7 +99,9 @@ def lesson_detail(store: Store, lesson_id: str) -> dict[str, Any]:
             "WHERE lesson_ids LIKE ? ORDER BY at DESC LIMIT 50", (f'%"{lesson["id"]}"%',))
         if lesson["id"] in loads_list(p["lesson_ids"])
     ]
-    return {"lesson": lesson, "episodes": episodes, "predictions": predictions, "primes": primes[:20]}
+    aliases = store.rows("SELECT old, at, created FROM aliases WHERE new = ?", (lesson["id"],))
+    return {"lesson": lesson, "episodes": episodes, "predictions": predictions, "primes": primes[:20],
+            "aliases": aliases}
 
 
 def corrections_by_day(store: Store, days: int = 30) -> list[int]:

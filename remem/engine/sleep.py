@@ -10,6 +10,9 @@ watermark there (the last episode seq it consolidated) so only new episodes are 
         print(event.pass_name, event.done, event.total, event.message)
 
 The last event of a run has pass_name "sleep" and carries the run's summary in `counts`.
+Just before it, a full run (every pass, not a dry run) makes a rotated backup when config
+backup.nightly is on, told in events of pass_name "backup" and the summary's "backup" key: every
+edge (`remem sleep`, the TUI's Sleep tab, the nightly job) gets it.
 """
 
 from __future__ import annotations
@@ -223,16 +226,47 @@ def _run(
                 yield event
             counts = ctx.counts.setdefault(name, {})
             total = last.total if last else 0
-            yield Progress(name, total, total, _describe(counts), counts=counts)
+            yield Progress(name, total, total, describe_counts(counts), counts=counts)
         status = "dry-run" if dry_run else "ok"
     finally:
         summary = _summary(ctx, dry_run)
-        with real.write() as conn:
-            conn.execute(
-                "UPDATE runs SET finished = ?, status = ?, summary = ? WHERE id = ?",
-                (clock.iso(), status, dumps(summary), run_id),
-            )
+        _record_run(real, run_id, status, summary)
+    # After the run is recorded as finished, so the copy holds it (and its watermark) as done.
+    if status == "ok" and wanted == PASSES and cfg.get("backup", {}).get("nightly"):
+        yield Progress("backup", 0, 1, "rotated backup")
+        summary["backup"] = _nightly_backup(real, cfg)
+        _record_run(real, run_id, status, summary)
+        yield Progress("backup", 1, 1, _describe_backup(summary["backup"]), counts=summary["backup"])
     yield Progress("sleep", len(wanted), len(wanted), f"sleep {status}", counts=summary)
+
+
+def _record_run(store: Store, run_id: int, status: str, summary: dict[str, Any]) -> None:
+    with store.write() as conn:
+        conn.execute(
+            "UPDATE runs SET finished = ?, status = ?, summary = ? WHERE id = ?",
+            (clock.iso(), status, dumps(summary), run_id),
+        )
+
+
+def _nightly_backup(store: Store, cfg: dict[str, Any]) -> dict[str, Any]:
+    """A full sleep's rotated backup (config backup.nightly; backup.keep copies kept), as
+    {"path", "rotated_out"} or {"error"}: the night's work is done and kept either way."""
+    import sqlite3
+
+    from remem.engine import backup
+    from remem.log import log
+
+    try:
+        dest, removed = backup.rotated_backup(store, int(cfg["backup"].get("keep", 7)))
+    except (OSError, ValueError, sqlite3.Error) as exc:  # a full disk, an unwritable folder
+        error = f"backup failed ({exc}); run `remem backup` by hand"
+        log("sleep", error)
+        return {"error": error}
+    return {"path": str(dest), "rotated_out": len(removed)}
+
+
+def _describe_backup(result: dict[str, Any]) -> str:
+    return result["error"] if "error" in result else f"backed up to {result['path']}"
 
 
 def _summary(ctx: Context, dry_run: bool) -> dict[str, Any]:
@@ -281,9 +315,21 @@ def history(store: Store, limit: int = 20) -> list[dict[str, Any]]:
     return rows
 
 
-def _describe(counts: dict[str, Any]) -> str:
-    parts = [f"{k} {v}" for k, v in counts.items() if isinstance(v, (int, float)) and v]
-    return ", ".join(parts) or "nothing to do"
+def describe_counts(counts: dict[str, Any], most: int | None = None, empty: str = "nothing to do") -> str:
+    """A pass's counts for people: its non-zero numbers ("created 2, merged 1"), the first
+    `most` of them (None: all); `empty` when it has none. Lists, words and flags are left out."""
+    parts = [f"{k} {v}" for k, v in counts.items()
+             if isinstance(v, (int, float)) and not isinstance(v, bool) and v]
+    return ", ".join(parts[:most]) or empty
+
+
+def morning_report() -> str | None:
+    """The last morning report (morning.md), or None when there is none or it cannot be read
+    (a report is for reading; a damaged one must not stop `remem morning` or the Overview)."""
+    try:
+        return paths.morning_path().read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
 
 
 # --------------------------------------------------------------------------- embed

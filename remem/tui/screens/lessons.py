@@ -9,6 +9,7 @@ from textual.content import Content
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Label, Select, Static
 
+from remem.errors import NotFound
 from remem.tui.screens.modals import AskValue, EditText
 from remem.tui.widgets.pane import Pane
 from remem.tui.widgets.format import cell, cut, lines, markup, plain, since
@@ -61,7 +62,7 @@ class LessonsPane(Pane):
             return
         try:
             found = self.app.engine("browse").lesson_detail(self.app.store, lesson_id)
-        except Exception:
+        except NotFound:  # gone (merged, deleted) since the list was drawn; a database error is said
             target.update("")
             return
         lesson = found["lesson"]
@@ -115,21 +116,13 @@ class LessonsPane(Pane):
         lesson_id = self.selected_id()
         if not lesson_id:
             return
-        render = self.app.engine("render")
         current = self.still_there(lesson_id, lambda: self.app.engine("lessons").get_lesson(self.app.store, lesson_id))
         if current is None:
             return
-        status = current["status"]
-        if status in ("candidate", "quarantined"):
-            # A received lesson waiting for a decision: only the Shared tab's gate lets it in.
-            self.app.notify(f"{lesson_id} is a received lesson ({status}): accept or reject it in the "
-                            "Shared tab (5)", severity="warning", markup=False)
-            return
-        if status == "revoked":
-            self.app.notify(f"{lesson_id} was revoked by its author; it cannot come back",
-                            severity="warning", markup=False)
-            return
-        if status == "active":
+        render = self.app.engine("render")
+        if current["status"] != "vetoed":
+            # The engine refuses what cannot be vetoed (a received lesson waiting in the Shared
+            # tab, a revoked one) with the reason, which run_action shows.
             self.run_action("lesson vetoed", lambda: render.veto_lesson(self.app.store, lesson_id, how="remem tui"))
             return
 

@@ -27,19 +27,17 @@ class OverviewPane(Pane):
 
     def reload(self) -> None:
         store = self.app.store
-        counts = store.counts()
-        times = store.meta_times()
-        by_kind = {r["kind"]: r["n"] for r in store.rows("SELECT kind, count(*) AS n FROM episodes GROUP BY kind")}
-        status = {r["status"]: r["n"] for r in store.rows("SELECT status, count(*) AS n FROM lessons GROUP BY status")}
+        facts = self.app.engine("status").summary(store)
+        counts = facts["counts"]
         parts = [
             markup("[b]$n[/b] episodes  $kinds", n=counts["episodes"],
-                   kinds=" ".join(f"{k} {v}" for k, v in sorted(by_kind.items()))),
+                   kinds=" ".join(f"{k} {v}" for k, v in facts["episodes_by_kind"].items())),
             markup("[b]$n[/b] lessons  $statuses", n=counts["lessons"],
-                   statuses=" ".join(f"{k} {v}" for k, v in sorted(status.items()))),
+                   statuses=" ".join(f"{k} {v}" for k, v in facts["lessons_by_status"].items())),
             f"[b]{counts['predictions']}[/b] predictions · {counts['connections']} connections · "
             f"{counts['sessions']} sessions",
-            f"last ingest: {since(times['last_ingest']) if times['last_ingest'] else 'never'}",
-            f"last sleep:  {since(times['last_sleep']) if times['last_sleep'] else 'never'}",
+            f"last ingest: {since(facts['last_ingest']) if facts['last_ingest'] else 'never'}",
+            f"last sleep:  {since(facts['last_sleep']) if facts['last_sleep'] else 'never'}",
         ]
         self.query_one("#overview-counts", Static).update(lines(parts))
         browse = self.app.engine("browse")
@@ -47,10 +45,7 @@ class OverviewPane(Pane):
         measure = self.app.engine("measure").measure(store, 30)
         self.query_one("#overview-measure", Static).update(lines(
             [plain(line) for line in self.app.engine("measure").summary_lines(measure)]))
-        from remem import paths
-
-        morning = paths.morning_path()
-        text = morning.read_text(encoding="utf-8") if morning.exists() else (
+        text = self.app.engine("sleep").morning_report() or (
             "# No morning report yet\n\n`remem sleep` writes one: what was learned, merged, "
             "confirmed, failed and faded overnight.")
         self.query_one("#overview-report", Markdown).update(text)

@@ -72,8 +72,8 @@ class SleepPane(Pane):
 
         try:
             with Store() as store:  # its own connection: the UI thread keeps the app's
-                for event in sleep.run_sleep(store, passes):
-                    self.app.call_from_thread(self.on_progress, event)
+                sleep.run_sleep_collect(store, passes,
+                                        on_progress=lambda event: self.app.call_from_thread(self.on_progress, event))
             self.app.call_from_thread(self.finished, None)
         except Exception as exc:
             self.app.call_from_thread(self.finished, str(exc))
@@ -107,11 +107,10 @@ class SleepPane(Pane):
         self.app.refresh_all(except_sleep=True)
 
 
-def _changes(summary: dict[str, Any]) -> str:
-    parts = []
-    for name, counts in (summary or {}).items():
-        if isinstance(counts, dict):
-            numbers = [f"{k} {v}" for k, v in counts.items() if isinstance(v, (int, float)) and v]
-            if numbers:
-                parts.append(f"{name}: {', '.join(numbers[:2])}")
+def _changes(passes: dict[str, Any]) -> str:
+    """A run's history line: each pass that did something, with its first two numbers."""
+    from remem.engine.sleep import describe_counts
+
+    parts = [f"{name}: {shown}" for name, counts in (passes or {}).items()
+             if isinstance(counts, dict) and (shown := describe_counts(counts, most=2, empty=""))]
     return "; ".join(parts)[:80] or "nothing to do"
