@@ -39,8 +39,7 @@ def register(app: typer.Typer) -> None:
         """
         from remem.engine import ingest as ingest_mod
 
-        if source is not None and source not in ingest_mod.SOURCES:
-            raise ValueError(f"unknown source {source!r}; use one of {', '.join(ingest_mod.SOURCES)}")
+        ingest_mod.check_source(source)  # before the paths: a wrong --source is said first
         missing = [p for p in (paths or []) + ([events] if events else []) if not Path(p).expanduser().exists()]
         if missing and len(missing) == len(paths or []) + (1 if events else 0):
             raise ValueError(f"no such file or folder: {missing[0]}; check the path "
@@ -54,7 +53,7 @@ def register(app: typer.Typer) -> None:
                 else:
                     summary = _with_progress(ingest_mod, store, paths or None, source)
                 if events:
-                    _fold(summary, ingest_mod.ingest_events(store, events))
+                    ingest_mod.ingest_events(store, events, into=summary)
         summary = {k: summary[k] for k in SUMMARY_KEYS}
         if json_out:
             emit_json(summary)
@@ -63,21 +62,14 @@ def register(app: typer.Typer) -> None:
             return
         _print(summary)
         if not paths and not events and not summary["files"] and not summary["skipped"]:
-            print(f"remem: no agent sessions found in {_searched(source)}; name a file or "
+            searched = _one_of([str(p) for p in ingest_mod.default_places(source)])
+            print(f"remem: no agent sessions found in {searched}; name a file or "
                   "folder, or try `remem demo`", file=sys.stderr)
 
 
-def _searched(source: Optional[str]) -> str:
-    """The places `remem ingest` without paths read for this --source (as ingest_paths does)."""
-    from remem import paths as paths_mod
-
-    places = {
-        "claude-code": [paths_mod.claude_projects_dir()],
-        "codex": [paths_mod.codex_home()],
-        "events": [paths_mod.inbox_dir()],
-    }.get(source or "", [paths_mod.claude_projects_dir(), paths_mod.codex_home(), paths_mod.inbox_dir()])
-    names = [str(p) for p in places]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
+def _one_of(names: List[str]) -> str:
+    """Names joined for a sentence: a; a or b; a, b or c."""
+    return " or ".join(filter(None, [", ".join(names[:-1]), *names[-1:]]))
 
 
 def _with_progress(ingest_mod: ModuleType, store: Store, paths: Optional[List[str]],
@@ -95,14 +87,6 @@ def _with_progress(ingest_mod: ModuleType, store: Store, paths: Optional[List[st
             bar.update(task, completed=done, total=total, description=path[-50:])
 
         return ingest_mod.ingest_paths(store, paths, source=source, progress=step)
-
-
-def _fold(summary: dict, more: dict) -> None:
-    for key in ("files", "skipped", "sessions", "episodes", "malformed_lines"):
-        summary[key] += int(more.get(key, 0) or 0)
-    for kind, n in (more.get("by_kind") or {}).items():
-        summary["by_kind"][kind] = summary["by_kind"].get(kind, 0) + n
-    summary["errors"].extend(more.get("errors") or [])
 
 
 def _print(summary: dict) -> None:

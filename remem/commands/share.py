@@ -226,7 +226,7 @@ def register(app: typer.Typer) -> None:
         from remem.engine import share
 
         with open_store() as store, _candidate_ids(lesson_id):
-            done = share.accept(store, lesson_id, force=force, folder=_folder_if_set(folder))
+            done = share.accept(store, lesson_id, force=force, folder=folder)
         if json_out:
             emit_json(done)
             return
@@ -244,7 +244,7 @@ def register(app: typer.Typer) -> None:
         from remem.engine import share
 
         with open_store() as store, _candidate_ids(lesson_id):
-            done = share.reject(store, lesson_id, folder=_folder_if_set(folder))
+            done = share.reject(store, lesson_id, folder=folder)
         if json_out:
             emit_json(done)
             return
@@ -277,19 +277,3 @@ def _candidate_ids(lesson_id: str) -> Iterator[None]:
     except NotFound:
         raise RememError(f"no received lesson with id {lesson_id!r}; `remem share candidates` shows "
                          "the ids") from None
-
-
-def _folder_if_set(folder: Optional[str]) -> Any:
-    """The sync folder named, or the configured one if it is reachable, else None: a
-    confirmation written (or withdrawn) now can wait for the next sync."""
-    from remem import config
-    from remem.engine import share
-
-    if folder:
-        return share.resolve_folder(folder)
-    if not config.get("share.folder"):
-        return None
-    try:
-        return share.resolve_folder()
-    except share.ShareError:
-        return None

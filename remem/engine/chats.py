@@ -425,11 +425,12 @@ def conversation_to_session(conv: Any, *, path: str | None = None, index: int = 
     fp = fingerprint(c.turns, started)
     sid = f"{given}:{fp[:10]}" if given else stable_id("chats", fp)
     cwd = conv.get("cwd") if isinstance(conv.get("cwd"), str) else None
+    title = next((conv[k] for k in _TITLE_KEYS if isinstance(conv.get(k), str)), None)
     return Session(
         id=sid, source="chats", path=path, cwd=cwd, started=started,
         ended=times[-1] if times else None, turns=c.turns,
         meta={"format": fmt, "index": index, "given_id": given,
-              **{"title": conv[k] for k in _TITLE_KEYS[::-1] if isinstance(conv.get(k), str)}},
+              **({"title": title} if title is not None else {})},
     )
 
 

@@ -321,15 +321,13 @@ def offer_in(text: str) -> str | None:
     if not text:
         return None
     tail = text[-1500:]  # offers close a reply; an early "should I" is usually the agent musing
-    match = None
-    for match in _OFFER.finditer(tail):
-        pass
-    if match is None:
+    offers = list(_OFFER.finditer(tail))
+    if not offers:
         return None
-    start = 0
-    for end in _SENTENCE_BREAK.finditer(tail, 0, match.start()):
-        start = end.end()
-    return tail[start:match.end()].strip()
+    last_offer = offers[-1]
+    breaks = list(_SENTENCE_BREAK.finditer(tail, 0, last_offer.start()))
+    start = breaks[-1].end() if breaks else 0  # the offer's sentence starts after the last break
+    return tail[start:last_offer.end()].strip()
 
 
 def answer_of(reply: Turn | None, refused: bool = False) -> str:

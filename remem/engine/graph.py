@@ -74,19 +74,6 @@ def connect(
     return {**dict(row), "new": True}
 
 
-def disconnect(store: Store, a: str, b: str, type: str) -> int:
-    """Remove the edge a->b of that type (either direction for symmetric types). Returns removed."""
-    _check_type(type)
-    src, dst = store.episode(a)["id"], store.episode(b)["id"]
-    with store.write() as conn:
-        n = conn.execute("DELETE FROM connections WHERE src = ? AND dst = ? AND type = ?",
-                         (src, dst, type)).rowcount
-        if type in SYMMETRIC:
-            n += conn.execute("DELETE FROM connections WHERE src = ? AND dst = ? AND type = ?",
-                              (dst, src, type)).rowcount
-    return n
-
-
 def edges_of(store: Store, memory_id: str) -> list[dict[str, Any]]:
     """Every edge touching a memory, with direction 'out' or 'in', strongest first."""
     mid = store.episode(memory_id)["id"]

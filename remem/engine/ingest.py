@@ -31,6 +31,7 @@ from remem.engine.detect_common import Finding, command_of, shorten
 from remem.engine.detect_corrections import offer_summary
 from remem.engine.session import Session
 from remem.engine.store import MAX_GIST, Store, cap, stable_id
+from remem.engine.text import project_name
 
 SOURCES = ("claude-code", "codex", "chats", "events")
 FINDING_KINDS = ("correction", "error", "surprise", "environment")
@@ -47,10 +48,6 @@ _WEIGHT = {
 
 # --------------------------------------------------------------------------- helpers
 
-def _project(cwd: str | None) -> str:
-    return Path(cwd).name if cwd else ""
-
-
 def first_ask(session: Session) -> str:
     """What the person asked first: their first words, or the slash command that opened it."""
     opening = session.meta.get("opening_command")
@@ -66,7 +63,7 @@ def first_ask(session: Session) -> str:
 def session_gist(session: Session, found: dict[str, Any]) -> tuple[str, str]:
     """A deterministic title and gist: what was asked, what was done, how it ended."""
     asked = first_ask(session)
-    project = _project(session.cwd)
+    project = project_name(session.cwd)
     title = shorten(asked, 110) or f"session {session.id[:8]}"
     if project:
         title = f"{project}: {title}"
@@ -389,13 +386,31 @@ def _files_under(folder: Path, source: str | None) -> list[Path]:
     return sorted(set(files))
 
 
+def check_source(source: str | None) -> None:
+    """ValueError naming the sources for one remem does not read (None: guessed per file)."""
+    if source is not None and source not in SOURCES:
+        raise ValueError(f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
+
+
+def default_places(source: str | None = None) -> list[Path]:
+    """Where `ingest_paths` reads when given no paths: the source's own place, or every
+    source's (None). Chat exports have none ([]): they are named one by one."""
+    check_source(source)
+    places = {"claude-code": paths_mod.claude_projects_dir(), "codex": paths_mod.codex_home(),
+              "events": paths_mod.inbox_dir()}
+    if source is None:
+        return list(places.values())
+    return [places[source]] if source in places else []
+
+
 def _default_files() -> list[tuple[Path, str]]:
     from remem.engine.codex import find_rollouts
     from remem.engine.transcripts import project_files
 
-    found = [(p, "claude-code") for p in project_files()]
+    claude, codex, _inbox = default_places()
+    found = [(p, "claude-code") for p in project_files(claude)]
     try:
-        found.extend((p, "codex") for p in find_rollouts())
+        found.extend((p, "codex") for p in find_rollouts(codex))
     except OSError:
         pass
     return found
@@ -501,8 +516,7 @@ def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source
     Returns {files, skipped, sessions, episodes (added by this run), by_kind,
     malformed_lines, errors}. A file that cannot be read is an error line; the rest go on.
     """
-    if source is not None and source not in SOURCES:
-        raise ValueError(f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
+    check_source(source)
     cfg = config_mod.load()
     summary = _empty_summary()
     work: list[tuple[Path, str]] = []
@@ -511,10 +525,8 @@ def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source
         if source is None:
             work = _default_files()
             inbox = True
-        elif source == "claude-code":
-            work = [(p, source) for p in _files_under(paths_mod.claude_projects_dir(), source)]
-        elif source == "codex":
-            work = [(p, source) for p in _files_under(paths_mod.codex_home(), source)]
+        elif source in ("claude-code", "codex"):
+            work = [(p, source) for place in default_places(source) for p in _files_under(place, source)]
         elif source == "events":
             inbox = True
         else:
@@ -580,10 +592,11 @@ def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source
     return summary
 
 
-def ingest_events(store: Store, path: str | Path) -> dict[str, Any]:
-    """`remem ingest --events FILE`: the open event format, through the events module."""
+def ingest_events(store: Store, path: str | Path, into: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`remem ingest --events FILE`: the open event format, through the events module. Its
+    counts are added to `into` (an `ingest_paths` summary) when given; returns the summary."""
     from remem.engine.events import ingest_events_file
 
-    summary = _empty_summary()
+    summary = _empty_summary() if into is None else into
     _add_events(summary, ingest_events_file(store, Path(path)))
     return summary

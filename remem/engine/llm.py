@@ -32,11 +32,11 @@ def _endpoint(url: str) -> str:
 
 
 def enabled(cfg: dict[str, Any] | None = None) -> bool:
-    try:
-        cfg = cfg or config_mod.load()
-        return bool(str(cfg.get("llm", {}).get("url") or "").strip())
-    except Exception:
-        return False
+    """Whether a model is configured (llm.url set). A malformed config raises its ConfigError,
+    which names the fix: it is not the same as no model."""
+    cfg = cfg or config_mod.load()
+    llm = cfg.get("llm")
+    return isinstance(llm, dict) and bool(str(llm.get("url") or "").strip())
 
 
 def _post(request: urllib.request.Request, timeout: float) -> bytes:

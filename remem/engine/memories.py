@@ -8,7 +8,7 @@ from remem.engine import clock
 from remem.engine.embed import get_embedder, to_blob
 from remem.engine.lifecycle import _clamp, creation_fields
 from remem.engine.store import (
-    EPISODE_KINDS, MAX_GIST, MAX_TITLE, Store, cap, clean_text, content_hash, new_id, normalise_tag,
+    EPISODE_KINDS, MAX_GIST, MAX_TITLE, Store, cap, chunks, clean_text, content_hash, new_id, normalise_tag,
 )
 
 REMEMBER_KINDS = ("note", "correction", "error", "surprise", "environment")
@@ -140,3 +140,34 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
                 "INSERT OR IGNORE INTO tags (memory_id, tag) VALUES (?, ?)", [(row["id"], t) for t in tags]
             )
     return public(store.episode(row["id"]))
+
+
+def add_tags(store: Store, memory_id: str, tags: Sequence[str]) -> dict[str, Any]:
+    """Add tags to a memory, keeping the ones it has (blank ones skipped, each normalised);
+    returns the memory. NotFound when there is no such memory."""
+    if isinstance(tags, str):
+        tags = [tags]
+    row = store.episode(memory_id)
+    new = sorted({normalise_tag(t) for t in tags if str(t).strip()})
+    if new:
+        with store.write() as conn:  # one statement: a tag added elsewhere meanwhile is kept
+            conn.executemany("INSERT OR IGNORE INTO tags (memory_id, tag) VALUES (?, ?)",
+                             [(row["id"], t) for t in new])
+    return public(store.episode(row["id"]))
+
+
+def episodes_by_ids(store: Store, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The listed memories in the order given, as a page of the browser shows them (no vector,
+    tags attached); an id no memory has (deleted meanwhile) is left out."""
+    from remem.engine.browse import _LIST_COLUMNS
+
+    wanted = list(dict.fromkeys(ids))
+    found: dict[str, dict[str, Any]] = {}
+    for chunk in chunks(wanted, 500):
+        marks = ",".join("?" for _ in chunk)
+        for row in store.rows(f"SELECT {_LIST_COLUMNS} FROM episodes WHERE id IN ({marks})", chunk):
+            found[row["id"]] = {**row, "tags": []}
+        for t in store.rows(f"SELECT memory_id, tag FROM tags WHERE memory_id IN ({marks}) ORDER BY tag", chunk):
+            if t["memory_id"] in found:
+                found[t["memory_id"]]["tags"].append(t["tag"])
+    return [found[i] for i in wanted if i in found]

@@ -13,6 +13,8 @@ from collections import OrderedDict
 from hashlib import sha1
 from typing import Any, Iterable
 
+from remem.engine.text import clean_text, content_text
+
 CHAT = "openai"  # /v1/chat/completions
 RESPONSES = "responses"  # /v1/responses
 ANTHROPIC = "anthropic"  # /v1/messages
@@ -24,21 +26,6 @@ STYLE_BY_PATH = {
 }
 
 
-def _text_of(content: Any) -> str:
-    """Plain text of a message content: a string, or a list of text-like parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-        return "\n".join(parts)
-    return ""
-
-
 def messages_of(body: dict[str, Any], style: str) -> list[tuple[str, str]]:
     """(role, text) of every conversational message in a request, system prompts left out."""
     out: list[tuple[str, str]] = []
@@ -48,12 +35,12 @@ def messages_of(body: dict[str, Any], style: str) -> list[tuple[str, str]]:
             return [("user", items)]
         for item in items if isinstance(items, list) else []:
             if isinstance(item, dict) and item.get("role") in ("user", "assistant"):
-                out.append((item["role"], _text_of(item.get("content"))))
+                out.append((item["role"], content_text(item.get("content"), part_types=None)))
         return out
     messages = body.get("messages")
     for msg in messages if isinstance(messages, list) else []:
         if isinstance(msg, dict) and msg.get("role") in ("user", "assistant"):
-            text = _text_of(msg.get("content"))
+            text = content_text(msg.get("content"), part_types=None)
             if text:
                 out.append((msg["role"], text))
     return out
@@ -70,15 +57,6 @@ def conversation_key(body: dict[str, Any], style: str) -> str:
 def _utf8(text: str) -> bytes:
     """Bytes to hash: a lone surrogate (valid JSON, `\\ud800`) must not fail the request."""
     return text.encode("utf-8", "surrogatepass")
-
-
-def _storable(text: str) -> str:
-    """Text that can be written as UTF-8 (a lone surrogate becomes `?`)."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def response_id(payload: bytes, streamed: bool) -> str | None:
@@ -215,15 +193,15 @@ def response_text(style: str, payload: bytes, streamed: bool) -> str:
         return ""
     if style == CHAT:
         choices = _list(data.get("choices")) or [{}]
-        return _text_of(_dict(_dict(choices[0]).get("message")).get("content"))
+        return content_text(_dict(_dict(choices[0]).get("message")).get("content"), part_types=None)
     if style == ANTHROPIC:
-        return _text_of(data.get("content"))
+        return content_text(data.get("content"), part_types=None)
     if isinstance(data.get("output_text"), str):
         return data["output_text"]
     texts = []
     for item in _list(data.get("output")):
         if isinstance(item, dict) and item.get("type") == "message":
-            texts.append(_text_of(item.get("content")))
+            texts.append(content_text(item.get("content"), part_types=None))
     return "\n".join(t for t in texts if t)
 
 
@@ -266,6 +244,6 @@ def exchange_events(body: dict[str, Any], style: str, reply: str, at: str, sourc
             "v": 1, "id": f"{session}-{index}-{prefix.hexdigest()[:16]}", "at": at, "kind": "message",
             "role": role,
             # A huge pasted message is kept shortened (with a marker), never dropped.
-            "text": cap(_storable(text), MAX_MESSAGE_TEXT), "session": session, "source": source,
+            "text": cap(clean_text(text), MAX_MESSAGE_TEXT), "session": session, "source": source,
         })
     return events

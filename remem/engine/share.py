@@ -6,6 +6,8 @@ receive         other origins' files -> verified -> safety-checked -> candidate 
 write_confirmations   <folder>/<origin>/confirm/<hash>.json for every received lesson we hold active
 sync            all of the above, idempotent
 trust / accept / reject / revoke / candidates / peers   what the CLI and the TUI call
+                (accept and reject write or withdraw our confirmation at once when the
+                share folder is reachable: reachable_folder)
 
 Rules (docs/PROTOCOL.md, Sharing):
 - Untrusted origins' lessons that pass the checks are stored as `candidate` and are never
@@ -52,7 +54,7 @@ __all__ = [
     "identity", "export_lessons", "receive", "write_confirmations", "sync", "activate", "demote",
     "fold_into_own", "trust",
     "forget_peer", "accept", "reject", "revoke", "candidates", "peers", "keys", "resolve_folder",
-    "ShareError",
+    "reachable_folder", "ShareError",
 ]
 
 
@@ -78,6 +80,20 @@ def resolve_folder(folder: str | Path | None = None, cfg: dict[str, Any] | None 
         raise ShareError(f"share folder {path} {what}; create it or fix "
                          "`remem config set share.folder PATH`")
     return Path(path.resolve())
+
+
+def reachable_folder(folder: str | Path | None = None, cfg: dict[str, Any] | None = None) -> Path | None:
+    """The folder named (ShareError when it is not one), else the configured share.folder if
+    it is reachable now, else None: a confirmation written or withdrawn now (accept, reject)
+    can wait for the next sync."""
+    if folder:
+        return resolve_folder(folder, cfg)
+    if not _cfg(cfg).get("folder"):
+        return None
+    try:
+        return resolve_folder(None, cfg)
+    except ShareError:
+        return None
 
 
 def _root(folder: str | Path) -> Path:
@@ -747,8 +763,30 @@ def summarise(out: dict[str, Any]) -> dict[str, int]:
     }
 
 
-# The person's choices and the views live in share_choices; share.trust() etc. still work.
-_CHOICES = ("trust", "forget_peer", "accept", "reject", "revoke", "candidates", "peers", "keys")
+# --------------------------------------------------------------------------- the person's choices
+
+def accept(store: Store, lesson_id: str, *, force: bool = False, identity_dir: Path | str | None = None,
+           folder: str | Path | None = None, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The person takes a received lesson (share_choices.accept); our confirmation goes into
+    the folder named, or the configured one when it is reachable (reachable_folder), at once."""
+    from remem.engine import share_choices
+
+    return share_choices.accept(store, lesson_id, force=force, identity_dir=identity_dir,
+                                folder=reachable_folder(folder, cfg))
+
+
+def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = None,
+           folder: str | Path | None = None, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The person refuses a received lesson (share_choices.reject); a confirmation of ours
+    leaves the folder named, or the configured one when it is reachable, at once."""
+    from remem.engine import share_choices
+
+    return share_choices.reject(store, lesson_id, identity_dir=identity_dir,
+                                folder=reachable_folder(folder, cfg))
+
+
+# The other choices and the views live in share_choices; share.trust() etc. still work.
+_CHOICES = ("trust", "forget_peer", "revoke", "candidates", "peers", "keys")
 
 
 def __getattr__(name: str) -> Any:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from remem.engine.session import Session, ToolCall, Turn
+from remem.engine.text import content_text  # re-exported: a message's text, "text" parts only
 from remem.engine.toolresult import scrub_surrogates
 
 SOURCE = "claude-code"
@@ -78,21 +79,6 @@ def _mtime_key(path: Path) -> tuple[float, str]:
 
 
 # --------------------------------------------------------------------------- text helpers
-
-def content_text(content: Any) -> str:
-    """Text of a message or tool-result content: a string or a list of blocks."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-        return "\n".join(parts)
-    return ""
-
 
 def clean_user_text(text: str) -> str:
     """The person's words with system reminders stripped; '' for harness-only text."""

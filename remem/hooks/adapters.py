@@ -51,32 +51,15 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _clean(text: str) -> str:
-    # JSON can carry a lone surrogate ("\ud800", half an emoji) that SQLite cannot store;
-    # cleaned once here so recording the decision never drops the context.
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
-def _input(tool_input: Any) -> Any:
-    """A tool's input as sent: some agents send it as a JSON string."""
-    if isinstance(tool_input, str):
-        try:
-            return json.loads(tool_input)
-        except ValueError:
-            return tool_input
-    return tool_input
-
-
 def tool_text(name: Any, tool_input: Any) -> str:
     """A tool call as text: its name and the string values of its input (commands, paths…)."""
+    from remem.engine.toolresult import json_or_raw  # json and re only: the hook stays light
+
     parts = [_str(name)]
+    tool_input = json_or_raw(tool_input)
     if isinstance(tool_input, str):
-        try:
-            tool_input = json.loads(tool_input)
-        except ValueError:
-            parts.append(tool_input)
-            tool_input = None
-    if isinstance(tool_input, dict):
+        parts.append(tool_input)
+    elif isinstance(tool_input, dict):
         for key, value in tool_input.items():
             if isinstance(value, str):
                 parts.append(value)
@@ -122,12 +105,16 @@ def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
     """What remem needs from the agent's input; None when this agent/event has no channel."""
     if EVENT_NAMES[agent].get(event) is None:
         return None
+    # Both import nothing heavy (text: nothing at all; toolresult: json and re).
+    from remem.engine.text import clean_text
+    from remem.engine.toolresult import json_or_raw
+
     session = payload.get("session_id") or payload.get("conversation_id")
     cwd = _str(payload.get("cwd"))
     roots = payload.get("workspace_roots")
     if not cwd and isinstance(roots, list) and roots and isinstance(roots[0], str):
         cwd = roots[0]
-    transcript = _clean(_str(payload.get("transcript_path"))) or None
+    transcript = clean_text(_str(payload.get("transcript_path"))) or None
     command = None
     if event == "prompt":
         if agent == "cursor":
@@ -137,7 +124,7 @@ def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
         text = tool_text(payload.get("tool_name"), payload.get("tool_input"))
         from remem.engine.shell_words import shell_command
 
-        command = shell_command(payload.get("tool_name"), _input(payload.get("tool_input")))
+        command = shell_command(payload.get("tool_name"), json_or_raw(payload.get("tool_input")))
     elif event == "stop":
         text = _str(payload.get("last_assistant_message")) or _str(payload.get("prompt_response"))
         if not text and agent in ("claude-code", "codex"):
@@ -145,9 +132,9 @@ def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
     else:
         text = ""
     return HookCall(
-        text=_clean(text), session_id=_clean(str(session)) if session else None,
-        cwd=_clean(cwd) if cwd else None, stop_hook_active=bool(payload.get("stop_hook_active")),
-        transcript_path=transcript, command=_clean(command) if command else None,
+        text=clean_text(text), session_id=clean_text(str(session)) if session else None,
+        cwd=clean_text(cwd) if cwd else None, stop_hook_active=bool(payload.get("stop_hook_active")),
+        transcript_path=transcript, command=clean_text(command) if command else None,
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any, Iterable
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 
@@ -94,7 +95,7 @@ class RememApp(App[None]):
         self.query_one(TabbedContent).active = tab
         try:
             self.pane(tab).query("DataTable").first().focus()
-        except Exception:
+        except NoMatches:  # a tab without a table
             pass
 
     def action_help(self) -> None:

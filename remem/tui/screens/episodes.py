@@ -11,6 +11,7 @@ from textual.content import Content
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static
 
+from remem.errors import NotFound
 from remem.tui.screens.modals import AskValue, ConfirmForget, ConnectTo
 from remem.tui.widgets.pane import Pane
 from remem.tui.widgets.format import ago, cell, cut, lines, markup, plain
@@ -111,13 +112,7 @@ class EpisodesPane(Pane):
                                  kinds=[filters["kind"]] if filters["kind"] else None,
                                  archived=filters["archived"])
             self.hits = {h["id"]: h for h in hits}
-            ids = [h["id"] for h in hits]
-            rows = []
-            if ids:
-                marks = ",".join("?" for _ in ids)
-                found = {r["id"]: r for r in store.rows(
-                    f"SELECT id, kind, title, cwd, at, strength, recalls FROM episodes WHERE id IN ({marks})", ids)}
-                rows = [dict(found[i], tags=store.tags_of(i)) for i in ids if i in found]
+            rows = self.app.engine("memories").episodes_by_ids(store, [h["id"] for h in hits])
             self.total = len(rows)
             status = markup("$n results for “$query” (best first; Esc clears)", n=len(rows),
                             query=cut(self.query_text, 40))
@@ -137,6 +132,7 @@ class EpisodesPane(Pane):
             arrow = "↓" if self.descending else "↑"
             status = plain(f"{self.page_start + 1 if self.total else 0}-{last} of {self.total} · sorted by "
                            f"{self.sort} {arrow} · n/p page · s sort")
+        project_name = self.app.engine("text").project_name
         self.shown = [(r["id"], [r["kind"], r["title"], project_name(r.get("cwd")), ago(r["at"]),
                                  f"{r['strength']:.2f}", str(r["recalls"]), ",".join(r.get("tags", []))])
                       for r in rows]
@@ -181,7 +177,7 @@ class EpisodesPane(Pane):
         store = self.app.store
         try:
             row = store.episode(memory_id)
-        except Exception:
+        except NotFound:  # deleted by another process since the row was drawn
             target.update("")
             return
         edges = self.app.engine("graph").edges_of(store, memory_id)
@@ -324,7 +320,7 @@ class EpisodesPane(Pane):
     def action_tag(self) -> None:
         def done(value: str | None) -> None:
             if value:
-                self._act(f"tagged {value}", _add_tags, value)
+                self._act(f"tagged {value}", self.app.engine("memories").add_tags, value.split(","))
 
         if self.selected_id():
             self.app.push_screen(AskValue("Add tags (comma separated)", "python, tooling"), done)
@@ -362,20 +358,7 @@ class EpisodesPane(Pane):
             self.app.push_screen(ConnectTo(CONNECTION_TYPES), done)
 
 
-def _add_tags(store: Any, memory_id: str, value: str) -> None:
-    from remem.engine.memories import update_memory
-
-    tags = store.tags_of(memory_id) + [t.strip() for t in value.split(",") if t.strip()]
-    update_memory(store, memory_id, tags=tags)
-
-
 def _set_importance(store: Any, memory_id: str, value: float) -> None:
     from remem.engine.memories import update_memory
 
     update_memory(store, memory_id, importance=value)
-
-
-def project_name(cwd: str | None) -> str:
-    if not cwd:
-        return ""
-    return cwd.rstrip("/").rsplit("/", 1)[-1]

@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 from textual.containers import Vertical
 from textual.widgets import DataTable
+from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
 
 class Pane(Vertical):
@@ -21,7 +22,7 @@ class Pane(Vertical):
             return None
         try:
             return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
-        except Exception:  # the cursor sits past the last row while a table refills
+        except CellDoesNotExist:  # the cursor sits past the last row while a table refills
             return None
 
     def keep_cursor(self, table: DataTable, key: str | None) -> None:
@@ -30,7 +31,7 @@ class Pane(Vertical):
             return
         try:
             table.move_cursor(row=table.get_row_index(key))
-        except Exception:  # the row is gone (archived, deleted, filtered out)
+        except RowDoesNotExist:  # the row is gone (archived, deleted, filtered out)
             pass
 
     def run_action(self, message: str, action: Callable[[], Any]) -> None:
