@@ -94,36 +94,9 @@ def engine_errors(tool: str) -> Iterator[None]:
 def _default_k() -> int:
     """recall's k when the call names none: config recall.k (as `remem recall` takes it), at
     most the tool's 50."""
-    from remem import config
+    from remem.engine.recall import default_k
 
-    k = config.load()["recall"]["k"]
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"config recall.k must be a whole number of at least 1, not {k!r}; "
-                         "`remem config set recall.k 5` resets it")
-    return min(k, 50)
-
-
-def _project_path(store: Any, project: Optional[str]) -> Optional[str]:
-    """The folder a project argument means: a path as given, or the known project folder whose
-    name (or Claude Code's name for it) matches, so a model can say just "shop"."""
-    if not project or not project.strip():
-        return None
-    project = project.strip()
-    if "/" in project.strip("-") and not project.startswith("-"):
-        return project.rstrip("/") or "/"
-    from remem.paths import project_folder_name
-
-    known = sorted({r["cwd"] for r in store.rows(
-        "SELECT DISTINCT cwd FROM episodes WHERE cwd IS NOT NULL "
-        "UNION SELECT DISTINCT cwd FROM lessons WHERE cwd IS NOT NULL")})
-    for cwd in known:
-        if project_folder_name(cwd) == project or cwd.rstrip("/").rsplit("/", 1)[-1] == project:
-            return cwd
-    return project
-
-
-def _under(cwd: Optional[str], folder: str) -> bool:
-    return bool(cwd) and (cwd == folder or cwd.startswith(folder.rstrip("/") + "/"))
+    return min(default_k(), 50)
 
 
 # --------------------------------------------------------------------------- tools
@@ -198,11 +171,12 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         """
         with engine_errors("remember"), memory.store() as store:
             from remem.engine.memories import remember as do_remember
+            from remem.engine.projects import resolve_project
 
             return _bools(do_remember(
                 store, text, kind=kind, title=title, tags=tags or (), importance=importance,
                 valence=valence, arousal=arousal, ttl=ttl, short_term=short_term,
-                cwd=_project_path(store, project), source="mcp",
+                cwd=resolve_project(store, project), source="mcp",
             ))
 
     @tool
@@ -238,20 +212,12 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
                 hits = recall_mod.recall(store, query, k, mode=mode, touch=False, **filters)
             else:
                 from remem.engine import lifecycle
+                from remem.engine.projects import resolve_project
 
-                folder = _project_path(store, project)
-                narrow = bool(folder) or bool(kinds and len(kinds) > 1)
                 hits = lifecycle.list_memories(
                     store, tags=tags, all_tags=all_tags, since=since, until=until,
                     archived=None if include_archived else False, field="at", memory_type=memory_type,
-                    kind=kinds[0] if kinds and len(kinds) == 1 else None,
-                    limit=10_000 if narrow else k)
-                # list_memories filters one kind and no project; the rest is narrowed here.
-                if kinds and len(kinds) > 1:
-                    hits = [h for h in hits if h["kind"] in kinds]
-                if folder:
-                    hits = [h for h in hits if _under(h.get("cwd"), folder)]
-                hits = hits[:k]
+                    kinds=kinds, project=resolve_project(store, project), limit=k)
         return {"query": query, "mode": mode, "hits": _bools(hits)}
 
     @tool
@@ -349,7 +315,8 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         """The lessons learned from repeated corrections and errors, strongest first.
 
         A lesson is a short imperative rule distilled from what happened in past sessions,
-        with the episodes it came from as sources. A project's lessons include the ones that
+        with the episodes it came from as sources. A project's lessons are the ones `context`
+        may inject there: those learned in that folder or a folder above it, and the ones that
         apply everywhere.
         """
         with engine_errors("lessons"), memory.store() as store:
@@ -367,16 +334,11 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         """
         with engine_errors("context"), memory.store() as store:
             from remem.engine import prime
+            from remem.engine.projects import resolve_project
 
-            folder = _project_path(store, project)
-            # The same preview as `remem context`: record=False keeps it out of the primes log.
-            if prompt.strip():
-                chosen = prime.select(store, prompt, event="prompt", cwd=folder, agent="mcp", record=False)
-                picked, text = chosen["lessons"], chosen["text"]
-            else:
-                picked = prime.for_project(store, folder)
-                text = prime.render_block(picked) if picked else ""
-        return {"project": project, "lessons": picked, "text": text}
+            # The same preview as `remem context`: nothing goes into the primes log.
+            shown = prime.preview(store, resolve_project(store, project), prompt, agent="mcp")
+        return {"project": project, "lessons": shown["lessons"], "text": shown["text"]}
 
     @mcp.resource("remem://morning", name="morning", title="Morning report", mime_type="text/markdown",
                   description="What the last sleep learned, confirmed, failed and let fade.")
@@ -421,13 +383,15 @@ def _filters(store: Any, *, kinds: Any = None, tags: Any = None, project: Option
              all_tags: bool = False, since: Optional[str] = None, until: Optional[str] = None,
              include_archived: bool = False) -> dict[str, Any]:
     """recall's filter keywords, only the ones given."""
+    from remem.engine.projects import resolve_project
+
     out: dict[str, Any] = {}
     if kinds:
         out["kinds"] = list(kinds)
     if tags:
         out["tags"] = list(tags)
         out["all_tags"] = all_tags
-    folder = _project_path(store, project)
+    folder = resolve_project(store, project)
     if folder:
         out["project"] = folder
     if since:
@@ -441,12 +405,13 @@ def _filters(store: Any, *, kinds: Any = None, tags: Any = None, project: Option
 
 def _lessons(store: Any, *, kind: Optional[str], project: Optional[str], status: str,
              limit: int) -> list[dict[str, Any]]:
-    """Lessons by status and kind; for a project, its own (its folder, above or below) and
-    the ones without a folder, which apply everywhere."""
+    """Lessons by status and kind; for a project, the ones `context` may inject there."""
     from remem.engine import lessons as lessons_mod
+    from remem.engine.projects import resolve_project
 
-    found = lessons_mod.list_lessons(store, statuses=[status], kind=kind)
-    folder = _project_path(store, project)
+    folder = resolve_project(store, project)
     if folder:
-        found = [l for l in found if not l.get("cwd") or _under(l["cwd"], folder) or _under(folder, l["cwd"])]
+        found = lessons_mod.for_project(store, folder, statuses=[status], kind=kind)
+    else:
+        found = lessons_mod.list_lessons(store, statuses=[status], kind=kind)
     return found[:limit]

@@ -171,12 +171,8 @@ def register(app: typer.Typer) -> None:
         cwd = os.path.abspath(os.path.expanduser(project or os.getcwd()))
         cfg = config.load()
         with open_store() as store:
-            if prompt:
-                chosen = prime.select(store, prompt, event="prompt", cwd=cwd, cfg=cfg, record=False)
-                lessons, text = chosen["lessons"], chosen["text"]
-            else:
-                lessons = prime.for_project(store, cwd)
-                text = prime.render_block(lessons, int(cfg["prime"]["max_chars"]))
+            shown = prime.preview(store, cwd, prompt, cfg=cfg)
+            lessons, text = shown["lessons"], shown["text"]
             # Where the lessons are, when none is for this folder (a new user runs it anywhere).
             elsewhere = store.one(
                 "SELECT cwd, (SELECT count(*) FROM lessons WHERE status = 'active') AS n FROM lessons "

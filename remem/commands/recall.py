@@ -36,14 +36,12 @@ def register(app: typer.Typer) -> None:
         import os
 
         from remem import config
+        from remem.engine.recall import default_k
         from remem.engine.recall import recall as do_recall
 
         cfg = config.load()
         if k is None:
-            k = cfg["recall"]["k"]
-            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-                raise ValueError(f"config recall.k must be a whole number of at least 1, not {k!r}; "
-                                 "`remem config set recall.k 5` resets it")
+            k = default_k(cfg)
         if k < 1:
             raise ValueError("-k must be at least 1")
         if project:

@@ -8,6 +8,7 @@ from hashlib import sha256
 from typing import Any, Iterable, Sequence
 
 from remem.engine import clock
+from remem.engine.projects import is_under
 from remem.engine.store import LESSON_STATUSES, Store, cap, dumps, loads_list, new_id
 from remem.errors import NotFound, RememError
 
@@ -133,6 +134,38 @@ def list_lessons(
             item["embedding"] = r["embedding"]
         out.append(item)
     return out
+
+
+# Two rules tie a lesson to a folder, on purpose in opposite directions:
+# - `applies_in`: priming, `remem context`, MCP `context`, `lessons(project=)` and the
+#   remem://lessons/{project} resource pick the lessons that apply where an agent works: those
+#   learned in that folder or a folder above it (docs/HOOKS.md), plus the general ones.
+# - `filed_under`: recall's `project` filter keeps what was learned in a folder tree: that
+#   folder and the folders below it (docs/RECALL.md), plus the general ones.
+
+
+def applies_in(lesson_cwd: str | None, workdir: str | None) -> bool:
+    """Whether a lesson applies in a working folder: a lesson without a folder everywhere; one
+    learned in a folder there and in the folders below it, never where the folder is unknown."""
+    return not lesson_cwd or is_under(workdir, lesson_cwd)
+
+
+def filed_under(lesson_cwd: str | None, folder: str) -> bool:
+    """Whether a lesson passes recall's project filter: learned in `folder` or below it, or
+    learned in no folder (those apply everywhere)."""
+    return not lesson_cwd or is_under(lesson_cwd, folder)
+
+
+def for_project(
+    store: Store,
+    workdir: str | None,
+    *,
+    statuses: Iterable[str] | None = ("active",),
+    kind: str | None = None,
+) -> list[dict[str, Any]]:
+    """The lessons that apply in a working folder (`applies_in`), strongest first; with no
+    folder, the general ones only."""
+    return [l for l in list_lessons(store, statuses=statuses, kind=kind) if applies_in(l.get("cwd"), workdir)]
 
 
 def update_lesson(store: Store, lesson_id: str, **fields: Any) -> dict[str, Any]:

@@ -468,21 +468,26 @@ def list_memories(
     memory_type: str | None = None,
     archived: bool | None = False,
     kind: str | None = None,
+    kinds: Iterable[str] | None = None,
+    project: str | None = None,
     limit: int = 100,
     offset: int = 0,
 ) -> list[dict[str, Any]]:
     """A page of memories, newest first by `field`: every column but the vector, plus tags.
 
     tags: any of them (all of them with all_tags). since/until bound `field` (created,
-    last_touched or at). archived: False live only, True archived only, None both.
+    last_touched or at). archived: False live only, True archived only, None both. kind, or
+    kinds: any of them. project: memories of that folder and the folders below it.
     """
     if field not in LIST_FIELDS:
         raise ValueError(f"field must be one of {', '.join(LIST_FIELDS)}, not {field!r}")
     if memory_type is not None and memory_type not in MEMORY_TYPES:
         raise ValueError(f"type must be short_term or long_term, not {memory_type!r}")
-    if kind and kind not in EPISODE_KINDS:
-        # An unknown kind would list nothing, which reads as "no such memories".
-        raise ValueError(f"unknown kind {kind!r}; use {', '.join(EPISODE_KINDS)}")
+    wanted_kinds = sorted({k for k in (*(kinds or ()), kind) if k})
+    for k in wanted_kinds:
+        if k not in EPISODE_KINDS:
+            # An unknown kind would list nothing, which reads as "no such memories".
+            raise ValueError(f"unknown kind {k!r}; use {', '.join(EPISODE_KINDS)}")
     limit = max(0, min(int(limit), 10_000))
     offset = max(0, int(offset))
     where: list[str] = []
@@ -505,9 +510,15 @@ def list_memories(
     if archived is not None:
         where.append("archived = ?")
         params.append(1 if archived else 0)
-    if kind:
-        where.append("kind = ?")
-        params.append(kind)
+    if wanted_kinds:
+        where.append(f"kind IN ({','.join('?' * len(wanted_kinds))})")
+        params += wanted_kinds
+    if project:
+        from remem.engine.projects import under_sql
+
+        clause, args = under_sql("cwd", project)
+        where.append(clause)
+        params += args
     from remem.engine.store import EPISODE_COLUMNS
 
     cols = ", ".join(c for c in EPISODE_COLUMNS if c != "embedding")

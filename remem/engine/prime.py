@@ -30,6 +30,8 @@ from typing import Any, Iterable
 
 from remem.engine import clock
 from remem.engine.keywords import fts_query
+from remem.engine.lessons import applies_in
+from remem.engine.lessons import for_project as lessons_for_project
 from remem.engine.store import Store
 
 EVENTS = ("prompt", "pre-tool", "stop")
@@ -75,19 +77,6 @@ def session_key(session_id: str | None, *, cwd: str | None = None,
     day = clock.now().astimezone().date().isoformat()
     where = (cwd.rstrip("/") or "/") if cwd else ""
     return f"cwd:{where}:{day}"
-
-
-def _project_match(lesson_cwd: str | None, cwd: str | None) -> bool:
-    if not lesson_cwd or not cwd:
-        return False
-    base = lesson_cwd.rstrip("/") or "/"
-    return cwd == base or cwd.startswith(base + "/")
-
-
-def _may_show(lesson_cwd: str | None, cwd: str | None) -> bool:
-    """A lesson without a project anywhere; one with a project only inside it (never when the
-    cwd is unknown)."""
-    return not lesson_cwd or _project_match(lesson_cwd, cwd)
 
 
 def shown_in_session(store: Store, session_id: str | None) -> set[str]:
@@ -160,7 +149,7 @@ def candidates(
     exclude = exclude or set()
     # A lesson tied to a project goes only to that project; lessons without cwd go anywhere.
     # An unknown cwd (a payload without one, the proxy) is no project: only lessons without cwd.
-    rows = [r for r in rows if r["id"] not in exclude and _may_show(r["cwd"], cwd)]
+    rows = [r for r in rows if r["id"] not in exclude and applies_in(r["cwd"], cwd)]
     if not rows:
         return []
     embedder = get_embedder(cfg["embed"]["model"] if cfg else None)
@@ -180,7 +169,7 @@ def candidates(
         command = 1.0 if runs and _about_program(r["text"], runs) else 0.0
         out.append({
             "id": r["id"], "text": r["text"], "kind": r["kind"], "cwd": r["cwd"],
-            "strength": r["strength"], "project": _project_match(r["cwd"], cwd),
+            "strength": r["strength"], "project": bool(r["cwd"]),
             "semantic": round(cos, 4), "keyword": round(kw, 4), "command": command,
             "relevance": round(max(cos, 0.0) + KEYWORD_WEIGHT * kw + COMMAND_WEIGHT * command, 4),
         })
@@ -321,16 +310,26 @@ def render_block(lessons: list[dict[str, Any]], max_chars: int | None = None) ->
 
 
 def for_project(store: Store, cwd: str | None, limit: int = 50) -> list[dict[str, Any]]:
-    """Active lessons that may be shown in a project: its own first, then the general ones
-    (with no cwd: the general ones only)."""
-    rows = store.rows(
-        "SELECT id, text, kind, cwd, strength FROM lessons WHERE status = 'active' "
-        "ORDER BY strength DESC, created"
-    )
-    out = []
-    for r in rows:
-        if not _may_show(r["cwd"], cwd):
-            continue
-        out.append({**r, "project": _project_match(r["cwd"], cwd)})
+    """Active lessons that may be shown in a project (`lessons.applies_in`): its own first, then
+    the general ones, by strength within each (with no cwd: the general ones only)."""
+    out = [{"id": l["id"], "text": l["text"], "kind": l["kind"], "cwd": l["cwd"],
+            "strength": l["strength"], "project": bool(l["cwd"])}
+           for l in lessons_for_project(store, cwd)]
     out.sort(key=lambda r: not r["project"])  # stable: strength order kept within each group
     return out[:limit]
+
+
+def preview(store: Store, cwd: str | None, prompt: str | None = None, agent: str | None = None,
+            *, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What would be injected in `cwd`, recording nothing (`remem context`, MCP `context`):
+    for a prompt, the lessons it bears on (`select` with record=False); without one, every
+    lesson that applies there (`for_project`). Returns {lessons, text}."""
+    if cfg is None:
+        from remem import config
+
+        cfg = config.load()
+    if prompt and prompt.strip():
+        chosen = select(store, prompt, event="prompt", cwd=cwd, agent=agent, cfg=cfg, record=False)
+        return {"lessons": chosen["lessons"], "text": chosen["text"]}
+    lessons = for_project(store, cwd)
+    return {"lessons": lessons, "text": render_block(lessons, int(cfg["prime"]["max_chars"]))}

@@ -31,6 +31,8 @@ from remem import config as config_mod
 from remem.engine import clock
 from remem.engine.embed import get_embedder
 from remem.engine.keywords import STOP_WORDS, fts_query, fts_terms, or_query
+from remem.engine.lessons import filed_under
+from remem.engine.projects import under_sql
 from remem.engine.query_dates import closeness, date_spans
 from remem.engine.store import EPISODE_KINDS, Store, chunks, clean_text, normalise_tag
 
@@ -124,7 +126,7 @@ class _Filters:
         unknown = sorted(set(self.kinds) - set(EPISODE_KINDS))
         if unknown:
             raise ValueError(f"unknown kind {unknown[0]!r}; use {', '.join(EPISODE_KINDS)}")
-        self.project = project.rstrip("/") if project else None
+        self.project = (project.rstrip("/") or "/") if project else None
         self.tags = sorted({normalise_tag(t) for t in (tags or ()) if str(t).strip()})
         self.all_tags = all_tags
         self.since, self.until = clock.when(since, "since"), clock.when(until, "until")
@@ -138,8 +140,9 @@ class _Filters:
             where.append(f"kind IN ({','.join('?' * len(self.kinds))})")
             params += self.kinds
         if self.project:
-            where.append("(cwd = ? OR cwd LIKE ? ESCAPE '\\')")
-            params += [self.project, _like_prefix(self.project) + "/%"]
+            clause, args = under_sql("cwd", self.project)
+            where.append(clause)
+            params += args
         if self.since:
             where.append("at >= ?")
             params.append(self.since)
@@ -179,8 +182,14 @@ class _Filters:
         self.lessons_ok = not (self.tags or self.memory_type)
 
 
-def _like_prefix(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+def default_k(cfg: dict[str, Any] | None = None) -> int:
+    """How many memories a recall returns when the caller names no k: config recall.k,
+    checked (a whole number of at least 1)."""
+    k = (cfg or config_mod.load())["recall"]["k"]
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"config recall.k must be a whole number of at least 1, not {k!r}; "
+                         "`remem config set recall.k 5` resets it")
+    return k
 
 
 def recall(
@@ -603,8 +612,7 @@ def _active_lessons(store: Store, space: str, flt: _Filters) -> list[dict[str, A
     for row in hit[1]:
         if flt.kinds and row["kind"] not in flt.kinds:
             continue
-        if flt.project and row["cwd"] and not (
-                row["cwd"] == flt.project or row["cwd"].startswith(flt.project + "/")):
+        if flt.project and not filed_under(row["cwd"], flt.project):
             continue
         if flt.since and row["updated"] < flt.since:
             continue
