@@ -11,7 +11,6 @@ broken; a failing tool reports its own one-line error.
 from __future__ import annotations
 
 import inspect
-import sqlite3
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Iterator, Literal, Optional
 
@@ -134,14 +133,8 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
             if k is None:
                 k = _default_k()
             filters = _filters(store, kinds=kinds, tags=tags, project=project)
-            try:
-                hits = recall_mod.recall(store, query, k, mode="hybrid", touch=True, **filters)
-            except sqlite3.OperationalError as exc:
-                if "readonly" not in str(exc).lower():
-                    raise
-                # A read-only memory can still be read: answer without strengthening.
-                _note("recall", f"{database_problem(exc)}; recalled without strengthening")
-                hits = recall_mod.recall(store, query, k, mode="hybrid", touch=False, **filters)
+            # A memory that cannot be written (read-only, busy) still answers, unstrengthened.
+            hits = recall_mod.recall(store, query, k, mode="hybrid", touch=True, **filters)
         return {"query": query, "hits": _bools(hits)}
 
     @tool

@@ -36,14 +36,18 @@ def register(app: typer.Typer) -> None:
         import os
 
         from remem import config
-        from remem.engine.recall import default_k
+        from remem.engine.recall import MAX_K, default_k
         from remem.engine.recall import recall as do_recall
 
         cfg = config.load()
         if k is None:
             k = default_k(cfg)
-        if k < 1:
-            raise ValueError("-k must be at least 1")
+        if not 1 <= k <= MAX_K:
+            raise ValueError(f"-k must be between 1 and {MAX_K:,}")
+        for flag, value in (("--since", since), ("--until", until)):
+            if value is not None and not value.strip():
+                raise ValueError(f"{flag} is empty (an unset shell variable?); give a date "
+                                 "(2026-05-01) or a duration (7d), or leave it out")
         if project:
             project = os.path.abspath(os.path.expanduser(project))
         with open_store() as store:

@@ -24,6 +24,7 @@ SQLite for the full score, and text for the top k alone.
 from __future__ import annotations
 
 import re
+import sqlite3
 from datetime import date, timedelta
 from typing import Any, Iterable, Sequence
 
@@ -130,6 +131,9 @@ class _Filters:
         self.tags = sorted({normalise_tag(t) for t in (tags or ()) if str(t).strip()})
         self.all_tags = all_tags
         self.since, self.until = clock.when(since, "since"), clock.when(until, "until")
+        if self.since and self.until and self.since > self.until:
+            raise ValueError(f"since ({self.since[:19]}) is after until ({self.until[:19]}); "
+                             "nothing can match: swap them")
         if memory_type not in (None, "") and memory_type not in MEMORY_TYPES:
             raise ValueError("memory type must be short_term or long_term")
         self.memory_type = memory_type or None
@@ -182,6 +186,9 @@ class _Filters:
         self.lessons_ok = not (self.tags or self.memory_type)
 
 
+MAX_K = 10_000  # more is an export, not a recall (and SQLite's LIMIT overflows past 2**63)
+
+
 def default_k(cfg: dict[str, Any] | None = None) -> int:
     """How many memories a recall returns when the caller names no k: config recall.k,
     checked (a whole number of at least 1)."""
@@ -221,8 +228,8 @@ def recall(
     if mode not in MODES:
         raise ValueError("mode must be hybrid, semantic or keyword")
     k = int(k)
-    if k < 1:
-        raise ValueError("k must be at least 1")
+    if not 1 <= k <= MAX_K:
+        raise ValueError(f"k must be between 1 and {MAX_K:,}")
     query = clean_text((query or "").strip())
     if not query:
         raise ValueError("the query is empty; say what you are looking for")
@@ -299,7 +306,15 @@ def recall(
     if touch:
         ids = [h["id"] for h in out if h["type"] == "episode"]
         if ids:
-            touch_memories(store, ids, cfg)
+            try:
+                touch_memories(store, ids, cfg)
+            except sqlite3.OperationalError as exc:
+                # A busy, read-only or full memory can still answer: the answer matters more
+                # than strengthening it, so it is returned untouched and the reason logged.
+                from remem.errors import database_problem
+                from remem.log import log
+
+                log("recall", f"recalled without strengthening: {database_problem(exc) or exc}")
     return out
 
 
