@@ -12,6 +12,8 @@ from remem.commands._out import emit_json, open_store, short, table
 from remem.errors import RememError
 
 
+LIST_LIMIT = 50  # `lessons list` shows this many lessons unless --limit says otherwise
+
 # DESIGN names two passes by what they do; the engine by a word. Both are accepted.
 PASS_ALIASES = {"consolidate": "lessons", "discover": "connect", "discover_connections": "connect",
                 "discover-connections": "connect"}
@@ -78,6 +80,8 @@ def register(app: typer.Typer) -> None:
             raise ValueError("no morning report yet; run `remem sleep` first")
         print(text, end="")
 
+    from remem.engine.store import LESSON_STATUSES  # light: the --status help names them
+
     lessons_app = typer.Typer(help="The lessons sleep learned: list, show, edit, veto, restore.\n\n"
                               "Example: remem lessons list --status all",
                               no_args_is_help=True)
@@ -85,20 +89,28 @@ def register(app: typer.Typer) -> None:
 
     @lessons_app.command("list")
     def lessons_list(
-        status: str = typer.Option("active", "--status", help="active, candidate, vetoed, revoked or all."),
+        status: str = typer.Option("active", "--status", help=f"{', '.join(LESSON_STATUSES)} or all."),
         kind: Optional[str] = typer.Option(None, "--kind", help="correction, error, surprise or note."),
+        limit: Optional[int] = typer.Option(
+            None, "--limit", help=f"Show at most N lessons, strongest first: the table shows {LIST_LIMIT} "
+            "unless given, --json every lesson unless given; 0 shows every lesson.", metavar="N"),
         json_out: bool = typer.Option(False, "--json", help="Print JSON (every lesson with its sources)."),
     ) -> None:
         """The lessons, strongest first. Example: remem lessons list --status all --json"""
         from remem.engine.lessons import LESSON_KINDS, list_lessons
-        from remem.engine.store import LESSON_STATUSES
 
         if status != "all" and status not in LESSON_STATUSES:
             raise ValueError(f"--status must be all or one of {', '.join(LESSON_STATUSES)}")
         if kind is not None and kind not in LESSON_KINDS:
             raise ValueError(f"--kind must be one of {', '.join(LESSON_KINDS)}, not {kind!r}")
+        if limit is not None and limit < 0:
+            raise ValueError(f"--limit must be 0 (every lesson) or more, not {limit}")
         with open_store() as store:
             found = list_lessons(store, statuses=None if status == "all" else [status], kind=kind)
+        most = (0 if json_out else LIST_LIMIT) if limit is None else limit
+        more = len(found) - most if most else 0
+        if more > 0:
+            found = found[:most]
         if json_out:
             emit_json(found)
             return
@@ -112,6 +124,8 @@ def register(app: typer.Typer) -> None:
         table(None, ["id", "kind", "status", "strength", "seen", "lesson"],
               [(l["id"], l["kind"], l["status"], f"{l['strength']:.1f}", l["seen"], short(l["text"], 80))
                for l in found])
+        if more > 0:
+            print(f"… {more} more; use --limit N (0: every lesson) or --json")
 
     @lessons_app.command("show")
     def lessons_show(
@@ -217,6 +231,11 @@ def _edit(text: str) -> str | None:
 
     import click
 
+    if not (os.environ.get("VISUAL") or os.environ.get("EDITOR")) and not (
+            sys.stdin.isatty() and sys.stdout.isatty()):
+        # click would start vi, which floods a pipe with terminal codes before it fails.
+        raise RememError('could not run the editor (no $VISUAL or $EDITOR set, and no terminal here '
+                         'for vi); give the text with --text "…", or set $EDITOR')
     try:
         return click.edit(text)
     except click.ClickException as exc:

@@ -69,6 +69,28 @@ def page_episodes(
     return rows, total
 
 
+_LESSON_COLUMNS = "id, kind, status, strength, seen, text, cwd, created, updated"
+
+
+def page_lessons(store: Store, *, statuses: list[str] | tuple[str, ...] | None = None, limit: int = 50,
+                 offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """One page of lessons (strongest first, as `remem lessons list` orders them; no vectors,
+    no sources) of the given statuses (None: every status), and how many there are in all."""
+    where, params = "", []
+    if statuses:
+        where = f" WHERE status IN ({', '.join('?' for _ in statuses)})"
+        params = list(statuses)
+    rows = store.rows(f"SELECT {_LESSON_COLUMNS} FROM lessons{where} ORDER BY strength DESC, created, id "
+                      "LIMIT ? OFFSET ?", [*params, int(limit), int(offset)])
+    total = int(store.scalar(f"SELECT count(*) FROM lessons{where}", params) or 0)
+    return rows, total
+
+
+def lesson_row(store: Store, lesson_id: str) -> dict[str, Any] | None:
+    """One lesson as page_lessons lists it (None: no lesson has that id now)."""
+    return store.one(f"SELECT {_LESSON_COLUMNS} FROM lessons WHERE id = ?", (lesson_id,))
+
+
 def kinds_and_projects(store: Store) -> tuple[list[str], list[str]]:
     kinds = [r["kind"] for r in store.rows("SELECT DISTINCT kind FROM episodes ORDER BY kind")]
     projects = [r["cwd"] for r in store.rows(
@@ -76,11 +98,46 @@ def kinds_and_projects(store: Store) -> tuple[list[str], list[str]]:
     return kinds, projects
 
 
+# How many of the newest prime decisions a lesson's detail looks through for the times it was
+# primed. No index finds a lesson inside `primes.lesson_ids` (a JSON list), so the search reads
+# rows newest first by rowid, stops at the 20th match, and never reads more than this window:
+# a few milliseconds however many decisions were logged (a whole scan of 520,000 took 75 ms,
+# on every cursor move in the Lessons tab). An index (a primes_lessons table of prime id and
+# lesson id) would make it exact; the schema has none.
+PRIMES_WINDOW = 20_000
+PRIMES_SHOWN = 20
+
+
+def lesson_primes(store: Store, lesson_id: str, *, window: int | None = PRIMES_WINDOW,
+                  limit: int = PRIMES_SHOWN) -> tuple[list[dict[str, Any]], int | None]:
+    """The newest `limit` prime decisions (shown or held out) naming a lesson, newest first,
+    among the newest `window` decisions (None: all), and the window searched when it was not
+    every decision (None: it was, so no match means never)."""
+    needle = f'"{lesson_id}"'  # as json.dumps writes it inside the list
+    sql = ("SELECT at, session_id, agent, event, held_out, lesson_ids FROM primes "
+           "WHERE instr(lesson_ids, ?) > 0{bound} ORDER BY id DESC LIMIT ?")
+    searched: int | None = None
+    if window is None:
+        rows = store.rows(sql.format(bound=""), (needle, int(limit)))
+    else:
+        # Two subqueries: SQLite reads min() or max() of a rowid at one end of the tree, but
+        # both in one SELECT scan the table.
+        span = store.one("SELECT (SELECT min(id) FROM primes) AS low, (SELECT max(id) FROM primes) AS high") or {}
+        floor = (span.get("high") or 0) - int(window)
+        if span.get("low") is not None and span["low"] <= floor:
+            searched = int(window)  # older decisions are not read
+        rows = store.rows(sql.format(bound=" AND id > ?"), (needle, floor, int(limit)))
+    return [p for p in rows if lesson_id in loads_list(p["lesson_ids"])], searched
+
+
 def lesson_detail(store: Store, lesson_id: str, *, sources_limit: int = 50,
-                  predictions_limit: int | None = 20) -> dict[str, Any]:
+                  predictions_limit: int | None = 20,
+                  primes_window: int | None = PRIMES_WINDOW) -> dict[str, Any]:
     """A lesson with its source episodes (the first `sources_limit`, oldest first), its
     predictions (the newest `predictions_limit`, newest first; None: all), the places it was
-    primed, and the lesson ids merged into it (`aliases`). Raises NotFound for an unknown id."""
+    primed (`primes`: the newest 20 among the newest `primes_window` decisions, see
+    lesson_primes; `primes_window`: the window when it did not hold every decision, else None),
+    and the lesson ids merged into it (`aliases`). Raises NotFound for an unknown id."""
     from remem.engine.lessons import get_lesson
 
     lesson = get_lesson(store, lesson_id)
@@ -93,15 +150,10 @@ def lesson_detail(store: Store, lesson_id: str, *, sources_limit: int = 50,
         "SELECT id, text, made, resolved, outcome, evidence FROM predictions WHERE lesson_id = ? "
         "ORDER BY made DESC LIMIT ?", (lesson["id"], -1 if predictions_limit is None else predictions_limit),
     )
-    primes = [
-        p for p in store.rows(
-            "SELECT at, session_id, agent, event, held_out, lesson_ids FROM primes "
-            "WHERE lesson_ids LIKE ? ORDER BY at DESC LIMIT 50", (f'%"{lesson["id"]}"%',))
-        if lesson["id"] in loads_list(p["lesson_ids"])
-    ]
+    primes, searched = lesson_primes(store, lesson["id"], window=primes_window)
     aliases = store.rows("SELECT old, at, created FROM aliases WHERE new = ?", (lesson["id"],))
-    return {"lesson": lesson, "episodes": episodes, "predictions": predictions, "primes": primes[:20],
-            "aliases": aliases}
+    return {"lesson": lesson, "episodes": episodes, "predictions": predictions, "primes": primes,
+            "primes_window": searched, "aliases": aliases}
 
 
 def corrections_by_day(store: Store, days: int = 30) -> list[int]:

@@ -9,7 +9,8 @@
   lesson that is gone on the next render was deleted by the person: the lesson is vetoed
   (status 'vetoed', `vetoed.json`), never rendered again, and its other copies are removed.
   Sleep also takes these vetoes before its merge pass (take_vetoes), so a vetoed lesson never
-  merges away.
+  merges away. A memory acts only on the files it owns (`_owned_files`): a memory folder
+  copied elsewhere never removes, nor takes as vetoed, the files of the one it was copied from.
 - `lessons.jsonl` (remem's home): every active lesson, one wire line each (docs/PROTOCOL.md).
 - `morning.md` (remem's home): the owner's report of the run.
 
@@ -22,6 +23,7 @@ the target) and keeps its mode.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -253,9 +255,77 @@ def _targets(lesson: dict[str, Any], projects: list[Path]) -> list[Path]:
 
 # --------------------------------------------------------------------------- vetoes
 
-def _written_files() -> dict[str, dict[str, Any]]:
-    files = _read_json(written_path(), {}).get("files", {})
-    return files if isinstance(files, dict) else {}
+WRITTEN_VERSION = 2
+
+
+def _abs(path: str | Path) -> Path:
+    """A path made absolute and normal, without following links (a memory folder the person
+    linked elsewhere is still where remem wrote it)."""
+    return Path(os.path.abspath(path))
+
+
+def _memory_id() -> str:
+    """Who owns a written.json: this memory's home, as the file system knows it."""
+    return str(paths.home().resolve())
+
+
+def _rendered_here(path: Path, lesson_id: Any, root: Path) -> bool:
+    """Whether a path is one render writes now: `remem-<its lesson>.md` directly in a project's
+    `memory/` folder under this memory's Claude Code projects folder."""
+    return (isinstance(lesson_id, str) and path.name == f"remem-{lesson_id}.md"
+            and path.parent.name == "memory" and path.parent.parent.parent == root)
+
+
+def _owned_files() -> dict[str, dict[str, Any]]:
+    """The files of written.json this memory owns, by absolute path: only these may be removed,
+    and only their absence is a veto (or their folder's MEMORY.md section rewritten).
+
+    A listed file is ours when both hold:
+    1. it is a lesson file where render writes now (`_rendered_here`): under the Claude Code
+       projects folder this memory renders into (for the demo memory, the one inside its home);
+    2. the entry is this memory's: a path relative to the home (a file inside it, which moved
+       or was copied with the home, so each copy owns its own copy of the file), or an absolute
+       path in a written.json this memory wrote (`home` is this home, or a home that holds no
+       memory any more: this one was moved from there). A written.json copied from another
+       memory names that memory's `home`: its absolute entries are the other memory's files,
+       never acted on; the next render writes this memory's own list.
+    A written.json before version 2 has no owner: its absolute paths count by rule 1 alone
+    (the copied demo memory's list names the original's folder, not this one's)."""
+    record = _read_json(written_path(), {})
+    files = record.get("files")
+    if not isinstance(files, dict):
+        return {}
+    owner = record.get("home")
+    # A list whose memory is gone (the home was moved here, not copied) is this memory's.
+    mine = (owner is None or owner == _memory_id()
+            or not (isinstance(owner, str) and (Path(owner) / "memory.db").exists()))
+    home, root = _abs(paths.home()), _abs(paths.claude_projects_dir())
+    out: dict[str, dict[str, Any]] = {}
+    for key, info in files.items():
+        if not isinstance(info, dict) or not isinstance(key, str) or not key:
+            continue
+        if Path(key).is_absolute():
+            if not mine:
+                continue
+            path = _abs(key)
+        else:
+            path = _abs(home / key)
+        if _rendered_here(path, info.get("lesson"), root):
+            out[str(path)] = info
+    return out
+
+
+def _written_record(files: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """written.json's content: the owner, and each file relative to the home when inside it."""
+    home = _abs(paths.home())
+    listed: dict[str, dict[str, Any]] = {}
+    for path_s, info in files.items():
+        path = _abs(path_s)
+        try:
+            listed[path.relative_to(home).as_posix()] = info
+        except ValueError:
+            listed[str(path)] = info
+    return {"version": WRITTEN_VERSION, "home": _memory_id(), "files": listed}
 
 
 def _veto_deleted(store: Store, files: dict[str, dict[str, Any]], active: dict[str, dict[str, Any]],
@@ -286,7 +356,7 @@ def take_vetoes(store: Store, *, dry_run: bool = False) -> list[str]:
     is sleep's private copy, so its status changes there too; vetoed.json is not written."""
     vetoed = _read_json(vetoed_path(), {})
     active = {l["id"]: l for l in list_lessons(store, statuses=RENDERED_STATUSES)}
-    found = _veto_deleted(store, _written_files(), active, vetoed, write_db=True)
+    found = _veto_deleted(store, _owned_files(), active, vetoed, write_db=True)
     if found and not dry_run:
         write_atomic(vetoed_path(), _dump(vetoed))
     return found
@@ -303,7 +373,7 @@ def render(
     morning: bool = True,
 ) -> dict[str, Any]:
     """Vetoes first, then lesson files, MEMORY.md sections, lessons.jsonl and morning.md."""
-    files = _written_files()
+    files = _owned_files()  # only this memory's: never another's, copied with the home
     vetoed = _read_json(vetoed_path(), {})
     active = {l["id"]: l for l in list_lessons(store, statuses=RENDERED_STATUSES)}
 
@@ -324,7 +394,7 @@ def render(
         targets = _targets(lesson, projects)
         homeless += not targets
         for folder in targets:
-            per_folder.setdefault(folder, []).append(lesson)
+            per_folder.setdefault(_abs(folder), []).append(lesson)
     prov = _provenance(store, shown)
     new_files: dict[str, dict[str, Any]] = {}
     out = {"lessons": len(shown), "folders": len(per_folder), "written": 0, "removed": 0,
@@ -380,7 +450,7 @@ def render(
         out["problems"] = problems[:20]
     # 4. Records, the wire file, the report.
     if not dry_run:
-        write_atomic(written_path(), _dump({"version": 1, "files": new_files}))
+        write_atomic(written_path(), _dump(_written_record(new_files)))
         write_atomic(vetoed_path(), _dump(vetoed))
         jsonl = "".join(wire_line(l) + "\n" for l in sorted(shown, key=lambda l: (l["created"], l["id"])))
         write_atomic(paths.lessons_jsonl_path(), jsonl, through_links=True)

@@ -9,8 +9,20 @@ from tests.tui.conftest import new_app
 BIG = (120, 36)
 
 
+async def _measured(pilot) -> None:
+    """The Overview works its measures out in a thread once the rest is drawn: wait for them."""
+    measure = pilot.app.screen_stack[0].query_one("#overview-measure")  # under any modal
+    for _ in range(100):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        if "measuring…" not in str(measure.render()):
+            return
+
+
 async def _quiet(pilot) -> None:
-    """No blinking cursor, no pending notifications: snapshots must be deterministic."""
+    """No blinking cursor, no pending notifications, the measures in: snapshots must be
+    deterministic."""
+    await _measured(pilot)
     for widget in pilot.app.screen.query("Input, TextArea"):
         widget.cursor_blink = False
     pilot.app.clear_notifications()

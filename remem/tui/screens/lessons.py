@@ -1,6 +1,9 @@
-"""Lessons: what remem learned; edit, veto or restore, merge; sources, predictions, primes."""
+"""Lessons: what remem learned, a page at a time; edit, veto or restore, merge; sources,
+predictions, primes."""
 
 from __future__ import annotations
+
+from typing import Any, Callable
 
 from textual import on
 from textual.app import ComposeResult
@@ -10,19 +13,25 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Label, Select, Static
 
 from remem.errors import NotFound
+from remem.engine.store import LESSON_STATUSES as STATUSES
+from remem.tui.paging import PagedPane
 from remem.tui.screens.modals import AskValue, EditText
-from remem.tui.widgets.pane import Pane
 from remem.tui.widgets.format import cell, cut, lines, markup, plain, since
 
-STATUSES = ("active", "candidate", "vetoed", "revoked", "quarantined")
+COLUMNS = ("kind", "status", "str", "seen", "lesson")
 
 
-class LessonsPane(Pane):
+class LessonsPane(PagedPane):
     BINDINGS = [
         Binding("e", "edit", "Edit"),
         Binding("v", "veto", "Veto/restore"),
         Binding("m", "merge", "Merge into…"),
     ]
+    paged_table = "#lesson-table"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.changed_row: str | None = None  # the one row an action changed: redrawn alone
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="filters"):
@@ -34,23 +43,60 @@ class LessonsPane(Pane):
         yield Label("", id="lesson-status-line", classes="status")
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("kind", "status", "str", "seen", "lesson")
-        self.reload()
+        table = self.query_one(DataTable)
+        for label in COLUMNS:
+            table.add_column(label, key=label)
+        self.app.mounted(self)  # read when its tab is first shown
+
+    def _statuses(self) -> list[str] | None:
+        status = self.query_one("#lesson-status", Select)
+        return None if status.is_blank() else [str(status.value)]
+
+    @staticmethod
+    def _cells(r: dict[str, Any]) -> list[Any]:
+        return [cell(r["kind"]), cell(r["status"]), f"{r['strength']:.2f}", str(r["seen"]), cell(r["text"], 56)]
 
     def reload(self) -> None:
+        changed, self.changed_row = self.changed_row, None
+        if changed and self._redraw_row(changed):
+            return
         table = self.query_one(DataTable)
         keep = self.selected_id()
+        browse = self.app.engine("browse")
+        statuses = self._statuses()
+        rows = self.load_page(lambda limit, offset: browse.page_lessons(
+            self.app.store, statuses=statuses, limit=limit, offset=offset))
         table.clear()
-        status = self.query_one("#lesson-status", Select)
-        statuses = None if status.is_blank() else [str(status.value)]
-        rows = self.app.engine("lessons").list_lessons(self.app.store, statuses=statuses)
         for r in rows:
-            table.add_row(cell(r["kind"]), cell(r["status"]), f"{r['strength']:.2f}", str(r["seen"]),
-                          cell(r["text"], 56), key=r["id"])
+            table.add_row(*self._cells(r), key=r["id"])
+        where = f"{self.page_span()} lessons · n/p page" if self.paged() else f"{self.total} lessons"
         self.query_one("#lesson-status-line", Label).update(
-            f"{len(rows)} lessons · e edit · v veto/restore · m merge into another")
+            f"{where} · e edit · v veto/restore · m merge into another")
         self.keep_cursor(table, keep)
         self.show_detail(self.selected_id())
+
+    def _redraw_row(self, lesson_id: str) -> bool:
+        """After an action on one lesson, that row alone is drawn again when it is still on the
+        page and still passes the status filter (False: the page is read again instead)."""
+        table = self.query_one(DataTable)
+        row = self.app.engine("browse").lesson_row(self.app.store, lesson_id)
+        statuses = self._statuses()
+        if row is None or lesson_id not in table.rows or (statuses and row["status"] not in statuses):
+            return False
+        for label, value in zip(COLUMNS, self._cells(row)):
+            table.update_cell(lesson_id, label, value)
+        self.show_detail(self.selected_id())
+        return True
+
+    def _row_action(self, message: str, lesson_id: str, action: Callable[[], Any]) -> None:
+        """run_action for an action that changes one lesson: when it worked, the reload after
+        it draws that row again rather than the page."""
+        def act() -> Any:
+            done = action()
+            self.changed_row = lesson_id
+            return done
+
+        self.run_action(message, act)
 
     def selected_id(self) -> str | None:
         return self.selected_key()
@@ -86,7 +132,8 @@ class LessonsPane(Pane):
         parts += [
             plain(f"  {since(p['at'])} {p['agent'] or '?'} {p['event']}" + (" (held out)" if p["held_out"] else ""))
             for p in found["primes"]
-        ] or ["  never"]
+        ] or ["  never" if found.get("primes_window") is None
+              else f"  not in the newest {found['primes_window']:,} decisions"]
         target.update(lines(parts))
 
     @on(DataTable.RowHighlighted, "#lesson-table")
@@ -95,6 +142,7 @@ class LessonsPane(Pane):
 
     @on(Select.Changed, "#lesson-status")
     def _filter(self) -> None:
+        self.first_page()
         self.reload()
 
     def action_edit(self) -> None:
@@ -108,7 +156,8 @@ class LessonsPane(Pane):
 
         def done(text: str | None) -> None:
             if text and text != current["text"]:
-                self.run_action("lesson saved", lambda: lessons.edit_text(self.app.store, lesson_id, text))
+                self._row_action("lesson saved", lesson_id,
+                                 lambda: lessons.edit_text(self.app.store, lesson_id, text))
 
         self.app.push_screen(EditText(f"Edit lesson {lesson_id}", current["text"]), done)
 
@@ -123,7 +172,8 @@ class LessonsPane(Pane):
         if current["status"] != "vetoed":
             # The engine refuses what cannot be vetoed (a received lesson waiting in the Shared
             # tab, a revoked one) with the reason, which run_action shows.
-            self.run_action("lesson vetoed", lambda: render.veto_lesson(self.app.store, lesson_id, how="remem tui"))
+            self._row_action("lesson vetoed", lesson_id,
+                             lambda: render.veto_lesson(self.app.store, lesson_id, how="remem tui"))
             return
 
         def restore() -> None:
@@ -132,7 +182,7 @@ class LessonsPane(Pane):
                 self.app.notify(f"{lesson_id} is {back} again: accept or reject it in the Shared tab (5)",
                                 severity="warning", markup=False)
 
-        self.run_action("lesson restored", restore)
+        self._row_action("lesson restored", lesson_id, restore)
 
     def action_merge(self) -> None:
         lesson_id = self.selected_id()

@@ -1,10 +1,19 @@
 """Overview, the first screen: counts, last ingest and sleep, corrections per day, the
-primed-versus-held-out comparison, and the morning report."""
+primed-versus-held-out comparison, and the morning report.
+
+The measures read every correction, error and prime decision (most of a second at 100,000
+episodes), so they are worked out in a thread after the rest is drawn: the first paint does
+not wait for them."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from textual import work
 from textual.app import ComposeResult
+from textual.content import Content
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import Label, Markdown, Sparkline, Static
 
 from remem.tui.widgets.pane import Pane
@@ -23,7 +32,7 @@ class OverviewPane(Pane):
             yield Markdown("", id="overview-report")
 
     def on_mount(self) -> None:
-        self.reload()
+        self.app.mounted(self)
 
     def reload(self) -> None:
         store = self.app.store
@@ -42,10 +51,39 @@ class OverviewPane(Pane):
         self.query_one("#overview-counts", Static).update(lines(parts))
         browse = self.app.engine("browse")
         self.query_one("#overview-sparkline", Sparkline).data = browse.corrections_by_day(store, 30)
-        measure = self.app.engine("measure").measure(store, 30)
-        self.query_one("#overview-measure", Static).update(lines(
-            [plain(line) for line in self.app.engine("measure").summary_lines(measure)]))
+        self.query_one("#overview-measure", Static).update(plain("measuring…"))
+        self.call_after_refresh(self._measure, store.path)  # once the rest is on screen
         text = self.app.engine("sleep").morning_report() or (
             "# No morning report yet\n\n`remem sleep` writes one: what was learned, merged, "
             "confirmed, failed and faded overnight.")
         self.query_one("#overview-report", Markdown).update(text)
+
+    @work(thread=True, exclusive=True, group="overview-measure")
+    def _measure(self, db: Any) -> None:
+        """The measures, on a connection of their own (the UI thread keeps the app's)."""
+        from textual.worker import get_current_worker
+
+        from remem.engine import measure
+        from remem.engine.store import Store
+
+        try:
+            with Store(db) as store:
+                shown = [plain(line) for line in measure.summary_lines(measure.measure(store, 30))]
+        except Exception as exc:  # said where the measures go; the rest of the Overview stands
+            shown = [plain(f"cannot measure: {exc}")]
+        if get_current_worker().is_cancelled:  # a newer reload's measures come instead
+            return
+        try:  # a message, not call_from_thread: that would wait for ever on an app that closed
+            self.post_message(self.Measured(shown))
+        except RuntimeError:  # the app's loop closed meanwhile: nobody to show them to
+            pass
+
+    class Measured(Message):
+        """The measures' lines, worked out in the thread."""
+
+        def __init__(self, shown: list[Content]) -> None:
+            super().__init__()
+            self.shown = shown
+
+    def on_overview_pane_measured(self, message: Measured) -> None:
+        self.query_one("#overview-measure", Static).update(lines(message.shown))

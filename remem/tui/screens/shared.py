@@ -1,6 +1,9 @@
-"""Shared: lessons received from other memories, peers and their trust, sync, revoke."""
+"""Shared: lessons received from other memories (a page at a time), peers and their trust,
+sync, revoke."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -9,12 +12,12 @@ from textual.content import Content
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Label, Static
 
+from remem.tui.paging import PagedPane
 from remem.tui.screens.modals import AskValue
-from remem.tui.widgets.pane import Pane
 from remem.tui.widgets.format import cell, lines, markup, plain
 
 
-class SharedPane(Pane):
+class SharedPane(PagedPane):
     BINDINGS = [
         Binding("a", "accept", "Accept"),
         Binding("A", "accept_quarantined", "Accept anyway", show=False),
@@ -23,6 +26,12 @@ class SharedPane(Pane):
         Binding("y", "sync", "Sync now"),
         Binding("R", "revoke", "Revoke ours"),
     ]
+    paged_table = "#candidate-table"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.candidates: dict[str, dict[str, Any]] = {}  # the page's, by id
+        self.peers: list[dict[str, Any]] = []
 
     def compose(self) -> ComposeResult:
         yield Label("Candidates (received, not yet trusted)", classes="section")
@@ -37,14 +46,19 @@ class SharedPane(Pane):
     def on_mount(self) -> None:
         self.query_one("#candidate-table", DataTable).add_columns("status", "origin", "signature", "safety", "lesson")
         self.query_one("#peer-table", DataTable).add_columns("origin", "trusted", "first seen", "lessons", "label")
-        self.reload()
+        self.app.mounted(self)  # read when its tab is first shown
 
     def reload(self) -> None:
         share = self.app.engine("share")
-        self.candidates = {c["id"]: c for c in share.candidates(self.app.store)}
+        # The engine gives every candidate at once (with what deciding on it needs); the table
+        # holds one page of them.
+        every = share.candidates(self.app.store)
+        page = self.load_page(lambda limit, offset: (every[offset:offset + limit], len(every)))
+        self.candidates = {c["id"]: c for c in page}
         table = self.query_one("#candidate-table", DataTable)
+        keep = self.selected_key("#candidate-table")
         table.clear()
-        for c in self.candidates.values():
+        for c in page:
             safety = "ok" if c["safety"]["ok"] else "quarantined"
             table.add_row(cell(c["status"]), cell((c["origin"] or "?")[:8]), cell(c["signature"]), safety,
                           cell(c["text"], 60), key=c["id"])
@@ -55,9 +69,11 @@ class SharedPane(Pane):
             held = ", ".join(f"{k} {v}" for k, v in p["lessons"].items()) or "-"
             peers.add_row(cell(p["origin"]), "yes" if p["trusted"] else "no", p["first_seen"][:10], cell(held),
                           cell(p.get("label") or ""), key=p["origin"])
+        self.keep_cursor(table, keep)
         folder = self.app.engine("config").load()["share"]["folder"] or "not set (remem config set share.folder PATH)"
+        where = f"candidates {self.page_span()} · n/p page · " if self.paged() else ""
         self.query_one("#shared-status", Label).update(
-            plain(f"sync folder: {folder} · a accept · x reject · T trust · y sync · R revoke"))
+            plain(f"{where}sync folder: {folder} · a accept · x reject · T trust · y sync · R revoke"))
         self.show_detail(self.selected_key("#candidate-table"))
 
     def show_detail(self, lesson_id: str | None) -> None:

@@ -37,7 +37,7 @@ class SleepPane(Pane):
     def on_mount(self) -> None:
         self.log_lines: list[str] = []
         self.query_one("#sleep-history", DataTable).add_columns("run", "started", "took", "status", "what changed")
-        self.reload()
+        self.app.mounted(self)  # read when its tab is first shown
 
     def reload(self) -> None:
         table = self.query_one("#sleep-history", DataTable)

@@ -1,0 +1,101 @@
+"""Paging for a pane whose table would be long: one page of rows at a time, read from the
+engine with LIMIT/OFFSET (DESIGN: lists are paged, never loaded whole).
+
+`n` / `p` turn the page, and so do pagedown / pageup on the page's table; where there is no
+page to turn (the last page, a list the pane cannot page now) they scroll the focused table as
+usual. The Episodes tab pages the same way (its own copy of this, older than this module).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from textual.binding import Binding
+from textual.widgets import DataTable
+
+from remem.tui.widgets.pane import Pane
+
+PAGE_SIZE = 50
+
+
+class PagedPane(Pane):
+    """A pane with one paged table (`paged_table`, a selector). Subclasses read a page with
+    `load_page` in their reload(); `first_page()` before a reload that changes what is listed
+    (a filter, a sort)."""
+
+    BINDINGS = [
+        Binding("n", "next_page", "Next page", show=False),
+        Binding("p", "prev_page", "Prev page", show=False),
+        # The focused table would scroll on these itself; here they turn the page, and scroll
+        # the table where there is no page to turn.
+        Binding("pagedown", "page_down", "Next page", show=False, priority=True),
+        Binding("pageup", "page_up", "Prev page", show=False, priority=True),
+    ]
+    page_size = PAGE_SIZE
+    paged_table = "DataTable"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.page_start = 0
+        self.total = 0
+
+    def can_page(self) -> bool:
+        """Whether the list shown is paged now (a pane showing search results may say no)."""
+        return True
+
+    def first_page(self) -> None:
+        self.page_start = 0
+
+    def load_page(self, fetch: Callable[[int, int], tuple[list[Any], int]]) -> list[Any]:
+        """The rows of the page, from fetch(limit, offset) -> (rows, how many in all). When the
+        list shrank under the page (a veto here, a delete elsewhere), its last page."""
+        rows, self.total = fetch(self.page_size, self.page_start)
+        if not rows and self.total and self.page_start >= self.total:
+            self.page_start = (self.total - 1) // self.page_size * self.page_size
+            rows, self.total = fetch(self.page_size, self.page_start)
+        return rows
+
+    def paged(self) -> bool:
+        """Whether the list is longer than a page."""
+        return self.total > self.page_size
+
+    def page_span(self) -> str:
+        """"51-100 of 2,055": where the page is in the list."""
+        last = min(self.page_start + self.page_size, self.total)
+        return f"{self.page_start + 1 if self.total else 0}-{last} of {self.total:,}"
+
+    def _table(self) -> DataTable:
+        return self.query_one(self.paged_table, DataTable)
+
+    def _can_turn(self, forward: bool) -> bool:
+        if not self.can_page():
+            return False
+        return self.page_start + self.page_size < self.total if forward else self.page_start > 0
+
+    def action_next_page(self) -> None:
+        if self._can_turn(True):
+            self.page_start += self.page_size
+            self.reload()
+
+    def action_prev_page(self) -> None:
+        if self._can_turn(False):
+            self.page_start = max(0, self.page_start - self.page_size)
+            self.reload()
+
+    def _focused_table(self) -> DataTable:
+        focused = self.app.focused
+        return focused if isinstance(focused, DataTable) and focused in self.query(DataTable) else self._table()
+
+    def action_page_down(self) -> None:
+        table = self._focused_table()
+        if table is self._table() and self._can_turn(True):
+            self.action_next_page()
+        else:
+            table.action_page_down()
+
+    def action_page_up(self) -> None:
+        table = self._focused_table()
+        if table is self._table() and self._can_turn(False):
+            self.action_prev_page()
+        else:
+            table.action_page_up()
