@@ -38,13 +38,15 @@ def store_health() -> dict[str, Any]:
                                 "fix": "remem ingest   (reads your agents' sessions)"})
         return out
     from remem.engine.store import MIGRATIONS, Store
-    from remem.errors import StoreError
+    from remem.errors import StoreError, store_problem
 
     try:
         store = Store(db)
     except StoreError as exc:
-        out["problems"].append({"problem": str(exc), "fix": "remem restore   (from a backup in "
-                                f"{paths.backups_dir()})"})
+        # Each cause its own fix: a read-only file, a full disk, a busy or empty file are not
+        # damage, and `remem restore` would not mend them.
+        fix = getattr(exc, "fix", None) or f"remem restore   (from a backup in {paths.backups_dir()})"
+        out["problems"].append({"problem": str(exc), "fix": fix})
         return out
     with store:
         try:
@@ -62,6 +64,14 @@ def store_health() -> dict[str, Any]:
                 store.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 1)")
                 out["fts"][table] = "ok"
             except sqlite3.DatabaseError as exc:
+                found = store_problem(exc, db)
+                if found is not None and found[0] in ("readonly", "busy", "full", "io"):
+                    # The check is written as an INSERT: a read-only or busy memory cannot run
+                    # it, which says nothing about the index.
+                    out["fts"][table] = f"not checked ({exc})"
+                    if not any(p["fix"] == found[2] for p in out["problems"]):
+                        out["problems"].append({"problem": found[1], "fix": found[2]})
+                    continue
                 out["fts"][table] = str(exc)
                 out["problems"].append({"problem": f"{table} is out of step with its table ({exc})",
                                         "fix": "remem doctor --repair-fts"})

@@ -148,9 +148,11 @@ class StaticEmbedder:
 
     def __init__(self, model_dir: Path, name: str | None = None) -> None:
         self.dir = Path(model_dir)
+        self.bundled = name == "bundled"
         tensors = self.dir / "model.safetensors"
         if not tensors.exists() or not (self.dir / "tokenizer.json").exists():
-            raise FileNotFoundError(f"no model2vec model in {self.dir}")
+            missing = "model.safetensors" if not tensors.exists() else "tokenizer.json"
+            raise FileNotFoundError(f"{missing} is missing from {self.dir}")
         # The tokenizer is loaded on first use: the hook path (encode_py) reads the vocabulary
         # with the pure-Python WordPiece instead, which loads in a fraction of the time.
         self._tokenizer: Any = None
@@ -162,30 +164,56 @@ class StaticEmbedder:
         max_length = self.config.get("max_length", 512)
         self.max_length: int | None = int(max_length) if max_length else None
         self._fh = tensors.open("rb")
+        size = tensors.stat().st_size
+        if size < 8:
+            raise ValueError(f"model.safetensors is truncated ({size} bytes)")
         self._mm = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
         header_len = struct.unpack_from("<Q", self._mm, 0)[0]
+        if header_len > size - 8:
+            raise ValueError(f"model.safetensors is truncated or damaged ({size} bytes, its header "
+                             f"alone claims {header_len})")
         header = json.loads(self._mm[8:8 + header_len])
         base = 8 + header_len
         self._tensors = {k: v for k, v in header.items() if k != "__metadata__"}
+        for tname, meta in self._tensors.items():
+            # Every tensor must lie inside the file: a truncated copy would otherwise fail
+            # later, in the middle of a command ("buffer is smaller than requested size").
+            end = base + int(meta["data_offsets"][1])
+            if end > size:
+                raise ValueError(f"model.safetensors is truncated ({size} bytes; tensor {tname!r} "
+                                 f"ends at byte {end})")
         emb = self._tensors.get("embeddings") or next(iter(self._tensors.values()))
         self.rows, self.dim = emb["shape"]
         self._fmt, self._width, self._np_dtype = _DTYPES[emb["dtype"]]
+        start, end = emb["data_offsets"]
+        if end - start != self.rows * self.dim * self._width:
+            raise ValueError(f"model.safetensors is damaged (the embeddings tensor holds {end - start} "
+                             f"bytes, its shape needs {self.rows * self.dim * self._width})")
         self._offset = base + emb["data_offsets"][0]
         self._row_bytes = self._width * self.dim
         self._base = base
         self.weights = self._vector_py("weights")
         self.mapping = self._int_vector("token_mapping") or self._int_vector("mapping")
-        size = tensors.stat().st_size
         self.space = f"m2v:{name or self.dir.name}-{self.dim}-{size}"
         self._matrix: "np.ndarray | None" = None
         self._cut: int | None = None
+
+    def broken(self, reason: str) -> "EmbedModelError":
+        """The error that says this model's files cannot be used (logged once)."""
+        error: EmbedModelError = (BundledModelError(reason) if self.bundled
+                                  else EmbedModelError(str(self.dir), reason))
+        _log_once(error)
+        return error
 
     @property
     def tokenizer(self) -> Any:
         if self._tokenizer is None:
             from tokenizers import Tokenizer
 
-            tok = Tokenizer.from_file(str(self.dir / "tokenizer.json"))
+            try:
+                tok = Tokenizer.from_file(str(self.dir / "tokenizer.json"))
+            except Exception as exc:  # tokenizers raises a bare Exception for a damaged file
+                raise self.broken(f"tokenizer.json cannot be read: {_short(exc)}") from None
             tok.no_padding()
             if self.max_length:
                 tok.enable_truncation(self.max_length)
@@ -355,6 +383,7 @@ class Model2VecEmbedder:
 
 MODEL_FIX = ('point it at a model2vec folder, or go back to the bundled model with '
              '`remem config set embed.model ""`')
+REINSTALL_FIX = "reinstall remem (for example `pip install --force-reinstall remem`)"
 
 
 class EmbedModelError(RememError):
@@ -364,6 +393,35 @@ class EmbedModelError(RememError):
         self.ref, self.reason, self.fix = ref, reason, MODEL_FIX
         self.problem = f"embed.model {ref!r} cannot be loaded ({reason})"
         super().__init__(f"{self.problem}; {self.fix}")
+
+
+class BundledModelError(EmbedModelError):
+    """The model shipped inside remem is missing or damaged: a broken install. Every command
+    that embeds stops with this one line, hooks show nothing (and log it), and nothing is
+    re-embedded into the hashed fallback space, which would lose what the model's vectors
+    find."""
+
+    def __init__(self, reason: str) -> None:
+        self.ref, self.reason, self.fix = "", reason, REINSTALL_FIX
+        self.problem = f"the bundled embedding model in {MODEL_DIR} cannot be loaded ({reason})"
+        RememError.__init__(self, f"{self.problem}; {self.fix}")
+
+
+_logged: set[str] = set()
+
+
+def _log_once(error: BaseException) -> None:
+    """A model that cannot be loaded goes to remem's log once per process."""
+    line = str(error)
+    if line in _logged:
+        return
+    _logged.add(line)
+    try:
+        from remem.log import log
+
+        log("embed", line)
+    except Exception:
+        pass
 
 
 @contextmanager
@@ -436,8 +494,12 @@ def _load(ref: str) -> Embedder:
     if not ref:
         try:
             return StaticEmbedder(MODEL_DIR, name="bundled")
-        except (FileNotFoundError, OSError, ValueError, KeyError):
-            return HashedEmbedder()
+        except Exception as exc:
+            # Never the hashed space in its place: every vector made by the model would stop
+            # matching, and a sleep would re-embed the whole memory into it.
+            error = BundledModelError(_short(exc))
+            _log_once(error)
+            raise error from None
     if ref == "hashed":
         return HashedEmbedder()
     try:
@@ -461,12 +523,21 @@ def get_embedder(model: str | None = None) -> Embedder:
 
 
 def model_problem(model: str | None = None) -> dict[str, str] | None:
-    """`remem doctor`: the configured model loaded once; its problem and fix, or None."""
+    """`remem doctor`: the configured model loaded once and used on a text, both ways (the
+    hook's and the batch one); its problem and fix, or None."""
     try:
-        get_embedder(model)
+        embedder = get_embedder(model)
+        embedder.encode_py("remem doctor checks the model")
+        embedder.encode(["remem doctor checks the model"])
+    except BundledModelError as exc:
+        return {"problem": exc.problem, "fix": "pip install --force-reinstall remem   (reinstall "
+                "remem: its bundled model is missing or damaged)"}
     except EmbedModelError as exc:
         return {"problem": exc.problem, "fix": 'remem config set embed.model ""   (the bundled '
                 "model), or point embed.model at a model2vec folder"}
+    except Exception as exc:  # doctor reports, never fails
+        return {"problem": f"the embedding model fails on a text ({_short(exc)})",
+                "fix": "pip install --force-reinstall remem   (or point embed.model at another model)"}
     return None
 
 

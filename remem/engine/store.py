@@ -7,9 +7,11 @@ when a migration is pending, so opening an up-to-date store stays cheap on the h
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
+import stat
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +19,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 from remem import paths
 from remem.engine import clock
-from remem.errors import NotFound, StoreError
+from remem.engine.text import clean_text  # re-exported: callers import it from here
+from remem.errors import NotFound, StoreError, store_problem
 
 BUSY_TIMEOUT_MS = 5000
 EPISODE_KINDS = ("session", "error", "correction", "surprise", "environment", "note")
@@ -293,18 +296,56 @@ def _apply_migrations(conn: sqlite3.Connection, upto: int | None = None) -> None
 # The file is never opened by hand to check its header: closing any descriptor of the
 # database file drops every POSIX lock this process holds on it, so another process could
 # then checkpoint and delete the WAL under a live connection (lost writes, a corrupt index).
-# SQLite's own "file is not a database" error says the same thing safely.
+# SQLite's own "file is not a database" error says the same thing safely. (stat() opens
+# nothing, so the size of an empty file is looked at that way.)
+
+
+class StoreBusy(StoreError, sqlite3.OperationalError):
+    """Another process held the write lock for the whole busy timeout (5 s; a hook: what is
+    left of its budget). Still an OperationalError, so code that caught SQLite's "database is
+    locked" catches it; a caller that can do without its write (recall's touch) can tell it
+    from a failed read by its type."""
+
+
+class StoreReadOnly(StoreError, sqlite3.OperationalError):
+    """A write refused because the memory (its file, its -wal/-shm, or its folder) is
+    read-only; the message names the chmod that fixes it. Reads still work."""
+
+
+# Memories this process created (a new file it initialised): only such a file may be met
+# empty again without the refusal below.
+_created: set[str] = set()
+
+
+def _busy(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _lost_race(exc: BaseException) -> bool:
+    """A migration that failed because another process ran it first (two first opens at
+    once): its table or column is there already, or its row in _sqlite_migrations is."""
+    text = str(exc).lower()
+    return any(s in text for s in ("already exists", "duplicate column", "unique constraint"))
 
 
 class Store:
     """One open memory.db. Cheap to open; use as a context manager or call close()."""
 
     def __init__(self, path: Path | str | None = None, *, migrate_upto: int | None = None,
-                 busy_timeout_ms: int | None = None, hold: bool = True) -> None:
-        # busy_timeout_ms: hooks pass a short one so a locked store costs them little.
+                 busy_timeout_ms: int | None = None, hold: bool = True, create: bool = True) -> None:
+        # busy_timeout_ms: hooks pass a short one so a locked store costs them little. It bounds
+        # every wait for a lock, retries included (see _retry).
+        # create=False (hooks): never create nor initialise a memory; a missing, empty or
+        # uninitialised file is a StoreError.
         busy = BUSY_TIMEOUT_MS if busy_timeout_ms is None else int(busy_timeout_ms)
+        self.busy_ms = busy
         self.path = Path(path) if path else paths.db_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # hold=False is `remem restore` replacing the memory (it holds it exclusively): an
+        # empty file is what it mends, so it may open one.
+        fresh = self._check_file(create, refuse_empty=hold)
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         # The live memory is marked in use while open, so `remem restore` never replaces it
         # under a running command (backups and sleep's dry-run copies are not the memory;
         # restore itself opens it with hold=False).
@@ -312,14 +353,66 @@ class Store:
         if hold and self.path.absolute() == paths.db_path().absolute():
             from remem.engine.files import hold_open
 
-            self._hold = hold_open(self.path, wait=busy / 1000)  # as long as SQLite would wait
+            try:
+                self._hold = hold_open(self.path, wait=busy / 1000)  # as long as SQLite would wait
+            except OSError as exc:
+                # A read-only home: the mark cannot be made there, and no restore can replace
+                # the file there either. Go on without it; SQLite says what it can do.
+                if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                    raise
         try:
-            self._connect(busy, migrate_upto)
+            self._connect(busy, migrate_upto, create)
         except BaseException:
             self._release()
             raise
+        if fresh:
+            _created.add(str(self.path.absolute()))
 
-    def _connect(self, busy: int, migrate_upto: int | None) -> None:
+    def _check_file(self, create: bool, refuse_empty: bool = True) -> bool:
+        """Before SQLite opens the path: True when the file is new (SQLite creates it). A file
+        of 0 bytes was a memory once (SQLite writes a header when it makes one, at once), so
+        it is refused rather than silently started anew, unless this process made it."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            if not create:
+                raise StoreError(f"no memory yet at {self.path}; run `remem ingest` first") from None
+            return True
+        except OSError:
+            return False  # SQLite reports what it cannot open
+        if not stat.S_ISREG(st.st_mode):
+            # A folder, a device (/dev/zero), a FIFO: never handed to SQLite (a FIFO would
+            # block it, a device read as an endless empty file).
+            raise StoreError(f"{self.path} is not a regular file; move it aside, or `remem restore` "
+                             f"a backup from {paths.backups_dir()}",
+                             fix=f"mv {self.path} {self.path}.aside   (then remem restore, or start anew)")
+        if st.st_size or (create and not refuse_empty):
+            return False
+        if str(self.path.absolute()) in _created or self._wal_has_data():
+            return False
+        if create:
+            # Another remem may have made it a moment ago and not yet written its header.
+            time.sleep(0.05)
+            try:
+                if os.stat(self.path).st_size or self._wal_has_data():
+                    return False
+            except OSError:
+                return False
+        raise StoreError(
+            f"{self.path.name} is empty (0 bytes); restore a backup with `remem restore` or delete "
+            f"it to start anew ({self.path})",
+            fix=f"remem restore   (a backup from {paths.backups_dir()}), or rm {self.path} to start anew",
+        )
+
+    def _wal_has_data(self) -> bool:
+        try:
+            return os.stat(f"{self.path}-wal").st_size > 0
+        except OSError:
+            return False
+
+    def _connect(self, busy: int, migrate_upto: int | None, create: bool = True) -> None:
+        version = None
+        target = len(MIGRATIONS) if migrate_upto is None else migrate_upto
         try:
             self.conn = sqlite3.connect(
                 str(self.path), timeout=busy / 1000, isolation_level=None,
@@ -331,36 +424,77 @@ class Store:
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA foreign_keys = OFF")
             version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-            target = len(MIGRATIONS) if migrate_upto is None else migrate_upto
+            if version == 0 and not create:
+                raise StoreError(f"no memory yet at {self.path} (it holds no remem schema); "
+                                 "run `remem ingest` first")
             if version < target:
                 try:
                     self._retry(lambda: _apply_migrations(self.conn, target))
+                except StoreBusy:
+                    raise
                 except (sqlite3.OperationalError, sqlite3.IntegrityError) as exc:
+                    if not _lost_race(exc):
+                        raise
                     # Two first opens at once (a server's threads, two commands, two hooks on
                     # an old memory): the other one migrated between our look at the version
-                    # and our write ("already exists", "duplicate column", its migration
-                    # already recorded). Wait for it to finish rather than fail; if the
-                    # version never arrives, the failure was ours: say what it was.
+                    # and our write. Wait for it to finish (within this open's busy timeout)
+                    # rather than fail; if the version never arrives, say what failed.
                     try:
-                        self._await_version(target)
+                        self._await_version(target, busy / 1000)
                     except StoreError:
                         raise exc from None
             elif version > len(MIGRATIONS):
                 raise StoreError(
                     f"{self.path} was written by a newer remem (schema {version}); upgrade remem"
                 )
+        except StoreError:
+            self._close_quietly()
+            raise
         except sqlite3.DatabaseError as exc:
-            if "not a database" in str(exc):
-                raise StoreError(
-                    f"{self.path} is not a SQLite database; restore it from a backup "
-                    f"(`remem backup` copies live in {paths.backups_dir()}) or move it aside"
-                ) from None
-            raise StoreError(
-                f"cannot open {self.path} ({exc}); run `remem doctor`, or `remem restore` a backup "
-                f"from {paths.backups_dir()}"
-            ) from None
+            self._close_quietly()
+            raise self._open_error(exc, version, target) from None
 
-    def _await_version(self, target: int, seconds: float = 10.0) -> None:
+    def _open_error(self, exc: sqlite3.DatabaseError, version: int | None, target: int) -> StoreError:
+        """SQLite's failure to open (or upgrade) the memory as one line naming the right fix:
+        a read-only file or folder, a full disk or I/O error, a busy file and a damaged one
+        each have their own."""
+        try:
+            odd = self.path.exists() and not self.path.is_file()
+        except OSError:
+            odd = False
+        if odd:
+            return StoreError(f"{self.path} is not a regular file ({exc}); move it aside, or "
+                              f"`remem restore` a backup from {paths.backups_dir()}",
+                              fix=f"mv {self.path} {self.path}.aside   (then remem restore, or start anew)")
+        if "not a database" in str(exc):
+            return StoreError(
+                f"{self.path} is not a SQLite database; restore it from a backup "
+                f"(`remem backup` copies live in {paths.backups_dir()}) or move it aside",
+                fix=f"remem restore   (a backup from {paths.backups_dir()}), or move {self.path} aside")
+        found = store_problem(exc, self.path)
+        if found is None:
+            return StoreError(
+                f"cannot open {self.path} ({exc}); run `remem doctor`, or `remem restore` a backup "
+                f"from {paths.backups_dir()}")
+        kind, message, fix = found
+        if kind == "readonly":
+            upgrade = (f" and this remem must upgrade it (schema {version} to {target})"
+                       if version is not None and version < target else "")
+            return StoreReadOnly(f"{self.path} is read-only{upgrade} ({exc}); make it and its "
+                                 f"folder writable: {fix}", fix=fix)
+        if kind == "busy":
+            return StoreBusy(message, fix=fix)
+        return StoreError(message, fix=fix)
+
+    def _close_quietly(self) -> None:
+        conn = getattr(self, "conn", None)
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:
+                pass
+
+    def _await_version(self, target: int, seconds: float) -> None:
         deadline = time.monotonic() + seconds
         while self.conn.execute("PRAGMA user_version").fetchone()[0] < target:
             if time.monotonic() > deadline:
@@ -386,36 +520,107 @@ class Store:
             self._hold.close()
             self._hold = None
 
-    @staticmethod
-    def _retry(fn: Callable[[], Any], attempts: int = 8) -> Any:
-        delay = 0.02
-        for attempt in range(attempts):
-            try:
-                return fn()
-            except sqlite3.OperationalError as exc:
-                msg = str(exc).lower()
-                if ("locked" not in msg and "busy" not in msg) or attempt == attempts - 1:
-                    raise
-                import random  # only when busy: hooks open the store and should not pay for it
+    def _retry(self, fn: Callable[[], Any]) -> Any:
+        """fn(), tried again with backoff while SQLite reports the file busy, for at most the
+        busy timeout in all: SQLite itself waits up to it on a lock, so each retry gets only
+        what is left (the documented 5 s is the whole wait, not one of eight). Busy past it:
+        StoreBusy."""
+        start = time.monotonic()
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if isinstance(exc, StoreError) or not _busy(exc):
+                raise
+            last: sqlite3.OperationalError = exc
+        import random  # only when busy: hooks open the store and should not pay for it
 
-                time.sleep(delay + random.random() * delay)
+        deadline = start + self.busy_ms / 1000
+        delay = 0.02
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0.001:
+                    break
+                # Some busy answers come at once, without SQLite's wait (WAL recovery, a
+                # snapshot gone stale): back off a little, then wait for what is left.
+                time.sleep(min(left / 2, delay + random.random() * delay))
                 delay = min(delay * 2, 1.0)
-        return None
+                left_ms = int((deadline - time.monotonic()) * 1000)
+                if left_ms <= 0:
+                    break
+                self.conn.execute(f"PRAGMA busy_timeout = {left_ms}")
+                try:
+                    return fn()
+                except sqlite3.OperationalError as exc:
+                    if isinstance(exc, StoreError) or not _busy(exc):
+                        raise
+                    last = exc
+        finally:
+            try:
+                self.conn.execute(f"PRAGMA busy_timeout = {self.busy_ms}")
+            except sqlite3.Error:
+                pass
+        raise StoreBusy(
+            f"the memory is busy ({last}: another remem process kept it past "
+            f"{self.busy_ms / 1000:g} s); try again in a moment",
+            fix="try again once the other remem process (an ingest, a sleep) has finished",
+        ) from None
+
+    def _write_error(self, exc: BaseException) -> BaseException:
+        """A refused write as StoreReadOnly or StoreBusy (still OperationalErrors), else as is."""
+        if isinstance(exc, StoreError) or not isinstance(exc, sqlite3.OperationalError):
+            return exc
+        found = store_problem(exc, self.path)
+        if found is None:
+            return exc
+        kind, message, fix = found
+        if kind == "readonly":
+            return StoreReadOnly(message, fix=fix)
+        if kind == "busy":
+            return StoreBusy(message, fix=fix)
+        return exc
+
+    def _rollback(self) -> None:
+        try:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """A short write transaction (BEGIN IMMEDIATE), retried on SQLITE_BUSY.
+        """A short write transaction (BEGIN IMMEDIATE), retried on SQLITE_BUSY for at most the
+        busy timeout. A write the memory refuses raises StoreReadOnly or StoreBusy.
 
         Keep slow work (embedding, file reads) outside: do it first, then write.
         """
-        self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+        try:
+            self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+        except sqlite3.OperationalError as exc:
+            error = self._write_error(exc)
+            if error is exc:
+                raise
+            raise error from None
         try:
             yield self.conn
+        except sqlite3.OperationalError as exc:
+            self._rollback()
+            error = self._write_error(exc)
+            if error is exc:
+                raise
+            raise error from exc
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            self._rollback()
             raise
         else:
-            self._retry(lambda: self.conn.execute("COMMIT"))
+            try:
+                self._retry(lambda: self.conn.execute("COMMIT"))
+            except BaseException as exc:
+                self._rollback()  # never leave the connection inside a failed transaction
+                error = self._write_error(exc)
+                if error is exc:
+                    raise
+                raise error from None
 
     def rows(self, sql: str, params: Iterable[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         return [dict(r) for r in self._retry(lambda: self.conn.execute(sql, params).fetchall())]
@@ -548,21 +753,6 @@ def cap(text: str | None, limit: int) -> str:
     return text[: limit - len(TRUNCATED)] + TRUNCATED
 
 
-def clean_text(text: str) -> str:
-    """Text every tokenizer and SQLite accept. A shell argument in another encoding reaches
-    Python as surrogate escapes ("caf\\udce9"), JSON can carry half an emoji ("\\ud83d"):
-    the bytes that are not UTF-8 become U+FFFD (a lone surrogate "?"), so the rest is kept."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        pass
-    try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    except UnicodeEncodeError:  # a lone surrogate that is not an escaped byte: "?"
-        return text.encode("utf-8", "replace").decode("utf-8")
-
-
 def normalise_tag(tag: str) -> str:
     """A tag as stored and matched: trimmed, lower case, valid Unicode, at most MAX_TAG."""
     return cap(clean_text(str(tag).strip().lower()), MAX_TAG)
@@ -627,7 +817,14 @@ def prepare_episode(ep: dict[str, Any], stamp: str | None = None) -> dict[str, A
 
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (a path's byte that is not UTF-8, as in a REMEM_HOME in another
+        # encoding): SQLite cannot store it raw; escaped, json.loads gives back the same text.
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+    return text
 
 
 def loads_list(text: str | None) -> list[Any]:

@@ -42,7 +42,10 @@ _BATCH = 4096
 
 
 def _key(store: Store, space: str) -> str:
-    return "episodes-" + sha1(f"{Path(store.path).resolve()}\x1f{space}".encode()).hexdigest()[:16]
+    # surrogateescape: a path's bytes that are not UTF-8 (a REMEM_HOME in another encoding)
+    # come back as they were; any other path hashes exactly as before.
+    text = f"{Path(store.path).resolve()}\x1f{space}"
+    return "episodes-" + sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def _log_bounds(store: Store) -> tuple[int | None, int]:
@@ -89,8 +92,12 @@ class VectorCache:
 
     def _write_manifest(self, data: dict[str, Any]) -> None:
         tmp = self.manifest_path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(data))
-        tmp.replace(self.manifest_path)
+        try:
+            tmp.write_text(json.dumps(data))
+            tmp.replace(self.manifest_path)
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            raise
 
     def _map(self, data: dict[str, Any]) -> None:
         """Map the first `rows` slots of the manifest's generation (copy-free)."""
@@ -117,19 +124,60 @@ class VectorCache:
         if disk is not None and int(disk["log_id"]) == hi:
             self._map(disk)
             return self
-        with locked(self.lock_path):
-            disk = self._read_manifest()  # another process may have synced meanwhile
-            lo, hi = _log_bounds(self.store)
-            # Rebuild when the log was pruned past this cache, or went backwards (the database
-            # was replaced, e.g. restored from a backup).
-            if disk is None or (lo is not None and int(disk["log_id"]) < lo) or int(disk["log_id"]) > hi:
-                self._rebuild(hi)
-            elif int(disk["log_id"]) != hi:
-                self._apply(disk, hi)
-            else:
-                self._map(disk)
-            self._prune()
+        try:
+            with locked(self.lock_path):
+                disk = self._read_manifest()  # another process may have synced meanwhile
+                lo, hi = _log_bounds(self.store)
+                # Rebuild when the log was pruned past this cache, or went backwards (the
+                # database was replaced, e.g. restored from a backup).
+                if disk is None or (lo is not None and int(disk["log_id"]) < lo) or int(disk["log_id"]) > hi:
+                    self._rebuild(hi)
+                elif int(disk["log_id"]) != hi:
+                    self._apply(disk, hi)
+                else:
+                    self._map(disk)
+                self._prune()
+        except OSError as exc:
+            # The cache is derived: a full disk, a read-only home or a quota must not stop a
+            # recall. The vectors come from the store, into memory, this time.
+            self._in_memory(hi, exc)
         return self
+
+    def _in_memory(self, log_id: int, exc: OSError) -> None:
+        """Every vector of this space read from the store into memory (the files could not be
+        written); logged once per process."""
+        global _told
+        if not _told:
+            _told = True
+            try:
+                from remem.log import log
+
+                log("recall", f"the vector cache in {self.folder} cannot be written ({exc}); "
+                              "recall reads the vectors from the store instead (slower)")
+            except Exception:
+                pass
+        seqs: list[int] = []
+        blobs: list[bytes] = []
+        last = -1
+        while True:
+            batch = self.store.rows(
+                "SELECT seq, embedding FROM episodes WHERE seq > ? AND space = ? "
+                "AND embedding IS NOT NULL ORDER BY seq LIMIT ?",
+                (last, self.space, _BATCH),
+            )
+            if not batch:
+                break
+            last = batch[-1]["seq"]
+            got_seqs, got_blobs = self._valid(batch)
+            seqs.extend(got_seqs)
+            blobs.extend(got_blobs)
+        self.vectors = (np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(seqs), self.dim)
+                        if seqs else np.zeros((0, self.dim), dtype=np.float32))
+        self.seqs = np.asarray(seqs, dtype=np.int64)
+        # Not a file's manifest: only what tells a later sync that nothing changed since.
+        self.manifest = {"version": VERSION, "space": self.space, "dim": self.dim, "gen": -1,
+                         "rows": len(seqs), "dead": 0, "log_id": log_id, "in_memory": True}
+        self._index = {}
 
     def _rebuild(self, log_id: int) -> None:
         """Write every vector of this space into a fresh generation, then swap it in."""
@@ -138,25 +186,33 @@ class VectorCache:
         gen = (int(old["gen"]) + 1) if old else int(time.time() * 1000) % 1_000_000_000
         vec_path, seq_path = self._files(gen)
         rows = 0
-        with open(vec_path, "wb") as vf, open(seq_path, "wb") as sf:
-            last = -1
-            while True:
-                batch = self.store.rows(
-                    "SELECT seq, embedding FROM episodes WHERE seq > ? AND space = ? "
-                    "AND embedding IS NOT NULL ORDER BY seq LIMIT ?",
-                    (last, self.space, _BATCH),
-                )
-                if not batch:
-                    break
-                last = batch[-1]["seq"]
-                seqs, blobs = self._valid(batch)
-                if seqs:
-                    vf.write(b"".join(blobs))
-                    sf.write(np.asarray(seqs, dtype="<i8").tobytes())
-                    rows += len(seqs)
-        data = {"version": VERSION, "space": self.space, "dim": self.dim, "gen": gen,
-                "rows": rows, "dead": 0, "log_id": log_id}
-        self._write_manifest(data)
+        try:
+            with open(vec_path, "wb") as vf, open(seq_path, "wb") as sf:
+                last = -1
+                while True:
+                    batch = self.store.rows(
+                        "SELECT seq, embedding FROM episodes WHERE seq > ? AND space = ? "
+                        "AND embedding IS NOT NULL ORDER BY seq LIMIT ?",
+                        (last, self.space, _BATCH),
+                    )
+                    if not batch:
+                        break
+                    last = batch[-1]["seq"]
+                    seqs, blobs = self._valid(batch)
+                    if seqs:
+                        vf.write(b"".join(blobs))
+                        sf.write(np.asarray(seqs, dtype="<i8").tobytes())
+                        rows += len(seqs)
+            data = {"version": VERSION, "space": self.space, "dim": self.dim, "gen": gen,
+                    "rows": rows, "dead": 0, "log_id": log_id}
+            self._write_manifest(data)
+        except OSError:
+            for partial in (vec_path, seq_path):  # half-written: never left to fill the disk
+                try:
+                    partial.unlink(missing_ok=True)
+                except OSError:
+                    pass
+            raise
         if old and int(old["gen"]) != gen:
             for stale in self._files(int(old["gen"])):
                 stale.unlink(missing_ok=True)  # mapped readers keep their inode
@@ -306,6 +362,7 @@ class PendingScores:
 
 
 _caches: dict[tuple[str, str], VectorCache] = {}
+_told = False  # the cache could not be written: logged once per process
 
 
 _caches_lock = threading.Lock()

@@ -16,7 +16,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: the header counts the tokens and characters of the body
 _CHINESE = (
     (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
     (0x2B740, 0x2B81F), (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
@@ -50,6 +50,15 @@ def _sensitive(category: str) -> bool:
     return category[0] == "P" or category in _OTHER or category == "Mn"
 
 
+def _log(message: str) -> None:
+    try:
+        from remem.log import log
+
+        log("embed", message)
+    except Exception:
+        pass
+
+
 def _is_chinese(cp: int) -> bool:
     return any(lo <= cp <= hi for lo, hi in _CHINESE)
 
@@ -77,7 +86,9 @@ class WordPiece:
     # -- loading -------------------------------------------------------------------------
     @classmethod
     def load(cls, tokenizer_json: Path, cache_dir: Path | None = None) -> "WordPiece | None":
-        """From the cache when it is current, else from tokenizer.json (and cache it)."""
+        """From the cache when it is current and whole, else from tokenizer.json (and cache
+        it again). A cache whose body is not the vocabulary its header counts (a truncated
+        file, a full disk) is never used: every token past the cut would become unknown."""
         st = tokenizer_json.stat()
         key = f"wordpiece-v{CACHE_VERSION}-{st.st_size}-{st.st_mtime_ns}.txt"
         cached = cache_dir / key if cache_dir else None
@@ -86,20 +97,31 @@ class WordPiece:
                 head, _, body = cached.read_text(encoding="utf-8").partition("\n")
                 meta = json.loads(head)
                 if meta.get("source") == str(tokenizer_json):
-                    return cls(body.split("\n"), meta) if meta.get("supported") else None
+                    if not meta.get("supported"):
+                        return None
+                    tokens = body.split("\n")
+                    if len(body) == meta.get("chars") and len(tokens) == meta.get("count"):
+                        return cls(tokens, meta)
+                    _log(f"the tokenizer cache {cached} is incomplete ({len(tokens)} of "
+                         f"{meta.get('count')} tokens); rebuilt it from {tokenizer_json}")
             except (OSError, ValueError):
                 pass
         data = json.loads(tokenizer_json.read_text(encoding="utf-8"))
         meta, tokens = cls._meta(data)
         meta["source"] = str(tokenizer_json)
+        body = "\n".join(tokens)
+        meta["count"], meta["chars"] = len(tokens), len(body)
         if cached is not None:
+            tmp = cached.with_name(f".{cached.name}.{os.getpid()}")
             try:
                 cached.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cached.with_name(f".{cached.name}.{os.getpid()}")
-                tmp.write_text(json.dumps(meta) + "\n" + "\n".join(tokens), encoding="utf-8")
+                tmp.write_text(json.dumps(meta) + "\n" + body, encoding="utf-8")
                 os.replace(tmp, cached)
             except OSError:
-                pass
+                try:
+                    tmp.unlink()
+                except OSError:
+                    pass
         return cls(tokens, meta) if meta["supported"] else None
 
     @staticmethod

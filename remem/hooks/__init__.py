@@ -19,6 +19,7 @@ from typing import Any
 from remem.hooks import adapters
 
 MAX_STDIN = 2_000_000  # bytes of the agent's JSON we read; the rest is drained unread
+DEFAULT_BUDGET_MS = 1000  # prime.timeout_ms when the config cannot say
 EVENTS = ("prompt", "pre-tool", "stop", "session-end")
 USAGE = (
     "usage: remem hook prompt|pre-tool|stop|session-end [--agent claude-code|codex|gemini|cursor]\n"
@@ -31,6 +32,10 @@ MODULES_ENV = "REMEM_HOOK_MODULES_OUT"  # tests: dump sys.modules here at exit
 
 class UsageError(Exception):
     pass
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (the agent gave up on the hook): unwind, log, exit 0."""
 
 
 def _parse(argv: list[str]) -> tuple[str, str]:
@@ -60,17 +65,64 @@ def _parse(argv: list[str]) -> tuple[str, str]:
     return event, agent
 
 
-def _read_stdin() -> bytes:
+def _read_stdin(deadline: float | None = None) -> bytes:
+    """The agent's JSON from stdin. Stops once a whole JSON object has arrived, at end of
+    input, or at `deadline` (time.monotonic()): an agent that keeps stdin open after writing
+    its payload (or never writes it) costs the hook its budget, not more."""
     stream = sys.stdin.buffer if sys.stdin is not None else None
     if stream is None:
         return b""
-    data = stream.read(MAX_STDIN + 1)
-    if len(data) > MAX_STDIN:
-        # Drain the rest so the agent's write never fails on a closed pipe; keep nothing.
-        while stream.read(1 << 20):
-            pass
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real descriptor (tests, embedders)
+        fd = None
+    import select
+
+    if fd is None or deadline is None or not hasattr(select, "poll"):
+        data = stream.read(MAX_STDIN + 1)
+        if len(data) > MAX_STDIN:
+            # Drain the rest so the agent's write never fails on a closed pipe; keep nothing.
+            while stream.read(1 << 20):
+                pass
+            raise ValueError(f"hook input larger than {MAX_STDIN} bytes; ignored")
+        return data
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLPRI)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        left_ms = int((deadline - time.monotonic()) * 1000)
+        if left_ms <= 0:
+            if size > MAX_STDIN:
+                raise ValueError(f"hook input larger than {MAX_STDIN} bytes; ignored")
+            raise TimeoutError(
+                f"the hook input did not end within prime.timeout_ms ({size} bytes read, stdin "
+                "still open, no complete JSON object); nothing done")
+        if not poller.poll(left_ms):
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        if size > MAX_STDIN:  # draining what is over the cap, unkept, until the end or the deadline
+            continue
+        size += len(chunk)
+        if size > MAX_STDIN:
+            chunks = []
+            continue
+        chunks.append(chunk)
+        if chunk.rstrip().endswith(b"}") and _complete(b"".join(chunks)):
+            break
+    if size > MAX_STDIN:
         raise ValueError(f"hook input larger than {MAX_STDIN} bytes; ignored")
-    return data
+    return b"".join(chunks)
+
+
+def _complete(data: bytes) -> bool:
+    """Whether `data` is one whole JSON object already (the agent may keep stdin open)."""
+    try:
+        return isinstance(json.loads(data.decode("utf-8", errors="replace")), dict)
+    except ValueError:
+        return False
 
 
 def _payload(raw: bytes) -> dict[str, Any]:
@@ -115,6 +167,88 @@ def _emit(text: str) -> None:
         sys.stdout.flush()
 
 
+def _stdout_problem() -> str | None:
+    """Why nothing written to stdout would reach the agent (closed, or its reader gone), or
+    None. Checked before a decision is recorded: a lesson recorded as shown must be shown."""
+    out = sys.stdout
+    if out is None:
+        return "stdout is closed"
+    try:
+        fd = out.fileno()
+        os.fstat(fd)
+    except (AttributeError, OSError, ValueError):
+        # No descriptor at all (an in-process caller's StringIO) is fine; a closed one is not.
+        return "stdout is closed" if _has_fileno(out) else None
+    import select
+
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        for _, events in poller.poll(0):
+            if events & (select.POLLERR | select.POLLHUP | select.POLLNVAL):
+                return "nobody reads stdout (the pipe's reader is gone)"
+    return None
+
+
+def _has_fileno(stream: Any) -> bool:
+    try:
+        stream.fileno()
+    except (AttributeError, ValueError):
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _budget_deadline(start: float) -> float:
+    """start + prime.timeout_ms; the default budget when the config cannot be read (run()
+    reports that)."""
+    budget = DEFAULT_BUDGET_MS
+    try:
+        from remem import config
+
+        budget = float(config.load()["prime"]["timeout_ms"])
+    except Exception:
+        pass
+    return start + max(0.0, budget) / 1000.0
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    try:
+        import _signal
+
+        _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)  # a second one must not cut the unwinding short
+    except Exception:
+        pass
+    raise Terminated("terminated by SIGTERM (the agent stopped waiting); nothing shown")
+
+
+_UNSET = object()
+
+
+def _catch_sigterm() -> Any:
+    """SIGTERM unwinds the hook like any failure (rolled back, logged, exit 0); returns the
+    handler it replaced (to put back), or _UNSET when it cannot be set (not the main thread)."""
+    try:
+        import _signal  # the C module Python loads at start: `signal` would add an import
+
+        return _signal.signal(_signal.SIGTERM, _on_sigterm)
+    except (ImportError, AttributeError, ValueError, OSError):
+        return _UNSET
+
+
+def _restore_sigterm(previous: Any) -> None:
+    if previous is _UNSET:
+        return
+    try:
+        import _signal
+
+        # None: a handler not set from Python (there is none to put back); the default then.
+        _signal.signal(_signal.SIGTERM, _signal.SIG_DFL if previous is None else previous)
+    except (ImportError, AttributeError, ValueError, OSError, TypeError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one hook; always returns 0."""
     start = time.monotonic()
@@ -124,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     agent = "claude-code"
     event = ""
+    previous = _catch_sigterm()
     try:
         try:
             event, agent = _parse(argv)
@@ -134,17 +269,24 @@ def main(argv: list[str] | None = None) -> int:
             _note("no hook input on stdin (hooks are run by an agent); see `remem hook --help`")
             _emit(adapters.neutral(agent, event))
             return 0
-        payload = _payload(_read_stdin())
+        payload = _payload(_read_stdin(_budget_deadline(start)))
+        if event != "session-end":
+            gone = _stdout_problem()
+            if gone:
+                # What is recorded as shown must be shown: nothing is chosen nor recorded.
+                _note(f"{event} ({agent}) skipped: {gone}; nothing shown or recorded")
+                return 0
         out = run(event, agent, payload, start=start)
         _emit(out)
-    except BaseException as exc:  # fail open, whatever happened (KeyboardInterrupt included)
-        _note(f"{event or 'hook'} ({agent}) skipped: {type(exc).__name__}: {exc}"[:500])
+    except BaseException as exc:  # fail open, whatever happened (KeyboardInterrupt, SIGTERM included)
         try:
+            _note(f"{event or 'hook'} ({agent}) skipped: {type(exc).__name__}: {exc}"[:500])
             _emit(adapters.neutral(agent, event))
-        except Exception:
+        except BaseException:
             pass
     finally:
         _dump_modules()
+        _restore_sigterm(previous)
     return 0
 
 
@@ -179,7 +321,8 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
     # Reads never wait in WAL; only recording the decision writes. It may wait for another
     # writer (a sleep, an ingest) for what is left of the budget, not more.
     left_ms = int((deadline - time.monotonic()) * 1000)
-    store = Store(db, busy_timeout_ms=max(50, left_ms))
+    # create=False: a hook never creates nor initialises a memory (an empty file included).
+    store = Store(db, busy_timeout_ms=max(50, left_ms), create=False)
     try:
         result = prime.select(
             store, call.text, event=event, cwd=call.cwd, session_id=call.session_id,
