@@ -22,13 +22,17 @@ def log(component: str, message: str, *, stderr: bool = False) -> None:
 
     line = f"{clock.iso()} {component} {message}".replace("\n", " ")
     if stderr:
-        print(f"remem: {message}", file=sys.stderr)
+        try:
+            print(f"remem: {message}", file=sys.stderr)
+        except (OSError, UnicodeError, ValueError):  # a closed or narrow stderr
+            pass
     try:
         path = _path()
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
             os.replace(path, path.with_suffix(".log.1"))
-        with path.open("a", encoding="utf-8") as fh:
+        # backslashreplace: a path that is not UTF-8 (surrogate-escaped) must not lose the line
+        with path.open("a", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(line + "\n")
     except OSError:
         pass

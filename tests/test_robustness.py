@@ -628,3 +628,12 @@ def test_a_record_naming_such_a_path_can_be_stored(home):
                      (dumps([{"path": odd}]),))
     with Store() as store:
         assert loads_list(store.scalar("SELECT summary FROM runs"))[0]["path"] == odd
+
+
+def test_the_log_never_raises_on_text_that_is_not_utf8(home: Path, capsys) -> None:
+    from remem import paths
+    from remem.log import log
+
+    name = os.fsdecode(b"caf\xe9.jsonl")  # a surrogate-escaped file name, as os.listdir gives
+    log("ingest", f"cannot read {name}", stderr=True)
+    assert "caf\\udce9.jsonl" in paths.log_file().read_text(encoding="utf-8")
