@@ -1,5 +1,12 @@
-"""What every detector shares: the Finding it returns, how findings are shortened and
-deduplicated, and what a tool call or an offer does (the command it ran, its action kind).
+"""What every detector shares: the Finding it returns, how findings are shortened, quoted,
+redacted and deduplicated, and what a tool call or an offer does (the command it ran, its
+action kind).
+
+Finding text is shown to agents (recall) and people and turned into lessons, so it is made
+safe where it is made: `shorten` redacts what it keeps (before cutting, so a key is never
+cut short of what the patterns recognise), and a Finding redacts its title, text and detail
+when it is built. Redaction is lesson_text.redact_secrets, deterministic: the same words
+give the same title, so episode ids stay stable across re-reads.
 """
 
 from __future__ import annotations
@@ -8,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from remem.engine.lesson_text import redact_secrets
 from remem.engine.session import ToolCall
 
 
@@ -22,10 +30,158 @@ class Finding:
     tags: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # The one place every detector's words pass: no secret is stored, recalled or learned.
+        self.title = redact_secrets(self.title)
+        self.text = redact_secrets(self.text)
+        self.detail = redact_secrets(self.detail)
+
+
+# A secret the patterns recognise is shorter than this; a fragment of one left at the end of
+# a redacted head (a key cut where the head ends) is never longer.
+_SECRET_TAIL = 64
+
+
+def redacted_head(text: str | None, width: int) -> str:
+    """The first `width` characters of the text with its secrets redacted, as if the whole
+    text had been redacted first: a key that straddles the cut is redacted, not cut in half.
+    Only a head a little longer than `width` is read, so a huge tool output costs little."""
+    text = text or ""
+    size = width + 2 * _SECRET_TAIL
+    while True:
+        head = text[:size]
+        done = redact_secrets(head)
+        if size >= len(text) or len(done) > width + _SECRET_TAIL:
+            return done[:width]
+        size *= 2
+
 
 def shorten(text: str | None, width: int = 100) -> str:
+    """The text on one line in at most `width` characters, secrets redacted, cut at a word
+    boundary with "…". A word is cut in the middle only when it is huge (longer than half
+    the width: a long path, a URL), where cutting before it would lose most of the line."""
     text = " ".join((text or "").split())
-    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+    text = redacted_head(text, width + 1)  # one more: is the character after the cut a space?
+    if len(text) <= width:
+        return text
+    room = max(width - 1, 0)  # the "…" takes one
+    if text[room] == " ":  # the cut falls between two words
+        head = text[:room]
+    else:
+        head = text[:room].rsplit(" ", 1)[0] if " " in text[:room] else ""
+        if len(head) < room // 2:  # the word cut is huge: keep its start rather than lose the line
+            head = text[:room]
+    # Cut, a word may read as a key it was not (`AKIA` and 16 capitals, then the cut): the
+    # head is redacted once more, so shortening what was shortened changes nothing.
+    head = redact_secrets(head)[:room]
+    return head.rstrip(" ,;:") + "…"
+
+
+# --------------------------------------------------------------------------- the agent's words
+
+# Markdown structure an agent writes and a one-line quote cannot show: fences, rules, table
+# rules and pipes, headings, blockquotes, bold, italic and strikethrough. Inline code stays.
+_DROPPED_LINE = re.compile(
+    r"^(?:```|~~~)|"  # a code fence (its language too); the code between is kept
+    r"^(?:([-*_])\s*(?:\1\s*){2,})$|"  # a horizontal rule: ---, ***, ___
+    r"^\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?$|^\|\s*:?-+:?\s*\|$"  # a table's rule: |---|:--:|
+)
+_LINE_MARK = re.compile(r"^(?:#{1,6}(?:\s+|$)|>\s?)")  # a heading's #s, a blockquote's >
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+# Emphasis markers that open after a space or punctuation and close before one, around words:
+# not the * of `a*b`, `src/*/x`, `**kwargs` or a bullet ("* item"), nor underscores (dunders).
+_EMPHASIS = re.compile(
+    r"(?<![A-Za-z0-9_*~\\/])(\*\*|\*|~~)(?=[^\s*~])(.+?)(?<=[^\s*~\\])\1(?![A-Za-z0-9_*~/])")
+
+
+def _code_spans(line: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _CODE_SPAN.finditer(line)]
+
+
+def _in_code(at: int, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= at < end for start, end in spans)
+
+
+def _unemphasise(line: str) -> str:
+    spans = _code_spans(line)
+
+    def keep_code(m: re.Match[str]) -> str:
+        if spans and (_in_code(m.start(), spans) or _in_code(m.end() - 1, spans)):
+            return m.group(0)  # a marker inside inline code is code
+        return m.group(2)
+    return _EMPHASIS.sub(keep_code, line)
+
+
+def _table_row(line: str) -> str:
+    """A table row ("| a | b |") as "a, b;" (a pipe inside inline code stays)."""
+    spans = _code_spans(line)
+    cells, start = [], 0
+    for i, ch in enumerate(line):
+        if ch == "|" and not _in_code(i, spans):
+            cells.append(line[start:i])
+            start = i + 1
+    cells.append(line[start:])
+    cells = [c.strip() for c in cells if c.strip()]
+    return ", ".join(cells) + ";" if cells else ""
+
+
+_END_MARK = (".", ":", "!", "?", ";", ",", "…")
+
+
+def _plain_line(line: str) -> str:
+    while True:  # every step shortens the line or ends: the result is a fixed point
+        before = line
+        line = line.strip()
+        if _DROPPED_LINE.match(line):
+            return ""
+        mark = _LINE_MARK.match(line)
+        if mark:
+            line = line[mark.end():].strip()
+            if mark.group(0).startswith("#") and line and not line.endswith(_END_MARK):
+                line += ":"  # a heading introduces what follows: "Problem: Spotter has no…"
+        if line.startswith("|") and line.count("|") >= 2:
+            line = _table_row(line)
+        line = _unemphasise(line)
+        if line == before:
+            return line
+
+
+def _plain(text: str | None, most: int | None) -> tuple[str, bool]:
+    """The plain text, and whether it stopped early (after `most` characters, spaces
+    collapsed) with lines left unread."""
+    out: list[str] = []
+    size = 0
+    lines = (text or "").splitlines()
+    for n, line in enumerate(lines):
+        line = _plain_line(line)
+        if line:
+            out.append(line)
+            size += len(" ".join(line.split())) + 1
+            if most is not None and size > most and n + 1 < len(lines):
+                return "\n".join(out), True
+    return "\n".join(out), False
+
+
+def plain(text: str | None) -> str:
+    """The agent's Markdown as plain text, for a quote of what it said: no headings' #
+    (a heading ends with ":" instead), blockquotes' >, table rules and pipes (a row reads
+    "a, b;"), fences, horizontal rules, bold, italic or strikethrough markers. Inline code
+    keeps its backticks; underscores, globs and `a*b` are left alone. Idempotent."""
+    return _plain(text, None)[0]
+
+
+def quote(text: str | None, width: int) -> str:
+    """What the agent said, quoted in a summary: plain text (see `plain`), secrets redacted,
+    on one line, cut at a word boundary to at most `width` characters. A long reply is read
+    only as far as the quote needs."""
+    most = width + 2 + 2 * _SECRET_TAIL
+    while True:
+        done, cut = _plain(text, most)
+        flat = " ".join(done.split())
+        # Redaction shortens: read on while what is left may not fill the quote.
+        if not cut or len(redact_secrets(flat)) > width + 1:
+            return shorten(flat, width)
+        most *= 2
 
 
 # Where one sentence ends and the next starts: surprises are read a sentence at a time, and a

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from remem.engine.detect_common import SENTENCE_END, Finding, action_kind, describe_call, shorten
+from remem.engine.detect_common import SENTENCE_END, Finding, action_kind, describe_call, quote, shorten
 from remem.engine.session import Session, Turn
 
 
@@ -238,10 +238,8 @@ def corrections(session: Session) -> list[Finding]:
             if _BARE_DECLINE.match(turn.text.strip()) and offer_in(handback.text):
                 continue  # "no thanks" to an offer is a declined offer, not a correction
         asked = _previous_ask(turns, i)
-        handback_text = next((t.text for t in reversed(turns[:i]) if t.role == "assistant" and t.text), "")
         detail = (f"Asked: {shorten(asked, 300)}\n" if asked else "") + \
-                 (f"The agent said: {shorten(handback_text, 300)}\n" if handback_text else "") + \
-                 f"The person said: {turn.text}"
+                 _agent_since(turns, i) + f"The person said: {turn.text}"
         if unconfirmed:
             detail += ("\nUnconfirmed: an interrupt, then a plain instruction (a redirect or a new "
                        "task); learned only if a correction like it comes again.")
@@ -263,6 +261,28 @@ def _next_instruction(turns: list[Turn], index: int) -> tuple[int, Turn] | None:
         if t.text:
             return j, t
     return None
+
+
+def _agent_since(turns: list[Turn], index: int) -> str:
+    """What the agent said (its last words) since the person's previous message, as a line of
+    a correction's detail; when it only made tool calls, what it did; else nothing. Words
+    from before that message answered something else: they are never quoted here."""
+    said = ""
+    calls: list[Any] = []  # newest first
+    for t in reversed(turns[:index]):
+        if t.role == "user":
+            if t.text:
+                break  # the person's previous message: what came before answered it
+            continue  # an interrupt: the agent's turn goes on behind it
+        if t.text and not said:
+            said = t.text
+        calls.extend(reversed(t.tool_calls))
+    if said:
+        return f"The agent said: {quote(said, 300)}\n"
+    if calls:
+        last = f" ({len(calls)}; the last 3)" if len(calls) > 3 else ""
+        return f"The agent only made tool calls{last}: {'; '.join(describe_call(c) for c in reversed(calls[:3]))}\n"
+    return ""
 
 
 def _previous_ask(turns: list[Turn], index: int) -> str:
@@ -374,7 +394,7 @@ def offers(session: Session) -> list[dict[str, Any]]:
         reply = nxt
         answer = answer_of(reply, refused)
         out.append({
-            "turn": i, "at": turn.at, "offer": shorten(sentence, 200),
+            "turn": i, "at": turn.at, "offer": quote(sentence, 200),
             "kind": action_kind(sentence), "answer": answer,
             "reply": shorten(reply.text, 200) if reply is not None else "",
             "waited": waited,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from remem.engine.detect_common import SENTENCE_END, Finding, action_kind, command_of, dedupe, describe_call, shorten
+from remem.engine.detect_common import (SENTENCE_END, Finding, action_kind, command_of, dedupe, describe_call,
+                                        plain, quote, redact_secrets, redacted_head, shorten)
 from remem.engine.session import Session
 
 ERROR_CLASSES = (
@@ -142,21 +143,38 @@ def _traceback_exception(text: str) -> str:
 
 def _error_line(text: str, cls: str) -> str:
     """The most telling line of an error output: for a traceback, the exception it ends with;
-    otherwise the line its class matched, else the first."""
+    otherwise the line its class matched, else the first. A line that only leads in to the
+    next ("… failed due to the following issue:") comes with that next line."""
     text = text or ""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _NOISE.match(ln.strip())]
+    at = _telling_line(text, cls, lines)
+    if at is None:
+        return ""
+    line, index = at
+    if line.endswith(":") and index + 1 < len(lines):
+        line = f"{line} {lines[index + 1]}"
+    return line
+
+
+def _telling_line(text: str, cls: str, lines: list[str]) -> tuple[str, int] | None:
+    """The telling line (see _error_line) and where it stands among `lines`."""
     exception = _traceback_exception(text) if _TRACEBACK in text else ""
     pattern = dict(_ERROR_PATTERNS).get(cls)
+
+    def last(line: str) -> tuple[str, int]:  # a traceback's exception closes it: the last such line
+        where = [n for n, ln in enumerate(lines) if ln == line]
+        return line, where[-1] if where else len(lines)
     if exception and (pattern is None or pattern.search(exception)):
-        return exception
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _NOISE.match(ln.strip())]
+        return last(exception)
     if pattern is not None:
-        hits = [ln for ln in lines if pattern.search(ln)]
+        hits = [n for n, ln in enumerate(lines) if pattern.search(ln)]
         if hits:
             # A traceback ends with the exception that matters; test runners name the test first.
-            return hits[-1] if cls in ("module_not_found", "syntax_type_error") else hits[0]
+            n = hits[-1] if cls in ("module_not_found", "syntax_type_error") else hits[0]
+            return lines[n], n
     if exception:
-        return exception
-    return lines[0] if lines else ""
+        return last(exception)
+    return (lines[0], 0) if lines else None
 
 
 # A number standing on its own: digits (and a dotted version or decimal, `v` in front allowed)
@@ -186,12 +204,13 @@ def errors(session: Session) -> list[Finding]:
             if not call.is_error or call.rejected or call.result is None:
                 continue
             cls = error_class(call.result)
-            line = _normalise(_error_line(call.result, cls))
+            # redacted before numbers and hashes are blanked, which could leave half a key
+            line = _normalise(redact_secrets(_error_line(call.result, cls)))
             what = describe_call(call)
             title = f"{call.name} {_LABEL[cls]}: {line}" if line else f"{call.name} {_LABEL[cls]}"
             found.append(Finding(
                 kind="error", title=shorten(title, 160), text=f"{what}\n{line}",
-                detail=f"{what}\n\n{(call.result or '')[:4000]}", at=turn.at, turn=i,
+                detail=f"{what}\n\n{redacted_head(call.result, 4000)}", at=turn.at, turn=i,
                 tags=[f"error:{cls}", f"tool:{call.name.lower()}"],
                 extra={"class": cls, "tool": call.name, "action": action_kind(call)},
             ))
@@ -223,14 +242,16 @@ def surprises(session: Session) -> list[Finding]:
         if not turn.text or not _SURPRISE.search(turn.text):
             continue
         for sentence in SENTENCE_END.split(turn.text):
-            sentence = sentence.strip(" -*#>`")
+            # "- **Interestingly**, …" reads as words: bullet, heading and emphasis marks off
+            sentence = plain(sentence.strip(" -#>")).strip(" -*#>`")
             if len(sentence) < 12 or not _SURPRISE.search(sentence):
                 continue
             if sentence.rstrip().endswith("?"):
                 continue  # a question about a surprise is not a finding
             found.append(Finding(
                 kind="surprise", title=shorten(sentence, 160), text=sentence,
-                detail=f"{'The agent' if turn.role == 'assistant' else 'The person'} said: {shorten(turn.text, 1500)}",
+                detail=(f"The agent said: {quote(turn.text, 1500)}" if turn.role == "assistant"
+                        else f"The person said: {shorten(turn.text, 1500)}"),
                 at=turn.at, turn=i, tags=[f"said-by:{turn.role}"],
             ))
     return dedupe(found)
@@ -267,7 +288,7 @@ def environment(session: Session) -> list[Finding]:
             for title, text in _environment_of(command, result, call.is_error):
                 found.append(Finding(
                     kind="environment", title=title, text=text,
-                    detail=f"{describe_call(call)}\n\n{result[:1500]}", at=turn.at, turn=i,
+                    detail=f"{describe_call(call)}\n\n{redacted_head(result, 1500)}", at=turn.at, turn=i,
                     tags=["environment"],
                 ))
     return dedupe(found)

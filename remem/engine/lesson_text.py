@@ -182,12 +182,40 @@ def _secret_span(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     return start, m.end() - 1 if found.endswith("@") else m.end()
 
 
+# What follows "password=", "token:", "pwd=" and the like without being a secret: a path
+# after pwd (`PWD=/home/me/app`, the working directory), a reference to where the secret is
+# kept (`$API_TOKEN`, `${TOKEN}`, `$(cat ~/.token)`, `<your-token>`, `{{ token }}`), a type
+# in code (`token: string;`), and code that fetches it (`os.getenv("TOKEN")`,
+# `request.form["password"]`).
+_PWD_PATH = re.compile(r"pwd\s*[:=]\s*['\"]?[~.]*/", re.IGNORECASE)
+_NOT_A_VALUE = re.compile(
+    r"(?:\$\{?[A-Z_][A-Z0-9_]*\}?|%[A-Z_][A-Z0-9_]*%|<[^<>\s]+>|"
+    r"string|number|boolean|bigint|object|unknown|undefined|Optional|String)(?![\w-])"
+    r"|\$\(|\{\{|[A-Za-z_][\w.]*[(\[]"
+)
+_ASSIGNMENT = next(p for p, why in _SECRETS_RE_I if why == "secret: credential assignment")
+
+
+def _not_a_secret(found: str) -> bool:
+    """A credential assignment share_safety flags whose value is no secret (see above)."""
+    label = _LABEL.match(found)
+    value = found[label.end():] if label else found
+    return bool(_PWD_PATH.match(found) or _NOT_A_VALUE.match(value))
+
+
 def redact_secrets(text: str) -> str:
     """The text with every secret share_safety recognises (API keys, tokens, passwords,
     private keys, credentials in URLs) replaced by "[secret]": lessons are written to agent
-    memory, reports and prompts, where a secret must never go."""
+    memory, reports and prompts, and episodes are recalled by agents, where a secret must
+    never go. Deterministic and idempotent: redacting twice is redacting once.
+
+    An ellipsis marks where a text was cut and is never part of a secret: "password=abc…"
+    is not read as a six-character password."""
+    scan = text.replace("…", " ")  # same length: spans found in `scan` are spans of `text`
     spans = sorted(span for pattern, _why in (*_SECRETS_RE, *_SECRETS_RE_I)
-                   for m in pattern.finditer(text) if (span := _secret_span(text, m)))
+                   for m in pattern.finditer(scan)
+                   if not (pattern is _ASSIGNMENT and _not_a_secret(m.group(0)))
+                   and (span := _secret_span(scan, m)))
     out, at = [], 0
     for start, end in spans:  # overlapping finds (a key inside "token=…") redact once
         if end <= at:
