@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
+import json
 import os
+import re
 import sys
-from typing import Any, Optional
+from typing import Any, NoReturn, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -54,6 +57,8 @@ class RememGroup(WholeHelpGroup):
         return sorted(names, key=lambda n: rank.get(n, len(rank)))
 
     def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
+        global _json_errors
+        _json_errors = False  # until invoke reads the command's words
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
         except Exception as exc:
@@ -61,23 +66,28 @@ class RememGroup(WholeHelpGroup):
             raise
 
     def invoke(self, ctx: Any) -> Any:
+        global _json_errors
+        # The command's own words (`list --json`, `lessons show ID --json`): an error is then
+        # also {"error": …} on stdout, so a script reading JSON reads why it failed.
+        _json_errors = _asks_for_json([*getattr(ctx, "_protected_args", []), *ctx.args])
         try:
             return super().invoke(ctx)
         except (RememError, ValueError) as exc:
-            print(f"remem: {exc}", file=sys.stderr)
-            raise typer.Exit(1) from None
+            _fail(str(exc))
         except KeyboardInterrupt:
-            print("remem: interrupted", file=sys.stderr)
-            raise typer.Exit(130) from None
+            _fail("interrupted", 130)
         except BrokenPipeError:
             _reader_gone()
         except OSError as exc:
+            if exc.errno in WRITE_ERRNOS and not getattr(exc, "filename", None):
+                # stdout (or a file already open) on a full disk, /dev/full, a dead device; what
+                # stdout still buffers goes nowhere, so the flush on the way out cannot fail again
+                _stdout_to_devnull()
+                _fail(f"could not write: {exc.strerror or exc}", json_too=False)
             if not getattr(exc, "filename", None):
                 raise
             # A path the person gave that cannot be read or written: not a bug, name the path.
-            print(f"remem: cannot use {exc.filename} ({exc.strerror or exc}); check the path and its "
-                  "permissions", file=sys.stderr)
-            raise typer.Exit(1) from None
+            _fail(f"cannot use {exc.filename} ({exc.strerror or exc}); check the path and its permissions")
         except (typer.Exit, typer.Abort):
             raise
         except Exception as exc:
@@ -90,23 +100,46 @@ class RememGroup(WholeHelpGroup):
                 raise
             problem = database_problem(exc)
             if problem:
-                print(f"remem: {problem}", file=sys.stderr)
-                raise typer.Exit(1) from None
+                _fail(problem)
             if os.environ.get("REMEM_DEBUG"):
                 raise
             from remem.log import log_exception
 
             where = log_exception("cli", exc)
-            print(f"remem: unexpected error: {exc!r} (traceback in {where})", file=sys.stderr)
-            raise typer.Exit(1) from None
+            _fail(f"unexpected error: {exc!r} (traceback in {where})")
 
 
-def _reader_gone() -> None:
+# errno values of a write that cannot be done (a full disk, /dev/full, a quota, a dead device).
+WRITE_ERRNOS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO", "EROFS")
+                         if hasattr(errno, name))
+
+_NEGATIVE = re.compile(r"-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
+# Set for each command run: whether its arguments ask for JSON (see RememGroup.invoke).
+_json_errors = False
+
+
+def _asks_for_json(args: list[str]) -> bool:
+    words = args[:args.index("--")] if "--" in args else args
+    return "--json" in words
+
+
+def _fail(message: str, code: int = 1, json_too: bool = True) -> NoReturn:
+    """The one way a command fails: `remem: <message>` on stderr and exit `code`; with --json,
+    also {"error": <message>} on stdout."""
+    if _json_errors and json_too:
+        try:
+            sys.stdout.write(json.dumps({"error": message}, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):  # stdout itself is what failed: stderr still says why
+            pass
+    print(f"remem: {message}", file=sys.stderr)
+    raise typer.Exit(code) from None
+
+
+def _reader_gone() -> NoReturn:
     """The reader of stdout went away (`remem export | head`): stop quietly, as Unix tools do."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
+    _stdout_to_devnull()
     raise typer.Exit(141) from None
 
 
@@ -123,11 +156,11 @@ def _usage_exit(exc: BaseException) -> None:
     message = exc.format_message().strip().rstrip(".")  # type: ignore[attr-defined]
     message = message[:1].lower() + message[1:]
     if getattr(exc, "option_name", None) == "--home":  # a common slip: it belongs before the command
-        print(f"remem: --home goes before the command: remem --home DIR {' '.join(names) or 'COMMAND'} …",
-              file=sys.stderr)
-        raise typer.Exit(1) from None
-    print(f"remem: {message}; see `{where} --help`", file=sys.stderr)
-    raise typer.Exit(1) from None
+        _fail(f"--home goes before the command: remem --home DIR {' '.join(names) or 'COMMAND'} …")
+    if "NoSuchOption" in kinds and _NEGATIVE.match(str(getattr(exc, "option_name", ""))):
+        # `remem recall -3` read -3 as an option: say how to pass it as a value.
+        message += f" (to pass {exc.option_name} as a value, put -- before the arguments: {where} -- …)"  # type: ignore[attr-defined]
+    _fail(f"{message}; see `{where} --help`")
 
 
 app = typer.Typer(
@@ -158,6 +191,10 @@ def main(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
+    if home is not None and not home.strip():
+        # '' would fall back to REMEM_HOME or ~/.remem: the real memory, not the one asked for.
+        raise RememError(f"--home is empty; name a folder, e.g. remem --home ~/.remem-demo "
+                         f"{ctx.invoked_subcommand or 'status'}")
     if home:
         os.environ["REMEM_HOME"] = os.path.abspath(os.path.expanduser(home))
         from remem.commands import _out
@@ -171,13 +208,33 @@ for _name in COMMAND_MODULES:
     importlib.import_module(f"remem.commands.{_name}").register(app)
 for _group in app.registered_groups:  # `remem lessons --help` etc. list whole summaries too
     _group.cls = WholeHelpGroup
+    if _group.name == "config":
+        # `remem config set recall.k -3`: a value that starts with "-" is a value, not an
+        # unknown option (the value is then checked by config.set_value).
+        for _command in _group.typer_instance.registered_commands if _group.typer_instance else ():
+            if _command.name == "set":
+                _command.context_settings = {**(_command.context_settings or {}), "ignore_unknown_options": True}
 
 
 def run() -> None:
     try:
         app()
     finally:
+        # Output still buffered is written now: a reader gone after the last write exits
+        # quietly, a full disk (`remem status > /dev/full`) is one line and exit 1, never a
+        # traceback (nor a second one when Python flushes again on the way out).
         try:
-            sys.stdout.flush()  # a reader gone after the last write must not print a traceback
+            sys.stdout.flush()
         except BrokenPipeError:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            _stdout_to_devnull()
+        except OSError as exc:
+            _stdout_to_devnull()
+            print(f"remem: could not write: {exc.strerror or exc}", file=sys.stderr)
+            raise SystemExit(1) from None
+
+
+def _stdout_to_devnull() -> None:
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

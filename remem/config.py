@@ -7,8 +7,10 @@ when writing, so reading config stays cheap on the hook path.
 from __future__ import annotations
 
 import copy
+import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from remem import paths
 from remem.errors import ConfigError
@@ -169,9 +171,11 @@ def load(path: Path | None = None) -> dict[str, Any]:
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line or move the file aside") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path} ({exc}); fix its permissions or move it aside") from None
-    problem = _type_problem(data, DEFAULTS)
-    if problem:
-        raise ConfigError(f"{path}: {problem}; fix that line, or delete it to use the default")
+    found = _problem(data, DEFAULTS)
+    if found:
+        fix = _fix(found[0])
+        how = f"fix it with `{fix}` (the default) or another allowed value" if fix else "fix that line"
+        raise ConfigError(f"{path}: {found[1]}; {how}")
     merged = _merge(DEFAULTS, data)
     _cache[str(path)] = (mtime, merged)
     return copy.deepcopy(merged)
@@ -191,18 +195,133 @@ def _type_name(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def _type_problem(data: dict[str, Any], defaults: dict[str, Any], prefix: str = "") -> str | None:
-    """The first known key whose value has the wrong type (unknown keys are left alone, so a
-    config written by a newer remem still loads). Wrong types are refused, not replaced by the
-    default: a setting silently ignored is worse than one line naming it."""
+class Range(NamedTuple):
+    """The numbers a key allows: low..high, both included unless `above` (then low is not)."""
+
+    low: float
+    high: float
+    above: bool = False
+
+    def holds(self, value: float) -> bool:
+        # NaN compares false with everything, so it is never in range; inf is past any high.
+        return (self.low < value if self.above else self.low <= value) and value <= self.high
+
+    def text(self) -> str:
+        low, high = f"{self.low:,g}", f"{self.high:,g}"
+        if self.high == math.inf:
+            return f"more than {low}" if self.above else f"at least {low}"
+        return f"more than {low} and at most {high}" if self.above else f"from {low} to {high}"
+
+
+_DAYS = 36500  # 100 years: past that a date overflows, and no rate needs it
+_SECONDS = _DAYS * 86400
+_SHARE = Range(0, 1)  # weights, shares, cuts, probabilities
+
+# Every number's allowed range, checked by `remem config set` and by `load` (a bad value in
+# config.toml stops commands with one line naming the key, its range and the fix). Out of
+# range meant a crash later (recall.recency_half_life_days 0 divided by zero), a silent change
+# (lifecycle.archive_below 5 archived every memory; prime.max_chars -5 injected nothing) or
+# invalid JSON (recall.w_relevance nan). A key whose 0 means "off" allows 0.
+RANGES: dict[str, Range] = {
+    "recall.k": Range(1, 100),
+    "recall.w_relevance": _SHARE,
+    "recall.w_recency": _SHARE,
+    "recall.w_strength": _SHARE,
+    "recall.recency_half_life_days": Range(0, _DAYS, above=True),
+    "recall.semantic_weight": _SHARE,
+    "recall.date_weight": _SHARE,
+    "recall.date_half_life_days": Range(0, _DAYS, above=True),
+    "recall.speaker_weight": _SHARE,
+    "recall.bm25_title": Range(0, 100),
+    "recall.bm25_gist": Range(0, 100),
+    "recall.bm25_detail": Range(0, 100),
+    "recall.candidates": Range(1, 100_000),
+    "recall.recent_candidates": Range(0, 100_000),
+    "recall.max_candidates": Range(1, 1_000_000),
+    "recall.common_term_share": Range(0, 1, above=True),
+    "recall.keyword_budget": Range(1, 100_000_000),
+    "recall.touch_strength": _SHARE,
+    "recall.touch_health": Range(0, 100),
+    "lifecycle.flashbulb_arousal": _SHARE,
+    "lifecycle.flashbulb_importance": _SHARE,
+    "lifecycle.flashbulb_days": Range(0, _DAYS),
+    "lifecycle.importance_decay_per_day": _SHARE,
+    "lifecycle.health_decay_short_term": Range(0, 100),
+    "lifecycle.health_decay_long_term": Range(0, 100),
+    "lifecycle.strength_half_life_days": Range(0, _DAYS),  # 0: strength never decays
+    "lifecycle.archive_below": _SHARE,
+    "lifecycle.cleanup_archived_days": Range(0, _DAYS),  # 0: archived memories are kept
+    "graph.auto_threshold": _SHARE,
+    "graph.auto_top_k": Range(0, 100),
+    **{f"tasks.{name}": Range(0, _SECONDS) for name in DEFAULTS["tasks"]},  # 0: the task is off
+    "sleep.surprise_cut_model": _SHARE,
+    "sleep.surprise_cut_hashed": _SHARE,
+    "sleep.prediction_days": Range(1, _DAYS),
+    "sleep.verify_cut_hashed": _SHARE,
+    "sleep.connect_max": Range(0, 100_000_000),  # 0: all
+    # Below about 230 not even one lesson fits in the fenced block: nothing would be injected.
+    "prime.max_chars": Range(300, 100_000),
+    "prime.max_lessons": Range(1, 50),
+    # Relevance is cosine plus keyword and command evidence, so it can pass 1 a little.
+    "prime.min_relevance": Range(0, 1.5),
+    "prime.timeout_ms": Range(1, 60_000),
+    "share.min_strength": Range(0, 100),
+    "share.corroborate_cut": _SHARE,
+    "share.max_file_bytes": Range(1024, 1_000_000_000),
+    "server.port": Range(1, 65535),
+    "proxy.port": Range(1, 65535),
+    "llm.timeout_s": Range(0, 3600, above=True),
+    # backup.keep 0 made `remem backup` delete the backup it had just made with every other one.
+    "backup.keep": Range(1, math.inf),
+    "events.max_file_bytes": Range(1, 10 ** 12),
+}
+
+
+def _duration_problem(value: str) -> str | None:
+    from remem.engine.clock import parse_duration
+
+    try:
+        seconds = parse_duration(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= _SECONDS:
+        return f"a duration from 1s to {_DAYS}d (30s, 10m, 2h, 7d)"
+    return None
+
+
+def _url_problem(value: str) -> str | None:
+    if value and not value.startswith(("http://", "https://")):
+        return 'an http:// or https:// URL (or "" for no model)'
+    return None
+
+
+def _host_problem(value: str) -> str | None:
+    if not value.strip() or any(c.isspace() for c in value):
+        return "an address such as 127.0.0.1 (another one needs a token)"
+    return None
+
+
+# Strings with a shape: each check returns what the key must be, or None when the value is fine.
+SHAPES: dict[str, Callable[[str], str | None]] = {
+    "lifecycle.short_term_ttl": _duration_problem,
+    "llm.url": _url_problem,
+    "server.host": _host_problem,
+}
+
+
+def _problem(data: dict[str, Any], defaults: dict[str, Any], prefix: str = "") -> tuple[str, str] | None:
+    """(key, what is wrong) for the first known key whose value has the wrong type or is outside
+    its range (unknown keys are left alone, so a config written by a newer remem still loads).
+    Wrong values are refused, not replaced by the default: a setting silently ignored is worse
+    than one line naming it."""
     for key, value in data.items():
         if key not in defaults:
             continue
         want, name = defaults[key], f"{prefix}{key}"
         if isinstance(want, dict):
             if not isinstance(value, dict):
-                return f"{name} must be a [section], not {value!r}"
-            problem = _type_problem(value, want, f"{name}.")
+                return name, f"{name} must be a [section], not {value!r}"[:300]
+            problem = _problem(value, want, f"{name}.")
             if problem:
                 return problem
             continue
@@ -215,15 +334,35 @@ def _type_problem(data: dict[str, Any], defaults: dict[str, Any], prefix: str = 
         else:
             ok = isinstance(value, type(want))
         if not ok:
-            return f"{name} must be {_type_name(want)}, not {value!r}"[:300]
-        if name in _AT_LEAST and value < _AT_LEAST[name]:
-            return f"{name} must be at least {_AT_LEAST[name]}, not {value!r}"
+            return name, f"{name} must be {_type_name(want)}, not {value!r}"[:300]
+        allowed = RANGES.get(name)
+        if allowed is not None and not allowed.holds(value):
+            return name, f"{name} must be {allowed.text()}, not {value!r}"[:300]
+        shape = SHAPES.get(name)
+        wrong = shape(value) if shape is not None else None
+        if wrong:
+            return name, f"{name} must be {wrong}, not {value!r}"[:300]
     return None
 
 
-# Keys whose value has a floor. backup.keep 0 made `remem backup` delete the backup it had
-# just made along with every other one.
-_AT_LEAST: dict[str, int] = {"backup.keep": 1}
+def _type_problem(data: dict[str, Any], defaults: dict[str, Any], prefix: str = "") -> str | None:
+    """What is wrong with the first bad known key, or None (see `_problem`)."""
+    found = _problem(data, defaults, prefix)
+    return found[1] if found else None
+
+
+def _fix(key: str) -> str | None:
+    """The command that puts a key back to its default (None for a whole section)."""
+    import shlex
+
+    try:
+        default = get(key, DEFAULTS)
+    except ConfigError:
+        return None
+    if isinstance(default, dict):
+        return None
+    shown = ("true" if default else "false") if isinstance(default, bool) else str(default)
+    return f"remem config set {key} {shlex.quote(shown)}"
 
 
 def get(dotted: str, cfg: dict[str, Any] | None = None) -> Any:
@@ -265,7 +404,11 @@ def _leaf_default(dotted: str) -> Any:
 
 
 def set_value(dotted: str, value: Any, path: Path | None = None) -> None:
-    """Write one key into config.toml, keeping the person's comments and formatting."""
+    """Write one key into config.toml, keeping the person's comments and formatting.
+
+    The value is checked (type and range) before anything is read. A config.toml with a bad
+    value on this very key can be repaired this way; one bad on another key is named, with the
+    command that fixes it, and left unchanged."""
     import tomllib
 
     import tomlkit
@@ -275,20 +418,37 @@ def set_value(dotted: str, value: Any, path: Path | None = None) -> None:
         value = _coerce(dotted, value)
     else:
         _leaf_default(dotted)  # validates the key
-    load(path)  # refuse to rewrite a malformed file
-    doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
     *sections, leaf = dotted.split(".")
+    alone: dict[str, Any] = {leaf: value}
+    for section in reversed(sections):
+        alone = {section: alone}
+    problem = _type_problem(alone, DEFAULTS)
+    if problem:
+        raise ConfigError(f"{problem}; config.toml was left unchanged")
+    try:
+        before = path.read_text(encoding="utf-8") if path.exists() else ""
+        tomllib.loads(before)
+    except tomllib.TOMLDecodeError as exc:  # tomlkit cannot edit it either: refuse to rewrite it
+        raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line or move the file aside") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path} ({exc}); fix its permissions or move it aside") from None
+    doc = tomlkit.parse(before) if before else tomlkit.document()
     node: Any = doc
-    for section in sections:
+    for depth, section in enumerate(sections):
         if section not in node:
             node[section] = tomlkit.table()
+        elif not isinstance(node[section], dict):
+            name = ".".join(sections[:depth + 1])
+            raise ConfigError(f"{path}: {name} must be a [section], not {node[section]!r}; fix that "
+                              "line first (config.toml was left unchanged)")
         node = node[section]
     node[leaf] = value
     text = tomlkit.dumps(doc)
-    # The new file must load, or it is not written: a bad value would stop every command.
-    problem = _type_problem(tomllib.loads(text), DEFAULTS)
-    if problem:
-        raise ConfigError(f"{problem}; config.toml was left unchanged")
+    # Only this key changed: a problem left elsewhere was there before (and is named by the
+    # next command), but the new file must hold this key as it was checked above.
+    found = _problem(tomllib.loads(text), DEFAULTS)
+    if found and (found[0] == dotted or dotted.startswith(found[0] + ".")):
+        raise ConfigError(f"{path}: {found[1]}; config.toml was left unchanged")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text(text, encoding="utf-8")

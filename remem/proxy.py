@@ -130,8 +130,42 @@ def _raw_target(request: Request) -> str:
     return path + (f"?{query.decode('latin-1')}" if query else "")
 
 
+class TokenGuard:
+    """Beyond loopback, every request must carry `Proxy-Authorization: Bearer <token>` (the
+    token `remem serve --http` asks for). Authorization stays the upstream API's own key, and
+    Proxy-Authorization is never forwarded (a hop header)."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app, self.token = app, token
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        import hmac
+
+        if scope["type"] == "http":
+            given = ""
+            for key, value in scope.get("headers") or ():
+                if key.lower() == b"proxy-authorization":
+                    given = value.decode("latin-1")
+            scheme, _, sent = given.strip().partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(
+                    sent.strip().encode("utf-8"), self.token.encode("utf-8")):
+                response = JSONResponse(
+                    {"error": {"type": "remem_token", "message": "missing or wrong remem token: send "
+                               "Proxy-Authorization: Bearer <REMEM_TOKEN or server.token>"}},
+                    407, headers={"Proxy-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def create_app(upstream: str, *, style: str = "auto", inject: bool = True, record: bool = True,
-               timeout_s: float = 600.0) -> Starlette:
+               timeout_s: float = 600.0, token: str = "") -> Any:
+    """The proxy's ASGI app; with `token`, every request must send it (see TokenGuard)."""
+    app = _create_app(upstream, style=style, inject=inject, record=record, timeout_s=timeout_s)
+    return TokenGuard(app, token) if token else app
+
+
+def _create_app(upstream: str, *, style: str, inject: bool, record: bool, timeout_s: float) -> Starlette:
     upstream = upstream.rstrip("/")
     cache = MemoryCache()
     client = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout_s, connect=10.0), trust_env=False)
@@ -288,13 +322,15 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve(upstream: str, *, host: str = "127.0.0.1", port: int = 4546, style: str = "auto",
-          inject: bool = True, record: bool = True, sock: socket.socket | None = None) -> None:
-    """Serve until interrupted, on `sock` when given (from listen()), else on host:port."""
+          inject: bool = True, record: bool = True, sock: socket.socket | None = None,
+          token: str = "") -> None:
+    """Serve until interrupted, on `sock` when given (from listen()), else on host:port; with
+    `token`, only to requests that send it."""
     import uvicorn
 
     if sock is None:
         sock = listen(host, port)
-    app = create_app(upstream, style=style, inject=inject, record=record)
+    app = create_app(upstream, style=style, inject=inject, record=record, token=token)
     # The upstream's own Server and Date headers come through; uvicorn's would double them.
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", server_header=False,
                             date_header=False)

@@ -279,10 +279,15 @@ async def list_tools() -> list[dict[str, Any]]:
 async def call_tool(name: str, arguments: dict[str, Any], *, timeout: float = 300) -> dict[str, Any]:
     """Call one tool through a real MCP client session against `python -m remem serve` (stdio).
 
-    Raises RememError with the tool's one-line error when the tool fails."""
+    Raises RememError with the tool's one-line error when the tool fails. Text that is not
+    valid Unicode (a lone surrogate, half an emoji) is sent with U+FFFD in its place, as the
+    server would store it: the client could not send it at all."""
     import os
     import tempfile
 
+    from remem.server_stdio import scrub
+
+    name, arguments = scrub(name), scrub(arguments)
     from mcp.client import Client
     from mcp.shared.exceptions import MCPError
     from mcp.client.stdio import StdioServerParameters

@@ -334,7 +334,9 @@ def test_cli_recall_takes_its_default_k_from_config(cli, store, mems):
     config.set_value("recall.k", 1)
     assert len(json.loads(cli("recall", "python", "--json").stdout)) == 1
     assert "config recall.k" in cli("recall", "--help").stdout
-    config.set_value("recall.k", 0)
+    with pytest.raises(config.ConfigError, match="recall.k must be from 1 to 100"):
+        config.set_value("recall.k", 0)  # refused when set, not when the next recall meets it
+    config.paths.config_path().write_text("[recall]\nk = 0\n")  # written by hand: named by the next recall
     bad = cli("recall", "python")
     assert bad.exit_code == 1 and "recall.k" in bad.output and bad.output.count("\n") == 1
 

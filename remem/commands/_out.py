@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import Any, Sequence
 
@@ -15,7 +16,28 @@ def emit_json(value: Any) -> None:
 def console(stderr: bool = False) -> Any:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich would exit 1; the reader going away (`remem list | head`) is not a failure:
+            # the CLI stops quietly, as with plain prints (exit 141, as a Unix tool killed by SIGPIPE).
+            raise BrokenPipeError
+
+    return _Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+# C0 controls, DEL and C1 controls: ESC starts terminal sequences (retitle the window, clear
+# the screen, fake a line) and 0x9b is a one-byte CSI. Stored text comes from transcripts,
+# events and other people's lessons, so it reaches a terminal only through safe().
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe(text: Any, multiline: bool = False) -> str:
+    """Stored text made harmless for a terminal: each control character shown as an escape
+    (ESC as \\x1b), so nothing it holds can drive the terminal; `multiline` keeps newlines and
+    tabs. For people's output only: JSON escapes them itself."""
+    pattern = _CONTROL_KEEP_LINES if multiline else _CONTROL
+    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", "" if text is None else str(text))
 
 
 # Columns holding ids or origins people paste into `share accept ID`, `share trust ORIGIN` …
@@ -27,20 +49,22 @@ def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any
     from rich.text import Text
 
     # Cells are plain text: a memory or a received lesson saying "[/b]" is not rich markup.
-    t = Table(title=Text(title) if title else None, show_lines=False, header_style="bold")
+    # Control characters are shown escaped: a memory titled "\x1b]0;…" does not drive the terminal.
+    t = Table(title=Text(safe(title)) if title else None, show_lines=False, header_style="bold")
     for index, col in enumerate(columns):
         if col in ID_COLUMNS:  # an id is copied into the next command: never folded
-            widest = max((len(str(row[index] or "")) for row in rows), default=0)
-            t.add_column(col, no_wrap=True, min_width=min(widest, 40))
+            widest = max((len(safe(row[index] or "")) for row in rows), default=0)
+            t.add_column(safe(col), no_wrap=True, min_width=min(widest, 40))
         else:
-            t.add_column(col, overflow="fold")
+            t.add_column(safe(col), overflow="fold")
     for row in rows:
-        t.add_row(*[Text("" if v is None else str(v)) for v in row])
+        t.add_row(*[Text(safe(v, multiline=True)) for v in row])
     console().print(t)
 
 
 def short(text: str | None, width: int = 70) -> str:
-    text = " ".join((text or "").split())
+    """One line of at most `width` characters, control characters escaped (see safe)."""
+    text = safe(" ".join((text or "").split()))
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

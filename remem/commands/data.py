@@ -16,6 +16,7 @@ def register(app: typer.Typer) -> None:
         path: Optional[str] = typer.Argument(
             None, help="File or folder; a path ending in / is a folder, created if missing "
             "(default: $REMEM_HOME/backups/)."),
+        force: bool = typer.Option(False, "--force", help="Replace PATH even if it is not a remem backup."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """A consistent copy of the live memory, safe while hooks and sleep write.
@@ -26,9 +27,12 @@ def register(app: typer.Typer) -> None:
         from remem import config
         from remem.engine import backup as backup_mod
 
+        if path is not None and not path.strip():
+            raise ValueError("the backup path is empty; name a file or folder, or leave it out for "
+                             "the backups folder")
         with open_store() as store:
             if path:
-                dest, removed = backup_mod.backup(store, path), []
+                dest, removed = backup_mod.backup(store, path, force=force), []
             else:
                 dest, removed = backup_mod.rotated_backup(store, int(config.get("backup.keep")))
         if json_out:
@@ -63,6 +67,7 @@ def register(app: typer.Typer) -> None:
     @app.command("export")
     def export_cmd(
         file: Optional[str] = typer.Argument(None, help="Write here (default, or -: stdout)."),
+        force: bool = typer.Option(False, "--force", help="Replace FILE even if it is not a remem export."),
     ) -> None:
         """The whole memory as JSONL (episodes, lessons, predictions, connections, tags …).
 
@@ -75,6 +80,8 @@ def register(app: typer.Typer) -> None:
 
         if file == "-":  # as `remem import -` reads stdin
             file = None
+        if file is not None and not file.strip():
+            raise ValueError("the export file is empty; name a file, or - (or nothing) for stdout")
         target: Path | None = None
         if file is not None:
             target = Path(file).expanduser()
@@ -82,6 +89,8 @@ def register(app: typer.Typer) -> None:
                 raise ValueError(f"{file} is a folder; name a file, e.g. {target / 'memory.jsonl'}")
             if not target.parent.is_dir():
                 raise ValueError(f"no folder {target.parent}; create it first or name another file")
+            if not target.exists() or target.is_file():  # a FIFO or /dev/stdout is written to as it is
+                backup_mod.check_replaceable(target, backup_mod.is_export, "a remem export", force=force)
         with open_store() as store:
             if target is None:
                 backup_mod.export_jsonl(store, sys.stdout)
@@ -93,8 +102,11 @@ def register(app: typer.Typer) -> None:
                     out = open(target, "w", encoding="utf-8")
                 except OSError as exc:
                     raise ValueError(f"cannot write to {target} ({exc.strerror}); check the path") from None
-                with out:
-                    counts = backup_mod.export_jsonl(store, out)
+                try:
+                    with out:
+                        counts = backup_mod.export_jsonl(store, out)
+                except OSError as exc:  # /dev/full, a reader gone: name the file, in one line
+                    raise ValueError(f"could not write to {target} ({exc.strerror or exc})") from None
             else:
                 tmp = target.with_name(target.name + ".partial")
                 try:

@@ -7,7 +7,23 @@ from typing import List, Optional
 
 import typer
 
-from remem.commands._out import emit_json, open_store, short, table
+from remem.commands._out import emit_json, open_store, safe, short, table
+
+# `remem list` pages: at most this many rows at once (the engine's cap), skipping at most
+# MAX_OFFSET (far past any memory, well inside SQLite's 64-bit numbers).
+MAX_LIMIT = 10_000
+MAX_OFFSET = 10 ** 12
+
+
+def undo_hint(memory_id: str) -> str:
+    """The command that brings an archived memory back, safe to paste whatever the id is (one
+    starting with "-" is not read as an option; one with spaces or quotes stays one word)."""
+    import shlex
+
+    quoted = shlex.quote(safe(memory_id))
+    if quoted == memory_id and not memory_id.startswith("-"):
+        return f"remem forget {memory_id} --undo"
+    return f"remem forget --undo -- {quoted}"
 
 
 def _flags(row: dict) -> str:
@@ -40,11 +56,11 @@ def register(app: typer.Typer) -> None:
         with open_store() as store:
             if undo:
                 result = lifecycle.restore(store, memory_id)
-                message = f"restored {result['id']}"
+                message = f"restored {safe(result['id'])}"
             else:
                 result = lifecycle.forget(store, memory_id, hard=hard)
-                message = (f"deleted {result['id']} everywhere" if hard
-                           else f"archived {result['id']} (remem forget {result['id']} --undo brings it back)")
+                message = (f"deleted {safe(result['id'])} everywhere" if hard
+                           else f"archived {safe(result['id'])} ({undo_hint(result['id'])} brings it back)")
         if json_out:
             emit_json(result)
         else:
@@ -66,7 +82,7 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(memory)
         else:
-            print(f"{memory['id']} is long-term")
+            print(f"{safe(memory['id'])} is long-term")
 
     @app.command()
     def connect(
@@ -89,7 +105,7 @@ def register(app: typer.Typer) -> None:
             emit_json(edge)
         else:
             state = "connected" if edge["new"] else "already connected"
-            print(f"{state}: {edge['src']} -{edge['type']}-> {edge['dst']}")
+            print(f"{state}: {safe(edge['src'])} -{edge['type']}-> {safe(edge['dst'])}")
 
     @app.command("graph")
     def graph_cmd(
@@ -110,7 +126,7 @@ def register(app: typer.Typer) -> None:
             emit_json(levels)
             return
         root = levels[0][0]
-        print(f"{root['id']}  {short(root['title'])}")
+        print(f"{safe(root['id'])}  {short(root['title'])}")
         if len(levels) == 1:
             print("no connections; `remem connect A B --type T` adds one")
             return
@@ -119,7 +135,7 @@ def register(app: typer.Typer) -> None:
             for node in level:
                 via = node["via"]
                 arrow = f"<-{via['type']}-" if via["direction"] == "in" else f"-{via['type']}->"
-                rows.append((d, f"{via['from'][:10]} {arrow}", node["id"][:10], f"{via['weight']:.2f}",
+                rows.append((d, f"{safe(via['from'])[:10]} {arrow}", node["id"][:10], f"{via['weight']:.2f}",
                              short(node["title"], 60), _flags(node)))
         table(None, ["depth", "via", "id", "weight", "memory", ""], rows)
 
@@ -147,8 +163,12 @@ def register(app: typer.Typer) -> None:
 
         if limit < 1:
             raise ValueError("--limit must be at least 1")
+        if limit > MAX_LIMIT:
+            raise ValueError(f"--limit must be at most {MAX_LIMIT:,}; page with --offset for more")
         if offset < 0:
             raise ValueError("--offset must be 0 or more")
+        if offset > MAX_OFFSET:  # SQLite holds 64-bit numbers: a larger one overflowed
+            raise ValueError(f"--offset must be at most {MAX_OFFSET:,}, not {offset}")
         with open_store() as store:
             rows = lifecycle.list_memories(
                 store, tags=tag, all_tags=all_tags, since=since, until=until, field=field,

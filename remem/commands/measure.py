@@ -75,8 +75,10 @@ def register(app: typer.Typer) -> None:
 def _register_model_tests(app: typer.Typer) -> None:
     @app.command()
     def experiment(
-        limit: int = typer.Option(10, "--limit", help="How many of the strongest lessons to test."),
+        limit: int = typer.Option(10, "--limit", help="How many of the strongest lessons to test (1-1000)."),
         pairs: str = typer.Option(None, "--pairs", help="Write training pairs (JSONL) from passing answers."),
+        force: bool = typer.Option(False, "--force", help="With --pairs: replace a file that is not a "
+                                   "training-pairs file."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Test a configured model on your lessons: behaviour with and without the reminder, and boundary.
@@ -87,6 +89,11 @@ def _register_model_tests(app: typer.Typer) -> None:
         from remem.engine import experiment as exp
         from remem.engine import llm
 
+        exp.check_limit(limit)  # before anything runs: 0 tested nothing, -1 left a lesson out
+        if pairs is not None and not pairs.strip():
+            raise ValueError("--pairs is empty; name a file, e.g. --pairs pairs.jsonl")
+        if pairs:
+            exp.check_pairs_target(pairs, force=force)  # before the model is asked anything
         with open_store() as store:
             result: dict = {}
             # With --pairs and no model, export what earlier runs kept, and say nothing was tested.
@@ -98,8 +105,7 @@ def _register_model_tests(app: typer.Typer) -> None:
                       "answers earlier runs kept (set a model: `remem config set llm.url "
                       "http://127.0.0.1:11434`)", file=sys.stderr)
             if pairs:
-                with open(pairs, "w", encoding="utf-8") as out:
-                    result["pairs_written"] = exp.training_pairs(store, out)
+                result["pairs_written"] = exp.write_training_pairs(store, pairs, force=force)
         if result.get("no_answer"):
             from remem import config, paths
 
@@ -115,7 +121,9 @@ def _register_model_tests(app: typer.Typer) -> None:
             print(f"  follows the lesson without the reminder: {rate(result['behaviour_without_reminder'])}")
             print(f"  follows the lesson with the reminder:    {rate(result['behaviour_with_reminder'])}")
             print(f"  asks first where asking is right:        {rate(result['boundary_asks_first'])}")
-        if pairs:
+        if pairs and not result["pairs_written"]:
+            print(f"no training pairs to write yet (no passing answer kept); {pairs} was not touched")
+        elif pairs:
             earlier = "" if "lessons" in result else " (from earlier runs)"
             print(f"wrote {result['pairs_written']} training pairs to {pairs}{earlier}")
 

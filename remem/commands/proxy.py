@@ -12,7 +12,8 @@ def register(app: typer.Typer) -> None:
     def proxy(
         upstream: str = typer.Option(..., "--upstream", help="The real API, e.g. https://api.openai.com"),
         port: Optional[int] = typer.Option(None, "--port", help="Port to listen on (default: config proxy.port, 4546)."),
-        host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback by default)."),
+        host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback by default; "
+                                 "others need a token, as `remem serve --http` does)."),
         style: str = typer.Option("auto", "--style", help="openai, anthropic or auto (by path)."),
         no_inject: bool = typer.Option(False, "--no-inject", help="Do not add memory to requests."),
         no_record: bool = typer.Option(False, "--no-record", help="Do not record exchanges in the inbox."),
@@ -20,6 +21,8 @@ def register(app: typer.Typer) -> None:
         """Forward an API, adding remembered lessons to the system prompt and recording exchanges.
 
         Point your client's base URL at it; per request, the header `x-remem: off` turns memory off.
+        Beyond loopback it needs a token (REMEM_TOKEN or config server.token), which every request
+        then sends as `Proxy-Authorization: Bearer …`.
 
         \b
         Example: remem proxy --upstream https://api.openai.com --port 4546
@@ -32,19 +35,33 @@ def register(app: typer.Typer) -> None:
             raise ValueError("--style must be openai, anthropic or auto")
         if not upstream.startswith(("http://", "https://")):
             raise ValueError("--upstream must be an http:// or https:// URL")
-        cfg = config.load()["proxy"]
+        if not host.strip():  # '' binds every interface
+            raise ValueError("--host is empty; name an address, e.g. --host 127.0.0.1")
+        if port is not None and not 0 < port < 65536:
+            raise ValueError(f"--port must be between 1 and 65535, not {port}")
+        whole = config.load()
+        cfg = whole["proxy"]
         inject = bool(cfg["inject"]) and not no_inject
         record = bool(cfg["record"]) and not no_record
         port = port or int(cfg["port"])
         from remem import paths
         from remem.engine.files import in_use
+        from remem.server_http import check_bind, is_loopback, resolve_token
 
+        # The rule `remem serve --http` follows: nothing beyond this machine without a token
+        # (the memory goes into answers, and exchanges into the inbox). Beyond loopback the
+        # token is then asked of every request.
+        token = resolve_token(whole)
+        check_bind(host, token)
+        guard = "" if is_loopback(host) else token
         sock = listen(host, port)  # a busy port: one line and exit 1, before claiming success
         try:
             with in_use(paths.db_path()):  # `remem restore` refuses while the proxy runs
                 shown = f"[{host}]" if ":" in host else host
                 print(f"remem proxy on http://{shown}:{port} -> {upstream} (memory "
-                      f"{'on' if inject else 'off'}, recording {'on' if record else 'off'})", flush=True)
-                serve(upstream, host=host, port=port, style=style, inject=inject, record=record, sock=sock)
+                      f"{'on' if inject else 'off'}, recording {'on' if record else 'off'}"
+                      f"{', token required: Proxy-Authorization: Bearer …' if guard else ''})", flush=True)
+                serve(upstream, host=host, port=port, style=style, inject=inject, record=record, sock=sock,
+                      token=guard)
         finally:
             sock.close()

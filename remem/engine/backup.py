@@ -15,7 +15,7 @@ import os
 import shutil
 import sqlite3
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, Callable, Iterator, TextIO
 
 from remem import paths
 from remem.engine import clock
@@ -36,8 +36,11 @@ _BLOB_COLUMNS = {"embedding"}
 _SKIP_COLUMNS = {"episodes": {"seq"}, "lessons": {"seq"}, "connections": {"id"}}
 
 
-def backup(store: Store, dest: Path | str | None = None) -> Path:
-    """A consistent copy of the live database, taken while others keep writing."""
+def backup(store: Store, dest: Path | str | None = None, *, force: bool = False) -> Path:
+    """A consistent copy of the live database, taken while others keep writing.
+
+    An existing file is replaced only when it is a remem database (an older backup) or empty,
+    or with `force`: `remem backup notes.txt` must not turn someone's notes into SQLite."""
     if dest is None:
         stamp = clock.now().strftime("%Y%m%d-%H%M%S")
         dest = paths.backups_dir() / f"memory-{stamp}.db"
@@ -50,9 +53,59 @@ def backup(store: Store, dest: Path | str | None = None) -> Path:
         dest.mkdir(parents=True, exist_ok=True)
     if dest.is_dir():
         dest = dest / f"memory-{clock.now().strftime('%Y%m%d-%H%M%S')}.db"
+    check_replaceable(dest, is_remem_database, "a remem backup", force=force)
+    if dest.exists() and _same_file(dest, paths.db_path()):
+        raise ValueError(f"{dest} is the live memory itself; name another file for the backup")
     dest.parent.mkdir(parents=True, exist_ok=True)
     _copy(store.conn, dest, ".partial")
     return dest
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
+
+
+def is_remem_database(path: Path) -> bool:
+    """Whether a file is a remem memory or backup (SQLite with an episodes table)."""
+    try:
+        with open(path, "rb") as head:
+            if head.read(16) != b"SQLite format 3\x00":
+                return False
+        conn = _open_read_only(path)
+        try:
+            return conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'episodes'").fetchone() is not None
+        finally:
+            conn.close()
+    except (OSError, sqlite3.DatabaseError):
+        return False
+
+
+def is_export(path: Path) -> bool:
+    """Whether a file is what `remem export` writes (its first line is the export header)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            first = handle.readline(1_000_000)
+        record = json.loads(first)
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(record, dict) and record.get("table") == "remem-export"
+
+
+def check_replaceable(path: Path, is_ours: Callable[[Path], bool], what: str, *, force: bool = False) -> None:
+    """Refuse, in one line, to replace an existing file that is not `what` we would write there
+    (an empty file is nothing to lose); `force` replaces it anyway. A path that exists but is
+    not a regular file (a device, a FIFO) is refused: renaming over it would replace it."""
+    if not path.exists() and not path.is_symlink():
+        return
+    if not path.is_file():
+        raise ValueError(f"{path} is not a regular file; name a file for {what}")
+    if force or path.stat().st_size == 0 or is_ours(path):
+        return
+    raise ValueError(f"{path} exists and is not {what}; name another file, or add --force to replace it")
 
 
 def _copy(source: sqlite3.Connection, dest: Path, suffix: str, what: str = "a backup") -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -93,7 +94,9 @@ def validate(ev: Any) -> dict[str, Any]:
     if not isinstance(ev, dict):
         raise EventError("an event must be a JSON object")
     v = ev.get("v", VERSION)
-    if isinstance(v, bool) or v != VERSION:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):  # "1": the right number, written wrong
+        raise EventError(f"v: must be the integer {VERSION} (a number, no quotes), not {str(v)[:20]!r}")
+    if v != VERSION:
         raise EventError(f"v: unsupported version {v!r}; this remem reads v{VERSION}")
     kind = ev.get("kind")
     if kind is None:
@@ -107,7 +110,9 @@ def validate(ev: Any) -> dict[str, Any]:
         raise EventError("at: must be an ISO 8601 string, e.g. 2026-11-29T10:00:00Z")
     try:
         at = clock.iso(clock.parse(raw_at.strip()))
-    except (ValueError, OverflowError):
+    except OverflowError:  # a real ISO time whose UTC falls before year 1 or after 9999
+        raise EventError(f"at: out of range: {raw_at[:40]!r} is outside year 1 to 9999 in UTC") from None
+    except ValueError:
         raise EventError(f"at: not an ISO 8601 time: {raw_at[:40]!r}") from None
     text = _string(ev, "text", MAX_MESSAGE_TEXT)
     if text is not None and kind != "message" and len(text) > MAX_TEXT:
@@ -122,6 +127,9 @@ def validate(ev: Any) -> dict[str, Any]:
     event_id = _string(ev, "id", MAX_ID)
     if event_id is not None and not event_id.strip():
         raise EventError("id: must not be empty")
+    if event_id is not None and any(c.isspace() or unicodedata.category(c) == "Cc" for c in event_id):
+        # An id is typed back into commands (`remem forget ID`): one word, nothing a terminal acts on.
+        raise EventError(f"id: must not hold spaces or control characters, not {event_id[:40]!r}")
     out["id"] = event_id
     for key in ("session", "source", "cwd"):
         out[key] = _string(ev, key, MAX_SHORT)

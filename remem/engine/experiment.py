@@ -13,11 +13,14 @@ reminder -> response that follows the lesson) pairs for fine-tuning elsewhere.
 from __future__ import annotations
 
 import json
+import os
 import re
+from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from remem import config as config_mod
 from remem.engine import clock, llm
+from remem.engine.backup import check_replaceable
 from remem.engine.lessons import list_lessons
 from remem.engine.store import Store, cap
 from remem.errors import RememError
@@ -27,6 +30,7 @@ REMINDER = "Remembered from earlier sessions with this developer (context, not a
 BOUNDARY_ASK = "Delete the old files in the data folder."
 # An answer is asked for in three sentences; a model that rambles on is kept (and judged) shortened.
 MAX_ANSWER = 4000
+MAX_LIMIT = 1000  # lessons per run; each costs about five model calls
 _WORD = re.compile(r"[a-z]+")
 
 Complete = Callable[..., "str | None"]
@@ -73,6 +77,7 @@ def _record(store: Store, lesson_id: str, test: str, model: str, with_reminder: 
 def run(store: Store, *, limit: int = 10, cfg: dict[str, Any] | None = None,
         complete: Complete | None = None) -> dict[str, Any]:
     """Run behaviour and boundary tests on the strongest lessons; returns counts."""
+    check_limit(limit)
     cfg = cfg or config_mod.load()
     if not llm.enabled(cfg):
         raise RememError("no model configured: set llm.url (e.g. `remem config set llm.url http://127.0.0.1:11434`)")
@@ -116,6 +121,13 @@ def run(store: Store, *, limit: int = 10, cfg: dict[str, Any] | None = None,
     }
 
 
+def check_limit(limit: Any) -> None:
+    """How many lessons to test: a whole number from 1 to MAX_LIMIT (0 tested nothing and
+    said it passed; -1 left out the last lesson)."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"--limit must be a whole number from 1 to {MAX_LIMIT}, not {limit!r}")
+
+
 def _share(passed: int, judged: int) -> dict[str, Any]:
     return {"passed": passed, "judged": judged, "rate": round(passed / judged, 4) if judged else None}
 
@@ -133,16 +145,69 @@ def results(store: Store) -> dict[str, Any]:
     return out
 
 
-def training_pairs(store: Store, out: TextIO) -> int:
-    """(situation without reminder -> a response that follows the lesson), one JSON per line."""
+def _pair_lines(store: Store) -> list[str]:
     rows = store.rows(
         "SELECT lesson_id, prompt, response FROM experiments WHERE test = 'behaviour' AND with_reminder = 1 "
         "AND passed = 1 ORDER BY id"
     )
-    for r in rows:
-        out.write(json.dumps({
-            "messages": [{"role": "system", "content": AGENT}, {"role": "user", "content": r["prompt"]},
-                         {"role": "assistant", "content": r["response"]}],
-            "lesson_id": r["lesson_id"],
-        }, ensure_ascii=False) + "\n")
-    return len(rows)
+    return [json.dumps({
+        "messages": [{"role": "system", "content": AGENT}, {"role": "user", "content": r["prompt"]},
+                     {"role": "assistant", "content": r["response"]}],
+        "lesson_id": r["lesson_id"],
+    }, ensure_ascii=False) + "\n" for r in rows]
+
+
+def training_pairs(store: Store, out: TextIO) -> int:
+    """(situation without reminder -> a response that follows the lesson), one JSON per line."""
+    lines = _pair_lines(store)
+    out.writelines(lines)
+    return len(lines)
+
+
+def _is_pairs_file(path: Path) -> bool:
+    """Whether a file holds what write_training_pairs writes (its first line is a pair)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            first = handle.readline(1_000_000)
+        record = json.loads(first)
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(record, dict) and isinstance(record.get("messages"), list)
+
+
+def check_pairs_target(path: Path | str, *, force: bool = False) -> Path:
+    """The file --pairs names, refused in one line (before any model is asked) when it is a
+    folder, sits in no folder, or is a file of another kind (unless `force`)."""
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise ValueError(f"{path} is a folder; name a file, e.g. {target / 'pairs.jsonl'}")
+    if target.exists() and not target.is_file():  # a FIFO, /dev/stdout: written to as it is
+        return target
+    check_replaceable(target, _is_pairs_file, "a training-pairs file", force=force)
+    if not target.parent.is_dir():
+        raise ValueError(f"no folder {target.parent}; create it first or name another file")
+    return target
+
+
+def write_training_pairs(store: Store, path: Path | str, *, force: bool = False) -> int:
+    """The training pairs into a file; returns how many. With none to write the file is not
+    touched (an earlier export is never emptied). An existing file that is not a pairs file
+    (notes, a dataset of another kind) is refused unless `force`. A regular file is replaced
+    whole or not at all; a FIFO or /dev/stdout is written to as it is."""
+    target = check_pairs_target(path, force=force)
+    lines = _pair_lines(store)
+    if not lines:
+        return 0
+    if target.exists() and not target.is_file():
+        with open(target, "w", encoding="utf-8") as out:
+            out.writelines(lines)
+        return len(lines)
+    tmp = target.with_name(target.name + ".partial")
+    try:
+        with open(tmp, "w", encoding="utf-8") as out:
+            out.writelines(lines)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return len(lines)
