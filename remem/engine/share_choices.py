@@ -212,12 +212,34 @@ def revoke(store: Store, lesson_id: str, folder: str | Path, *, identity_dir: Pa
 
 # --------------------------------------------------------------------------- views
 
-def candidates(store: Store, *, include_quarantined: bool = True, identity_dir: Path | str | None = None,
-               cfg: dict[str, Any] | None = None, embedder: Any = None) -> list[dict[str, Any]]:
-    """Received lessons waiting for a decision, with everything needed to make it."""
+def _waiting_statuses(include_quarantined: bool) -> tuple[str, ...]:
+    """The statuses of a received lesson waiting for a decision."""
+    return ("candidate", "quarantined") if include_quarantined else ("candidate",)
+
+
+def count_candidates(store: Store, *, include_quarantined: bool = True,
+                     identity_dir: Path | str | None = None) -> int:
+    """How many lessons candidates() lists, read from their origins alone."""
     ours = _our_origin(identity_dir)
-    statuses = ("candidate", "quarantined") if include_quarantined else ("candidate",)
-    rows = [r for r in list_lessons(store, statuses=statuses, with_vectors=True) if not _is_own(r, ours)]
+    statuses = _waiting_statuses(include_quarantined)
+    rows = store.rows(f"SELECT origin FROM lessons WHERE status IN ({', '.join('?' for _ in statuses)})",
+                      statuses)
+    return sum(1 for r in rows if not _is_own(r, ours))
+
+
+def candidates(store: Store, *, include_quarantined: bool = True, identity_dir: Path | str | None = None,
+               cfg: dict[str, Any] | None = None, embedder: Any = None, limit: int | None = None,
+               offset: int = 0) -> list[dict[str, Any]]:
+    """Received lessons waiting for a decision, with everything needed to make it.
+
+    limit / offset: that page of them only (count_candidates() says how many in all); the
+    checks and the comparison with our own lessons are worked out for those rows alone."""
+    if offset < 0 or (limit is not None and limit < 0):
+        raise ValueError(f"limit and offset cannot be negative (limit={limit}, offset={offset})")
+    ours = _our_origin(identity_dir)
+    rows = [r for r in list_lessons(store, statuses=_waiting_statuses(include_quarantined), with_vectors=True)
+            if not _is_own(r, ours)]
+    rows = rows[offset:] if limit is None else rows[offset:offset + limit]
     trusted = _trusted(store)
     labels = {r["origin"]: r["label"] for r in store.rows("SELECT origin, label FROM peers WHERE label IS NOT NULL")}
     similar: list[tuple[str, float] | None] = [None] * len(rows)

@@ -2,8 +2,8 @@
 engine with LIMIT/OFFSET (DESIGN: lists are paged, never loaded whole).
 
 `n` / `p` turn the page, and so do pagedown / pageup on the page's table; where there is no
-page to turn (the last page, a list the pane cannot page now) they scroll the focused table as
-usual. The Episodes tab pages the same way (its own copy of this, older than this module).
+page to turn (the last page, a list the pane cannot page now: Episodes' search results) they
+scroll the focused table as usual. Episodes, Lessons and Shared page this way.
 """
 
 from __future__ import annotations
@@ -18,19 +18,24 @@ from remem.tui.widgets.pane import Pane
 PAGE_SIZE = 50
 
 
-class PagedPane(Pane):
-    """A pane with one paged table (`paged_table`, a selector). Subclasses read a page with
-    `load_page` in their reload(); `first_page()` before a reload that changes what is listed
-    (a filter, a sort)."""
-
-    BINDINGS = [
-        Binding("n", "next_page", "Next page", show=False),
-        Binding("p", "prev_page", "Prev page", show=False),
+def paging_bindings(*, show: bool = False) -> list[Binding]:
+    """The paging keys; show: n and p in the footer too."""
+    return [
+        Binding("n", "next_page", "Next page", show=show),
+        Binding("p", "prev_page", "Prev page", show=show),
         # The focused table would scroll on these itself; here they turn the page, and scroll
         # the table where there is no page to turn.
         Binding("pagedown", "page_down", "Next page", show=False, priority=True),
         Binding("pageup", "page_up", "Prev page", show=False, priority=True),
     ]
+
+
+class PagedPane(Pane):
+    """A pane with one paged table (`paged_table`, a selector). Subclasses read a page with
+    `load_page` in their reload(); `first_page()` before a reload that changes what is listed
+    (a filter, a sort)."""
+
+    BINDINGS = paging_bindings()
     page_size = PAGE_SIZE
     paged_table = "DataTable"
 

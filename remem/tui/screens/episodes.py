@@ -12,11 +12,10 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static
 
 from remem.errors import NotFound
+from remem.tui.paging import PagedPane, paging_bindings
 from remem.tui.screens.modals import AskValue, ConfirmForget, ConnectTo
-from remem.tui.widgets.pane import Pane
 from remem.tui.widgets.format import ago, cell, cut, lines, markup, plain
 
-PAGE_SIZE = 50
 SORTS = ("when", "kind", "title", "project", "strength", "recalls")
 # The table's columns and their widths: None is as wide as its values; the title gets what
 # the others leave of the table's width (the detail is beside the table from 140 columns on,
@@ -26,15 +25,12 @@ COLUMNS = (("kind", 8), ("title", None), ("project", 10), ("when", None), ("str"
 TITLE_WIDTH = (12, 34)  # the narrowest title, and the title before the table has a width
 
 
-class EpisodesPane(Pane):
+# Its own list of keys, PagedPane's paging keys among them (not inherited): the footer shows
+# them in this order, n and p after / as ever.
+class EpisodesPane(PagedPane, inherit_bindings=False):
     BINDINGS = [
         Binding("slash", "search", "Search"),
-        Binding("n", "next_page", "Next page"),
-        Binding("p", "prev_page", "Prev page"),
-        # The focused table would scroll on these itself; here they turn the page, and scroll
-        # the table where there is no page to turn (search results, the last page).
-        Binding("pagedown", "page_down", "Next page", show=False, priority=True),
-        Binding("pageup", "page_up", "Prev page", show=False, priority=True),
+        *paging_bindings(show=True),
         Binding("s", "sort", "Sort"),
         Binding("a", "archive", "Archive/restore"),
         Binding("f", "forget", "Forget"),
@@ -43,11 +39,10 @@ class EpisodesPane(Pane):
         Binding("i", "importance", "Importance"),
         Binding("c", "connect", "Connect"),
     ]
+    paged_table = "#episode-table"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.page_start = 0
-        self.total = 0
         self.sort = "when"
         self.descending = True
         self.query_text = ""
@@ -68,7 +63,7 @@ class EpisodesPane(Pane):
         yield Label("", id="episode-status", classes="status")
 
     def on_mount(self) -> None:
-        self.reload()
+        self.app.mounted(self)  # read when its tab is first shown
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._refit)
@@ -108,7 +103,7 @@ class EpisodesPane(Pane):
         filters = self._filters()
         if self.query_text:
             recall = self.app.engine("recall")
-            hits = recall.recall(store, self.query_text, PAGE_SIZE, touch=False, lessons=False,
+            hits = recall.recall(store, self.query_text, self.page_size, touch=False, lessons=False,
                                  kinds=[filters["kind"]] if filters["kind"] else None,
                                  archived=filters["archived"])
             self.hits = {h["id"]: h for h in hits}
@@ -119,19 +114,11 @@ class EpisodesPane(Pane):
         else:
             self.hits = {}
             browse = self.app.engine("browse")
-            rows, self.total = browse.page_episodes(
+            rows = self.load_page(lambda limit, offset: browse.page_episodes(
                 store, kind=filters["kind"], archived=filters["archived"], sort=self.sort,
-                descending=self.descending, limit=PAGE_SIZE, offset=self.page_start)
-            if not rows and self.total and self.page_start >= self.total:
-                # The list shrank under the page (an archive here, a delete elsewhere): last page.
-                self.page_start = (self.total - 1) // PAGE_SIZE * PAGE_SIZE
-                rows, self.total = browse.page_episodes(
-                    store, kind=filters["kind"], archived=filters["archived"], sort=self.sort,
-                    descending=self.descending, limit=PAGE_SIZE, offset=self.page_start)
-            last = min(self.page_start + PAGE_SIZE, self.total)
+                descending=self.descending, limit=limit, offset=offset))
             arrow = "↓" if self.descending else "↑"
-            status = plain(f"{self.page_start + 1 if self.total else 0}-{last} of {self.total} · sorted by "
-                           f"{self.sort} {arrow} · n/p page · s sort")
+            status = plain(f"{self.page_span()} · sorted by {self.sort} {arrow} · n/p page · s sort")
         project_name = self.app.engine("text").project_name
         self.shown = [(r["id"], [r["kind"], r["title"], project_name(r.get("cwd")), ago(r["at"]),
                                  f"{r['strength']:.2f}", str(r["recalls"]), ",".join(r.get("tags", []))])
@@ -168,6 +155,10 @@ class EpisodesPane(Pane):
 
     def selected_id(self) -> str | None:
         return self.selected_key()
+
+    def can_page(self) -> bool:
+        """Search results are one list, best first: n/p do nothing, the page keys scroll it."""
+        return not self.query_text
 
     def show_detail(self, memory_id: str | None) -> None:
         target = self.query_one("#episode-detail-text", Static)
@@ -222,14 +213,14 @@ class EpisodesPane(Pane):
     @on(Input.Submitted, "#episode-search")
     def _search(self, event: Input.Submitted) -> None:
         self.query_text = event.value.strip()
-        self.page_start = 0
+        self.first_page()
         self.reload(keep_selection=False)  # a new search starts at its best result
         self.query_one(DataTable).focus()
 
     @on(Select.Changed, "#episode-kind")
     @on(Checkbox.Changed, "#episode-archived")
     def _filter(self) -> None:
-        self.page_start = 0
+        self.first_page()
         self.reload()
 
     def key_escape(self) -> None:
@@ -242,28 +233,6 @@ class EpisodesPane(Pane):
     def action_search(self) -> None:
         self.query_one("#episode-search", Input).focus()
 
-    def action_next_page(self) -> None:
-        if not self.query_text and self.page_start + PAGE_SIZE < self.total:
-            self.page_start += PAGE_SIZE
-            self.reload()
-
-    def action_prev_page(self) -> None:
-        if not self.query_text and self.page_start > 0:
-            self.page_start = max(0, self.page_start - PAGE_SIZE)
-            self.reload()
-
-    def action_page_down(self) -> None:
-        if not self.query_text and self.page_start + PAGE_SIZE < self.total:
-            self.action_next_page()
-        else:
-            self.query_one(DataTable).action_page_down()
-
-    def action_page_up(self) -> None:
-        if not self.query_text and self.page_start > 0:
-            self.action_prev_page()
-        else:
-            self.query_one(DataTable).action_page_up()
-
     def action_sort(self) -> None:
         index = SORTS.index(self.sort)
         if self.descending:
@@ -271,7 +240,7 @@ class EpisodesPane(Pane):
         else:
             self.sort = SORTS[(index + 1) % len(SORTS)]
             self.descending = True
-        self.page_start = 0
+        self.first_page()
         self.reload()
 
     def _act(self, verb: str, fn: Any, *args: Any) -> None:

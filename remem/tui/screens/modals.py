@@ -124,7 +124,7 @@ HELP = """\
 | 1-5 | anywhere | Overview, Episodes, Lessons, Sleep, Shared |
 | ctrl+p | anywhere | command palette: every action by name |
 | / | Episodes | search with hybrid recall (Esc clears) |
-| n / p | Episodes | next / previous page (pagedown / pageup too) |
+| n / p | $paged | next / previous page (pagedown / pageup too) |
 | s | Episodes | sort by the next column |
 | a | Episodes | archive or restore |
 | f | Episodes | forget (archive or delete for good) |
@@ -147,7 +147,15 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="dialog", classes="wide"):
-            yield Markdown(HELP)
+            yield Markdown(HELP.replace("$paged", self.paged_tabs()))
+
+    def paged_tabs(self) -> str:
+        """The tabs whose table n / p page: those whose pane is a PagedPane."""
+        from remem.tui.app import TABS  # the app imports this module
+        from remem.tui.paging import PagedPane
+
+        paged = {pane.id for pane in self.app.screen_stack[0].query(PagedPane)}
+        return ", ".join(label for tab, label in TABS if f"{tab}-pane" in paged)
 
     def on_mount(self) -> None:
         self.query_one("#dialog", VerticalScroll).focus()

@@ -49,11 +49,12 @@ class SharedPane(PagedPane):
         self.app.mounted(self)  # read when its tab is first shown
 
     def reload(self) -> None:
-        share = self.app.engine("share")
-        # The engine gives every candidate at once (with what deciding on it needs); the table
-        # holds one page of them.
-        every = share.candidates(self.app.store)
-        page = self.load_page(lambda limit, offset: (every[offset:offset + limit], len(every)))
+        share, store = self.app.engine("share"), self.app.store
+        # What deciding on a candidate needs (its checks, our closest lesson) is worked out for
+        # the page's candidates alone.
+        count = self.app.engine("share_choices").count_candidates
+        page = self.load_page(lambda limit, offset: (share.candidates(store, limit=limit, offset=offset),
+                                                     count(store)))
         self.candidates = {c["id"]: c for c in page}
         table = self.query_one("#candidate-table", DataTable)
         keep = self.selected_key("#candidate-table")
