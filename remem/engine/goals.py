@@ -14,7 +14,7 @@ from typing import Any
 from remem import config as config_mod
 from remem.engine import clock
 from remem.engine.experiment import results as experiment_results
-from remem.engine.measure import measure, repeats
+from remem.engine.measure import measure, repeat_flags
 from remem.engine.store import Store
 
 FRESH_DAYS = 2.0
@@ -29,16 +29,15 @@ def _trend(store: Store, kind: str, since: str, days: int) -> tuple[float | None
     """The repeat rate in the earlier and the later half of the window (split at its calendar
     midpoint, since + days / 2); (None, None) when either half has no episode of the kind."""
     middle = clock.iso(clock.parse(since) + timedelta(days=days / 2))
-    items = repeats(store, kind, since)
-    early = [i for i in items if i["at"] < middle]
-    late = [i for i in items if i["at"] >= middle]
+    halves = {False: [0, 0], True: [0, 0]}  # later half? -> [episodes, repeats], counted as read
+    for _, _, at, _, repeat in repeat_flags(store, kind, since):
+        half = halves[at >= middle]
+        half[0] += 1
+        half[1] += repeat
+    (early, early_repeats), (late, late_repeats) = halves[False], halves[True]
     if not early or not late:
         return None, None
-
-    def rate(half: list[dict[str, Any]]) -> float:
-        return sum(i["repeat"] for i in half) / len(half)
-
-    return rate(early), rate(late)
+    return early_repeats / early, late_repeats / late
 
 
 def _last_full_sleep(store: Store) -> str | None:

@@ -15,13 +15,18 @@
 A correction "matches" a lesson when it is one of the lesson's sources. A lesson's birth is
 the earliest `created` among it and the lessons merged into it (aliases keep theirs), so a
 theme counts as known from the first time any of its parts was learned.
+
+What is read is bounded by the window, not by the history (the TUI's Overview measures 30 days
+at every start): the episodes of the window, the lessons, and for the primed-vs-held-out
+comparison the corrections of the sessions with a decision in the window; rows are counted as
+they are read (the `primes` log grows with every prompt), never gathered into a list.
 """
 
 from __future__ import annotations
 
 import math
 from datetime import timedelta
-from typing import Any
+from typing import Any, Iterator
 
 from remem.engine import clock
 from remem.engine.prime import QUERY_CAP
@@ -46,39 +51,40 @@ def lesson_births(store: Store, kind: str) -> dict[str, tuple[str, str]]:
     return out
 
 
-def repeats(store: Store, kind: str, since: str | None = None) -> list[dict[str, Any]]:
-    """Every episode of `kind` (since a time) with whether it repeated an already-learned lesson."""
+def repeat_flags(store: Store, kind: str, since: str | None = None) -> Iterator[tuple[Any, ...]]:
+    """(id, session_id, at, lesson id or None, repeat) for each episode of `kind` since a time,
+    in time order, read one at a time."""
     sources = lesson_births(store, kind)
     sql = "SELECT id, session_id, at FROM episodes WHERE kind = ?"
     params: list[Any] = [kind]
     if since:
         sql += " AND at >= ?"
         params.append(since)
-    out = []
-    for row in store.rows(sql + " ORDER BY at", params):
-        lesson = sources.get(row["id"])
-        out.append({
-            "id": row["id"], "session_id": row["session_id"], "at": row["at"],
-            "lesson": lesson[0] if lesson else None,
-            "repeat": bool(lesson and lesson[1] < row["at"]),
-        })
-    return out
+    for eid, session_id, at in store.conn.execute(sql + " ORDER BY at", params):
+        lesson = sources.get(eid)
+        yield eid, session_id, at, lesson[0] if lesson else None, bool(lesson and lesson[1] < at)
 
 
-def _by_day(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def repeats(store: Store, kind: str, since: str | None = None) -> list[dict[str, Any]]:
+    """Every episode of `kind` (since a time) with whether it repeated an already-learned lesson."""
+    return [{"id": eid, "session_id": session_id, "at": at, "lesson": lesson, "repeat": repeat}
+            for eid, session_id, at, lesson, repeat in repeat_flags(store, kind, since)]
+
+
+def _tally(store: Store, kind: str, since: str | None) -> tuple[list[dict[str, Any]], int, float | None]:
+    """The episodes of `kind` since a time, counted by day as they are read: (by day, how
+    many, repeat rate), without a list of them."""
     days: dict[str, list[int]] = {}
-    for item in items:
-        day = item["at"][:10]
-        total, rep = days.get(day, [0, 0])
-        days[day] = [total + 1, rep + int(item["repeat"])]
+    for _, _, at, _, repeat in repeat_flags(store, kind, since):
+        counts = days.setdefault(at[:10], [0, 0])
+        counts[0] += 1
+        counts[1] += repeat
+    total = sum(t for t, _ in days.values())
+    rate = round(sum(r for _, r in days.values()) / total, 4) if total else None
     return [
-        {"day": day, "total": total, "repeats": rep, "rate": round(rep / total, 4) if total else None}
-        for day, (total, rep) in sorted(days.items())
-    ]
-
-
-def _rate(items: list[dict[str, Any]]) -> float | None:
-    return round(sum(i["repeat"] for i in items) / len(items), 4) if items else None
+        {"day": day, "total": t, "repeats": r, "rate": round(r / t, 4) if t else None}
+        for day, (t, r) in sorted(days.items())
+    ], total, rate
 
 
 def prediction_accuracy(store: Store, since: str | None = None) -> dict[str, Any]:
@@ -99,9 +105,9 @@ def prediction_accuracy(store: Store, since: str | None = None) -> dict[str, Any
 
 def themes(store: Store, since: str, top: int = 5) -> list[dict[str, Any]]:
     """Lessons ranked by how many of their sources happened in the window."""
-    recent = {r["id"] for r in store.rows("SELECT id FROM episodes WHERE at >= ?", (since,))}
+    recent = {eid for (eid,) in store.conn.execute("SELECT id FROM episodes WHERE at >= ?", (since,))}
     ranked = []
-    for row in store.rows("SELECT id, text, kind, sources, status FROM lessons WHERE status = 'active'"):
+    for row in store.conn.execute("SELECT id, text, kind, sources, status FROM lessons WHERE status = 'active'"):
         new = [s for s in loads_list(row["sources"]) if s in recent]
         if new:
             ranked.append({"id": row["id"], "text": row["text"], "kind": row["kind"], "new_sources": len(new)})
@@ -126,31 +132,42 @@ def _primed_sessions(store: Store, since: str | None) -> tuple[dict[str, bool], 
     """
     alias = {r["old"]: r["new"] for r in store.rows("SELECT old, new FROM aliases")}
     kept = {r["id"] for r in store.rows("SELECT id FROM lessons WHERE kind = 'correction'")}
-    said = {r["id"]: _words(r["gist"] or r["title"]) for r in store.rows(
-        "SELECT id, title, gist FROM episodes WHERE kind = 'correction' AND session_id IS NOT NULL")}
-    # (session, lesson) -> [the first repeat's time, the words of every repeat of it there]
-    first: dict[tuple[str, str], list[Any]] = {}
-    for r in repeats(store, "correction"):  # all time: a repeat just before `since` still counts
-        if r["repeat"] and r["session_id"]:
-            entry = first.setdefault((r["session_id"], r["lesson"]), [r["at"], set()])
-            entry[1].add(said.get(r["id"], ""))
-    sql = "SELECT at, session_id, lesson_ids, held_out, query FROM primes WHERE session_id IS NOT NULL"
+    window = "session_id IS NOT NULL"
     params: list[Any] = []
     if since:
-        sql += " AND at >= ?"
+        window += " AND at >= ?"
         params.append(since)
+    # (session, lesson) -> [the first repeat's time, the words of every repeat of it there], for
+    # the sessions with a decision in the window only; their repeats from any time count (one
+    # just before `since` still does).
+    sources = lesson_births(store, "correction")
+    first: dict[tuple[str, str], list[Any]] = {}
+    for eid, session, at, title, gist in store.conn.execute(
+            "SELECT id, session_id, at, title, gist FROM episodes WHERE kind = 'correction' AND session_id IN "
+            f"(SELECT session_id FROM primes WHERE {window}) ORDER BY at", params):
+        lesson = sources.get(eid)
+        if session and lesson and lesson[1] < at:
+            entry = first.setdefault((session, lesson[0]), [at, set()])
+            entry[1].add(_words(gist or title))
     groups: dict[str, bool] = {}
     repeated: set[str] = set()
-    for row in store.rows(sql + " ORDER BY at", params):
-        session, query = row["session_id"], _words(row["query"])
-        for lesson_id in loads_list(row["lesson_ids"]):
+    # Read as they come (the log can hold millions of rows); the order does not matter.
+    for at, session, lesson_ids, held_out, query in store.conn.execute(
+            f"SELECT at, session_id, lesson_ids, held_out, query FROM primes WHERE {window}", params):
+        words = None
+        for lesson_id in loads_list(lesson_ids):
             lesson_id = alias.get(lesson_id, lesson_id)
             if lesson_id not in kept:
                 continue
             cut = first.get((session, lesson_id))
-            if cut and (row["at"] >= cut[0] or (query and query in cut[1])):
-                continue  # with or after the repeat: not a prime of it
-            groups[session] = groups.get(session, False) or bool(row["held_out"])
+            if cut:
+                if at >= cut[0]:
+                    continue  # with or after the repeat: not a prime of it
+                if words is None:
+                    words = _words(query)
+                if words and words in cut[1]:
+                    continue  # the repeated correction's own words
+            groups[session] = groups.get(session, False) or bool(held_out)
             if cut:
                 repeated.add(session)
     return groups, repeated
@@ -204,17 +221,17 @@ def measure(store: Store, days: int = 30) -> dict[str, Any]:
     """Everything `remem measure` reports, over the last `days` days."""
     check_days(days)
     since = clock.iso(clock.now() - timedelta(days=days))
-    corrections = repeats(store, "correction", since)
-    errors = repeats(store, "error", since)
+    corrections_by_day, corrections, correction_rate = _tally(store, "correction", since)
+    errors_by_day, errors, error_rate = _tally(store, "error", since)
     return {
         "days": days,
         "since": since,
-        "repeat_yourself_rate": _rate(corrections),
-        "repeat_yourself_by_day": _by_day(corrections),
-        "corrections": len(corrections),
-        "repeated_error_rate": _rate(errors),
-        "repeated_error_by_day": _by_day(errors),
-        "errors": len(errors),
+        "repeat_yourself_rate": correction_rate,
+        "repeat_yourself_by_day": corrections_by_day,
+        "corrections": corrections,
+        "repeated_error_rate": error_rate,
+        "repeated_error_by_day": errors_by_day,
+        "errors": errors,
         "prediction_accuracy": prediction_accuracy(store, since),
         "themes": themes(store, since),
         "primed_vs_held_out": primed_vs_held_out(store, since),
