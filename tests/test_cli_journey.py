@@ -328,7 +328,7 @@ def test_memories_that_look_like_markup_are_printed_as_written(home) -> None:
     (["measure", "--days", "99999999"], ["--days", "36500"]),
     (["goals", "--days", "99999999"], ["--days", "36500"]),
     (["goals", "--days", "-1"], ["--days must be at least 1"]),
-    (["compare", "-k", "-3"], ["-k must be at least 1"]),
+    (["compare", "-k", "-3"], ["-k must be between 1 and 100"]),
     (["list", "--offset", "-5"], ["--offset must be 0 or more"]),
     (["list", "--kind", "foo"], ["unknown kind 'foo'", "correction"]),
 ])

@@ -256,3 +256,16 @@ def test_measure_and_compare_cli_json(cli):
     # an empty store keeps the keys a full answer has
     assert data["corrections"] == 0 and data["k"] == 5
     assert data["cut"] == DEFAULTS["prime"]["min_relevance"]
+
+
+def test_compare_cli_shows_the_latest_rows_and_says_how_many_it_left_out(store, cli):
+    start = clock.parse(START)
+    names = ["alpha", "bravo", "charlie"]
+    for day, name in enumerate(names):
+        _episode(store, f"c{day}", "correction", name, clock.iso(start + timedelta(days=day)), f"s{day}")
+    out = cli("compare", "--limit", "1")
+    assert out.exit_code == 0, out.output
+    assert "showing the latest 1 of 3 corrections" in out.stdout
+    assert "charlie" in out.stdout and "alpha" not in out.stdout  # the latest, not the first
+    out = cli("compare", "--limit", "0")
+    assert out.exit_code == 0 and "remem covered" in out.stdout and "charlie" not in out.stdout

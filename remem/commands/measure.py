@@ -46,26 +46,36 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def compare(
-        k: int = typer.Option(5, "-k", help="How many episodes retrieve-similar would inject."),
+        k: int = typer.Option(5, "-k", help="How many episodes retrieve-similar would inject (1-100)."),
+        limit: int = typer.Option(50, "--limit", help="Rows shown: the latest N corrections (0: the "
+                                  "totals alone). The totals always count every correction."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Replay your corrections: would remem's lessons, or retrieve-similar memory, have covered them?
 
-        Example: remem compare -k 5
+        Example: remem compare -k 5 --limit 20
         """
         from remem.engine.compare import compare as do_compare
 
+        if not 1 <= k <= 100:
+            raise ValueError("-k must be between 1 and 100")
+        if not 0 <= limit <= 1_000_000:
+            raise ValueError("--limit must be between 0 and 1,000,000")
         with open_store() as store:
-            result = do_compare(store, k)
+            result = do_compare(store, k, limit=limit)
         if json_out:
             emit_json(result)
             return
-        if not result["rows"]:
+        if not result["corrections"]:
             print("no corrections in the memory yet; `remem ingest` reads your sessions")
             return
-        table(None, ["when", "correction", "remem", "tokens", "similar", "tokens"],
-              [(r["at"][:16], short(r["text"], 48), "yes" if r["remem"] else "-", r["remem_tokens"],
-                "yes" if r["similar"] else "-", r["similar_tokens"]) for r in result["rows"]])
+        if result["rows"]:
+            table(None, ["when", "correction", "remem", "tokens", "similar", "tokens"],
+                  [(r["at"][:16], short(r["text"], 48), "yes" if r["remem"] else "-", r["remem_tokens"],
+                    "yes" if r["similar"] else "-", r["similar_tokens"]) for r in result["rows"]])
+        if result["rows_omitted"]:
+            print(f"showing the latest {len(result['rows'])} of {result['corrections']} corrections "
+                  "(--limit N for more)")
         t = result["totals"]
         print(f"remem covered {t['remem_covered']} of {result['corrections']} with {t['remem_tokens']} tokens; "
               f"retrieve-similar (k={result['k']}) covered {t['similar_covered']} with {t['similar_tokens']} tokens; "
