@@ -264,9 +264,13 @@ def test_plain_ingest_reads_claude_code_codex_and_the_inbox(store, projects, cli
     data = json.loads(result.stdout)
     assert data["episodes"] == 1 and data["by_kind"] == {"surprise": 1} and data["malformed_lines"] == 1, data
     assert data["files"] == 1 and data["skipped"] == 0  # nothing but the events file was read
-    # with a source too, both are read and summed
-    data = json.loads(cli("ingest", "--events", str(path), "--json", "--source", "claude-code").stdout)
+    # with a source and its files too, both are read and summed; a source without files would
+    # read every session of it, which --events promises not to do: refused (test_ingest_f8)
+    data = json.loads(cli("ingest", "--events", str(path), "--json", "--source", "claude-code",
+                          *sorted(str(p) for p in projects.glob("*.jsonl"))).stdout)
     assert data["skipped"] == 3 and data["episodes"] == 0
+    refused = cli("ingest", "--events", str(path), "--json", "--source", "claude-code")
+    assert refused.exit_code == 1 and "--events FILE reads only that file" in refused.output
 
 
 def test_a_codex_folder_given_without_a_source_is_read_as_codex(store):

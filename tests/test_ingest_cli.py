@@ -60,7 +60,8 @@ def test_ingest_an_empty_folder_says_so_in_one_line(cli, tmp_path):
     folder = tmp_path / "nothing-here"
     folder.mkdir()
     result = cli("ingest", str(folder))
-    assert result.exit_code == 0, result.output
+    # nothing read, nothing stored, something said: a failure (test_ingest_f8, exit codes)
+    assert result.exit_code == 1, result.output
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(f"remem: no transcripts found in {folder}")
 

@@ -28,18 +28,21 @@ def register(app: typer.Typer) -> None:
         events: Optional[str] = typer.Option(
             None, "--events", help="Read this file of events (the open event format); alone, "
             "it reads nothing else."),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no summary."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no summary; "
+                                   "one line on stderr when something was refused."),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     ) -> None:
         """Read what happened in agent sessions: sessions, corrections, errors, surprises.
 
-        Unchanged files are skipped, so running it again is cheap and adds nothing.
+        Unchanged files are skipped, so running it again is cheap and adds nothing. Exits 1
+        when something could not be read and nothing was stored or found unchanged.
 
         Example: remem ingest --json    (or: remem ingest ~/.claude/projects/my-app)
         """
         from remem.engine import ingest as ingest_mod
 
         ingest_mod.check_source(source)  # before the paths: a wrong --source is said first
+        _check_events(events, paths, source)
         missing = [p for p in (paths or []) + ([events] if events else []) if not Path(p).expanduser().exists()]
         if missing and len(missing) == len(paths or []) + (1 if events else 0):
             raise ValueError(f"no such file or folder: {missing[0]}; check the path "
@@ -57,14 +60,42 @@ def register(app: typer.Typer) -> None:
         summary = {k: summary[k] for k in SUMMARY_KEYS}
         if json_out:
             emit_json(summary)
-            return
-        if quiet:
-            return
-        _print(summary)
-        if not paths and not events and not summary["files"] and not summary["skipped"]:
-            searched = _one_of([str(p) for p in ingest_mod.default_places(source)])
-            print(f"remem: no agent sessions found in {searched}; name a file or "
-                  "folder, or try `remem demo`", file=sys.stderr)
+        elif quiet:
+            if summary["errors"]:  # one line, so a script sees that something was refused
+                print(f"remem: {_errors_line(summary['errors'])}", file=sys.stderr)
+        else:
+            _print(summary)
+            if not paths and not events and not summary["files"] and not summary["skipped"]:
+                searched = _one_of([str(p) for p in ingest_mod.default_places(source)])
+                print(f"remem: no agent sessions found in {searched}; name a file or "
+                      "folder, or try `remem demo`", file=sys.stderr)
+        if summary["errors"] and not (summary["episodes"] or summary["sessions"] or summary["skipped"]):
+            # Refused lines beside stored ones are a partial success (exit 0, the errors said and
+            # logged); nothing stored and nothing unchanged is a failure.
+            raise typer.Exit(1)
+
+
+def _check_events(events: Optional[str], paths: Optional[List[str]], source: Optional[str]) -> None:
+    """--events reads its file and, alone, nothing else: refuse what would read more."""
+    if events is None:
+        return
+    if not events.strip():
+        raise ValueError("--events needs a file: remem ingest --events FILE")
+    if source is not None and not paths:
+        if source == "events":
+            raise ValueError("--events FILE reads only that file, and --source events without files "
+                             "reads the inbox; use one: remem ingest --events FILE")
+        raise ValueError(f"--events FILE reads only that file; --source {source} without files reads "
+                         f"every {source} session: run them one at a time")
+
+
+def _errors_line(errors: List[str]) -> str:
+    """How many lines or files were refused, and where the list is."""
+    from remem import paths as paths_mod
+
+    n = len(errors)
+    return (f"{n} error{'s' if n != 1 else ''} (lines refused or files not read); "
+            f"every one is in {paths_mod.log_file()}")
 
 
 def _one_of(names: List[str]) -> str:
@@ -103,4 +134,7 @@ def _print(summary: dict) -> None:
     for err in summary["errors"][:20]:
         print(f"remem: {err}", file=sys.stderr)
     if len(summary["errors"]) > 20:
-        print(f"remem: … and {len(summary['errors']) - 20} more errors (see the log)", file=sys.stderr)
+        from remem import paths as paths_mod
+
+        print(f"remem: … and {len(summary['errors']) - 20} more errors (all of them are in "
+              f"{paths_mod.log_file()})", file=sys.stderr)

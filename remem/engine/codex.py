@@ -219,11 +219,12 @@ class _Builder:
         self.calls[cid] = call
         self._assistant(at).tool_calls.append(call)
 
-    def _result(self, call_id: Any, output: Any) -> None:
+    def _result(self, call_id: Any, output: Any, at: str | None = None) -> None:
         call = self.calls.get(str(call_id))
         if call is None:
             self.unpaired_outputs += 1
             return
+        call.result_at = at  # when it came back: a failure is dated by it
         text, flag = _output_text(output)
         # The failure is read from the whole text, exit code included; the result kept is
         # the command's output alone, without the legacy JSON or the text wrapper around it.
@@ -258,7 +259,7 @@ class _Builder:
             status = p.get("status")
             self._assistant(at).tool_calls[-1].result = status if isinstance(status, str) else ""
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            self._result(p.get("call_id"), p.get("output"))
+            self._result(p.get("call_id"), p.get("output"), at)
         # reasoning, ghost_snapshot, compaction and anything newer: not the conversation
 
     def event(self, p: dict[str, Any], at: str | None) -> None:

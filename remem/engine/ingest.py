@@ -13,12 +13,23 @@ The `sessions` table makes re-runs cheap: a file whose mtime and size match its 
 skipped. A file with a torn last line (still being written) records the size of its complete
 lines only, so it differs next time and is read again. Embedding happens before any write
 transaction, in one batch per session; a correction is embedded from the person's words alone.
+
+A file is read whole each time it changed, so the findings it yields replace the ones ingest
+made from it before (`_replace_stale`): a finding titled otherwise by an older version takes its
+new id in place, keeping what the person and the sleep made of it, and one no detector finds
+any more is dropped unless the person touched it.
+
+A failure of the store itself (busy, read-only, disk full, damaged) stops the run at once
+(`StoreError`); a file that cannot be read is one line in `errors` and the rest go on. Every
+error line is also written to the log.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import sqlite3
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -27,11 +38,20 @@ from remem import paths as paths_mod
 from remem.engine import clock
 from remem.engine.chats import NotAConversation
 from remem.engine.detect import detect_all
-from remem.engine.detect_common import Finding, command_of, shorten
+from remem.engine.detect_common import Finding, command_of, describe_call, shorten
 from remem.engine.detect_corrections import offer_summary
 from remem.engine.session import Session
-from remem.engine.store import MAX_GIST, Store, cap, stable_id
+from remem.engine.store import (
+    MAX_GIST,
+    Store,
+    cap,
+    chunks,
+    normalise_tag,
+    prepare_episode,
+    stable_id,
+)
 from remem.engine.text import project_name
+from remem.errors import StoreError, store_problem
 
 SOURCES = ("claude-code", "codex", "chats", "events")
 FINDING_KINDS = ("correction", "error", "surprise", "environment")
@@ -48,6 +68,21 @@ _WEIGHT = {
 
 # --------------------------------------------------------------------------- helpers
 
+def safe_text(text: Any) -> str:
+    """`text` (a path, an error line) as storable UTF-8: a name with bytes that are not UTF-8
+    (kept by Python as surrogate escapes) shows them as \\xNN, e.g. caf\\xe9.jsonl."""
+    text = os.fspath(text) if isinstance(text, os.PathLike) else str(text)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def first_ask(session: Session) -> str:
     """What the person asked first: their first words, or the slash command that opened it."""
     opening = session.meta.get("opening_command")
@@ -58,6 +93,38 @@ def first_ask(session: Session) -> str:
             return turn.text
     commands = session.meta.get("commands") or []
     return str(commands[0]) if commands else ""
+
+
+def prompts_of(session: Session) -> list[str]:
+    """Everything the person wrote, in order: the slash command that opened the session, then
+    each message in words."""
+    opening = session.meta.get("opening_command")
+    return ([str(opening)] if opening else []) + \
+        [t.text for t in session.turns if t.role == "user" and t.text]
+
+
+# The session episode's detail lists every prompt, so later requests are found too (the title
+# and gist hold only the first): each one cut at _PROMPT_CHARS, all of them at _PROMPTS_CHARS.
+_PROMPTS_HEAD = "The person wrote:"
+_PROMPT_CHARS = 1_000
+_PROMPTS_CHARS = 24_000
+
+
+def prompts_detail(session: Session) -> str:
+    """The session episode's detail: one line per prompt ("- …"), capped."""
+    prompts = prompts_of(session)
+    if not prompts:
+        return ""
+    lines = [_PROMPTS_HEAD]
+    used = 0
+    for n, prompt in enumerate(prompts):
+        line = f"- {shorten(prompt, _PROMPT_CHARS)}"
+        if used + len(line) > _PROMPTS_CHARS:
+            lines.append(f"(and {len(prompts) - n} more)")
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines)
 
 
 def session_gist(session: Session, found: dict[str, Any]) -> tuple[str, str]:
@@ -90,7 +157,7 @@ def session_gist(session: Session, found: dict[str, Any]) -> tuple[str, str]:
         if ran:
             did += f"; ran {'; '.join(ran)}"
         parts.append(did)
-    requests = sum(1 for t in session.turns if t.role == "user" and t.text)
+    requests = len(prompts_of(session))  # a slash command that opened the session is one
     if requests > 1:
         parts.append(f"The person wrote {requests} messages.")
     noted = [f"{len(found[k])} {k}{'s' if len(found[k]) != 1 else ''}" for k in FINDING_KINDS if found.get(k)]
@@ -161,15 +228,29 @@ def episodes_of(session: Session, found: dict[str, Any] | None = None) -> list[d
         title, gist = session_gist(session, found)
         out.append({
             **base, "id": stable_id(session.id, "session", session.id), "kind": "session",
-            "title": title, "gist": gist, "detail": "", "at": started,
+            "title": title, "gist": gist, "detail": prompts_detail(session), "at": started,
             "tags": [session.source] + ([f"forked-from:{session.meta['forked_from_id']}"]
                                         if session.meta.get("forked_from_id") else []),
             "_embed": f"{title}\n{gist}",
         })
     for kind in FINDING_KINDS:
         for f in found.get(kind, []):
-            out.append(_finding_episode(f, base, started))
+            ep = _finding_episode(f, base, started)
+            if kind == "error":  # dated when the call failed, not when the reply began
+                ep["at"] = clock.normalise(_failed_at(session, f)) or ep["at"]
+            out.append(ep)
     return out
+
+
+def _failed_at(session: Session, f: Finding) -> str | None:
+    """When the failed call of an error finding returned its result (its record's time)."""
+    if not 0 <= f.turn < len(session.turns):
+        return None
+    for call in session.turns[f.turn].tool_calls:
+        if call.is_error and not call.rejected and call.result_at \
+                and f.detail.startswith(describe_call(call)) and (call.result or "")[:200] in f.detail:
+            return call.result_at
+    return None
 
 
 def _finding_episode(f: Finding, base: dict[str, Any], started: str) -> dict[str, Any]:
@@ -183,6 +264,13 @@ def _finding_episode(f: Finding, base: dict[str, Any], started: str) -> dict[str
     }
 
 
+# The forks of a session: from the tag (a handful of rows) to their episodes. CROSS JOIN keeps
+# SQLite on that order: left to itself it starts from episodes_kind_at (every session episode,
+# 40,000 in a large memory) and probes the tags of each, 400 ms a transcript instead of 0.02.
+FORKS_SQL = ("SELECT e.session_id FROM tags t CROSS JOIN episodes e ON e.id = t.memory_id "
+             "WHERE t.tag = ? AND e.kind = 'session'")
+
+
 def _not_held_by_relatives(store: Store, episodes: list[dict[str, Any]],
                            session: Session) -> list[dict[str, Any]]:
     """Codex writes a fork to a new file, its parent's history copied in first: the findings
@@ -190,9 +278,7 @@ def _not_held_by_relatives(store: Store, episodes: list[dict[str, Any]],
     two, and sleep learns from an error only when it repeats). A fork's session memory carries
     the tag `forked-from:<parent>`, so a parent read later finds its forks."""
     relatives = [str(session.meta["forked_from_id"])] if session.meta.get("forked_from_id") else []
-    relatives += [r["session_id"] for r in store.rows(
-        "SELECT e.session_id FROM tags t JOIN episodes e ON e.id = t.memory_id "
-        "WHERE t.tag = ? AND e.kind = 'session'", (f"forked-from:{session.id}".lower(),))]
+    relatives += [r["session_id"] for r in store.rows(FORKS_SQL, (f"forked-from:{session.id}".lower(),))]
     findings = [ep for ep in episodes if ep["kind"] != "session"]
     if not relatives or not findings:
         return episodes
@@ -238,10 +324,27 @@ def _merge_part(new: dict[str, Any], stored: dict[str, Any],
         title, at = new["title"], new["at"]
         gist = f"{new['gist']}{_LATER}{_minute(stored['at'])}: {old_gist}"
     gist = cap(gist, MAX_GIST)
-    if gist == old_gist:
+    old_detail = stored["detail"] or ""
+    detail = _merge_prompts(new["detail"], old_detail) if new_at < old_at else \
+        _merge_prompts(old_detail, new["detail"])
+    if gist == old_gist and detail == old_detail:
         return True, None  # already there (or full: capped, nothing would change)
-    return True, {**new, "title": title, "at": at, "gist": gist, "detail": stored["detail"],
+    return True, {**new, "title": title, "at": at, "gist": gist, "detail": detail,
                   "_embed": f"{title}\n{gist}"}
+
+
+def _merge_prompts(before: str, after: str) -> str:
+    """Two parts' prompt lists as one: `after`'s lines that `before` lacks go after it."""
+    if not after.strip():
+        return before
+    if not before.strip():
+        return after
+    have = set(before.split("\n"))
+    extra = [line for line in after.split("\n")
+             if line not in have and line != _PROMPTS_HEAD and not line.startswith("(and ")]
+    if not extra:
+        return before
+    return "\n".join([before] + ([] if _PROMPTS_HEAD in have else [_PROMPTS_HEAD]) + extra)
 
 
 def _with_segment(gist: str, marker: str, text: str) -> str:
@@ -259,35 +362,53 @@ def _minute(at: str) -> str:
 
 def ingest_session(store: Store, session: Session, *, mtime: float | None = None,
                    size: int | None = None, cfg: dict[str, Any] | None = None,
-                   embedder: Any = None) -> dict[str, Any]:
-    """Store a session's episodes (only the new ones) and its `sessions` row."""
+                   embedder: Any = None, whole: bool = False) -> dict[str, Any]:
+    """Store a session's episodes (only the new ones) and its `sessions` row.
+
+    `whole`: the session was read from the start of its file (a transcript, a rollout, a
+    conversation of an export), so what it yields now replaces what ingest made of it before
+    (`_replace_stale`). Events batches may hold only a part of a session: never whole.
+    """
     cfg = cfg or config_mod.load()
     found = detect_all(session)
     episodes = episodes_of(session, found)
+    yielded = {ep["id"] for ep in episodes}
     gone = store.forgotten(ep["id"] for ep in episodes)
     if gone:  # deleted for good by hand or by the lifecycle: never brought back
         episodes = [ep for ep in episodes if ep["id"] not in gone]
     episodes = _not_held_by_relatives(store, episodes, session)
     # the mechanical gist is in `gist`, or in `detail` when a local model wrote the gist
     known = {r["id"]: r for r in store.rows(
-        "SELECT id, title, gist, detail, at FROM episodes WHERE session_id = ?", (session.id,))}
+        "SELECT id, kind, source, title, gist, detail, at FROM episodes WHERE session_id = ?", (session.id,))}
     fresh = [ep for ep in episodes if ep["id"] not in known]
     session_ep = episodes[0] if episodes and episodes[0]["kind"] == "session" else None
     rewrite = None
     if session_ep is not None and session_ep["id"] in known:
         stored = known[session_ep["id"]]
         # without a start time of its own a session's `at` is the time of reading: no parts then
-        partial, merged = _merge_part(session_ep, stored, session.ended) if session.started else (False, None)
+        partial, merged = _merge_part(session_ep, stored, session.ended) \
+            if session.started and not whole else (False, None)
         if partial:
             rewrite = merged
-        elif session_ep["gist"] not in (stored["gist"], stored["detail"]):
+        elif not _same_session_text(session_ep, stored):
             rewrite = session_ep
         fresh = [ep for ep in fresh if ep is not session_ep]
-    changed = fresh + ([rewrite] if rewrite else [])
+    rekeyed: list[tuple[str, dict[str, Any]]] = []
+    dropped: list[str] = []
+    redated: list[tuple[str, str]] = []
+    if whole:
+        rekeyed, dropped = _replace_stale(store, session, known, yielded, fresh)
+        moved = {id(ep) for _, ep in rekeyed}
+        fresh = [ep for ep in fresh if id(ep) not in moved]
+        # a finding read again with another time (errors: when the call failed) takes it
+        redated = [(ep["at"], ep["id"]) for ep in episodes if ep["kind"] != "session"
+                   and ep["id"] in known and known[ep["id"]]["at"] != ep["at"]
+                   and _made_by_ingest(known[ep["id"]], session)]
+    changed = fresh + ([rewrite] if rewrite else []) + [ep for _, ep in rekeyed]
     if session_ep is not None and session_ep in changed:
         better = _llm_gist(session, session_ep["gist"], cfg)
         if better:
-            session_ep["detail"] = session_ep["gist"]
+            session_ep["detail"] = _llm_detail(session_ep["gist"], session_ep["detail"])
             session_ep["gist"] = better
     if changed:
         if embedder is None:
@@ -311,21 +432,150 @@ def ingest_session(store: Store, session: Session, *, mtime: float | None = None
     offers = found.get("offers") or []
     for offer in offers:  # remem's ISO form, so offers compare with every other timestamp
         offer["at"] = clock.normalise(offer.get("at")) or offer.get("at")
-    total = len(known) + len(fresh)
+    total = len(known) - len(dropped) + len(fresh)
+    path = safe_text(session.path) if session.path else None
     with store.write() as conn:
-        if session.path:
+        if rekeyed or dropped or redated:
+            _apply_replacements(conn, rekeyed, dropped, redated)
+        if path:
             # The place now holds this conversation (a rewritten export lists them in another
             # order); the one that was there is recorded again when its own turn comes.
-            conn.execute("DELETE FROM sessions WHERE path = ? AND id != ?", (session.path, session.id))
+            conn.execute("DELETE FROM sessions WHERE path = ? AND id != ?", (path, session.id))
         conn.execute(
             "INSERT INTO sessions (id, path, source, mtime, size, ingested, episodes, offers) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET path = excluded.path, "
             "source = excluded.source, mtime = excluded.mtime, size = excluded.size, "
             "ingested = excluded.ingested, episodes = excluded.episodes, offers = excluded.offers",
-            (session.id, session.path, session.source, mtime, size, clock.iso(), total,
+            (session.id, path, session.source, mtime, size, clock.iso(), total,
              json.dumps(offers, ensure_ascii=False)),
         )
-    return {"added": added, "by_kind": by_kind, "offers": offer_summary(offers)}
+    return {"added": added, "by_kind": by_kind, "offers": offer_summary(offers),
+            "replaced": len(rekeyed), "dropped": len(dropped)}
+
+
+def _llm_detail(gist: str, prompts: str) -> str:
+    """A session episode's detail when a local model wrote its gist: the mechanical gist, then
+    the prompts."""
+    return f"{gist}\n\n{prompts}" if prompts else gist
+
+
+def _same_session_text(new: dict[str, Any], stored: dict[str, Any]) -> bool:
+    """The stored session episode already says what `new` (mechanical gist, prompts) says,
+    in the mechanical form or in the local model's (its gist in `detail`)."""
+    if (stored["gist"], stored["detail"] or "") == (new["gist"], new["detail"]):
+        return True
+    return (stored["detail"] or "") == _llm_detail(new["gist"], new["detail"])
+
+
+# --------------------------------------------------------------------------- replacing findings
+#
+# Finding ids derive from their titles, so a version that titles a finding otherwise reads the
+# same failure as a new one: it would be stored beside the old copy, and the sleep, counting
+# two, would learn from one failure. A session read whole replaces what ingest made of it:
+#
+# - made by ingest: a finding of this session and source whose id is still the one its title
+#   gives (a title edited by hand gives another: the person's, never touched here);
+# - stale: made by ingest and not among what the session yields now;
+# - a stale finding whose evidence (its detail, else its text) is that of a new finding takes
+#   the new id, title, text and date in place (`_apply_replacements`): its seq (so the sleep
+#   does not count it again), strength, recalls, archived state, tags added by hand,
+#   connections and the lessons naming it as a source all stay with it;
+# - a stale finding no detector finds any more is deleted, unless the person touched it (a tag
+#   ingest does not write, a connection made by hand, importance raised or feelings changed,
+#   made short-term or flashbulb): then it is kept as it is. Archived or recalled is no touch:
+#   a finding the detectors no longer make is a wrong one, and recall should stop offering it.
+
+# The tags ingest writes on findings (detect_*.py); any other was added by hand.
+_INGEST_TAG = re.compile(r"^(refused|interrupt|unconfirmed|environment|"
+                         r"(action|pushback|error|tool|said-by):.*)$")
+
+
+def _made_by_ingest(row: dict[str, Any], session: Session) -> bool:
+    return row["kind"] in FINDING_KINDS and row["source"] == session.source \
+        and row["id"] == stable_id(session.id, row["kind"], row["title"])
+
+
+def _replace_stale(store: Store, session: Session, known: dict[str, dict[str, Any]], yielded: set[str],
+                   fresh: list[dict[str, Any]]) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+    """(old id, new finding) pairs to rekey, and the ids of stale findings to delete."""
+    stale = [r for r in known.values() if r["id"] not in yielded and _made_by_ingest(r, session)]
+    if not stale:
+        return [], []
+    new = [ep for ep in fresh if ep["kind"] != "session"]
+    pairs: list[tuple[str, dict[str, Any]]] = []
+    taken: set[int] = set()
+    # Closest evidence first: the same detail and text, then the same detail, then the same text.
+    for key in (lambda e: (e["kind"], e["detail"], e["gist"]), lambda e: (e["kind"], e["detail"]),
+                lambda e: (e["kind"], e["gist"])):
+        olds: dict[Any, list[dict[str, Any]]] = {}
+        for row in stale:
+            if row["id"] not in {old for old, _ in pairs}:
+                olds.setdefault(key(row), []).append(row)
+        news: dict[Any, list[dict[str, Any]]] = {}
+        for ep in new:
+            if id(ep) not in taken:
+                news.setdefault(key(ep), []).append(ep)
+        for k, rows in olds.items():
+            if not k[-1] or k not in news or len(rows) != 1 or len(news[k]) != 1:
+                continue  # no evidence to go by, or more than one of either: not a match
+            pairs.append((rows[0]["id"], news[k][0]))
+            taken.add(id(news[k][0]))
+    paired = {old for old, _ in pairs}
+    unpaired = [r for r in stale if r["id"] not in paired]
+    touched = _touched(store, unpaired) if unpaired else set()
+    return pairs, [r["id"] for r in unpaired if r["id"] not in touched]
+
+
+def _touched(store: Store, rows: list[dict[str, Any]]) -> set[str]:
+    """Which of these findings the person did something to (see the note above)."""
+    out: set[str] = set()
+    for ids in chunks([r["id"] for r in rows], 400):
+        marks = ",".join("?" * len(ids))
+        out |= {r["memory_id"] for r in store.rows(
+            f"SELECT memory_id, tag FROM tags WHERE memory_id IN ({marks})", ids) if not _INGEST_TAG.match(r["tag"])}
+        for r in store.rows(f"SELECT src, dst FROM connections WHERE origin = 'explicit' "
+                            f"AND (src IN ({marks}) OR dst IN ({marks}))", ids + ids):
+            out |= {r["src"], r["dst"]}
+        for r in store.rows(f"SELECT id, kind, importance, valence, arousal, memory_type, expires_at, "
+                            f"flashbulb_until FROM episodes WHERE id IN ({marks})", ids):
+            made = {"importance": 0.5, "valence": 0.0, "arousal": 0.0, **_WEIGHT.get(r["kind"], {})}
+            # importance decays by itself (lifecycle): only a raise is the person's
+            if float(r["importance"]) > made["importance"] + 1e-9 \
+                    or any(abs(float(r[k]) - made[k]) > 1e-9 for k in ("valence", "arousal")) \
+                    or r["memory_type"] != "long_term" or r["expires_at"] or r["flashbulb_until"]:
+                out.add(r["id"])
+    return out
+
+
+def _apply_replacements(conn: sqlite3.Connection, rekeyed: list[tuple[str, dict[str, Any]]],
+                        dropped: list[str], redated: list[tuple[str, str]]) -> None:
+    """Inside the session's write: stale findings take their new ids (everything that names
+    them follows), the ones no longer found go, and re-dated ones take their new time."""
+    for old, ep in rekeyed:
+        row = prepare_episode(ep)
+        conn.execute("UPDATE episodes SET id = ?, title = ?, gist = ?, detail = ?, at = ?, content_hash = ?, "
+                     "space = ?, embedding = ? WHERE id = ?",
+                     (row["id"], row["title"], row["gist"], row["detail"], row["at"], row["content_hash"],
+                      row["space"], row["embedding"], old))
+        new_tags = {normalise_tag(t) for t in ep.get("tags") or ()}
+        for (tag,) in conn.execute("SELECT tag FROM tags WHERE memory_id = ?", (old,)).fetchall():
+            if _INGEST_TAG.match(tag) and tag not in new_tags:
+                conn.execute("DELETE FROM tags WHERE memory_id = ? AND tag = ?", (old, tag))
+        conn.execute("UPDATE OR IGNORE tags SET memory_id = ? WHERE memory_id = ?", (row["id"], old))
+        conn.execute("DELETE FROM tags WHERE memory_id = ?", (old,))
+        conn.executemany("INSERT OR IGNORE INTO tags (memory_id, tag) VALUES (?, ?)",
+                         [(row["id"], t) for t in sorted(new_tags)])
+        conn.execute("UPDATE OR IGNORE connections SET src = ? WHERE src = ?", (row["id"], old))
+        conn.execute("UPDATE OR IGNORE connections SET dst = ? WHERE dst = ?", (row["id"], old))
+        conn.execute("DELETE FROM connections WHERE src = ? OR dst = ?", (old, old))
+        conn.execute("UPDATE lessons SET sources = replace(sources, ?, ?) WHERE instr(sources, ?) > 0",
+                     (f'"{old}"', f'"{row["id"]}"', f'"{old}"'))
+    for chunk in chunks(dropped, 400):
+        marks = ",".join("?" * len(chunk))
+        conn.execute(f"DELETE FROM episodes WHERE id IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM tags WHERE memory_id IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM connections WHERE src IN ({marks}) OR dst IN ({marks})", chunk + chunk)
+    conn.executemany("UPDATE episodes SET at = ? WHERE id = ?", redated)
 
 
 # --------------------------------------------------------------------------- many files
@@ -420,11 +670,17 @@ def _recorded(store: Store, path: str) -> dict[str, Any] | None:
     return store.one("SELECT mtime, size FROM sessions WHERE path = ?", (path,))
 
 
-def _parse(path: Path, source: str) -> list[Session]:
+def _parse(path: Path, source: str, store: Store | None = None) -> list[Session]:
     if source == "claude-code":
         from remem.engine.transcripts import parse_file
 
-        return [parse_file(path)]
+        def read_already(sid: str) -> bool:
+            """A resumed session's file copies the earlier one: left out when it was read,
+            even if its own file is gone since (Claude Code deletes them after 30 days)."""
+            return store is not None and store.one(
+                "SELECT 1 FROM sessions WHERE id = ? AND source = 'claude-code'", (sid,)) is not None
+
+        return [parse_file(path, read_elsewhere=read_already)]
     if source == "codex":
         from remem.engine.codex import parse_rollout
 
@@ -458,25 +714,28 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
         _add_events(summary, ingest_events_file(store, path))
         return
     st = path.stat()
-    key = f"{path}#0" if source == "chats" else str(path)
+    name = safe_text(path)  # as stored: a name that is not UTF-8 shows its bytes as \xNN
+    key = f"{name}#0" if source == "chats" else name
     row = _recorded(store, key)
     if row is not None and row["mtime"] == st.st_mtime and row["size"] == st.st_size:
         summary["skipped"] += 1
         return
-    sessions = _parse(path, source)
+    sessions = _parse(path, source, store)
     summary["files"] += 1
     for i, session in enumerate(sessions):
         summary["malformed_lines"] += session.malformed_lines
         if source == "chats":
-            session.path = f"{path}#{i}"
+            session.path = f"{name}#{i}"
             session.id = _stored_chat_id(store, session, path) or session.id
         else:
-            session.path = str(path)
+            session.path = name
         size = st.st_size
         if session.torn_tail:
             # Record only the complete lines, so the file differs next time and is read again.
             size = int(session.meta.get("complete_bytes", -1))
-        result = ingest_session(store, session, mtime=st.st_mtime, size=size, cfg=cfg, embedder=embedder)
+        # Read from the start of its file: what it yields replaces what ingest made of it before.
+        result = ingest_session(store, session, mtime=st.st_mtime, size=size, cfg=cfg, embedder=embedder,
+                                whole=True)
         summary["sessions"] += 1
         summary["episodes"] += result["added"]
         _merge_counts(summary, result["by_kind"])
@@ -489,12 +748,12 @@ def _stored_chat_id(store: Store, session: Session, path: Path) -> str | None:
     given = session.meta.get("given_id")
     index = int(session.meta.get("index") or 0)
     # The path as it was typed then is unknown: try it whole and as seen from here.
-    typed = dict.fromkeys((str(path), os.path.relpath(path)))
+    typed = dict.fromkeys((safe_text(path), safe_text(os.path.relpath(path))))
     for old in ([given] if given else []) + [stable_id("chats", t, str(index)) for t in typed]:
         if old == session.id:
             return None
         row = store.one("SELECT path FROM sessions WHERE id = ? AND source = 'chats'", (old,))
-        if row and Path(str(row["path"]).rsplit("#", 1)[0]).name == path.name \
+        if row and Path(str(row["path"]).rsplit("#", 1)[0]).name == safe_text(path.name) \
                 and _same_opening(store, old, session):
             return old
     return None
@@ -515,10 +774,22 @@ def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source
 
     Returns {files, skipped, sessions, episodes (added by this run), by_kind,
     malformed_lines, errors}. A file that cannot be read is an error line; the rest go on.
+    A failure of the store itself (busy, read-only, full, damaged) stops the run: StoreError,
+    with one line naming the fix. Every error line is written to the log as well.
     """
     check_source(source)
     cfg = config_mod.load()
     summary = _empty_summary()
+    try:
+        _ingest_paths(store, summary, cfg, paths, source, progress)
+    finally:
+        summary["errors"] = [safe_text(e) for e in summary["errors"]]
+        _log_errors(summary["errors"])
+    return summary
+
+
+def _ingest_paths(store: Store, summary: dict[str, Any], cfg: dict[str, Any],
+                  paths: Sequence[str | Path] | None, source: str | None, progress: Progress | None) -> None:
     work: list[tuple[Path, str]] = []
     inbox = False
     if not paths:
@@ -561,7 +832,10 @@ def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source
                 summary["errors"].append(f"{path}: {exc}")
             else:  # user.json beside conversations.json: not an export, not an error
                 passed_over.add(path)
-        except Exception as exc:  # one bad file never stops the rest
+        except Exception as exc:  # one bad file never stops the rest; a failing store does
+            stop = store_failure(exc, store, f"ingest stopped at file {done} of {total}")
+            if stop is not None:
+                raise stop from exc
             summary["errors"].append(f"{path}: {exc}")
             try:
                 from remem.log import log_exception
@@ -588,8 +862,38 @@ def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source
         try:
             _add_events(summary, ingest_inbox(store))
         except Exception as exc:
+            stop = store_failure(exc, store, "ingest stopped at the inbox")
+            if stop is not None:
+                raise stop from exc
             summary["errors"].append(f"inbox: {exc}")
-    return summary
+
+
+def store_failure(exc: BaseException, store: Store, where: str) -> StoreError | None:
+    """The store itself failing (busy past its timeout, read-only, disk full, damaged): a
+    StoreError of one line naming the fix and `where` it stopped, or None for anything else
+    (a file that cannot be read: the run goes on)."""
+    if isinstance(exc, StoreError):
+        message, fix, kind = str(exc), exc.fix, type(exc)
+    else:
+        found = store_problem(exc, store.path) if isinstance(exc, sqlite3.DatabaseError) else None
+        if found is None:
+            return None
+        message, fix, kind = found[1], found[2], StoreError
+    try:
+        return kind(f"{message} ({where}; what was read before it is stored, and a new run skips it)",
+                    fix=fix)
+    except TypeError:  # a StoreError subclass made otherwise
+        return StoreError(f"{message} ({where})", fix=fix)
+
+
+def _log_errors(errors: list[str]) -> None:
+    """Every error line in the log (the summary may show only the first ones)."""
+    if not errors:
+        return
+    from remem.log import log
+
+    for err in errors:
+        log("ingest", err)
 
 
 def ingest_events(store: Store, path: str | Path, into: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -598,5 +902,15 @@ def ingest_events(store: Store, path: str | Path, into: dict[str, Any] | None = 
     from remem.engine.events import ingest_events_file
 
     summary = _empty_summary() if into is None else into
-    _add_events(summary, ingest_events_file(store, Path(path)))
+    before = len(summary["errors"])
+    try:
+        _add_events(summary, ingest_events_file(store, Path(path)))
+    except Exception as exc:
+        stop = store_failure(exc, store, f"ingest stopped at {safe_text(path)}")
+        if stop is not None:
+            raise stop from exc
+        raise
+    finally:
+        summary["errors"][before:] = [safe_text(e) for e in summary["errors"][before:]]
+        _log_errors(summary["errors"][before:])
     return summary

@@ -21,6 +21,7 @@ class ToolCall:
     is_error: bool = False
     rejected: bool = False  # the person refused the call (permission denied by the user)
     interrupted: bool = False
+    result_at: str | None = None  # when the result came back (an error is dated by it), if known
 
 
 @dataclass
