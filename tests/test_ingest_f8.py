@@ -464,3 +464,32 @@ def test_with_a_local_model_the_detail_keeps_the_mechanical_gist_and_the_prompts
     assert row["detail"].startswith("Asked: write the config") and row["detail"].endswith("The person wrote:\n- write the config")
     ingest.ingest_session(store, parse_file(path), whole=True)
     assert len(asked) == 1
+
+
+# --------------------------------------------------------------------------- plain quotes, redacted heads
+
+def test_the_session_gist_quotes_the_agents_last_reply_as_plain_text(store, project):
+    sid = "cdcdcdcd-cdcd-4dcd-8dcd-cdcdcdcdcdcd"
+    reply = "## Beads Created\n\n| Bead ID | Task |\n|---------|------|\n| **sp-1** | `setup` |"
+    (project / f"{sid}.jsonl").write_text(
+        _user(sid, "p-u1", "2026-03-01T10:00:00.000Z", "plan the beads")
+        + _assistant(sid, "p-a1", "2026-03-01T10:00:01.000Z", "m1", [{"type": "text", "text": reply}]))
+    ingest.ingest_paths(store)
+    gist = store.scalar("SELECT gist FROM episodes WHERE kind = 'session'")
+    ended = gist[gist.index("Ended:"):]
+    assert "Beads Created" in ended and "`setup`" in ended
+    assert "##" not in ended and "|---" not in ended and "**" not in ended
+
+
+def test_an_error_whose_output_starts_with_a_secret_keeps_its_failure_time(store, project):
+    sid = "efefefef-efef-4fef-8fef-efefefefefef"
+    key = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    text = _failing_session(sid).replace("Exit code 1\\n", f"{key} rejected\\nExit code 1\\n")
+    assert key in text
+    (project / f"{sid}.jsonl").write_text(text)
+    ingest.ingest_paths(store)
+    from remem.engine import clock
+
+    row = store.one("SELECT at, detail FROM episodes WHERE kind = 'error'")
+    assert key not in row["detail"]
+    assert row["at"] == clock.normalise("2026-03-01T10:00:09.500Z")

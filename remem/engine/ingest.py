@@ -38,7 +38,7 @@ from remem import paths as paths_mod
 from remem.engine import clock
 from remem.engine.chats import NotAConversation
 from remem.engine.detect import detect_all
-from remem.engine.detect_common import Finding, command_of, describe_call, shorten
+from remem.engine.detect_common import Finding, command_of, describe_call, quote, redacted_head, shorten
 from remem.engine.detect_corrections import offer_summary
 from remem.engine.session import Session
 from remem.engine.store import (
@@ -180,7 +180,7 @@ def _ending(session: Session) -> str:
     if last.tool_calls and any(c.is_error for c in last.tool_calls) and not last.text:
         return "with a failed tool call."
     if last.text:
-        return shorten(last.text, 300)
+        return quote(last.text, 300)  # the agent's Markdown as plain text
     return "with a tool call."
 
 
@@ -248,7 +248,7 @@ def _failed_at(session: Session, f: Finding) -> str | None:
         return None
     for call in session.turns[f.turn].tool_calls:
         if call.is_error and not call.rejected and call.result_at \
-                and f.detail.startswith(describe_call(call)) and (call.result or "")[:200] in f.detail:
+                and f.detail.startswith(describe_call(call)) and redacted_head(call.result, 200) in f.detail:
             return call.result_at
     return None
 
