@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import importlib
-import json
 import os
 import re
 import sys
@@ -129,7 +128,9 @@ def _fail(message: str, code: int = 1, json_too: bool = True) -> NoReturn:
     also {"error": <message>} on stdout."""
     if _json_errors and json_too:
         try:
-            sys.stdout.write(json.dumps({"error": message}, ensure_ascii=False) + "\n")
+            from remem.commands._out import json_text
+
+            sys.stdout.write(json_text({"error": message}) + "\n")
             sys.stdout.flush()
         except (OSError, ValueError):  # stdout itself is what failed: stderr still says why
             pass
@@ -208,12 +209,6 @@ for _name in COMMAND_MODULES:
     importlib.import_module(f"remem.commands.{_name}").register(app)
 for _group in app.registered_groups:  # `remem lessons --help` etc. list whole summaries too
     _group.cls = WholeHelpGroup
-    if _group.name == "config":
-        # `remem config set recall.k -3`: a value that starts with "-" is a value, not an
-        # unknown option (the value is then checked by config.set_value).
-        for _command in _group.typer_instance.registered_commands if _group.typer_instance else ():
-            if _command.name == "set":
-                _command.context_settings = {**(_command.context_settings or {}), "ignore_unknown_options": True}
 
 
 def run() -> None:

@@ -130,39 +130,43 @@ def _raw_target(request: Request) -> str:
     return path + (f"?{query.decode('latin-1')}" if query else "")
 
 
-class TokenGuard:
-    """Beyond loopback, every request must carry `Proxy-Authorization: Bearer <token>` (the
-    token `remem serve --http` asks for). Authorization stays the upstream API's own key, and
-    Proxy-Authorization is never forwarded (a hop header)."""
+class Guard:
+    """Who may use the proxy, by the rules `remem serve --http` follows (remem.bind).
 
-    def __init__(self, app: Any, token: str) -> None:
-        self.app, self.token = app, token
+    With `token` (the proxy beyond loopback), every request must carry `Proxy-Authorization:
+    Bearer <token>`: Authorization stays the upstream API's own key, and Proxy-Authorization is
+    never forwarded (a hop header). With `local_only` (the proxy on loopback), a request whose
+    Host or Origin names another machine is refused: a web page rebinding its name to
+    127.0.0.1 cannot have the person's browser post into the memory's inbox."""
+
+    def __init__(self, app: Any, *, token: str = "", local_only: bool = False) -> None:
+        self.app, self.token, self.local_only = app, token, local_only
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        import hmac
+        from remem.bind import NOT_LOCAL, bearer_matches, from_this_machine
 
         if scope["type"] == "http":
-            given = ""
-            for key, value in scope.get("headers") or ():
-                if key.lower() == b"proxy-authorization":
-                    given = value.decode("latin-1")
-            scheme, _, sent = given.strip().partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(
-                    sent.strip().encode("utf-8"), self.token.encode("utf-8")):
-                response = JSONResponse(
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or ()}
+            refused = None
+            if self.token and not bearer_matches(headers.get("proxy-authorization", ""), self.token):
+                refused = JSONResponse(
                     {"error": {"type": "remem_token", "message": "missing or wrong remem token: send "
                                "Proxy-Authorization: Bearer <REMEM_TOKEN or server.token>"}},
                     407, headers={"Proxy-Authenticate": "Bearer"})
-                await response(scope, receive, send)
+            elif self.local_only and not from_this_machine(headers.get("host", ""), headers.get("origin", "")):
+                refused = JSONResponse({"error": {"type": "remem_not_local", "message": NOT_LOCAL}}, 403)
+            if refused is not None:
+                await refused(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
 
 def create_app(upstream: str, *, style: str = "auto", inject: bool = True, record: bool = True,
-               timeout_s: float = 600.0, token: str = "") -> Any:
-    """The proxy's ASGI app; with `token`, every request must send it (see TokenGuard)."""
+               timeout_s: float = 600.0, token: str = "", local_only: bool = False) -> Any:
+    """The proxy's ASGI app; with `token`, every request must send it; with `local_only`, every
+    request must come from this machine (see Guard). serve() sets them from its address."""
     app = _create_app(upstream, style=style, inject=inject, record=record, timeout_s=timeout_s)
-    return TokenGuard(app, token) if token else app
+    return Guard(app, token=token, local_only=local_only) if token or local_only else app
 
 
 def _create_app(upstream: str, *, style: str, inject: bool, record: bool, timeout_s: float) -> Starlette:
@@ -325,12 +329,15 @@ def serve(upstream: str, *, host: str = "127.0.0.1", port: int = 4546, style: st
           inject: bool = True, record: bool = True, sock: socket.socket | None = None,
           token: str = "") -> None:
     """Serve until interrupted, on `sock` when given (from listen()), else on host:port; with
-    `token`, only to requests that send it."""
+    `token`, only to requests that send it; on loopback, only to requests from this machine."""
     import uvicorn
+
+    from remem.bind import is_loopback
 
     if sock is None:
         sock = listen(host, port)
-    app = create_app(upstream, style=style, inject=inject, record=record, token=token)
+    app = create_app(upstream, style=style, inject=inject, record=record, token=token,
+                     local_only=is_loopback(host))
     # The upstream's own Server and Date headers come through; uvicorn's would double them.
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", server_header=False,
                             date_header=False)

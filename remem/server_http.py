@@ -4,49 +4,19 @@ every request when one is set, and on loopback no request from a foreign Host or
 
 from __future__ import annotations
 
-import hmac
-import os
-import ipaddress
 import json
 import sys
-from typing import Any, Optional
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from remem import __version__
+from remem.bind import NOT_LOCAL, bearer_matches, check_bind, from_this_machine, is_loopback
 from remem.errors import RememError
 from remem.server import _one_line, build_server
 from remem.server_stdio import scrub_json
 from remem.server_tools import MissingMemory
-
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_HOSTS:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def resolve_token(cfg: Optional[dict[str, Any]] = None) -> str:
-    """The bearer token: env REMEM_TOKEN, else config server.token; empty means none."""
-    from remem import config
-
-    return os.environ.get("REMEM_TOKEN") or str(config.get("server.token", cfg) or "")
-
-
-def check_bind(host: str, token: str) -> None:
-    """Refuse to listen beyond this machine without a bearer token."""
-    if not is_loopback(host) and not token:
-        raise RememError(
-            f"binding to {host} exposes your memory to the network; set a token first "
-            "(REMEM_TOKEN=… or `remem config set server.token …`) or keep --host 127.0.0.1"
-        )
-
 
 def check_port(host: str, port: int) -> None:
     """Fail with one line, before the slow start, when the address cannot be listened on."""
@@ -162,15 +132,6 @@ async def _http_error(request: Any, exc: Any) -> Any:
 _NAMED = {"recall": "POST", "remember": "POST", "lessons": "GET", "health": "GET"}
 
 
-def _hostname(authority: str) -> str:
-    """The host of a Host header or an origin's authority: "[::1]:4599" and "[::1]" -> "::1",
-    "localhost:4599" -> "localhost"."""
-    authority = authority.split("/", 1)[0].strip()
-    if authority.startswith("["):
-        return authority[1:].split("]", 1)[0]
-    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
-
-
 class Guard:
     """Bearer token on every request when one is set; on loopback, also refuse requests whose
     Host or Origin is not this machine (a web page cannot reach the JSON API by DNS rebinding)."""
@@ -183,22 +144,13 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if self.token:
-            # The scheme is case-insensitive (RFC 9110: "bearer" is "Bearer"); the token is not,
-            # and is compared in constant time.
-            scheme, _, given = headers.get("authorization", "").strip().partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(
-                    given.strip().encode("utf-8"), self.token.encode("utf-8")):
-                await _deny(send, 401, "missing or wrong bearer token: send Authorization: Bearer <token>",
-                            {"www-authenticate": 'Bearer realm="remem"'})
-                return
-        if self.loopback:
-            host = _hostname(headers.get("host", ""))
-            origin = headers.get("origin", "")
-            origin_host = _hostname(origin.split("://", 1)[-1]) if origin else ""
-            if (host and not is_loopback(host)) or (origin_host and not is_loopback(origin_host)):
-                await _deny(send, 403, "requests must come from this machine (Host/Origin not local)", {})
-                return
+        if self.token and not bearer_matches(headers.get("authorization", ""), self.token):
+            await _deny(send, 401, "missing or wrong bearer token: send Authorization: Bearer <token>",
+                        {"www-authenticate": 'Bearer realm="remem"'})
+            return
+        if self.loopback and not from_this_machine(headers.get("host", ""), headers.get("origin", "")):
+            await _deny(send, 403, NOT_LOCAL, {})
+            return
         if scope.get("method") == "POST":
             scope, receive = await _scrubbed(scope, receive)
         await self.app(scope, receive, send)

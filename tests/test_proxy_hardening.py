@@ -286,7 +286,7 @@ def test_a_client_that_leaves_mid_stream_has_no_partial_answer_recorded_against_
                        "messages": [{"role": "user", "content": question}]}).encode()
     port = int(url.rsplit(":", 1)[1])
     with socket.create_connection(("127.0.0.1", port)) as conn:
-        conn.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        conn.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                      b"Content-Length: %d\r\n\r\n" % len(body) + body)
         assert b"partial" in conn.recv(4096) + conn.recv(4096)
     # The question is kept; the half answer the client never finished reading is not.

@@ -8,9 +8,20 @@ import re
 import sys
 from typing import Any, Sequence
 
+# What json.dumps(ensure_ascii=False) leaves as it is though a terminal obeys it: DEL and the C1
+# controls (U+009B is a one-byte CSI). Outside strings JSON is ASCII, so each one found stands
+# in a string, where its \u escape means the same character.
+_JSON_UNESCAPED = re.compile("[\x7f-\x9f]")
+
+
+def json_text(value: Any, indent: int | None = None) -> str:
+    """JSON as the CLI prints it: UTF-8 text as it is, every control character escaped."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent, default=str)
+    return _JSON_UNESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
 
 def emit_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.write(json_text(value, indent=2) + "\n")
 
 
 def console(stderr: bool = False) -> Any:

@@ -87,6 +87,12 @@ def register(app: typer.Typer) -> None:
         """
         from remem.engine.memories import remember as do_remember
 
+        if ttl is not None and not ttl.strip():
+            # The engine reads "" as "no lifetime" (MCP clients send it for unset), which would
+            # keep the memory for good: a person typing --ttl meant a lifetime.
+            raise ValueError("--ttl is empty; give a lifetime such as 30s, 10m, 2h or 7d "
+                             "(or leave --ttl out for a long-term memory)")
+
         with open_store() as store:
             memory = do_remember(
                 store, text, kind=kind, tags=tag, importance=importance, valence=valence,
@@ -118,7 +124,9 @@ def register(app: typer.Typer) -> None:
             for key, value in values.items():
                 print(f"  {key} = {value!r}")
 
-    @config_app.command("set")
+    # `remem config set recall.k -3`: a value that starts with "-" is a value, not an unknown
+    # option (the value is then checked by config.set_value).
+    @config_app.command("set", context_settings={"ignore_unknown_options": True})
     def config_set(key: str, value: str) -> None:
         """Set one key. Example: remem config set recall.k 8"""
         from remem import config
@@ -139,6 +147,10 @@ def register(app: typer.Typer) -> None:
         from remem.commands import _out
         from remem.engine.demo import build_demo
 
+        if folder is not None and not folder.strip():
+            # '' would fall back to ~/.remem-demo: a folder the person did not name.
+            raise ValueError("--dir is empty; name a folder, e.g. remem demo --dir /tmp/remem-demo "
+                             "(or leave --dir out for ~/.remem-demo)")
         # `remem --home DIR demo` means DIR; a folder that is not a demo is refused, never emptied.
         summary = build_demo(folder or _out.home_flag)
         if json_out:

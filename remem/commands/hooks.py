@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from remem.commands._out import emit_json, short, table
+from remem.commands._out import emit_json, safe, short, table
 
 
 def register(app: typer.Typer) -> None:
@@ -140,15 +140,15 @@ def register(app: typer.Typer) -> None:
                    for h in report["hooks"]])
         st = report["store"]
         if st.get("exists"):
-            print(f"store: {st['path']}  integrity {st.get('integrity', '?')}  "
+            print(f"store: {safe(st['path'])}  integrity {st.get('integrity', '?')}  "
                   f"fts {', '.join(f'{k} {v}' for k, v in (st.get('fts') or {}).items())}  "
                   f"schema {st.get('schema')}/{st.get('schema_latest')}  active lessons {st.get('active_lessons')}")
         sched = report["schedule"]
         print(f"nightly sleep: {'scheduled' if sched['wired'] else 'not scheduled'} ({sched['how']})")
         if report["problems"]:
             print("\nproblems:")
-            for p in report["problems"]:
-                print(f"  - {p['problem']}\n      fix: {p['fix']}")
+            for p in report["problems"]:  # they quote config files and hook output: escaped
+                print(f"  - {safe(p['problem'])}\n      fix: {safe(p['fix'])}")
         else:
             print("\nno problems found")
 
@@ -183,12 +183,12 @@ def register(app: typer.Typer) -> None:
             return
         if not lessons:
             if elsewhere and not prompt:
-                print(f"no lessons would be injected for {cwd}; {elsewhere['n']} active lessons are for "
-                      f"other projects, e.g. `remem context --project {elsewhere['cwd']}`")
+                print(f"no lessons would be injected for {safe(cwd)}; {elsewhere['n']} active lessons are for "
+                      f"other projects, e.g. `remem context --project {safe(elsewhere['cwd'])}`")
             else:
-                print(f"no lessons would be injected for {cwd}"
+                print(f"no lessons would be injected for {safe(cwd)}"
                       + (" with that prompt" if prompt else "; lessons come from `remem sleep`"))
             return
         table(f"lessons for {cwd}", ["id", "kind", "project", "text"],
               [(l["id"], l["kind"], "yes" if l.get("project") else "-", short(l["text"], 80)) for l in lessons])
-        print(text)
+        print(safe(text, multiline=True))  # the block the agent would get, shown escaped

@@ -45,8 +45,8 @@ def register(app: typer.Typer) -> None:
         record = bool(cfg["record"]) and not no_record
         port = port or int(cfg["port"])
         from remem import paths
+        from remem.bind import check_bind, is_loopback, resolve_token
         from remem.engine.files import in_use
-        from remem.server_http import check_bind, is_loopback, resolve_token
 
         # The rule `remem serve --http` follows: nothing beyond this machine without a token
         # (the memory goes into answers, and exchanges into the inbox). Beyond loopback the

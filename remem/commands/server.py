@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
             with in_use(paths.db_path()):  # `remem restore` waits for this to end
                 serve_stdio(tasks=not no_tasks, warm=not no_warm)
             return
-        from remem.server_http import check_bind, check_port, resolve_token
+        from remem.bind import check_bind, resolve_token
 
         host = host or str(cfg["server"]["host"])
         port = int(port if port is not None else cfg["server"]["port"])
@@ -50,8 +50,9 @@ def register(app: typer.Typer) -> None:
             raise ValueError(f"--port must be between 1 and 65535, not {port}")
         token = resolve_token(cfg)
         check_bind(host, token)  # before the slow start: refusing should be quick
+        from remem.server_http import check_port, serve_http
+
         check_port(host, port)
-        from remem.server_http import serve_http
 
         with in_use(paths.db_path()):
             serve_http(host=host, port=port, token=token, tasks=not no_tasks, warm=not no_warm)

@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional
 
 import typer
 
-from remem.commands._out import emit_json, open_store, short, table
+from remem.commands._out import emit_json, open_store, safe, short, table
 from remem.errors import NotFound, RememError
 
 FOLDER_HELP = "The sync folder (default: config share.folder)."
@@ -18,16 +18,21 @@ def _problems(title: str, items: list[dict[str, Any]]) -> None:
         table(title, ["file", "reason"], [(p["path"], p["reason"]) for p in items])
 
 
+def _reasons(item: dict[str, Any]) -> str:
+    return safe("; ".join(item["reasons"]))
+
+
 def _print_receive(rec: dict[str, Any]) -> None:
+    # Ids, origins and reasons come from other machines' files: shown escaped (see _out.safe).
     for item in rec["quarantined"]:
-        print(f"quarantined {item['id']} from {item['origin']}: {'; '.join(item['reasons'])}")
+        print(f"quarantined {safe(item['id'])} from {safe(item['origin'])}: {_reasons(item)}")
     _problems("rejected", rec["rejected"])
     if rec["incomplete"]:
         print(f"{len(rec['incomplete'])} file(s) incomplete (half-synced?); read again next time")
     for item in rec["activated"]:
-        print(f"activated {item['id']}: {item['why']}")
+        print(f"activated {safe(item['id'])}: {safe(item['why'])}")
     for item in rec["revoked"]:
-        print(f"revoked {item['id']} (by {item['by']})")
+        print(f"revoked {safe(item['id'])} (by {safe(item['by'])})")
     waiting = len(rec["received"])
     if waiting:
         print(f"{waiting} new candidate(s): `remem share candidates` to review")
@@ -82,10 +87,10 @@ def register(app: typer.Typer) -> None:
             emit_json(rep)
             return
         for item in rep["withheld"]:
-            print(f"withheld {item['id']}: {'; '.join(item['reasons'])}")
+            print(f"withheld {safe(item['id'])}: {_reasons(item)}")
         _problems("in your own folder", rep["problems"])
         print(f"exported {len(rep['exported'])}, unchanged {rep['unchanged']}, removed "
-              f"{len(rep['removed'])}, withheld {len(rep['withheld'])} -> {rep['folder']}/{rep['origin']}")
+              f"{len(rep['removed'])}, withheld {len(rep['withheld'])} -> {safe(rep['folder'])}/{safe(rep['origin'])}")
 
     @share_app.command("receive")
     def receive(folder: Optional[str] = typer.Option(None, "--folder", help=FOLDER_HELP),
@@ -124,7 +129,7 @@ def register(app: typer.Typer) -> None:
         _print_receive(out["receive"])
         _problems("in your own folder", out["export"]["problems"] + out["confirmations"]["problems"])
         s = out["summary"]
-        print(f"{out['folder']} as {out['origin']}: exported {s['exported']} (withheld {s['withheld']}), "
+        print(f"{safe(out['folder'])} as {safe(out['origin'])}: exported {s['exported']} (withheld {s['withheld']}), "
               f"received {s['received']}, quarantined {s['quarantined']}, rejected {s['rejected']}, "
               f"activated {s['activated']}, confirmed yours {s['confirmed_ours']}, revoked {s['revoked']}")
         # What changed under lessons already held: said only when something did.
@@ -161,15 +166,15 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(rep)
             return
-        name = f"{rep['origin']} ({rep['label']})" if rep.get("label") else rep["origin"]
+        name = safe(f"{rep['origin']} ({rep['label']})" if rep.get("label") else rep["origin"])
         if forget:
             print(f"forgot {name}; its next key.pub is pinned afresh (untrusted)")
         else:
             print(f"{name} {'trusted' if rep['trusted'] else 'no longer trusted'}")
         for item in rep.get("activated", []):
-            print(f"activated {item['id']}: {item['why']}")
+            print(f"activated {safe(item['id'])}: {safe(item['why'])}")
         for item in rep["demoted"]:
-            print(f"{item['id']} {item['why']}")
+            print(f"{safe(item['id'])} {safe(item['why'])}")
 
     @share_app.command("peers")
     def peers(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
@@ -230,7 +235,7 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(done)
             return
-        print(f"accepted {done['id']}: {short(done['text'])}")
+        print(f"accepted {safe(done['id'])}: {short(done['text'])}")
 
     @share_app.command("reject")
     def reject(lesson_id: str = typer.Argument(..., help="A received lesson's id."),
@@ -248,7 +253,7 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(done)
             return
-        print(f"rejected {done['id']}: {short(done['text'])}")
+        print(f"rejected {safe(done['id'])}: {short(done['text'])}")
 
     @share_app.command("revoke")
     def revoke(lesson_id: str = typer.Argument(..., help="One of your lessons' id."),
@@ -266,7 +271,7 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(done)
             return
-        print(f"revoked {done['id']}; receivers retire it on their next sync ({done['revocation']})")
+        print(f"revoked {safe(done['id'])}; receivers retire it on their next sync ({done['revocation']})")
 
 
 @contextmanager

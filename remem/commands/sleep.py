@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterator, List, Optional
 
 import typer
 
-from remem.commands._out import emit_json, open_store, short, table
+from remem.commands._out import emit_json, open_store, safe, short, table
 from remem.errors import RememError
 
 
@@ -78,7 +78,7 @@ def register(app: typer.Typer) -> None:
         text = sleep_mod.morning_report()
         if text is None:
             raise ValueError("no morning report yet; run `remem sleep` first")
-        print(text, end="")
+        print(safe(text, multiline=True), end="")  # lesson words come from transcripts and peers
 
     from remem.engine.store import LESSON_STATUSES  # light: the --status help names them
 
@@ -142,14 +142,16 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json({**lesson, "source_episodes": sources, "predictions": preds, "aliases": aliases})
             return
-        print(f"{lesson['id']}  {lesson['kind']}  {lesson['status']}  strength {lesson['strength']:.1f}"
+        # Stored words (a received lesson's id, text and note among them) never drive the terminal.
+        print(f"{safe(lesson['id'])}  {lesson['kind']}  {lesson['status']}  strength {lesson['strength']:.1f}"
               f"  seen {lesson['seen']}")
-        print(f"\n  {lesson['text']}\n")
+        print(f"\n  {safe(lesson['text'], multiline=True)}\n")
         if lesson.get("draft"):
-            print(f"  plain text: {lesson['draft']}")
+            print(f"  plain text: {safe(lesson['draft'], multiline=True)}")
         if lesson.get("note"):
-            print(f"  note: {lesson['note']}")
-        print(f"  created {lesson['created']}, updated {lesson['updated']}, cwd {lesson.get('cwd') or 'every project'}")
+            print(f"  note: {safe(lesson['note'], multiline=True)}")
+        print(f"  created {lesson['created']}, updated {lesson['updated']}, "
+              f"cwd {safe(lesson.get('cwd') or 'every project')}")
         if sources:
             table("sources", ["id", "kind", "at", "title"],
                   [(s["id"], s["kind"], s["at"][:16], short(s["title"], 70)) for s in sources])
@@ -157,7 +159,7 @@ def register(app: typer.Typer) -> None:
             table("predictions", ["made", "outcome", "prediction"],
                   [(p["made"][:16], p["outcome"] or "open", short(p["text"], 70)) for p in preds])
         if aliases:
-            print("merged into it: " + ", ".join(a["old"] for a in aliases))
+            print("merged into it: " + ", ".join(safe(a["old"]) for a in aliases))
 
     @lessons_app.command("edit")
     def lessons_edit(
@@ -181,7 +183,7 @@ def register(app: typer.Typer) -> None:
             if not text.strip():
                 raise ValueError("a lesson needs text; use `remem lessons veto ID` to drop it")
             changed = edit_text(store, lesson["id"], text)
-        print(f"{changed['id']}: {changed['text']}")
+        print(f"{safe(changed['id'])}: {safe(changed['text'], multiline=True)}")
 
     @lessons_app.command("veto")
     def lessons_veto(

@@ -32,6 +32,7 @@ from typing import Any, Iterable
 from remem import config as config_mod
 from remem import paths
 from remem.engine import clock
+from remem.engine.detect_common import redact_secrets
 from remem.engine.files import write_atomic
 from remem.engine.session import Session, ToolCall, Turn
 from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_SPEAKER, MAX_TITLE, Store, stable_id
@@ -255,12 +256,16 @@ def _first_line(text: str) -> str:
 
 
 def _episode_fields(ev: dict[str, Any], kind: str, tags: list[str]) -> dict[str, Any]:
-    """Title, gist, detail and the text the vector is made from (without lifecycle fields)."""
-    text = (ev.get("text") or "").strip()
-    detail = ev.get("detail") or ""
+    """Title, gist, detail and the text the vector is made from (without lifecycle fields).
+
+    Secrets in the words (an API key pasted into a note) are stored as "[secret]", as in what
+    the detectors find: episodes are recalled by agents. The id still hashes the event as
+    written (episode_id), so re-reading a file adds nothing."""
+    text = redact_secrets((ev.get("text") or "").strip())
+    detail = redact_secrets(ev.get("detail") or "")
     who = ev.get("speaker") or (ev.get("role") if ev["kind"] == "message" else None)
     if (ev.get("title") or "").strip():
-        title = ev["title"].strip()
+        title = redact_secrets(ev["title"].strip())
     else:
         line = _first_line(text)[:120]
         title = f"{who}: {line}" if who else line

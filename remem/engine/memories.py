@@ -38,6 +38,9 @@ def remember(
         raise ValueError("nothing to remember: the text is empty")
     if kind not in EPISODE_KINDS or kind == "session":
         raise ValueError(f"kind must be one of {', '.join(REMEMBER_KINDS)}, not {kind!r}")
+    # "" is "no lifetime", as None is: MCP clients send "" for an optional string left unset,
+    # and refusing it would fail their every remember. A person's empty --ttl is refused by the
+    # CLI before it gets here.
     ttl_s = clock.parse_duration(str(ttl)) if ttl not in (None, "") else None
     memory_type = "short_term" if (short_term or ttl_s is not None) else "long_term"
     fields = creation_fields(

@@ -1,0 +1,70 @@
+"""Who may reach what remem serves over HTTP: the rules `remem serve --http` and `remem proxy`
+share. Nothing beyond this machine without a bearer token; a token compared in constant time;
+and on loopback, no request whose Host or Origin names another machine (a web page that
+rebinds its DNS name to 127.0.0.1 cannot reach the memory through the person's browser).
+
+Light on purpose (no mcp, starlette or uvicorn): each edge imports it before its slow start.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+from typing import Any
+
+from remem.errors import RememError
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+NOT_LOCAL = "requests must come from this machine (Host/Origin not local)"
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def resolve_token(cfg: dict[str, Any] | None = None) -> str:
+    """The bearer token: env REMEM_TOKEN, else config server.token; empty means none."""
+    from remem import config
+
+    return os.environ.get("REMEM_TOKEN") or str(config.get("server.token", cfg) or "")
+
+
+def check_bind(host: str, token: str) -> None:
+    """Refuse to listen beyond this machine without a bearer token."""
+    if not is_loopback(host) and not token:
+        raise RememError(
+            f"binding to {host} exposes your memory to the network; set a token first "
+            "(REMEM_TOKEN=… or `remem config set server.token …`) or keep --host 127.0.0.1"
+        )
+
+
+def bearer_matches(header: str, token: str) -> bool:
+    """Whether an `Authorization`-style value is "Bearer <token>". The scheme is
+    case-insensitive (RFC 9110: "bearer" is "Bearer"); the token is not, and is compared in
+    constant time."""
+    scheme, _, given = header.strip().partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        given.strip().encode("utf-8"), token.encode("utf-8"))
+
+
+def hostname(authority: str) -> str:
+    """The host of a Host header or an origin's authority: "[::1]:4599" and "[::1]" -> "::1",
+    "localhost:4599" -> "localhost"."""
+    authority = authority.split("/", 1)[0].strip()
+    if authority.startswith("["):
+        return authority[1:].split("]", 1)[0]
+    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+
+
+def from_this_machine(host: str, origin: str) -> bool:
+    """Whether a request's Host and Origin headers (each "" when absent) both name this
+    machine. A server listening on loopback refuses the request otherwise."""
+    host_name = hostname(host)
+    origin_host = hostname(origin.split("://", 1)[-1]) if origin else ""
+    return not ((host_name and not is_loopback(host_name)) or (origin_host and not is_loopback(origin_host)))
