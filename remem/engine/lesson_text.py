@@ -211,6 +211,17 @@ def redact_secrets(text: str) -> str:
 
     An ellipsis marks where a text was cut and is never part of a secret: "password=abc…"
     is not read as a six-character password."""
+    # Redacting one secret can bring the text around it together into another (a key
+    # inside an assignment whose value then ends elsewhere): go on until nothing changes.
+    for _ in range(4):
+        once = _redact_once(text)
+        if once == text:
+            break
+        text = once
+    return text
+
+
+def _redact_once(text: str) -> str:
     scan = text.replace("…", " ")  # same length: spans found in `scan` are spans of `text`
     spans = sorted(span for pattern, _why in (*_SECRETS_RE, *_SECRETS_RE_I)
                    for m in pattern.finditer(scan)
