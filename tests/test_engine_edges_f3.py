@@ -133,7 +133,7 @@ def test_content_text_is_one_function_with_the_part_types_as_a_parameter():
 def test_the_project_name_of_a_folder_is_one_engine_function():
     from remem.engine import ingest
     from remem.engine.session import Session, Turn
-    from remem.engine.text import project_name
+    from remem.engine.projects import project_name
 
     assert project_name("/home/dev/shop/") == "shop" and project_name(None) == "" and project_name("/") == ""
     session = Session(id="s1", source="claude-code", cwd="/home/dev/shop/",

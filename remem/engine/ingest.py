@@ -50,7 +50,7 @@ from remem.engine.store import (
     prepare_episode,
     stable_id,
 )
-from remem.engine.text import project_name
+from remem.engine.projects import project_name
 from remem.errors import StoreError, store_problem
 
 SOURCES = ("claude-code", "codex", "chats", "events")

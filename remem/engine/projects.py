@@ -1,4 +1,5 @@
-"""Projects: which folder a project argument means, and whether a path lies in a folder.
+"""Projects: the name a folder gives, which folder a project argument means, and whether a
+path lies in a folder.
 
 One rule for "at or below a folder", in Python (`is_under`) and in SQL (`under_sql`), so a
 filter in SQL and one in Python never disagree: a path is under a folder when it is the folder
@@ -40,6 +41,13 @@ def under_sql(column: str, folder: str) -> tuple[str, list[str]]:
             [base, base + "/", base + "0"])
 
 
+def project_name(cwd: str | None) -> str:
+    """The project a working folder names: its last part ("/home/dev/shop/" -> "shop")."""
+    if not cwd:
+        return ""
+    return cwd.rstrip("/").rsplit("/", 1)[-1]
+
+
 def resolve_project(store: Any, name_or_path: str | None) -> str | None:
     """The folder a project argument means: a path as given (without a trailing slash), or the
     known project folder whose name, or Claude Code's name for it ("-home-me-shop"), matches,
@@ -56,6 +64,6 @@ def resolve_project(store: Any, name_or_path: str | None) -> str | None:
         "SELECT DISTINCT cwd FROM episodes WHERE cwd IS NOT NULL "
         "UNION SELECT DISTINCT cwd FROM lessons WHERE cwd IS NOT NULL")})
     for cwd in known:
-        if project_folder_name(cwd) == project or cwd.rstrip("/").rsplit("/", 1)[-1] == project:
+        if project_folder_name(cwd) == project or project_name(cwd) == project:
             return cwd
     return project

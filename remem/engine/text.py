@@ -1,5 +1,4 @@
-"""Text helpers every reader shares: storable text, the text of a message's content, the
-project a working folder names.
+"""Text helpers every reader shares: storable text and the text of a message's content.
 
 Standard library only and no imports at all: the hooks and the proxy use it on their hot path.
 """
@@ -42,10 +41,3 @@ def content_text(content: Any, part_types: Iterable[str] | None = ("text",)) -> 
               and (types is None or part.get("type") in types)):
             parts.append(part["text"])
     return "\n".join(parts)
-
-
-def project_name(cwd: str | None) -> str:
-    """The project a working folder names: its last part ("/home/dev/shop/" -> "shop")."""
-    if not cwd:
-        return ""
-    return cwd.rstrip("/").rsplit("/", 1)[-1]

@@ -119,7 +119,7 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
                 descending=self.descending, limit=limit, offset=offset))
             arrow = "↓" if self.descending else "↑"
             status = plain(f"{self.page_span()} · sorted by {self.sort} {arrow} · n/p page · s sort")
-        project_name = self.app.engine("text").project_name
+        project_name = self.app.engine("projects").project_name
         self.shown = [(r["id"], [r["kind"], r["title"], project_name(r.get("cwd")), ago(r["at"]),
                                  f"{r['strength']:.2f}", str(r["recalls"]), ",".join(r.get("tags", []))])
                       for r in rows]
