@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from remem.engine import proxying
+from remem.engine import clock, proxying
 from remem.log import log
 
 HOP_HEADERS = {"host", "content-length", "connection", "keep-alive", "transfer-encoding",
@@ -80,13 +80,13 @@ def _read_reply(style: str, payload: bytes, encoding: str, streamed: bool) -> tu
 
 
 def _record(body: dict[str, Any], style: str, reply: str, session: str | None = None,
-            turn: str = "") -> None:
-    from remem.engine import clock, events
+            turn: str = "", at: str | None = None) -> None:
+    from remem.engine import events
 
     try:
         # An answer that cannot be read (an odd shape, an unknown coding, cut short) still
         # leaves the request's own turns recorded.
-        found = proxying.exchange_events(body, style, reply, clock.iso(), session=session, turn=turn)
+        found = proxying.exchange_events(body, style, reply, at or clock.iso(), session=session, turn=turn)
         if found:
             events.append_to_inbox(found)
     except Exception as exc:  # recording must never break the client's request
@@ -203,6 +203,9 @@ def _create_app(upstream: str, *, style: str, inject: bool, record: bool, timeou
         return proxying.inject(body, kind, block)
 
     async def forward(request: Request) -> Response:
+        # Dated when it arrived: recording runs after the answer, on a worker thread, so two
+        # quick turns could otherwise be recorded (and dated) in the other order.
+        arrived = clock.iso()
         path = request.url.path
         raw = await request.body()
         kind = style_for(path) if request.method == "POST" else None
@@ -279,13 +282,13 @@ def _create_app(upstream: str, *, style: str, inject: bool, record: bool, timeou
             if not done["whole"]:
                 # The client left (or the upstream broke off) mid-answer: what it got is not the
                 # answer, so only the question is recorded.
-                _record(body, kind, "")
+                _record(body, kind, "", at=arrived)
                 return
             if "text" in done:
-                _record(body, kind, done["text"], done["session"], done["turn"])
+                _record(body, kind, done["text"], done["session"], done["turn"], at=arrived)
                 return
             text, _ = _read_reply(kind, b"".join(collected), encoding, streamed)
-            _record(body, kind, text)
+            _record(body, kind, text, at=arrived)
 
         response = StreamingResponse(relay(), status_code=reply.status_code,
                                      background=BackgroundTask(after))

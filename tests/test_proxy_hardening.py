@@ -318,7 +318,9 @@ def test_responses_turns_chained_by_previous_response_id_are_one_conversation_ag
         if len([e for e in found if e["role"] == "user"]) == 3:
             break
         time.sleep(0.05)
-    users = [e for e in found if e["role"] == "user"]
+    # Recorded after each answer on a worker thread, the files may land in any order; each
+    # turn is dated when its request arrived, which is the order ingest reads them in.
+    users = sorted((e for e in found if e["role"] == "user"), key=lambda e: e["at"])
     assert [e["text"] for e in users] == ["pip install requests", "thanks, and what day is it?",
                                           "thanks, and what day is it?"]
     assert len({e["session"] for e in found}) == 1  # one conversation
