@@ -296,3 +296,13 @@ def _text_kind(text: str) -> str:
             return kind
     return "other"
 
+
+FINDING_KINDS = ("correction", "error", "surprise", "environment")
+
+# How a finding's episode feels, for the lifecycle: corrections matter most.
+FINDING_WEIGHT = {
+    "correction": {"importance": 0.7, "valence": -0.4, "arousal": 0.4},
+    "error": {"importance": 0.5, "valence": -0.3, "arousal": 0.3},
+    "surprise": {"importance": 0.6, "valence": 0.0, "arousal": 0.4},
+    "environment": {"importance": 0.5, "valence": 0.0, "arousal": 0.0},
+}

@@ -15,7 +15,7 @@ lines only, so it differs next time and is read again. Embedding happens before 
 transaction, in one batch per session; a correction is embedded from the person's words alone.
 
 A file is read whole each time it changed, so the findings it yields replace the ones ingest
-made from it before (`_replace_stale`): a finding titled otherwise by an older version takes its
+made from it before (`reread.replace_stale`): a finding titled otherwise by an older version takes its
 new id in place, keeping what the person and the sleep made of it, and one no detector finds
 any more is dropped unless the person touched it.
 
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -38,33 +37,30 @@ from remem import paths as paths_mod
 from remem.engine import clock
 from remem.engine.chats import NotAConversation
 from remem.engine.detect import detect_all
-from remem.engine.detect_common import Finding, command_of, describe_call, quote, redacted_head, shorten
-from remem.engine.detect_corrections import offer_summary
-from remem.engine.session import Session
-from remem.engine.store import (
-    MAX_GIST,
-    Store,
-    cap,
-    chunks,
-    normalise_tag,
-    prepare_episode,
-    stable_id,
+from remem.engine.detect_common import (
+    FINDING_KINDS,
+    FINDING_WEIGHT,
+    Finding,
+    describe_call,
+    redacted_head,
+    shorten,
 )
-from remem.engine.projects import project_name
+from remem.engine.detect_corrections import offer_summary
+from remem.engine.reread import apply_replacements, made_by_ingest, replace_stale
+from remem.engine.session import Session
+from remem.engine.session_gist import (
+    PROMPTS_HEAD,
+    first_ask,
+    llm_detail,
+    llm_gist,
+    prompts_detail,
+    session_gist,
+)
+from remem.engine.store import MAX_GIST, Store, cap, stable_id
 from remem.errors import StoreError, store_problem
 
 SOURCES = ("claude-code", "codex", "chats", "events")
-FINDING_KINDS = ("correction", "error", "surprise", "environment")
 Progress = Callable[[int, int, str], None]
-
-# How a finding's episode feels, for the lifecycle: corrections matter most.
-_WEIGHT = {
-    "correction": {"importance": 0.7, "valence": -0.4, "arousal": 0.4},
-    "error": {"importance": 0.5, "valence": -0.3, "arousal": 0.3},
-    "surprise": {"importance": 0.6, "valence": 0.0, "arousal": 0.4},
-    "environment": {"importance": 0.5, "valence": 0.0, "arousal": 0.0},
-}
-
 
 # --------------------------------------------------------------------------- helpers
 
@@ -81,139 +77,6 @@ def safe_text(text: Any) -> str:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def first_ask(session: Session) -> str:
-    """What the person asked first: their first words, or the slash command that opened it."""
-    opening = session.meta.get("opening_command")
-    if opening:
-        return str(opening)
-    for turn in session.turns:
-        if turn.role == "user" and turn.text:
-            return turn.text
-    commands = session.meta.get("commands") or []
-    return str(commands[0]) if commands else ""
-
-
-def prompts_of(session: Session) -> list[str]:
-    """Everything the person wrote, in order: the slash command that opened the session, then
-    each message in words."""
-    opening = session.meta.get("opening_command")
-    return ([str(opening)] if opening else []) + \
-        [t.text for t in session.turns if t.role == "user" and t.text]
-
-
-# The session episode's detail lists every prompt, so later requests are found too (the title
-# and gist hold only the first): each one cut at _PROMPT_CHARS, all of them at _PROMPTS_CHARS.
-_PROMPTS_HEAD = "The person wrote:"
-_PROMPT_CHARS = 1_000
-_PROMPTS_CHARS = 24_000
-
-
-def prompts_detail(session: Session) -> str:
-    """The session episode's detail: one line per prompt ("- …"), capped."""
-    prompts = prompts_of(session)
-    if not prompts:
-        return ""
-    lines = [_PROMPTS_HEAD]
-    used = 0
-    for n, prompt in enumerate(prompts):
-        line = f"- {shorten(prompt, _PROMPT_CHARS)}"
-        if used + len(line) > _PROMPTS_CHARS:
-            lines.append(f"(and {len(prompts) - n} more)")
-            break
-        lines.append(line)
-        used += len(line) + 1
-    return "\n".join(lines)
-
-
-def session_gist(session: Session, found: dict[str, Any]) -> tuple[str, str]:
-    """A deterministic title and gist: what was asked, what was done, how it ended."""
-    asked = first_ask(session)
-    project = project_name(session.cwd)
-    title = shorten(asked, 110) or f"session {session.id[:8]}"
-    if project:
-        title = f"{project}: {title}"
-    calls = session.tool_calls()
-    counts: dict[str, int] = {}
-    for call in calls:
-        counts[call.name] = counts.get(call.name, 0) + 1
-    parts = [f"Asked: {shorten(asked, 300)}" if asked else "Asked: (no words from the person)"]
-    if calls:
-        tools = ", ".join(f"{n}×{c}" if c > 1 else n for n, c in sorted(counts.items(), key=lambda kv: -kv[1])[:6])
-        edited: list[str] = []
-        ran: list[str] = []
-        for call in calls:
-            inp = call.input if isinstance(call.input, dict) else {}
-            if call.name.lower() in ("edit", "write", "multiedit", "notebookedit") and inp.get("file_path"):
-                name = Path(str(inp["file_path"])).name
-                if name not in edited:
-                    edited.append(name)
-            elif command_of(inp) and len(ran) < 3:
-                ran.append(shorten(command_of(inp), 60))
-        did = f"Did: {len(calls)} tool calls ({tools})"
-        if edited:
-            did += f"; edited {', '.join(edited[:5])}" + (" …" if len(edited) > 5 else "")
-        if ran:
-            did += f"; ran {'; '.join(ran)}"
-        parts.append(did)
-    requests = len(prompts_of(session))  # a slash command that opened the session is one
-    if requests > 1:
-        parts.append(f"The person wrote {requests} messages.")
-    noted = [f"{len(found[k])} {k}{'s' if len(found[k]) != 1 else ''}" for k in FINDING_KINDS if found.get(k)]
-    if noted:
-        parts.append("Noted: " + ", ".join(noted) + ".")
-    parts.append("Ended: " + _ending(session))
-    return title, "\n".join(parts)
-
-
-def _ending(session: Session) -> str:
-    if not session.turns:
-        return "nothing was said."
-    last = session.turns[-1]
-    if last.role == "user":
-        if last.interrupt:
-            return "the person interrupted."
-        return f"with the person's message: {shorten(last.text, 200)}"
-    if last.tool_calls and any(c.rejected for c in last.tool_calls):
-        return "the person refused a tool call."
-    if last.tool_calls and any(c.is_error for c in last.tool_calls) and not last.text:
-        return "with a failed tool call."
-    if last.text:
-        return quote(last.text, 300)  # the agent's Markdown as plain text
-    return "with a tool call."
-
-
-def _llm_gist(session: Session, gist: str, cfg: dict[str, Any]) -> str | None:
-    from remem.engine import llm
-
-    if not llm.enabled(cfg):
-        return None
-    lines = []
-    for turn in session.turns[:60]:
-        if turn.text:
-            lines.append(f"{turn.role}: {shorten(turn.text, 400)}")
-        for call in turn.tool_calls[:5]:
-            lines.append(f"  tool {call.name}{' (failed)' if call.is_error else ''}")
-    prompt = (
-        "Summarise this coding-agent session in at most 4 sentences: what the person asked, "
-        "what was done, and how it ended. Plain text.\n\n" + "\n".join(lines)[:8000]
-        + f"\n\nA mechanical summary for reference:\n{gist}"
-    )
-    text = llm.complete(prompt, system="You write terse, factual session notes.", cfg=cfg)
-    if not text:
-        return None
-    text = shorten(text, 2000)
-    from remem.engine.share_safety import incoming
-    from remem.log import log
-
-    # Recall gives gists to agents: the model's words pass the checks a received lesson passes
-    # (instruction-like phrasing, secrets, URLs, shell pipelines, hidden characters), else the
-    # mechanical gist is kept.
-    if incoming(text):
-        log("llm", "the model's session summary failed the safety checks; the mechanical gist is kept")
-        return None
-    return text
 
 
 # --------------------------------------------------------------------------- one session
@@ -257,7 +120,7 @@ def _finding_episode(f: Finding, base: dict[str, Any], started: str) -> dict[str
     gist = f.text
     embed = f.text if f.kind == "correction" else f"{f.title}\n{f.text}"
     return {
-        **base, **_WEIGHT.get(f.kind, {}),
+        **base, **FINDING_WEIGHT.get(f.kind, {}),
         "id": stable_id(str(base["session_id"]), f.kind, f.title), "kind": f.kind,
         "title": f.title, "gist": gist, "detail": f.detail, "at": clock.normalise(f.at) or started,
         "tags": list(f.tags), "_embed": embed,
@@ -341,10 +204,10 @@ def _merge_prompts(before: str, after: str) -> str:
         return after
     have = set(before.split("\n"))
     extra = [line for line in after.split("\n")
-             if line not in have and line != _PROMPTS_HEAD and not line.startswith("(and ")]
+             if line not in have and line != PROMPTS_HEAD and not line.startswith("(and ")]
     if not extra:
         return before
-    return "\n".join([before] + ([] if _PROMPTS_HEAD in have else [_PROMPTS_HEAD]) + extra)
+    return "\n".join([before] + ([] if PROMPTS_HEAD in have else [PROMPTS_HEAD]) + extra)
 
 
 def _with_segment(gist: str, marker: str, text: str) -> str:
@@ -397,18 +260,18 @@ def ingest_session(store: Store, session: Session, *, mtime: float | None = None
     dropped: list[str] = []
     redated: list[tuple[str, str]] = []
     if whole:
-        rekeyed, dropped = _replace_stale(store, session, known, yielded, fresh)
+        rekeyed, dropped = replace_stale(store, session, known, yielded, fresh)
         moved = {id(ep) for _, ep in rekeyed}
         fresh = [ep for ep in fresh if id(ep) not in moved]
         # a finding read again with another time (errors: when the call failed) takes it
         redated = [(ep["at"], ep["id"]) for ep in episodes if ep["kind"] != "session"
                    and ep["id"] in known and known[ep["id"]]["at"] != ep["at"]
-                   and _made_by_ingest(known[ep["id"]], session)]
+                   and made_by_ingest(known[ep["id"]], session)]
     changed = fresh + ([rewrite] if rewrite else []) + [ep for _, ep in rekeyed]
     if session_ep is not None and session_ep in changed:
-        better = _llm_gist(session, session_ep["gist"], cfg)
+        better = llm_gist(session, session_ep["gist"], cfg)
         if better:
-            session_ep["detail"] = _llm_detail(session_ep["gist"], session_ep["detail"])
+            session_ep["detail"] = llm_detail(session_ep["gist"], session_ep["detail"])
             session_ep["gist"] = better
     if changed:
         if embedder is None:
@@ -436,7 +299,7 @@ def ingest_session(store: Store, session: Session, *, mtime: float | None = None
     path = safe_text(session.path) if session.path else None
     with store.write() as conn:
         if rekeyed or dropped or redated:
-            _apply_replacements(conn, rekeyed, dropped, redated)
+            apply_replacements(conn, rekeyed, dropped, redated)
         if path:
             # The place now holds this conversation (a rewritten export lists them in another
             # order); the one that was there is recorded again when its own turn comes.
@@ -453,129 +316,12 @@ def ingest_session(store: Store, session: Session, *, mtime: float | None = None
             "replaced": len(rekeyed), "dropped": len(dropped)}
 
 
-def _llm_detail(gist: str, prompts: str) -> str:
-    """A session episode's detail when a local model wrote its gist: the mechanical gist, then
-    the prompts."""
-    return f"{gist}\n\n{prompts}" if prompts else gist
-
-
 def _same_session_text(new: dict[str, Any], stored: dict[str, Any]) -> bool:
     """The stored session episode already says what `new` (mechanical gist, prompts) says,
     in the mechanical form or in the local model's (its gist in `detail`)."""
     if (stored["gist"], stored["detail"] or "") == (new["gist"], new["detail"]):
         return True
-    return (stored["detail"] or "") == _llm_detail(new["gist"], new["detail"])
-
-
-# --------------------------------------------------------------------------- replacing findings
-#
-# Finding ids derive from their titles, so a version that titles a finding otherwise reads the
-# same failure as a new one: it would be stored beside the old copy, and the sleep, counting
-# two, would learn from one failure. A session read whole replaces what ingest made of it:
-#
-# - made by ingest: a finding of this session and source whose id is still the one its title
-#   gives (a title edited by hand gives another: the person's, never touched here);
-# - stale: made by ingest and not among what the session yields now;
-# - a stale finding whose evidence (its detail, else its text) is that of a new finding takes
-#   the new id, title, text and date in place (`_apply_replacements`): its seq (so the sleep
-#   does not count it again), strength, recalls, archived state, tags added by hand,
-#   connections and the lessons naming it as a source all stay with it;
-# - a stale finding no detector finds any more is deleted, unless the person touched it (a tag
-#   ingest does not write, a connection made by hand, importance raised or feelings changed,
-#   made short-term or flashbulb): then it is kept as it is. Archived or recalled is no touch:
-#   a finding the detectors no longer make is a wrong one, and recall should stop offering it.
-
-# The tags ingest writes on findings (detect_*.py); any other was added by hand.
-_INGEST_TAG = re.compile(r"^(refused|interrupt|unconfirmed|environment|"
-                         r"(action|pushback|error|tool|said-by):.*)$")
-
-
-def _made_by_ingest(row: dict[str, Any], session: Session) -> bool:
-    return row["kind"] in FINDING_KINDS and row["source"] == session.source \
-        and row["id"] == stable_id(session.id, row["kind"], row["title"])
-
-
-def _replace_stale(store: Store, session: Session, known: dict[str, dict[str, Any]], yielded: set[str],
-                   fresh: list[dict[str, Any]]) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
-    """(old id, new finding) pairs to rekey, and the ids of stale findings to delete."""
-    stale = [r for r in known.values() if r["id"] not in yielded and _made_by_ingest(r, session)]
-    if not stale:
-        return [], []
-    new = [ep for ep in fresh if ep["kind"] != "session"]
-    pairs: list[tuple[str, dict[str, Any]]] = []
-    taken: set[int] = set()
-    # Closest evidence first: the same detail and text, then the same detail, then the same text.
-    for key in (lambda e: (e["kind"], e["detail"], e["gist"]), lambda e: (e["kind"], e["detail"]),
-                lambda e: (e["kind"], e["gist"])):
-        olds: dict[Any, list[dict[str, Any]]] = {}
-        for row in stale:
-            if row["id"] not in {old for old, _ in pairs}:
-                olds.setdefault(key(row), []).append(row)
-        news: dict[Any, list[dict[str, Any]]] = {}
-        for ep in new:
-            if id(ep) not in taken:
-                news.setdefault(key(ep), []).append(ep)
-        for k, rows in olds.items():
-            if not k[-1] or k not in news or len(rows) != 1 or len(news[k]) != 1:
-                continue  # no evidence to go by, or more than one of either: not a match
-            pairs.append((rows[0]["id"], news[k][0]))
-            taken.add(id(news[k][0]))
-    paired = {old for old, _ in pairs}
-    unpaired = [r for r in stale if r["id"] not in paired]
-    touched = _touched(store, unpaired) if unpaired else set()
-    return pairs, [r["id"] for r in unpaired if r["id"] not in touched]
-
-
-def _touched(store: Store, rows: list[dict[str, Any]]) -> set[str]:
-    """Which of these findings the person did something to (see the note above)."""
-    out: set[str] = set()
-    for ids in chunks([r["id"] for r in rows], 400):
-        marks = ",".join("?" * len(ids))
-        out |= {r["memory_id"] for r in store.rows(
-            f"SELECT memory_id, tag FROM tags WHERE memory_id IN ({marks})", ids) if not _INGEST_TAG.match(r["tag"])}
-        for r in store.rows(f"SELECT src, dst FROM connections WHERE origin = 'explicit' "
-                            f"AND (src IN ({marks}) OR dst IN ({marks}))", ids + ids):
-            out |= {r["src"], r["dst"]}
-        for r in store.rows(f"SELECT id, kind, importance, valence, arousal, memory_type, expires_at, "
-                            f"flashbulb_until FROM episodes WHERE id IN ({marks})", ids):
-            made = {"importance": 0.5, "valence": 0.0, "arousal": 0.0, **_WEIGHT.get(r["kind"], {})}
-            # importance decays by itself (lifecycle): only a raise is the person's
-            if float(r["importance"]) > made["importance"] + 1e-9 \
-                    or any(abs(float(r[k]) - made[k]) > 1e-9 for k in ("valence", "arousal")) \
-                    or r["memory_type"] != "long_term" or r["expires_at"] or r["flashbulb_until"]:
-                out.add(r["id"])
-    return out
-
-
-def _apply_replacements(conn: sqlite3.Connection, rekeyed: list[tuple[str, dict[str, Any]]],
-                        dropped: list[str], redated: list[tuple[str, str]]) -> None:
-    """Inside the session's write: stale findings take their new ids (everything that names
-    them follows), the ones no longer found go, and re-dated ones take their new time."""
-    for old, ep in rekeyed:
-        row = prepare_episode(ep)
-        conn.execute("UPDATE episodes SET id = ?, title = ?, gist = ?, detail = ?, at = ?, content_hash = ?, "
-                     "space = ?, embedding = ? WHERE id = ?",
-                     (row["id"], row["title"], row["gist"], row["detail"], row["at"], row["content_hash"],
-                      row["space"], row["embedding"], old))
-        new_tags = {normalise_tag(t) for t in ep.get("tags") or ()}
-        for (tag,) in conn.execute("SELECT tag FROM tags WHERE memory_id = ?", (old,)).fetchall():
-            if _INGEST_TAG.match(tag) and tag not in new_tags:
-                conn.execute("DELETE FROM tags WHERE memory_id = ? AND tag = ?", (old, tag))
-        conn.execute("UPDATE OR IGNORE tags SET memory_id = ? WHERE memory_id = ?", (row["id"], old))
-        conn.execute("DELETE FROM tags WHERE memory_id = ?", (old,))
-        conn.executemany("INSERT OR IGNORE INTO tags (memory_id, tag) VALUES (?, ?)",
-                         [(row["id"], t) for t in sorted(new_tags)])
-        conn.execute("UPDATE OR IGNORE connections SET src = ? WHERE src = ?", (row["id"], old))
-        conn.execute("UPDATE OR IGNORE connections SET dst = ? WHERE dst = ?", (row["id"], old))
-        conn.execute("DELETE FROM connections WHERE src = ? OR dst = ?", (old, old))
-        conn.execute("UPDATE lessons SET sources = replace(sources, ?, ?) WHERE instr(sources, ?) > 0",
-                     (f'"{old}"', f'"{row["id"]}"', f'"{old}"'))
-    for chunk in chunks(dropped, 400):
-        marks = ",".join("?" * len(chunk))
-        conn.execute(f"DELETE FROM episodes WHERE id IN ({marks})", chunk)
-        conn.execute(f"DELETE FROM tags WHERE memory_id IN ({marks})", chunk)
-        conn.execute(f"DELETE FROM connections WHERE src IN ({marks}) OR dst IN ({marks})", chunk + chunk)
-    conn.executemany("UPDATE episodes SET at = ? WHERE id = ?", redated)
+    return (stored["detail"] or "") == llm_detail(new["gist"], new["detail"])
 
 
 # --------------------------------------------------------------------------- many files
