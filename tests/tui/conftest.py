@@ -100,3 +100,13 @@ def new_app():  # noqa: ANN201 - RememApp, imported late so collecting tests sta
 def screen_text(app) -> str:  # noqa: ANN001
     """The text on the screen now, as drawn."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def settle(pilot, done, tries: int = 100) -> None:  # noqa: ANN001
+    """Pause until `done()` holds (a loaded machine can need more than one pause for a
+    worker's rows to land); the test's own assertion then says what is wrong if it never does."""
+    for _ in range(tries):
+        await pilot.pause()
+        if done():
+            return
+        await pilot.pause(0.05)

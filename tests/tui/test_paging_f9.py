@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from remem.engine.store import Store
-from tests.tui.conftest import new_app
+from tests.tui.conftest import new_app, settle
 
 pytestmark = pytest.mark.anyio
 
@@ -232,12 +232,12 @@ async def test_the_shared_tab_asks_the_engine_for_one_page(demo_home, monkeypatc
     app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("5")
-        await pilot.pause()
         table = app.query_one("#candidate-table")
+        await settle(pilot, lambda: table.row_count == 50)
         assert asked == [(50, 0, 50)] and table.row_count == 50
         assert _status(app, "#shared-status").startswith("candidates 1-50 of 61 · n/p page")
         await pilot.press("n")
-        await pilot.pause()
+        await settle(pilot, lambda: table.row_count == 11)
         assert asked[-1] == (50, 50, 11) and table.row_count == 11
         assert _status(app, "#shared-status").startswith("candidates 51-61 of 61")
         assert [str(k.value) for k in table.rows] == ids[49:]
@@ -246,6 +246,6 @@ async def test_the_shared_tab_asks_the_engine_for_one_page(demo_home, monkeypatc
             for lesson_id in ids[:20]:
                 update_lesson(store, lesson_id, status="vetoed")
         await pilot.press("ctrl+r")
-        await pilot.pause()
+        await settle(pilot, lambda: table.row_count == 41)
         assert asked[-2:] == [(50, 50, 0), (50, 0, 41)]
         assert table.row_count == 41 and _status(app, "#shared-status").startswith("sync folder")  # one page
