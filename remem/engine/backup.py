@@ -86,12 +86,9 @@ def is_remem_database(path: Path) -> bool:
 
 def is_export(path: Path) -> bool:
     """Whether a file is what `remem export` writes (its first line is the export header)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            first = handle.readline(1_000_000)
-        record = json.loads(first)
-    except (OSError, ValueError, RecursionError):
-        return False
+    from remem.engine.files import first_json_line
+
+    record = first_json_line(path)
     return isinstance(record, dict) and record.get("table") == "remem-export"
 
 

@@ -166,12 +166,9 @@ def training_pairs(store: Store, out: TextIO) -> int:
 
 def _is_pairs_file(path: Path) -> bool:
     """Whether a file holds what write_training_pairs writes (its first line is a pair)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            first = handle.readline(1_000_000)
-        record = json.loads(first)
-    except (OSError, ValueError, RecursionError):
-        return False
+    from remem.engine.files import first_json_line
+
+    record = first_json_line(path)
     return isinstance(record, dict) and isinstance(record.get("messages"), list)
 
 

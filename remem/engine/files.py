@@ -12,6 +12,18 @@ from typing import Iterator
 from remem.errors import RememError
 
 
+def first_json_line(path: Path) -> object | None:
+    """The JSON value on a file's first line (read at most 1 MB of it), or None when the file
+    cannot be read or that line is not JSON: how a file we wrote is told from any other."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.loads(handle.readline(1_000_000))
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
 def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False, through_links: bool = False) -> bool:
     """Write via a dot-named temp file beside `path`, then rename over it.
 

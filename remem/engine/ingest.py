@@ -57,6 +57,7 @@ from remem.engine.session_gist import (
     session_gist,
 )
 from remem.engine.store import MAX_GIST, Store, cap, stable_id
+from remem.engine.text import clean_text
 from remem.errors import StoreError, store_problem
 
 SOURCES = ("claude-code", "codex", "chats", "events")
@@ -67,16 +68,7 @@ Progress = Callable[[int, int, str], None]
 def safe_text(text: Any) -> str:
     """`text` (a path, an error line) as storable UTF-8: a name with bytes that are not UTF-8
     (kept by Python as surrogate escapes) shows them as \\xNN, e.g. caf\\xe9.jsonl."""
-    text = os.fspath(text) if isinstance(text, os.PathLike) else str(text)
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        pass
-    try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return clean_text(os.fspath(text) if isinstance(text, os.PathLike) else str(text), "backslashreplace")
 
 
 # --------------------------------------------------------------------------- one session

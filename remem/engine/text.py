@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 
-def clean_text(text: str) -> str:
+def clean_text(text: str, errors: str = "replace") -> str:
     """Text every tokenizer and SQLite accept. A shell argument in another encoding reaches
     Python as surrogate escapes ("caf\\udce9"), JSON can carry half an emoji ("\\ud83d"):
-    the bytes that are not UTF-8 become U+FFFD (a lone surrogate "?"), so the rest is kept.
+    the bytes that are not UTF-8 become U+FFFD (a lone surrogate "?"), so the rest is kept;
+    with errors="backslashreplace" they show as \\xNN instead (a file name, to be told apart).
     Text that is already valid comes back as the same object."""
     try:
         text.encode("utf-8")
@@ -19,9 +20,9 @@ def clean_text(text: str) -> str:
     except UnicodeEncodeError:
         pass
     try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    except UnicodeEncodeError:  # a lone surrogate that is not an escaped byte: "?"
-        return text.encode("utf-8", "replace").decode("utf-8")
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", errors)
+    except UnicodeEncodeError:  # a lone surrogate that is not an escaped byte
+        return text.encode("utf-8", errors).decode("utf-8")
 
 
 def content_text(content: Any, part_types: Iterable[str] | None = ("text",)) -> str:

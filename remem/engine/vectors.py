@@ -25,7 +25,7 @@ import threading
 import time
 from hashlib import sha1
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -158,17 +158,7 @@ class VectorCache:
                 pass
         seqs: list[int] = []
         blobs: list[bytes] = []
-        last = -1
-        while True:
-            batch = self.store.rows(
-                "SELECT seq, embedding FROM episodes WHERE seq > ? AND space = ? "
-                "AND embedding IS NOT NULL ORDER BY seq LIMIT ?",
-                (last, self.space, _BATCH),
-            )
-            if not batch:
-                break
-            last = batch[-1]["seq"]
-            got_seqs, got_blobs = self._valid(batch)
+        for got_seqs, got_blobs in self._all_vectors():
             seqs.extend(got_seqs)
             blobs.extend(got_blobs)
         self.vectors = (np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(seqs), self.dim)
@@ -188,17 +178,7 @@ class VectorCache:
         rows = 0
         try:
             with open(vec_path, "wb") as vf, open(seq_path, "wb") as sf:
-                last = -1
-                while True:
-                    batch = self.store.rows(
-                        "SELECT seq, embedding FROM episodes WHERE seq > ? AND space = ? "
-                        "AND embedding IS NOT NULL ORDER BY seq LIMIT ?",
-                        (last, self.space, _BATCH),
-                    )
-                    if not batch:
-                        break
-                    last = batch[-1]["seq"]
-                    seqs, blobs = self._valid(batch)
+                for seqs, blobs in self._all_vectors():
                     if seqs:
                         vf.write(b"".join(blobs))
                         sf.write(np.asarray(seqs, dtype="<i8").tobytes())
@@ -217,6 +197,20 @@ class VectorCache:
             for stale in self._files(int(old["gen"])):
                 stale.unlink(missing_ok=True)  # mapped readers keep their inode
         self._map(data)
+
+    def _all_vectors(self) -> Iterator[tuple[list[int], list[bytes]]]:
+        """Every valid vector of this space, in seq order, a batch at a time."""
+        last = -1
+        while True:
+            batch = self.store.rows(
+                "SELECT seq, embedding FROM episodes WHERE seq > ? AND space = ? "
+                "AND embedding IS NOT NULL ORDER BY seq LIMIT ?",
+                (last, self.space, _BATCH),
+            )
+            if not batch:
+                return
+            last = batch[-1]["seq"]
+            yield self._valid(batch)
 
     def _valid(self, batch: list[dict[str, Any]]) -> tuple[list[int], list[bytes]]:
         width = self.dim * 4
