@@ -26,15 +26,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import pct  # noqa: E402
 
-TOOLS = ["pytest", "npm", "docker", "git", "cargo", "pip", "uv", "make", "terraform", "kubectl",
-         "psql", "redis-cli", "webpack", "eslint", "mypy", "ruff", "go test", "gradle", "poetry", "bazel"]
-ACTIONS = ["run", "install", "build", "deploy", "migrate", "format", "lint", "release", "debug", "profile"]
-OBJECTS = ["the api service", "the web app", "the worker", "the database", "the tests", "the docs",
-           "the cli", "the payments module", "the auth flow", "the search index"]
-ADVICE = ["always pass --no-cache", "never on main", "use the staging profile first",
-          "set the registry to the internal mirror", "run it with -n 2", "pin the version",
-          "export the env file first", "do it inside the container", "ask before pushing",
-          "check the lock file is committed"]
+# The vocabulary the synthetic lessons are made of, shared with bench/synth.py.
+from bench.synth import ACTIONS, ADVICE, OBJECTS, TOOLS  # noqa: E402
+
 PROMPTS = [
     "build the docker image for the api service and push it",
     "run the tests for the payments module",
