@@ -228,8 +228,18 @@ async def test_the_shared_tab_asks_the_engine_for_one_page(demo_home, monkeypatc
         asked.append((kwargs.get("limit"), kwargs.get("offset"), len(rows)))
         return rows
 
-    monkeypatch.setattr(share_choices, "candidates", spy)  # what share.candidates resolves to
     app = new_app()
+    # The spy sits where the pane looks the engine up (app.engine), not on a module attribute
+    # that another test in the same process may have imported or swapped meanwhile.
+    real_engine = app.engine
+
+    class ShareWithSpy:
+        candidates = staticmethod(spy)
+
+        def __getattr__(self, name: str):
+            return getattr(real_engine("share"), name)
+
+    monkeypatch.setattr(app, "engine", lambda name: ShareWithSpy() if name == "share" else real_engine(name))
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("5")
         table = app.query_one("#candidate-table")
