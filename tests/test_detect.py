@@ -21,7 +21,7 @@ REJECT = ("The user doesn't want to proceed with this tool use. The tool use was
           "(eg. if it was a file edit, the new_string was NOT written to the file).")
 
 
-def convo(*turns) -> Session:
+def convo(*turns, source: str = "claude-code", cwd: str | None = None) -> Session:
     """Build a session: strings 'u:…' / 'a:…', '!' for an interrupt, or Turn objects."""
     out = []
     for t in turns:
@@ -32,7 +32,7 @@ def convo(*turns) -> Session:
         else:
             role, text = t.split(":", 1)
             out.append(Turn(role="user" if role == "u" else "assistant", text=text.strip()))
-    return Session(id="s1", source="claude-code", turns=out)
+    return Session(id="s1", source=source, cwd=cwd, turns=out)
 
 
 def call(name="Bash", result="", is_error=False, rejected=False, **inp) -> ToolCall:

@@ -16,22 +16,14 @@ from remem.engine.codex import parse_rollout
 from remem.engine.detect_common import Finding, plain, quote, redacted_head, shorten
 from remem.engine.lesson_text import redact_secrets
 from remem.engine.session import Session, ToolCall, Turn
+from tests.test_detect import convo as detect_convo
 
 KEY = "sk-proj-AbCdEfGh1234IjKlMnOp5678QrStUvWxabcd"
 GH = "ghp_1234567890abcdefghijABCDEFGHIJ0123"
 
 
 def convo(*turns: Turn | str) -> Session:
-    out = []
-    for t in turns:
-        if isinstance(t, Turn):
-            out.append(t)
-        elif t == "!":
-            out.append(Turn(role="user", interrupt=True))
-        else:
-            role, text = t.split(":", 1)
-            out.append(Turn(role="user" if role == "u" else "assistant", text=text.strip()))
-    return Session(id="s1", source="codex", cwd="/home/dev/shop", turns=out)
+    return detect_convo(*turns, source="codex", cwd="/home/dev/shop")
 
 
 def bash(command: str, result: str = "", is_error: bool = False) -> ToolCall:
