@@ -248,16 +248,20 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
         if memory_id:
             self.run_action(f"{verb} {memory_id[:10]}", lambda: fn(self.app.store, memory_id, *args))
 
-    def action_archive(self) -> None:
+    def _selected_episode(self) -> dict[str, Any] | None:
+        """The selected memory as stored now; None (and the view told) when it is gone."""
         memory_id = self.selected_id()
         if not memory_id:
-            return
-        row = self.still_there(memory_id, lambda: self.app.store.episode(memory_id))
+            return None
+        return self.still_there(memory_id, lambda: self.app.store.episode(memory_id))
+
+    def action_archive(self) -> None:
+        row = self._selected_episode()
         if row is None:
             return
         if row["archived"] and not self._filters()["archived"]:
             # The view shows live memories only: this one was archived elsewhere meanwhile.
-            self.app.notify(f"{memory_id[:10]} was archived meanwhile; the view is reloaded",
+            self.app.notify(f"{row['id'][:10]} was archived meanwhile; the view is reloaded",
                             severity="warning", markup=False)
             self.reload()
             return
@@ -266,15 +270,11 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
         self._act("restored" if archived else "archived", life.restore if archived else life.archive)
 
     def action_promote(self) -> None:
-        memory_id = self.selected_id()
-        if memory_id and self.still_there(memory_id, lambda: self.app.store.episode(memory_id)) is not None:
+        if self._selected_episode() is not None:
             self._act("promoted", self.app.engine("lifecycle").promote)
 
     def action_forget(self) -> None:
-        memory_id = self.selected_id()
-        if not memory_id:
-            return
-        row = self.still_there(memory_id, lambda: self.app.store.episode(memory_id))
+        row = self._selected_episode()
         if row is None:
             return
         title = row["title"]
@@ -295,10 +295,7 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
             self.app.push_screen(AskValue("Add tags (comma separated)", "python, tooling"), done)
 
     def action_importance(self) -> None:
-        memory_id = self.selected_id()
-        if not memory_id:
-            return
-        row = self.still_there(memory_id, lambda: self.app.store.episode(memory_id))
+        row = self._selected_episode()
         if row is None:
             return
         current = row["importance"]
