@@ -363,6 +363,10 @@ def test_claude_code_prompt_pre_tool_and_stop_shapes(seeded):
     out = stop.json()
     assert out["decision"] == "block" and "git push --force" in out["reason"]
     assert set(out) == {"decision", "reason"}
+    # the agent is told why it may not stop yet and what to do, not only given context
+    first_line = out["reason"].splitlines()[0]
+    assert first_line.startswith("Before handing back, check your work") and "finish" in first_line
+    assert out["reason"].splitlines()[1] == "<remem-memory>"
 
 
 def test_stop_never_blocks_when_stop_hook_active(seeded):
@@ -401,6 +405,7 @@ def test_gemini_before_agent_after_agent_and_silent_before_tool(seeded):
                                           "additionalContext": out["hookSpecificOutput"]["additionalContext"]}}
     stop = run_hook("stop", _shown_session(fixture("gemini", "stop")), agent="gemini").json()
     assert stop["decision"] == "deny" and "git push --force" in stop["reason"]
+    assert stop["reason"].startswith("Before handing back")  # Gemini sends it back as a prompt
     tool = run_hook("pre-tool", _shown_session(fixture("gemini", "pre-tool")), agent="gemini")
     assert tool.returncode == 0 and tool.stdout == ""  # BeforeTool has no context channel
 

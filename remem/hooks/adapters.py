@@ -138,6 +138,12 @@ def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
     )
 
 
+# A stop hook's reason comes back to the agent as the reason it may not finish yet, so it must
+# say what to do; the remembered lessons follow in their fence.
+STOP_REASON = ("Before handing back, check your work against the remembered lessons below. "
+               "If one applies, put right what it names; if none does, finish as you were.")
+
+
 def render(agent: str, event: str, block: str) -> str:
     """The agent's JSON carrying block to the model."""
     name = EVENT_NAMES[agent].get(event)
@@ -145,7 +151,7 @@ def render(agent: str, event: str, block: str) -> str:
         return neutral(agent, event)
     if event == "stop":
         decision = "deny" if agent == "gemini" else "block"
-        return json.dumps({"decision": decision, "reason": block})
+        return json.dumps({"decision": decision, "reason": f"{STOP_REASON}\n{block}"})
     # ASCII JSON (\u escapes): whatever encoding the agent's pipe has, what is written arrives,
     # and a lesson recorded as shown is shown.
     return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": block}})
