@@ -172,15 +172,12 @@ def register(app: typer.Typer) -> None:
         cfg = config.load()
         with open_store() as store:
             shown = prime.preview(store, cwd, prompt, cfg=cfg)
-            lessons, text = shown["lessons"], shown["text"]
-            # Where the lessons are, when none is for this folder (a new user runs it anywhere).
-            elsewhere = store.one(
-                "SELECT cwd, (SELECT count(*) FROM lessons WHERE status = 'active') AS n FROM lessons "
-                "WHERE status = 'active' AND cwd IS NOT NULL AND cwd != '' AND cwd != ? "
-                "GROUP BY cwd ORDER BY count(*) DESC LIMIT 1", (cwd,)) if not lessons else None
+        lessons, text, near = shown["lessons"], shown["text"], shown["near_misses"]
         if json_out:
-            emit_json({"project": cwd, "prompt": prompt, "lessons": lessons, "text": text})
+            emit_json({"project": cwd, "prompt": prompt, "lessons": lessons, "text": text,
+                       "near_misses": near, "min_relevance": shown["min_relevance"]})
             return
+        elsewhere = shown.get("elsewhere")
         if not lessons:
             if elsewhere and not prompt:
                 print(f"no lessons would be injected for {safe(cwd)}; {elsewhere['n']} active lessons are for "
@@ -188,7 +185,13 @@ def register(app: typer.Typer) -> None:
             else:
                 print(f"no lessons would be injected for {safe(cwd)}"
                       + (" with that prompt" if prompt else "; lessons come from `remem sleep`"))
+        else:
+            table(f"lessons for {cwd}", ["id", "kind", "project", "text"],
+                  [(l["id"], l["kind"], "yes" if l.get("project") else "-", short(l["text"], 80)) for l in lessons])
+        if near:
+            print(f"closest below prime.min_relevance {shown['min_relevance']:g} (not shown):")
+            for n in near:
+                print(f"  {safe(n['id'])}  {n['relevance']:.2f}  {short(n['text'], 70)}")
+        if not lessons:
             return
-        table(f"lessons for {cwd}", ["id", "kind", "project", "text"],
-              [(l["id"], l["kind"], "yes" if l.get("project") else "-", short(l["text"], 80)) for l in lessons])
         print(safe(text, multiline=True))  # the block the agent would get, shown escaped

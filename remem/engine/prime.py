@@ -319,17 +319,36 @@ def for_project(store: Store, cwd: str | None, limit: int = 50) -> list[dict[str
     return out[:limit]
 
 
+NEAR_MISSES = 3  # how many lessons a prompt preview names that fell short of the bar
+
+
 def preview(store: Store, cwd: str | None, prompt: str | None = None, agent: str | None = None,
             *, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     """What would be injected in `cwd`, recording nothing (`remem context`, MCP `context`):
-    for a prompt, the lessons it bears on (`select` with record=False); without one, every
-    lesson that applies there (`for_project`). Returns {lessons, text}."""
+    for a prompt, the lessons it bears on (scored and chosen as `select` does); without one,
+    every lesson that applies there (`for_project`). Returns {lessons, text, near_misses,
+    min_relevance} (and, with no prompt and no lesson here, `elsewhere`: the project holding
+    most lessons, {cwd, n}, or None). near_misses are the best lessons a prompt scored below
+    prime.min_relevance, so the person can see why a lesson was not shown and how close it came.
+    """
     if cfg is None:
         from remem import config
 
         cfg = config.load()
-    if prompt and prompt.strip():
-        chosen = select(store, prompt, event="prompt", cwd=cwd, agent=agent, cfg=cfg, record=False)
-        return {"lessons": chosen["lessons"], "text": chosen["text"]}
+    bar = float(cfg["prime"]["min_relevance"])
+    text = " ".join((prompt or "").split())
+    if text:
+        scored = candidates(store, text, event="prompt", cwd=cwd, cfg=cfg)
+        block, included = choose(scored, cfg)
+        near = [{k: c[k] for k in ("id", "kind", "text", "relevance", "semantic", "keyword")}
+                for c in scored if c["relevance"] < bar][:NEAR_MISSES]
+        return {"lessons": included, "text": block, "near_misses": near, "min_relevance": bar}
     lessons = for_project(store, cwd)
-    return {"lessons": lessons, "text": render_block(lessons, int(cfg["prime"]["max_chars"]))}
+    out = {"lessons": lessons, "text": render_block(lessons, int(cfg["prime"]["max_chars"])),
+           "near_misses": [], "min_relevance": bar}
+    if not lessons:  # where the lessons are (a new user runs it anywhere)
+        out["elsewhere"] = store.one(
+            "SELECT cwd, (SELECT count(*) FROM lessons WHERE status = 'active') AS n FROM lessons "
+            "WHERE status = 'active' AND cwd IS NOT NULL AND cwd != '' AND cwd != ? "
+            "GROUP BY cwd ORDER BY count(*) DESC LIMIT 1", (cwd,))
+    return out
