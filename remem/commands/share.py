@@ -175,6 +175,10 @@ def register(app: typer.Typer) -> None:
             print(f"activated {safe(item['id'])}: {safe(item['why'])}")
         for item in rep["demoted"]:
             print(f"{safe(item['id'])} {safe(item['why'])}")
+        if rep.get("waiting"):
+            print(f"{rep['waiting']} of its lessons still wait: trust activates one when a second origin you "
+                  "trust sent it too, or it means the same as a lesson of yours; take one by hand with "
+                  "`remem share accept ID` (`remem share candidates` lists them)")
 
     @share_app.command("peers")
     def peers(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:

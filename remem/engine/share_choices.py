@@ -16,7 +16,7 @@ from remem.engine.share import (VERSION, _cfg, _is_own, _our_origin, _root, _sim
                                 own_twin, share_lock, write_confirmations)
 from remem.engine.share_files import doc_path, is_origin, own_folder, remove, write_own
 from remem.engine.share_sign import ShareError, file_bytes, identity, public_line
-from remem.engine.store import Store
+from remem.engine.store import Store, loads_list
 
 
 # --------------------------------------------------------------------------- person's choices
@@ -119,7 +119,14 @@ def trust(store: Store, origin: str, trusted: bool = True, *, label: str | None 
                  if trusted and not relabel_only else [])
     demoted = [] if trusted else demote(store, identity_dir=identity_dir)
     return {"origin": origin, "trusted": trusted, "label": now_label, "activated": activated,
-            "demoted": demoted}
+            "demoted": demoted, "waiting": _still_waiting(store, origin) if trusted else 0}
+
+
+def _still_waiting(store: Store, origin: str) -> int:
+    """Candidates this origin sent or confirmed that trusting it did not activate: one trusted
+    origin alone is not enough (DESIGN: a second origin, or a lesson of our own, must agree)."""
+    return sum(1 for r in store.rows("SELECT origin, origins FROM lessons WHERE status = 'candidate'")
+               if r["origin"] == origin or origin in loads_list(r["origins"]))
 
 
 def forget_peer(store: Store, origin: str, *, label: str | None = None,
