@@ -213,15 +213,18 @@ def register(app: typer.Typer) -> None:
         if not rows:
             print("no candidates")
             return
-        table("candidates", ["id", "status", "from", "trusted", "lesson", "checks / corroboration"], [
-            (r["id"], r["status"], r["origin"] + (f" ({r['origin_label']})" if r.get("origin_label") else ""),
-             "yes" if r["origin_trusted"] else "no", short(r["text"], 60),
-             "; ".join(r["safety"]["reasons"]) if r["status"] == "quarantined" else
-             f"{len(r['corroboration']['trusted_origins'])} trusted origin(s)"
-             + (f", closest yours {r['corroboration']['closest_own']['cosine']:.2f}"
+        # Four columns, so the lesson gets the width in an 80-column terminal; an origin is named
+        # by the prefix `share trust` takes.
+        table("candidates", ["id", "from", "lesson", "checks"], [
+            (r["id"], r["origin"][:8] + (f" {r['origin_label']}" if r.get("origin_label") else ""),
+             short(r["text"], 60),
+             "quarantined: " + "; ".join(r["safety"]["reasons"]) if r["status"] == "quarantined" else
+             ("trusted" if r["origin_trusted"] else "untrusted") + " origin; "
+             + f"{len(r['corroboration']['trusted_origins'])} trusted agree"
+             + (f"; yours {r['corroboration']['closest_own']['cosine']:.2f}"
                 if r["corroboration"]["closest_own"] else ""))
             for r in rows])
-        print("accept: remem share accept ID   reject: remem share reject ID   trust: remem share trust ORIGIN")
+        print("next: remem share accept ID · remem share reject ID · remem share trust ORIGIN")
 
     @share_app.command("accept")
     def accept(lesson_id: str = typer.Argument(..., help="A candidate's id."),

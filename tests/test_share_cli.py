@@ -1,4 +1,5 @@
-"""`remem share trust`: what trusting an origin did, and what it could not do alone."""
+"""What `remem share` says: what trusting an origin did and could not do alone, and the
+candidates table read in an ordinary 80-column terminal."""
 
 from __future__ import annotations
 
@@ -33,3 +34,19 @@ def test_the_cli_says_what_still_waits_and_how_to_take_it(cli, store):
     assert "1 of its lessons still wait" in res.output and "remem share accept ID" in res.output
     res = cli("share", "trust", OTHER, "--off")
     assert "still wait" not in res.output
+
+
+def test_candidates_at_80_columns_keep_the_lesson_readable(remem_cli, home):
+    from remem.engine.store import Store
+
+    text = "Never force-push; use --force-with-lease instead of a plain force"
+    with Store() as store:
+        lessons.add_lesson(store, text, "correction", status="candidate", origin=OTHER, origins=[OTHER])
+    res = remem_cli("share", "candidates", env={"COLUMNS": "80"})
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    cells = " ".join(line.split("│")[3].strip() for line in lines if line.count("│") == 5)
+    # whole words per line (the lesson column is wide enough to read), cut at 60 characters
+    assert cells.endswith("…") and text.startswith(cells[:-1]) and len(cells) >= 55
+    assert OTHER[:8] in res.stdout and "untrusted origin" in res.stdout
