@@ -29,7 +29,7 @@ HELP_ORDER = ("demo", "status", "remember", "recall", "ingest", "list", "sleep",
 NEEDS_A_MEMORY = frozenset({
     "status", "recall", "list", "sleep", "morning", "lessons", "context", "tui", "forget", "promote",
     "connect", "graph", "tasks", "measure", "compare", "goals", "experiment", "backup", "export",
-    "share", "call"})
+    "share", "call", "doctor"})
 
 
 class WholeHelpGroup(TyperGroup):
@@ -144,6 +144,28 @@ def _reader_gone() -> NoReturn:
     raise typer.Exit(141) from None
 
 
+def _after_the_command(exc: BaseException, option: str) -> str | None:
+    """`remem --json share peers` as it should have been typed (`remem share peers --json`),
+    when a command follows the misplaced option; else None."""
+    words = sys.argv[1:]
+    group = getattr(getattr(exc, "ctx", None), "command", None)
+    known = set(getattr(group, "commands", {}) or {})
+    if option not in words:
+        return None
+    rest = words[words.index(option) + 1:]
+    if not rest or rest[0] not in known:
+        return None
+    command = group
+    for word in rest:  # down to the command that would take the option (`share` -> `peers`)
+        sub = (getattr(command, "commands", None) or {}).get(word)
+        if sub is None:
+            break
+        command = sub
+    if not any(option in (*p.opts, *p.secondary_opts) for p in getattr(command, "params", [])):
+        return None
+    return " ".join(["remem", *rest, option])
+
+
 def _usage_exit(exc: BaseException) -> None:
     """A usage error (missing argument, unknown option, bad value) as one line, exit 1."""
     kinds = {c.__name__ for c in type(exc).__mro__}
@@ -158,7 +180,11 @@ def _usage_exit(exc: BaseException) -> None:
     message = message[:1].lower() + message[1:]
     if getattr(exc, "option_name", None) == "--home":  # a common slip: it belongs before the command
         _fail(f"--home goes before the command: remem --home DIR {' '.join(names) or 'COMMAND'} …")
-    if "NoSuchOption" in kinds and _NEGATIVE.match(str(getattr(exc, "option_name", ""))):
+    option = str(getattr(exc, "option_name", "") or "")
+    typed = _after_the_command(exc, option) if "NoSuchOption" in kinds and not names else None
+    if typed:  # `remem --json ingest`: a command's own option, put before the command
+        _fail(f"{option} goes after the command: {typed}")
+    if "NoSuchOption" in kinds and _NEGATIVE.match(option):
         # `remem recall -3` read -3 as an option: say how to pass it as a value.
         message += f" (to pass {exc.option_name} as a value, put -- before the arguments: {where} -- …)"  # type: ignore[attr-defined]
     _fail(f"{message}; see `{where} --help`")

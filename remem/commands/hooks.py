@@ -61,7 +61,8 @@ def register(app: typer.Typer) -> None:
         if not remove and not dry_run:
             setup_mod.ensure_log_folder()
         if not agent and not remove and not json_out and not setup_mod.found_agents():
-            only = "" if no_schedule else "; only the nightly sleep is set up"
+            scheduled = any(e.target == setup_mod.SCHEDULE and not e.error and not e.note for e in edits)
+            only = "; only the nightly sleep is set up" if scheduled else ""
             print(f"remem: no agent found ({', '.join(setup_mod.AGENTS)}){only}. Install one, or "
                   "name it with --agent", file=sys.stderr)
         if dry_run or not changed:
@@ -72,8 +73,9 @@ def register(app: typer.Typer) -> None:
                 for e in changed:
                     sys.stdout.write(e.diff() or f"{e.path}: {e.as_dict()['action']}\n")
                 if not changed:
-                    # "wired already" only when every file was read and something was checked.
-                    if errors:
+                    # "wired already" only when every file was read and something was checked,
+                    # and no note says a part is off (a disabled timer, a commented cron line).
+                    if errors or notes:
                         print("nothing changed")
                     elif not edits:
                         print("nothing to change: no agent and no schedule to check")
@@ -87,13 +89,17 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(1)
             return
         if not json_out:
-            verb = "remove remem from" if remove else "change"
             for e in changed:
-                print(f"will {verb} {e.path} ({', '.join(e.what) or e.as_dict()['action']})")
+                # Said as apply will report it: a new file is created, not changed.
+                action = e.as_dict()["action"]
+                verb = ("remove remem from" if remove else
+                        {"create": "create", "delete": "delete", "restore": "restore"}.get(action, "change"))
+                print(f"will {verb} {e.path} ({', '.join(e.what) or action})")
         if not yes and sys.stdin.isatty() and not json_out:
             typer.confirm("Go ahead?", abort=True)
         done = setup_mod.apply(edits, remove=remove)
         errors += [d["error"] for d in done if d.get("error")]
+        notes += [d["note"] for d in done if d.get("note")]
         steps = setup_mod.next_steps(changed, remove=remove)
         if json_out:
             emit_json({"dry_run": False, "changes": [e.as_dict() for e in changed], "applied": done,
@@ -123,8 +129,10 @@ def register(app: typer.Typer) -> None:
 
         Example: remem doctor --json
         """
+        from remem.commands._out import require_memory
         from remem.engine import doctor as doctor_mod
 
+        require_memory()  # `--home` with a typo: named, not diagnosed as a new empty memory
         if repair_fts:
             doctor_mod.repair_fts()
         report = doctor_mod.diagnose(run_hooks=not no_run)
@@ -144,7 +152,8 @@ def register(app: typer.Typer) -> None:
                   f"fts {', '.join(f'{k} {v}' for k, v in (st.get('fts') or {}).items())}  "
                   f"schema {st.get('schema')}/{st.get('schema_latest')}  active lessons {st.get('active_lessons')}")
         sched = report["schedule"]
-        print(f"nightly sleep: {'scheduled' if sched['wired'] else 'not scheduled'} ({sched['how']})")
+        state = f", {sched['state']}" if sched.get("state") else ""
+        print(f"nightly sleep: {'scheduled' if sched['wired'] else 'not scheduled'} ({sched['how']}{safe(state)})")
         if report["problems"]:
             print("\nproblems:")
             for p in report["problems"]:  # they quote config files and hook output: escaped
@@ -154,7 +163,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def context(
-        project: Optional[str] = typer.Option(None, "--project", "-p", help="The project folder (default: here)."),
+        project: Optional[str] = typer.Option(None, "--project", "-p", help="The project: its folder, or the name "
+                                              "of a folder remem has seen (default: here)."),
         prompt: Optional[str] = typer.Option(None, "--prompt", help="Preview what this prompt would be shown."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
@@ -166,11 +176,13 @@ def register(app: typer.Typer) -> None:
 
         from remem import config
         from remem.commands._out import open_store
+        from remem.commands.core import project_folder
         from remem.engine import prime
 
-        cwd = os.path.abspath(os.path.expanduser(project or os.getcwd()))
         cfg = config.load()
         with open_store() as store:
+            # --project by the one rule every edge uses (a path, or a known folder's name).
+            cwd = project_folder(store, project) or os.path.abspath(os.getcwd())
             shown = prime.preview(store, cwd, prompt, cfg=cfg)
         lessons, text, near = shown["lessons"], shown["text"], shown["near_misses"]
         if json_out:
