@@ -23,15 +23,26 @@ def _lesson_files(home: Path) -> list[Path]:
     return sorted((home / "claude" / "projects").glob("*/memory/remem-*.md"))
 
 
+def _lesson_id(path: Path) -> str:
+    """The lesson of a rendered file: remem-<memory>-<lesson>.md, or remem-<lesson>.md as named
+    before names carried the memory."""
+    return path.stem.rsplit("-", 1)[-1]
+
+
 def _demo_and_copy(tmp_path: Path, *, legacy: bool = False) -> tuple[Path, Path]:
     """`remem --home A demo` (its lessons rendered), then `cp -a A B`. legacy: A's written.json
-    as remem wrote it before version 2 (absolute paths, no owner)."""
+    and file names as remem wrote them before version 2 (absolute paths, no owner, and files
+    named remem-<lesson>.md)."""
     a, b = tmp_path / "A", tmp_path / "B"
     assert run_remem("--home", str(a), "demo").returncode == 0
     assert len(_lesson_files(a)) == 5
     if legacy:
         record = json.loads((a / "written.json").read_text())
-        files = {str(p): {"lesson": p.stem[len("remem-"):]} for p in _lesson_files(a)}
+        files = {}
+        for path in _lesson_files(a):
+            older = path.with_name(f"remem-{_lesson_id(path)}.md")
+            path.rename(older)
+            files[str(older)] = {"lesson": _lesson_id(path)}
         assert len(record["files"]) == len(files)
         (a / "written.json").write_text(json.dumps({"version": 1, "files": files}))
     shutil.copytree(a, b, symlinks=True)
@@ -51,7 +62,8 @@ def test_sleeping_in_a_copied_memory_leaves_the_originals_lesson_files_and_vetoe
     a, b = _demo_and_copy(tmp_path, legacy=legacy)
     before = {p: p.read_bytes() for p in _lesson_files(a)}
     out = _sleep(b)
-    assert out["passes"]["render"]["removed"] == 0
+    # B removes at most its own copies (file names carry the memory: B's differ from A's)
+    assert out["passes"]["render"]["removed"] == (0 if legacy else 5)
     assert {p: p.read_bytes() for p in _lesson_files(a)} == before  # not one byte of A's changed
     written = json.loads((b / "written.json").read_text())
     assert written["home"] == str(b.resolve())
@@ -67,7 +79,7 @@ def test_each_copy_owns_its_own_copies_of_the_files(tmp_path):
     """A veto by deleting a file still works in the copy, and only there."""
     a, b = _demo_and_copy(tmp_path)
     gone = _lesson_files(b)[0]
-    lesson_id = gone.stem[len("remem-"):]
+    lesson_id = _lesson_id(gone)
     gone.unlink()
     out = _sleep(b)
     assert out["events"]["vetoed"] == [lesson_id]
@@ -107,7 +119,7 @@ def test_a_written_json_of_another_live_memory_is_never_acted_on_and_is_rewritte
     assert written["home"] == str(paths.home().resolve())
     assert list(written["files"].values()) == [{"lesson": lesson["id"]}]
     # From now on the list is this memory's own: deleting its file is a veto.
-    (folder / f"remem-{lesson['id']}.md").unlink()
+    (folder / render.lesson_filename(lesson["id"])).unlink()
     assert render.render(store)["vetoed_ids"] == [lesson["id"]]
 
 
@@ -138,7 +150,7 @@ def test_a_memory_moved_to_another_folder_keeps_its_list(store, tmp_path):
     record = json.loads(render.written_path().read_text())
     record["home"] = str(tmp_path / "where-it-was")
     render.written_path().write_text(json.dumps(record))
-    (folder / f"remem-{lesson['id']}.md").unlink()
+    (folder / render.lesson_filename(lesson["id"])).unlink()
     assert render.take_vetoes(store) == [lesson["id"]]
 
 
@@ -150,6 +162,8 @@ def test_an_older_written_json_of_this_memory_still_vetoes_a_deleted_file(store)
     drop = add_lesson(store, "Never push to main.", "correction", sources=["y"])
     render.render(store)
     files = {str(folder / f"remem-{l['id']}.md"): {"lesson": l["id"]} for l in (keep, drop)}
+    for l in (keep, drop):  # named as before names carried the memory
+        (folder / render.lesson_filename(l["id"])).rename(folder / f"remem-{l['id']}.md")
     render.written_path().write_text(json.dumps({"version": 1, "files": files}))
     (folder / f"remem-{drop['id']}.md").unlink()
     assert render.take_vetoes(store) == [drop["id"]]

@@ -32,9 +32,10 @@ def test_lessons_go_to_their_project_and_cwd_less_ones_everywhere(store):
     only_a = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"], cwd="/home/u/a")
     everywhere = add_lesson(store, "Never push to main.", "correction", sources=["y"])
     render.render(store)
-    assert (a / f"remem-{only_a['id']}.md").exists() and not (b / f"remem-{only_a['id']}.md").exists()
-    assert (a / f"remem-{everywhere['id']}.md").exists() and (b / f"remem-{everywhere['id']}.md").exists()
-    text = (a / f"remem-{only_a['id']}.md").read_text()
+    only_a_name, everywhere_name = (render.lesson_filename(l["id"]) for l in (only_a, everywhere))
+    assert (a / only_a_name).exists() and not (b / only_a_name).exists()
+    assert (a / everywhere_name).exists() and (b / everywhere_name).exists()
+    text = (a / only_a_name).read_text()
     assert text.startswith("---\nname: remem-") and "Use uv, not pip." in text and "Provenance:" in text
     written = json.loads((paths.home() / "written.json").read_text())
     assert len(written["files"]) == 3
@@ -48,7 +49,7 @@ def test_a_lesson_of_a_project_claude_code_has_no_folder_for_is_counted_and_wait
     assert out["no_project_folder"] == 1 and out["written"] == 0
     folder = project("/home/u/elixir")
     out = render.render(store)
-    assert out["no_project_folder"] == 0 and (folder / f"remem-{lesson['id']}.md").exists()
+    assert out["no_project_folder"] == 0 and (folder / render.lesson_filename(lesson["id"])).exists()
 
 
 def test_a_long_lesson_is_cut_at_a_word_boundary_in_its_description_and_index_line(store):
@@ -58,7 +59,7 @@ def test_a_long_lesson_is_cut_at_a_word_boundary_in_its_description_and_index_li
              "into main, and never push to main directly: open a pull request, wait for the review")
     lesson = add_lesson(store, words, "correction", sources=["x"])
     render.render(store)
-    file_text = (folder / f"remem-{lesson['id']}.md").read_text()
+    file_text = (folder / render.lesson_filename(lesson["id"])).read_text()
     desc = json.loads(next(l for l in file_text.splitlines() if l.startswith("description: "))[13:])
     index = next(l for l in (folder / "MEMORY.md").read_text().splitlines() if l.startswith("- ["))
     line = index[3:index.index("](")]
@@ -95,7 +96,7 @@ def test_memory_md_keeps_the_persons_content_exactly(store):
     assert new.startswith(above) and new.endswith(below)
     section = new[len(above):len(new) - len(below)]
     assert section.startswith(render.BEGIN) and section.endswith(render.END)
-    assert f"remem-{lesson['id']}.md" in section and "old remem text" not in section
+    assert render.lesson_filename(lesson["id"]) in section and "old remem text" not in section
 
 
 def test_memory_md_without_markers_gets_the_section_appended(store):
@@ -126,7 +127,7 @@ def test_deleting_a_rendered_file_vetoes_the_lesson_and_it_is_never_rendered_aga
                                     hours=1, cwd=None)])
         sleep.run_sleep_collect(store)
         lesson = store.one("SELECT id, hash FROM lessons")
-        path = a / f"remem-{lesson['id']}.md"
+        path = a / render.lesson_filename(lesson["id"])
         assert path.exists() and (b / path.name).exists()
         path.unlink()  # the person deletes it
         summary = sleep.run_sleep_collect(store)
@@ -150,11 +151,11 @@ def test_a_new_lesson_with_a_vetoed_text_is_not_rendered(store):
     a = project("/home/u/a")
     first = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
     render.render(store)
-    (a / f"remem-{first['id']}.md").unlink()
+    (a / render.lesson_filename(first["id"])).unlink()
     render.render(store)
     again = add_lesson(store, "use uv, not pip", "correction", sources=["y"])  # e.g. received
     render.render(store)
-    assert not (a / f"remem-{again['id']}.md").exists()
+    assert not (a / render.lesson_filename(again["id"])).exists()
 
 
 def test_revoked_candidate_and_vetoed_lessons_are_never_rendered(store):
@@ -163,7 +164,7 @@ def test_revoked_candidate_and_vetoed_lessons_are_never_rendered(store):
            for s in ("revoked", "candidate", "vetoed", "active")}
     render.render(store)
     files = sorted(p.name for p in a.glob("remem-*.md"))
-    assert files == [f"remem-{ids['active']}.md"]
+    assert files == [render.lesson_filename(ids["active"])]
     wire = [json.loads(line) for line in paths.lessons_jsonl_path().read_text().splitlines()]
     assert [w["id"] for w in wire] == [ids["active"]]
     assert set(wire[0]) >= {"id", "text", "kind", "hash", "sources", "status", "created"}
@@ -242,7 +243,7 @@ def test_a_folder_that_cannot_be_written_is_reported_and_never_a_veto(store):
     finally:
         if blocked.is_dir():
             blocked.chmod(0o700)
-    assert (fine / f"remem-{lesson['id']}.md").exists()
+    assert (fine / render.lesson_filename(lesson["id"])).exists()
     assert out["problems"] and out2["problems"]
     assert get_lesson(store, lesson["id"])["status"] == "active"
 
@@ -305,11 +306,11 @@ def test_a_linked_memory_md_is_written_through_its_link_keeping_its_mode(store, 
     link = folder / "MEMORY.md"
     assert link.is_symlink() and link.resolve() == real.resolve()
     text = real.read_text(encoding="utf-8")
-    assert text.startswith("# mine\n") and f"remem-{lesson['id']}.md" in text
+    assert text.startswith("# mine\n") and render.lesson_filename(lesson["id"]) in text
     assert stat.S_IMODE(real.stat().st_mode) == 0o644
     # a deleted lesson file (a veto) rewrites the section through the link too
-    (folder / f"remem-{lesson['id']}.md").unlink()
+    (folder / render.lesson_filename(lesson["id"])).unlink()
     render.render(store)
-    assert link.is_symlink() and f"remem-{lesson['id']}.md" not in real.read_text(encoding="utf-8")
+    assert link.is_symlink() and render.lesson_filename(lesson["id"]) not in real.read_text(encoding="utf-8")
     assert stat.S_IMODE(real.stat().st_mode) == 0o644
     assert sorted(os.listdir(dotfiles)) == ["MEMORY.md"]  # no temp file left beside the target

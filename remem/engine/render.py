@@ -1,10 +1,16 @@
 """Render: what sleep hands to agents and to the person.
 
-- One `remem-<id>.md` per active lesson into each project's Claude Code memory folder
+- One `remem-<memory>-<id>.md` per active lesson into each project's Claude Code memory folder
   (`<claude projects>/<folder named after the cwd>/memory/`); a lesson with no cwd goes to
-  every project folder that exists.
+  every project folder that exists. `<memory>` is a short id of this memory taken from its
+  home (`memory_tag`): two memories rendering into one ~/.claude (a work and a personal one,
+  or a test memory imported from the real one, whose lessons keep their ids) never write,
+  remove or read as vetoed the same file. Files named `remem-<id>.md`, as before names
+  carried the memory, are replaced by the new names at the next render, never taken as vetoes.
 - In each folder's MEMORY.md only the section between `<!-- remem:begin -->` and
-  `<!-- remem:end -->` is rewritten; every other byte of the file is kept.
+  `<!-- remem:end -->` is rewritten; every other byte of the file is kept. The section is
+  shared: a memory rewrites its own index lines and keeps another memory's (those whose file
+  is still there), grouped by memory, so every memory renders the same section.
 - `written.json` (in remem's home) lists the files remem wrote. A listed file of an active
   lesson that is gone on the next render was deleted by the person: the lesson is vetoed
   (status 'vetoed', `vetoed.json`), never rendered again, and its other copies are removed.
@@ -22,8 +28,11 @@ the target) and keeps its mode.
 
 from __future__ import annotations
 
+import glob
+import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +49,12 @@ RENDERED_STATUSES = ("active",)
 DESCRIPTION_CHARS = 150  # a lesson file's frontmatter description, at most
 INDEX_CHARS = 120  # a lesson's line in MEMORY.md's index, at most (the link aside)
 _TYPE = {"correction": "feedback", "error": "feedback", "surprise": "project", "note": "project"}
+TAG_CHARS = 8  # hex characters of the memory's id in a file name: 4 billion values
+# A lesson file named by its memory: remem-<memory tag>-<lesson id>.md (lesson ids are hex,
+# with no '-', so a name before tags, remem-<lesson id>.md, never matches).
+_TAGGED_NAME = re.compile(rf"remem-([0-9a-f]{{{TAG_CHARS}}})-([^/\\]+)\.md")
+# A lesson's line in MEMORY.md's index, and the file it links to.
+_INDEX_LINE = re.compile(r"- \[.*\]\((remem-[^()/\\\s]+\.md)\)\s*")
 
 
 def written_path() -> Path:
@@ -202,8 +217,33 @@ def _at_most(text: str, most: int) -> str:
     return flat if len(flat) <= most else clip(flat, most - 1)  # "…" is the last character
 
 
-def lesson_file(lesson: dict[str, Any], provenance: list[tuple[str, str]]) -> str:
-    """The text of one remem-<id>.md: frontmatter, the lesson, its provenance."""
+def memory_tag() -> str:
+    """This memory's short id, in the name of every file it renders: the start of a hash of its
+    home as the file system knows it. Two memories (two homes) rendering into one Claude Code
+    folder thus write two files for a lesson they both hold (a copy or an import of a memory
+    keeps its lesson ids), and each removes, or takes as vetoed, only its own."""
+    return hashlib.sha256(_memory_id().encode("utf-8")).hexdigest()[:TAG_CHARS]
+
+
+def lesson_filename(lesson_id: str, tag: str | None = None) -> str:
+    """The name of a lesson's rendered file: `remem-<memory tag>-<lesson id>.md`."""
+    return f"remem-{tag or memory_tag()}-{lesson_id}.md"
+
+
+def _name_tag(name: str) -> str:
+    """The memory tag in a lesson file's name ("" for a name from before names carried one)."""
+    found = _TAGGED_NAME.fullmatch(name)
+    return found.group(1) if found else ""
+
+
+def _line_tag(line: str) -> str:
+    """The memory tag of the file an index line of MEMORY.md links to ("" when none)."""
+    found = _INDEX_LINE.fullmatch(line)
+    return _name_tag(found.group(1)) if found else ""
+
+
+def lesson_file(lesson: dict[str, Any], provenance: list[tuple[str, str]], tag: str | None = None) -> str:
+    """The text of one remem-<memory>-<id>.md: frontmatter, the lesson, its provenance."""
     text = lesson["text"]
     desc = _at_most(text, DESCRIPTION_CHARS)
     shown = ", ".join(f"{eid} ({_date(at)})" for eid, at in provenance[:8])
@@ -211,7 +251,7 @@ def lesson_file(lesson: dict[str, Any], provenance: list[tuple[str, str]]) -> st
     noun = lesson["kind"] + ("s" if lesson["seen"] != 1 else "")
     lines = [
         "---",
-        f"name: remem-{lesson['id']}",
+        f"name: {lesson_filename(lesson['id'], tag)[:-len('.md')]}",
         f"description: {json.dumps(desc, ensure_ascii=False)}",
         f"type: {_TYPE.get(lesson['kind'], 'project')}",
         "---",
@@ -225,14 +265,43 @@ def lesson_file(lesson: dict[str, Any], provenance: list[tuple[str, str]]) -> st
     return "\n".join(lines) + "\n"
 
 
-def section_body(lessons: list[dict[str, Any]]) -> str:
-    if not lessons:
+def section_body(lessons: list[dict[str, Any]], tag: str | None = None,
+                 others: list[str] | None = None) -> str:
+    """MEMORY.md's section: an index line per lesson, and the lines of other memories rendering
+    into the same folder (`others`, kept from the section as it was). Lines are grouped by the
+    memory tag in their file names, so two memories write the same section, not turn about."""
+    tag = tag or memory_tag()
+    lines = [(tag, f"- [{_at_most(l['text'], INDEX_CHARS)}]({lesson_filename(l['id'], tag)})")
+             for l in lessons]
+    lines += [(_line_tag(line), line) for line in others or []]
+    if not lines:
         return ""
-    lines = ["## Lessons remem learned (delete a file to veto it)"]
-    for lesson in lessons:
-        text = _at_most(lesson["text"], INDEX_CHARS)
-        lines.append(f"- [{text}](remem-{lesson['id']}.md)")
-    return "\n".join(lines)
+    lines.sort(key=lambda pair: pair[0])  # stable: each memory's own order stays
+    return "\n".join(["## Lessons remem learned (delete a file to veto it)", *(l for _, l in lines)])
+
+
+def others_lines(original: str, folder: Path, tag: str, owned_names: set[str]) -> list[str]:
+    """The index lines in MEMORY.md's section that another memory rendered: each links to a
+    lesson file that is still in the folder and is neither this memory's name (`tag`) nor one
+    it owned (`owned_names`: its files named before names carried the memory)."""
+    start = original.find(BEGIN)
+    end = original.find(END, start + len(BEGIN)) if start >= 0 else -1
+    if start < 0 or end < 0:
+        return []
+    kept: list[str] = []
+    seen: set[str] = set()
+    for line in original[start + len(BEGIN):end].splitlines():
+        line = line.rstrip()
+        found = _INDEX_LINE.fullmatch(line)
+        if not found:
+            continue  # the heading, or anything else: rewritten
+        name = found.group(1)
+        if (name in seen or _name_tag(name) == tag or name in owned_names
+                or not (folder / name).is_file()):
+            continue
+        seen.add(name)
+        kept.append(line)
+    return kept
 
 
 def _provenance(store: Store, lessons: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]]:
@@ -270,18 +339,38 @@ def _memory_id() -> str:
 
 
 def _rendered_here(path: Path, lesson_id: Any, root: Path) -> bool:
-    """Whether a path is one render writes now: `remem-<its lesson>.md` directly in a project's
-    `memory/` folder under this memory's Claude Code projects folder."""
-    return (isinstance(lesson_id, str) and path.name == f"remem-{lesson_id}.md"
-            and path.parent.name == "memory" and path.parent.parent.parent == root)
+    """Whether a path is a lesson file render writes: `remem-<tag>-<its lesson>.md` (any tag: a
+    memory moved to another home had another), or `remem-<its lesson>.md` as named before names
+    carried the memory, directly in a project's `memory/` folder under this memory's Claude Code
+    projects folder."""
+    if not isinstance(lesson_id, str) or path.parent.name != "memory" or path.parent.parent.parent != root:
+        return False
+    found = _TAGGED_NAME.fullmatch(path.name)
+    return path.name == f"remem-{lesson_id}.md" or bool(found and found.group(2) == lesson_id)
+
+
+def _left_for_another_memory(path: Path, lesson_id: str, tag: str) -> bool:
+    """Whether a missing file may have been removed by another memory, not by the person: its
+    name is not this memory's (`remem-<id>.md` from before names carried the memory, say) and
+    the folder holds another memory's own file of the same lesson. Two memories holding the
+    same lesson (a copy, an import) shared such a file, and the first to render with names of
+    its own replaced it with one and removed it: that is no veto of the person's."""
+    if path.name == lesson_filename(lesson_id, tag):
+        return False  # this memory's own name: only the person removes it
+    for other in path.parent.glob(f"remem-*-{glob.escape(lesson_id)}.md"):
+        found = _TAGGED_NAME.fullmatch(other.name)
+        if found and found.group(1) != tag and found.group(2) == lesson_id:
+            return True
+    return False
 
 
 def _owned_files() -> dict[str, dict[str, Any]]:
     """The files of written.json this memory owns, by absolute path: only these may be removed,
-    and only their absence is a veto (or their folder's MEMORY.md section rewritten).
+    and only their absence is a veto (unless another memory took the file over:
+    `_left_for_another_memory`), or their folder's MEMORY.md section rewritten.
 
     A listed file is ours when both hold:
-    1. it is a lesson file where render writes now (`_rendered_here`): under the Claude Code
+    1. it is a lesson file named as render names them (`_rendered_here`): under the Claude Code
        projects folder this memory renders into (for the demo memory, the one inside its home);
     2. the entry is this memory's: a path relative to the home (a file inside it, which moved
        or was copied with the home, so each copy owns its own copy of the file), or an absolute
@@ -333,10 +422,12 @@ def _veto_deleted(store: Store, files: dict[str, dict[str, Any]], active: dict[s
     """Active lessons a file of which we wrote is gone while its folder is still there: each
     is added to `vetoed` (in memory) and, with write_db, set to status 'vetoed'."""
     found: list[str] = []
+    tag = memory_tag()
     for path_s, info in sorted(files.items()):
         lid = info.get("lesson")
         path = Path(path_s)
-        if lid in active and lid not in found and not path.exists() and path.parent.is_dir():
+        if (lid in active and lid not in found and not path.exists() and path.parent.is_dir()
+                and not _left_for_another_memory(path, lid, tag)):
             found.append(lid)
             vetoed[lid] = {"at": clock.iso(), "path": path_s, "text": active[lid]["text"],
                            "hash": active[lid]["hash"], "was": "active", "note": active[lid].get("note")}
@@ -396,22 +487,24 @@ def render(
         for folder in targets:
             per_folder.setdefault(_abs(folder), []).append(lesson)
     prov = _provenance(store, shown)
+    tag = memory_tag()
     new_files: dict[str, dict[str, Any]] = {}
     out = {"lessons": len(shown), "folders": len(per_folder), "written": 0, "removed": 0,
            "no_project_folder": homeless, "vetoed": len(new_vetoes), "vetoed_ids": new_vetoes}
     problems: list[str] = []
     for folder, lessons in sorted(per_folder.items()):
         for lesson in lessons:
-            path = folder / f"remem-{lesson['id']}.md"
+            path = folder / lesson_filename(lesson["id"], tag)
             try:
-                if not dry_run and write_atomic(path, lesson_file(lesson, prov[lesson["id"]])):
+                if not dry_run and write_atomic(path, lesson_file(lesson, prov[lesson["id"]], tag)):
                     out["written"] += 1
             except OSError as exc:
                 problems.append(f"cannot write {path} ({exc.strerror or exc}); check the folder's permissions")
                 if not path.exists():
                     continue  # never recorded, so its absence is no veto
             new_files[str(path)] = {"lesson": lesson["id"]}
-    # Files we wrote before that are no longer wanted (merged, vetoed, revoked): remove them.
+    # Files we wrote before that are no longer wanted (merged, vetoed, revoked, or named as
+    # before names carried the memory): remove them.
     for path_s in files:
         if path_s not in new_files:
             path = Path(path_s)
@@ -423,6 +516,9 @@ def render(
                     problems.append(f"cannot remove {path} ({exc.strerror or exc})")
     # 3. MEMORY.md sections: every folder we write to now or wrote to before.
     folders = set(per_folder) | {Path(p).parent for p in files}
+    owned_names: dict[Path, set[str]] = {}
+    for path_s in files:
+        owned_names.setdefault(Path(path_s).parent, set()).add(Path(path_s).name)
     for folder in sorted(folders):
         if not folder.parent.is_dir():
             continue
@@ -433,7 +529,8 @@ def render(
             original = ""
         except (OSError, UnicodeDecodeError):
             continue  # never overwrite a file we cannot read back exactly
-        body = section_body(per_folder.get(folder, []))
+        others = others_lines(original, folder, tag, owned_names.get(folder, set()))
+        body = section_body(per_folder.get(folder, []), tag, others)
         if not original and not body:
             continue
         if not dry_run:
