@@ -250,11 +250,13 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
     done = []
     if not remove:
         ensure_log_folder()
-    units = any(e.target == SCHEDULE and e.changed and e.kind == "file" for e in edits)
+    units = [e for e in edits if e.target == SCHEDULE and e.changed and e.kind == "file"]
+    # --remove, or setup taking out units it wrote where no user manager can run them.
+    dropping = remove or (bool(units) and all(e.after is None for e in units))
     timer = None
-    if units and remove:
-        # systemd cannot disable a unit whose file is gone: disable first. If that fails, the
-        # units stay, so the fix it names still works.
+    if units and dropping:
+        # systemd cannot disable a unit whose file is gone: disable first. If that fails while
+        # the manager answers, the units stay, so the fix it names still works.
         timer = disable_timer()
         if timer["error"]:
             edits = [e for e in edits if not (e.target == SCHEDULE and e.kind == "file")]
@@ -273,7 +275,7 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
                     _real(path).unlink(missing_ok=True)
                 else:
                     _write(path, e.after)
-                if remove:
+                if remove or e.after is None:
                     files.pop(e.path, None)
                 else:
                     rec = files.get(e.path)
@@ -292,10 +294,11 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
             entry["error"] = f"could not write {e.path}: {exc}"
         done.append(entry)
     _save_manifest(manifest)
-    if units and not remove:
+    if units and not dropping:
         done.append(systemctl_timer())
     elif timer is not None:
-        if not timer["error"]:
+        # With no user manager there is nothing to reload (and the reload would fail).
+        if timer.pop("manager") and not timer["error"]:
             timer["error"] = systemctl_reload()
         done.append(timer)
     return done
