@@ -89,8 +89,8 @@ def make_old_schema(db: Path) -> None:
     from remem.engine.store import MIGRATIONS
 
     conn = sqlite3.connect(db, isolation_level=None)
-    conn.execute("DROP TABLE forgotten")
-    conn.execute("DELETE FROM _sqlite_migrations WHERE name = '006_forgotten'")
+    conn.execute("DROP TABLE redaction_sweep")
+    conn.execute("DELETE FROM _sqlite_migrations WHERE name = '007_redaction_sweep'")
     conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()

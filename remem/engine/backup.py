@@ -449,6 +449,7 @@ def _write(store: Store, batch: list[tuple[int, str, dict[str, Any]]], counts: d
     # (which would otherwise come back pointing at nothing, and its tags list it again).
     gone = store.forgotten({str(row[key]) for _, table, row in batch
                             for key in _MEMORY_REFS.get(table, ()) if row.get(key) is not None})
+    brought = False
     with store.write() as conn:
         for number, table, row in batch:
             refs = [str(row.get(key)) for key in _MEMORY_REFS.get(table, ())]
@@ -469,6 +470,13 @@ def _write(store: Store, batch: list[tuple[int, str, dict[str, Any]]], counts: d
             counts[table] = counts.get(table, 0) + 1
             if table == "forgotten" and row.get("id") is not None:
                 gone.add(str(row["id"]))  # what follows in this batch is left out too
+            brought = brought or table in ("episodes", "lessons")
+        if brought:
+            from remem.engine.scrub import rescan
+
+            # Rows of any age, new or over ones already here, may hold the secrets an older
+            # release kept: the next sleep's redaction sweep reads every row again.
+            rescan(conn)
 
 
 def snapshot(store: Store) -> dict[str, list[dict[str, Any]]]:

@@ -81,6 +81,9 @@ def store_health() -> dict[str, Any]:
             out["counts"] = store.counts()
             out["active_lessons"] = store.scalar("SELECT count(*) FROM lessons WHERE status = 'active'")
             out.update(store.meta_times())
+            from remem.engine.scrub import pending
+
+            out["unredacted"] = pending(store)
         except sqlite3.DatabaseError as exc:  # a damaged page or a missing table: reported, not raised
             out["problems"].append({"problem": f"the memory cannot be read ({exc})",
                                     "fix": "remem backup && remem restore   (from the last good backup)"})
@@ -88,11 +91,22 @@ def store_health() -> dict[str, Any]:
     if not out.get("active_lessons"):
         out["problems"].append({"problem": "no active lessons yet, so hooks have nothing to show",
                                 "fix": "remem sleep   (turns corrections and errors into lessons)"})
+    if out.get("unredacted"):
+        out["problems"].append(_unredacted_problem(out["unredacted"]))
     last = out.get("last_sleep")
     if last and clock.days_between(last) > 2:
         out["problems"].append({"problem": f"the last sleep ran {clock.days_between(last):.0f} days ago",
                                 "fix": "remem setup   (schedules it nightly), or remem sleep"})
     return _verdict(out)
+
+
+def _unredacted_problem(left: dict[str, int]) -> dict[str, str]:
+    """Rows an older release stored that the redaction sweep has not read yet (engine/scrub.py)."""
+    names = {"episodes": ("memory", "memories"), "lessons": ("lesson", "lessons")}
+    what = " and ".join(f"{n} {names[t][n != 1]}" for t, n in left.items() if t in names)
+    return {"problem": f"{what} stored by an older remem may still hold secrets (API keys, tokens, "
+                       "passwords) that recall can hand to agents; the next sleep redacts them",
+            "fix": "remem sleep   (or let the nightly sleep do it)"}
 
 
 def _verdict(out: dict[str, Any]) -> dict[str, Any]:

@@ -229,9 +229,30 @@ def _m006_forgotten(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m007_redaction_sweep(conn: sqlite3.Connection) -> None:
+    """How far the redaction sweep (engine/scrub.py) has read what an older release stored
+    with its secrets: per table, every row up to seq `checked` was read, and rows up to seq
+    `upto` may hold a secret (here: every row stored so far; ingest redacts the ones made from
+    now on). `round` grows when an import starts the sweep over. max(seq) alone: cheap, since
+    a hook may be the first to open the memory after an upgrade."""
+    _run_script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS redaction_sweep (
+            tbl TEXT PRIMARY KEY, checked INTEGER NOT NULL DEFAULT 0,
+            upto INTEGER NOT NULL DEFAULT 0, round INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+        INSERT OR IGNORE INTO redaction_sweep (tbl, upto)
+        SELECT 'episodes', coalesce(max(seq), 0) FROM episodes;
+        INSERT OR IGNORE INTO redaction_sweep (tbl, upto)
+        SELECT 'lessons', coalesce(max(seq), 0) FROM lessons;
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     _m001_initial, _m002_lifecycle_indexes, _m003_vector_changes, _m004_flashbulb_index,
-    _m005_speakers, _m006_forgotten,
+    _m005_speakers, _m006_forgotten, _m007_redaction_sweep,
 ]
 
 

@@ -1,10 +1,12 @@
 """The nightly sleep: passes that turn episodes into lessons, each reporting progress.
 
-Passes, in order (PASSES): embed, expire, decay, lessons, merge, verify, predict, connect,
-render. Each is a generator of Progress events so the CLI and the TUI can show it live; each
-is safe to re-run (a second sleep over the same memory changes nothing). A run is recorded
-in the `runs` table (kind 'sleep') with per-pass counts; the `lessons` pass keeps a
-watermark there (the last episode seq it consolidated) so only new episodes are read.
+Passes, in order (PASSES): redact, embed, expire, decay, lessons, merge, verify, predict,
+connect, render. Each is a generator of Progress events so the CLI and the TUI can show it
+live; each is safe to re-run (a second sleep over the same memory changes nothing). A run is
+recorded in the `runs` table (kind 'sleep') with per-pass counts; the `lessons` pass keeps a
+watermark there (the last episode seq it consolidated) so only new episodes are read. The
+`redact` pass (engine/scrub.py) redacts the secrets an older release stored, once: it keeps
+how far it got in the `redaction_sweep` table and reads nothing when that is done.
 
     for event in run_sleep(store):
         print(event.pass_name, event.done, event.total, event.message)
@@ -32,7 +34,8 @@ from remem.engine import clock
 from remem.engine.store import Store, dumps
 from remem.errors import RememError
 
-PASSES = ("embed", "expire", "decay", "lessons", "merge", "verify", "predict", "connect", "render")
+PASSES = ("redact", "embed", "expire", "decay", "lessons", "merge", "verify", "predict", "connect",
+          "render")
 EMBED_BATCH = 2048
 SUMMARY_LIST_CAP = 200
 
@@ -332,7 +335,15 @@ def morning_report() -> str | None:
         return None
 
 
-# --------------------------------------------------------------------------- embed
+# --------------------------------------------------------------------------- redact, embed
+
+def _pass_redact(ctx: Context) -> Iterator[Progress]:
+    """Secrets in what an older release stored, redacted in place (first: every later pass,
+    and the lesson files render writes, then see the redacted words)."""
+    from remem.engine import scrub
+
+    yield from scrub.sweep(ctx)
+
 
 def episode_text(row: dict[str, Any]) -> str:
     """What an episode is embedded from: a correction from the person's words alone."""
@@ -601,6 +612,7 @@ def _pass_render(ctx: Context) -> Iterator[Progress]:
 
 
 PASS_FUNCTIONS: dict[str, Callable[[Context], Iterator[Progress]]] = {
+    "redact": _pass_redact,
     "embed": _pass_embed,
     "expire": _pass_expire,
     "decay": _pass_decay,

@@ -1,0 +1,242 @@
+"""The redaction sweep: secrets an older release stored are redacted where they lie.
+
+Ingest redacts secrets as episodes are made (lesson_text.redact_secrets, in every Finding and
+every explicit event), but what a release before that stored keeps them in titles, gists and
+details until its file happens to be read again, and an explicit event never is; lessons made
+from such episodes may quote them. Recall, MCP and hooks would hand them to agents.
+
+The sleep's first pass (`redact`) reads those rows once, in batches, and rewrites only the ones
+whose words change, with the redaction ingest uses:
+
+- an episode: title, gist and detail redacted and capped as ingest stores them, its content
+  hash made anew and, when the words it is embedded from changed, its vector. A finding whose
+  id came from its title (as ingest names findings) takes the id its new title gives, as a
+  re-read of its session would (reread.apply_replacements: its seq, tags, connections and the
+  lessons citing it follow), so reading that session again adds no twin beside it.
+- a lesson this memory made: text and draft, its hash and vector anew, and its predictions'
+  words. A peer's lesson is left as received (checked then; its hash is its identity there).
+
+The full-text indexes follow by their triggers, the vector caches by `vector_changes`.
+
+How far the sweep got is the `redaction_sweep` table (migration 007): per table, the last seq
+read (`checked`) and the last one that may hold a secret (`upto`: the newest row when a
+redacting release first opened the memory). Progress is written with each batch, so an
+interrupted sleep goes on where it stopped; once `checked` reaches `upto`, nothing is read
+again. An import may bring rows of any age, new or over existing ones: it starts the sweep
+over (`rescan`). A restored backup carries its own marks, or gets them from the migration.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Any, Iterator
+
+from remem.engine import clock
+from remem.engine.lesson_text import redact_secrets
+from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_TITLE, Store, cap, content_hash, stable_id
+
+if TYPE_CHECKING:
+    from remem.engine.sleep import Context, Progress
+
+BATCH = 500
+# The rows the sweep reads: every episode, and the lessons this memory made (not a peer's).
+SCOPE = {"episodes": "TRUE", "lessons": "origin IS NULL"}
+_COLUMNS = {"episodes": "seq, id, session_id, kind, title, gist, detail, at",
+            "lessons": "seq, id, kind, text, draft"}
+_EPISODE_FIELDS = (("title", MAX_TITLE), ("gist", MAX_GIST), ("detail", MAX_DETAIL))
+
+
+def redacted(text: str | None, limit: int) -> str:
+    """The text as ingest stores it: secrets redacted, then capped. Capping can leave a
+    key-like word at the cut, so both go again until nothing changes."""
+    text = text or ""
+    for _ in range(4):
+        again = cap(redact_secrets(text), limit)
+        if again == text:
+            break
+        text = again
+    return text
+
+
+def marks(store: Store) -> dict[str, dict[str, Any]]:
+    """Per table: {checked, upto, round} (see the module's doc)."""
+    return {r["tbl"]: r for r in store.rows("SELECT tbl, checked, upto, round FROM redaction_sweep")}
+
+
+def pending(store: Store) -> dict[str, int]:
+    """How many rows of each table the sweep has still to read: two range counts on seq,
+    nothing read once the sweep is done (for `remem doctor`)."""
+    out: dict[str, int] = {}
+    for table, mark in marks(store).items():
+        if table in SCOPE and mark["checked"] < mark["upto"]:
+            out[table] = int(store.scalar(
+                f"SELECT count(*) FROM {table} WHERE seq > ? AND seq <= ? AND {SCOPE[table]}",
+                (mark["checked"], mark["upto"])) or 0)
+    return {t: n for t, n in out.items() if n}
+
+
+def rescan(conn: sqlite3.Connection) -> None:
+    """Inside a write that brought rows of any age in (an import): the next sleep reads every
+    row again. `round` grows so a sweep running meanwhile records no progress over this."""
+    for table in SCOPE:
+        conn.execute(f"UPDATE redaction_sweep SET checked = 0, round = round + 1, "
+                     f"upto = (SELECT coalesce(max(seq), 0) FROM {table}) WHERE tbl = ?", (table,))
+
+
+def sweep(ctx: "Context") -> Iterator["Progress"]:
+    """The sleep pass: every row left to read, BATCH at a time; counts in ctx.counts["redact"]
+    (rows checked, episodes and lessons redacted, findings renamed)."""
+    from remem.engine.sleep import Progress
+
+    store = ctx.store
+    total = sum(pending(store).values())
+    counts = ctx.counts["redact"] = {"checked": 0, "episodes": 0, "renamed": 0, "lessons": 0}
+    yield Progress("redact", 0, total, f"{total} rows stored before redaction to check")
+    for table, mark in marks(store).items():
+        checked = mark["checked"]
+        while table in SCOPE and checked < mark["upto"]:
+            rows = store.rows(f"SELECT {_COLUMNS[table]} FROM {table} WHERE seq > ? AND seq <= ? "
+                              f"AND {SCOPE[table]} ORDER BY seq LIMIT ?", (checked, mark["upto"], BATCH))
+            last = rows[-1]["seq"] if len(rows) == BATCH else mark["upto"]  # a short batch is the last
+            if table == "episodes":
+                changed = _episode_changes(ctx, rows)
+            else:
+                changed = _lesson_changes(ctx, rows)
+            with store.write() as conn:
+                if table == "episodes":
+                    _write_episodes(conn, changed, counts)
+                else:
+                    _write_lessons(conn, changed, counts)
+                # Progress only in the round this sweep began in: an import meanwhile starts over.
+                kept = conn.execute("UPDATE redaction_sweep SET checked = ? WHERE tbl = ? AND round = ?",
+                                    (last, table, mark["round"])).rowcount
+            counts["checked"] += len(rows)
+            yield Progress("redact", min(counts["checked"], total), total,
+                           f"{counts['checked']} of {total} checked")
+            if not kept:
+                return
+            checked = last
+
+
+# --------------------------------------------------------------------------- episodes
+
+Change = tuple[dict[str, Any], dict[str, Any]]  # (the row as read, its new values)
+
+
+def _episode_changes(ctx: "Context", rows: list[dict[str, Any]]) -> list[Change]:
+    """The rows redaction changes, with new vectors where the words they are embedded from
+    changed (made here, outside the write)."""
+    from remem.engine.sleep import episode_text
+
+    out = []
+    for row in rows:
+        new = {name: redacted(row[name], limit) for name, limit in _EPISODE_FIELDS}
+        if any(new[name] != (row[name] or "") for name, _ in _EPISODE_FIELDS):
+            out.append((row, new))
+    stale = [(row, new) for row, new in out if episode_text({**row, **new}) != episode_text(row)]
+    if stale:
+        from remem.engine.embed import to_blob
+
+        embedder = ctx.embedder
+        vectors = embedder.encode([episode_text({**row, **new}) for row, new in stale])
+        for (row, new), vector in zip(stale, vectors):
+            new.update(space=embedder.space, embedding=to_blob(vector))
+    return out
+
+
+def _new_id(conn: sqlite3.Connection, row: dict[str, Any], title: str) -> str:
+    """The id the episode goes on with: a finding ingest named after its title takes the name
+    of its new title (the id a re-read of its session gives it), unless another memory has
+    that id or it was deleted for good; any other episode keeps its id."""
+    from remem.engine.detect_common import FINDING_KINDS
+
+    sid = row["session_id"]
+    if row["kind"] not in FINDING_KINDS or not sid or row["id"] != stable_id(sid, row["kind"], row["title"]):
+        return row["id"]
+    new_id = stable_id(sid, row["kind"], title)
+    taken = conn.execute("SELECT 1 FROM episodes WHERE id = ? UNION ALL SELECT 1 FROM forgotten WHERE id = ?",
+                         (new_id, new_id)).fetchone()
+    return row["id"] if taken else new_id
+
+
+def _write_episodes(conn: sqlite3.Connection, changed: list[Change], counts: dict[str, int]) -> None:
+    """Inside the batch's write: each changed row that still holds what was read (what an
+    ingest or an edit wrote meanwhile is this release's or the person's, and stays)."""
+    from remem.engine.reread import apply_replacements
+
+    for row, new in changed:
+        if not conn.execute("SELECT 1 FROM episodes WHERE seq = ? AND id = ? AND title = ? AND gist = ? "
+                            "AND detail = ?", [row[k] for k in ("seq", "id", "title", "gist", "detail")]
+                            ).fetchone():
+            continue
+        new_id = _new_id(conn, row, new["title"])
+        if new_id != row["id"]:
+            # As a re-read of its session would: tags, connections and citing lessons follow.
+            if "embedding" not in new:
+                new.update(conn.execute("SELECT space, embedding FROM episodes WHERE seq = ?", (row["seq"],)
+                                        ).fetchone())
+            tags = [t for (t,) in conn.execute("SELECT tag FROM tags WHERE memory_id = ?", (row["id"],))]
+            apply_replacements(conn, [(row["id"], {**new, "id": new_id, "kind": row["kind"], "at": row["at"],
+                                                   "tags": tags})], [], [])
+            counts["renamed"] += 1
+        else:
+            sets = {**new, "content_hash": content_hash(f"{new['title']}\n{new['gist']}\n{new['detail']}")}
+            conn.execute(f"UPDATE episodes SET {', '.join(k + ' = ?' for k in sets)} WHERE seq = ?",
+                         [*sets.values(), row["seq"]])
+        counts["episodes"] += 1
+
+
+# --------------------------------------------------------------------------- lessons
+
+def _lesson_changes(ctx: "Context", rows: list[dict[str, Any]]) -> list[Change]:
+    """The lessons redaction changes; a new text brings its hash, its vector and its
+    predictions' new words (made here, outside the write)."""
+    from remem.engine.embed import to_blob
+    from remem.engine.lessons import MAX_LESSON, lesson_hash
+
+    out = []
+    for row in rows:
+        new = {name: redacted(row[name], MAX_LESSON) for name in ("text", "draft") if row[name] is not None}
+        new = {name: words for name, words in new.items() if words != row[name]}
+        if new:
+            out.append((row, new))
+    reworded = [(row, new) for row, new in out if "text" in new]
+    if reworded:
+        embedder = ctx.embedder
+        for (row, new), vector in zip(reworded, embedder.encode([new["text"] for _, new in reworded])):
+            new.update(hash=lesson_hash(new["text"], row["kind"]), space=embedder.space,
+                       embedding=to_blob(vector))
+            new["predictions"] = _prediction_changes(ctx, row["id"])
+    return out
+
+
+def _prediction_changes(ctx: "Context", lesson_id: str) -> list[tuple[str, str, str, str, bytes]]:
+    """(new text, space, vector, id, text as read) of each of the lesson's predictions whose
+    words change: a prediction quotes its lesson."""
+    from remem.engine.embed import to_blob
+
+    rows = ctx.store.rows("SELECT id, text FROM predictions WHERE lesson_id = ?", (lesson_id,))
+    rows = [(r["id"], r["text"], redact_secrets(r["text"])) for r in rows]
+    rows = [r for r in rows if r[1] != r[2]]
+    if not rows:
+        return []
+    embedder = ctx.embedder
+    return [(new, embedder.space, to_blob(vector), pid, old)
+            for (pid, old, new), vector in zip(rows, embedder.encode([r[2] for r in rows]))]
+
+
+def _write_lessons(conn: sqlite3.Connection, changed: list[Change], counts: dict[str, int]) -> None:
+    """Inside the batch's write: each changed lesson whose words are still those read (an edit
+    or a merge meanwhile wins)."""
+    stamp = clock.iso()
+    for row, new in changed:
+        if not conn.execute("SELECT 1 FROM lessons WHERE seq = ? AND text = ? AND draft IS ?",
+                            (row["seq"], row["text"], row["draft"])).fetchone():
+            continue
+        predictions = new.pop("predictions", [])
+        fields = {**new, "updated": stamp}
+        conn.execute(f"UPDATE lessons SET {', '.join(k + ' = ?' for k in fields)} WHERE seq = ?",
+                     [*fields.values(), row["seq"]])
+        conn.executemany("UPDATE predictions SET text = ?, space = ?, embedding = ? WHERE id = ? AND text = ?",
+                         predictions)
+        counts["lessons"] += 1
