@@ -36,7 +36,13 @@ def resolve_token(cfg: dict[str, Any] | None = None) -> str:
 
 
 def check_bind(host: str, token: str) -> None:
-    """Refuse to listen beyond this machine without a bearer token."""
+    """Refuse to listen beyond this machine without a bearer token, and with a token no request
+    could send (only whitespace: a header's value is trimmed, so every request would be 401)."""
+    if token and not token.strip():
+        raise RememError(
+            "the token (REMEM_TOKEN or server.token) is only whitespace, which no request can send; "
+            "set one with visible characters, e.g. REMEM_TOKEN=$(openssl rand -hex 16)"
+        )
     if not is_loopback(host) and not token:
         raise RememError(
             f"binding to {host} exposes your memory to the network; set a token first "
@@ -44,13 +50,25 @@ def check_bind(host: str, token: str) -> None:
         )
 
 
-def bearer_matches(header: str, token: str) -> bool:
+def bearer_matches(header: bytes | str, token: str) -> bool:
     """Whether an `Authorization`-style value is "Bearer <token>". The scheme is
     case-insensitive (RFC 9110: "bearer" is "Bearer"); the token is not, and is compared in
-    constant time."""
-    scheme, _, given = header.strip().partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(
-        given.strip().encode("utf-8"), token.encode("utf-8"))
+    constant time, as bytes: the header's bytes as they came (pass them raw; a str is taken as
+    UTF-8) against the token's UTF-8, so a token that is not ASCII matches too. Whitespace
+    around the token is no part of it (a header's value is trimmed before it arrives)."""
+    raw = header if isinstance(header, bytes) else header.encode("utf-8", "surrogateescape")
+    scheme, _, given = raw.strip().partition(b" ")
+    # surrogateescape: a token read from an environment that is not UTF-8 is its own bytes again.
+    expected = token.encode("utf-8", "surrogateescape").strip()
+    return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), expected)
+
+
+def header_bytes(scope: dict[str, Any], name: bytes) -> bytes:
+    """An ASGI request's header `name` (lower case) as the bytes it came in; b"" when absent."""
+    for key, value in scope.get("headers") or ():
+        if key.lower() == name:
+            return bytes(value)
+    return b""
 
 
 def hostname(authority: str) -> str:

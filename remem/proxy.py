@@ -56,14 +56,45 @@ class MemoryCache:
             self._blocks.popitem(last=False)
 
 
+# How long a request waits for its memory to be chosen before it goes on without it.
+SELECT_CAP_S = 2.0
+# Of the cap, what recording the choice may wait for another writer's lock (a sleep, an
+# ingest): choosing must be done by the cap less this, so a recorded choice is one that is shown.
+RECORD_WAIT_S = 0.5
+
+
 def _select_block(query: str, session: str) -> str:
+    """The memory block for a conversation, chosen within SELECT_CAP_S, as the hooks bound
+    theirs: a deadline for choosing, and a short busy timeout for recording the choice.
+    Raises (StoreBusy, TimeoutError, ...) when no choice could be made in time."""
+    import time
+
     from remem.engine import prime
     from remem.engine.store import Store
 
-    with Store() as store:
+    deadline = time.monotonic() + SELECT_CAP_S - RECORD_WAIT_S
+    with Store(busy_timeout_ms=int(RECORD_WAIT_S * 1000)) as store:
         # A proxy knows no project (cwd=None): only lessons without one are chosen.
-        chosen = prime.select(store, query, event="prompt", cwd=None, session_id=session, agent="proxy")
-    return chosen.get("text") or ""
+        chosen = prime.select(store, query, event="prompt", cwd=None, session_id=session, agent="proxy",
+                              deadline=deadline)
+    text = chosen.get("text") or ""
+    if not text and time.monotonic() > deadline:
+        # select() gives up past its deadline with the same "" as "nothing applies": this ""
+        # is no choice, and must not stand for the whole conversation.
+        raise TimeoutError(f"memory not chosen within {SELECT_CAP_S:g} s")
+    return text
+
+
+def _warm() -> None:
+    """Load the model before the first request: choosing a conversation's memory then fits
+    in SELECT_CAP_S from the first turn on."""
+    try:
+        from remem.engine import prime  # noqa: F401  (the modules selection imports)
+        from remem.engine.embed import get_embedder
+
+        get_embedder().encode(["warm up"])
+    except Exception as exc:  # the first turns choose (and say why they cannot) on their own
+        log("proxy", f"could not load the model ahead of the first request: {exc!r}")
 
 
 def _read_reply(style: str, payload: bytes, encoding: str, streamed: bool) -> tuple[str, bytes]:
@@ -143,12 +174,13 @@ class Guard:
         self.app, self.token, self.local_only = app, token, local_only
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        from remem.bind import NOT_LOCAL, bearer_matches, from_this_machine
+        from remem.bind import NOT_LOCAL, bearer_matches, from_this_machine, header_bytes
 
         if scope["type"] == "http":
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or ()}
             refused = None
-            if self.token and not bearer_matches(headers.get("proxy-authorization", ""), self.token):
+            # The token as bytes (not the Latin-1 text above): a token that is not ASCII matches.
+            if self.token and not bearer_matches(header_bytes(scope, b"proxy-authorization"), self.token):
                 refused = JSONResponse(
                     {"error": {"type": "remem_token", "message": "missing or wrong remem token: send "
                                "Proxy-Authorization: Bearer <REMEM_TOKEN or server.token>"}},
@@ -194,11 +226,22 @@ def _create_app(upstream: str, *, style: str, inject: bool, record: bool, timeou
         block = cache.get(key)
         if block is None:
             try:
-                with anyio.fail_after(2.0):
-                    block = await anyio.to_thread.run_sync(_select_block, proxying.query_text(body, kind), key)
+                # abandon_on_cancel: at the cap the request goes on and the worker thread is left
+                # to finish (its deadline and busy timeout end it soon after); without it the
+                # request would wait for the thread whatever the cap.
+                with anyio.fail_after(SELECT_CAP_S):
+                    block = await anyio.to_thread.run_sync(
+                        _select_block, proxying.query_text(body, kind), key, abandon_on_cancel=True)
+            except TimeoutError:
+                log("proxy", f"memory selection failed: not chosen within {SELECT_CAP_S:g} s; "
+                             "sent without memory, the next turn tries again")
+                return body
             except Exception as exc:  # memory is a bonus; the request goes on without it
-                log("proxy", f"memory selection failed: {exc!r}")
-                block = ""
+                log("proxy", f"memory selection failed: {exc!r}; sent without memory, "
+                             "the next turn tries again")
+                return body
+            # Only a choice is kept for the conversation: a failure (a busy or damaged store, the
+            # cap) is not, so a later turn chooses again.
             cache.put(key, block)
         return proxying.inject(body, kind, block)
 
@@ -339,6 +382,10 @@ def serve(upstream: str, *, host: str = "127.0.0.1", port: int = 4546, style: st
 
     if sock is None:
         sock = listen(host, port)
+    if inject:
+        import threading
+
+        threading.Thread(target=_warm, name="remem-proxy-warm", daemon=True).start()
     app = create_app(upstream, style=style, inject=inject, record=record, token=token,
                      local_only=is_loopback(host))
     # The upstream's own Server and Date headers come through; uvicorn's would double them.

@@ -10,10 +10,12 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 
 from remem import __version__
-from remem.bind import NOT_LOCAL, bearer_matches, check_bind, from_this_machine, is_loopback
-from remem.errors import RememError
+from remem.bind import NOT_LOCAL, bearer_matches, check_bind, from_this_machine, header_bytes, is_loopback
+from remem.engine.store import StoreBusy
+from remem.errors import RememError, StoreError
 from remem.server import _one_line, build_server
 from remem.server_stdio import scrub_json
 from remem.server_tools import MissingMemory
@@ -41,11 +43,11 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
     async def call(name: str, args: dict[str, Any]) -> JSONResponse:
         try:
             result = await mcp.call_tool(name, args)
-        except MissingMemory as exc:
-            return JSONResponse({"error": _one_line(str(exc))}, status_code=404)
         except ToolError as exc:
-            status = 404 if isinstance(exc.__cause__, MissingMemory) else 400
-            return JSONResponse({"error": _one_line(str(exc))}, status_code=status)
+            status = error_status(exc)
+            # A busy memory is worth another try in a moment (the other writer finishes).
+            retry = {"Retry-After": "1"} if isinstance(exc.__cause__, StoreBusy) else None
+            return JSONResponse({"error": _one_line(str(exc))}, status_code=status, headers=retry)
         if getattr(result, "is_error", False):
             text = " ".join(getattr(c, "text", "") for c in result.content)
             return JSONResponse({"error": _one_line(text)}, status_code=400)
@@ -102,14 +104,37 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
         if memory_id in _NAMED:  # GET /memory/recall is the wrong method, not a memory id
             return JSONResponse({"error": f"/memory/{memory_id} takes {_NAMED[memory_id]}"},
                                 status_code=405, headers={"Allow": _NAMED[memory_id]})
+        # Every query field goes to the tool, which refuses one it does not take ("?hrad=true"
+        # must not archive what was meant to be deleted); the id is the path's alone.
+        query = dict(request.query_params)
+        if "id" in query:
+            return JSONResponse({"error": f"unknown field 'id' in the query: the id is the path's, "
+                                          f"{request.method} /memory/{memory_id}"}, status_code=400)
         if request.method == "DELETE":
-            hard = request.query_params.get("hard", "false")
-            return await call("delete_memory", {"id": memory_id, "hard": hard})
-        return await call("get_memory", {"id": memory_id})
+            return await call("delete_memory", {**query, "id": memory_id})
+        return await call("get_memory", {**query, "id": memory_id})
 
-    app = mcp.streamable_http_app(host=host)
+    # The SDK's own Host/Origin check is off: the Guard in front of every route is the one rule
+    # for /mcp and /memory/* alike (the SDK's is narrower, with no port-less "localhost", no
+    # other 127.x address and no https origin, and it refuses with a plain-text 421).
+    app = mcp.streamable_http_app(
+        host=host, transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
     app.add_exception_handler(HTTPException, _http_error)  # 404, 405: JSON like every error
     return Guard(app, token=token, loopback=is_loopback(host))
+
+
+def error_status(exc: BaseException) -> int:
+    """The JSON API's status for a tool error: 404 for an id that is not there; 503 for a
+    memory that cannot be used now (busy, read-only, damaged, gone: the request was fine, a
+    retry or the named fix is what helps), as /memory/health answers; else 400 (the request)."""
+    import sqlite3
+
+    cause = exc.__cause__
+    if isinstance(exc, MissingMemory) or isinstance(cause, MissingMemory):
+        return 404
+    if isinstance(cause, (StoreError, sqlite3.DatabaseError)):
+        return 503
+    return 400
 
 
 async def _http_error(request: Any, exc: Any) -> Any:
@@ -144,7 +169,9 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if self.token and not bearer_matches(headers.get("authorization", ""), self.token):
+        # The token as bytes: the header decoded as Latin-1 above would not match a token
+        # that is not ASCII.
+        if self.token and not bearer_matches(header_bytes(scope, b"authorization"), self.token):
             await _deny(send, 401, "missing or wrong bearer token: send Authorization: Bearer <token>",
                         {"www-authenticate": 'Bearer realm="remem"'})
             return

@@ -1,0 +1,206 @@
+"""`remem serve --http` (and `remem proxy`, which shares its token rules) at the edges: a
+token that is not ASCII, a token of only whitespace, one Host/Origin rule for /mcp and
+/memory/*, a busy memory answered 503 (not "bad arguments"), and query fields a DELETE does not
+take refused rather than ignored. Real servers, a real store, raw HTTP."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from tests.conftest import ROOT, run_remem
+from tests.fake_llm_api import FakeAPI, ServerThread, free_port
+
+# Not ASCII: sent as its UTF-8 bytes, as any client sends a header it was given as text.
+TOKEN = "clé-🔑-7f3a"
+AUTH = f"Bearer {TOKEN}".encode("utf-8")
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+               "MCP-Protocol-Version": "2025-06-18"}
+
+
+def _request(port: int, method: str, path: str, body: bytes | None = None,
+             headers: dict[str, Any] | None = None) -> tuple[int, str, dict[str, str]]:
+    """One request with exactly these headers (Host included, when given), values as given."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        given = dict(headers or {})
+        conn.putrequest(method, path, skip_host="Host" in given, skip_accept_encoding=True)
+        for name, value in given.items():
+            conn.putheader(name, value)
+        if body is not None:
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        answer = conn.getresponse()
+        return answer.status, answer.read().decode("utf-8"), {k.lower(): v for k, v in answer.getheaders()}
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
+    """(port, REMEM_HOME) of `remem serve --http` on loopback with the non-ASCII token."""
+    base = tmp_path_factory.mktemp("http-edges")
+    (base / "user").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REMEM_")}
+    env.update({"REMEM_HOME": str(base / "home"), "HOME": str(base / "user"), "HF_HUB_OFFLINE": "1",
+                "REMEM_TOKEN": TOKEN})
+    port = free_port()
+    with open(base / "http.err", "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "remem", "serve", "--http", "--port", str(port),
+                                 "--no-tasks", "--no-warm"], env=env, cwd=str(ROOT), stdout=err, stderr=err)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if _request(port, "GET", "/memory/health", headers={"Authorization": AUTH})[0] == 200:
+                        break
+                except OSError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError((base / "http.err").read_text())
+                time.sleep(0.2)
+            yield port, base / "home"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+# --------------------------------------------------------------------------- tokens
+
+def test_a_token_that_is_not_ascii_is_accepted_on_every_route(served: tuple[int, Path]) -> None:
+    port, _ = served
+    assert _request(port, "GET", "/memory/health", headers={"Authorization": AUTH})[0] == 200
+    status, text, _ = _request(port, "POST", "/mcp", json.dumps(INIT).encode(),
+                               {**MCP_HEADERS, "Authorization": AUTH})
+    assert status == 200, text
+    for wrong in (b"Bearer cl\xe9-7f3a", b"Bearer " + TOKEN.encode("utf-8")[:-1], b""):
+        status, text, _ = _request(port, "GET", "/memory/health", headers={"Authorization": wrong})
+        assert status == 401 and "bearer token" in json.loads(text)["error"], wrong
+
+
+@pytest.mark.parametrize("command", [["serve", "--http"], ["proxy", "--upstream", "http://127.0.0.1:9"]])
+@pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.1"])
+def test_a_token_of_only_whitespace_is_refused_at_start(command: list[str], host: str) -> None:
+    """No request can send it (a header's value is trimmed): every one would be refused."""
+    res = run_remem(*command, "--host", host, "--port", str(free_port()), env={"REMEM_TOKEN": "   "},
+                    timeout=60)
+    assert res.returncode == 1, (res.stdout, res.stderr)
+    assert res.stderr.startswith("remem: the token (REMEM_TOKEN or server.token) is only whitespace")
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "remem proxy on" not in res.stdout
+
+
+def test_the_proxy_accepts_a_token_that_is_not_ascii() -> None:
+    from remem.proxy import create_app
+
+    fake = FakeAPI()
+    with ServerThread(fake.app) as upstream, ServerThread(create_app(upstream.url, token=TOKEN)) as proxy:
+        status, text, _ = _request(proxy.port, "GET", "/v1/models", headers={"Proxy-Authorization": AUTH})
+        assert status == 200 and json.loads(text)["data"][0]["id"] == "m", text
+        status, text, _ = _request(proxy.port, "GET", "/v1/models",
+                                   headers={"Proxy-Authorization": b"Bearer not-it"})
+        assert status == 407 and json.loads(text)["error"]["type"] == "remem_token"
+
+
+# --------------------------------------------------------------------------- one Host rule
+
+@pytest.mark.parametrize("host,origin", [
+    ("localhost", None),                  # no port
+    ("127.5.5.5:{port}", None),           # loopback, though not 127.0.0.1
+    ("[::1]", None),
+    ("localhost:{port}", "https://localhost"),
+    ("127.0.0.1:{port}", "http://127.0.0.1:3000"),
+])
+def test_mcp_and_the_json_api_accept_the_same_local_hosts(served: tuple[int, Path], host: str,
+                                                         origin: str | None) -> None:
+    port, _ = served
+    headers: dict[str, Any] = {"Host": host.format(port=port), "Authorization": AUTH}
+    if origin:
+        headers["Origin"] = origin
+    assert _request(port, "GET", "/memory/health", headers=headers)[0] == 200
+    status, text, _ = _request(port, "POST", "/mcp", json.dumps(INIT).encode(), {**MCP_HEADERS, **headers})
+    assert status == 200, text
+
+
+@pytest.mark.parametrize("host,origin", [("evil.example:{port}", None),
+                                         ("127.0.0.1:{port}", "https://evil.example")])
+def test_mcp_and_the_json_api_refuse_a_foreign_host_alike_with_the_documented_403(
+        served: tuple[int, Path], host: str, origin: str | None) -> None:
+    port, _ = served
+    headers: dict[str, Any] = {"Host": host.format(port=port), "Authorization": AUTH}
+    if origin:
+        headers["Origin"] = origin
+    for method, path, body, extra in (("GET", "/memory/health", None, {}),
+                                      ("POST", "/mcp", json.dumps(INIT).encode(), MCP_HEADERS)):
+        status, text, _ = _request(port, method, path, body, {**extra, **headers})
+        assert status == 403, (path, status, text)
+        assert "requests must come from this machine" in json.loads(text)["error"], path
+
+
+# --------------------------------------------------------------------------- status and fields
+
+def test_a_busy_memory_is_503_with_retry_after_not_a_bad_argument(served: tuple[int, Path]) -> None:
+    port, home = served
+    writer = sqlite3.connect(home / "memory.db", isolation_level=None, timeout=0)
+    try:
+        writer.execute("BEGIN IMMEDIATE")  # another remem process writing (a sleep, an ingest)
+        status, text, headers = _request(port, "POST", "/memory/remember", b'{"text": "busy http"}',
+                                         {"Authorization": AUTH, "Content-Type": "application/json"})
+    finally:
+        writer.close()
+    assert status == 503, text
+    assert json.loads(text)["error"].startswith("the memory is busy")
+    assert headers.get("retry-after") == "1"
+    # Once the other writer is done, the same request goes through.
+    status, text, _ = _request(port, "POST", "/memory/remember", b'{"text": "busy http"}',
+                               {"Authorization": AUTH, "Content-Type": "application/json"})
+    assert status == 200, text
+
+
+def _remember(port: int, text: str) -> str:
+    status, body, _ = _request(port, "POST", "/memory/remember", json.dumps({"text": text}).encode(),
+                               {"Authorization": AUTH, "Content-Type": "application/json"})
+    assert status == 200, body
+    return json.loads(body)["id"]
+
+
+def _get(port: int, memory_id: str, query: str = "") -> tuple[int, Any]:
+    status, text, _ = _request(port, "GET", f"/memory/{memory_id}{query}", headers={"Authorization": AUTH})
+    return status, json.loads(text)
+
+
+def test_a_misspelt_delete_field_is_refused_and_the_memory_left_as_it_was(served: tuple[int, Path]) -> None:
+    port, _ = served
+    memory_id = _remember(port, "a note meant to be deleted for good")
+    status, text, _ = _request(port, "DELETE", f"/memory/{memory_id}?hrad=true", headers={"Authorization": AUTH})
+    assert status == 400, text
+    assert "unknown field 'hrad' (did you mean 'hard'?)" in json.loads(text)["error"]
+    status, memory = _get(port, memory_id)
+    assert status == 200 and memory["archived"] is False  # not archived in place of the delete meant
+    status, text, _ = _request(port, "DELETE", f"/memory/{memory_id}?id=other", headers={"Authorization": AUTH})
+    assert status == 400 and "unknown field 'id'" in json.loads(text)["error"]
+    status, text, _ = _request(port, "DELETE", f"/memory/{memory_id}?hard=true", headers={"Authorization": AUTH})
+    assert status == 200 and json.loads(text)["hard"] is True, text
+    assert _get(port, memory_id)[0] == 404
+
+
+def test_get_memory_refuses_a_query_field_too(served: tuple[int, Path]) -> None:
+    port, _ = served
+    memory_id = _remember(port, "a note read back with a stray field")
+    status, answer = _get(port, memory_id, "?full=1")
+    assert status == 400 and "unknown field 'full'" in answer["error"]
+    assert _get(port, memory_id)[0] == 200
