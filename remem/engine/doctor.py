@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import sqlite3
 import subprocess
@@ -15,7 +14,7 @@ from typing import Any
 
 from remem import paths
 from remem.engine import clock, setup
-from remem.engine.schedule import CRON_MARK, SYSTEMD_UNITS, is_comment, read_crontab
+from remem.engine.schedule import schedule_state
 
 SAMPLES = {
     "prompt": {"prompt": "remem doctor: is this hook alive?", "session_id": "remem-doctor",
@@ -226,12 +225,13 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
             problems.append(embed_problem)
     store = store_health()
     problems.extend(store["problems"])
-    schedule = _schedule_status()
+    schedule = schedule_state()
     if not schedule["wired"] and schedule.get("commented"):
         problems.append({"problem": "the nightly sleep is turned off: its crontab line is commented out",
                          "fix": "crontab -e   (uncomment the line marked `# remem: nightly sleep`)"})
     elif not schedule["wired"]:
-        problems.append({"problem": "the nightly sleep is not scheduled", "fix": "remem setup"})
+        problems.append({"problem": schedule.get("problem") or "the nightly sleep is not scheduled",
+                         "fix": schedule.get("fix") or "remem setup"})
     else:
         if not schedule.get("ingests", True):
             problems.append({"problem": "the nightly job sleeps without ingesting first, so Codex "
@@ -245,30 +245,3 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
                              "fix": f"mkdir -p {paths.logs_dir()}   (or run remem setup again)"})
     return {"agents": agents, "hooks": hooks_run, "store": store, "schedule": schedule,
             "problems": problems, "ok": not problems}
-
-
-def _schedule_status() -> dict[str, Any]:
-    import shutil
-
-    if shutil.which("crontab"):
-        try:
-            text = read_crontab() or ""
-        except Exception as exc:  # doctor reports, never fails
-            return {"wired": False, "how": "crontab", "error": str(exc)}
-        marked = [line for line in text.splitlines() if CRON_MARK in line]
-        mine = [line for line in marked if not is_comment(line)]  # a commented-out line never runs
-        # An earlier release's line ran `remem sleep` alone.
-        return {"wired": bool(mine), "how": "crontab", "ingests": all(_ingests(l) for l in mine),
-                "commented": len(marked) - len(mine)}
-    unit = paths.systemd_user_dir() / SYSTEMD_UNITS[1]
-    service = paths.systemd_user_dir() / SYSTEMD_UNITS[0]
-    try:
-        text = service.read_text(encoding="utf-8", errors="replace")
-        ingests = _ingests("\n".join(l for l in text.splitlines() if l.startswith("ExecStart")))
-    except OSError:
-        ingests = True  # no service to read: reported as not wired, or by systemd itself
-    return {"wired": unit.exists(), "how": "systemd", "path": str(unit), "ingests": ingests}
-
-
-def _ingests(text: str) -> bool:
-    return bool(re.search(r"\bingest\b", text))
