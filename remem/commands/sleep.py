@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def sleep(
         pass_: Optional[List[str]] = typer.Option(
-            None, "--pass", help="Run only this pass (repeatable): embed, expire, decay, lessons, "
+            None, "--pass", help="Run only this pass (repeatable): redact, embed, expire, decay, lessons, "
             "merge, verify, predict, connect, render (aliases: consolidate = lessons, discover or "
             "discover_connections = connect)."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Work on a copy: change and write nothing."),
