@@ -35,7 +35,10 @@ Id = Annotated[str, Field(min_length=1, description="A memory id (or a unique pr
 Tags = Annotated[Optional[list[str]], Field(description="Tags, e.g. [\"python\", \"deploy\"].")]
 Kinds = Annotated[Optional[list[Kind]], Field(description="Only memories of these kinds.")]
 Project = Annotated[Optional[str], Field(
-    description="A project: its folder path, or the folder's name. Omit for every project.")]
+    description="A project: its folder's full path (or ~/...), or the name of a folder remem has seen "
+                "(\"shop\" for /home/me/shop). Omit for every project.")]
+# How a refused project argument's line shows a path to give instead (projects.resolve_project).
+PROJECT_EXAMPLE = '`"project": "{}"`'
 
 # Hints per tool: (readOnly, destructive, idempotent). recall is not read-only on purpose:
 # like remembering, it strengthens what it returns; `search` looks without touching.
@@ -153,7 +156,9 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
             "least 0.9, protected from forgetting for 30 days."))] = 0.0,
         short_term: Annotated[bool, Field(description="Expire after ttl (default 7d) unless promoted.")] = False,
         ttl: Annotated[Optional[str], Field(description="Lifetime of a short-term memory: 30s, 10m, 2h, 7d. Implies short_term.")] = None,
-        project: Annotated[Optional[str], Field(description="The project folder it belongs to.")] = None,
+        project: Annotated[Optional[str], Field(description=(
+            "The project it belongs to: its folder's full path (or ~/...), or the name of a folder "
+            "remem has seen (\"shop\" for /home/me/shop)."))] = None,
     ) -> dict[str, Any]:
         """Store a memory that should outlast this session; returns it with its id.
 
@@ -164,12 +169,11 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         """
         with engine_errors("remember"), memory.store() as store:
             from remem.engine.memories import remember as do_remember
-            from remem.engine.projects import resolve_project
 
             return _bools(do_remember(
                 store, text, kind=kind, title=title, tags=tags or (), importance=importance,
                 valence=valence, arousal=arousal, ttl=ttl, short_term=short_term,
-                cwd=resolve_project(store, project), source="mcp",
+                cwd=_project(store, project), source="mcp",
             ))
 
     @tool
@@ -205,12 +209,11 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
                 hits = recall_mod.recall(store, query, k, mode=mode, touch=False, **filters)
             else:
                 from remem.engine import lifecycle
-                from remem.engine.projects import resolve_project
 
                 hits = lifecycle.list_memories(
                     store, tags=tags, all_tags=all_tags, since=since, until=until,
                     archived=None if include_archived else False, field="at", memory_type=memory_type,
-                    kinds=kinds, project=resolve_project(store, project), limit=k)
+                    kinds=kinds, project=_project(store, project), limit=k)
         return {"query": query, "mode": mode, "hits": _bools(hits)}
 
     @tool
@@ -295,7 +298,8 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
 
             levels = graph.traverse(store, id, depth=depth, types=types)
         # levels[0] is the start, levels[d] the memories first reached at depth d (with `via`).
-        return {"start": id, "depth": depth, "types": types, "levels": _bools(levels)}
+        # The start as stored, not the prefix typed.
+        return {"start": levels[0][0]["id"], "depth": depth, "types": types, "levels": _bools(levels)}
 
     @tool
     def lessons(
@@ -317,7 +321,9 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
 
     @tool
     def context(
-        project: Annotated[Optional[str], Field(description="The project folder you are working in.")] = None,
+        project: Annotated[Optional[str], Field(description=(
+            "The project you are working in: its folder's full path (or ~/...), or the name of a "
+            "folder remem has seen."))] = None,
         prompt: Annotated[str, Field(description="What you are about to do; lessons it bears on come first.")] = "",
     ) -> dict[str, Any]:
         """The lessons remem would inject for a project (and a prompt), as a ready block of text.
@@ -327,11 +333,12 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         """
         with engine_errors("context"), memory.store() as store:
             from remem.engine import prime
-            from remem.engine.projects import resolve_project
 
+            folder = _project(store, project)
             # The same preview as `remem context`: nothing goes into the primes log.
-            shown = prime.preview(store, resolve_project(store, project), prompt, agent="mcp")
-        return {"project": project, "lessons": shown["lessons"], "text": shown["text"]}
+            shown = prime.preview(store, folder, prompt, agent="mcp")
+        # The folder the lessons are for, as `remem context --json` reports it (not the name typed).
+        return {"project": folder, "lessons": shown["lessons"], "text": shown["text"]}
 
     @mcp.resource("remem://morning", name="morning", title="Morning report", mime_type="text/markdown",
                   description="What the last sleep learned, confirmed, failed and let fade.")
@@ -350,9 +357,17 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
                   mime_type="text/markdown",
                   description="The active lessons of a project (its folder name) plus those that apply everywhere.")
     def project_lessons(project: str) -> str:
+        if not project.strip():
+            # Read as "no project" it listed every project's lessons under an empty heading.
+            _note("lessons", "remem://lessons/ without a project")
+            raise ResourceError("remem://lessons/ names no project; read remem://lessons/{project} with "
+                                "its folder name (remem://lessons/shop), or call the `lessons` tool "
+                                "without a project for every lesson")
         try:
             with engine_errors("lessons"), memory.store() as store:
-                found = _lessons(store, kind=None, project=project, status="active", limit=500)
+                found = _lessons(store, kind=None, project=project, status="active", limit=500,
+                                 example='with the `lessons` tool, `"project": "{}"` (a resource URI '
+                                         'takes a folder name only)')
         except ToolError as exc:  # the same one line as the tool, not the SDK's generic error
             raise ResourceError(str(exc)) from None
         if not found:
@@ -375,34 +390,41 @@ def _bools(value: Any) -> Any:
 def _filters(store: Any, *, kinds: Any = None, tags: Any = None, project: Optional[str] = None,
              all_tags: bool = False, since: Optional[str] = None, until: Optional[str] = None,
              include_archived: bool = False) -> dict[str, Any]:
-    """recall's filter keywords, only the ones given."""
-    from remem.engine.projects import resolve_project
-
+    """recall's filter keywords, only the ones given (an empty since/until is given: the engine
+    refuses it rather than dropping the filter)."""
     out: dict[str, Any] = {}
     if kinds:
         out["kinds"] = list(kinds)
     if tags:
         out["tags"] = list(tags)
         out["all_tags"] = all_tags
-    folder = resolve_project(store, project)
+    folder = _project(store, project)
     if folder:
         out["project"] = folder
-    if since:
+    if since is not None:
         out["since"] = since
-    if until:
+    if until is not None:
         out["until"] = until
     if include_archived:
         out["archived"] = True
     return out
 
 
-def _lessons(store: Any, *, kind: Optional[str], project: Optional[str], status: str,
-             limit: int) -> list[dict[str, Any]]:
-    """Lessons by status and kind; for a project, the ones `context` may inject there."""
-    from remem.engine import lessons as lessons_mod
+def _project(store: Any, project: Optional[str], example: str = PROJECT_EXAMPLE) -> Optional[str]:
+    """The folder a tool's project argument means (the engine's one rule: a path, or the name of
+    a folder remem has seen; anything else is refused). A server's own folder means nothing to
+    its caller, so a relative path is never read from it."""
     from remem.engine.projects import resolve_project
 
-    folder = resolve_project(store, project)
+    return resolve_project(store, project, example=example)
+
+
+def _lessons(store: Any, *, kind: Optional[str], project: Optional[str], status: str,
+             limit: int, example: str = PROJECT_EXAMPLE) -> list[dict[str, Any]]:
+    """Lessons by status and kind; for a project, the ones `context` may inject there."""
+    from remem.engine import lessons as lessons_mod
+
+    folder = _project(store, project, example)
     if folder:
         found = lessons_mod.for_project(store, folder, statuses=[status], kind=kind)
     else:

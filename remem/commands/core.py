@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from remem.commands._out import emit_json, open_store, table
+
+if TYPE_CHECKING:
+    from remem.engine.store import Store
+
+
+def project_folder(store: Store, project: Optional[str]) -> Optional[str]:
+    """The folder a `--project` means, by the engine's one rule (projects.resolve_project): a
+    path (relative to the shell's folder), or the name of a folder remem has seen."""
+    import os
+
+    from remem.engine.projects import resolve_project
+
+    return resolve_project(store, project, here=os.getcwd(), example="`--project {}`")
 
 
 def _when(stamp: str | None) -> str:
@@ -79,7 +92,9 @@ def register(app: typer.Typer) -> None:
         arousal: float = typer.Option(0.0, "--arousal", help="0..1; >= 0.8 makes a flashbulb memory."),
         ttl: Optional[str] = typer.Option(None, "--ttl", help="Short-term with this lifetime: 30s, 10m, 2h, 7d."),
         short_term: bool = typer.Option(False, "--short-term", help="Short-term (expires after --ttl or the default)."),
-        cwd: Optional[str] = typer.Option(None, "--project", help="The project folder it belongs to."),
+        project: Optional[str] = typer.Option(
+            None, "--project", help="The project it belongs to: its folder (a path), or the name of a "
+            "folder remem has seen."),
         json_out: bool = typer.Option(False, "--json", help="Print the stored memory as JSON."),
     ) -> None:
         """Remember something now.
@@ -97,7 +112,7 @@ def register(app: typer.Typer) -> None:
         with open_store() as store:
             memory = do_remember(
                 store, text, kind=kind, tags=tag, importance=importance, valence=valence,
-                arousal=arousal, ttl=ttl, short_term=short_term, cwd=cwd,
+                arousal=arousal, ttl=ttl, short_term=short_term, cwd=project_folder(store, project),
             )
         if json_out:
             emit_json(memory)

@@ -151,6 +151,8 @@ def register(app: typer.Typer) -> None:
         archived: bool = typer.Option(False, "--archived", help="Archived memories instead of live ones."),
         kind: Optional[str] = typer.Option(None, "--kind", help="session, error, correction, surprise, "
                                            "environment or note."),
+        project: Optional[str] = typer.Option(None, "--project", help="Only memories of this project folder (and "
+                                              "below): a path, or the name of a folder remem has seen."),
         limit: int = typer.Option(50, "--limit", help="At most this many."),
         offset: int = typer.Option(0, "--offset", help="Skip this many (paging)."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON rows (every column but the vector)."),
@@ -159,6 +161,7 @@ def register(app: typer.Typer) -> None:
 
         Example: remem list --tag python --since 7d --type short_term
         """
+        from remem.commands.core import project_folder
         from remem.engine import lifecycle
 
         if limit < 1:
@@ -172,7 +175,8 @@ def register(app: typer.Typer) -> None:
         with open_store() as store:
             rows = lifecycle.list_memories(
                 store, tags=tag, all_tags=all_tags, since=since, until=until, field=field,
-                memory_type=memory_type, archived=archived, kind=kind, limit=limit, offset=offset,
+                memory_type=memory_type, archived=archived, kind=kind, project=project_folder(store, project),
+                limit=limit, offset=offset,
             )
         if json_out:
             emit_json(rows)

@@ -17,7 +17,8 @@ def register(app: typer.Typer) -> None:
         mode: str = typer.Option("hybrid", "--mode", help="hybrid, semantic or keyword."),
         kind: List[str] = typer.Option([], "--kind", help="Only this kind (repeatable): session, "
                                        "error, correction, surprise, environment, note."),
-        project: Optional[str] = typer.Option(None, "--project", help="Only memories of this project folder (and below)."),
+        project: Optional[str] = typer.Option(None, "--project", help="Only memories of this project folder (and "
+                                              "below): a path, or the name of a folder remem has seen."),
         tag: List[str] = typer.Option([], "--tag", "-t", help="Only memories with this tag (repeatable; any of them)."),
         all_tags: bool = typer.Option(False, "--all-tags", help="With several --tag: memories carrying all of them."),
         since: Optional[str] = typer.Option(None, "--since", help="Dated at or after: 2026-05-01, 2026-05-01T09:00 or 7d (ago)."),
@@ -33,9 +34,8 @@ def register(app: typer.Typer) -> None:
 
         Example: remem recall "which package installer should I use" -k 3 --kind correction --explain
         """
-        import os
-
         from remem import config
+        from remem.commands.core import project_folder
         from remem.engine.recall import MAX_K, default_k
         from remem.engine.recall import recall as do_recall
 
@@ -44,15 +44,9 @@ def register(app: typer.Typer) -> None:
             k = default_k(cfg)
         if not 1 <= k <= MAX_K:
             raise ValueError(f"-k must be between 1 and {MAX_K:,}")
-        for flag, value in (("--since", since), ("--until", until)):
-            if value is not None and not value.strip():
-                raise ValueError(f"{flag} is empty (an unset shell variable?); give a date "
-                                 "(2026-05-01) or a duration (7d), or leave it out")
-        if project:
-            project = os.path.abspath(os.path.expanduser(project))
         with open_store() as store:
             hits = do_recall(
-                store, query, k, mode=mode, cfg=cfg, kinds=kind, project=project, tags=tag,
+                store, query, k, mode=mode, cfg=cfg, kinds=kind, project=project_folder(store, project), tags=tag,
                 all_tags=all_tags, since=since, until=until, memory_type=memory_type,
                 archived=archived, lessons=lessons,
             )

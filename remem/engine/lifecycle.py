@@ -438,6 +438,21 @@ def run_due_tasks(
 LIST_FIELDS = ("created", "last_touched", "at")
 
 
+def time_window(since: str | datetime | None, until: str | datetime | None) -> tuple[str | None, str | None]:
+    """since/until as ISO stamps (None for a bound not given), checked once for recall, search
+    and list at every edge: an empty one is refused (an unset variable would otherwise drop
+    the filter without a word), and so is a window that ends before it starts (it would match
+    nothing, which reads as "no such memories")."""
+    for name, value in (("since", since), ("until", until)):
+        if isinstance(value, str) and not value.strip():
+            raise ValueError(f"{name} is empty (an unset variable?); give a date (2026-05-01) or a "
+                             "duration (7d), or leave it out")
+    lo, hi = clock.when(since, "since"), clock.when(until, "until")
+    if lo and hi and lo > hi:
+        raise ValueError(f"since ({lo[:19]}) is after until ({hi[:19]}); nothing can match: swap them")
+    return lo, hi
+
+
 # Above this many tagged memories, walking the time index and probing the tag index finds a
 # page sooner than collecting every tagged id first and sorting them.
 _TAG_PROBE_FROM = 2000
@@ -497,7 +512,7 @@ def list_memories(
         clause, args = _tag_clause(store, wanted, all_tags)
         where.append(clause)
         params += args
-    lo, hi = clock.when(since, "since"), clock.when(until, "until")
+    lo, hi = time_window(since, until)
     if lo:
         where.append(f"{field} >= ?")
         params.append(lo)

@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 from remem.engine import clock
 from remem.engine.embed import get_embedder, to_blob
+from remem.engine.lesson_text import redact_secrets
 from remem.engine.lifecycle import _clamp, creation_fields
 from remem.engine.store import (
     EPISODE_KINDS, MAX_GIST, MAX_TITLE, Store, cap, chunks, clean_text, content_hash, new_id, normalise_tag,
@@ -32,10 +33,19 @@ def remember(
     at: str | None = None,
     memory_id: str | None = None,
 ) -> dict[str, Any]:
-    """Store one memory now and return it (without its vector)."""
-    text = clean_text((text or "").strip())
+    """Store one memory now and return it (without its vector).
+
+    Secrets in the words (a key pasted into a note) are stored as "[secret]", as ingest and
+    explicit events store them: recall and the MCP tools hand memories to agents. `cwd` is a
+    folder's absolute path: edges turn a project argument into one with
+    projects.resolve_project."""
+    text = redact_secrets(clean_text((text or "").strip()))
     if not text:
         raise ValueError("nothing to remember: the text is empty")
+    if cwd is not None and not cwd.startswith("/"):
+        # A relative folder matches no project filter: the memory would be found by none.
+        raise ValueError(f"the project folder must be a full path, not {cwd!r}; "
+                         "give it as /home/you/code/shop or ~/code/shop")
     if kind not in EPISODE_KINDS or kind == "session":
         raise ValueError(f"kind must be one of {', '.join(REMEMBER_KINDS)}, not {kind!r}")
     # "" is "no lifetime", as None is: MCP clients send "" for an optional string left unset,
@@ -77,7 +87,7 @@ def _title(given: str | None, text: str) -> str:
     """A title given is kept whole up to the store's cap (marked when cut); one made from the
     text is its first line, shortened."""
     if given and given.strip():
-        return cap(clean_text(given.strip()), MAX_TITLE)
+        return cap(redact_secrets(clean_text(given.strip())), MAX_TITLE)
     return clean_text((text.splitlines() or [""])[0])[:120]
 
 
@@ -108,7 +118,7 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
             sets[name] = _clamp(fields[name], lo, hi, name)
     title, text = row["title"], row["gist"]
     if "text" in fields:
-        text = clean_text(str(fields["text"]).strip())
+        text = redact_secrets(clean_text(str(fields["text"]).strip()))  # as `remember` stores it
         if not text:
             raise ValueError("text cannot be empty; delete the memory instead")
         sets["gist"] = cap(text, MAX_GIST)

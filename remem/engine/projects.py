@@ -1,5 +1,5 @@
-"""Projects: the name a folder gives, which folder a project argument means, and whether a
-path lies in a folder.
+"""Projects: the name a folder gives, which folder a project argument means (`resolve_project`,
+the one rule every edge uses), and whether a path lies in a folder.
 
 One rule for "at or below a folder", in Python (`is_under`) and in SQL (`under_sql`), so a
 filter in SQL and one in Python never disagree: a path is under a folder when it is the folder
@@ -11,6 +11,7 @@ On the hook path (prime imports it): the standard library only.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 
@@ -48,22 +49,56 @@ def project_name(cwd: str | None) -> str:
     return cwd.rstrip("/").rsplit("/", 1)[-1]
 
 
-def resolve_project(store: Any, name_or_path: str | None) -> str | None:
-    """The folder a project argument means: a path as given (without a trailing slash), or the
-    known project folder whose name, or Claude Code's name for it ("-home-me-shop"), matches,
-    so an agent can say just "shop". A name no project has is returned as it is (it matches no
-    folder); None for nothing given."""
-    if not name_or_path or not name_or_path.strip():
+def resolve_project(store: Any, given: str | None, *, here: str | None = None,
+                    example: str = "{}") -> str | None:
+    """The folder a project argument means: one rule for the CLI, the MCP tools and the HTTP API.
+
+    - nothing (None, blank): None, every project;
+    - an absolute path or a "~" path: that path, normalised ("/a/b/../c/" -> "/a/c");
+    - a relative path that is a folder seen from `here` (given by the CLI: the shell's
+      folder; a server has none that means anything to its caller): that folder's full path;
+    - a bare name the folder of exactly one known project has (its last part, "shop", or Claude
+      Code's name for it, "-home-me-shop"): that project's folder, so an agent can say "shop".
+
+    Anything else is refused with a ValueError naming the fix, never returned as it is: a
+    relative `cwd` no folder filter matches would be stored, or filtered by, and find nothing.
+    `example` is how the caller's edge takes a path ("--project {}"), for that line.
+    """
+    if not given or not given.strip():
         return None
-    project = name_or_path.strip()
-    if "/" in project.strip("-") and not project.startswith("-"):
-        return _folder(project)
+    project = given.strip()
+    if project.startswith("~"):
+        expanded = os.path.expanduser(project)
+        if not expanded.startswith("/"):  # ~someone who has no home here
+            raise ValueError(f"cannot tell whose home {project!r} is in; give the project's full "
+                             f"folder path, e.g. {example.format('/home/you/code/shop')}")
+        project = expanded
+    if project.startswith("/"):
+        return _folder(os.path.normpath(project))
+    if here is not None and os.path.isdir(os.path.join(here, project)):
+        return _folder(os.path.normpath(os.path.join(os.path.abspath(here), project)))
+    name = project.rstrip("/")
+    if "/" in name or name in ("", ".", ".."):
+        where = f"no folder {project!r} in {here}" if here is not None else f"the project {project!r} is a relative path"
+        tail = name.lstrip("./") or "code/shop"
+        raise ValueError(f"{where}; give the project's full folder path, e.g. {example.format('~/' + tail)}")
+    found = _named(store, name)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ValueError(f"no project named {name!r}; give its folder path, "
+                         f"e.g. {example.format('~/code/' + name)}")
+    listed = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    raise ValueError(f"the name {name!r} fits {len(found)} projects: {listed}; give its folder path, "
+                     f"e.g. {example.format(found[0])}")
+
+
+def _named(store: Any, name: str) -> list[str]:
+    """The known project folders (absolute `cwd`s of memories and lessons) this name names."""
     from remem.paths import project_folder_name
 
-    known = sorted({r["cwd"] for r in store.rows(
+    known = {_folder(r["cwd"]) for r in store.rows(
         "SELECT DISTINCT cwd FROM episodes WHERE cwd IS NOT NULL "
-        "UNION SELECT DISTINCT cwd FROM lessons WHERE cwd IS NOT NULL")})
-    for cwd in known:
-        if project_folder_name(cwd) == project or project_name(cwd) == project:
-            return cwd
-    return project
+        "UNION SELECT DISTINCT cwd FROM lessons WHERE cwd IS NOT NULL")
+        if r["cwd"].startswith("/")}  # a relative one (stored by an older release) is no folder
+    return sorted(cwd for cwd in known if project_name(cwd) == name or project_folder_name(cwd) == name)

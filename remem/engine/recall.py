@@ -33,6 +33,7 @@ from remem.engine import clock
 from remem.engine.embed import get_embedder
 from remem.engine.keywords import STOP_WORDS, fts_query, fts_terms, or_query
 from remem.engine.lessons import filed_under
+from remem.engine.lifecycle import time_window
 from remem.engine.projects import under_sql
 from remem.engine.query_dates import closeness, date_spans
 from remem.engine.store import EPISODE_KINDS, Store, chunks, clean_text, normalise_tag
@@ -130,10 +131,7 @@ class _Filters:
         self.project = (project.rstrip("/") or "/") if project else None
         self.tags = sorted({normalise_tag(t) for t in (tags or ()) if str(t).strip()})
         self.all_tags = all_tags
-        self.since, self.until = clock.when(since, "since"), clock.when(until, "until")
-        if self.since and self.until and self.since > self.until:
-            raise ValueError(f"since ({self.since[:19]}) is after until ({self.until[:19]}); "
-                             "nothing can match: swap them")
+        self.since, self.until = time_window(since, until)
         if memory_type not in (None, "") and memory_type not in MEMORY_TYPES:
             raise ValueError("memory type must be short_term or long_term")
         self.memory_type = memory_type or None
