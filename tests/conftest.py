@@ -124,3 +124,19 @@ def http_server(base: Path, env: dict[str, str], token: str, *args: str) -> Iter
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def server_in_process() -> Any:
+    """The MCP server built in this process (no background tasks, no warm-up), for the SDK's own
+    client to drive through the tools' public arguments."""
+    from remem.server import build_server
+
+    return build_server(tasks=False, warm=False)
+
+
+async def call_ok(client: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A tool call that must succeed: its structured result (the tool's error text fails the test)."""
+    result = await client.call_tool(name, args)
+    text = " ".join(getattr(c, "text", "") for c in result.content)
+    assert not result.is_error, text
+    return result.structured_content

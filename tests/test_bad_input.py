@@ -1,6 +1,9 @@
 """Bad input from a person or a script: one line naming the fix, a non-zero exit, no traceback,
-nothing lost. Each fix has a test here that failed before it (a few cases beside them guard
-what already worked: `v: 2`, an `at` that is not a time)."""
+nothing lost. Config values out of range, negative numbers taken for options, empty values
+that must never fall back to a folder or a lifetime nobody named, write errors, huge numbers,
+files of another kind in the way, the proxy's token, lone surrogates, errors under --json, and
+what a bad event is told (beside them, cases that guard what works: `v: 2`, an `at` that is not
+a time). Stored control characters on their way to a terminal are in test_terminal_escapes.py."""
 
 from __future__ import annotations
 
@@ -142,6 +145,24 @@ def test_config_set_takes_a_negative_value_as_a_value(home: Path, cli: Any) -> N
     assert cli("config", "set", "recall.k", "7").exit_code == 0
 
 
+def test_config_set_takes_a_negative_value_by_its_own_definition() -> None:
+    """core.py says so itself: no patch after registration (cli.py) is needed."""
+    import typer
+    import typer.main
+
+    from remem.commands import core
+
+    app = typer.Typer()
+    core.register(app)
+    command = typer.main.get_command(app).commands["config"].commands["set"]  # type: ignore[attr-defined]
+    assert command.context_settings.get("ignore_unknown_options") is True
+
+
+def test_config_set_still_reads_a_negative_value_as_the_value(home: Path, cli: Any) -> None:
+    line = one_line(cli("config", "set", "recall.k", "-3"), "recall.k must be")
+    assert "no such option" not in line
+
+
 def test_a_negative_number_read_as_an_option_says_to_use_double_dash(cli: Any) -> None:
     one_line(cli("forget", "-3"), "no such option: -3", "put -- before the arguments: remem forget -- …")
 
@@ -162,7 +183,7 @@ def test_config_set_repairs_the_key_that_is_broken(home: Path, cli: Any) -> None
     assert cli("status").exit_code == 0
 
 
-# --------------------------------------------------------------------------- 3. empty --home
+# --------------------------------------------------------------------------- 3. empty values
 
 def test_an_empty_home_is_refused_not_the_real_memory(home: Path, cli: Any, tmp_path: Path) -> None:
     _remember(cli, "in the memory REMEM_HOME names")
@@ -171,6 +192,46 @@ def test_an_empty_home_is_refused_not_the_real_memory(home: Path, cli: Any, tmp_
         one_line(out, "--home is empty")
         assert out.stdout == ""
     assert not (tmp_path / "user" / ".remem").exists() and not (tmp_path / "user" / ".remem-demo").exists()
+
+
+def test_demo_refuses_an_empty_dir_rather_than_building_in_the_default(home: Path, cli: Any,
+                                                                       tmp_path: Path) -> None:
+    for args in (["demo", "--dir", ""], ["demo", "--dir", "  "], ["demo", "--dir=", "--json"]):
+        out = cli(*args)
+        one_line(out, "--dir is empty")
+        assert "remem demo --dir" in out.stderr
+    assert not (tmp_path / "user" / ".remem-demo").exists()
+
+
+@pytest.mark.parametrize("flag", [["--home", ""], ["--home="], ["--home", " "]])
+def test_a_hook_with_an_empty_home_fails_open_without_using_the_current_directory(
+        home: Path, tmp_path: Path, flag: list[str]) -> None:
+    here = tmp_path / "somewhere"
+    here.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "remem", *flag, "hook", "prompt"], check=False,
+                          input='{"prompt": "run the tests", "session_id": "s1"}', capture_output=True,
+                          text=True, cwd=str(here), env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    assert "Traceback" not in proc.stderr and "--home is empty" in proc.stderr
+    assert list(here.iterdir()) == []  # no memory, no logs folder in the current directory
+    assert "--home is empty" in (home / "logs" / "remem.log").read_text()
+
+
+def test_remember_refuses_an_empty_ttl_and_stores_nothing(home: Path, cli: Any, store: Any) -> None:
+    for ttl in ("", "  "):
+        one_line(cli("remember", "a note meant to expire", "--ttl", ttl), "--ttl is empty", "7d")
+    assert store.one("SELECT count(*) AS n FROM episodes")["n"] == 0
+    out = cli("remember", "a note that expires", "--ttl", "2h", "--json")
+    assert out.exit_code == 0 and json.loads(out.stdout)["memory_type"] == "short_term"
+
+
+def test_the_engine_reads_an_empty_ttl_as_none_for_mcp_clients(home: Path, store: Any) -> None:
+    from remem.engine.memories import remember
+
+    assert remember(store, "sent by a client that fills every field", ttl="")["memory_type"] == "long_term"
+    assert remember(store, "and one without", ttl=None)["memory_type"] == "long_term"
 
 
 # --------------------------------------------------------------------------- 4. write errors
@@ -204,30 +265,7 @@ def test_a_reader_gone_ends_quietly(home: Path) -> None:
         assert proc.returncode in (0, 141), (args, proc.returncode)
 
 
-# --------------------------------------------------------------------------- 5. terminal escapes
-
-HOSTILE = "\u001b]0;owned\u0007\u001b[2J FAILED test \u009b31m"
-
-
-def test_stored_control_characters_never_reach_the_terminal(home: Path, cli: Any) -> None:
-    from remem.commands._out import safe, short
-
-    first = _remember(cli, HOSTILE)
-    other = _remember(cli, "the build FAILED again")
-    assert cli("connect", first, other, "--type", "related_to").exit_code == 0
-    for args in (["list"], ["recall", "FAILED test", "--explain"], ["graph", first], ["recall", "FAILED"]):
-        out = cli(*args)
-        assert out.exit_code == 0, out.output
-        assert "FAILED test" in out.stdout or "FAILED" in out.stdout, out.stdout
-        for char in ("\u001b", "\u0007", "\u009b"):
-            assert char not in out.stdout, (args, out.stdout)
-    rows = json.loads(cli("list", "--json").stdout)  # JSON keeps the text as stored
-    assert any(r["title"] == HOSTILE for r in rows)
-    assert safe("a\tb\nc\u001b", multiline=True) == "a\tb\nc\\x1b"
-    assert short("x\u001b[2Jy") == "x\\x1b[2Jy"
-
-
-# --------------------------------------------------------------------------- 6. huge numbers
+# --------------------------------------------------------------------------- 5. huge numbers
 
 @pytest.mark.parametrize("args, words", [
     (["list", "--offset", "99999999999999999999"], ["--offset must be at most"]),
@@ -241,7 +279,7 @@ def test_huge_numbers_are_one_line_never_an_overflow(home: Path, cli: Any, args:
     one_line(cli(*args), *words)
 
 
-# --------------------------------------------------------------------------- 7. experiment --limit
+# --------------------------------------------------------------------------- 6. experiment --limit
 
 def test_experiment_limit_below_one_is_refused(home: Path, cli: Any, store: Any) -> None:
     from remem.engine import experiment
@@ -255,7 +293,7 @@ def test_experiment_limit_below_one_is_refused(home: Path, cli: Any, store: Any)
                            complete=lambda *a, **k: pytest.fail("the model was asked"))
 
 
-# --------------------------------------------------------------------------- 8. overwriting files
+# --------------------------------------------------------------------------- 7. overwriting files
 
 def _keep_an_answer(store: Any) -> None:
     with store.write() as conn:
@@ -303,7 +341,7 @@ def test_backup_and_export_never_replace_a_file_of_another_kind(home: Path, cli:
     assert notes.read_bytes().startswith(b"SQLite format 3\x00")
 
 
-# --------------------------------------------------------------------------- 9. proxy and its token
+# --------------------------------------------------------------------------- 8. proxy and its token
 
 def test_proxy_beyond_loopback_needs_a_token_as_serve_does(home: Path, cli: Any) -> None:
     line = one_line(cli("proxy", "--upstream", "http://127.0.0.1:9", "--host", "0.0.0.0"),
@@ -334,7 +372,7 @@ def test_proxy_with_a_token_refuses_requests_without_it(home: Path) -> None:
         assert "proxy-authorization" not in fake.headers[-1]
 
 
-# --------------------------------------------------------------------------- 10. call: surrogates
+# --------------------------------------------------------------------------- 9. call: surrogates
 
 def test_call_sends_a_lone_surrogate_as_u_fffd(home: Path) -> None:
     out = run_remem("call", "remember", '{"text": "\\ud83d half"}')
@@ -342,7 +380,7 @@ def test_call_sends_a_lone_surrogate_as_u_fffd(home: Path) -> None:
     assert out.json()["gist"] == "\ufffd half"
 
 
-# --------------------------------------------------------------------------- 11. --json errors
+# --------------------------------------------------------------------------- 10. --json errors
 
 def test_json_commands_say_their_error_in_json_too(home: Path, cli: Any) -> None:
     _remember(cli, "one memory")
@@ -359,7 +397,7 @@ def test_json_commands_say_their_error_in_json_too(home: Path, cli: Any) -> None
     assert text.exit_code == 0
 
 
-# --------------------------------------------------------------------------- 12. event messages
+# --------------------------------------------------------------------------- 11. event messages
 
 def _event(**fields: Any) -> dict[str, Any]:
     return {"v": 1, "kind": "note", "at": "2026-11-29T10:00:00Z", "text": "x", **fields}

@@ -111,6 +111,17 @@ def test_ingest_chats_through_the_ingest_command(store, tmp_path: Path) -> None:
     assert ingest_paths(store, files, source="chats")["episodes"] == 0
 
 
+@pytest.mark.parametrize("extra, title", [
+    ({"title": "T", "name": "N"}, "T"), ({"name": "N"}, "N"), ({"title": 3, "name": "N"}, "N"), ({}, None),
+])
+def test_a_chat_title_comes_from_title_then_name(extra, title):
+    from remem.engine import chats
+
+    conv = {"messages": [{"role": "user", "content": "hello there"}], **extra}
+    meta = chats.conversation_to_session(conv, path="x").meta
+    assert meta.get("title") == title and ("title" in meta) == (title is not None)
+
+
 # --------------------------------------------------------------------------- never raises
 
 _json = st.recursive(
@@ -448,7 +459,6 @@ def test_jsonl_of_whole_gemini_api_conversations_with_a_session_id_is_still_read
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     found = chats.parse_chats(path)
     assert [len(s.turns) for s in found] == [2, 2] and {s.meta["format"] for s in found} == {"gemini"}
-
 
 
 def test_a_live_gemini_cli_session_torn_mid_line_is_read_again_not_counted(store, tmp_path: Path) -> None:

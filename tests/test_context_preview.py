@@ -1,10 +1,15 @@
 """`remem context --prompt`: a preview of the prompt hook's choice, and of the lessons that
-came close to it, so a person can see why a lesson was not shown."""
+came close to it, so a person can see why a lesson was not shown; the same preview from the CLI,
+the MCP `context` tool (the server in-process behind the SDK's own client) and the engine."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
+import pytest
+
+from tests.conftest import call_ok, server_in_process
 from tests.test_hooks import seed
 
 UV = "We use uv here, never pip (uv add / uv sync)"
@@ -49,3 +54,35 @@ def test_near_misses_follow_the_configured_bar(cli, store, tmp_path):
                           "--json").stdout)
     assert [l["text"] for l in data["lessons"]] == [UV] and data["near_misses"] == []
     assert data["min_relevance"] == 0.2
+
+
+# --------------------------------------------------------------------------- one preview for every edge
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_context_preview_is_the_same_for_the_cli_the_server_and_the_engine(store: Any, cli: Any) -> None:
+    from remem.engine import prime
+    from remem.engine.embed import get_embedder, to_blob
+    from remem.engine.lessons import add_lesson
+
+    emb = get_embedder()
+    for text, cwd in (("Build the docker image with make image, not docker build", "/work/shop"),
+                      ("Run pytest -n 2 before committing", None),
+                      ("Deploy the billing service with the blue profile", "/work/billing")):
+        add_lesson(store, text, "correction", cwd=cwd, space=emb.space, embedding=to_blob(emb.encode([text])[0]))
+    from mcp.client import Client
+
+    async with Client(server_in_process()) as client:
+        for prompt in ("", "build the docker image"):
+            mine = prime.preview(store, "/work/shop", prompt, agent="mcp")
+            served = await call_ok(client, "context", {"project": "/work/shop", "prompt": prompt})
+            assert served["lessons"] == mine["lessons"] and served["text"] == mine["text"]
+            args = ["context", "--project", "/work/shop", "--json"] + (["--prompt", prompt] if prompt else [])
+            printed = json.loads(cli(*args).stdout)
+            assert printed["lessons"] == mine["lessons"] and printed["text"] == mine["text"]
+        assert "make image" in mine["text"] and "billing" not in mine["text"]
+    assert store.rows("SELECT * FROM primes") == []  # a preview records nothing

@@ -364,6 +364,15 @@ def test_offer_in_a_working_turn_is_not_a_handback():
     assert detect.offers(convo("u: x", working)) == []
 
 
+def test_the_last_offer_of_a_reply_is_the_one_found():
+    from remem.engine.detect_corrections import offer_in
+
+    reply = ("Should I run the tests? I looked at it. Done with the parser.\n"
+             "Want me to also update the docs? Thanks")
+    assert offer_in(reply) == "Want me to also update the docs?"
+    assert offer_in("Nothing to offer here.") is None and offer_in("") is None
+
+
 # --------------------------------------------------------------------------- action kinds
 
 @pytest.mark.parametrize("item, kind", [

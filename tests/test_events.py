@@ -1,9 +1,11 @@
-"""The open event format: validation, episodes, message sessions, the inbox, atomic append."""
+"""The open event format: validation, episodes, message sessions (also sent in parts), the
+inbox, atomic append, and secrets in explicit events stored redacted."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -397,6 +399,21 @@ def test_a_later_part_whose_file_grew_replaces_its_own_segment(store, tmp_path: 
     assert gist.startswith("Asked: Please add a retry")
 
 
+def test_events_sessions_are_never_replaced_in_parts(store):
+    """An events batch may hold only part of a session: what earlier batches found stays."""
+    from remem.engine.events import ingest_events, validate
+
+    def msg(n: int, role: str, text: str) -> dict:
+        return validate({"v": 1, "kind": "message", "session": "ev-1", "role": role, "text": text,
+                         "at": f"2026-03-01T10:0{n}:00Z"})
+
+    ingest_events(store, [msg(0, "user", "add a cache"), msg(1, "assistant", "Done, I added it."),
+                          msg(2, "user", "no, use redis instead")])
+    assert store.scalar("SELECT count(*) FROM episodes WHERE kind = 'correction'") == 1
+    ingest_events(store, [msg(5, "user", "thanks, now the docs"), msg(6, "assistant", "Docs written.")])
+    assert store.scalar("SELECT count(*) FROM episodes WHERE kind = 'correction'") == 1
+
+
 def test_a_blank_title_a_long_kept_message_and_a_long_speaker(store, tmp_path: Path) -> None:
     path = tmp_path / "e.jsonl"
     long_text = "word " * 1800 + "ENDWORD"
@@ -412,3 +429,37 @@ def test_a_blank_title_a_long_kept_message_and_a_long_speaker(store, tmp_path: P
     kept = store.one("SELECT gist, detail FROM episodes WHERE gist LIKE 'word word%'")
     assert len(kept["gist"]) <= 4000 and kept["detail"].endswith("ENDWORD")  # nothing lost
 
+
+# --------------------------------------------------------------------------- secrets in explicit events
+
+KEY = "sk-proj-AbCdEfGh1234IjKlMnOp5678QrStUvWxabcd"
+GH = "ghp_1234567890abcdefghijABCDEFGHIJ0123"
+
+
+def test_secrets_in_explicit_events_are_stored_redacted(home: Path, cli: Any, store: Any,
+                                                        tmp_path: Path) -> None:
+    from remem.engine import events
+
+    raw = [
+        {"v": 1, "kind": "note", "at": "2026-11-29T10:00:00Z", "title": f"deploy key {GH}",
+         "text": f"the staging deploy uses OPENAI_API_KEY={KEY} for now", "detail": f"token {GH} rotates"},
+        {"v": 1, "kind": "message", "role": "user", "session": "s1", "keep": True,
+         "at": "2026-11-29T10:01:00Z", "text": f"keep this: staging deploy key {KEY}"},
+    ]
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in raw))
+    assert cli("ingest", "--events", str(path)).exit_code == 0
+    rows = store.rows("SELECT id, title, gist, detail FROM episodes")  # the session's own one too
+    for row in rows:
+        for field in ("title", "gist", "detail"):
+            assert "sk-proj-" not in row[field] and "ghp_" not in row[field], (field, row[field])
+    assert any("[secret]" in row["gist"] for row in rows) and any("[secret]" in row["title"] for row in rows)
+    # Ids still hash the event as written: re-reading adds nothing, ids do not move.
+    assert {events.episode_id(events.validate(e)) for e in raw} <= {r["id"] for r in rows}
+    assert cli("ingest", "--events", str(path)).exit_code == 0
+    assert store.one("SELECT count(*) AS n FROM episodes")["n"] == len(rows)
+    for query in ("staging deploy key", "deploy key", KEY):
+        out = cli("recall", query, "--json")
+        assert out.exit_code == 0, out.output
+        assert "sk-proj-" not in out.stdout and "ghp_" not in out.stdout, out.stdout
+        assert "[secret]" in out.stdout

@@ -170,3 +170,9 @@ def test_cli_connect_weight_is_one_line_error(store):
     out = run_remem("connect", "m1", "m2", "--type", "related_to", "--weight", "5")
     assert out.returncode == 1 and out.stderr.count("\n") == 1
     assert "weight must be more than 0 and at most 1" in out.stderr
+
+
+def test_disconnect_is_gone():
+    from remem.engine import graph
+
+    assert not hasattr(graph, "disconnect")

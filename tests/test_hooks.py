@@ -732,6 +732,15 @@ def test_a_lone_surrogate_in_the_prompt_still_gets_its_lesson(seeded):
     assert recorded and recorded[-1]["session_id"] == payload["session_id"]
 
 
+def test_a_tool_input_as_a_json_string_is_read_as_its_json():
+    from remem.hooks import adapters
+
+    as_text = adapters.tool_text("Bash", json.dumps({"command": "pip install x", "timeout": 5}))
+    assert as_text == adapters.tool_text("Bash", {"command": "pip install x", "timeout": 5}) == "Bash pip install x"
+    assert adapters.tool_text("Bash", "not json {") == "Bash not json {"
+    assert not hasattr(adapters, "_input")
+
+
 # ------------------------------------------------------------------------------ no session id
 
 NOW = "2026-05-01T12:00:00+00:00"

@@ -32,7 +32,7 @@ def _foreign(path: Path, user_version: int = 0, episodes: bool = False) -> Path:
     return path
 
 
-# ------------------------------------------------------------------ 5: restore a foreign file
+# ------------------------------------------------------------------ restore a foreign file
 
 @pytest.mark.parametrize("version,episodes,said", [
     (0, False, "not a remem backup"), (0, True, "not a remem backup"), (3, False, "not a remem backup"),
@@ -81,7 +81,7 @@ def test_restore_of_an_older_schema_backup_leaves_the_backup_as_it_was_and_migra
         assert restored.scalar("SELECT count(*) FROM episodes") == 1
 
 
-# ------------------------------------------------------------------ 1: importing twice
+# ------------------------------------------------------------------ importing twice
 
 def _fill(store: Store) -> None:
     a = remember(store, "use uv, not pip", tags=["python"], importance=0.7)
@@ -144,7 +144,7 @@ def test_an_import_that_changes_an_episode_reindexes_its_new_words(home, tmp_pat
         assert store.scalar("SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH 'redis'") == 0
 
 
-# ------------------------------------------------------------------ 2: the importer's own edges
+# ------------------------------------------------------------------ the importer's own edges
 
 def _edges(store: Store) -> set[tuple[str, str, str]]:
     return {(r["src"], r["dst"], r["type"]) for r in store.rows("SELECT src, dst, type FROM connections")}
@@ -194,7 +194,7 @@ def test_an_older_export_with_connection_ids_replaces_no_local_edge(home, tmp_pa
                                 (a["id"], b["id"], "related_to")}
 
 
-# ------------------------------------------------------------------ 4: a time that is not one
+# ------------------------------------------------------------------ a time that is not one
 
 def test_a_row_with_a_bad_time_is_refused_by_line_and_the_memory_keeps_working(home, tmp_path, remem_cli):
     assert remem_cli("remember", "docker volumes note").returncode == 0
@@ -225,7 +225,7 @@ def test_a_row_with_a_bad_time_is_refused_by_line_and_the_memory_keeps_working(h
     assert ran.returncode == 0 and ran.json()["ran"]["strength_decay"]["ran"] is True
 
 
-# ------------------------------------------------------------------ 3: decay after export -> import
+# ------------------------------------------------------------------ decay after export -> import
 
 def test_export_import_carries_when_each_decay_last_ran_so_nothing_decays_twice(home, tmp_path):
     from remem.engine import clock, lifecycle

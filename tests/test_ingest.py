@@ -265,7 +265,7 @@ def test_plain_ingest_reads_claude_code_codex_and_the_inbox(store, projects, cli
     assert data["episodes"] == 1 and data["by_kind"] == {"surprise": 1} and data["malformed_lines"] == 1, data
     assert data["files"] == 1 and data["skipped"] == 0  # nothing but the events file was read
     # with a source and its files too, both are read and summed; a source without files would
-    # read every session of it, which --events promises not to do: refused (test_ingest_f8)
+    # read every session of it, which --events promises not to do: refused (tests/test_ingest_cli.py)
     data = json.loads(cli("ingest", "--events", str(path), "--json", "--source", "claude-code",
                           *sorted(str(p) for p in projects.glob("*.jsonl"))).stdout)
     assert data["skipped"] == 3 and data["episodes"] == 0
@@ -321,6 +321,39 @@ def test_a_named_folder_with_nothing_to_read_says_so(store, tmp_path):
     assert error.startswith(f"no transcripts found in {empty}") and "\n" not in error
     (error,) = ingest.ingest_paths(store, [empty], source="events")["errors"]
     assert error.startswith(f"no transcripts found in {empty}")
+
+
+def test_default_places_and_the_source_check_are_the_engines(home):
+    from remem import paths
+    from remem.engine import ingest
+
+    claude, codex, inbox = paths.claude_projects_dir(), paths.codex_home(), paths.inbox_dir()
+    assert ingest.default_places() == [claude, codex, inbox]
+    assert ingest.default_places("claude-code") == [claude]
+    assert ingest.default_places("codex") == [codex]
+    assert ingest.default_places("events") == [inbox]
+    assert ingest.default_places("chats") == []
+    with pytest.raises(ValueError, match="unknown source 'slack'"):
+        ingest.check_source("slack")
+    ingest.check_source(None)
+    import remem.commands.ingest as cli_ingest
+
+    assert not hasattr(cli_ingest, "_searched") and not hasattr(cli_ingest, "_fold")
+
+
+def test_an_events_file_is_added_to_a_summary_given(store, tmp_path):
+    from remem.engine import ingest
+
+    events = tmp_path / "e.jsonl"
+    events.write_text(json.dumps({"v": 1, "id": "n1", "at": "2026-01-01T00:00:00+00:00", "kind": "episode",
+                                  "type": "note", "text": "the staging db is read-only"}) + "\n",
+                      encoding="utf-8")
+    summary = ingest.ingest_paths(store, [], source="events")
+    files = summary["files"]
+    same = ingest.ingest_events(store, events, into=summary)
+    assert same is summary and summary["files"] == files + 1
+    alone = ingest.ingest_events(store, events)
+    assert alone is not summary and set(alone) == set(summary)
 
 
 def _growing_session(tmp_path):

@@ -1,11 +1,16 @@
-"""`remem ingest` as a person and a script run it."""
+"""`remem ingest` as a person and a script run it: what it reads, what it says, its exit codes,
+every refused event line in the log, and --events FILE reading that file alone."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from remem import paths
+from tests.test_ingest_sessions import _failing_session, project  # noqa: F401 (project is a fixture)
 
 FIX = Path(__file__).parent / "fixtures" / "claude_code"
 KEYS = ["files", "skipped", "sessions", "episodes", "by_kind", "malformed_lines", "errors"]
@@ -60,7 +65,7 @@ def test_ingest_an_empty_folder_says_so_in_one_line(cli, tmp_path):
     folder = tmp_path / "nothing-here"
     folder.mkdir()
     result = cli("ingest", str(folder))
-    # nothing read, nothing stored, something said: a failure (test_ingest_f8, exit codes)
+    # nothing read, nothing stored, something said: a failure (as with event lines, below)
     assert result.exit_code == 1, result.output
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(f"remem: no transcripts found in {folder}")
@@ -77,3 +82,77 @@ def test_ingest_with_nothing_found_names_only_the_places_the_source_searched(rem
                         "or try `remem demo`"], (source, res.stderr)
     every = remem_cli("ingest")
     assert f"found in {claude}, {codex} or {inbox};" in every.stderr
+
+
+# --------------------------------------------------------------------------- refused event lines
+
+def _events_file(tmp_path: Path, good: int, bad: int) -> Path:
+    lines = [json.dumps({"v": 1, "kind": "note", "text": f"note {n}", "at": "2026-03-01T10:00:00Z"})
+             for n in range(good)]
+    lines += [json.dumps({"v": 1, "kind": "note", "at": f"not a time {n}"}) for n in range(bad)]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_every_refused_event_line_is_logged_and_the_message_says_where(cli, tmp_path):
+    path = _events_file(tmp_path, good=3, bad=45)
+    result = cli("ingest", "--events", str(path))
+    assert result.exit_code == 0, result.output  # a partial success: the good lines are stored
+    log = paths.log_file()
+    assert f"… and 25 more errors (all of them are in {log})" in result.stderr
+    logged = [line for line in log.read_text().splitlines() if " ingest " in line and "mixed.jsonl:" in line]
+    assert len(logged) == 45
+
+
+def test_quiet_still_says_in_one_line_that_lines_were_refused(cli, tmp_path):
+    path = _events_file(tmp_path, good=3, bad=45)
+    result = cli("ingest", "-q", "--events", str(path))
+    assert result.exit_code == 0 and result.stdout == ""
+    said = [line for line in result.stderr.splitlines() if line.strip()]
+    assert said == [f"remem: 45 errors (lines refused or files not read); every one is in {paths.log_file()}"]
+
+
+def test_nothing_stored_and_lines_refused_exits_1(cli, tmp_path):
+    path = _events_file(tmp_path, good=0, bad=4)
+    result = cli("ingest", "-q", "--events", str(path))
+    assert result.exit_code == 1
+    assert len([line for line in result.stderr.splitlines() if line.strip()]) == 1
+
+
+# --------------------------------------------------------------------------- --events alone
+
+@pytest.mark.parametrize("args", [
+    ("--events", ""),
+    ("--events", " "),
+    ("--events", "{file}", "--source", "events"),
+    ("--events", "{file}", "--source", "codex"),
+])
+def test_events_reads_nothing_else_or_refuses(cli, tmp_path, args):
+    path = _events_file(tmp_path, good=1, bad=0)
+    inbox = paths.inbox_dir()
+    inbox.mkdir(parents=True)
+    (inbox / "waiting.jsonl").write_text(path.read_text())
+    result = cli("ingest", *[a.format(file=path) for a in args])
+    assert result.exit_code == 1, result.output
+    said = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(said) == 1 and said[0].startswith("remem: --events"), result.stderr
+    assert (inbox / "waiting.jsonl").exists()  # the inbox was not read
+    assert not paths.db_path().exists() or _count_episodes() == 0
+
+
+def _count_episodes() -> int:
+    from remem.engine.store import Store
+
+    with Store() as s:
+        return int(s.scalar("SELECT count(*) FROM episodes"))
+
+
+def test_events_with_files_named_for_another_source_reads_both(cli, tmp_path, project):
+    path = _events_file(tmp_path, good=1, bad=0)
+    sid = "66666666-6666-4666-8666-666666666666"
+    transcript = project / f"{sid}.jsonl"
+    transcript.write_text(_failing_session(sid))
+    result = cli("ingest", "--json", "--events", str(path), "--source", "claude-code", str(transcript))
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["by_kind"].get("note") == 1

@@ -1,6 +1,9 @@
-"""Ingest defects found in review (f8): resumed sessions whose earlier file is gone, findings
-titled otherwise by an older version, later prompts, error dates, the forks query plan, a
-locked store, non-UTF-8 file names, event errors past the first 20, and --events alone.
+"""Ingest of Claude Code sessions written here record by record: a session read again (resumed
+after its earlier file is gone, findings an older version titled otherwise, findings no detector
+finds any more), what a session's episode keeps (every prompt, capped; a local model's gist; the
+agent's last reply as plain text), when an error happened (also when its output starts with a
+secret), and how a run goes on or stops (a file that cannot be parsed, a locked store, a file
+name that is not UTF-8, the plan of the forks query).
 
 Real store in a tmp REMEM_HOME (conftest), small transcripts written here.
 """
@@ -79,7 +82,7 @@ def _touch(path: Path, when: int = 1_000_000_000) -> None:
     os.utime(path, (when, when))
 
 
-# --------------------------------------------------------------------------- 1. resumed sessions
+# --------------------------------------------------------------------------- a resumed session
 
 def test_a_resumed_session_never_takes_the_earlier_findings_once_their_file_is_gone(store, project):
     old = project / f"{OLD}.jsonl"
@@ -119,7 +122,7 @@ def test_a_resumed_session_read_before_its_earlier_one_gives_back_the_copy_once_
     assert store.scalar("SELECT count(*) FROM episodes WHERE kind = 'correction'") == 1
 
 
-# --------------------------------------------------------------------------- 2. older titles
+# --------------------------------------------------------------------------- a session read again
 
 def _failing_session(sid: str) -> str:
     return "".join([
@@ -210,22 +213,7 @@ def test_a_finding_no_detector_finds_any_more_goes_unless_the_person_touched_it(
     assert store.scalar("SELECT count(*) FROM tags WHERE memory_id = ?", (stable_id(sid, "correction", "yaml again"),)) == 0
 
 
-def test_events_sessions_are_never_replaced_in_parts(store):
-    """An events batch may hold only part of a session: what earlier batches found stays."""
-    from remem.engine.events import ingest_events, validate
-
-    def msg(n: int, role: str, text: str) -> dict:
-        return validate({"v": 1, "kind": "message", "session": "ev-1", "role": role, "text": text,
-                         "at": f"2026-03-01T10:0{n}:00Z"})
-
-    ingest_events(store, [msg(0, "user", "add a cache"), msg(1, "assistant", "Done, I added it."),
-                          msg(2, "user", "no, use redis instead")])
-    assert store.scalar("SELECT count(*) FROM episodes WHERE kind = 'correction'") == 1
-    ingest_events(store, [msg(5, "user", "thanks, now the docs"), msg(6, "assistant", "Docs written.")])
-    assert store.scalar("SELECT count(*) FROM episodes WHERE kind = 'correction'") == 1
-
-
-# --------------------------------------------------------------------------- 3. every prompt
+# --------------------------------------------------------------------------- what a session's episode keeps
 
 def test_every_prompt_is_findable_and_an_opening_command_counts(store, project):
     sid = "dddddddd-dddd-4ddd-8ddd-dddddddddddd"
@@ -264,7 +252,41 @@ def test_the_prompts_kept_are_capped(store, project):
     assert len(detail) <= 25_000 and "prompt 0 " in detail and detail.rstrip().endswith("more)")
 
 
-# --------------------------------------------------------------------------- 4. error dates
+def test_with_a_local_model_the_detail_keeps_the_mechanical_gist_and_the_prompts(store, project, monkeypatch):
+    """A gist written by a local model puts the mechanical one in `detail`, the prompts after
+    it; reading the unchanged session again asks the model nothing."""
+    from remem import config
+    from remem.engine import llm
+    from remem.engine.transcripts import parse_file
+
+    config.set_value("llm.url", "http://127.0.0.1:9/v1")
+    asked: list[str] = []
+    monkeypatch.setattr(llm, "complete", lambda prompt, *a, **k: asked.append(prompt) or "The person wrote a config.")
+    sid = "77777777-7777-4777-8777-777777777777"
+    path = project / f"{sid}.jsonl"
+    path.write_text(_failing_session(sid))
+    ingest.ingest_session(store, parse_file(path), whole=True)
+    row = store.one("SELECT gist, detail FROM episodes WHERE kind = 'session'")
+    assert row["gist"] == "The person wrote a config."
+    assert row["detail"].startswith("Asked: write the config") and row["detail"].endswith("The person wrote:\n- write the config")
+    ingest.ingest_session(store, parse_file(path), whole=True)
+    assert len(asked) == 1
+
+
+def test_the_session_gist_quotes_the_agents_last_reply_as_plain_text(store, project):
+    sid = "cdcdcdcd-cdcd-4dcd-8dcd-cdcdcdcdcdcd"
+    reply = "## Beads Created\n\n| Bead ID | Task |\n|---------|------|\n| **sp-1** | `setup` |"
+    (project / f"{sid}.jsonl").write_text(
+        _user(sid, "p-u1", "2026-03-01T10:00:00.000Z", "plan the beads")
+        + _assistant(sid, "p-a1", "2026-03-01T10:00:01.000Z", "m1", [{"type": "text", "text": reply}]))
+    ingest.ingest_paths(store)
+    gist = store.scalar("SELECT gist FROM episodes WHERE kind = 'session'")
+    ended = gist[gist.index("Ended:"):]
+    assert "Beads Created" in ended and "`setup`" in ended
+    assert "##" not in ended and "|---" not in ended and "**" not in ended
+
+
+# --------------------------------------------------------------------------- when an error happened
 
 def test_an_error_is_dated_when_the_call_failed(store, project):
     sid = "ffffffff-ffff-4fff-8fff-ffffffffffff"
@@ -276,7 +298,21 @@ def test_an_error_is_dated_when_the_call_failed(store, project):
     assert store.scalar("SELECT at FROM episodes WHERE kind = 'error'") == clock.normalise("2026-03-01T10:00:09.500Z")
 
 
-# --------------------------------------------------------------------------- 5. the forks query
+def test_an_error_whose_output_starts_with_a_secret_keeps_its_failure_time(store, project):
+    sid = "efefefef-efef-4fef-8fef-efefefefefef"
+    key = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    text = _failing_session(sid).replace("Exit code 1\\n", f"{key} rejected\\nExit code 1\\n")
+    assert key in text
+    (project / f"{sid}.jsonl").write_text(text)
+    ingest.ingest_paths(store)
+    from remem.engine import clock
+
+    row = store.one("SELECT at, detail FROM episodes WHERE kind = 'error'")
+    assert key not in row["detail"]
+    assert row["at"] == clock.normalise("2026-03-01T10:00:09.500Z")
+
+
+# --------------------------------------------------------------------------- the forks query
 
 def test_the_forks_query_starts_from_the_tag_index(store, project):
     """Left to itself SQLite scans every session episode and probes its tags (400 ms a
@@ -296,7 +332,7 @@ def test_the_forks_query_starts_from_the_tag_index(store, project):
     assert "episodes_kind_at" not in plan
 
 
-# --------------------------------------------------------------------------- 7. a locked store
+# --------------------------------------------------------------------------- a run that stops or goes on
 
 def _hold_the_write_lock() -> sqlite3.Connection:
     other = sqlite3.connect(paths.db_path(), isolation_level=None)
@@ -353,7 +389,7 @@ def test_a_file_that_cannot_be_parsed_still_lets_the_rest_go_on(store, project):
     assert summary["sessions"] == 1 and len(summary["errors"]) == 1, summary
 
 
-# --------------------------------------------------------------------------- 8. non-UTF-8 names
+# --------------------------------------------------------------------------- a file name that is not UTF-8
 
 def test_a_file_name_that_is_not_utf8_is_read(store, home, tmp_path, cli):
     folder = tmp_path / "x"
@@ -369,127 +405,3 @@ def test_a_file_name_that_is_not_utf8_is_read(store, home, tmp_path, cli):
     assert ingest.ingest_paths(store, [name])["skipped"] == 1  # the stored name finds it again
     result = cli("ingest", "--json", name)
     assert result.exit_code == 0 and json.loads(result.stdout)["skipped"] == 1
-
-
-# --------------------------------------------------------------------------- 9. event errors
-
-def _events_file(tmp_path: Path, good: int, bad: int) -> Path:
-    lines = [json.dumps({"v": 1, "kind": "note", "text": f"note {n}", "at": "2026-03-01T10:00:00Z"})
-             for n in range(good)]
-    lines += [json.dumps({"v": 1, "kind": "note", "at": f"not a time {n}"}) for n in range(bad)]
-    path = tmp_path / "mixed.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def test_every_refused_event_line_is_logged_and_the_message_says_where(cli, tmp_path):
-    path = _events_file(tmp_path, good=3, bad=45)
-    result = cli("ingest", "--events", str(path))
-    assert result.exit_code == 0, result.output  # a partial success: the good lines are stored
-    log = paths.log_file()
-    assert f"… and 25 more errors (all of them are in {log})" in result.stderr
-    logged = [line for line in log.read_text().splitlines() if " ingest " in line and "mixed.jsonl:" in line]
-    assert len(logged) == 45
-
-
-def test_quiet_still_says_in_one_line_that_lines_were_refused(cli, tmp_path):
-    path = _events_file(tmp_path, good=3, bad=45)
-    result = cli("ingest", "-q", "--events", str(path))
-    assert result.exit_code == 0 and result.stdout == ""
-    said = [line for line in result.stderr.splitlines() if line.strip()]
-    assert said == [f"remem: 45 errors (lines refused or files not read); every one is in {paths.log_file()}"]
-
-
-def test_nothing_stored_and_lines_refused_exits_1(cli, tmp_path):
-    path = _events_file(tmp_path, good=0, bad=4)
-    result = cli("ingest", "-q", "--events", str(path))
-    assert result.exit_code == 1
-    assert len([line for line in result.stderr.splitlines() if line.strip()]) == 1
-
-
-# --------------------------------------------------------------------------- 10. --events alone
-
-@pytest.mark.parametrize("args", [
-    ("--events", ""),
-    ("--events", " "),
-    ("--events", "{file}", "--source", "events"),
-    ("--events", "{file}", "--source", "codex"),
-])
-def test_events_reads_nothing_else_or_refuses(cli, tmp_path, args):
-    path = _events_file(tmp_path, good=1, bad=0)
-    inbox = paths.inbox_dir()
-    inbox.mkdir(parents=True)
-    (inbox / "waiting.jsonl").write_text(path.read_text())
-    result = cli("ingest", *[a.format(file=path) for a in args])
-    assert result.exit_code == 1, result.output
-    said = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(said) == 1 and said[0].startswith("remem: --events"), result.stderr
-    assert (inbox / "waiting.jsonl").exists()  # the inbox was not read
-    assert not paths.db_path().exists() or _count_episodes() == 0
-
-
-def _count_episodes() -> int:
-    from remem.engine.store import Store
-
-    with Store() as s:
-        return int(s.scalar("SELECT count(*) FROM episodes"))
-
-
-def test_events_with_files_named_for_another_source_reads_both(cli, tmp_path, project):
-    path = _events_file(tmp_path, good=1, bad=0)
-    sid = "66666666-6666-4666-8666-666666666666"
-    transcript = project / f"{sid}.jsonl"
-    transcript.write_text(_failing_session(sid))
-    result = cli("ingest", "--json", "--events", str(path), "--source", "claude-code", str(transcript))
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["by_kind"].get("note") == 1
-
-
-def test_with_a_local_model_the_detail_keeps_the_mechanical_gist_and_the_prompts(store, project, monkeypatch):
-    """A gist written by a local model puts the mechanical one in `detail`, the prompts after
-    it; reading the unchanged session again asks the model nothing."""
-    from remem import config
-    from remem.engine import llm
-    from remem.engine.transcripts import parse_file
-
-    config.set_value("llm.url", "http://127.0.0.1:9/v1")
-    asked: list[str] = []
-    monkeypatch.setattr(llm, "complete", lambda prompt, *a, **k: asked.append(prompt) or "The person wrote a config.")
-    sid = "77777777-7777-4777-8777-777777777777"
-    path = project / f"{sid}.jsonl"
-    path.write_text(_failing_session(sid))
-    ingest.ingest_session(store, parse_file(path), whole=True)
-    row = store.one("SELECT gist, detail FROM episodes WHERE kind = 'session'")
-    assert row["gist"] == "The person wrote a config."
-    assert row["detail"].startswith("Asked: write the config") and row["detail"].endswith("The person wrote:\n- write the config")
-    ingest.ingest_session(store, parse_file(path), whole=True)
-    assert len(asked) == 1
-
-
-# --------------------------------------------------------------------------- plain quotes, redacted heads
-
-def test_the_session_gist_quotes_the_agents_last_reply_as_plain_text(store, project):
-    sid = "cdcdcdcd-cdcd-4dcd-8dcd-cdcdcdcdcdcd"
-    reply = "## Beads Created\n\n| Bead ID | Task |\n|---------|------|\n| **sp-1** | `setup` |"
-    (project / f"{sid}.jsonl").write_text(
-        _user(sid, "p-u1", "2026-03-01T10:00:00.000Z", "plan the beads")
-        + _assistant(sid, "p-a1", "2026-03-01T10:00:01.000Z", "m1", [{"type": "text", "text": reply}]))
-    ingest.ingest_paths(store)
-    gist = store.scalar("SELECT gist FROM episodes WHERE kind = 'session'")
-    ended = gist[gist.index("Ended:"):]
-    assert "Beads Created" in ended and "`setup`" in ended
-    assert "##" not in ended and "|---" not in ended and "**" not in ended
-
-
-def test_an_error_whose_output_starts_with_a_secret_keeps_its_failure_time(store, project):
-    sid = "efefefef-efef-4fef-8fef-efefefefefef"
-    key = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-    text = _failing_session(sid).replace("Exit code 1\\n", f"{key} rejected\\nExit code 1\\n")
-    assert key in text
-    (project / f"{sid}.jsonl").write_text(text)
-    ingest.ingest_paths(store)
-    from remem.engine import clock
-
-    row = store.one("SELECT at, detail FROM episodes WHERE kind = 'error'")
-    assert key not in row["detail"]
-    assert row["at"] == clock.normalise("2026-03-01T10:00:09.500Z")

@@ -1,5 +1,6 @@
 """Every cap, one test each: what exceeds it is cut with a marker or refused with the reason,
-never silently dropped. Also the nightly backup a full sleep takes (backup.nightly, backup.keep)."""
+never silently dropped. Also the nightly backup a full sleep takes (backup.nightly, backup.keep):
+taken by the engine for every edge, and a failed one said without losing the night's work."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import json
 import sys
 from pathlib import Path
 
-from remem import config
-from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_TITLE, TRUNCATED
+from remem import config, paths
+from remem.engine import sleep
+from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_TITLE, TRUNCATED, Store
 
 
 def _config(home: Path, text: str) -> None:
@@ -177,3 +179,50 @@ def test_backup_nightly_false_takes_none(cli, home, store):
     result = cli("sleep", "--json")
     assert result.exit_code == 0 and "backup" not in json.loads(result.stdout)
     assert not list(paths.backups_dir().glob("memory-*.db"))
+
+
+def _backups() -> list[Path]:
+    folder = paths.backups_dir()
+    return sorted(folder.glob("memory-*.db")) if folder.is_dir() else []
+
+
+def test_a_full_sleep_through_the_engine_makes_a_rotated_backup_and_says_so(store):
+    """run_sleep_collect is what the TUI's Sleep tab runs: every pass makes the backup."""
+    seen: list[str] = []
+    summary = sleep.run_sleep_collect(store, on_progress=lambda e: seen.append(e.pass_name))
+    [made] = _backups()
+    assert summary["backup"] == {"path": str(made), "rotated_out": 0}
+    assert "backup" in seen
+    assert sleep.history(store, 1)[0]["summary"]["backup"]["path"] == str(made)  # the run's record too
+    with Store(made) as copy:  # the copy holds this run as finished, with its watermark
+        assert copy.scalar("SELECT status FROM runs ORDER BY id DESC LIMIT 1") == "ok"
+
+
+def test_only_a_full_real_sleep_with_nightly_on_makes_a_backup(store):
+    from remem import config
+
+    assert "backup" not in sleep.run_sleep_collect(store, passes=["lessons"])
+    assert "backup" not in sleep.run_sleep_collect(store, dry_run=True)
+    cfg = config.load()
+    cfg["backup"]["nightly"] = False
+    assert "backup" not in sleep.run_sleep_collect(store, cfg=cfg)
+    assert _backups() == []
+
+
+def test_a_failed_backup_keeps_the_nights_work_and_names_the_fix(store, cli):
+    paths.backups_dir().parent.mkdir(parents=True, exist_ok=True)
+    paths.backups_dir().write_text("not a folder")
+    summary = sleep.run_sleep_collect(store)
+    assert summary["backup"]["error"].startswith("backup failed (")
+    assert summary["backup"]["error"].endswith("run `remem backup` by hand")
+    assert sleep.history(store, 1)[0]["status"] == "ok"
+    res = cli("sleep", "--quiet")  # the CLI only tells it
+    assert res.exit_code == 0 and "remem: backup failed (" in res.stderr
+
+
+def test_cli_sleep_prints_the_engines_backup(home, cli):
+    res = cli("sleep", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["backup"]["path"] == str(_backups()[0])
+    out = cli("sleep").stdout
+    assert f"backed up to {_backups()[-1]}" in out

@@ -1,15 +1,18 @@
 """The optional local model: a whole call is bounded in time, a failing model is left alone
-for a while, and what it says only becomes a lesson if it passes the received-lesson checks."""
+for a while, what it says only becomes a lesson if it passes the received-lesson checks, and a
+malformed config.toml is said as such, never taken for "no model configured"."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from remem.engine import clock, llm
+from tests.conftest import run_remem
 
 
 @pytest.fixture
@@ -149,3 +152,29 @@ def test_fake_local_model_writing_a_plain_session_gist_is_kept(store, monkeypatc
     monkeypatch.setattr(llm, "complete", lambda prompt, *a, **k: "The person fixed the coupon rounding.")
     ingest.ingest_session(store, parse_file(Path(__file__).parent / "fixtures" / "claude_code" / "v2_stream.jsonl"))
     assert store.scalar("SELECT gist FROM episodes WHERE kind = 'session'") == "The person fixed the coupon rounding."
+
+
+# --------------------------------------------------------------------------- a malformed config
+
+def _malformed_config(home: Path) -> None:
+    from remem import paths
+
+    home.mkdir(parents=True, exist_ok=True)
+    paths.config_path().write_text("[llm\nurl = 'x'\n", encoding="utf-8")
+
+
+def test_a_malformed_config_is_not_no_model(home):
+    from remem.errors import ConfigError
+
+    assert llm.enabled({"llm": {"url": " "}}) is False
+    assert llm.enabled({"llm": {"url": "http://127.0.0.1:1"}}) is True
+    _malformed_config(home)
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        llm.enabled()
+
+
+def test_experiment_with_a_malformed_config_reports_the_config_error(home, tmp_path):
+    _malformed_config(home)
+    res = run_remem("experiment", "--pairs", str(tmp_path / "pairs.jsonl"))
+    assert res.returncode != 0
+    assert "not valid TOML" in res.stderr and "no model configured" not in res.stderr, res.stderr

@@ -1,41 +1,24 @@
-"""One rule per question, in the engine, used by every edge: which lessons belong to a project
-(MCP `lessons`, the remem://lessons resource and `context` agree), which memories lie in a
-project folder (SQL and Python agree), recall's default k, and the context preview.
+"""What belongs to a project, decided once in the engine and used by every edge: the lessons of a
+project (priming, MCP `lessons`, the remem://lessons resource and `context` agree), the memories
+at or below a project folder (SQL and Python agree, search and list filter by it), a project
+named by its path or by its folder's name.
 
 The MCP tests drive the server in-process behind the SDK's own client, through the tools'
 public arguments only."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
 import pytest
 
+from tests.conftest import call_ok, server_in_process
+
 
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def _server() -> Any:
-    from remem.server import build_server
-
-    return build_server(tasks=False, warm=False)
-
-
-async def _ok(client: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(name, args)
-    text = " ".join(getattr(c, "text", "") for c in result.content)
-    assert not result.is_error, text
-    return result.structured_content
-
-
-async def _error(client: Any, name: str, args: dict[str, Any]) -> str:
-    result = await client.call_tool(name, args)
-    assert result.is_error, result
-    return " ".join(getattr(c, "text", "") for c in result.content)
 
 
 # --------------------------------------------------------------------------- a project's lessons
@@ -67,12 +50,12 @@ async def test_mcp_lessons_and_the_resource_list_exactly_what_context_would_inje
     by_id = {v: k for k, v in ids.items()}
     from mcp.client import Client
 
-    async with Client(_server()) as client:
+    async with Client(server_in_process()) as client:
         for project in ("/work/shop", "/work/shop/", "shop", "/work/shop/api/v2"):
-            listed = {l["id"] for l in (await _ok(client, "lessons", {"project": project}))["lessons"]}
-            injected = {l["id"] for l in (await _ok(client, "context", {"project": project}))["lessons"]}
+            listed = {l["id"] for l in (await call_ok(client, "lessons", {"project": project}))["lessons"]}
+            injected = {l["id"] for l in (await call_ok(client, "context", {"project": project}))["lessons"]}
             assert listed == injected, (project, sorted(by_id[i] for i in listed ^ injected))
-        listed = {by_id[l["id"]] for l in (await _ok(client, "lessons", {"project": "/work/shop"}))["lessons"]}
+        listed = {by_id[l["id"]] for l in (await call_ok(client, "lessons", {"project": "/work/shop"}))["lessons"]}
         # Priming's rule (docs/HOOKS.md): learned in the folder or a folder above it, or general.
         assert listed == {"above", "same", "same-slash", "general"}
         resource = (await client.read_resource("remem://lessons/shop")).contents[0].text
@@ -80,7 +63,7 @@ async def test_mcp_lessons_and_the_resource_list_exactly_what_context_would_inje
         assert shown == listed
         # A lesson learned below the project is not the project's (context never injects it
         # there); in its own folder both list it.
-        deeper = {by_id[l["id"]] for l in (await _ok(client, "lessons", {"project": "/work/shop/api"}))["lessons"]}
+        deeper = {by_id[l["id"]] for l in (await call_ok(client, "lessons", {"project": "/work/shop/api"}))["lessons"]}
         assert "below" in deeper and "sibling" not in deeper
 
 
@@ -138,7 +121,22 @@ def test_resolve_project_takes_a_path_or_a_known_folder_name(store: Any) -> None
     assert resolve_project(store, "/home/me/shop/") == "/home/me/shop"
     assert resolve_project(store, "shop") == "/home/me/shop"
     assert resolve_project(store, "-home-me-shop") == "/home/me/shop"
-    assert resolve_project(store, "unknown") == "unknown"
+    with pytest.raises(ValueError, match="no project named 'unknown'"):
+        resolve_project(store, "unknown")  # refused, never stored as a folder nothing matches
+
+
+def test_the_project_name_of_a_folder_is_one_engine_function():
+    from remem.engine import ingest
+    from remem.engine.session import Session, Turn
+    from remem.engine.projects import project_name
+
+    assert project_name("/home/dev/shop/") == "shop" and project_name(None) == "" and project_name("/") == ""
+    session = Session(id="s1", source="claude-code", cwd="/home/dev/shop/",
+                      turns=[Turn(role="user", text="run the tests")])
+    assert ingest.session_gist(session, {})[0] == "shop: run the tests"
+    import remem.tui.screens.episodes as tui_episodes
+
+    assert not hasattr(tui_episodes, "project_name") and not hasattr(ingest, "_project")
 
 
 # --------------------------------------------------------------------------- search without a query
@@ -165,12 +163,12 @@ async def test_search_without_a_query_filters_project_and_kinds_past_ten_thousan
     _bulk(store, wanted + decoys + others)
     from mcp.client import Client
 
-    async with Client(_server()) as client:
-        got = await _ok(client, "search", {"project": "/work/shop", "kinds": ["error", "correction"], "k": 10})
+    async with Client(server_in_process()) as client:
+        got = await call_ok(client, "search", {"project": "/work/shop", "kinds": ["error", "correction"], "k": 10})
         assert [h["id"] for h in got["hits"]] == ["want-c", "want-b", "want-a"]  # newest first
-        got = await _ok(client, "search", {"kinds": ["error", "correction"], "k": 10})
+        got = await call_ok(client, "search", {"kinds": ["error", "correction"], "k": 10})
         assert [h["id"] for h in got["hits"]] == ["not-case", "not-project", "want-c", "want-b", "want-a"]
-        got = await _ok(client, "search", {"project": "shop", "k": 2})
+        got = await call_ok(client, "search", {"project": "shop", "k": 2})
         assert [h["id"] for h in got["hits"]] == ["not-kind", "want-c"]
 
 
@@ -180,6 +178,7 @@ def test_list_memories_takes_kinds_and_a_project(store: Any) -> None:
     _bulk(store, [("a", "error", "/p", "2021-01-01T00:00:00.000000+00:00"),
                   ("b", "note", "/p/q", "2021-01-02T00:00:00.000000+00:00"),
                   ("c", "correction", "/pq", "2021-01-03T00:00:00.000000+00:00")])
+
     def ids(**kw: Any) -> list[str]:
         return [r["id"] for r in lifecycle.list_memories(store, field="at", **kw)]
 
@@ -189,64 +188,3 @@ def test_list_memories_takes_kinds_and_a_project(store: Any) -> None:
     with pytest.raises(ValueError, match="unknown kind"):
         lifecycle.list_memories(store, kinds=["nope"])
 
-
-# --------------------------------------------------------------------------- recall's default k
-
-def test_default_k_is_checked_in_one_place() -> None:
-    from remem.engine.recall import default_k
-
-    assert default_k({"recall": {"k": 7}}) == 7
-    for bad in (0, -1, True, "5", 2.5):
-        with pytest.raises(ValueError, match="config recall.k must be a whole number"):
-            default_k({"recall": {"k": bad}})
-
-
-@pytest.mark.anyio
-async def test_the_cli_and_the_server_take_k_from_that_one_place(store: Any, cli: Any,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcp.client import Client
-
-    from remem.engine import recall as recall_mod
-
-    def refuse(cfg: Any = None) -> int:
-        raise ValueError("the one default_k said no")
-
-    monkeypatch.setattr(recall_mod, "default_k", refuse)
-    result = cli("recall", "anything")
-    assert result.exit_code == 1 and "the one default_k said no" in result.output
-    async with Client(_server()) as client:
-        assert "the one default_k said no" in await _error(client, "recall", {"query": "anything"})
-        monkeypatch.setattr(recall_mod, "default_k", lambda cfg=None: 80)
-        asked: list[int] = []
-        real = recall_mod.recall
-        monkeypatch.setattr(recall_mod, "recall", lambda s, q, k, **kw: asked.append(k) or real(s, q, k, **kw))
-        await _ok(client, "remember", {"text": "the staging deploy uses profile number 3"})
-        assert len((await _ok(client, "recall", {"query": "staging deploy profile"}))["hits"]) == 1
-        assert asked == [50]  # the tool's own cap on the configured k
-
-
-# --------------------------------------------------------------------------- the context preview
-
-@pytest.mark.anyio
-async def test_context_preview_is_the_same_for_the_cli_the_server_and_the_engine(store: Any, cli: Any) -> None:
-    from remem.engine import prime
-    from remem.engine.embed import get_embedder, to_blob
-    from remem.engine.lessons import add_lesson
-
-    emb = get_embedder()
-    for text, cwd in (("Build the docker image with make image, not docker build", "/work/shop"),
-                      ("Run pytest -n 2 before committing", None),
-                      ("Deploy the billing service with the blue profile", "/work/billing")):
-        add_lesson(store, text, "correction", cwd=cwd, space=emb.space, embedding=to_blob(emb.encode([text])[0]))
-    from mcp.client import Client
-
-    async with Client(_server()) as client:
-        for prompt in ("", "build the docker image"):
-            mine = prime.preview(store, "/work/shop", prompt, agent="mcp")
-            served = await _ok(client, "context", {"project": "/work/shop", "prompt": prompt})
-            assert served["lessons"] == mine["lessons"] and served["text"] == mine["text"]
-            args = ["context", "--project", "/work/shop", "--json"] + (["--prompt", prompt] if prompt else [])
-            printed = json.loads(cli(*args).stdout)
-            assert printed["lessons"] == mine["lessons"] and printed["text"] == mine["text"]
-        assert "make image" in mine["text"] and "billing" not in mine["text"]
-    assert store.rows("SELECT * FROM primes") == []  # a preview records nothing

@@ -1,13 +1,18 @@
 """The proxy against a local server that answers like the OpenAI and Anthropic APIs,
-driven by the official `openai` and `anthropic` clients."""
+driven by the official `openai` and `anthropic` clients; the address it listens on, and the
+requests from a web page (a foreign Host or Origin) it refuses and never records."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import ROOT
 from tests.fake_llm_api import REPLY, FakeAPI, ServerThread
 
 LESSON = "Use uv, not pip, to install Python packages"
@@ -195,3 +200,88 @@ def test_cli_proxy_says_it_is_on_once_it_listens(home):
         proc.wait(20)
         proc.stdout.close()
         proc.stderr.close()
+
+
+# --------------------------------------------------------------------------- who may reach it
+
+def test_the_proxy_checks_its_address_without_loading_the_mcp_server(home: Path) -> None:
+    """The bind and token rules live in one module both edges use: `remem proxy` no longer
+    imports `remem serve --http`'s module (and mcp with it) to check them."""
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom remem.cli import app\n"
+            "r = CliRunner().invoke(app, ['proxy', '--upstream', 'http://127.0.0.1:9', '--host', '0.0.0.0'])\n"
+            "print(r.exit_code, 'remem.server_http' in sys.modules, 'mcp' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=str(ROOT),
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert proc.stdout.split() == ["1", "False", "False"], proc.stdout + proc.stderr
+    from remem import bind, server_http
+
+    assert server_http.check_bind is bind.check_bind and server_http.from_this_machine is bind.from_this_machine
+
+
+def _start_proxy(home: Path, upstream_url: str) -> tuple[subprocess.Popen, str]:
+    import httpx2
+
+    from tests.fake_llm_api import free_port
+
+    home.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "remem", "proxy", "--upstream", upstream_url, "--port",
+                             str(port), "--no-inject"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT))
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx2.get(url + "/remem/health").status_code == 200:
+                return proc, url
+        except httpx2.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(proc.stderr.read().decode())
+        time.sleep(0.1)
+
+
+def _inbox_now(home: Path) -> list[str]:
+    """The lines in the inbox now, without waiting for any."""
+    return [line for f in sorted((home / "inbox").glob("*.jsonl")) for line in f.read_text().splitlines()
+            if line.strip()]
+
+
+def test_the_proxy_on_loopback_refuses_a_foreign_host_or_origin_and_records_nothing(home: Path) -> None:
+    """DNS rebinding: a web page whose name now resolves to 127.0.0.1 makes the browser post to
+    the proxy; its Host (or Origin) names the page's site. Refused as `serve --http` refuses it."""
+    import httpx2
+
+    from tests.fake_llm_api import REPLY, FakeAPI, ServerThread
+
+    fake = FakeAPI()
+    with ServerThread(fake.app) as upstream:
+        proc, url = _start_proxy(home, upstream.url)
+        try:
+            body = {"model": "m", "messages": [{"role": "user", "content": "page-made question"}]}
+            port = url.rsplit(":", 1)[1]
+            for headers in ({"Host": f"evil.example:{port}"},
+                            {"Origin": "http://evil.example"},
+                            {"Host": f"127.0.0.1:{port}", "Origin": "https://rebind.evil.example:443"}):
+                refused = httpx2.post(f"{url}/v1/chat/completions", json=body, headers=headers)
+                assert refused.status_code == 403, (headers, refused.status_code, refused.text)
+                assert "this machine" in refused.json()["error"]["message"]
+                assert httpx2.get(f"{url}/v1/models", headers=headers).status_code == 403
+            assert fake.received == []
+            time.sleep(0.5)  # recording runs after the answer: give it the time it would take
+            assert _inbox_now(home) == []
+            # A local client (its Host is the address it dialled; a local page's Origin is local).
+            question = "which installer does this project use?"
+            for headers in ({}, {"Origin": "http://localhost:3000"}):
+                ok = httpx2.post(f"{url}/v1/chat/completions", headers=headers,
+                                 json={"model": "m", "messages": [{"role": "user", "content": question}]})
+                assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"] == REPLY
+            deadline = time.time() + 10
+            while question not in "".join(_inbox_now(home)) and time.time() < deadline:
+                time.sleep(0.05)
+            assert question in "".join(_inbox_now(home))
+            assert "page-made question" not in "".join(_inbox_now(home))
+        finally:
+            proc.terminate()
+            proc.wait(30)

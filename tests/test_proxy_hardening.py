@@ -136,7 +136,7 @@ def _inbox(home: Path, wait: float = 10.0) -> list[dict[str, Any]]:
     return []
 
 
-# ------------------------------------------------------------------ 6: response headers
+# ------------------------------------------------------------------ response headers
 
 def test_repeated_response_headers_arrive_apart_and_server_and_date_once(proxied):
     import httpx2
@@ -150,7 +150,7 @@ def test_repeated_response_headers_arrive_apart_and_server_and_date_once(proxied
     assert {c.name: c.value for c in reply.cookies.jar} == {"a": "1", "b": "2"}
 
 
-# ------------------------------------------------------------------ 7: the path as sent
+# ------------------------------------------------------------------ the path as sent
 
 def test_an_encoded_slash_in_the_path_reaches_upstream_encoded(proxied):
     import httpx2
@@ -161,7 +161,7 @@ def test_an_encoded_slash_in_the_path_reaches_upstream_encoded(proxied):
     assert upstream.seen[-1]["query"] == b"name=x%2Fy&z=1"
 
 
-# ------------------------------------------------------------------ 8: what is recorded
+# ------------------------------------------------------------------ what is recorded
 
 def test_a_reply_compressed_in_a_coding_the_recorder_cannot_read_is_never_asked_for(proxied, home):
     import httpx2
@@ -188,7 +188,7 @@ def test_a_malformed_answer_still_records_the_question(proxied, home):
     assert [(e["role"], e["text"]) for e in _inbox(home)] == [("user", question)]
 
 
-# ------------------------------------------------------------------ 9: no project behind a proxy
+# ------------------------------------------------------------------ no project behind a proxy
 
 @pytest.fixture
 def project_and_general_lessons(home: Path):
@@ -222,7 +222,7 @@ def test_a_proxy_knows_no_project_so_it_shows_no_projects_lesson(project_and_gen
     assert project_and_general_lessons["project"] not in sent
 
 
-# ------------------------------------------------------------------ 10: bodies memory cannot handle
+# ------------------------------------------------------------------ bodies memory cannot handle
 
 BODY_START = '{"model":"m","messages":[{"role":"user","content":"pip install requests'
 
@@ -262,7 +262,7 @@ def test_a_lone_surrogate_in_a_question_is_still_recorded_against_a_fake_upstrea
     assert ("user", "pip install requests ? once") in texts and ("assistant", ANSWER) in texts
 
 
-# ------------------------------------------------------------------ 11: headers as the upstream sent them
+# ------------------------------------------------------------------ headers as the upstream sent them
 
 def test_head_and_a_plain_answer_keep_the_upstreams_content_length_against_a_fake_upstream(proxied):
     import httpx2
@@ -275,7 +275,7 @@ def test_head_and_a_plain_answer_keep_the_upstreams_content_length_against_a_fak
     assert got.content == b"{}"
 
 
-# ------------------------------------------------------------------ 12: a client that leaves mid-answer
+# ------------------------------------------------------------------ a client that leaves mid-answer
 
 def test_a_client_that_leaves_mid_stream_has_no_partial_answer_recorded_against_a_fake_upstream(proxied, home):
     import socket
@@ -293,7 +293,7 @@ def test_a_client_that_leaves_mid_stream_has_no_partial_answer_recorded_against_
     assert [(e["role"], e["text"]) for e in _inbox(home)] == [("user", question)]
 
 
-# ------------------------------------------------------------------ 13: Responses turns chained by id
+# ------------------------------------------------------------------ Responses turns chained by id
 
 def test_responses_turns_chained_by_previous_response_id_are_one_conversation_against_a_fake_upstream(
         project_and_general_lessons, injecting, home):

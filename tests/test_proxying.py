@@ -157,3 +157,30 @@ def test_response_id_of_a_plain_and_a_streamed_answer():
               b'data: {"type": "response.output_text.delta", "delta": "x"}\n\n')
     assert px.response_id(stream, True) == "resp_8"
     assert px.response_id(b"not json", False) is None and px.response_id(b"[" * 100_000, False) is None
+
+
+def test_the_hook_the_proxy_and_the_store_clean_text_alike():
+    from remem.engine import proxying as px
+    from remem.engine.store import clean_text
+    from remem.hooks import adapters
+
+    raw = "caf\udce9 latte"  # an escaped byte: the store repairs it to U+FFFD
+    assert clean_text(raw) == "caf\ufffd latte"
+    assert adapters.read("claude-code", "prompt", {"prompt": raw}).text == clean_text(raw)
+    body = {"messages": [{"role": "user", "content": raw}]}
+    events = px.exchange_events(body, px.CHAT, "done", "2026-01-01T00:00:00+00:00")
+    assert events[0]["text"] == clean_text(raw)
+    assert not hasattr(adapters, "_clean") and not hasattr(px, "_storable")
+
+
+def test_content_text_is_one_function_with_the_part_types_as_a_parameter():
+    from remem.engine import proxying as px
+    from remem.engine import text, transcripts
+
+    content = [{"type": "text", "text": "a"}, {"type": "input_text", "text": "b"}, {"text": "c"},
+               {"type": "image"}, "d"]
+    assert transcripts.content_text is text.content_text
+    assert text.content_text(content) == "a\nd"
+    assert text.content_text(content, part_types=None) == "a\nb\nc\nd"
+    assert px.messages_of({"messages": [{"role": "user", "content": content}]}, px.CHAT) == [("user", "a\nb\nc\nd")]
+    assert not hasattr(px, "_text_of")

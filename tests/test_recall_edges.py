@@ -1,10 +1,12 @@
 """Recall at its edges: a memory that cannot be written still answers; k and time windows
-that cannot mean anything are refused with the fix."""
+that cannot mean anything are refused with the fix; the configured default k is checked in one
+place, which the CLI and the MCP server both use."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +15,7 @@ from remem.engine import vectors
 from remem.engine.memories import remember
 from remem.engine.recall import MAX_K, recall
 from remem.engine.store import Store
+from tests.conftest import call_ok, server_in_process
 
 
 @pytest.fixture(autouse=True)
@@ -64,3 +67,49 @@ def test_cli_refuses_a_huge_k_and_an_empty_window_in_one_line(cli, home: Path, a
     out = result.output + (result.stderr if result.stderr_bytes is not None else "")
     assert "Traceback" not in out and "OverflowError" not in out
     assert ("between 1 and" in out) or ("is empty" in out)
+
+
+# --------------------------------------------------------------------------- the configured default k
+
+def test_default_k_is_checked_in_one_place() -> None:
+    from remem.engine.recall import default_k
+
+    assert default_k({"recall": {"k": 7}}) == 7
+    for bad in (0, -1, True, "5", 2.5):
+        with pytest.raises(ValueError, match="config recall.k must be a whole number"):
+            default_k({"recall": {"k": bad}})
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _error(client: Any, name: str, args: dict[str, Any]) -> str:
+    result = await client.call_tool(name, args)
+    assert result.is_error, result
+    return " ".join(getattr(c, "text", "") for c in result.content)
+
+
+@pytest.mark.anyio
+async def test_the_cli_and_the_server_take_k_from_that_one_place(store: Any, cli: Any,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp.client import Client
+
+    from remem.engine import recall as recall_mod
+
+    def refuse(cfg: Any = None) -> int:
+        raise ValueError("the one default_k said no")
+
+    monkeypatch.setattr(recall_mod, "default_k", refuse)
+    result = cli("recall", "anything")
+    assert result.exit_code == 1 and "the one default_k said no" in result.output
+    async with Client(server_in_process()) as client:
+        assert "the one default_k said no" in await _error(client, "recall", {"query": "anything"})
+        monkeypatch.setattr(recall_mod, "default_k", lambda cfg=None: 80)
+        asked: list[int] = []
+        real = recall_mod.recall
+        monkeypatch.setattr(recall_mod, "recall", lambda s, q, k, **kw: asked.append(k) or real(s, q, k, **kw))
+        await call_ok(client, "remember", {"text": "the staging deploy uses profile number 3"})
+        assert len((await call_ok(client, "recall", {"query": "staging deploy profile"}))["hits"]) == 1
+        assert asked == [50]  # the tool's own cap on the configured k

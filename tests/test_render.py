@@ -1,9 +1,14 @@
-"""Render: lesson files per project, the MEMORY.md section, vetoes, lessons.jsonl, morning.md."""
+"""Render: lesson files per project, the MEMORY.md section, vetoes (and which lessons a veto or a
+restore may touch), lessons.jsonl, morning.md (written, and read back when missing or unreadable),
+and written.json, the list of the files a memory wrote, which a copied or moved memory never
+takes for its own."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +17,8 @@ from hypothesis import strategies as st
 from remem import paths
 from remem.engine import clock, render, sleep
 from remem.engine.lessons import add_lesson, get_lesson, set_status
+from remem.engine.store import Store
+from tests.conftest import run_remem
 from tests.test_sleep import _at, episode
 
 
@@ -314,3 +321,224 @@ def test_a_linked_memory_md_is_written_through_its_link_keeping_its_mode(store, 
     assert link.is_symlink() and render.lesson_filename(lesson["id"]) not in real.read_text(encoding="utf-8")
     assert stat.S_IMODE(real.stat().st_mode) == 0o644
     assert sorted(os.listdir(dotfiles)) == ["MEMORY.md"]  # no temp file left beside the target
+
+
+# --------------------------------------------------------------------------- who may veto or restore
+
+def _received(store: Store, status: str, lid: str) -> dict[str, Any]:
+    return add_lesson(store, f"Use ruff format, not black ({lid}).", "correction", lesson_id=lid,
+                      status=status, origin="b7e1c0ffee00aa11")
+
+
+@pytest.mark.parametrize("status", ["candidate", "quarantined"])
+def test_a_lesson_waiting_in_the_share_gate_is_neither_vetoed_nor_restored(store, cli, status):
+    lesson = _received(store, status, "R1")
+    for act in (render.veto_lesson, render.restore_lesson):
+        with pytest.raises(ValueError, match=r"waiting for a decision .* `remem share accept\|reject R1`"):
+            act(store, "R1")
+    res = cli("lessons", "veto", "R1")
+    assert res.exit_code == 1 and "remem share accept|reject R1" in res.output
+    assert get_lesson(store, "R1") == lesson and not render.vetoed_path().exists()
+
+
+def test_a_revoked_lesson_is_neither_vetoed_nor_restored(store, cli):
+    lesson = _received(store, "revoked", "R2")
+    for act in (render.veto_lesson, render.restore_lesson):
+        with pytest.raises(ValueError, match="revoked by its author"):
+            act(store, "R2")
+    assert cli("lessons", "veto", "R2").exit_code == 1
+    assert get_lesson(store, "R2") == lesson
+
+
+def test_a_second_veto_and_a_restore_of_what_no_veto_holds_are_nothing_to_do(store):
+    lesson = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
+    with pytest.raises(render.NothingToDo, match="active, not vetoed: nothing to restore"):
+        render.restore_lesson(store, lesson["id"])
+    render.veto_lesson(store, lesson["id"])
+    with pytest.raises(render.NothingToDo, match="vetoed already: nothing to do"):
+        render.veto_lesson(store, lesson["id"])
+    assert isinstance(render.NothingToDo("x"), ValueError)  # edges that only know ValueError
+
+
+def test_has_veto_knows_a_veto_by_id_and_by_text(store):
+    lesson = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
+    assert not render.has_veto(lesson)
+    render.record_veto({**lesson, "id": "another"})  # the same text vetoed under another id
+    assert render.has_veto(lesson)
+    render.clear_veto(lesson)
+    render.record_veto(lesson)
+    assert render.has_veto(lesson)
+
+
+# --------------------------------------------------------------------------- the morning report read back
+
+def test_morning_report_is_none_when_absent_or_unreadable(home):
+    home.mkdir(parents=True, exist_ok=True)
+    assert sleep.morning_report() is None
+    paths.morning_path().mkdir()  # unreadable as a file (a directory: root reads any mode)
+    assert sleep.morning_report() is None
+    paths.morning_path().rmdir()
+    paths.morning_path().write_bytes(b"# report \xff\n")  # bytes that are not UTF-8: still shown
+    assert sleep.morning_report() == "# report \ufffd\n"
+
+
+def test_cli_morning_with_an_unreadable_report_says_there_is_none(home, cli):
+    cli("remember", "one note")
+    paths.morning_path().mkdir()
+    res = cli("morning")
+    assert res.exit_code == 1 and "no morning report yet" in res.output
+    assert json.loads(cli("morning", "--json").stdout)["report"] is None
+
+
+# --------------------------------------------------------------------------- written.json: a memory copied or moved
+
+def _lesson_files(home: Path) -> list[Path]:
+    return sorted((home / "claude" / "projects").glob("*/memory/remem-*.md"))
+
+
+def _lesson_id(path: Path) -> str:
+    """The lesson of a rendered file: remem-<memory>-<lesson>.md, or remem-<lesson>.md as named
+    before names carried the memory."""
+    return path.stem.rsplit("-", 1)[-1]
+
+
+def _demo_and_copy(tmp_path: Path, *, legacy: bool = False) -> tuple[Path, Path]:
+    """`remem --home A demo` (its lessons rendered), then `cp -a A B`. legacy: A's written.json
+    and file names as remem wrote them before version 2 (absolute paths, no owner, and files
+    named remem-<lesson>.md)."""
+    a, b = tmp_path / "A", tmp_path / "B"
+    assert run_remem("--home", str(a), "demo").returncode == 0
+    assert len(_lesson_files(a)) == 5
+    if legacy:
+        record = json.loads((a / "written.json").read_text())
+        files = {}
+        for path in _lesson_files(a):
+            older = path.with_name(f"remem-{_lesson_id(path)}.md")
+            path.rename(older)
+            files[str(older)] = {"lesson": _lesson_id(path)}
+        assert len(record["files"]) == len(files)
+        (a / "written.json").write_text(json.dumps({"version": 1, "files": files}))
+    shutil.copytree(a, b, symlinks=True)
+    return a, b
+
+
+def _sleep(home: Path) -> dict:
+    res = run_remem("--home", str(home), "sleep", "--json")
+    assert res.returncode == 0, res.stderr
+    return res.json()
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["written-v2", "written-v1"])
+def test_sleeping_in_a_copied_memory_leaves_the_originals_lesson_files_and_vetoes_alone(tmp_path, legacy):
+    """B's render removed A's remem-*.md (written.json held A's absolute paths), and A's next
+    sleep took every missing file as the person's veto: "vetoed 5"."""
+    a, b = _demo_and_copy(tmp_path, legacy=legacy)
+    before = {p: p.read_bytes() for p in _lesson_files(a)}
+    out = _sleep(b)
+    # B removes at most its own copies (file names carry the memory: B's differ from A's)
+    assert out["passes"]["render"]["removed"] == (0 if legacy else 5)
+    assert {p: p.read_bytes() for p in _lesson_files(a)} == before  # not one byte of A's changed
+    written = json.loads((b / "written.json").read_text())
+    assert written["home"] == str(b.resolve())
+    assert all(not Path(k).is_absolute() and k.startswith("claude/") for k in written["files"])
+    out = _sleep(a)
+    assert out["events"]["vetoed"] == [] and out["passes"]["render"]["vetoed"] == 0
+    assert len(_lesson_files(a)) == 5
+    active = run_remem("--home", str(a), "lessons", "list", "--json").json()
+    assert len(active) == 5
+
+
+def test_each_copy_owns_its_own_copies_of_the_files(tmp_path):
+    """A veto by deleting a file still works in the copy, and only there."""
+    a, b = _demo_and_copy(tmp_path)
+    gone = _lesson_files(b)[0]
+    lesson_id = _lesson_id(gone)
+    gone.unlink()
+    out = _sleep(b)
+    assert out["events"]["vetoed"] == [lesson_id]
+    assert len(_lesson_files(b)) == 4 and len(_lesson_files(a)) == 5
+    assert _sleep(a)["events"]["vetoed"] == []
+    statuses = {l["id"]: l["status"] for l in
+                run_remem("--home", str(a), "lessons", "list", "--status", "all", "--json").json()}
+    assert statuses[lesson_id] == "active"
+
+
+def _memory_folder(cwd: str) -> Path:
+    """The memory folder Claude Code keeps for the project at `cwd`, made."""
+    folder = paths.claude_projects_dir() / paths.project_folder_name(cwd) / "memory"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_a_written_json_of_another_live_memory_is_never_acted_on_and_is_rewritten(store, tmp_path):
+    """Two memories rendering into one ~/.claude: B's written.json came from A (its `home`
+    names A, which still holds a memory). A file of it that is missing is no veto in B, and
+    B's render removes nothing it lists."""
+    other = tmp_path / "other-memory"
+    other.mkdir()
+    (other / "memory.db").write_bytes(b"")
+    folder = _memory_folder("/home/u/shop")
+    lesson = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
+    stray = folder / "remem-feedbeef0000.md"  # a lesson file of A's this memory never had
+    stray.write_text("A's lesson\n")
+    listed = {str(folder / f"remem-{lesson['id']}.md"): {"lesson": lesson["id"]},  # missing here
+              str(stray): {"lesson": "feedbeef0000"}}
+    render.written_path().parent.mkdir(parents=True, exist_ok=True)
+    render.written_path().write_text(json.dumps({"version": 2, "home": str(other.resolve()), "files": listed}))
+    assert render.take_vetoes(store) == []
+    out = render.render(store)
+    assert out["vetoed"] == 0 and out["removed"] == 0 and stray.exists()
+    assert get_lesson(store, lesson["id"])["status"] == "active"
+    written = json.loads(render.written_path().read_text())
+    assert written["home"] == str(paths.home().resolve())
+    assert list(written["files"].values()) == [{"lesson": lesson["id"]}]
+    # From now on the list is this memory's own: deleting its file is a veto.
+    (folder / render.lesson_filename(lesson["id"])).unlink()
+    assert render.render(store)["vetoed_ids"] == [lesson["id"]]
+
+
+def test_a_written_json_entry_that_is_no_lesson_file_of_ours_is_never_removed(store, tmp_path):
+    """Only `remem-<lesson>.md` in a project's memory folder under the Claude Code folder this
+    memory renders into is ever removed."""
+    _memory_folder("/home/u/shop")
+    elsewhere = tmp_path / "notes" / "memory"
+    elsewhere.mkdir(parents=True)
+    victims = [elsewhere / "remem-abc123.md", paths.user_home() / ".bashrc",
+               paths.claude_projects_dir() / "-home-u-shop" / "memory" / "MEMORY-notes.md"]
+    for victim in victims:
+        victim.write_text("keep me\n")
+    render.written_path().parent.mkdir(parents=True, exist_ok=True)
+    render.written_path().write_text(json.dumps({"version": 1, "files": {
+        str(victims[0]): {"lesson": "abc123"}, str(victims[1]): {"lesson": "abc123"},
+        str(victims[2]): {"lesson": "abc123"}, "../../etc/remem-abc123.md": {"lesson": "abc123"}}}))
+    out = render.render(store)
+    assert out["removed"] == 0 and all(v.read_text() == "keep me\n" for v in victims)
+
+
+def test_a_memory_moved_to_another_folder_keeps_its_list(store, tmp_path):
+    """`mv ~/.remem ~/.remem2`: the list names a home that holds no memory any more, so it is
+    this memory's, and a file deleted meanwhile is still a veto."""
+    folder = _memory_folder("/home/u/shop")
+    lesson = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
+    render.render(store)
+    record = json.loads(render.written_path().read_text())
+    record["home"] = str(tmp_path / "where-it-was")
+    render.written_path().write_text(json.dumps(record))
+    (folder / render.lesson_filename(lesson["id"])).unlink()
+    assert render.take_vetoes(store) == [lesson["id"]]
+
+
+def test_an_older_written_json_of_this_memory_still_vetoes_a_deleted_file(store):
+    """Upgrading keeps the vetoes a person made before it: a version 1 list (absolute paths,
+    no owner) of files in this memory's folders is this memory's."""
+    folder = _memory_folder("/home/u/shop")
+    keep = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
+    drop = add_lesson(store, "Never push to main.", "correction", sources=["y"])
+    render.render(store)
+    files = {str(folder / f"remem-{l['id']}.md"): {"lesson": l["id"]} for l in (keep, drop)}
+    for l in (keep, drop):  # named as before names carried the memory
+        (folder / render.lesson_filename(l["id"])).rename(folder / f"remem-{l['id']}.md")
+    render.written_path().write_text(json.dumps({"version": 1, "files": files}))
+    (folder / f"remem-{drop['id']}.md").unlink()
+    assert render.take_vetoes(store) == [drop["id"]]
+    assert get_lesson(store, drop["id"])["status"] == "vetoed"

@@ -1,4 +1,9 @@
-"""Sharing hardening: each test here is a defect a review found (see docs/SHARING.md)."""
+"""Sharing at its edges, against folders other machines (or an attacker) wrote: who may revoke a
+lesson, our own folder or its files replaced by links, pipes or planted files, one sync at a
+time, injections disguised to pass the checks, a peer's strength and an origin prefix, one
+lesson per text hash, confirmations given and withdrawn (at once, from the TUI too, in the
+configured folder only when it is reachable), and revocations kept for good. The rules are in
+docs/SHARING.md."""
 
 from __future__ import annotations
 
@@ -14,8 +19,6 @@ from remem.engine.files import locked
 from remem.engine.share_sign import file_bytes, verify
 from remem.engine.store import Store
 from tests.test_share import GOOD, Mem, _put, _signed_lesson, add, folder, mems  # noqa: F401 (fixtures)
-
-
 
 
 def _outside(tmp_path: Path) -> Path:
@@ -470,6 +473,84 @@ def test_a_half_synced_folder_withdraws_nothing(mems, folder, kind):
     assert held["status"] == "active" and a.origin in held["origins"]
 
 
+# --------------------------------------------------------------------------- accept and reject: the confirmation at once
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def demo_with_folder(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The TUI's demo store (candidate L3 from an untrusted peer), with a sync folder set."""
+    from remem import config
+    from tests.tui.conftest import NOW, build_demo_store
+
+    monkeypatch.setenv("REMEM_NOW", NOW)
+    home.mkdir(parents=True, exist_ok=True)
+    with Store() as store:
+        build_demo_store(store)
+    folder = tmp_path / "sync"
+    folder.mkdir()
+    config.set_value("share.folder", str(folder))
+    return folder
+
+
+def _confirmation(folder: Path, lesson_id: str) -> Path:
+    from remem.engine.lessons import get_lesson
+    from remem.engine.share_sign import identity
+
+    with Store() as store:
+        text_hash = get_lesson(store, lesson_id)["hash"]
+    return folder / identity().origin / "confirm" / f"{text_hash}.json"
+
+
+@pytest.mark.anyio
+async def test_accepting_in_the_tui_writes_the_confirmation_at_once(demo_with_folder):
+    from tests.tui.conftest import new_app
+
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("5")
+        await pilot.pause()
+        app.query_one("#candidate-table").focus()
+        await pilot.press("a")
+        await pilot.pause()
+    confirm = _confirmation(demo_with_folder, "L3")
+    assert confirm.is_file()  # not only at the next sync
+    assert json.loads(confirm.read_text())["type"] == "confirm"
+
+
+def test_rejecting_as_the_tui_does_withdraws_the_confirmation_at_once(demo_with_folder):
+    from remem.engine import share
+
+    with Store() as store:  # the calls the Shared tab makes: no folder passed
+        share.accept(store, "L3")
+        confirm = _confirmation(demo_with_folder, "L3")
+        assert confirm.is_file()
+        assert share.reject(store, "L3")["status"] == "vetoed"
+    assert not confirm.exists()
+
+
+def test_accept_uses_the_configured_folder_only_when_it_is_reachable(demo_with_folder):
+    from remem.engine import share
+
+    assert share.reachable_folder() == demo_with_folder.resolve()
+    assert share.reachable_folder(demo_with_folder) == demo_with_folder.resolve()
+    with pytest.raises(share.ShareError):  # a folder named that is not one is said
+        share.reachable_folder(demo_with_folder / "nope")
+    demo_with_folder.rmdir()  # the configured one gone (an unmounted drive): wait for a sync
+    assert share.reachable_folder() is None
+    with Store() as store:
+        assert share.accept(store, "L3")["status"] == "active"
+
+
+def test_the_cli_helper_for_the_folder_is_gone():
+    import remem.commands.share as cli_share
+
+    assert not hasattr(cli_share, "_folder_if_set")
+
+
 # --------------------------------------------------------------------------- revocations kept for good
 
 def test_a_deleted_revocation_is_rewritten_so_a_replayed_lesson_stays_out(mems, folder):
@@ -495,24 +576,6 @@ def test_a_deleted_revocation_is_rewritten_so_a_replayed_lesson_stays_out(mems, 
     d.trust(a)
     d.sync(folder)
     assert _with_hash(d, COMMIT) == []  # a new machine does not take it in
-
-
-# --------------------------------------------------------------------------- peer labels
-
-@pytest.mark.parametrize("bad", ["lap\ttop", "lap\ntop", "laptop\r", "lap\x01top", "lap\x7ftop",
-                                 "lap\x85top", "lap\u2028top", "lap\u202etop"])
-def test_a_peer_label_with_any_control_character_is_refused(store, tmp_path, bad):
-    peer = "0123456789abcdef"
-    share.trust(store, peer, label="Ana", force=True, identity_dir=tmp_path / "id")
-    with pytest.raises(share.ShareError, match="control characters"):
-        share.trust(store, peer, label=bad, identity_dir=tmp_path / "id")
-    assert share.peers(store)[0]["label"] == "Ana"
-
-
-def test_a_peer_label_has_its_spaces_collapsed(store, tmp_path):
-    peer = "0123456789abcdef"
-    rep = share.trust(store, peer, label="  Ana's\u00a0\u00a0 desk ", force=True, identity_dir=tmp_path / "id")
-    assert rep["label"] == "Ana's desk"
 
 
 def test_an_over_long_lesson_is_quarantined_once_not_at_every_sync(mems, folder):

@@ -1,4 +1,9 @@
-"""Sleep hardening: each test here is a defect a review found (see docs/SLEEP.md)."""
+"""Sleep at its edges: a prediction whose window has passed, lessons merged away in the run that
+learned them, a person's edit or veto on a lesson that would merge, lessons whose sources were
+deleted (they still gather, keep their veto and merge), the same error tagged or not, a
+correction archived by hand then restored, what still waits (pending), a lesson for every
+project, and a quarantined lesson vetoed and restored behind the share gate. The rules are in
+docs/SLEEP.md."""
 
 from __future__ import annotations
 

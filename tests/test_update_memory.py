@@ -1,10 +1,13 @@
-"""update_memory: fields change, text is re-embedded, raising arousal never makes a flashbulb."""
+"""Changing and reading stored memories (engine.memories): update_memory's fields change, its
+text is re-embedded, raising arousal never makes a flashbulb; add_tags keeps the tags there and
+normalises new ones; episodes_by_ids keeps the order given."""
 
 from __future__ import annotations
 
 import pytest
 
 from remem.engine.memories import remember, update_memory
+from remem.engine.store import Store
 from remem.errors import NotFound
 
 
@@ -60,3 +63,36 @@ def test_remember_keeps_a_given_title_whole_and_tags_as_every_path_does(store) -
     assert store.episode(made["id"])["tags"] == ["py"]
     longer = remember(store, "more text", title="X" * 400)
     assert len(longer["title"]) == 300 and longer["title"].endswith("[truncated by remem]")
+
+
+# --------------------------------------------------------------------------- tags and rows by id
+
+def _episodes(store: Store) -> None:
+    store.put_episodes([
+        {"id": "aaaa1111", "kind": "note", "title": "one", "gist": "one", "at": "2026-01-01T00:00:00+00:00",
+         "tags": ["x"]},
+        {"id": "bbbb2222", "kind": "note", "title": "two", "gist": "two", "at": "2026-01-02T00:00:00+00:00"},
+    ])
+
+
+def test_add_tags_keeps_the_ones_there_and_normalises(store):
+    from remem.engine import memories
+
+    _episodes(store)
+    done = memories.add_tags(store, "aaaa1111", [" Python", "tooling ", "", "x"])
+    assert done["tags"] == ["python", "tooling", "x"] and "embedding" not in done
+    assert memories.add_tags(store, "aaaa", ["more"])["tags"] == ["more", "python", "tooling", "x"]  # a prefix
+    assert memories.add_tags(store, "bbbb2222", [])["tags"] == []
+    with pytest.raises(NotFound):
+        memories.add_tags(store, "nowhere-at-all", ["t"])
+
+
+def test_episodes_by_ids_keeps_the_order_given_and_leaves_out_the_missing(store):
+    from remem.engine import memories
+
+    _episodes(store)
+    rows = memories.episodes_by_ids(store, ["bbbb2222", "gone", "aaaa1111", "bbbb2222"])
+    assert [r["id"] for r in rows] == ["bbbb2222", "aaaa1111"]
+    assert rows[1]["tags"] == ["x"] and rows[0]["tags"] == []
+    assert {"kind", "title", "cwd", "at", "strength", "recalls"} <= set(rows[0]) and "embedding" not in rows[0]
+    assert memories.episodes_by_ids(store, []) == []

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from remem import paths
+from remem.engine import render
+from remem.engine.lessons import add_lesson, get_lesson
 from remem.engine.store import Store
 from tests.tui.conftest import new_app
 
@@ -123,6 +128,44 @@ async def test_search_uses_recall_and_shows_parts(demo_home):
         assert not pane.hits
 
 
+async def test_search_hits_and_tags_in_the_tui_go_through_the_engine(demo_home, monkeypatch):
+    from remem.engine import memories
+
+    calls: list[str] = []
+
+    def counted(name: str) -> Any:
+        real = getattr(memories, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            return real(*args, **kwargs)
+        return call
+
+    for name in ("episodes_by_ids", "add_tags"):
+        monkeypatch.setattr(memories, name, counted(name))
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+        table = app.query_one("#episode-table")
+        table.move_cursor(row=table.get_row_index("e06"))
+        await pilot.pause()
+        await pilot.press("t")
+        await pilot.pause()
+        app.screen.query_one("#answer").value = "Node, frontend"
+        await pilot.press("enter")
+        await pilot.pause()
+        search = app.query_one("#episode-search")
+        search.value = "pip install"
+        search.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.query_one("#episodes-pane").total > 0
+    assert "add_tags" in calls and "episodes_by_ids" in calls
+    with Store() as store:
+        assert store.tags_of("e06") == ["frontend", "node"]
+
+
 async def test_the_detail_says_who_said_a_memory(demo_home):
     with Store() as store:
         store.put_episodes([{"id": "said1", "kind": "note", "title": "Ana: ship on Fridays",
@@ -186,6 +229,23 @@ async def test_sleep_runs_in_a_worker_and_is_recorded(demo_home):
         assert app.query_one("#sleep-history").row_count == 2
     with Store() as store:
         assert store.scalar("SELECT count(*) FROM runs WHERE kind = 'sleep'") == 2
+
+
+def _backups() -> list[Path]:
+    folder = paths.backups_dir()
+    return sorted(folder.glob("memory-*.db")) if folder.is_dir() else []
+
+
+async def test_a_full_sleep_in_the_tui_makes_the_backup(demo_home):
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("4", "r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        pane = app.query_one("#sleep-pane")
+        assert pane.log_lines[-1] == "sleep finished"
+        [made] = _backups()
+        assert f"backup: backed up to {made}" in pane.log_lines
 
 
 async def test_shared_accept_reject_and_trust(demo_home):
@@ -380,6 +440,36 @@ async def test_v_veto_and_restore_keep_vetoed_json_as_the_cli_does(demo_home, cl
         render.render(store, morning=False)
     wire = render.paths.lessons_jsonl_path().read_text(encoding="utf-8").splitlines()
     assert "L2" in {json.loads(line)["id"] for line in wire}  # rendered again
+
+
+def _received(store: Store, status: str, lid: str) -> dict[str, Any]:
+    return add_lesson(store, f"Use ruff format, not black ({lid}).", "correction", lesson_id=lid,
+                      status=status, origin="b7e1c0ffee00aa11")
+
+
+async def test_the_tui_shows_the_engines_refusal(demo_home):
+    """`v` on the demo's candidate L3, and on a revoked lesson: the engine's message."""
+    with Store() as store:
+        _received(store, "revoked", "R2")
+        want = {}
+        for lid in ("L3", "R2"):
+            with pytest.raises(ValueError) as refused:
+                render.veto_lesson(store, lid)
+            want[lid] = str(refused.value)
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        table = app.query_one("#lesson-table")
+        for lid in ("L3", "R2"):
+            table.move_cursor(row=table.get_row_index(lid))
+            await pilot.pause()
+            await pilot.press("v")
+            await pilot.pause()
+            assert want[lid] in _messages(app)
+    with Store() as store:
+        assert get_lesson(store, "L3")["status"] == "candidate"
+        assert get_lesson(store, "R2")["status"] == "revoked"
 
 
 async def test_acting_on_a_row_another_process_changed_is_said_not_a_crash(demo_home):

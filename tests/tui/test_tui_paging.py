@@ -1,14 +1,16 @@
-"""F9: the Episodes tab pages through PagedPane (one paging logic for Episodes, Lessons and
-Shared) and reads the store only when first shown; the keys dialog says n/p pages all three;
-the Shared tab asks the engine for one page of candidates (limit/offset, and a count), not for
-every one of them."""
+"""A big memory in the TUI: Episodes, Lessons and Shared page through PagedPane (one paging logic:
+n/p, pagedown/pageup, the last page when the list shrank under it, a row redrawn in place), each
+asks the engine for one page (Shared: limit/offset and a count), the keys dialog says so, and a
+tab reads the store only when first shown (the Overview's measures in a thread), so the first
+paint reads the Overview alone."""
 
 from __future__ import annotations
 
 import pytest
 
+from remem.engine.lessons import add_lesson, get_lesson
 from remem.engine.store import Store
-from tests.tui.conftest import new_app, settle
+from tests.tui.conftest import new_app, screen_text, settle
 
 pytestmark = pytest.mark.anyio
 
@@ -120,6 +122,83 @@ async def test_search_results_are_not_paged_and_escape_goes_back_to_the_pages(de
         assert _status(app).startswith("1-50 of 130") and not pane.hits
 
 
+# --------------------------------------------------------------------------- Lessons' paging
+
+def _add_lessons(n: int, **kw) -> list[str]:
+    """n lessons weaker than the demo's three (they come after them), strongest first."""
+    with Store() as store:
+        return [add_lesson(store, f"Paged lesson {i}: use tool{i}.", "correction", sources=[f"p{i}"],
+                           strength=0.5 - i / 1000, **kw)["id"] for i in range(n)]
+
+
+async def test_the_lessons_tab_is_paged(demo_home):
+    """It held every lesson (2,055 rows, each veto read them all again: 0.54 s)."""
+    ids = _add_lessons(120)  # weaker than the demo's three: they come after them
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        table = app.query_one("#lesson-table")
+        assert table.row_count == 50
+        assert _status(app, "#lesson-status-line").startswith("1-50 of 123 lessons · n/p page · e edit")
+        await pilot.press("n")
+        await pilot.pause()
+        assert table.row_count == 50 and str(table.get_row(ids[47])[4]).startswith("Paged lesson 47")
+        assert _status(app, "#lesson-status-line").startswith("51-100 of 123 lessons")
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert table.row_count == 23 and _status(app, "#lesson-status-line").startswith("101-123 of 123")
+        await pilot.press("pagedown")  # no page to turn: the table scrolls
+        await pilot.pause()
+        assert table.cursor_row > 0 and _status(app, "#lesson-status-line").startswith("101-123")
+        await pilot.press("p", "p")
+        await pilot.pause()
+        assert _status(app, "#lesson-status-line").startswith("1-50 of 123")
+        # A filter starts at its first page.
+        await pilot.press("n")
+        await pilot.pause()
+        app.query_one("#lesson-status").value = "candidate"
+        await pilot.pause()
+        assert table.row_count == 1 and _status(app, "#lesson-status-line").startswith("1 lessons · e edit")
+
+
+async def test_a_veto_redraws_its_row_and_reads_no_page(demo_home, monkeypatch):
+    from remem.engine import browse
+
+    _add_lessons(60)
+    pages = []
+    real = browse.page_lessons
+    monkeypatch.setattr(browse, "page_lessons", lambda *a, **k: pages.append(k) or real(*a, **k))
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        table = app.query_one("#lesson-table")
+        table.move_cursor(row=table.get_row_index("L2"))
+        await pilot.pause()
+        read = len(pages)
+        await pilot.press("v")
+        await pilot.pause()
+        assert len(pages) == read  # the row alone was drawn again
+        assert str(table.get_row("L2")[1]) == "vetoed" and table.row_count == 50
+        assert "vetoed" in screen_text(app)
+        await pilot.press("v")  # restore
+        await pilot.pause()
+        assert len(pages) == read and str(table.get_row("L2")[1]) == "active"
+        with Store() as store:
+            assert get_lesson(store, "L2")["status"] == "active"
+        # Filtered to active lessons, a vetoed one leaves the page: the page is read again.
+        app.query_one("#lesson-status").value = "active"
+        await pilot.pause()
+        table.move_cursor(row=table.get_row_index("L2"))
+        await pilot.pause()
+        read = len(pages)
+        await pilot.press("v")
+        await pilot.pause()
+        assert len(pages) == read + 1 and "L2" not in [str(k.value) for k in table.rows]
+        assert table.row_count == 50  # the next active lesson came up into the page
+
+
 # --------------------------------------------------------------------------- read when first shown
 
 async def test_the_episodes_tab_reads_the_store_only_when_first_shown(demo_home, monkeypatch):
@@ -166,6 +245,67 @@ async def test_the_episodes_tab_reads_at_mount_when_it_is_the_tab_shown(demo_hom
         assert len(pages) == 1 and app.query_one("#episode-table").row_count == 10
 
 
+async def test_the_first_paint_reads_only_the_overview_and_measures_off_the_ui_thread(demo_home, monkeypatch):
+    """Every pane read the store at mount: the Overview's measures (most of a second at
+    100,000 episodes), every lesson, every candidate. Now only the tab shown is read, and the
+    measures are worked out in a thread once the rest is drawn."""
+    import threading
+
+    from remem.engine import browse, measure, share
+
+    calls: dict[str, list[bool]] = {"measure": [], "lessons": [], "candidates": []}
+
+    def spy(name, real):
+        def wrapped(*args, **kwargs):
+            calls[name].append(threading.current_thread() is threading.main_thread())
+            return real(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(measure, "measure", spy("measure", measure.measure))
+    monkeypatch.setattr(browse, "page_lessons", spy("lessons", getattr(browse, "page_lessons", None)), raising=False)
+    monkeypatch.setattr(share, "candidates", spy("candidates", share.candidates))
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        for _ in range(100):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            if calls["measure"]:
+                break
+        assert calls["measure"] == [False]  # once, in a thread
+        assert "Repeat-yourself" in str(app.query_one("#overview-measure").render())
+        assert calls["lessons"] == [] and calls["candidates"] == []
+        assert app.query_one("#lesson-table").row_count == 0
+        assert app.query_one("#candidate-table").row_count == 0
+        assert app.query_one("#sleep-history").row_count == 0
+        assert app.stale == {"episodes", "lessons", "sleep", "shared"}
+        await pilot.press("3")
+        await pilot.pause()
+        assert len(calls["lessons"]) == 1 and app.query_one("#lesson-table").row_count == 3
+        await pilot.press("5")
+        await pilot.pause()
+        assert len(calls["candidates"]) == 1 and app.query_one("#candidate-table").row_count == 1
+        await pilot.press("3", "5")
+        await pilot.pause()
+        assert len(calls["lessons"]) == 1 and len(calls["candidates"]) == 1  # read once, not at each show
+        # ctrl+r reads the tab shown now, the others when they are next shown.
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert len(calls["candidates"]) == 2 and len(calls["lessons"]) == 1
+        assert app.stale == {"overview", "episodes", "lessons", "sleep"}
+
+
+async def test_an_action_from_the_palette_on_a_tab_not_yet_shown_acts_on_its_row(demo_home):
+    """The palette shows the tab and runs the action at once: the tab is read first."""
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        app.run_pane_action("lessons", "veto")  # the strongest lesson, L1, is under the cursor
+        await pilot.pause()
+        with Store() as store:
+            assert get_lesson(store, "L1")["status"] == "vetoed"
+
+
 # --------------------------------------------------------------------------- the keys dialog
 
 async def test_the_keys_dialog_says_n_p_page_episodes_lessons_and_shared(demo_home):
@@ -185,12 +325,8 @@ async def test_the_keys_dialog_says_n_p_page_episodes_lessons_and_shared(demo_ho
 # --------------------------------------------------------------------------- Shared: a page from the engine
 
 def _add_candidates(n: int) -> list[str]:
-    from remem.engine.lessons import add_lesson
-
-    with Store() as store:
-        return [add_lesson(store, f"Shared lesson {i}: use tool{i}.", "correction", sources=[f"s{i}"],
-                           strength=0.5 - i / 1000, status="candidate", origin=OWN_ORIGIN)["id"]
-                for i in range(n)]
+    """n lessons received from the demo's peer, waiting as candidates after the demo's L3."""
+    return _add_lessons(n, status="candidate", origin=OWN_ORIGIN)
 
 
 def test_candidates_gives_a_page_and_a_count_and_checks_only_that_page(demo_home, monkeypatch):
@@ -259,3 +395,25 @@ async def test_the_shared_tab_asks_the_engine_for_one_page(demo_home, monkeypatc
         await settle(pilot, lambda: table.row_count == 41)
         assert asked[-2:] == [(50, 50, 0), (50, 0, 41)]
         assert table.row_count == 41 and _status(app, "#shared-status").startswith("sync folder")  # one page
+
+
+async def test_the_shared_candidates_table_is_paged(demo_home):
+    _add_candidates(60)
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("5")
+        await pilot.pause()
+        table = app.query_one("#candidate-table")
+        assert table.row_count == 50
+        assert _status(app, "#shared-status").startswith("candidates 1-50 of 61 · n/p page · sync folder")
+        await pilot.press("n")
+        await pilot.pause()
+        assert table.row_count == 11 and _status(app, "#shared-status").startswith("candidates 51-61 of 61")
+        table.move_cursor(row=3)
+        await pilot.pause()
+        chosen = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        await pilot.press("x")  # reject the one under the cursor, on the second page
+        await pilot.pause()
+        with Store() as store:
+            assert get_lesson(store, chosen)["status"] != "candidate"
+        assert table.row_count == 10

@@ -1,0 +1,60 @@
+"""Sleep's passes by name and by count: the names DESIGN uses (consolidate, discover,
+discover_connections) pick the passes they stand for, help and errors name them, and the
+per-pass counts (sleep.describe_counts) are what `remem sleep` and the TUI's Sleep tab print."""
+
+from __future__ import annotations
+
+import pytest
+
+from remem.engine import sleep
+from tests.conftest import run_remem
+
+
+# --------------------------------------------------------------------------- pass names
+
+@pytest.mark.parametrize("names, passes", [
+    (["consolidate"], ["lessons"]),
+    (["discover"], ["connect"]),
+    (["discover_connections", "consolidate"], ["lessons", "connect"]),
+    (["lessons", "consolidate"], ["lessons"]),
+])
+def test_sleep_accepts_the_pass_names_design_uses(home, names, passes):
+    args = ["sleep", "--json", "--dry-run"]
+    for name in names:
+        args += ["--pass", name]
+    res = run_remem(*args)
+    assert res.returncode == 0, res.stderr
+    assert list(res.json()["passes"]) == passes
+
+
+def test_sleep_help_and_errors_name_the_aliases(home):
+    helped = run_remem("sleep", "--help", env={"COLUMNS": "200"})
+    assert "consolidate" in helped.stdout and "discover_connections" in helped.stdout
+    bad = run_remem("sleep", "--pass", "bogus")
+    assert bad.returncode != 0
+    assert "unknown pass 'bogus'" in bad.stderr and "consolidate = lessons" in bad.stderr
+
+
+# --------------------------------------------------------------------------- per-pass counts
+
+def test_describe_counts_is_the_non_zero_numbers():
+    counts = {"created": 2, "joined": 0, "space": "m2v:x", "ids": ["a"], "merged": 1, "dry": True}
+    assert sleep.describe_counts(counts) == "created 2, merged 1"
+    assert sleep.describe_counts(counts, most=1) == "created 2"
+    assert sleep.describe_counts({"joined": 0}) == "nothing to do"
+    assert sleep.describe_counts({}, empty="") == ""
+
+
+def test_cli_and_tui_show_the_engines_counts(store, cli):
+    from remem.tui.screens.sleep import _changes
+
+    store.put_episodes([{"id": "n1", "kind": "note", "title": "a", "gist": "a", "at": "2026-01-01T00:00:00+00:00"}])
+    res = cli("sleep")
+    assert res.exit_code == 0, res.output
+    passes = sleep.history(store, 1)[0]["summary"]["passes"]
+    table = " ".join(res.stdout.split())
+    for name, counts in passes.items():
+        assert f"│ {name} │ {sleep.describe_counts(counts)} │" in table, (name, table)
+    assert _changes({"embed": {"episodes": 0, "space": "m2v"}, "expire": {"ran": 5, "decayed": 2, "archived": 1},
+                     "connect": {"memories": 1}}) == "expire: ran 5, decayed 2; connect: memories 1"
+    assert _changes({"embed": {"episodes": 0}}) == "nothing to do"
