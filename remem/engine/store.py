@@ -538,9 +538,9 @@ def prepare_episode(ep: dict[str, Any], stamp: str | None = None) -> dict[str, A
     kind = ep.get("kind") or "note"
     if kind not in EPISODE_KINDS:
         raise ValueError(f"unknown episode kind {kind!r}; use one of {', '.join(EPISODE_KINDS)}")
-    title = cap(ep.get("title") or "", MAX_TITLE)
-    gist = cap(ep.get("gist") or "", MAX_GIST)
-    detail = cap(ep.get("detail") or "", MAX_DETAIL)
+    title = cap(clean_text(ep.get("title") or ""), MAX_TITLE)
+    gist = cap(clean_text(ep.get("gist") or ""), MAX_GIST)
+    detail = cap(clean_text(ep.get("detail") or ""), MAX_DETAIL)
     row: dict[str, Any] = {
         "id": ep.get("id") or new_id(),
         "session_id": ep.get("session_id"),

@@ -13,7 +13,11 @@ def clean_text(text: str, errors: str = "replace") -> str:
     Python as surrogate escapes ("caf\\udce9"), JSON can carry half an emoji ("\\ud83d"):
     the bytes that are not UTF-8 become U+FFFD (a lone surrogate "?"), so the rest is kept;
     with errors="backslashreplace" they show as \\xNN instead (a file name, to be told apart).
+    NUL characters are dropped: a pipe that delivered stray bytes must not put them into a
+    title or a query (SQLite keeps them, and every tool that reads the text stops there).
     Text that is already valid comes back as the same object."""
+    if "\x00" in text:
+        text = text.replace("\x00", "")
     try:
         text.encode("utf-8")
         return text

@@ -1,6 +1,7 @@
 """SessionEnd: hand the session's transcript to a detached `remem ingest` and return at once.
 
-Claude Code gives SessionEnd hooks about 1.5 s, far less than an ingest can take, so the
+Claude Code gives SessionEnd hooks a few seconds (their longest `timeout`; 1.5 s by default), far
+less than an ingest can take, so the
 work runs in its own session (it outlives the hook and the agent) with stdio on /dev/null.
 """
 
