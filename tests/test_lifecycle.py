@@ -482,7 +482,9 @@ def test_sleep_stamps_consolidate_and_discovery_when_their_passes_run(store):
         sleep.run_sleep_collect(store, passes=["expire"])  # neither pass ran: neither is stamped
         assert last_runs()["consolidate"] == night["consolidate"]
         assert last_runs()["discover_connections"] == night["discover_connections"]
-        assert last_runs()["strength_decay"] == clock.iso()
+        assert last_runs()["importance_decay"] == clock.iso()
+        # strength decay is the decay pass's, once per sleep, not expire's too
+        assert last_runs()["strength_decay"] == night["strength_decay"]
         sleep.run_sleep_collect(store, passes=["lessons"])
         consolidated = clock.iso()
         assert last_runs()["consolidate"] == consolidated

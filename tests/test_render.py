@@ -211,7 +211,7 @@ def test_morning_report_has_every_section_and_delegation_counts(store):
         assert heading in text
     assert "Use uv, not pip, to install packages." in text
     assert "Asked, then told to act: 1" in text and "Acted, then stopped: 1" in text
-    assert "test: asked→act 1" in text and "delete:" in text
+    assert "test: asked, then told to act 1; acted, then stopped 0" in text and "delete:" in text
 
 
 def test_atomic_write_leaves_no_temp_files(tmp_path):

@@ -184,10 +184,20 @@ def register(app: typer.Typer) -> None:
         if not rows:
             print("no memories match" + ("" if archived else "; `remem list --archived` shows archived ones"))
             return
-        table(None, ["id", "kind", "type", "imp", "hp", "str", "v/a", field[:7], "memory"],
+        from remem.engine import clock
+
+        # When it happened (`at`), not when remem stored it (`created`): an ingest of last
+        # month's sessions stores them all today. --field last_touched orders by the last
+        # touch: shown too.
+        times = ["at"] + (["last_touched"] if field == "last_touched" else [])
+        this_year = clock.now().strftime("%Y")
+        # Month and day, with the year when the page reaches into another year.
+        cut = 0 if any(str(r[f] or "")[:4] not in ("", this_year) for r in rows for f in times) else 5
+        headers = {"at": "when", "last_touched": "touched"}
+        table(None, ["id", "kind", "type", "imp", "hp", "str", "v/a", *(headers[f] for f in times), "memory"],
               [(r["id"][:8], r["kind"], (r["memory_type"] or "").split("_")[0], f"{r['importance']:.2f}",
                 f"{r['health']:.0f}", f"{r['strength']:.2f}", f"{r['valence']:+.1f}/{r['arousal']:.1f}",
-                str(r[field] or "")[5:10],
+                *(str(r[f] or "")[cut:10] for f in times),
                 short(r["title"], 40) + "".join(f" #{t}" for t in r["tags"])
                 + (f" ({_flags(r)})" if _flags(r) else ""))
                for r in rows])

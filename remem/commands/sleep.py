@@ -42,7 +42,8 @@ def register(app: typer.Typer) -> None:
             "merge, verify, predict, connect, render (aliases: consolidate = lessons, discover or "
             "discover_connections = connect)."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Work on a copy: change and write nothing."),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars and no summary."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars and no summary (bars are "
+                                   "only drawn on a terminal anyway)."),
         json_out: bool = typer.Option(False, "--json", help="Print the run's summary as JSON."),
     ) -> None:
         """The nightly consolidation: lessons from repeated corrections and errors, predictions,
@@ -53,7 +54,10 @@ def register(app: typer.Typer) -> None:
         from remem.engine import sleep as sleep_mod
 
         passes = _pass_names(pass_, sleep_mod.PASSES)
-        with open_store() as store, (nullcontext(None) if quiet or json_out else _bars()) as show:
+        # Bars only for a person watching: piped or in cron they would be a second, truncated
+        # copy of the summary in the log.
+        bars = not (quiet or json_out) and sys.stderr.isatty()
+        with open_store() as store, (_bars() if bars else nullcontext(None)) as show:
             summary = sleep_mod.run_sleep_collect(store, passes, dry_run=dry_run, on_progress=show)
         if summary.get("backup", {}).get("error"):  # the sleep's work is kept; say why no backup
             print(f"remem: {summary['backup']['error']}", file=sys.stderr)
@@ -119,7 +123,7 @@ def register(app: typer.Typer) -> None:
                 print(f"no {'' if status == 'all' else status + ' '}lessons{f' of kind {kind}' if kind else ''}; "
                       "`remem lessons list --status all` shows every lesson")
             else:
-                print("no lessons yet; `remem sleep` learns them from repeated corrections and errors")
+                print(_no_lessons_yet())
             return
         table(None, ["id", "kind", "status", "strength", "seen", "lesson"],
               [(l["id"], l["kind"], l["status"], f"{l['strength']:.1f}", l["seen"], short(l["text"], 80))
@@ -226,6 +230,23 @@ def register(app: typer.Typer) -> None:
                   "for you to accept or reject it")
 
 
+def _no_lessons_yet() -> str:
+    """Why there is no lesson yet, and what (if anything) to run."""
+    from remem.engine.lessons_pass import waiting, waiting_text
+
+    with open_store() as store:
+        waits = waiting(store)
+    unread = waits["next_sleep"]
+    if unread:
+        what = "correction or error waits" if unread == 1 else "corrections and errors wait"
+        return f"no lessons yet; {unread} new {what} for `remem sleep`, which learns lessons from them"
+    told = waiting_text(waits)
+    if told:
+        return f"no lessons yet: {told}"
+    return ("no lessons yet; they come from corrections and errors in your agents' sessions "
+            "(`remem ingest` reads them, then `remem sleep` learns from them)")
+
+
 def _edit(text: str) -> str | None:
     """The text after the person's $EDITOR (None: closed unsaved). An editor that is missing,
     fails, or cannot run here (vim without a terminal) is one line naming --text."""
@@ -259,9 +280,12 @@ def _bars() -> Iterator[Callable[[Any], None]]:
     from remem.commands._out import console
 
     tasks: dict[str, Any] = {}
-    with Progress(TextColumn("{task.fields[name]:<8}"), BarColumn(), MofNCompleteColumn(),
+    with Progress(TextColumn("{task.fields[name]:<8}"), BarColumn(bar_width=20), MofNCompleteColumn(),
                   TimeElapsedColumn(), TextColumn("{task.description}", markup=False),
                   console=console(stderr=True)) as bars:
+        # The message gets what the other columns leave: a longer one squeezed the elapsed
+        # time to "0…".
+        room = max(20, bars.console.width - 48)
 
         def show(event: Any) -> None:
             if event.pass_name == "sleep":  # the run's end: its summary, not a bar
@@ -270,7 +294,7 @@ def _bars() -> Iterator[Callable[[Any], None]]:
                 tasks[event.pass_name] = bars.add_task("", total=None, name=event.pass_name)
             task = tasks[event.pass_name]
             bars.update(task, completed=event.done, total=event.total or None,
-                        description=short(event.message, 60))
+                        description=short(event.message, room))
             if event.counts is not None:
                 bars.update(task, completed=event.total or 1, total=event.total or 1)
 
@@ -278,18 +302,22 @@ def _bars() -> Iterator[Callable[[Any], None]]:
 
 
 def _print_summary(summary: dict) -> None:
-    from remem.engine.sleep import describe_counts
+    from remem.engine.lessons_pass import waiting_text
+    from remem.engine.sleep import describe_pass
 
     passes = summary.get("passes", {})
-    rows = [(name, describe_counts(counts)) for name, counts in passes.items()]
+    rows = [(name, describe_pass(name, counts)) for name, counts in passes.items()]
     title = "sleep (dry run: nothing was changed)" if summary.get("dry_run") else "sleep"
-    table(title, ["pass", "result"], rows)
+    table(title, ["pass", "what happened"], rows)
     for problem in passes.get("render", {}).get("problems", []):
         print(f"remem: {problem}", file=sys.stderr)
     events = summary.get("events", {})
     print(f"learned {len(events.get('learned', []))}, merged {len(events.get('merged', []))}, "
           f"confirmed {len(events.get('confirmed', []))}, failed {len(events.get('failed', []))}, "
           f"vetoed {len(events.get('vetoed', []))}")
+    waits = waiting_text(summary.get("waiting") or {})
+    if waits:  # why nothing (or not everything) became a lesson
+        print(waits)
     if summary.get("backup", {}).get("path"):
         print(f"backed up to {summary['backup']['path']}")
     if summary.get("dry_run"):

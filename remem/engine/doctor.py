@@ -83,13 +83,20 @@ def store_health() -> dict[str, Any]:
             from remem.engine.scrub import pending
 
             out["unredacted"] = pending(store)
+            if not out["active_lessons"]:  # why not: the advice depends on it
+                from remem.engine.lessons_pass import waiting
+                from remem.errors import ConfigError
+
+                try:
+                    out["waiting"] = waiting(store)
+                except ConfigError:  # reported as a problem of its own; the advice stays general
+                    pass
         except sqlite3.DatabaseError as exc:  # a damaged page or a missing table: reported, not raised
             out["problems"].append({"problem": f"the memory cannot be read ({exc})",
                                     "fix": "remem backup && remem restore   (from the last good backup)"})
             return _verdict(out)
     if not out.get("active_lessons"):
-        out["problems"].append({"problem": "no active lessons yet, so hooks have nothing to show",
-                                "fix": "remem sleep   (turns corrections and errors into lessons)"})
+        out["problems"].append(_no_lessons_problem(out.get("waiting"), out.get("last_sleep")))
     if out.get("unredacted"):
         out["problems"].append(_unredacted_problem(out["unredacted"]))
     last = out.get("last_sleep")
@@ -106,6 +113,26 @@ def _unredacted_problem(left: dict[str, int]) -> dict[str, str]:
     return {"problem": f"{what} stored by an older remem may still hold secrets (API keys, tokens, "
                        "passwords) that recall can hand to agents; the next sleep redacts them",
             "fix": "remem sleep   (or let the nightly sleep do it)"}
+
+
+def _no_lessons_problem(waits: dict[str, int] | None, last_sleep: str | None) -> dict[str, str]:
+    """No active lesson: what to run only when running something would help. A sleep that
+    read every correction and error and learned nothing is not told to run again."""
+    from remem.engine.lessons_pass import waiting_text
+
+    problem = "no active lessons yet, so hooks have nothing to show"
+    if waits is None or not last_sleep or waits.get("next_sleep"):
+        unread = (waits or {}).get("next_sleep")
+        why = f"; {unread} new corrections and errors wait for it" if unread and last_sleep else ""
+        return {"problem": problem, "fix": f"remem sleep   (turns corrections and errors into lessons{why})"}
+    told = waiting_text(waits, detail=False)
+    if told:
+        return {"problem": f"{problem}: {told}",
+                "fix": "nothing to run now: the first sleep after one like them comes again makes "
+                       "the lesson (`remem lessons list` says what waits)"}
+    return {"problem": f"{problem}: the last sleep found no correction or error to learn from",
+            "fix": "nothing to run: lessons come from corrections and errors in your agents' sessions, "
+                   "which the nightly `remem ingest` and `remem sleep` read"}
 
 
 def _verdict(out: dict[str, Any]) -> dict[str, Any]:

@@ -73,6 +73,91 @@ def _kind_rows(store: Store, kind: str, space: str) -> list[dict[str, Any]]:
 _LEARNABLE = "(archived = 0 OR strength < ?)"
 
 
+# --------------------------------------------------------------------------- what waits
+
+# Why an episode the lessons pass has read makes no lesson yet: each must be seen a second
+# time (the rules above, and consolidate.py's). In the order they are told.
+WAIT_REASONS = ("errors", "surprises", "refusals", "unconfirmed")
+_WAIT_NAMES = {  # reason: (one, many, what must come again)
+    "errors": ("error", "errors", "error"),
+    "surprises": ("stated surprise", "stated surprises", "surprise"),
+    "refusals": ("refused tool call with no reason given", "refused tool calls with no reason given",
+                 "refused call"),
+    "unconfirmed": ("plain instruction after an interrupt", "plain instructions after an interrupt",
+                    "instruction after an interrupt"),
+}
+
+
+def waiting(store: Store, cfg: dict[str, Any] | None = None, watermark: int | None = None) -> dict[str, int]:
+    """What makes no lesson yet, and why: {errors, surprises, refusals, unconfirmed, total,
+    next_sleep}.
+
+    The four reasons count episodes the lessons pass has read (seq <= watermark) that are in
+    no lesson and must be seen again: errors and stated surprises, refused tool calls the
+    person gave no words for, and plain instructions after an interrupt (`total` is their
+    sum). A correction in words never waits: it makes a lesson at once. `next_sleep` counts
+    the learnable episodes the next sleep's lessons pass reads as new (stored since the last
+    one, or archived by hand and restored since). watermark: the last episode seq the lessons
+    pass read; None reads it from the last finished sleep. Archived-by-hand episodes are left
+    out, as the pass leaves them out; a lesson received from another memory holds none.
+    """
+    from remem import config as config_mod
+    from remem.engine.sleep import _last_watermark
+
+    cfg = cfg or config_mod.load()
+    faded_below = float(cfg["lifecycle"]["archive_below"])
+    if watermark is None:
+        watermark = _last_watermark(store)
+    held: set[str] = set()
+    for row in store.rows("SELECT sources FROM lessons WHERE status != 'candidate'"):
+        held.update(s for s in loads_list(row["sources"]) if isinstance(s, str))
+    kinds = ",".join(f"'{k}'" for k in CONSOLIDATED_KINDS)
+    out = {reason: 0 for reason in WAIT_REASONS}
+    out["next_sleep"] = 0
+    for row in store.rows(
+        f"SELECT id, seq, kind, {_WORDLESS} AS wordless, {_UNCONFIRMED} AS unconfirmed FROM episodes "
+        f"WHERE kind IN ({kinds}) AND {_LEARNABLE}", (faded_below,)
+    ):
+        if row["id"] in held:
+            continue
+        if row["kind"] == "correction":
+            reason = "refusals" if row["wordless"] else "unconfirmed" if row["unconfirmed"] else None
+        else:
+            reason = row["kind"] + "s"
+        if row["seq"] > watermark or reason is None:
+            out["next_sleep"] += 1
+        else:
+            out[reason] += 1
+    out["total"] = sum(out[reason] for reason in WAIT_REASONS)
+    return out
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def waiting_text(counts: dict[str, int], detail: bool = True) -> str | None:
+    """What waits (`waiting`'s counts) in words for people, None when nothing does: how many
+    corrections and errors were seen once, the rule that makes them wait, and (detail) each
+    reason."""
+    total = int(counts.get("total") or 0)
+    if not total:
+        return None
+    present = [r for r in WAIT_REASONS if counts.get(r)]
+    corrections = int(counts.get("refusals") or 0) + int(counts.get("unconfirmed") or 0)
+    heads = [_plural(n, one, many) for n, one, many in (
+        (corrections, "correction", "corrections"), (int(counts.get("errors") or 0), "error", "errors"),
+        (int(counts.get("surprises") or 0), "surprise", "surprises")) if n]
+    head = " and ".join(heads) if len(heads) < 3 else f"{heads[0]}, {heads[1]} and {heads[2]}"
+    again = [_WAIT_NAMES[r][2] for r in present]
+    same = again[0] if len(again) == 1 else ", ".join(again[:-1]) + " or " + again[-1]
+    seen = "was seen once, so it waits" if total == 1 else "were each seen once, so they wait"
+    text = f"{head} {seen}: a lesson needs a second sighting of the same {same} (in this session or another)."
+    if detail and (len(present) > 1 or corrections):
+        text += " Waiting: " + ", ".join(_plural(int(counts[r]), *_WAIT_NAMES[r][:2]) for r in present) + "."
+    return text
+
+
 def _kind_data(ctx: "Context", kind: str) -> tuple[list[dict[str, Any]], dict[str, int], np.ndarray]:
     """Rows, id -> row index and the vector matrix of one kind; read once per sleep (episodes
     do not change between the lessons and merge passes)."""
@@ -238,6 +323,8 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
         _write_groups(ctx, kind, groups, originals, rows, index, matrix, existing_ids)
     ctx.watermark = mark
     ctx.counts["lessons"] = counts
+    # What made no lesson and why, for the summary and the people reading it.
+    ctx.waiting = waiting(store, ctx.cfg, mark)
 
 
 def _mark(store: Store, watermark: int, faded_below: float, space: str) -> int:

@@ -584,7 +584,13 @@ def morning_report(store: Store, events: dict[str, list[Any]], faded: int, vetoe
             out.append(f"- … and {len(lines) - 30} more")
         out.append("")
 
+    from remem.engine.lessons_pass import waiting, waiting_text
+
+    # Written by a run whose lessons pass read every episode: all that is in no lesson waits.
+    waits = waiting_text(waiting(store, watermark=int(store.scalar("SELECT max(seq) FROM episodes") or 0)))
     block("Learned", [lesson_line(i) for i in events.get("learned", [])], "Nothing new.")
+    if waits:  # why nothing (or not all) was learned: after the lessons, never cut with them
+        out.insert(len(out) - 1, f"- {waits}")
     grew = [i for i in events.get("grew", []) if i not in events.get("learned", [])]
     block("Seen again", [lesson_line(i) for i in grew], "Nothing came again.")
     block("Merged", [f"- {', '.join(m['old'])} → {m['theme']}" for m in events.get("merged", [])],
@@ -595,12 +601,18 @@ def morning_report(store: Store, events: dict[str, list[Any]], faded: int, vetoe
     block("Vetoed", [f"- {v}" for v in vetoed], "No new vetoes.")
     deleg = delegation.count(store)
     lines = [
-        f"- Asked, then told to act: {deleg['asked_told_to_act']}",
-        f"- Acted, then stopped: {deleg['acted_stopped']}",
+        f"- Asked, then told to act: {deleg['asked_told_to_act']} (the agent asked first and you "
+        "told it to go ahead: it could have acted)",
+        f"- Acted, then stopped: {deleg['acted_stopped']} (you refused or interrupted what the agent "
+        "did: it should have asked)",
     ]
+    if deleg["by_kind"]:
+        lines.append("- By kind of action:")
+    unnamed = {"other": "other (no kind recorded)", "interrupted": "interrupted (which action is not recorded)"}
     for kind, row in sorted(deleg["by_kind"].items()):
-        lines.append(f"  - {kind}: asked→act {row['asked_told_to_act']}, acted→stop {row['acted_stopped']}")
-    block("Delegation", lines, "")
+        lines.append(f"  - {unnamed.get(kind, kind)}: asked, then told to act {row['asked_told_to_act']}; "
+                     f"acted, then stopped {row['acted_stopped']}")
+    block("Delegation (all sessions)", lines, "")
     from remem.engine.measure import measure, summary_lines
 
     block("How remem is doing (30 days)", [f"- {line}" for line in summary_lines(measure(store, 30))], "")
