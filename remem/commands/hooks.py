@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import sys
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
 from remem.commands._out import emit_json, safe, short, table
+
+
+def _rendered_summary(rendered: dict[str, Any], deleted: str, took: str) -> str:
+    """One line for what --remove does in Claude Code's memory folders (the files are listed
+    by --dry-run and --json)."""
+    files, memory_md = len(rendered["files"]), len(rendered["memory_md"])
+    parts = [f"{deleted} {files} lesson file{'s' * (files != 1)} sleep rendered"] * bool(files)
+    parts += [f"{took} {memory_md} MEMORY.md"] * bool(memory_md)
+    return " and ".join(parts) + " in Claude Code's memory folders"
 
 
 def register(app: typer.Typer) -> None:
@@ -31,7 +40,8 @@ def register(app: typer.Typer) -> None:
         agent: List[str] = typer.Option([], "--agent", "-a", help="claude-code, codex, gemini, cursor, windsurf, "
                                         "claude-desktop or vscode (repeatable; default: every agent found)."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Print the diff of every change; write nothing."),
-        remove: bool = typer.Option(False, "--remove", help="Take out exactly what setup added."),
+        remove: bool = typer.Option(False, "--remove", help="Take out exactly what setup added, and the lesson "
+                                    "files sleep rendered into Claude Code's memory folders."),
         yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask (never asked when stdin is not a terminal)."),
         no_schedule: bool = typer.Option(False, "--no-schedule", help="Leave the nightly sleep out."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -39,7 +49,8 @@ def register(app: typer.Typer) -> None:
         """Wire remem into your agents: hooks, the MCP server, and a nightly `remem sleep`.
 
         Each changed file is backed up first; a second run changes nothing; --remove restores
-        the files byte for byte when nothing else changed them.
+        the files byte for byte when nothing else changed them, and deletes the lesson files
+        sleep rendered (with remem's lines of each MEMORY.md).
         Example: remem setup --agent claude-code --dry-run
         """
         from remem import paths
@@ -58,6 +69,9 @@ def register(app: typer.Typer) -> None:
         changed = [e for e in edits if e.changed]
         errors = [e.error for e in edits if e.error]
         notes = [e.note for e in edits if e.note]
+        # --remove: the lesson files sleep rendered for this memory, and its lines of MEMORY.md.
+        rendered = setup_mod.plan_unrender(agent or None) if remove else None
+        unrender = bool(rendered and (rendered["files"] or rendered["memory_md"]))
         if not remove and not dry_run:
             setup_mod.ensure_log_folder()
         if not agent and not remove and not json_out and not setup_mod.found_agents():
@@ -65,14 +79,22 @@ def register(app: typer.Typer) -> None:
             only = "; only the nightly sleep is set up" if scheduled else ""
             print(f"remem: no agent found ({', '.join(setup_mod.AGENTS)}){only}. Install one, or "
                   "name it with --agent", file=sys.stderr)
-        if dry_run or not changed:
+        if dry_run or not (changed or unrender):
+            errors += rendered["problems"] if rendered else []
             if json_out:
-                emit_json({"dry_run": dry_run, "changes": [dict(e.as_dict(), diff=e.diff()) for e in changed],
-                           "errors": errors, "notes": notes, "applied": []})
+                out = {"dry_run": dry_run, "changes": [dict(e.as_dict(), diff=e.diff()) for e in changed],
+                       "errors": errors, "notes": notes, "applied": []}
+                if rendered is not None:
+                    out["rendered"] = rendered
+                emit_json(out)
             else:
                 for e in changed:
                     sys.stdout.write(e.diff() or f"{e.path}: {e.as_dict()['action']}\n")
-                if not changed:
+                for path in rendered["files"] if rendered else []:
+                    print(f"delete {path} (a lesson file sleep rendered)")
+                for change in rendered["memory_md"] if rendered else []:
+                    sys.stdout.write(change["diff"])
+                if not changed and not unrender:
                     # "wired already" only when every file was read and something was checked,
                     # and no note says a part is off (a disabled timer, a commented cron line).
                     if errors or notes:
@@ -95,21 +117,33 @@ def register(app: typer.Typer) -> None:
                 verb = ("remove remem from" if remove else
                         {"create": "create", "delete": "delete", "restore": "restore"}.get(action, "change"))
                 print(f"will {verb} {e.path} ({', '.join(e.what) or action})")
+            if unrender:
+                print(f"will {_rendered_summary(rendered, 'delete', 'take remem out of')}")
         if not yes and sys.stdin.isatty() and not json_out:
             typer.confirm("Go ahead?", abort=True)
-        done = setup_mod.apply(edits, remove=remove)
+        # Only with a config to change: apply() writes setup.json, which a remove that only
+        # deletes lesson files has no reason to create.
+        done = setup_mod.apply(edits, remove=remove) if changed else []
         errors += [d["error"] for d in done if d.get("error")]
         notes += [d["note"] for d in done if d.get("note")]
+        unrendered = setup_mod.apply_unrender(agent or None) if unrender else rendered
+        errors += unrendered["problems"] if unrendered else []
         steps = setup_mod.next_steps(changed, remove=remove)
         if json_out:
-            emit_json({"dry_run": False, "changes": [e.as_dict() for e in changed], "applied": done,
-                       "errors": errors, "notes": notes, "next_steps": steps})
+            out = {"dry_run": False, "changes": [e.as_dict() for e in changed], "applied": done,
+                   "errors": errors, "notes": notes, "next_steps": steps}
+            if unrendered is not None:
+                out["rendered"] = unrendered
+            emit_json(out)
         else:
             for d in done:
                 if d.get("error"):
                     continue
                 where = f" (backup {d['backup']})" if d.get("backup") else ""
                 print(f"{d.get('action', 'done')}: {d['path']}{where}")
+            if unrendered and (unrendered["files"] or unrendered["memory_md"]):
+                print(f"{_rendered_summary(unrendered, 'deleted', 'took remem out of')}; the next "
+                      "`remem sleep` writes them again")
             for step in steps:
                 print(f"next: {step}")
             for note in notes:

@@ -17,6 +17,10 @@
   Sleep also takes these vetoes before its merge pass (take_vetoes), so a vetoed lesson never
   merges away. A memory acts only on the files it owns (`_owned_files`): a memory folder
   copied elsewhere never removes, nor takes as vetoed, the files of the one it was copied from.
+- `unrender` (`remem setup --remove`) takes out of agent folders what render wrote there for
+  this memory: its lesson files and its lines of each MEMORY.md section. It first drops those
+  files from written.json, so a file it removes is never read as the person's veto: the next
+  render writes it again (a listed file that was already gone stays listed, a veto still).
 - `lessons.jsonl` (remem's home): every active lesson, one wire line each (docs/PROTOCOL.md).
 - `morning.md` (remem's home): the owner's report of the run.
 
@@ -556,6 +560,136 @@ def render(
             write_atomic(paths.morning_path(), morning_report(store, events or {}, faded,
                                                               earlier + new_vetoes), through_links=True)
     return out
+
+
+# --------------------------------------------------------------------------- unrender
+
+def unrender(*, dry_run: bool = False) -> dict[str, Any]:
+    """Take out of the Claude Code memory folders what render wrote there for this memory
+    (`remem setup --remove`): its lesson files, and its lines of each MEMORY.md section; the
+    section's markers go too once no memory has a line left in it, and a MEMORY.md that held
+    nothing but the section goes. Every other byte of MEMORY.md is kept.
+
+    This memory's files are those it owns (`_owned_files`) and any lesson file named with its
+    tag (one whose record was lost). Their entries leave written.json before the files go, so
+    neither a crash in between nor the next render reads a removed file as the person's veto:
+    the next sleep writes them again. A listed file already gone (deleted by the person, a veto
+    no sleep has taken yet) keeps its entry, so that veto still counts.
+
+    Returns {"files": lesson files removed, "memory_md": [{"path", "before", "after"}] (after
+    None: the file is deleted), "problems": one line each}. A dry run writes nothing. A real run
+    holds the sleep lock, so a sleep never writes the files again meanwhile; RememError (naming
+    the fix) while another sleep runs."""
+    if dry_run or not paths.home().is_dir():  # no home: no sleep to wait for, none to create
+        return _unrender(dry_run=dry_run)
+    from remem.engine.sleep import sleep_lock
+
+    with sleep_lock():
+        return _unrender(dry_run=False)
+
+
+def _unrender(*, dry_run: bool) -> dict[str, Any]:
+    files = _owned_files()
+    tag = memory_tag()
+    root = _abs(paths.claude_projects_dir())
+    folders = sorted(_abs(f) for f in root.glob("*/memory") if f.is_dir()) if root.is_dir() else []
+    doomed = {_abs(p) for p in files if os.path.lexists(p)}
+    owned_names: dict[Path, set[str]] = {}
+    for path_s in files:
+        owned_names.setdefault(Path(path_s).parent, set()).add(Path(path_s).name)
+    for folder in folders:
+        for path in folder.glob(f"remem-{tag}-*.md"):
+            if _name_tag(path.name) == tag and (path.is_file() or path.is_symlink()):
+                doomed.add(path)
+    out: dict[str, Any] = {"files": [str(p) for p in sorted(doomed)], "memory_md": [], "problems": []}
+    if not dry_run:
+        listed = {p for p in files if Path(p) in doomed}
+        if listed:  # first: a removed file that is still listed would read as a veto
+            write_atomic(written_path(), _dump(_written_record(
+                {p: info for p, info in files.items() if p not in listed})))
+        kept: list[str] = []
+        for path in sorted(doomed):
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                out["problems"].append(f"cannot remove {path} ({exc.strerror or exc}); delete it by hand")
+                out["files"].remove(str(path))
+                if str(path) in listed:
+                    kept.append(str(path))
+        if kept:  # still there: listed again, so the next render keeps track of it
+            write_atomic(written_path(), _dump(_written_record(
+                {p: info for p, info in files.items() if p not in listed or p in kept})))
+    for folder in folders:
+        change = _unrendered_memory_md(folder / "MEMORY.md", tag, owned_names.get(folder, set()), out)
+        if change is None:
+            continue
+        out["memory_md"].append(change)
+        if dry_run:
+            continue
+        memory = folder / "MEMORY.md"
+        try:
+            if change["after"] is None:
+                memory.unlink()
+            else:
+                write_atomic(memory, change["after"], through_links=True)
+        except OSError as exc:
+            out["problems"].append(f"cannot write {memory} ({exc.strerror or exc}); take remem's section "
+                                   f"({BEGIN} … {END}) out by hand")
+    return out
+
+
+def _unrendered_memory_md(memory: Path, tag: str, owned: set[str],
+                          out: dict[str, Any]) -> dict[str, Any] | None:
+    """The change unrender makes to one MEMORY.md (None: none): before, and after (None when
+    the file held nothing but remem's section and is not a link the person made)."""
+    try:
+        raw = memory.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        out["problems"].append(f"cannot read {memory} ({exc.strerror or exc}); take remem's section "
+                               f"({BEGIN} … {END}) out by hand")
+        return None
+    if BEGIN.encode() not in raw:
+        return None
+    try:
+        original = raw.decode("utf-8")  # bytes: keep \r\n exactly
+    except UnicodeDecodeError:
+        out["problems"].append(f"{memory} is not UTF-8 text; take remem's section ({BEGIN} … {END}) "
+                               "out by hand")
+        return None
+    after = without_own_lines(original, tag, owned)
+    if after == original:
+        return None
+    gone = not after and not memory.is_symlink()
+    return {"path": str(memory), "before": original, "after": None if gone else after}
+
+
+def without_own_lines(original: str, tag: str, owned: set[str]) -> str:
+    """MEMORY.md without this memory's index lines (its `tag` in the linked name, or a name it
+    owned, in `owned`). Once no memory has a line left, the section goes whole: the markers,
+    the line break after them and, when the section ended the file, the blank line render put
+    before it. Every other byte is kept."""
+    start = original.find(BEGIN)
+    end = original.find(END, start + len(BEGIN)) if start >= 0 else -1
+    if start < 0 or end < 0:
+        return original
+
+    def index_name(line: str) -> str | None:
+        found = _INDEX_LINE.fullmatch(line.rstrip())
+        return found.group(1) if found else None
+
+    lines = original[start + len(BEGIN):end].splitlines(keepends=True)
+    kept = [l for l in lines if not ((name := index_name(l)) and (_name_tag(name) == tag or name in owned))]
+    if any(index_name(l) for l in kept):  # another memory's lines: the section stays
+        return original[:start + len(BEGIN)] + "".join(kept) + original[end:]
+    before, after = original[:start], original[end + len(END):]
+    after = after[2:] if after.startswith("\r\n") else after.removeprefix("\n")
+    if not after and before.endswith("\n\n"):
+        before = before[:-1]
+    return before + after
 
 
 # --------------------------------------------------------------------------- morning.md

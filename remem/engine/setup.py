@@ -11,6 +11,10 @@ caller passes (`toml_editor`), so the engine never imports tomlkit.
 
 The JSON edits live in setup_json.py, the nightly schedule in schedule.py, and what both
 share (the Edit, reading and backing up a file, remem's command line) in setup_edit.py.
+
+`--remove` also takes out what sleep rendered into Claude Code's memory folders for this
+memory (its lesson files, its lines of each MEMORY.md): `plan_unrender()` says what,
+`apply_unrender()` does it, both through render.unrender, which owns those files.
 """
 
 from __future__ import annotations
@@ -302,6 +306,49 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
             timer["error"] = systemctl_reload()
         done.append(timer)
     return done
+
+
+# --------------------------------------------------------------------------- rendered lessons
+
+def removes_rendered(agents: list[str] | None) -> bool:
+    """Whether --remove for these agents (None: every one) takes out the lesson files sleep
+    rendered: they are in Claude Code's memory folders, so only when Claude Code is unwired."""
+    return not agents or "claude-code" in agents
+
+
+def plan_unrender(agents: list[str] | None) -> dict[str, Any]:
+    """What --remove takes out of Claude Code's memory folders for this memory: the lesson files
+    sleep rendered, and MEMORY.md changes with their diffs. Nothing is written."""
+    if not removes_rendered(agents):
+        return {"files": [], "memory_md": [], "problems": []}
+    from remem.engine import render
+
+    return _unrender_report(render.unrender(dry_run=True), diff=True)
+
+
+def apply_unrender(agents: list[str] | None) -> dict[str, Any]:
+    """Take them out (render.unrender): written.json forgets the removed files first, so the
+    next sleep takes none of them as a veto and renders them again."""
+    if not removes_rendered(agents):
+        return {"files": [], "memory_md": [], "problems": []}
+    from remem.engine import render
+    from remem.errors import RememError
+
+    try:
+        return _unrender_report(render.unrender(), diff=False)
+    except (RememError, OSError) as exc:  # a sleep running now, or written.json not writable
+        return {"files": [], "memory_md": [], "problems": [
+            f"{exc}; then run `remem setup --remove` again to take out the lesson files sleep rendered"]}
+
+
+def _unrender_report(result: dict[str, Any], *, diff: bool) -> dict[str, Any]:
+    changes = []
+    for change in result["memory_md"]:
+        entry = {"path": change["path"], "action": "delete" if change["after"] is None else "update"}
+        if diff:
+            entry["diff"] = Edit("claude-code", change["path"], change["before"], change["after"]).diff()
+        changes.append(entry)
+    return {"files": result["files"], "memory_md": changes, "problems": result["problems"]}
 
 
 # --------------------------------------------------------------------------- status (doctor)
