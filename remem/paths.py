@@ -127,6 +127,11 @@ def gemini_settings() -> Path:
     return user_home() / ".gemini" / "settings.json"
 
 
+def gemini_sessions_dir() -> Path:
+    """Where Gemini CLI keeps each project's sessions: <this>/<project hash>/chats/session-*."""
+    return (_demo_agent_home("gemini") or user_home() / ".gemini") / "tmp"
+
+
 def cursor_dir() -> Path:
     return user_home() / ".cursor"
 

@@ -491,3 +491,32 @@ def test_a_broken_line_before_the_last_is_still_counted(tmp_path: Path) -> None:
                     + json.dumps(_GEMINI_CLI[4]) + "\n")
     (session,) = chats.parse_chats(path)
     assert session.malformed_lines == 1 and not session.torn_tail
+
+
+def test_plain_ingest_reads_gemini_cli_sessions_and_nothing_else_there(home: Path, cli) -> None:
+    """A Gemini CLI session whose SessionEnd hook never fired is read by the nightly
+    `remem ingest` (no paths) as Claude Code's and Codex's are; Gemini's own logs and
+    checkpoints in the same folder are not conversations and are not read."""
+    from remem import paths
+
+    project = paths.gemini_sessions_dir() / "abc"
+    (project / "chats").mkdir(parents=True)
+    header = {"sessionId": "gem-1", "projectHash": "abc", "startTime": "2026-01-01T10:00:00.000Z"}
+    (project / "chats" / "session-2026-01-01T10-00-gem1.json").write_text(
+        json.dumps({**header, "messages": _GEMINI_CLI}))
+    (project / "logs.json").write_text(json.dumps([{"sessionId": "gem-1", "message": "hi"}]))
+    (project / "checkpoint-x.json").write_text(json.dumps([{"role": "user", "parts": [{"text": "x"}]}]))
+    for args in ([], ["--source", "chats"]):
+        res = cli("ingest", *args, "--json")
+        assert res.exit_code == 0, res.output
+        summary = json.loads(res.stdout)
+        assert summary["errors"] == [], summary
+    first = json.loads(cli("ingest", "--json").stdout)
+    assert first["files"] == 0 and first["skipped"] == 1  # the session file, unchanged since
+    from remem.engine.store import Store
+
+    with Store() as store:
+        kinds = sorted(r["kind"] for r in store.rows("SELECT kind FROM episodes"))
+        assert "session" in kinds and "correction" in kinds
+        sources = {r["path"] for r in store.rows("SELECT path FROM sessions")}
+    assert sources == {f"{project / 'chats' / 'session-2026-01-01T10-00-gem1.json'}#0"}  # one conversation

@@ -328,11 +328,12 @@ def test_default_places_and_the_source_check_are_the_engines(home):
     from remem.engine import ingest
 
     claude, codex, inbox = paths.claude_projects_dir(), paths.codex_home(), paths.inbox_dir()
-    assert ingest.default_places() == [claude, codex, inbox]
+    gemini = paths.gemini_sessions_dir()
+    assert ingest.default_places() == [claude, codex, gemini, inbox]
     assert ingest.default_places("claude-code") == [claude]
     assert ingest.default_places("codex") == [codex]
     assert ingest.default_places("events") == [inbox]
-    assert ingest.default_places("chats") == []
+    assert ingest.default_places("chats") == [gemini]
     with pytest.raises(ValueError, match="unknown source 'slack'"):
         ingest.check_source("slack")
     ingest.check_source(None)

@@ -74,14 +74,16 @@ def test_ingest_an_empty_folder_says_so_in_one_line(cli, tmp_path):
 def test_ingest_with_nothing_found_names_only_the_places_the_source_searched(remem_cli):
     claude, codex, inbox = (str(paths.claude_projects_dir()), str(paths.codex_home()),
                             str(paths.inbox_dir()))
-    for source, searched in (("codex", codex), ("claude-code", claude), ("events", inbox)):
+    gemini = str(paths.gemini_sessions_dir())
+    for source, searched in (("codex", codex), ("claude-code", claude), ("events", inbox),
+                             ("chats", gemini)):
         res = remem_cli("ingest", "--source", source)
         assert res.returncode == 0, res.stderr
         said = [line for line in res.stderr.splitlines() if "no agent sessions found" in line]
         assert said == [f"remem: no agent sessions found in {searched}; name a file or folder, "
                         "or try `remem demo`"], (source, res.stderr)
     every = remem_cli("ingest")
-    assert f"found in {claude}, {codex} or {inbox};" in every.stderr
+    assert f"found in {claude}, {codex}, {gemini} or {inbox};" in every.stderr
 
 
 # --------------------------------------------------------------------------- refused event lines

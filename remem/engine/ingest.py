@@ -382,25 +382,37 @@ def check_source(source: str | None) -> None:
 
 def default_places(source: str | None = None) -> list[Path]:
     """Where `ingest_paths` reads when given no paths: the source's own place, or every
-    source's (None). Chat exports have none ([]): they are named one by one."""
+    source's (None). For chats that is Gemini CLI's sessions; other chat exports have no
+    place of their own: they are named one by one."""
     check_source(source)
     places = {"claude-code": paths_mod.claude_projects_dir(), "codex": paths_mod.codex_home(),
-              "events": paths_mod.inbox_dir()}
+              "chats": paths_mod.gemini_sessions_dir(), "events": paths_mod.inbox_dir()}
     if source is None:
         return list(places.values())
-    return [places[source]] if source in places else []
+    return [places[source]]
+
+
+def gemini_sessions(folder: Path) -> list[Path]:
+    """Gemini CLI's session files under its tmp folder (<project>/chats/session-*.json[l]),
+    and nothing else there (its logs and checkpoints are no conversation)."""
+    try:
+        return sorted(p for p in folder.glob("*/chats/session-*") if p.suffix in (".json", ".jsonl")
+                      and p.is_file())
+    except OSError:
+        return []
 
 
 def _default_files() -> list[tuple[Path, str]]:
     from remem.engine.codex import find_rollouts
     from remem.engine.transcripts import project_files
 
-    claude, codex, _inbox = default_places()
+    claude, codex, gemini, _inbox = default_places()
     found = [(p, "claude-code") for p in project_files(claude)]
     try:
         found.extend((p, "codex") for p in find_rollouts(codex))
     except OSError:
         pass
+    found.extend((p, "chats") for p in gemini_sessions(gemini))
     return found
 
 
@@ -538,8 +550,8 @@ def _ingest_paths(store: Store, summary: dict[str, Any], cfg: dict[str, Any],
             work = [(p, source) for place in default_places(source) for p in _files_under(place, source)]
         elif source == "events":
             inbox = True
-        else:
-            raise ValueError("chat exports have no default place; pass the files: remem ingest --source chats FILE")
+        else:  # chats: Gemini CLI's sessions; other exports are named one by one
+            work = [(p, source) for p in gemini_sessions(paths_mod.gemini_sessions_dir())]
     guessed: set[Path] = set()  # *.json found in a folder: may be no chat export at all
     folders: dict[Path, list[Path]] = {}
     for raw in paths or ():
