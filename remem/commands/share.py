@@ -33,6 +33,10 @@ def _print_receive(rec: dict[str, Any]) -> None:
         print(f"activated {safe(item['id'])}: {safe(item['why'])}")
     for item in rec["revoked"]:
         print(f"revoked {safe(item['id'])} (by {safe(item['by'])})")
+    for item in rec.get("bound", []):
+        print(f"{safe(item['id'])} is for project '{safe(item['project'])}': applies in {safe(item['cwd'])}")
+    for item in rec.get("waiting_for_project", []):
+        print(f"{safe(item['id'])} waits: {safe(item['why'])}")
     waiting = len(rec["received"])
     if waiting:
         print(f"{waiting} new candidate(s): `remem share candidates` to review")
@@ -222,27 +226,39 @@ def register(app: typer.Typer) -> None:
              ("trusted" if r["origin_trusted"] else "untrusted") + " origin; "
              + f"{len(r['corroboration']['trusted_origins'])} trusted agree"
              + (f"; yours {r['corroboration']['closest_own']['cosine']:.2f}"
-                if r["corroboration"]["closest_own"] else ""))
+                if r["corroboration"]["closest_own"] else "")
+             + (f"; for {r['project']}" if r.get("project") else ""))
             for r in rows])
+        # Why a lesson for a project waits, and how to take it, said in full below the table.
+        for r in rows:
+            if r.get("waits"):
+                print(f"{safe(r['id'])} waits: {safe(r['waits'])}; "
+                      f"`remem share accept {safe(r['id'])} --project DIR` takes it for a folder of yours")
         print("next: remem share accept ID · remem share reject ID · remem share trust ORIGIN")
 
     @share_app.command("accept")
     def accept(lesson_id: str = typer.Argument(..., help="A candidate's id."),
                force: bool = typer.Option(False, "--force", help="Accept a quarantined lesson too."),
+               project: Optional[str] = typer.Option(
+                   None, "--project", help="The folder it applies in here: needed by a lesson for a "
+                   "project this memory has not seen (or has several of); a path, or a known project's name."),
                folder: Optional[str] = typer.Option(None, "--folder", help=FOLDER_HELP),
                json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
         """Make a received lesson active (a confirmation goes back to its author).
 
-        Example: remem share accept 1a2b3c4d5e6f
+        Example: remem share accept 1a2b3c4d5e6f --project ~/code/shop-api
         """
+        from remem.commands.core import project_folder
         from remem.engine import share
 
         with open_store() as store, _candidate_ids(lesson_id):
-            done = share.accept(store, lesson_id, force=force, folder=folder)
+            where = project_folder(store, project) if project is not None else None
+            done = share.accept(store, lesson_id, force=force, folder=folder, project=where)
         if json_out:
             emit_json(done)
             return
-        print(f"accepted {safe(done['id'])}: {short(done['text'])}")
+        scope = f" (in {safe(done['cwd'])})" if done.get("cwd") else ""
+        print(f"accepted {safe(done['id'])}{scope}: {short(done['text'])}")
 
     @share_app.command("reject")
     def reject(lesson_id: str = typer.Argument(..., help="A received lesson's id."),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import unicodedata
 from hashlib import sha256
 from typing import Any, Iterable, Sequence
@@ -142,18 +143,32 @@ def list_lessons(
 #   learned in that folder or a folder above it (docs/HOOKS.md), plus the general ones.
 # - `filed_under`: recall's `project` filter keeps what was learned in a folder tree: that
 #   folder and the folders below it (docs/RECALL.md), plus the general ones.
+# A lesson's folder that is no absolute path ties it to no folder here, so both say no: a
+# lesson received for a project this memory cannot place holds that project's name alone
+# (docs/SHARING.md), and it must not pass for a lesson of every project.
+
+
+def unbound_project(lesson_cwd: str | None) -> bool:
+    """Whether a lesson's folder is a project name bound to no folder here (a shared lesson
+    for a project this memory cannot place), not a path: such a lesson applies nowhere."""
+    return bool(lesson_cwd) and not os.path.isabs(lesson_cwd)
 
 
 def applies_in(lesson_cwd: str | None, workdir: str | None) -> bool:
     """Whether a lesson applies in a working folder: a lesson without a folder everywhere; one
-    learned in a folder there and in the folders below it, never where the folder is unknown."""
-    return not lesson_cwd or is_under(workdir, lesson_cwd)
+    learned in a folder there and in the folders below it, never where the folder is unknown;
+    one whose project is bound to no folder here (`unbound_project`), nowhere."""
+    if not lesson_cwd:
+        return True
+    return not unbound_project(lesson_cwd) and is_under(workdir, lesson_cwd)
 
 
 def filed_under(lesson_cwd: str | None, folder: str) -> bool:
     """Whether a lesson passes recall's project filter: learned in `folder` or below it, or
-    learned in no folder (those apply everywhere)."""
-    return not lesson_cwd or is_under(lesson_cwd, folder)
+    learned in no folder (those apply everywhere); never one not bound to a folder here."""
+    if not lesson_cwd:
+        return True
+    return not unbound_project(lesson_cwd) and is_under(lesson_cwd, folder)
 
 
 def for_project(

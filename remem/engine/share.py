@@ -26,6 +26,10 @@ Rules (docs/PROTOCOL.md, Sharing):
   revoked), and so does one from its author when no other trusted origin vouches for it.
   Anyone else revoking, and anyone revoking one of our own lessons, only leaves its `origins`
   (an untrusted author leaving hands authorship to a trusted voucher).
+- A lesson of a project carries the project's folder name (never a path); a receiver binds it
+  to its one project of that name (projects.resolve_project). Until it can, the lesson holds
+  the name alone as its `cwd`, applies nowhere (lessons.unbound_project) and is never
+  activated by corroboration; `accept` then needs the folder (`project=`).
 - Every step holds share.lock beside the memory, so two never take the same lesson in twice.
 """
 
@@ -40,7 +44,9 @@ from typing import Any, Iterable, Iterator
 
 from remem.engine import clock, share_safety
 from remem.engine.lessons import (LESSON_KINDS, add_lesson, get_lesson, lesson_hash,
-                                  list_lessons, update_lesson)
+                                  list_lessons, unbound_project, update_lesson)
+from remem.engine.projects import _named as named_projects  # what resolve_project chose among
+from remem.engine.projects import project_name, resolve_project
 from remem.engine.files import locked
 from remem.engine.share_files import (KEY_FILE, MAX_OWN_BYTES, Problem, doc_path, is_hash,
                                       list_origins, own_folder, parse_name, read_doc, scan_origin,
@@ -52,7 +58,7 @@ from remem.engine.store import Store, dumps
 VERSION = 1
 __all__ = [
     "identity", "export_lessons", "receive", "write_confirmations", "sync", "activate", "demote",
-    "fold_into_own", "trust",
+    "fold_into_own", "bind_waiting", "shared_project", "place_project", "trust",
     "forget_peer", "accept", "reject", "revoke", "candidates", "peers", "keys", "resolve_folder",
     "reachable_folder", "ShareError",
 ]
@@ -195,6 +201,10 @@ def _validate(sub: str, doc: dict[str, Any], origin: str) -> str | None:
             clock.parse(str(doc.get("created")))
         except ValueError:
             return "malformed created time"
+        if "project" in doc:  # optional: absent for a lesson of every project
+            problems = share_safety.project_problems(doc["project"])
+            if problems:
+                return "malformed project: " + "; ".join(problems)
     return None
 
 
@@ -221,19 +231,31 @@ def _new_report(folder: Path, origin: str) -> dict[str, Any]:
     return {"folder": str(folder), "origin": origin, "origins_seen": [], "received": [],
             "quarantined": [], "corroborated": [], "activated": [], "confirmed_ours": [],
             "revoked": [], "withdrawn": [], "folded": [], "demoted": [], "rejected": [],
+            "bound": [], "waiting_for_project": [],
             "incomplete": [], "ignored": [], "duplicates": 0, "already_held": 0}
 
 
 # --------------------------------------------------------------------------- export
 
+def shared_project(cwd: str | None) -> str | None:
+    """The project a lesson learned in `cwd` is shared as: its folder's name, never the path
+    (a path tells how the author's home is laid out and means nothing elsewhere); None for a
+    lesson of every project (and for one learned in "/", which is every folder)."""
+    return project_name(cwd) or None
+
+
 def lesson_document(ident: Identity, lesson: dict[str, Any]) -> dict[str, Any]:
-    """The signed export of one of our lessons."""
-    return ident.sign({
+    """The signed export of one of our lessons (its project's name, when it has one, signed too)."""
+    doc = {
         "v": VERSION, "type": "lesson", "origin": ident.origin,
         "hash": lesson_hash(lesson["text"], lesson["kind"]), "text": lesson["text"],
         "kind": lesson["kind"], "created": lesson["created"],
         "strength": f"{float(lesson.get('strength') or 0):.2f}",
-    })
+    }
+    project = shared_project(lesson.get("cwd"))
+    if project:
+        doc["project"] = project
+    return ident.sign(doc)
 
 
 def _revoked_hashes(root: Path, ident: Identity) -> set[str]:
@@ -271,7 +293,11 @@ def _withhold(lesson: dict[str, Any], min_strength: float, revoked: set[str]) ->
         reasons.append(f"strength {lesson['strength']:.2f} below share.min_strength {min_strength}")
     if lesson_hash(lesson["text"], lesson["kind"]) in revoked:
         reasons.append("revoked")
-    return reasons + share_safety.outgoing(lesson["text"])
+    project = shared_project(lesson.get("cwd"))
+    # Never sent without its project (it would apply everywhere there), nor with a name that
+    # a receiver refuses or that names this machine.
+    return reasons + share_safety.outgoing(lesson["text"]) + (
+        share_safety.project_outgoing(project) if project else [])
 
 
 def _keep_revocations(store: Store, root: Path, ident: Identity, revoked: set[str],
@@ -416,6 +442,7 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
                     revokes_in.append((origin, doc["hash"], str(doc.get("at") or "")))
     revoked_pairs = {(o, h) for o, h, _ in revokes_in}
     _take_lessons(store, lessons_in, revoked_pairs, ident.origin, report, embedder)
+    _name_waiting(store, report)
     for origin, text_hash in confirms_in:
         if (origin, text_hash) in revoked_pairs:
             continue
@@ -431,6 +458,7 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
             holding[origin].discard(text_hash)
     report["withdrawn"] = _withdraw(store, holding, ident.origin)
     report["folded"] = fold_into_own(store, ident.origin)
+    report["bound"] += bind_waiting(store, ident.origin)  # after those _adopt_project bound
     report["demoted"] = demote(store, identity_dir=identity_dir)
     report["activated"] = activate(store, identity_dir=identity_dir, cfg=full_cfg, embedder=embedder)
     return report
@@ -473,17 +501,19 @@ def _take_lessons(store: Store, lessons_in: dict[str, list[tuple[str, dict[str, 
             for row in existing:
                 if row["status"] in ("vetoed", "revoked"):
                     continue
+                _adopt_project(store, row, offers, ours, report)
                 added = _add_origins(store, row, publishers)
                 key = "confirmed_ours" if _is_own(row, ours) else "corroborated"
                 report[key] += [{"id": row["id"], "by": o} for o in added]
                 if not added:
                     report["already_held"] += 1
             continue
-        doc = offers[0][1]
+        doc = offers[0][1]  # the author's file says which project it is for
         reasons = share_safety.incoming(doc["text"])
         if reasons:
             made = add_lesson(store, doc["text"], doc["kind"], status="quarantined",
                               origin=publishers[0], origins=publishers, strength=_received_strength(doc),
+                              cwd=_received_cwd(store, doc),
                               note="quarantined: " + "; ".join(reasons))
             if made["hash"] != text_hash:
                 # Over the length cap the stored text is cut, and so its hash would change: keep
@@ -505,14 +535,92 @@ def _take_lessons(store: Store, lessons_in: dict[str, list[tuple[str, dict[str, 
         made = add_lesson(store, doc["text"], doc["kind"], status="candidate", origin=publishers[0],
                           origins=publishers, strength=_received_strength(doc),
                           space=embedder.space, embedding=to_blob(vector),
+                          cwd=_received_cwd(store, doc),
                           note=f"received from {publishers[0]}")
-        report["received"].append({"id": made["id"], "origin": publishers[0], "hash": doc["hash"]})
+        report["received"].append({"id": made["id"], "origin": publishers[0], "hash": doc["hash"],
+                                   "project": doc.get("project"), "cwd": made["cwd"]})
 
 
 def _received_strength(doc: dict[str, Any]) -> float:
     """A peer's strength, capped at a fresh lesson's: others cannot make theirs loudest here."""
     strength = _strength(doc.get("strength"))
     return 1.0 if strength is None else min(strength, 1.0)  # "0.00" is a strength, not a missing one
+
+
+# --------------------------------------------------------------------------- projects
+
+def place_project(store: Store, name: str) -> tuple[str | None, str | None]:
+    """(folder, None) when this memory has exactly one project of this folder name (the rule of
+    projects.resolve_project for a bare name), else (None, why a lesson for it waits)."""
+    try:
+        return resolve_project(store, name), None
+    except ValueError:
+        pass
+    found = named_projects(store, name)
+    if not found:
+        return None, f"for project '{name}', which this memory has not seen"
+    listed = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return None, f"for project '{name}', which {len(found)} projects here are named ({listed})"
+
+
+def _received_cwd(store: Store, doc: dict[str, Any]) -> str | None:
+    """Where a received lesson applies: nowhere said (every project), its project's one folder
+    here, or, while this memory cannot place that project, its name alone (applies nowhere)."""
+    project = doc.get("project")
+    if not project:
+        return None
+    folder, _ = place_project(store, project)
+    return folder or project
+
+
+def _name_waiting(store: Store, report: dict[str, Any]) -> None:
+    """The lessons just received that wait for their project, with why."""
+    for item in report["received"] + report["quarantined"]:
+        row = store.one("SELECT cwd FROM lessons WHERE id = ?", (item["id"],))
+        if row and unbound_project(row["cwd"]):
+            report["waiting_for_project"].append(
+                {"id": item["id"], "project": row["cwd"], "why": place_project(store, row["cwd"])[1]})
+
+
+def _adopt_project(store: Store, row: dict[str, Any], offers: list[tuple[str, dict[str, Any]]],
+                   ours: str, report: dict[str, Any]) -> None:
+    """A received lesson held for every project (taken in from a file without a project)
+    whose author's file now names one takes it: bound to that project's folder here, or, when
+    this memory cannot place it, waiting for it (an active one goes back to candidate)."""
+    if _is_own(row, ours) or row.get("cwd"):
+        return
+    project = next((d.get("project") for o, d in offers if o == row["origin"]), None)
+    if not project:
+        return
+    folder, why = place_project(store, project)
+    if folder:
+        update_lesson(store, row["id"], cwd=folder)
+        report["bound"].append({"id": row["id"], "project": project, "cwd": folder})
+        return
+    changes: dict[str, Any] = {"cwd": project}
+    if row["status"] == "active":
+        changes.update(status="candidate", note=f"back to candidate: {why}")
+    update_lesson(store, row["id"], **changes)
+    report["waiting_for_project"].append({"id": row["id"], "project": project, "why": why})
+
+
+def bind_waiting(store: Store, ours: str | None) -> list[dict[str, str]]:
+    """Received lessons waiting for their project, bound to it now that this memory has exactly
+    one project of that name (a session from that folder was ingested since)."""
+    rows = store.rows("SELECT id, cwd, origin FROM lessons WHERE status IN ('candidate', 'quarantined') "
+                      "AND cwd IS NOT NULL AND cwd != '' AND substr(cwd, 1, 1) != '/' ORDER BY created, id")
+    bound: list[dict[str, str]] = []
+    places: dict[str, str | None] = {}
+    for row in rows:
+        if _is_own(row, ours):
+            continue
+        if row["cwd"] not in places:
+            places[row["cwd"]] = place_project(store, row["cwd"])[0]
+        folder = places[row["cwd"]]
+        if folder:
+            update_lesson(store, row["id"], cwd=folder)
+            bound.append({"id": row["id"], "project": row["cwd"], "cwd": folder})
+    return bound
 
 
 def _apply_revocations(store: Store, revokes: list[tuple[str, str, str]], ours: str,
@@ -629,11 +737,13 @@ def activate(store: Store, *, identity_dir: Path | str | None = None, cfg: dict[
     ours = _our_origin(identity_dir)
     cut = float(_cfg(cfg)["corroborate_cut"])
     fold_into_own(store, ours)  # a twin of our own lesson is never activated beside it
+    bind_waiting(store, ours)
     trusted = _trusted(store)
     changed: list[dict[str, Any]] = []
     by_meaning = []
     for row in list_lessons(store, statuses=("candidate",), with_vectors=True):
-        if _is_own(row, ours):
+        # One waiting for its project stays: active, it would be a lesson of no project here.
+        if _is_own(row, ours) or unbound_project(row.get("cwd")):
             continue
         vouched = _vouchers(row, ours) & trusted
         if len(vouched) >= 2:
@@ -759,6 +869,7 @@ def summarise(out: dict[str, Any]) -> dict[str, int]:
         "confirmed_ours": len(rec.get("confirmed_ours", [])), "revoked": len(rec.get("revoked", [])),
         "withdrawn": len(rec.get("withdrawn", [])), "folded": len(rec.get("folded", [])),
         "demoted": len(rec.get("demoted", [])), "revocations_rewritten": len(exp.get("revocations", [])),
+        "bound": len(rec.get("bound", [])), "waiting_for_project": len(rec.get("waiting_for_project", [])),
         "confirmations_written": len(con.get("written", [])),
     }
 
@@ -766,13 +877,15 @@ def summarise(out: dict[str, Any]) -> dict[str, int]:
 # --------------------------------------------------------------------------- the person's choices
 
 def accept(store: Store, lesson_id: str, *, force: bool = False, identity_dir: Path | str | None = None,
-           folder: str | Path | None = None, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+           folder: str | Path | None = None, cfg: dict[str, Any] | None = None,
+           project: str | None = None) -> dict[str, Any]:
     """The person takes a received lesson (share_choices.accept); our confirmation goes into
-    the folder named, or the configured one when it is reachable (reachable_folder), at once."""
+    the folder named, or the configured one when it is reachable (reachable_folder), at once.
+    project: the folder (absolute) it applies in here, which one waiting for its project needs."""
     from remem.engine import share_choices
 
     return share_choices.accept(store, lesson_id, force=force, identity_dir=identity_dir,
-                                folder=reachable_folder(folder, cfg))
+                                folder=reachable_folder(folder, cfg), project=project)
 
 
 def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = None,

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from remem.engine import clock, share_safety
-from remem.engine.lessons import get_lesson, lesson_hash, list_lessons, update_lesson
+from remem.engine.lessons import get_lesson, lesson_hash, list_lessons, unbound_project, update_lesson
+from remem.engine.projects import project_name
 from remem.engine.share import (VERSION, _cfg, _is_own, _our_origin, _root, _similar_local,
                                 _still_valid, _trusted, _vouchers, activate, demote, fold_into_own,
-                                own_twin, share_lock, write_confirmations)
+                                own_twin, place_project, share_lock, write_confirmations)
 from remem.engine.share_files import doc_path, is_origin, own_folder, remove, write_own
 from remem.engine.share_sign import ShareError, file_bytes, identity, public_line
 from remem.engine.store import Store, loads_list
@@ -148,8 +149,12 @@ def forget_peer(store: Store, origin: str, *, label: str | None = None,
 
 
 def accept(store: Store, lesson_id: str, *, force: bool = False, identity_dir: Path | str | None = None,
-           folder: str | Path | None = None) -> dict[str, Any]:
-    """The person takes a received lesson: active, and we count among its origins."""
+           folder: str | Path | None = None, project: str | None = None) -> dict[str, Any]:
+    """The person takes a received lesson: active, and we count among its origins.
+
+    project: the folder (an absolute path, as projects.resolve_project gives it) the lesson
+    applies in here. One that waits for its project (this memory has no project, or several,
+    of the name its author sent) needs it; on any other it ties the lesson to that folder."""
     row = get_lesson(store, lesson_id)
     ours = _our_origin(identity_dir)
     if _is_own(row, ours):
@@ -171,11 +176,31 @@ def accept(store: Store, lesson_id: str, *, force: bool = False, identity_dir: P
     if row["status"] == "quarantined" and not force:
         raise ShareError(f"lesson {row['id']} is quarantined ({row.get('note') or 'unsafe'}); read it in "
                          f"`remem share candidates`, then `remem share accept {row['id']} --force`")
+    cwd = _accepted_cwd(store, row, project, force)
     origins = list(row["origins"]) + ([ours] if ours and ours not in row["origins"] else [])
-    done = update_lesson(store, row["id"], status="active", origins=origins, note="accepted by hand")
+    done = update_lesson(store, row["id"], status="active", origins=origins, cwd=cwd, note="accepted by hand")
     if folder:
         write_confirmations(store, folder, identity_dir=identity_dir)
     return done
+
+
+def _accepted_cwd(store: Store, row: dict[str, Any], project: str | None, force: bool) -> str | None:
+    """Where an accepted lesson applies: the folder the person named, else where it applies
+    now; one still waiting for its project is refused (active, it would apply in no project
+    here, and the person meant it for one)."""
+    if project is not None:
+        if not project.startswith("/"):
+            raise ShareError(f"--project takes a project's folder, not {project!r}; "
+                             "give its full path, e.g. --project ~/code/shop")
+        return project
+    cwd = row.get("cwd")
+    if not unbound_project(cwd):
+        return cwd
+    folder, why = place_project(store, cwd)  # a session from that folder may have come in since
+    if folder:
+        return folder
+    again = f"remem share accept {row['id']}{' --force' if force else ''} --project DIR"
+    raise ShareError(f"lesson {row['id']} is {why}; name the folder it belongs to here: `{again}`")
 
 
 def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = None,
@@ -259,18 +284,29 @@ def candidates(store: Store, *, include_quarantined: bool = True, identity_dir: 
         for i, match in zip(pending, _similar_local(store, [rows[i] for i in pending], ours, embedder)):
             similar[i] = match
     cut = float(_cfg(cfg)["corroborate_cut"])
+    waits: dict[str, str | None] = {}
     out = []
     for row, match in zip(rows, similar):
         vouchers = sorted(_vouchers(row, ours))
+        cwd = row.get("cwd")
+        unbound = unbound_project(cwd)
+        if unbound and cwd not in waits:
+            waits[cwd] = place_project(store, cwd)[1]
         out.append({
             "id": row["id"], "text": row["text"], "kind": row["kind"], "status": row["status"],
             "origin": row["origin"], "origin_label": labels.get(row["origin"]),
             "origin_trusted": row["origin"] in trusted, "created": row["created"],
             "signature": "verified",  # only files that verified against the pinned key are stored
             "safety": {"ok": row["status"] != "quarantined", "reasons": share_safety.incoming(row["text"])},
+            # The project it is for (its folder's name; None: every project), the folder here it
+            # applies in once active, and, while this memory cannot place the project, why.
+            "project": project_name(cwd) or None, "folder": None if unbound else cwd,
+            "waits": waits.get(cwd) if unbound else None,
             "corroboration": {
                 "origins": vouchers, "trusted_origins": [o for o in vouchers if o in trusted],
-                "needed": "2 trusted origins, or 1 and a matching lesson of yours",
+                "needed": (f"its project's folder here: `remem share accept {row['id']} --project DIR` "
+                           "(corroboration never activates it before)") if unbound else
+                          "2 trusted origins, or 1 and a matching lesson of yours",
                 "closest_own": {"id": match[0], "cosine": round(match[1], 3), "cut": cut} if match else None,
             },
             "note": row.get("note"),

@@ -250,3 +250,43 @@ def environment(text: str, names: tuple[str, ...] | None = None) -> list[str]:
 def outgoing(text: str, names: tuple[str, ...] | None = None) -> list[str]:
     """Every reason to withhold this local lesson from export (empty list = shareable)."""
     return incoming(text) + environment(text, names)
+
+
+# --------------------------------------------------------------------------- a lesson's project
+
+# The project a shared lesson is for travels as its folder's name alone: a path would tell the
+# receiver how the author's home is laid out, and means nothing on another machine.
+MAX_PROJECT = 128  # characters; folder names are at most 255 bytes, real ones far shorter
+
+
+def project_problems(name: object) -> list[str]:
+    """Why `name` cannot be the project (a folder's name) of a shared lesson (empty = fine):
+    one folder name, no path. Checked before a lesson goes out and when one comes in."""
+    if not isinstance(name, str):
+        return [f"a project name is text, not {type(name).__name__}"]
+    reasons = []
+    if not name.strip():
+        reasons.append("an empty project name")
+    if len(name) > MAX_PROJECT:
+        reasons.append(f"a project name of {len(name)} characters (at most {MAX_PROJECT})")
+    if "/" in name or "\\" in name:
+        reasons.append("a path separator in the project name (only the folder's name is shared)")
+    if name in (".", "..") or name.startswith("~"):
+        reasons.append(f"{name[:20]!r} is no folder name (it reads as a path)")
+    if name != name.strip():
+        reasons.append("spaces at either end of the project name")
+    bad = sorted({f"U+{ord(ch):04X}" for ch in name if _bad_char(ch)})
+    if bad:
+        reasons.append(f"control or invisible characters in the project name ({', '.join(bad[:5])})")
+    disguised = _disguised(name)
+    if disguised:
+        reasons.append("look-alike letters from another script in the project name "
+                       f"({', '.join(disguised[:3])})")
+    return reasons
+
+
+def project_outgoing(name: str, names: tuple[str, ...] | None = None) -> list[str]:
+    """Why a lesson of the project `name` is withheld (empty = shareable): a name a receiver
+    would refuse, or one that names this machine (a lesson learned in the home folder is
+    named after the user; a folder named after the host)."""
+    return [f"its project: {why}" for why in project_problems(name) + environment(name, names)]
