@@ -152,7 +152,7 @@ def _after_the_command(exc: BaseException, option: str) -> str | None:
     known = set(getattr(group, "commands", {}) or {})
     if option not in words:
         return None
-    rest = words[words.index(option) + 1:]
+    before, rest = words[:words.index(option)], words[words.index(option) + 1:]
     if not rest or rest[0] not in known:
         return None
     command = group
@@ -163,7 +163,9 @@ def _after_the_command(exc: BaseException, option: str) -> str | None:
         command = sub
     if not any(option in (*p.opts, *p.secondary_opts) for p in getattr(command, "params", [])):
         return None
-    return " ".join(["remem", *rest, option])
+    import shlex  # quoted as typed: `recall "which installer"` stays one argument
+
+    return shlex.join(["remem", *before, *rest, *([] if option in rest else [option])])
 
 
 def _usage_exit(exc: BaseException) -> None:

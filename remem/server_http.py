@@ -125,14 +125,18 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
 
 def error_status(exc: BaseException) -> int:
     """The JSON API's status for a tool error: 404 for an id that is not there; 503 for a
-    memory that cannot be used now (busy, read-only, damaged, gone: the request was fine, a
-    retry or the named fix is what helps), as /memory/health answers; else 400 (the request)."""
+    memory that cannot be used now (busy, read-only, damaged, gone, a broken config or
+    embedding model: the request was fine, a retry or the named fix is what helps), as /memory/health answers; else 400 (the request)."""
     import sqlite3
+
+    from remem.engine.embed import EmbedModelError
+    from remem.errors import ConfigError
 
     cause = exc.__cause__
     if isinstance(exc, MissingMemory) or isinstance(cause, MissingMemory):
         return 404
-    if isinstance(cause, (StoreError, sqlite3.DatabaseError)):
+    # the memory, its config or its model: the server's to fix, not the request's
+    if isinstance(cause, (StoreError, sqlite3.DatabaseError, ConfigError, EmbedModelError)):
         return 503
     return 400
 

@@ -198,6 +198,7 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         the memories matching the filters, newest first (for example everything tagged
         "deploy" in the last 7 days).
         """
+        since, until = since or None, until or None  # "": an optional string left unset
         with engine_errors("search"), memory.store() as store:
             if query.strip():
                 from remem.engine import recall as recall_mod
@@ -390,8 +391,8 @@ def _bools(value: Any) -> Any:
 def _filters(store: Any, *, kinds: Any = None, tags: Any = None, project: Optional[str] = None,
              all_tags: bool = False, since: Optional[str] = None, until: Optional[str] = None,
              include_archived: bool = False) -> dict[str, Any]:
-    """recall's filter keywords, only the ones given (an empty since/until is given: the engine
-    refuses it rather than dropping the filter)."""
+    """recall's filter keywords, only the ones given ("" for since/until is how MCP clients
+    send one left unset; one of spaces is given, and the engine refuses it)."""
     out: dict[str, Any] = {}
     if kinds:
         out["kinds"] = list(kinds)
@@ -401,9 +402,11 @@ def _filters(store: Any, *, kinds: Any = None, tags: Any = None, project: Option
     folder = _project(store, project)
     if folder:
         out["project"] = folder
-    if since is not None:
+    # "" is how MCP clients send an optional string left unset (as for project and ttl);
+    # the CLI refuses an empty --since/--until, where it is a typo or an unset variable.
+    if since:
         out["since"] = since
-    if until is not None:
+    if until:
         out["until"] = until
     if include_archived:
         out["archived"] = True

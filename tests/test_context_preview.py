@@ -32,7 +32,7 @@ def test_a_prompt_below_the_bar_names_the_closest_lessons_and_their_scores(cli, 
                           "--json").stdout)
     assert data["lessons"] == [] and data["min_relevance"] == 0.65
     assert data["near_misses"][0]["text"] == UV
-    assert round(data["near_misses"][0]["relevance"], 2) == score
+    assert 0 <= data["near_misses"][0]["relevance"] - score < 0.001  # cut to 3 decimals, not rounded
     assert all(n["relevance"] < 0.65 for n in data["near_misses"])
     assert store.scalar("SELECT count(*) FROM primes") == 0  # a preview records nothing
 

@@ -204,3 +204,21 @@ def test_get_memory_refuses_a_query_field_too(served: tuple[int, Path]) -> None:
     status, answer = _get(port, memory_id, "?full=1")
     assert status == 400 and "unknown field 'full'" in answer["error"]
     assert _get(port, memory_id)[0] == 200
+
+
+def test_a_broken_config_or_model_is_the_servers_fault_503_not_a_bad_request() -> None:
+    from remem.engine.embed import EmbedModelError
+    from remem.engine.store import StoreBusy
+    from remem.errors import ConfigError
+    from remem.server_http import error_status
+
+    def raised(cause: BaseException) -> BaseException:
+        try:
+            raise ValueError("the tool failed") from cause
+        except ValueError as exc:
+            return exc
+
+    assert error_status(raised(EmbedModelError("/x", "no such folder"))) == 503
+    assert error_status(raised(ConfigError("recall.k must be from 1 to 100"))) == 503
+    assert error_status(raised(StoreBusy("the memory is busy"))) == 503
+    assert error_status(raised(ValueError("k must be a number"))) == 400

@@ -199,3 +199,27 @@ async def test_the_json_api_takes_the_same_rule(store: Any) -> None:
     assert status == 400 and "no project named 'newproj'" in answer["error"], answer
     status, answer = await _http(app, "GET", "/memory/lessons", query="project=shop-api")
     assert status == 200 and [l["cwd"] for l in answer["lessons"]] == [SHOP], answer
+
+
+def test_commands_without_a_project_work_from_a_folder_that_was_deleted(home: Path, tmp_path: Path) -> None:
+    """No --project given: the shell's folder is never read, so a deleted one is no error."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    for args in (["remember", "a note from nowhere"], ["recall", "note"], ["list"]):
+        command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "remem", *args])
+        proc = subprocess.run(["sh", "-c", f"cd {shlex.quote(str(gone))} && rmdir {shlex.quote(str(gone))} "
+                               f"&& {command}"], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr)
+        gone.mkdir()
+
+
+def test_a_nul_in_a_project_argument_is_not_stored(store: Any, tmp_path: Path) -> None:
+    from remem.engine.projects import resolve_project
+
+    assert resolve_project(store, "/tmp/a\x00b") == "/tmp/ab"

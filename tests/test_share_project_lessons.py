@@ -230,8 +230,8 @@ def test_a_lesson_without_a_project_behaves_as_before(mems, folder, b):
 def test_a_lesson_taken_in_for_every_project_takes_the_project_its_author_now_sends(
         mems, folder, b, has_the_project):
     """A memory that received a project lesson from a file without its project (and accepted it
-    into every project) puts it back in that project once the author's file names it: bound to
-    its own folder of that name, or waiting when it has none."""
+    into every project) puts it back in that project once the author's file names it, when it
+    has its own folder of that name; when it has none, the person's accept stands."""
     a = mems["A"]
     seen_project(b, *([MINE, BLOG] if has_the_project else [BLOG]))
     _put(folder, a, _signed_lesson(a, UV))  # the file as it was: no project
@@ -247,11 +247,38 @@ def test_a_lesson_taken_in_for_every_project_takes_the_project_its_author_now_se
         assert row["status"] == "active" and row["cwd"] == MINE
         assert rep["bound"] == [{"id": row["id"], "project": "shop-api", "cwd": MINE}]
         assert UV in shown_in(b, MINE)
+        assert UV not in shown_in(b, BLOG)
     else:
-        assert row["status"] == "candidate" and row["cwd"] == "shop-api"
-        assert rep["waiting_for_project"] == [{"id": row["id"], "project": "shop-api",
-                                               "why": "for project 'shop-api', which this memory has not seen"}]
+        assert row["status"] == "active" and row["cwd"] is None  # not undone behind their back
+        assert rep["waiting_for_project"] == [] and UV in shown_in(b, BLOG)
+
+
+def test_a_lesson_trust_activated_for_every_project_waits_once_its_project_is_named(mems, folder, b):
+    """Trust, not the person, made it a lesson of every project: once its author names the
+    project and this memory has none of that name, it waits like any lesson of that project."""
+    a, c = mems["A"], mems["C"]
+    seen_project(b, BLOG)
+    for mem in (a, c):
+        _put(folder, mem, _signed_lesson(mem, UV))  # the files as they were: no project
+        (folder / mem.origin / "key.pub").write_text(share.keys(mem.idir)["key_pub_line"] + "\n")
+    b.trust(a, c)
+    b.receive(folder)
+    assert b.by_hash(UV)["status"] == "active" and UV in shown_in(b, BLOG)
+    add(a, UV, cwd=THEIRS)
+    a.sync(folder)  # the author's file now names shop-api
+    rep = b.sync(folder)["receive"]
+    row = b.by_hash(UV)
+    assert row["status"] == "candidate" and row["cwd"] == "shop-api"
+    assert [w["id"] for w in rep["waiting_for_project"]] == [row["id"]]
     assert UV not in shown_in(b, BLOG)
+
+
+def test_the_home_folder_is_no_project_a_lesson_learned_there_goes_out_for_every_project(mems, folder):
+    a = mems["A"]
+    made = add(a, UV, cwd=str(paths.user_home()))
+    share.export_lessons(a.store, folder, identity_dir=a.idir)
+    doc = json.loads((folder / a.origin / "lessons" / f"{made['hash']}.json").read_text())
+    assert "project" not in doc
 
 
 # --------------------------------------------------------------------------- the CLI

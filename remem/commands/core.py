@@ -19,7 +19,13 @@ def project_folder(store: Store, project: Optional[str]) -> Optional[str]:
 
     from remem.engine.projects import resolve_project
 
-    return resolve_project(store, project, here=os.getcwd(), example="`--project {}`")
+    if project is None:  # read no folder: the shell's may have been deleted under it
+        return None
+    try:
+        here = os.getcwd()
+    except OSError:
+        here = None  # a relative path is then refused by the rule, an absolute one still works
+    return resolve_project(store, project, here=here, example="`--project {}`")
 
 
 def _when(stamp: str | None) -> str:

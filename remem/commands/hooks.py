@@ -237,7 +237,8 @@ def register(app: typer.Typer) -> None:
         if near:
             print(f"closest below prime.min_relevance {shown['min_relevance']:g} (not shown):")
             for n in near:
-                print(f"  {safe(n['id'])}  {n['relevance']:.2f}  {short(n['text'], 70)}")
+                below = int(n["relevance"] * 1000) / 1000  # cut, not rounded: never shown as the bar
+                print(f"  {safe(n['id'])}  {below:.3f}  {short(n['text'], 70)}")
         if not lessons:
             return
         print(safe(text, multiline=True))  # the block the agent would get, shown escaped

@@ -6,13 +6,15 @@ filter in SQL and one in Python never disagree: a path is under a folder when it
 or starts with the folder and a "/". Exact and case-sensitive (SQL's LIKE is neither: it
 ignores ASCII case and needs its wildcards escaped). Trailing slashes do not count.
 
-On the hook path (prime imports it): the standard library only.
+On the hook path (prime imports it): the standard library and engine.text only.
 """
 
 from __future__ import annotations
 
 import os
 from typing import Any
+
+from remem.engine.text import clean_text
 
 
 def _folder(folder: str) -> str:
@@ -66,7 +68,7 @@ def resolve_project(store: Any, given: str | None, *, here: str | None = None,
     """
     if not given or not given.strip():
         return None
-    project = given.strip()
+    project = clean_text(given).strip()  # no NUL or lone surrogate in a stored folder
     if project.startswith("~"):
         expanded = os.path.expanduser(project)
         if not expanded.startswith("/"):  # ~someone who has no home here

@@ -42,6 +42,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from remem import paths
 from remem.engine import clock, share_safety
 from remem.engine.lessons import (LESSON_KINDS, add_lesson, get_lesson, lesson_hash,
                                   list_lessons, unbound_project, update_lesson)
@@ -240,7 +241,10 @@ def _new_report(folder: Path, origin: str) -> dict[str, Any]:
 def shared_project(cwd: str | None) -> str | None:
     """The project a lesson learned in `cwd` is shared as: its folder's name, never the path
     (a path tells how the author's home is laid out and means nothing elsewhere); None for a
-    lesson of every project (and for one learned in "/", which is every folder)."""
+    lesson of every project (and for one learned in "/" or in the home folder itself, which
+    hold every project: its name would be the user's, which no other machine has)."""
+    if cwd and os.path.normpath(cwd) == os.path.normpath(str(paths.user_home())):
+        return None
     return project_name(cwd) or None
 
 
@@ -586,9 +590,11 @@ def _adopt_project(store: Store, row: dict[str, Any], offers: list[tuple[str, di
                    ours: str, report: dict[str, Any]) -> None:
     """A received lesson held for every project (taken in from a file without a project)
     whose author's file now names one takes it: bound to that project's folder here, or, when
-    this memory cannot place it, waiting for it (an active one goes back to candidate)."""
+    this memory cannot place it, waiting for it (an active one goes back to candidate), unless
+    the person accepted it by hand: that stays as they took it."""
     if _is_own(row, ours) or row.get("cwd"):
         return
+    by_hand = row["status"] == "active" and not (row.get("note") or "").startswith(ACTIVATED)
     project = next((d.get("project") for o, d in offers if o == row["origin"]), None)
     if not project:
         return
@@ -597,6 +603,8 @@ def _adopt_project(store: Store, row: dict[str, Any], offers: list[tuple[str, di
         update_lesson(store, row["id"], cwd=folder)
         report["bound"].append({"id": row["id"], "project": project, "cwd": folder})
         return
+    if by_hand:
+        return  # accepted for every project by the person, and no folder here to narrow it to
     changes: dict[str, Any] = {"cwd": project}
     if row["status"] == "active":
         changes.update(status="candidate", note=f"back to candidate: {why}")
