@@ -265,7 +265,9 @@ def test_a_lesson_trust_activated_for_every_project_waits_once_its_project_is_na
     b.receive(folder)
     assert b.by_hash(UV)["status"] == "active" and UV in shown_in(b, BLOG)
     add(a, UV, cwd=THEIRS)
-    a.sync(folder)  # the author's file now names shop-api
+    add(c, UV, cwd="/Users/cy/src/shop-api")
+    for mem in (a, c):  # both files now name shop-api (whichever B counts as the author)
+        mem.sync(folder)
     rep = b.sync(folder)["receive"]
     row = b.by_hash(UV)
     assert row["status"] == "candidate" and row["cwd"] == "shop-api"

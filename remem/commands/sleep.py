@@ -154,8 +154,7 @@ def register(app: typer.Typer) -> None:
             print(f"  plain text: {safe(lesson['draft'], multiline=True)}")
         if lesson.get("note"):
             print(f"  note: {safe(lesson['note'], multiline=True)}")
-        print(f"  created {lesson['created']}, updated {lesson['updated']}, "
-              f"cwd {safe(lesson.get('cwd') or 'every project')}")
+        print(f"  created {lesson['created']}, updated {lesson['updated']}, {_where(lesson.get('cwd'))}")
         if sources:
             table("sources", ["id", "kind", "at", "title"],
                   [(s["id"], s["kind"], s["at"][:16], short(s["title"], 70)) for s in sources])
@@ -230,21 +229,27 @@ def register(app: typer.Typer) -> None:
                   "for you to accept or reject it")
 
 
+def _where(cwd: str | None) -> str:
+    """Where a lesson applies, for `lessons show`: its folder, every project, or, for a shared
+    lesson this memory cannot place, the project it waits for (a bare name, not a folder)."""
+    from remem.engine.lessons import unbound_project
+
+    if not cwd:
+        return "cwd every project"
+    if unbound_project(cwd):
+        return f"for project '{safe(cwd)}' (not placed here)"
+    return f"cwd {safe(cwd)}"
+
+
 def _no_lessons_yet() -> str:
-    """Why there is no lesson yet, and what (if anything) to run."""
-    from remem.engine.lessons_pass import waiting, waiting_text
+    """Why there is no lesson yet, and what (if anything) to run: the engine's words, which
+    `remem doctor` gives too."""
+    from remem.engine.lessons_pass import no_lessons_why, waiting
 
     with open_store() as store:
-        waits = waiting(store)
-    unread = waits["next_sleep"]
-    if unread:
-        what = "correction or error waits" if unread == 1 else "corrections and errors wait"
-        return f"no lessons yet; {unread} new {what} for `remem sleep`, which learns lessons from them"
-    told = waiting_text(waits)
-    if told:
-        return f"no lessons yet: {told}"
-    return ("no lessons yet; they come from corrections and errors in your agents' sessions "
-            "(`remem ingest` reads them, then `remem sleep` learns from them)")
+        said = no_lessons_why(waiting(store), bool(store.meta_times()["last_sleep"]))
+    # A command to run is named in the reason; when there is none, say what to expect instead.
+    return f"no lessons yet: {said['why']}" + ("" if said["run"] else f"\n{said['fix']}")
 
 
 def _edit(text: str) -> str | None:

@@ -116,23 +116,13 @@ def _unredacted_problem(left: dict[str, int]) -> dict[str, str]:
 
 
 def _no_lessons_problem(waits: dict[str, int] | None, last_sleep: str | None) -> dict[str, str]:
-    """No active lesson: what to run only when running something would help. A sleep that
-    read every correction and error and learned nothing is not told to run again."""
-    from remem.engine.lessons_pass import waiting_text
+    """No active lesson: why, and what to run only when running something would help, in the
+    words `remem lessons list` uses (lessons_pass.no_lessons_why)."""
+    from remem.engine.lessons_pass import no_lessons_why
 
-    problem = "no active lessons yet, so hooks have nothing to show"
-    if waits is None or not last_sleep or waits.get("next_sleep"):
-        unread = (waits or {}).get("next_sleep")
-        why = f"; {unread} new corrections and errors wait for it" if unread and last_sleep else ""
-        return {"problem": problem, "fix": f"remem sleep   (turns corrections and errors into lessons{why})"}
-    told = waiting_text(waits, detail=False)
-    if told:
-        return {"problem": f"{problem}: {told}",
-                "fix": "nothing to run now: the first sleep after one like them comes again makes "
-                       "the lesson (`remem lessons list` says what waits)"}
-    return {"problem": f"{problem}: the last sleep found no correction or error to learn from",
-            "fix": "nothing to run: lessons come from corrections and errors in your agents' sessions, "
-                   "which the nightly `remem ingest` and `remem sleep` read"}
+    said = no_lessons_why(waits, bool(last_sleep), detail=False)
+    return {"problem": f"no active lessons yet, so hooks have nothing to show: {said['why']}",
+            "fix": str(said["fix"])}
 
 
 def _verdict(out: dict[str, Any]) -> dict[str, Any]:

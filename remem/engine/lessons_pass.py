@@ -158,6 +158,34 @@ def waiting_text(counts: dict[str, int], detail: bool = True) -> str | None:
     return text
 
 
+def no_lessons_why(counts: dict[str, int] | None, slept: bool, *, detail: bool = True) -> dict[str, str | None]:
+    """Why a memory has no active lesson yet, and what to do about it: the one wording of
+    `remem lessons list` and `remem doctor`. {"why": the reason in words; "run": the command
+    that would help, None when none would (a sleep that read every correction and error and
+    learned nothing is not told to run again); "fix": that command and what it does, or what
+    to expect instead}.
+
+    counts: `waiting`'s counts (None: they could not be read, as with a config in error);
+    slept: whether a sleep has finished; detail: name each reason something waits for (when
+    not, "fix" says where they are named)."""
+    unread = int((counts or {}).get("next_sleep") or 0)
+    if counts is None or unread:
+        what = "correction or error waits" if unread == 1 else "corrections and errors wait"
+        why = (f"{unread} new {what} for `remem sleep`, which learns lessons from them" if unread
+               else "`remem sleep` learns them from the corrections and errors of your agents' sessions")
+        return {"why": why, "run": "remem sleep", "fix": "remem sleep   (turns corrections and errors into lessons)"}
+    told = waiting_text(counts, detail=detail)
+    if told:
+        where = "" if detail else " (`remem lessons list` says what waits)"
+        return {"why": told, "run": None,
+                "fix": f"nothing to run now: the first sleep after one like them comes again makes the lesson{where}"}
+    why = ("the last sleep found no correction or error to learn from" if slept
+           else "no correction or error has come in to learn from")
+    return {"why": why, "run": None,
+            "fix": "nothing to run: lessons come from corrections and errors in your agents' sessions, "
+                   "which the nightly `remem ingest` and `remem sleep` read"}
+
+
 def _kind_data(ctx: "Context", kind: str) -> tuple[list[dict[str, Any]], dict[str, int], np.ndarray]:
     """Rows, id -> row index and the vector matrix of one kind; read once per sleep (episodes
     do not change between the lessons and merge passes)."""

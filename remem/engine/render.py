@@ -83,12 +83,31 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
 
 
+def _section_span(original: str) -> tuple[int, int] | None:
+    """Where remem's section is in MEMORY.md: the offsets of its BEGIN marker and of the first
+    END marker after it (None: the file has no whole section)."""
+    start = original.find(BEGIN)
+    end = original.find(END, start + len(BEGIN)) if start >= 0 else -1
+    return (start, end) if start >= 0 and end >= 0 else None
+
+
+def _section_lines(original: str, span: tuple[int, int]) -> list[tuple[str, str | None]]:
+    """The lines between the markers, each with its line break, and the lesson file it links
+    to when it is an index line (None: the heading, or anything else)."""
+    start, end = span
+    out: list[tuple[str, str | None]] = []
+    for line in original[start + len(BEGIN):end].splitlines(keepends=True):
+        found = _INDEX_LINE.fullmatch(line.rstrip())
+        out.append((line, found.group(1) if found else None))
+    return out
+
+
 def replace_section(original: str, body: str) -> str:
     """MEMORY.md with only remem's marked section replaced (appended when there is none)."""
     section = f"{BEGIN}\n{body.rstrip()}\n{END}" if body.strip() else f"{BEGIN}\n{END}"
-    start = original.find(BEGIN)
-    end = original.find(END, start + len(BEGIN)) if start >= 0 else -1
-    if start >= 0 and end >= 0:
+    span = _section_span(original)
+    if span is not None:
+        start, end = span
         return original[:start] + section + original[end + len(END):]
     if not original:
         return section + "\n"
@@ -288,23 +307,19 @@ def others_lines(original: str, folder: Path, tag: str, owned_names: set[str]) -
     """The index lines in MEMORY.md's section that another memory rendered: each links to a
     lesson file that is still in the folder and is neither this memory's name (`tag`) nor one
     it owned (`owned_names`: its files named before names carried the memory)."""
-    start = original.find(BEGIN)
-    end = original.find(END, start + len(BEGIN)) if start >= 0 else -1
-    if start < 0 or end < 0:
+    span = _section_span(original)
+    if span is None:
         return []
     kept: list[str] = []
     seen: set[str] = set()
-    for line in original[start + len(BEGIN):end].splitlines():
-        line = line.rstrip()
-        found = _INDEX_LINE.fullmatch(line)
-        if not found:
+    for line, name in _section_lines(original, span):
+        if name is None:
             continue  # the heading, or anything else: rewritten
-        name = found.group(1)
         if (name in seen or _name_tag(name) == tag or name in owned_names
                 or not (folder / name).is_file()):
             continue
         seen.add(name)
-        kept.append(line)
+        kept.append(line.rstrip())
     return kept
 
 
@@ -406,6 +421,14 @@ def _owned_files() -> dict[str, dict[str, Any]]:
         if _rendered_here(path, info.get("lesson"), root):
             out[str(path)] = info
     return out
+
+
+def _owned_names(files: dict[str, dict[str, Any]]) -> dict[Path, set[str]]:
+    """The names of the owned files (`_owned_files`), by their folder."""
+    names: dict[Path, set[str]] = {}
+    for path_s in files:
+        names.setdefault(Path(path_s).parent, set()).add(Path(path_s).name)
+    return names
 
 
 def _written_record(files: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -520,9 +543,7 @@ def render(
                     problems.append(f"cannot remove {path} ({exc.strerror or exc})")
     # 3. MEMORY.md sections: every folder we write to now or wrote to before.
     folders = set(per_folder) | {Path(p).parent for p in files}
-    owned_names: dict[Path, set[str]] = {}
-    for path_s in files:
-        owned_names.setdefault(Path(path_s).parent, set()).add(Path(path_s).name)
+    owned_names = _owned_names(files)
     for folder in sorted(folders):
         if not folder.parent.is_dir():
             continue
@@ -594,9 +615,7 @@ def _unrender(*, dry_run: bool) -> dict[str, Any]:
     root = _abs(paths.claude_projects_dir())
     folders = sorted(_abs(f) for f in root.glob("*/memory") if f.is_dir()) if root.is_dir() else []
     doomed = {_abs(p) for p in files if os.path.lexists(p)}
-    owned_names: dict[Path, set[str]] = {}
-    for path_s in files:
-        owned_names.setdefault(Path(path_s).parent, set()).add(Path(path_s).name)
+    owned_names = _owned_names(files)
     for folder in folders:
         for path in folder.glob(f"remem-{tag}-*.md"):
             if _name_tag(path.name) == tag and (path.is_file() or path.is_symlink()):
@@ -672,19 +691,14 @@ def without_own_lines(original: str, tag: str, owned: set[str]) -> str:
     owned, in `owned`). Once no memory has a line left, the section goes whole: the markers,
     the line break after them and, when the section ended the file, the blank line render put
     before it. Every other byte is kept."""
-    start = original.find(BEGIN)
-    end = original.find(END, start + len(BEGIN)) if start >= 0 else -1
-    if start < 0 or end < 0:
+    span = _section_span(original)
+    if span is None:
         return original
-
-    def index_name(line: str) -> str | None:
-        found = _INDEX_LINE.fullmatch(line.rstrip())
-        return found.group(1) if found else None
-
-    lines = original[start + len(BEGIN):end].splitlines(keepends=True)
-    kept = [l for l in lines if not ((name := index_name(l)) and (_name_tag(name) == tag or name in owned))]
-    if any(index_name(l) for l in kept):  # another memory's lines: the section stays
-        return original[:start + len(BEGIN)] + "".join(kept) + original[end:]
+    start, end = span
+    kept = [(line, name) for line, name in _section_lines(original, span)
+            if not (name and (_name_tag(name) == tag or name in owned))]
+    if any(name for _, name in kept):  # another memory's lines: the section stays
+        return original[:start + len(BEGIN)] + "".join(line for line, _ in kept) + original[end:]
     before, after = original[:start], original[end + len(END):]
     after = after[2:] if after.startswith("\r\n") else after.removeprefix("\n")
     if not after and before.endswith("\n\n"):

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Markdown, Select, TextArea
+from textual.widgets import Button, Input, Label, Markdown, Select, Static, TextArea
 
 
 class ConfirmForget(ModalScreen[str | None]):
@@ -35,19 +35,23 @@ class ConfirmForget(ModalScreen[str | None]):
 
 
 class AskValue(ModalScreen[str | None]):
-    """One line of input (a tag, an importance, an id)."""
+    """One line of input (a tag, an importance, an id, a folder); detail: what the person needs
+    to know to answer, below the question, wrapped to the dialog's width."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, question: str, placeholder: str = "", value: str = "") -> None:
+    def __init__(self, question: str, placeholder: str = "", value: str = "", detail: str = "") -> None:
         super().__init__()
         self.question = question
         self.placeholder = placeholder
         self.value = value
+        self.detail = detail
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(self.question, id="question", markup=False)
+            if self.detail:  # a Static, not a Label: it wraps instead of being cut at the edge
+                yield Static(self.detail, id="detail", classes="hint", markup=False)
             yield Input(value=self.value, placeholder=self.placeholder, id="answer")
             yield Label("Enter to save, Esc to cancel", classes="hint")
 

@@ -1,5 +1,6 @@
-"""Shared: lessons received from other memories (a page at a time), peers and their trust,
-sync, revoke."""
+"""Shared: lessons received from other memories (a page at a time), the project each is for
+(and, when this memory cannot place it, why it waits: accepting one asks for its folder here),
+peers and their trust, sync, revoke."""
 
 from __future__ import annotations
 
@@ -15,6 +16,21 @@ from textual.widgets import DataTable, Label, Static
 from remem.tui.paging import PagedPane
 from remem.tui.screens.modals import AskValue
 from remem.tui.widgets.format import cell, lines, markup, plain
+
+
+def project_cell(c: dict[str, Any]) -> str:
+    """A candidate's project in the table: its name ("every" for a lesson of every project),
+    marked when this memory cannot place it."""
+    return f"{c['project']} (waits)" if c["waits"] else c["project"] or "every"
+
+
+def project_line(c: dict[str, Any]) -> str:
+    """A candidate's project in the detail: which, where it applies here, or why it waits."""
+    if c["waits"]:
+        return f"project: {c['project']} · waits {c['waits']}"
+    if c["folder"]:
+        return f"project: {c['project']}, applies in {c['folder']}"
+    return "project: every project"
 
 
 class SharedPane(PagedPane):
@@ -44,7 +60,8 @@ class SharedPane(PagedPane):
         yield Label("", id="shared-status", classes="status")
 
     def on_mount(self) -> None:
-        self.query_one("#candidate-table", DataTable).add_columns("status", "origin", "signature", "safety", "lesson")
+        self.query_one("#candidate-table", DataTable).add_columns("status", "origin", "signature", "safety",
+                                                                  "project", "lesson")
         self.query_one("#peer-table", DataTable).add_columns("origin", "trusted", "first seen", "lessons", "label")
         self.app.mounted(self)  # read when its tab is first shown
 
@@ -62,7 +79,7 @@ class SharedPane(PagedPane):
         for c in page:
             safety = "ok" if c["safety"]["ok"] else "quarantined"
             table.add_row(cell(c["status"]), cell((c["origin"] or "?")[:8]), cell(c["signature"]), safety,
-                          cell(c["text"], 60), key=c["id"])
+                          cell(project_cell(c), 20), cell(c["text"], 60), key=c["id"])
         peers = self.query_one("#peer-table", DataTable)
         peers.clear()
         self.peers = share.peers(self.app.store)
@@ -92,8 +109,12 @@ class SharedPane(PagedPane):
             plain(f"signature: {c['signature']}"),
             plain("safety: " + ("ok" if c["safety"]["ok"] else "; ".join(c["safety"]["reasons"]) or c.get("note")
                                 or "quarantined")),
+            plain(project_line(c)),
             plain(f"corroborated by: {', '.join(corr['origins']) or 'nobody yet'}"),
-            plain(f"needs: {corr['needed']}"),
+            # The engine's words name the CLI's --project; here, `a` asks for the folder.
+            plain(f"needs: its project's folder here: press {'A' if c['status'] == 'quarantined' else 'a'} "
+                  "and name it (corroboration never activates it before)" if c["waits"]
+                  else f"needs: {corr['needed']}"),
         ]
         if closest:
             parts.append(plain(f"closest lesson of yours: {closest['id']} (cosine {closest['cosine']}, cut {closest['cut']})"))
@@ -111,14 +132,37 @@ class SharedPane(PagedPane):
             self.app.notify("quarantined: read why on the right, then press A to accept it anyway",
                             severity="warning")
             return
-        share = self.app.engine("share")
-        self.run_action("accepted", lambda: share.accept(self.app.store, lesson_id))
+        self.accept(lesson_id)
 
     def action_accept_quarantined(self) -> None:
         lesson_id = self.selected_key("#candidate-table")
         if lesson_id:
-            share = self.app.engine("share")
-            self.run_action("accepted", lambda: share.accept(self.app.store, lesson_id, force=True))
+            self.accept(lesson_id, force=True)
+
+    def accept(self, lesson_id: str, *, force: bool = False) -> None:
+        """Accept a candidate; one waiting for its project first asks for the folder it
+        belongs to here (the CLI's `--project`): a path, or the name of a project remem knows."""
+        share = self.app.engine("share")
+        c = self.candidates[lesson_id]
+        if not c["waits"]:
+            self.run_action("accepted", lambda: share.accept(self.app.store, lesson_id, force=force))
+            return
+
+        def done(answer: str | None) -> None:
+            if not answer:
+                return
+            try:
+                where = self.app.engine("projects").resolve_project(self.app.store, answer)
+            except ValueError as exc:  # the engine's one line naming what to give instead
+                self.app.notify(str(exc), severity="error", markup=False)
+                return
+            self.run_action(f"accepted {lesson_id}: applies in {where}",
+                            lambda: share.accept(self.app.store, lesson_id, force=force, project=where))
+
+        self.app.push_screen(AskValue(
+            f"Accept {lesson_id} for which folder here?", f"~/code/{c['project']}",
+            detail=f"It waits {c['waits']}. Give its folder (a full path), or the name of a project "
+                   "remem knows."), done)
 
     def action_reject(self) -> None:
         lesson_id = self.selected_key("#candidate-table")
