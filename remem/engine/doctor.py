@@ -251,9 +251,8 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
                          "fix": schedule.get("fix") or "remem setup"})
     else:
         if not schedule.get("ingests", True):
-            problems.append({"problem": "the nightly job sleeps without ingesting first, so Codex "
-                                        "sessions, the inbox and sessions whose hook never fired are "
-                                        "never read",
+            problems.append({"problem": "the nightly job sleeps without ingesting first, so the inbox "
+                                        "and sessions whose SessionEnd hook never fired are never read",
                              "fix": "remem setup   (the job then runs remem ingest, then remem sleep)"})
         if not paths.logs_dir().is_dir():
             # The scheduled line appends to a log there; the shell refuses a missing folder, so

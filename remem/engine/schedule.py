@@ -27,9 +27,9 @@ SYSTEMD_UNITS = ("remem-sleep.service", "remem-sleep.timer")
 def nightly_command() -> str:
     """The shell text of the nightly job: read what is new, then consolidate it.
 
-    Sleep reads nothing by itself, and a SessionEnd hook covers only Claude Code sessions that
-    ended cleanly: without the ingest, Codex sessions, the inbox (proxy recordings) and any
-    session whose hook never fired would never be read. `;`, not `&&`: a failed ingest (one
+    Sleep reads nothing by itself, and the SessionEnd hooks cover only sessions that ended
+    cleanly (and, for Codex, once its hooks are trusted): without the ingest, the inbox (proxy
+    recordings) and any session whose hook never fired would never be read. `;`, not `&&`: a failed ingest (one
     unreadable file, a busy store) must not cost the night's consolidation of everything
     already stored, so sleep runs whatever ingest did. The job's status is sleep's; both
     append to one log."""
