@@ -64,3 +64,35 @@ def test_share_sync_killed_at_random_points_leaves_no_torn_file_and_completes(sy
     for result in results:
         assert result["clean"], result
     assert any(r["killed"] for r in results)
+
+
+KILLED_AS_IT_MAKES_THE_MEMORY = """
+import os, sqlite3, sys
+real_connect = sqlite3.connect
+def connect(path, *args, **kwargs):
+    conn = real_connect(path, *args, **kwargs)
+    if os.path.basename(str(path)) == "memory.db":
+        os._exit(9)  # killed the moment the memory's own file is opened, before anything else
+    return conn
+sqlite3.connect = connect
+from remem.engine.store import Store
+Store()
+"""
+
+
+def test_a_first_run_killed_while_making_the_memory_leaves_one_the_next_run_opens(home):
+    """A first ingest or hook-spawned ingest killed as it makes memory.db must not leave a
+    0-byte file: that is refused as a memory lost (rightly, for a file that was a memory)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT, run_remem
+
+    killed = subprocess.run([sys.executable, "-c", KILLED_AS_IT_MAKES_THE_MEMORY], cwd=str(ROOT),
+                            capture_output=True, text=True, timeout=120)
+    assert killed.returncode == 9, killed.stderr
+    db = home / "memory.db"
+    assert db.exists() and db.stat().st_size > 0
+    assert not [p for p in home.iterdir() if p.name.endswith(".new")]  # nothing left beside it
+    status = run_remem("status")
+    assert status.returncode == 0, status.stderr

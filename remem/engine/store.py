@@ -101,6 +101,8 @@ class Store:
         fresh = self._check_file(create, refuse_empty=hold)
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        if fresh:
+            self._make_file()
         # The live memory is marked in use while open, so `remem restore` never replaces it
         # under a running command (backups and sleep's dry-run copies are not the memory;
         # restore itself opens it with hold=False).
@@ -158,6 +160,29 @@ class Store:
             f"it to start anew ({self.path})",
             fix=f"remem restore   (a backup from {paths.backups_dir()}), or rm {self.path} to start anew",
         )
+
+    def _make_file(self) -> None:
+        """A new memory is made beside its place, with SQLite's header written, and linked in
+        whole: a process killed while making it (a hook's timeout, Ctrl-C on a first ingest)
+        leaves no 0-byte memory.db, which the next run would have to refuse as a memory lost."""
+        made = self.path.with_name(f".{self.path.name}.{os.getpid()}.new")
+        try:
+            conn = sqlite3.connect(str(made), isolation_level=None)
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")  # writes the header; no -wal left
+            finally:
+                conn.close()
+            os.link(made, self.path)
+        except FileExistsError:
+            pass  # another remem made it a moment ago: that one is the memory
+        except OSError:
+            pass  # no links here, or no room: SQLite makes it in place and says what fails
+        finally:
+            for leftover in (made, Path(f"{made}-wal"), Path(f"{made}-shm")):
+                try:
+                    leftover.unlink()
+                except OSError:
+                    pass
 
     def _wal_has_data(self) -> bool:
         try:
