@@ -520,3 +520,230 @@ def test_plain_ingest_reads_gemini_cli_sessions_and_nothing_else_there(home: Pat
         assert "session" in kinds and "correction" in kinds
         sources = {r["path"] for r in store.rows("SELECT path FROM sessions")}
     assert sources == {f"{project / 'chats' / 'session-2026-01-01T10-00-gem1.json'}#0"}  # one conversation
+
+
+# Gemini CLI's record of a session with remem's hooks on, as 0.61.0 writes it: a header,
+# `$set` updates, the prompt with the BeforeAgent context as a part of its own, the shell
+# call's message written twice (before and after its result), a "user" message holding only
+# the tool's result, the hand-back, the AfterAgent deny's reason as the next "user" message,
+# and the last answer.
+GEMINI_SID = "49bec968-5f5b-5d07-80b3-0dfec60c7cbf"
+GEMINI_PROMPT = "Install the requests package for this project"
+PROMPT_LESSON = "- (correction) Use uv, not pip, to install packages"
+STOP_LESSON = "- (correction) Do not use git push --force on main; open a pull request instead"
+HAND_BACK = "Installed requests with pip, and pushed it straight to main with git push --force."
+FINAL = "Understood: I will open a pull request instead of force-pushing to main."
+
+
+def _remem_block(lesson: str) -> str:
+    from remem.engine.prime import CLOSE_TAG, HEADER, OPEN_TAG
+
+    return f"{OPEN_TAG}\n{HEADER}\n{lesson}\n{CLOSE_TAG}"
+
+
+def gemini_cli_lines(*, shell_status: str = "success", shell_output: str = "stub pip: would run pip install requests",
+                     deny: bool = True) -> list[dict]:
+    from remem.hooks.adapters import render
+
+    context = _remem_block(PROMPT_LESSON).replace("<", "&lt;").replace(">", "&gt;")
+    reason = json.loads(render("gemini", "stop", _remem_block(STOP_LESSON)))["reason"]
+    call = {"id": "run_shell_command_1", "name": "run_shell_command",
+            "args": {"command": "pip install requests", "description": "Install requests"}}
+    response = {"functionResponse": {"id": "run_shell_command_1", "name": "run_shell_command",
+                                     "response": {"output": f"Output: {shell_output}"}}}
+    calling = {"id": "g1", "timestamp": "2026-11-30T07:45:59.012Z", "type": "gemini", "content": "",
+               "thoughts": [], "model": "gemini-2.5-flash"}
+
+    def touched(at: str) -> dict:
+        return {"$set": {"lastUpdated": at}}
+
+    return [
+        {"sessionId": GEMINI_SID, "projectHash": "7809ac2a", "startTime": "2026-11-30T07:45:58.133Z",
+         "lastUpdated": "2026-11-30T07:45:58.133Z", "kind": "main"},
+        {"$set": {"messages": [{"id": "ctx", "timestamp": "2026-11-30T07:45:58.142Z", "type": "user",
+                                "content": [{"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"}]}],
+                  "lastUpdated": "2026-11-30T07:45:58.142Z"}},
+        {"id": "u1", "timestamp": "2026-11-30T07:45:58.604Z", "type": "user",
+         "content": [{"text": GEMINI_PROMPT}, {"text": f"<hook_context>{context}</hook_context>"}],
+         "displayContent": [{"text": GEMINI_PROMPT}]},
+        touched("2026-11-30T07:45:58.604Z"),
+        calling,
+        touched("2026-11-30T07:45:59.012Z"),
+        {**calling, "toolCalls": [{**call, "result": [response], "status": shell_status,
+                                   "timestamp": "2026-11-30T07:45:59.258Z", "resultDisplay": shell_output}]},
+        {"id": "u2", "timestamp": "2026-11-30T07:45:59.272Z", "type": "user", "content": [response]},
+        touched("2026-11-30T07:45:59.272Z"),
+        {"id": "g2", "timestamp": "2026-11-30T07:45:59.380Z", "type": "gemini", "content": HAND_BACK},
+        touched("2026-11-30T07:45:59.380Z"),
+        *([{"id": "u3", "timestamp": "2026-11-30T07:46:00.157Z", "type": "user", "content": [{"text": reason}]},
+           touched("2026-11-30T07:46:00.157Z")] if deny else []),
+        {"id": "g3", "timestamp": "2026-11-30T07:46:00.243Z", "type": "gemini", "content": FINAL},
+        touched("2026-11-30T07:46:00.243Z"),
+    ]
+
+
+def gemini_cli_project(tmp_path: Path, lines: list[dict], *, root: str | None = "/home/dev/shop") -> Path:
+    """~/.gemini/tmp/<project>/chats/session-*.jsonl, with .project_root beside chats/."""
+    chats_dir = tmp_path / "gemini-tmp" / "shop" / "chats"
+    chats_dir.mkdir(parents=True)
+    if root is not None:
+        (chats_dir.parent / ".project_root").write_text(root)
+    path = chats_dir / "session-2026-11-30T07-45-49bec968.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def stored_text(store) -> str:
+    return " ".join(f"{r['title']} {r['gist']} {r['detail']}" for r in store.rows("SELECT * FROM episodes"))
+
+
+def test_a_gemini_cli_prompt_is_stored_without_the_hook_context_gemini_cli_added_to_it(store, tmp_path: Path) -> None:
+    from remem.engine.ingest import ingest_paths
+
+    path = gemini_cli_project(tmp_path, gemini_cli_lines(deny=False))
+    (session,) = chats.parse_chats(path)
+    assert [t.text for t in session.user_turns()] == [GEMINI_PROMPT]
+    assert ingest_paths(store, [path], source="chats")["errors"] == []
+    stored = stored_text(store)
+    assert GEMINI_PROMPT in stored
+    assert "hook_context" not in stored and "remem-memory" not in stored and PROMPT_LESSON[2:] not in stored
+
+
+def test_remems_stop_reason_in_a_gemini_cli_record_is_not_the_persons_correction(store, tmp_path: Path) -> None:
+    """Gemini CLI sends the AfterAgent deny's reason to the model as the next prompt and records
+    it as a "user" message: read as the person's, it was a correction of theirs after the
+    hand-back, and remem's own lesson came back to it as a repeat."""
+    from remem.engine.ingest import ingest_paths
+    from remem.engine.prime import STOP_REASON
+
+    path = gemini_cli_project(tmp_path, gemini_cli_lines())
+    (session,) = chats.parse_chats(path)
+    assert [t.text for t in session.user_turns()] == [GEMINI_PROMPT]
+    summary = ingest_paths(store, [path], source="chats")
+    assert summary["errors"] == [] and "correction" not in summary["by_kind"], summary
+    stored = stored_text(store)
+    assert FINAL in stored and STOP_REASON not in stored and STOP_LESSON[2:] not in stored
+
+
+def test_a_gemini_cli_message_holding_only_a_tool_result_is_no_hand_back(tmp_path: Path) -> None:
+    """The agent went on after its call: the next turn is its hand-back, not an empty one that
+    says it stopped there."""
+    (session,) = chats.parse_chats(gemini_cli_project(tmp_path, gemini_cli_lines(deny=False)))
+    assert [(t.role, t.text, len(t.tool_calls)) for t in session.turns] == [
+        ("user", GEMINI_PROMPT, 0), ("assistant", "", 1), ("assistant", HAND_BACK, 0), ("assistant", FINAL, 0)]
+
+
+def test_a_gemini_cli_session_is_stored_under_its_own_id_the_one_its_hooks_record(store, tmp_path: Path) -> None:
+    """`primes` holds the session id the hooks were sent: Gemini CLI's sessionId. Its episodes
+    carry the same, so `remem measure` can tell which primed session repeated a lesson."""
+    from remem.engine.ingest import ingest_paths
+
+    path = gemini_cli_project(tmp_path, gemini_cli_lines())
+    (session,) = chats.parse_chats(path)
+    assert session.id == GEMINI_SID
+    ingest_paths(store, [path], source="chats")
+    assert {r["session_id"] for r in store.rows("SELECT session_id FROM episodes")} == {GEMINI_SID}
+    assert [r["id"] for r in store.rows("SELECT id FROM sessions")] == [GEMINI_SID]
+
+
+def store_as_an_earlier_release_did(store, path: Path, old_id: str, *, upto: int | None = None) -> None:
+    """The session of `path` as an earlier release stored it: under `old_id`, with no folder,
+    remem's stop reason read as the person's words after the hand-back. `upto`: the record as
+    far as it was written when read (a live session)."""
+    from remem.engine.ingest import ingest_session
+    from remem.engine.prime import STOP_REASON
+    from remem.engine.session import Turn
+
+    (old,) = chats.parse_chats(path)
+    old.id, old.cwd, old.path = old_id, None, f"{path}#0"
+    old.turns.insert(3, Turn(role="user", text=f"{STOP_REASON}\n{_remem_block(STOP_LESSON)}"))
+    old.turns = old.turns[:upto]
+    st = path.stat()
+    ingest_session(store, old, mtime=st.st_mtime, size=st.st_size, whole=True)
+
+
+def failing_gemini_cli_project(tmp_path: Path) -> Path:
+    return gemini_cli_project(tmp_path, gemini_cli_lines(shell_status="error",
+                                                         shell_output="error: externally-managed-environment"))
+
+
+def test_a_gemini_cli_session_stored_under_its_older_id_is_taken_over_not_stored_twice(
+        store, tmp_path: Path) -> None:
+    """Stored by an earlier release as `<sessionId>:<hash>`: reading the file again, unchanged,
+    moves it to Gemini CLI's id, keeping what the person and the sleep made of it, and drops
+    what was misread (remem's stop reason as a correction)."""
+    from remem.engine.ingest import ingest_paths
+    from remem.engine.prime import STOP_REASON
+    from remem.engine.store import stable_id
+
+    path = failing_gemini_cli_project(tmp_path)
+    store_as_an_earlier_release_did(store, path, f"{GEMINI_SID}:48e93e95ff")
+    kinds = {r["kind"]: dict(r) for r in store.rows("SELECT * FROM episodes")}
+    assert set(kinds) == {"session", "error", "correction"}, kinds
+    error = kinds["error"]
+    # what the person and the sleep made of it since
+    store.conn.execute("UPDATE episodes SET recalls = 3 WHERE id = ?", (error["id"],))
+    store.conn.execute("INSERT INTO tags (memory_id, tag) VALUES (?, 'shop-setup')", (error["id"],))
+    store.conn.execute("INSERT INTO lessons (id, text, kind, sources, created, updated) VALUES "
+                       "('L1', 'Use uv', 'error', ?, '2026-12-01', '2026-12-01')", (json.dumps([error["id"]]),))
+    store.conn.commit()
+    store.hard_delete([kinds["session"]["id"]])
+
+    summary = ingest_paths(store, [path], source="chats")
+    assert summary["files"] == 1 and summary["errors"] == [] and summary["episodes"] == 0, summary
+    rows = [dict(r) for r in store.rows("SELECT * FROM episodes")]
+    assert [(r["kind"], r["session_id"], r["cwd"]) for r in rows] == [("error", GEMINI_SID, "/home/dev/shop")]
+    assert rows[0]["id"] == stable_id(GEMINI_SID, "error", error["title"]) and rows[0]["recalls"] == 3
+    assert "shop-setup" in store.tags_of(rows[0]["id"]) and STOP_REASON not in stored_text(store)
+    assert json.loads(store.scalar("SELECT sources FROM lessons WHERE id = 'L1'")) == [rows[0]["id"]]
+    session_id = stable_id(GEMINI_SID, "session", GEMINI_SID)
+    assert store.forgotten([session_id]) == {session_id}  # deleted for good then: not brought back
+    assert [r["id"] for r in store.rows("SELECT id FROM sessions")] == [GEMINI_SID]
+    assert ingest_paths(store, [path], source="chats")["skipped"] == 1  # taken over once
+
+
+def test_a_live_gemini_cli_session_stored_under_two_older_ids_is_one_session_after(store, tmp_path: Path) -> None:
+    """Read early, a live session's opening was shorter and its older id another: both copies
+    become the one session, each episode once."""
+    from remem.engine.ingest import ingest_paths
+
+    path = failing_gemini_cli_project(tmp_path)
+    store_as_an_earlier_release_did(store, path, f"{GEMINI_SID}:0123456789", upto=2)
+    store_as_an_earlier_release_did(store, path, f"{GEMINI_SID}:48e93e95ff")
+    assert store.scalar("SELECT count(*) FROM episodes WHERE kind IN ('session', 'error')") == 4
+    # recalled in its last reading: that copy is the one kept
+    store.conn.execute("UPDATE episodes SET recalls = 2 WHERE session_id = ?", (f"{GEMINI_SID}:48e93e95ff",))
+    store.conn.commit()
+    ingest_paths(store, [path], source="chats")
+    rows = store.rows("SELECT kind, session_id, recalls FROM episodes ORDER BY kind")
+    assert [(r["kind"], r["session_id"], r["recalls"]) for r in rows] == [
+        ("error", GEMINI_SID, 2), ("session", GEMINI_SID, 2)]
+    assert FINAL in store.scalar("SELECT gist FROM episodes WHERE kind = 'session'")
+
+
+def test_a_gemini_cli_session_takes_its_folder_from_project_root(tmp_path: Path) -> None:
+    (session,) = chats.parse_chats(gemini_cli_project(tmp_path / "a", gemini_cli_lines(), root="/home/dev/shop\n"))
+    assert session.cwd == "/home/dev/shop"  # so its lessons are this project's
+    (unknown,) = chats.parse_chats(gemini_cli_project(tmp_path / "b", gemini_cli_lines(), root=None))
+    assert unknown.cwd is None
+
+
+def test_gemini_cli_set_records_are_updates_not_malformed_lines(tmp_path: Path) -> None:
+    """`{"$set": …}` updates the record's metadata, or sets the model's history (here the
+    session's opening context): neither is a broken line, nor a turn."""
+    (session,) = chats.parse_chats(gemini_cli_project(tmp_path, gemini_cli_lines()))
+    assert session.malformed_lines == 0
+    assert not any("session_context" in t.text for t in session.turns)
+
+
+def test_a_gemini_cli_rewind_leaves_the_abandoned_turns_out(tmp_path: Path) -> None:
+    """`{"$rewindTo": id}`: the person went back to that prompt; it and what followed are gone
+    from the conversation, and what they asked instead follows."""
+    lines = [*gemini_cli_lines(deny=False),
+             {"$rewindTo": "u1"},
+             {"id": "u4", "timestamp": "2026-11-30T07:47:00.000Z", "type": "user",
+              "content": [{"text": "Add requests to pyproject.toml with uv add"}]},
+             {"id": "g4", "timestamp": "2026-11-30T07:47:05.000Z", "type": "gemini", "content": "Added it."}]
+    (session,) = chats.parse_chats(gemini_cli_project(tmp_path, lines))
+    assert [t.text for t in session.turns] == ["Add requests to pyproject.toml with uv add", "Added it."]
+    assert session.malformed_lines == 0

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from remem.engine import clock
+from remem.engine.prime import STOP_REASON
 from remem.engine.session import Session, ToolCall, Turn
 from remem.engine.store import stable_id
 from remem.engine.toolresult import json_or_raw, looks_failed, looks_rejected, scrub_surrogates
@@ -281,16 +282,38 @@ def _is_gemini_cli(conv: dict[str, Any]) -> bool:
         isinstance(m, dict) and m.get("type") in ("user", "gemini") and "role" not in m for m in messages)
 
 
+# How Gemini CLI wraps a hook's added context (BeforeAgent's) in the prompt's own message.
+_HOOK_CONTEXT = "<hook_context>"
+
+
+def _persons_words(content: Any) -> str:
+    """The text of a Gemini CLI "user" message without the context a hook added to it: Gemini
+    CLI appends that as a part of its own, `<hook_context>…</hook_context>` (remem's lessons
+    among them). Its `displayContent` is no better a source: it is absent when nothing was
+    added, and Gemini CLI passes the prompt's along its turn, so the retry a stop hook's deny
+    starts (its reason the content) may carry the typed prompt there."""
+    if isinstance(content, str):
+        return "" if content.lstrip().startswith(_HOOK_CONTEXT) else content
+    if isinstance(content, list):
+        content = [p for p in content if not (isinstance(p, dict) and isinstance(p.get("text"), str)
+                                              and p["text"].lstrip().startswith(_HOOK_CONTEXT))]
+    return _text_of(content)
+
+
 def _gemini_cli(conv: dict[str, Any], c: _Conv) -> None:
     """Gemini CLI's own record: each message {id, timestamp, type, content}; a "gemini" one
     holds its toolCalls with their results and status. info/error/warning lines are the
-    CLI's own notices, not words of the person or the model."""
+    CLI's own notices, not words of the person or the model; nor is a "user" message holding
+    only a tool's result (its call holds it too), a hook's added context, or remem's own stop
+    hook reason (Gemini CLI sends it as the next prompt)."""
     for m in conv.get("messages") or []:
         if not isinstance(m, dict) or m.get("type") not in ("user", "gemini"):
             continue
         at = _iso_or_none(m.get("timestamp"))
-        text = _text_of(m.get("content"))
         if m["type"] == "user":
+            text = _persons_words(m.get("content"))
+            if not text.strip() or text.lstrip().startswith(STOP_REASON):
+                continue
             last = c.turns[-1] if c.turns else None
             if last is not None and last.role == "assistant" and last.tool_calls and all(
                     call.result is not None and not call.rejected for call in last.tool_calls):
@@ -300,7 +323,7 @@ def _gemini_cli(conv: dict[str, Any], c: _Conv) -> None:
                 c.turns.append(Turn(role="assistant", text="", at=last.at))
             c.say("user", text, at)
             continue
-        turn = c.say("assistant", text, at)
+        turn = c.say("assistant", _text_of(m.get("content")), at)
         for tc in m.get("toolCalls") or []:
             if not isinstance(tc, dict):
                 continue
@@ -316,15 +339,6 @@ def _gemini_cli(conv: dict[str, Any], c: _Conv) -> None:
                 call = owner.tool_calls[-1]
                 call.rejected, call.is_error = True, True
                 call.result = call.result or "cancelled by the user"
-
-
-def _latest_by_id(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each message once, as last written (a record may be written again as it grows), in the
-    order first seen."""
-    latest: dict[Any, dict[str, Any]] = {}
-    for n, rec in enumerate(records):
-        latest[rec.get("id") if isinstance(rec.get("id"), str) else n] = rec
-    return list(latest.values())
 
 
 def _iso_or_none(value: Any) -> str | None:
@@ -421,9 +435,14 @@ def conversation_to_session(conv: Any, *, path: str | None = None, index: int = 
     started = _when(conv) or (times[0] if times else None)
     # The id comes from the conversation, never from where the file is: the same export named
     # two ways, or copied, is one conversation. A given id is namespaced by the content too,
-    # as exports reuse small ids ("id": 1) for different conversations.
+    # as exports reuse small ids ("id": 1) for different conversations. Gemini CLI's is kept as
+    # it is: a UUID it never reuses, and the session id its hooks send (`primes` records it,
+    # `remem measure` joins the session's episodes on it).
     fp = fingerprint(c.turns, started)
-    sid = f"{given}:{fp[:10]}" if given else stable_id("chats", fp)
+    if fmt == "gemini-cli" and given:
+        sid = given
+    else:
+        sid = f"{given}:{fp[:10]}" if given else stable_id("chats", fp)
     cwd = conv.get("cwd") if isinstance(conv.get("cwd"), str) else None
     title = next((conv[k] for k in _TITLE_KEYS if isinstance(conv.get(k), str)), None)
     return Session(
@@ -476,6 +495,20 @@ def fingerprint(turns: list[Turn], started: str | None, count: int = 2) -> str:
     return stable_id("chat-content", text.encode("utf-8", "replace").decode("utf-8"))
 
 
+def _gemini_project_root(path: Path) -> str | None:
+    """The project folder of a Gemini CLI session file: Gemini CLI writes it to
+    ~/.gemini/tmp/<project>/.project_root, beside the session's chats/ folder (None when
+    that file is not there, or says nothing)."""
+    if path.parent.name != "chats":
+        return None
+    try:
+        with open(path.parent.parent / ".project_root", "rb") as fh:
+            raw = fh.read(4096)  # a path; more than that is no .project_root of Gemini CLI's
+    except OSError:
+        return None
+    return raw.decode("utf-8", "replace").strip() or None
+
+
 def _conversations(value: Any) -> list[Any]:
     if isinstance(value, dict) and isinstance(value.get("conversations"), list):
         return value["conversations"]
@@ -504,7 +537,9 @@ def parse_chats(path: Path | str) -> list[Session]:
     except ValueError:
         items = []
         loose: list[Any] = []  # JSONL whose lines are single messages
-        gemini: list[dict[str, Any]] = []  # Gemini CLI's session-*.jsonl: a header, then records
+        # Gemini CLI's session-*.jsonl: a header, then records, each message once as last
+        # written (it writes one again as it grows) in the order first seen, as Gemini CLI reads it
+        gemini: dict[Any, dict[str, Any]] = {}
         header: dict[str, Any] = {}
         lines = text.split("\n")
         last = len(lines) - 1
@@ -521,10 +556,23 @@ def parse_chats(path: Path | str) -> list[Session]:
                 continue
             if isinstance(value, dict) and value.get("type") in _GEMINI_CLI_TYPES \
                     and "role" not in value and "content" in value:
-                gemini.append(value)
+                gemini[value["id"] if isinstance(value.get("id"), str) else n] = value
+            elif isinstance(value, dict) and isinstance(value.get("$set"), dict):
+                # Gemini CLI updating its record in place: metadata (lastUpdated, summary ...)
+                # and `messages`, the model's history as it now stands (the session's opening
+                # context, a history cut short or compressed). Every message of the session is
+                # a record of its own already: only the metadata is taken.
+                header = {**header, **{k: v for k, v in value["$set"].items() if k != "messages"}}
+            elif isinstance(value, dict) and isinstance(value.get("$rewindTo"), str):
+                # The person went back to an earlier prompt: that message and all after it are
+                # gone from the conversation (an abandoned branch, as in a ChatGPT export).
+                ids = list(gemini)
+                if value["$rewindTo"] in gemini:
+                    for key in ids[ids.index(value["$rewindTo"]):]:
+                        del gemini[key]
             elif isinstance(value, dict) and "sessionId" in value and not any(
                     key in value for key in ("messages", "type", "contents", "mapping", "chat_messages")):
-                header = value
+                header = {**header, **value}
             elif isinstance(value, dict) and "role" in value and not (
                 "messages" in value or "contents" in value or "mapping" in value
             ):
@@ -534,7 +582,7 @@ def parse_chats(path: Path | str) -> list[Session]:
         if loose:
             items.append(loose)
         if gemini:
-            items.append({"sessionId": path.stem, **header, "messages": _latest_by_id(gemini)})
+            items.append({"sessionId": path.stem, **header, "messages": list(gemini.values())})
     sessions: list[Session] = []
     for i, item in enumerate(items):
         try:
@@ -553,6 +601,9 @@ def parse_chats(path: Path | str) -> list[Session]:
         )
     _tell_apart(sessions)
     sessions[0].malformed_lines = malformed
+    for session in sessions:
+        if session.meta["format"] == "gemini-cli" and session.cwd is None:
+            session.cwd = _gemini_project_root(path)
     if torn:
         # ingest records this size instead of the file's, so the file is read again next time
         for session in sessions:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -56,7 +57,7 @@ from remem.engine.session_gist import (
     prompts_detail,
     session_gist,
 )
-from remem.engine.store import MAX_GIST, Store, cap, stable_id
+from remem.engine.store import MAX_GIST, Store, cap, dumps, loads_list, stable_id
 from remem.engine.text import clean_text
 from remem.errors import StoreError, store_problem
 
@@ -417,7 +418,19 @@ def _default_files() -> list[tuple[Path, str]]:
 
 
 def _recorded(store: Store, path: str) -> dict[str, Any] | None:
-    return store.one("SELECT mtime, size FROM sessions WHERE path = ?", (path,))
+    return store.one("SELECT id, mtime, size FROM sessions WHERE path = ?", (path,))
+
+
+# How a Gemini CLI session's id was stored before it was Gemini CLI's own: `<sessionId>:<a hash
+# of its opening>` (chats.conversation_to_session).
+_OLDER_GEMINI_ID = re.compile(r"(.+):[0-9a-f]{10}")
+
+
+def _stored_as_older_gemini_id(row: dict[str, Any], path: Path) -> bool:
+    """A Gemini CLI session file (…/chats/session-*) recorded under its older id: read once
+    more, unchanged or not, so its session takes Gemini CLI's id (`_take_over_older_ids`)."""
+    return path.name.startswith("session-") and path.parent.name == "chats" \
+        and _OLDER_GEMINI_ID.fullmatch(str(row["id"])) is not None
 
 
 def _parse(path: Path, source: str, store: Store | None = None) -> list[Session]:
@@ -467,7 +480,8 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
     name = safe_text(path)  # as stored: a name that is not UTF-8 shows its bytes as \xNN
     key = f"{name}#0" if source == "chats" else name
     row = _recorded(store, key)
-    if row is not None and row["mtime"] == st.st_mtime and row["size"] == st.st_size:
+    if row is not None and row["mtime"] == st.st_mtime and row["size"] == st.st_size \
+            and not (source == "chats" and _stored_as_older_gemini_id(row, path)):
         summary["skipped"] += 1
         return
     sessions = _parse(path, source, store)
@@ -477,6 +491,7 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
         if source == "chats":
             session.path = f"{name}#{i}"
             session.id = _stored_chat_id(store, session, path) or session.id
+            _take_over_older_ids(store, session)
         else:
             session.path = name
         size = st.st_size
@@ -507,6 +522,67 @@ def _stored_chat_id(store: Store, session: Session, path: Path) -> str | None:
                 and _same_opening(store, old, session):
             return old
     return None
+
+
+def _take_over_older_ids(store: Store, session: Session) -> None:
+    """A Gemini CLI session stored before its id was Gemini CLI's own is under
+    `<sessionId>:<hash of its opening>`, once per opening it had when read (a live session read
+    early had a shorter one). What is stored under those ids becomes this session's, in place:
+    each episode takes the id it has under the new session id (its strength, recalls, tags and
+    connections, and the lessons naming it, follow), one already there under the new id stays
+    the only copy, and an id forgotten under an old session id is forgotten under the new one.
+    Reading the file then updates the session instead of storing it a second time."""
+    given = session.meta.get("given_id")
+    if session.meta.get("format") != "gemini-cli" or not given or session.id != given:
+        return
+    span = (f"{given}:", f"{given};")  # ':' + 1: every id "<given>:…", found by the index
+    recorded = {r["id"] for r in store.rows(
+        "SELECT id FROM sessions WHERE id >= ? AND id < ? AND source = 'chats'", span)}
+    olds = recorded | {r["session_id"] for r in store.rows(
+        "SELECT DISTINCT session_id FROM episodes WHERE session_id >= ? AND session_id < ?", span)}
+    # The last read first (the one its file's row names): of two copies of an episode, its stays.
+    olds = sorted((old for old in olds if (m := _OLDER_GEMINI_ID.fullmatch(old)) and m.group(1) == given),
+                  key=lambda old: (old not in recorded, old))
+    if not olds:
+        return
+    new = session.id
+
+    def id_under(sid: str, kind: str, title: str) -> str:
+        return stable_id(sid, "session", sid) if kind == "session" else stable_id(sid, kind, title)
+
+    # What the session yields now, by the ids it had under the old session ids.
+    under_old = {id_under(old, ep["kind"], ep["title"]): ep["id"] for ep in episodes_of(session) for old in olds}
+    once_forgotten = {under_old[eid] for eid in store.forgotten(under_old)}
+    with store.write() as conn:
+        for old in olds:
+            for eid, kind, title in conn.execute(
+                    "SELECT id, kind, title FROM episodes WHERE session_id = ?", (old,)).fetchall():
+                # made by ingest: its id is the one its session and title give (else the person's)
+                nid = id_under(new, kind, title) if eid == id_under(old, kind, title) else eid
+                if nid != eid and conn.execute("SELECT 1 FROM episodes WHERE id = ?", (nid,)).fetchone():
+                    conn.execute("DELETE FROM episodes WHERE id = ?", (eid,))
+                else:
+                    conn.execute("UPDATE episodes SET id = ?, session_id = ?, cwd = coalesce(cwd, ?) "
+                                 "WHERE id = ?", (nid, new, session.cwd, eid))
+                if nid != eid:
+                    _repoint(conn, eid, nid)
+            conn.execute("DELETE FROM sessions WHERE id = ?", (old,))
+        stamp = clock.iso()
+        conn.executemany("INSERT OR IGNORE INTO forgotten (id, at) VALUES (?, ?)",
+                         [(eid, stamp) for eid in sorted(once_forgotten)])
+
+
+def _repoint(conn: sqlite3.Connection, old: str, new: str) -> None:
+    """What names episode `old` names `new` instead: its tags, connections and lessons."""
+    conn.execute("UPDATE OR IGNORE tags SET memory_id = ? WHERE memory_id = ?", (new, old))
+    conn.execute("DELETE FROM tags WHERE memory_id = ?", (old,))
+    conn.execute("UPDATE OR IGNORE connections SET src = ? WHERE src = ?", (new, old))
+    conn.execute("UPDATE OR IGNORE connections SET dst = ? WHERE dst = ?", (new, old))
+    conn.execute("DELETE FROM connections WHERE src = ? OR dst = ?", (old, old))
+    for seq, sources in conn.execute("SELECT seq, sources FROM lessons WHERE instr(sources, ?) > 0",
+                                     (f'"{old}"',)).fetchall():
+        ids = list(dict.fromkeys(new if i == old else i for i in loads_list(sources)))
+        conn.execute("UPDATE lessons SET sources = ? WHERE seq = ?", (dumps(ids), seq))
 
 
 def _same_opening(store: Store, old_id: str, session: Session) -> bool:

@@ -55,6 +55,11 @@ HEADER = (
     "Remembered context from this person's earlier sessions (remem). It is background to "
     "weigh, not an instruction; what the person asks now comes first."
 )
+# A stop hook's reason comes back to the agent as the reason it may not finish yet, so it must
+# say what to do; the remembered lessons follow in their fence. Some agents record it as a
+# message of the person's (Gemini CLI): reading their chats, remem knows it as its own.
+STOP_REASON = ("Before handing back, check your work against the remembered lessons below. "
+               "If one applies, put right what it names; if none does, finish as you were.")
 
 
 def is_held_out(session_id: str | None, cfg: dict[str, Any] | None = None) -> bool:

@@ -23,7 +23,7 @@ EVENT_NAMES: dict[str, dict[str, str | None]] = {
     "claude-code": {"prompt": "UserPromptSubmit", "pre-tool": "PreToolUse", "stop": "Stop",
                     "session-end": "SessionEnd"},
     "codex": {"prompt": "UserPromptSubmit", "pre-tool": "PreToolUse", "stop": "Stop",
-              "session-end": None},
+              "session-end": "SessionEnd"},
     "gemini": {"prompt": "BeforeAgent", "pre-tool": None, "stop": "AfterAgent",
                "session-end": "SessionEnd"},
     "cursor": {"prompt": "beforeSubmitPrompt", "pre-tool": None, "stop": None,
@@ -138,10 +138,14 @@ def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
     )
 
 
-# A stop hook's reason comes back to the agent as the reason it may not finish yet, so it must
-# say what to do; the remembered lessons follow in their fence.
-STOP_REASON = ("Before handing back, check your work against the remembered lessons below. "
-               "If one applies, put right what it names; if none does, finish as you were.")
+def __getattr__(name: str) -> Any:
+    """STOP_REASON (the stop hook's reason, before its lessons) lives in remem.engine.prime, read
+    from there only when asked for: importing this module stays light for every hook."""
+    if name == "STOP_REASON":
+        from remem.engine.prime import STOP_REASON
+
+        return STOP_REASON
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def render(agent: str, event: str, block: str) -> str:
@@ -150,6 +154,9 @@ def render(agent: str, event: str, block: str) -> str:
     if not name or not block:
         return neutral(agent, event)
     if event == "stop":
+        # (prime is loaded already: the stop hook has just chosen the block with it)
+        from remem.engine.prime import STOP_REASON
+
         decision = "deny" if agent == "gemini" else "block"
         return json.dumps({"decision": decision, "reason": f"{STOP_REASON}\n{block}"})
     # ASCII JSON (\u escapes): whatever encoding the agent's pipe has, what is written arrives,
