@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -582,6 +583,41 @@ def test_session_end_command_is_detached_ingest():
     from remem.hooks.session_end import ingest_command
 
     assert ingest_command("/t.jsonl")[1:] == ["-m", "remem", "ingest", "/t.jsonl", "--quiet"]
+    # The agent says what its transcript is; the file's name is the agent's to choose.
+    assert ingest_command("/s/rollout-x.jsonl", "codex")[1:] == [
+        "-m", "remem", "ingest", "/s/rollout-x.jsonl", "--source", "codex", "--quiet"]
+
+
+CODEX_ROLLOUT = (Path(__file__).parent / "fixtures" / "codex" / "sessions" / "2026" / "11" / "20"
+                 / "rollout-2026-11-20T10-00-00-0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b.jsonl")
+
+
+def test_codex_session_end_ingests_its_rollout_as_a_codex_rollout(home, tmp_path):
+    """Codex's SessionEnd names the session's rollout as transcript_path. Its detached ingest
+    reads it as a Codex rollout whatever the file is called: guessed from the name, a rollout
+    not named rollout-* was read as a Claude Code transcript, gave no episode and was marked read."""
+    from tests.test_claude_code_real_agent_fake_model import _running, ingest_pid, wait_for_ingest
+
+    session_id = "0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b"
+    rollout = tmp_path / "sessions" / "2026" / "11" / "20" / f"{session_id}.jsonl"
+    rollout.parent.mkdir(parents=True)
+    rollout.write_bytes(CODEX_ROLLOUT.read_bytes())
+    # Every key Codex 0.171.0 sends its SessionEnd hooks (`reason: "other"` after `codex exec`).
+    payload = {"session_id": session_id, "transcript_path": str(rollout), "cwd": "/home/dev/shop",
+               "hook_event_name": "SessionEnd", "reason": "other"}
+    try:
+        res = run_hook("session-end", payload, agent="codex")
+        assert res.returncode == 0 and res.stdout == "" and res.stderr == ""
+        log = (home / "logs" / "remem.log").read_text()
+        assert f"session-end: ingesting {rollout} in the background" in log
+        episodes = wait_for_ingest(home, session_id)
+    finally:  # the detached ingest never outlives the test
+        pid = ingest_pid(home)
+        if pid is not None and _running(pid):
+            os.kill(pid, signal.SIGTERM)
+    assert episodes and {e["source"] for e in episodes} == {"codex"}
+    assert {e["cwd"] for e in episodes} == {"/home/dev/shop"}
+    assert "make test" in " ".join(f"{e['title']} {e['gist']} {e['detail']}" for e in episodes)
 
 
 # ------------------------------------------------------------------------------ imports

@@ -459,6 +459,46 @@ def test_the_codex_flag_an_earlier_release_wrote_becomes_the_current_one(cli, ag
         tomllib.loads(editor.enable_hooks(written))
 
 
+def test_an_earlier_codex_wiring_gets_the_session_end_hook_within_the_3_s_codex_allows(
+        cli, agents_home, store, monkeypatch):
+    """Earlier releases wired no SessionEnd hook for Codex, so its sessions waited for the
+    nightly ingest: setup adds it to such a wiring, with a timeout Codex takes as it is (it
+    clamps SessionEnd hooks to 3 s and warns on every run about a longer one); doctor finds
+    nothing wrong with it, and --remove still restores the files byte for byte."""
+    from remem.engine import setup, setup_json
+
+    codex_dir = agents_home["user"] / ".codex"
+    hooks_json = codex_dir / "hooks.json"
+    before = snapshot([codex_dir / "config.toml", hooks_json])
+    args = ("--yes", "--agent", "codex", "--no-schedule")
+    with monkeypatch.context() as m:
+        m.setattr(setup, "codex_hooks", lambda: {event: group for event, group in setup_json.codex_hooks().items()
+                                                 if event != "SessionEnd"})
+        assert cli("setup", *args).exit_code == 0
+    earlier = json.loads(hooks_json.read_text())["hooks"]
+    assert set(earlier) == {"UserPromptSubmit", "PreToolUse", "Stop"}
+
+    upgrade = cli("setup", *args)
+    assert upgrade.exit_code == 0, upgrade.output
+    assert "Hooks need review" in upgrade.stdout  # Codex runs the new hook only once trusted
+    hooks = json.loads(hooks_json.read_text())["hooks"]
+    assert {event: hooks[event] for event in earlier} == earlier
+    [group] = hooks["SessionEnd"]
+    [hook] = group["hooks"]
+    assert "matcher" not in group and hook["type"] == "command"
+    assert hook["command"].endswith(" hook session-end --agent codex")
+    assert isinstance(hook["timeout"], int) and 0 < hook["timeout"] <= 3
+    assert "nothing to change" in cli("setup", *args).output
+
+    report = json.loads(cli("doctor", "--json").stdout)
+    codex = next(a for a in report["agents"] if a["agent"] == "codex")
+    assert codex["mcp"] and set(codex["hooks"]) == {"UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd"}
+    assert not [p for p in report["problems"] if p["fix"] == "remem setup --agent codex"], report["problems"]
+
+    assert cli("setup", "--remove", *args).exit_code == 0
+    assert snapshot(list(before)) == before
+
+
 def test_with_claude_config_dir_the_mcp_server_goes_beside_its_settings(cli, agents_home, home, monkeypatch, tmp_path):
     """Claude Code keeps its user config in CLAUDE_CONFIG_DIR/.claude.json when that is set."""
     alt = tmp_path / "alt-claude"

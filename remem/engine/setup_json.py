@@ -14,6 +14,9 @@ from typing import Any, Callable
 from remem.engine.setup_edit import SERVER_NAME, Edit, command, is_ours, not_utf8, read_config
 
 HOOK_TIMEOUT_S = 5
+# Codex cuts SessionEnd hooks off at 3 s and warns on every run when one asks for longer; the
+# hook only starts a detached ingest, which it outlives.
+CODEX_SESSION_END_TIMEOUT_S = 3
 
 
 def parse_json(text: str) -> Any:
@@ -292,12 +295,13 @@ def unset_grouped_hooks(data: dict[str, Any]) -> list[str]:
     return [f"hooks {', '.join(dict.fromkeys(removed))}"] if removed else []
 
 
-def _group(command_text: str, matcher: str | None = None, *, gemini: bool = False) -> dict[str, Any]:
+def _group(command_text: str, matcher: str | None = None, *, gemini: bool = False,
+           timeout_s: int = HOOK_TIMEOUT_S) -> dict[str, Any]:
     hook: dict[str, Any] = {"type": "command", "command": command_text}
     if gemini:
-        hook.update({"name": "remem", "timeout": HOOK_TIMEOUT_S * 1000})
+        hook.update({"name": "remem", "timeout": timeout_s * 1000})
     else:
-        hook["timeout"] = HOOK_TIMEOUT_S
+        hook["timeout"] = timeout_s
     group: dict[str, Any] = {}
     if matcher is not None:
         group["matcher"] = matcher
@@ -320,6 +324,8 @@ def codex_hooks() -> dict[str, dict[str, Any]]:
         "UserPromptSubmit": _group(command("hook", "prompt", "--agent", "codex")),
         "PreToolUse": _group(command("hook", "pre-tool", "--agent", "codex"), "Bash"),
         "Stop": _group(command("hook", "stop", "--agent", "codex")),
+        "SessionEnd": _group(command("hook", "session-end", "--agent", "codex"),
+                             timeout_s=CODEX_SESSION_END_TIMEOUT_S),
     }
 
 

@@ -1,8 +1,8 @@
 """SessionEnd: hand the session's transcript to a detached `remem ingest` and return at once.
 
-Claude Code gives SessionEnd hooks a few seconds (their longest `timeout`; 1.5 s by default), far
-less than an ingest can take, so the
-work runs in its own session (it outlives the hook and the agent) with stdio on /dev/null.
+Claude Code gives SessionEnd hooks a few seconds (their longest `timeout`; 1.5 s by default) and
+Codex 3 s at most, far less than an ingest can take, so the work runs in its own session (it
+outlives the hook and the agent) with stdio on /dev/null.
 """
 
 from __future__ import annotations
@@ -14,10 +14,14 @@ from pathlib import Path
 from typing import Any
 
 
+# The source each agent's transcript is read as, whatever its file is named: Gemini CLI's
+# session files are its own chat records, Codex's transcript_path is its rollout. Claude Code's
+# is guessed from the name (the guess reads a Claude Code transcript as one).
+SOURCES = {"gemini": "chats", "codex": "codex"}
+
+
 def ingest_command(transcript: str, agent: str | None = None) -> list[str]:
-    # Gemini CLI's session files are its own chat records (read as chats), whatever their
-    # name ends with; the other agents' are guessed from the name.
-    source = ["--source", "chats"] if agent == "gemini" else []
+    source = ["--source", SOURCES[agent]] if agent in SOURCES else []
     return [sys.executable, "-m", "remem", "ingest", transcript, *source, "--quiet"]
 
 
