@@ -747,3 +747,26 @@ def test_a_gemini_cli_rewind_leaves_the_abandoned_turns_out(tmp_path: Path) -> N
     (session,) = chats.parse_chats(gemini_cli_project(tmp_path, lines))
     assert [t.text for t in session.turns] == ["Add requests to pyproject.toml with uv add", "Added it."]
     assert session.malformed_lines == 0
+
+
+@pytest.mark.parametrize("shape", ["jsonl", "json"])
+def test_a_gemini_cli_session_with_no_message_yet_is_no_error_and_is_read_once_it_grows(
+        home: Path, cli, shape: str) -> None:
+    """Plain `remem ingest` reads Gemini CLI's folder every night: a session just opened (its
+    header alone) must not be an error line, nor fail the run, nor be skipped once it grows."""
+    from remem import paths
+
+    chats_dir = paths.gemini_sessions_dir() / "abc" / "chats"
+    chats_dir.mkdir(parents=True)
+    header = {"sessionId": "gem-9", "projectHash": "abc", "startTime": "2026-01-01T10:00:00.000Z"}
+    path = chats_dir / f"session-2026-01-01T10-00-gem9.{shape}"
+    path.write_text(json.dumps(header) + "\n" if shape == "jsonl" else json.dumps({**header, "messages": []}))
+    res = cli("ingest", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["errors"] == [] and json.loads(res.stdout)["episodes"] == 0
+    if shape == "jsonl":
+        path.write_text("".join(json.dumps(line) + "\n" for line in [header, *_GEMINI_CLI]))
+    else:
+        path.write_text(json.dumps({**header, "messages": _GEMINI_CLI}))
+    grown = json.loads(cli("ingest", "--json").stdout)
+    assert grown["errors"] == [] and grown["sessions"] == 1 and grown["episodes"] > 0

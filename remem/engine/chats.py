@@ -509,6 +509,17 @@ def _gemini_project_root(path: Path) -> str | None:
     return raw.decode("utf-8", "replace").strip() or None
 
 
+def _gemini_not_started(items: list[Any], header: dict[str, Any]) -> bool:
+    """A Gemini CLI session record with no message yet: its header alone (a .jsonl just
+    opened), or a .json whose `messages` is still empty. Not an error, and not a conversation."""
+    if header:  # a .jsonl: its header, and no message line that made an item
+        record = header if not items else {}
+    else:
+        record = items[0] if len(items) == 1 and isinstance(items[0], dict) else {}
+    return (bool(record.get("sessionId")) and ("projectHash" in record or "startTime" in record)
+            and not record.get("messages"))
+
+
 def _conversations(value: Any) -> list[Any]:
     if isinstance(value, dict) and isinstance(value.get("conversations"), list):
         return value["conversations"]
@@ -532,6 +543,7 @@ def parse_chats(path: Path | str) -> list[Session]:
     malformed = 0
     torn = False
     items: list[Any]
+    header: dict[str, Any] = {}
     try:
         items = _conversations(json.loads(text))
     except ValueError:
@@ -540,7 +552,6 @@ def parse_chats(path: Path | str) -> list[Session]:
         # Gemini CLI's session-*.jsonl: a header, then records, each message once as last
         # written (it writes one again as it grows) in the order first seen, as Gemini CLI reads it
         gemini: dict[Any, dict[str, Any]] = {}
-        header: dict[str, Any] = {}
         lines = text.split("\n")
         last = len(lines) - 1
         for n, line in enumerate(lines):
@@ -593,6 +604,8 @@ def parse_chats(path: Path | str) -> list[Session]:
             malformed += 1
         else:
             sessions.append(session)
+    if not sessions and _gemini_not_started(items, header):
+        return []  # a Gemini CLI session just opened: nothing said yet, read once it grows
     if not sessions:
         # No path here: ingest puts it in front of every error it reports.
         raise NotAConversation(
