@@ -655,3 +655,25 @@ def test_the_systemd_service_ingests_then_sleeps_and_an_old_one_is_replaced(cli,
     assert not any("without ingesting" in p["problem"] for p in report["problems"])
     assert cli("setup", "--remove", "--yes", "--agent", "windsurf").exit_code == 0
     assert "/opt/old/bin/remem sleep" in service.read_text()  # put back as it was before setup
+
+
+def test_doctor_after_a_deliberate_remove_notes_it_instead_of_calling_it_a_problem(cli, agents_home, home):
+    from remem.engine import doctor
+
+    def not_wired(report):
+        return {p["problem"].split(" is installed")[0] for p in report["problems"]
+                if "is installed but remem is not wired" in p["problem"]}
+
+    before = doctor.diagnose(run_hooks=False)
+    assert "claude-code" in not_wired(before)  # never set up: a problem, with its fix
+    assert cli("setup", "--yes", "--no-schedule").exit_code == 0
+    assert cli("setup", "--remove", "--yes", "--agent", "claude-code").exit_code == 0
+    after = doctor.diagnose(run_hooks=False)
+    assert "claude-code" not in not_wired(after)
+    assert any(n.startswith("claude-code: remem was taken out with `remem setup --remove`")
+               for n in after["notes"])
+    out = cli("doctor", "--no-run").output
+    assert "note: claude-code: remem was taken out" in out
+    assert cli("setup", "--yes", "--no-schedule", "--agent", "claude-code").exit_code == 0
+    again = doctor.diagnose(run_hooks=False)  # wired again: nothing to note
+    assert not any(n.startswith("claude-code") for n in again["notes"])

@@ -188,6 +188,8 @@ def register(app: typer.Typer) -> None:
         sched = report["schedule"]
         state = f", {sched['state']}" if sched.get("state") else ""
         print(f"nightly sleep: {'scheduled' if sched['wired'] else 'not scheduled'} ({sched['how']}{safe(state)})")
+        for note in report.get("notes") or []:
+            print(f"note: {safe(note)}")
         if report["problems"]:
             print("\nproblems:")
             for p in report["problems"]:  # they quote config files and hook output: escaped

@@ -207,6 +207,8 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
                 problems.append({"problem": f"{w['agent']} hook {h['event']} failed: {result['error']}",
                                  "fix": f"remem setup --agent {w['agent']}"})
     agents = []
+    notes: list[str] = []
+    removed = setup.removed_agents()
     for agent in setup.AGENTS:
         rows = [w for w in wiring if w["agent"] == agent]
         mcp = any(w["mcp"] for w in rows)
@@ -216,6 +218,10 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
         if agent not in found or any(w["error"] for w in rows):
             continue
         if not mcp and not hooks:
+            if agent in removed:  # taken out on purpose: said, not a problem
+                notes.append(f"{agent}: remem was taken out with `remem setup --remove`; "
+                             f"`remem setup --agent {agent}` wires it again")
+                continue
             problems.append({"problem": f"{agent} is installed but remem is not wired into it",
                              "fix": f"remem setup --agent {agent}"})
         elif not mcp:
@@ -260,4 +266,4 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
             problems.append({"problem": f"the nightly sleep logs to {paths.logs_dir()}, which does not exist",
                              "fix": f"mkdir -p {paths.logs_dir()}   (or run remem setup again)"})
     return {"agents": agents, "hooks": hooks_run, "store": store, "schedule": schedule,
-            "problems": problems, "ok": not problems}
+            "problems": problems, "notes": notes, "ok": not problems}

@@ -165,6 +165,11 @@ def _codex_toml(editor: TomlEditor | None, remove: bool, files: dict[str, Any]) 
 
 # --------------------------------------------------------------------------- plan / apply
 
+def removed_agents() -> set[str]:
+    """The agents `remem setup --remove` took remem out of, and no setup has wired since."""
+    return {a for a in load_manifest().get("removed") or () if a in AGENTS}
+
+
 def load_manifest() -> dict[str, Any]:
     try:
         data = json.loads(paths.setup_manifest().read_text(encoding="utf-8"))
@@ -297,6 +302,12 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
         except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
             entry["error"] = f"could not write {e.path}: {exc}"
         done.append(entry)
+    # Which agents the person took remem out of on purpose (doctor does not call that a
+    # problem); wiring one again forgets it.
+    touched = {e.target for e in edits if e.changed and e.target in AGENTS and not e.error}
+    removed = set(manifest.get("removed") or ())
+    removed = (removed | touched) if remove else (removed - touched)
+    manifest["removed"] = sorted(removed)
     _save_manifest(manifest)
     if units and not dropping:
         done.append(systemctl_timer())
