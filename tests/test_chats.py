@@ -770,3 +770,63 @@ def test_a_gemini_cli_session_with_no_message_yet_is_no_error_and_is_read_once_i
         path.write_text(json.dumps({**header, "messages": _GEMINI_CLI}))
     grown = json.loads(cli("ingest", "--json").stdout)
     assert grown["errors"] == [] and grown["sessions"] == 1 and grown["episodes"] > 0
+
+
+def test_a_resumed_gemini_cli_json_and_its_jsonl_with_one_session_id_stay_two_sessions(store, tmp_path: Path) -> None:
+    """Gemini CLI writes a .jsonl beside a .json it resumes, with the same sessionId. Each file
+    keeps what it says: neither takes the other's corrections away, and an unchanged pair is
+    skipped on the next run, not read again every night."""
+    from remem.engine.ingest import ingest_paths
+
+    chats_dir = tmp_path / "tmp" / "abc" / "chats"
+    chats_dir.mkdir(parents=True)
+    sid = "5f0c3a7e-1111-2222-3333-444455556666"
+
+    def msg(i: int, kind: str, text: str, at: str) -> dict:
+        return {"id": f"m{i}", "timestamp": at, "type": kind, "content": text}
+
+    early = [msg(1, "user", "Set up the shop project with a postgres database please", "2026-11-30T07:45:58Z"),
+             msg(2, "gemini", "Done, the database is configured.", "2026-11-30T07:46:10Z"),
+             msg(3, "user", "No, that's wrong: use sqlite not postgres", "2026-11-30T07:47:00Z"),
+             msg(4, "gemini", "Switched to sqlite.", "2026-11-30T07:47:30Z")]
+    later = [msg(5, "user", "Now add a test for the cart", "2026-12-01T09:00:00Z"),
+             msg(6, "gemini", "Added tests with unittest.", "2026-12-01T09:01:00Z"),
+             msg(7, "user", "No, that's wrong: use pytest not unittest", "2026-12-01T09:02:00Z"),
+             msg(8, "gemini", "Rewrote them with pytest.", "2026-12-01T09:03:00Z")]
+    (chats_dir / "session-2026-11-30T07-45-5f0c3a7e.json").write_text(json.dumps(
+        {"sessionId": sid, "projectHash": "abc", "startTime": "2026-11-30T07:45:49Z", "messages": early}))
+    header = {"sessionId": sid, "projectHash": "abc", "startTime": "2026-12-01T09:00:00Z"}
+    (chats_dir / "session-2026-12-01T09-00-5f0c3a7e.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in [header, *later]))
+    first = ingest_paths(store, [chats_dir], source="chats")
+    assert first["sessions"] == 2 and first["errors"] == []
+
+    def corrections() -> dict[str, str]:
+        return {r["id"]: r["title"] for r in store.rows("SELECT id, title FROM episodes WHERE kind = 'correction'")}
+
+    made = corrections()
+    assert any("sqlite" in t for t in made.values()) and any("pytest" in t for t in made.values())
+    assert store.scalar("SELECT count(*) FROM sessions") == 2
+    assert sid in {r["id"] for r in store.rows("SELECT id FROM sessions")}  # the live one: the hooks' id
+    again = ingest_paths(store, [chats_dir], source="chats")
+    assert again["skipped"] == 2 and again["files"] == 0
+    assert corrections() == made
+
+
+def test_a_memory_home_where_the_new_file_cannot_be_made_beside_it_still_opens(home: Path, monkeypatch) -> None:
+    """Making memory.db beside its place fails (a read-only folder, no room): SQLite then opens
+    it in place and says what is wrong, never an unexpected error from the making."""
+    import sqlite3
+
+    from remem.engine.store import Store
+
+    real = sqlite3.connect
+
+    def refuse_the_new_file(path, *args, **kwargs):
+        if str(path).endswith(".new"):
+            raise sqlite3.OperationalError("unable to open database file")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", refuse_the_new_file)
+    with Store() as store:
+        assert store.scalar("PRAGMA user_version") >= 1

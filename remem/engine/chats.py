@@ -435,11 +435,13 @@ def conversation_to_session(conv: Any, *, path: str | None = None, index: int = 
     started = _when(conv) or (times[0] if times else None)
     # The id comes from the conversation, never from where the file is: the same export named
     # two ways, or copied, is one conversation. A given id is namespaced by the content too,
-    # as exports reuse small ids ("id": 1) for different conversations. Gemini CLI's is kept as
-    # it is: a UUID it never reuses, and the session id its hooks send (`primes` records it,
-    # `remem measure` joins the session's episodes on it).
+    # as exports reuse small ids ("id": 1) for different conversations. Gemini CLI's (.jsonl) is
+    # kept as it is: a UUID, and the session id its hooks send (`primes` records it, `remem
+    # measure` joins the session's episodes on it).
     fp = fingerprint(c.turns, started)
-    if fmt == "gemini-cli" and given:
+    if fmt == "gemini-cli" and given and str(path or "").endswith(".jsonl"):
+        # Only its live .jsonl record: an older .json one (Gemini CLI writes a .jsonl beside it
+        # when it resumes it, with the same sessionId) keeps an id of its own below.
         sid = given
     else:
         sid = f"{given}:{fp[:10]}" if given else stable_id("chats", fp)

@@ -429,7 +429,7 @@ _OLDER_GEMINI_ID = re.compile(r"(.+):[0-9a-f]{10}")
 def _stored_as_older_gemini_id(row: dict[str, Any], path: Path) -> bool:
     """A Gemini CLI session file (…/chats/session-*) recorded under its older id: read once
     more, unchanged or not, so its session takes Gemini CLI's id (`_take_over_older_ids`)."""
-    return path.name.startswith("session-") and path.parent.name == "chats" \
+    return path.name.startswith("session-") and path.suffix == ".jsonl" and path.parent.name == "chats" \
         and _OLDER_GEMINI_ID.fullmatch(str(row["id"])) is not None
 
 
@@ -536,10 +536,15 @@ def _take_over_older_ids(store: Store, session: Session) -> None:
     if session.meta.get("format") != "gemini-cli" or not given or session.id != given:
         return
     span = (f"{given}:", f"{given};")  # ':' + 1: every id "<given>:…", found by the index
-    recorded = {r["id"] for r in store.rows(
-        "SELECT id FROM sessions WHERE id >= ? AND id < ? AND source = 'chats'", span)}
+    # Only what this file made: another file with the same sessionId (the .json Gemini CLI
+    # resumed into this .jsonl) keeps its own session. An old id with no row left is this
+    # file's earlier reading (its row was replaced by path when the opening grew).
+    rows = store.rows("SELECT id, path FROM sessions WHERE id >= ? AND id < ? AND source = 'chats'", span)
+    recorded = {r["id"] for r in rows if r["path"] == session.path}
+    elsewhere = {r["id"] for r in rows if r["path"] != session.path}
     olds = recorded | {r["session_id"] for r in store.rows(
-        "SELECT DISTINCT session_id FROM episodes WHERE session_id >= ? AND session_id < ?", span)}
+        "SELECT DISTINCT session_id FROM episodes WHERE session_id >= ? AND session_id < ?", span)
+        if r["session_id"] not in elsewhere}
     # The last read first (the one its file's row names): of two copies of an episode, its stays.
     olds = sorted((old for old in olds if (m := _OLDER_GEMINI_ID.fullmatch(old)) and m.group(1) == given),
                   key=lambda old: (old not in recorded, old))

@@ -175,8 +175,8 @@ class Store:
             os.link(made, self.path)
         except FileExistsError:
             pass  # another remem made it a moment ago: that one is the memory
-        except OSError:
-            pass  # no links here, or no room: SQLite makes it in place and says what fails
+        except (OSError, sqlite3.Error):
+            pass  # read-only, no links here, or no room: SQLite opens it in place and says what fails
         finally:
             for leftover in (made, Path(f"{made}-wal"), Path(f"{made}-shm")):
                 try:
