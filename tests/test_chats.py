@@ -625,6 +625,16 @@ def test_remems_stop_reason_in_a_gemini_cli_record_is_not_the_persons_correction
     assert FINAL in stored and STOP_REASON not in stored and STOP_LESSON[2:] not in stored
 
 
+def test_an_earlier_releases_stop_reason_the_lessons_block_alone_is_not_the_persons_either(tmp_path: Path) -> None:
+    """Before the stop reason opened with what to do, it was the fenced lessons block alone."""
+    lines = gemini_cli_lines()
+    for line in lines:
+        if line.get("id") == "u3":
+            line["content"] = [{"text": _remem_block(STOP_LESSON)}]
+    (session,) = chats.parse_chats(gemini_cli_project(tmp_path, lines))
+    assert [t.text for t in session.user_turns()] == [GEMINI_PROMPT]
+
+
 def test_a_gemini_cli_message_holding_only_a_tool_result_is_no_hand_back(tmp_path: Path) -> None:
     """The agent went on after its call: the next turn is its hand-back, not an empty one that
     says it stopped there."""

@@ -96,3 +96,21 @@ def test_a_first_run_killed_while_making_the_memory_leaves_one_the_next_run_open
     assert not [p for p in home.iterdir() if p.name.endswith(".new")]  # nothing left beside it
     status = run_remem("status")
     assert status.returncode == 0, status.stderr
+
+
+def test_what_a_run_killed_while_making_the_memory_left_beside_it_is_cleared_later(home):
+    import os
+    import time
+
+    from remem.engine.store import Store
+
+    home.mkdir(parents=True, exist_ok=True)
+    stale = home / ".memory.db.4242.new"
+    stale.write_bytes(b"")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    fresh = home / ".memory.db.4243.new"  # another maker's, this minute: not ours to touch
+    fresh.write_bytes(b"")
+    with Store():
+        pass
+    assert not stale.exists() and fresh.exists()

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from remem.engine import clock
-from remem.engine.prime import STOP_REASON
+from remem.engine.prime import OPEN_TAG, STOP_REASON
 from remem.engine.session import Session, ToolCall, Turn
 from remem.engine.store import stable_id
 from remem.engine.toolresult import json_or_raw, looks_failed, looks_rejected, scrub_surrogates
@@ -312,7 +312,8 @@ def _gemini_cli(conv: dict[str, Any], c: _Conv) -> None:
         at = _iso_or_none(m.get("timestamp"))
         if m["type"] == "user":
             text = _persons_words(m.get("content"))
-            if not text.strip() or text.lstrip().startswith(STOP_REASON):
+            # remem's stop reason, or (as earlier releases sent it) its lessons block alone
+            if not text.strip() or text.lstrip().startswith((STOP_REASON, OPEN_TAG)):
                 continue
             last = c.turns[-1] if c.turns else None
             if last is not None and last.role == "assistant" and last.tool_calls and all(

@@ -166,6 +166,13 @@ class Store:
         whole: a process killed while making it (a hook's timeout, Ctrl-C on a first ingest)
         leaves no 0-byte memory.db, which the next run would have to refuse as a memory lost."""
         made = self.path.with_name(f".{self.path.name}.{os.getpid()}.new")
+        for stale in self.path.parent.glob(f".{self.path.name}.*.new"):
+            # left by a run killed while making the memory (a live maker's is linked in a moment)
+            try:
+                if time.time() - stale.stat().st_mtime > 60:
+                    stale.unlink()
+            except OSError:
+                pass
         try:
             conn = sqlite3.connect(str(made), isolation_level=None)
             try:
