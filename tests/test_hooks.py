@@ -857,3 +857,15 @@ def test_a_preview_without_session_id_is_never_held_out_nor_keyed(seeded):
                            record=False)
     assert got["lessons"] and got["text"] and got["held_out"] is False
     assert primes(seeded) == []
+
+
+def test_remems_own_stop_reason_sent_back_as_a_prompt_primes_nothing(seeded):
+    """Gemini CLI sends an AfterAgent deny's reason to the model as the next prompt, and runs
+    BeforeAgent on it: remem must not choose lessons for its own words."""
+    from remem.engine.prime import STOP_REASON
+
+    sid = session_in_arm(False, "own-reason")
+    reason = f"{STOP_REASON}\n<remem-memory>\n- (correction) Never push --force; docker build needs --platform\n</remem-memory>"
+    res = run_hook("prompt", {"prompt": reason, "session_id": sid, "cwd": "/tmp"}, agent="gemini")
+    assert res.returncode == 0 and res.stdout.strip() in ("", "{}"), res.stdout
+    assert [r for r in primes(seeded) if r["session_id"] == sid] == []

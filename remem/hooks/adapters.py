@@ -120,6 +120,10 @@ def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
         if agent == "cursor":
             return None  # beforeSubmitPrompt cannot carry context
         text = _str(payload.get("prompt"))
+        from remem.engine.prime import STOP_REASON  # prime chooses the lessons next anyway
+
+        if text.lstrip().startswith(STOP_REASON):
+            text = ""  # remem's own stop reason, sent back as a prompt (Gemini CLI): not the person's
     elif event == "pre-tool":
         text = tool_text(payload.get("tool_name"), payload.get("tool_input"))
         from remem.engine.shell_words import shell_command
