@@ -256,7 +256,32 @@ def serve_stdio(*, tasks: bool = True, warm: bool = True) -> None:
     mcp = build_server(tasks=tasks, warm=warm)
     log("server", f"serving MCP over stdio for {paths.home()}")
     print(f"remem: serving MCP over stdio (memory in {paths.home()})", file=sys.stderr, flush=True)
+    _stop_at_once_on_interrupt()
     mcp.run("stdio")
+
+
+def _stop_at_once_on_interrupt() -> None:
+    """Ctrl-C, or an agent closing its session (Claude Code sends SIGINT, then SIGTERM 100 ms
+    later), ends the server now. Left to Python, the interrupt waits for the thread that reads
+    stdin, which only returns when the client closes it. Nothing is lost by not unwinding: each
+    write is its own SQLite transaction, and one cut short is rolled back."""
+    import signal
+
+    from remem.log import log
+
+    def stop(signum: int, _frame: Any) -> None:
+        log("server", f"stopped by signal {signum}")
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(128 + signum)
+
+    try:
+        signal.signal(signal.SIGINT, stop)
+    except ValueError:  # not the main thread (an embedding process): its own handling stands
+        pass
 
 
 async def list_tools() -> list[dict[str, Any]]:

@@ -435,3 +435,30 @@ def test_the_bearer_scheme_is_case_insensitive(http_url: str) -> None:
     for auth in (f"Bearer {TOKEN.upper()}", f"Basic {TOKEN}", TOKEN, "bearer", f"Bearer {TOKEN}x"):
         status, text, _ = _http("GET", f"{http_url}/memory/health", auth=auth)
         assert status == 401 and "bearer" in json.loads(text)["error"], auth
+
+
+def test_serve_stops_at_once_on_ctrl_c_while_its_client_keeps_stdin_open(home) -> None:
+    """Claude Code ends a session's MCP server with SIGINT, then SIGTERM 100 ms later; a person
+    presses Ctrl-C. The server must stop on the interrupt, not wait for stdin to close."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT, run_remem
+
+    proc = subprocess.Popen([sys.executable, "-m", "remem", "serve"], cwd=str(ROOT),  # as agents start it
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert "serving MCP over stdio" in proc.stderr.readline().decode()
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+        proc.stdin.write((json.dumps(hello) + "\n").encode())
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1  # serving: its reader waits on stdin
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 128 + signal.SIGINT  # stdin is still open
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert run_remem("status").returncode == 0
