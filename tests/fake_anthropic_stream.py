@@ -11,15 +11,13 @@ as one JSON message, as the request asks, and answers count_tokens. Every reques
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any, Callable
 
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.fake_llm_api import ServerThread
+from tests.fake_model_server import ScriptedModelAPI, ServerThread, pieces
 
 Block = dict[str, Any]
 Script = Callable[[dict[str, Any]], list[Block]]
@@ -35,27 +33,17 @@ def tool_use_block(tool_use_id: str, name: str, tool_input: dict[str, Any]) -> B
     return {"type": "tool_use", "id": tool_use_id, "name": name, "input": tool_input}
 
 
-def _pieces(text: str, size: int = 16) -> list[str]:
-    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
-
-
 def _sse(name: str, data: dict[str, Any]) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-class FakeAnthropic:
+class FakeAnthropic(ScriptedModelAPI):
     """The app; serve it with `ServerThread(fake.app)` and point the agent at its URL."""
 
     def __init__(self, script: Script) -> None:
-        self.script = script
-        self.requests: list[dict[str, Any]] = []
-        self.errors: list[str] = []  # a script that raised: the test should fail on these
-        self._lock = threading.Lock()
-        self._count = 0
-        self.app = Starlette(routes=[
+        super().__init__(script, [
             Route("/v1/messages", self.messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", self.count_tokens, methods=["POST"]),
-            Route("/{path:path}", self.other, methods=["GET", "HEAD", "POST", "PUT", "DELETE"]),
         ])
 
     @property
@@ -63,23 +51,9 @@ class FakeAnthropic:
         """The bodies of the /v1/messages requests, in order."""
         return [r["body"] for r in self.requests if r["path"] == "/v1/messages"]
 
-    async def _keep(self, request: Request) -> dict[str, Any]:
-        raw = await request.body()
-        try:
-            body = json.loads(raw) if raw else {}
-        except ValueError:
-            body = {"_unparsed": raw.decode("utf-8", errors="replace")}
-        with self._lock:
-            self.requests.append({"method": request.method, "path": request.url.path,
-                                  "headers": dict(request.headers), "body": body})
-        return body
-
-    async def other(self, request: Request) -> Response:
-        await self._keep(request)
-        if request.method in ("GET", "HEAD") and request.url.path in ("/", ""):
-            return Response(status_code=200)  # a reachability probe
+    def not_found(self, path: str) -> Response:
         return JSONResponse({"type": "error", "error": {"type": "not_found_error",
-                                                        "message": f"no {request.url.path} here"}}, 404)
+                                                        "message": f"no {path} here"}}, 404)
 
     async def count_tokens(self, request: Request) -> Response:
         body = await self._keep(request)
@@ -87,14 +61,10 @@ class FakeAnthropic:
 
     async def messages(self, request: Request) -> Response:
         body = await self._keep(request)
-        try:
-            blocks = self.script(body)
-        except Exception as exc:  # reported to the test, and to the agent as a server error
-            self.errors.append(f"{type(exc).__name__}: {exc}")
-            return JSONResponse({"type": "error", "error": {"type": "api_error", "message": str(exc)}}, 500)
-        with self._lock:
-            self._count += 1
-            msg_id = f"msg_fake_{self._count:04d}"
+        blocks, failed = self._reply(body)
+        if failed is not None:
+            return JSONResponse({"type": "error", "error": {"type": "api_error", "message": failed}}, 500)
+        msg_id = f"msg_fake_{self._next_number():04d}"
         model = str(body.get("model") or "fake-model")
         stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
         usage = {"input_tokens": 10, "output_tokens": 10}
@@ -112,10 +82,10 @@ class FakeAnthropic:
                 if block["type"] == "tool_use":
                     start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
                     deltas = [{"type": "input_json_delta", "partial_json": p}
-                              for p in _pieces(json.dumps(block["input"]))]
+                              for p in pieces(json.dumps(block["input"]))]
                 else:
                     start = {"type": "text", "text": ""}
-                    deltas = [{"type": "text_delta", "text": p} for p in _pieces(block["text"])]
+                    deltas = [{"type": "text_delta", "text": p} for p in pieces(block["text"])]
                 yield _sse("content_block_start", {"type": "content_block_start", "index": index,
                                                    "content_block": start})
                 for delta in deltas:

@@ -13,16 +13,14 @@ headers, body), in the order it arrived.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
 from typing import Any
 
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.fake_llm_api import ServerThread
+from tests.fake_model_server import ScriptedModelAPI, ServerThread, pieces
 
 Part = dict[str, Any]
 Script = Callable[[str, dict[str, Any]], list[Part]]
@@ -41,10 +39,6 @@ def function_call_part(name: str, args: dict[str, Any], call_id: str | None = No
     return {"functionCall": call}
 
 
-def _pieces(text: str, size: int = 16) -> list[str]:
-    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
-
-
 def _sse(data: dict[str, Any]) -> bytes:
     return f"data: {json.dumps(data)}\r\n\r\n".encode()
 
@@ -53,19 +47,13 @@ def _error(status: int, message: str, state: str) -> JSONResponse:
     return JSONResponse({"error": {"code": status, "message": message, "status": state}}, status)
 
 
-class FakeGemini:
+class FakeGemini(ScriptedModelAPI):
     """The app; serve it with `ServerThread(fake.app)` and point the agent at its URL
     (`GOOGLE_GEMINI_BASE_URL`)."""
 
     def __init__(self, script: Script) -> None:
-        self.script = script
-        self.requests: list[dict[str, Any]] = []
-        self.errors: list[str] = []  # a script that raised: the test should fail on these
-        self._lock = threading.Lock()
-        self._count = 0
-        self.app = Starlette(routes=[
+        super().__init__(script, [
             Route("/{version}/models/{call}", self.model_call, methods=["POST"]),
-            Route("/{path:path}", self.other, methods=["GET", "HEAD", "POST", "PUT", "DELETE"]),
         ])
 
     def bodies(self, action: str) -> list[dict[str, Any]]:
@@ -74,22 +62,11 @@ class FakeGemini:
 
     async def _keep(self, request: Request, model: str | None = None,
                     action: str | None = None) -> dict[str, Any]:
-        raw = await request.body()
-        try:
-            body = json.loads(raw) if raw else {}
-        except ValueError:
-            body = {"_unparsed": raw.decode("utf-8", errors="replace")}
-        with self._lock:
-            self.requests.append({"method": request.method, "path": request.url.path,
-                                  "query": request.url.query, "model": model, "action": action,
-                                  "headers": dict(request.headers), "body": body})
-        return body
+        """Each request is kept with its query, model and action too (None off models/*)."""
+        return await super()._keep(request, query=request.url.query, model=model, action=action)
 
-    async def other(self, request: Request) -> Response:
-        await self._keep(request)
-        if request.method in ("GET", "HEAD") and request.url.path in ("/", ""):
-            return Response(status_code=200)  # a reachability probe
-        return _error(404, f"no {request.url.path} here", "NOT_FOUND")
+    def not_found(self, path: str) -> Response:
+        return _error(404, f"no {path} here", "NOT_FOUND")
 
     async def model_call(self, request: Request) -> Response:
         model, _, action = request.path_params["call"].partition(":")
@@ -98,14 +75,10 @@ class FakeGemini:
             return JSONResponse({"totalTokens": max(1, len(json.dumps(body)) // 4)})
         if action not in ("generateContent", "streamGenerateContent"):
             return _error(404, f"no {action} here", "NOT_FOUND")
-        try:
-            parts = self.script(model, body)
-        except Exception as exc:  # noqa: BLE001  reported to the test, and to the agent as a server error
-            self.errors.append(f"{type(exc).__name__}: {exc}")
-            return _error(500, str(exc), "INTERNAL")
-        with self._lock:
-            self._count += 1
-            response_id = f"fake-{self._count:04d}"
+        parts, failed = self._reply(model, body)
+        if failed is not None:
+            return _error(500, failed, "INTERNAL")
+        response_id = f"fake-{self._next_number():04d}"
         usage = {"promptTokenCount": 10, "candidatesTokenCount": 10, "totalTokenCount": 20}
         finish = {"finishReason": "STOP", "index": 0}
 
@@ -124,7 +97,7 @@ class FakeGemini:
         chunks: list[list[Part]] = []
         for part in parts:
             if "text" in part:
-                chunks.extend([{**part, "text": p}] for p in _pieces(part["text"]))
+                chunks.extend([{**part, "text": p}] for p in pieces(part["text"]))
             else:
                 chunks.append([part])
         chunks = chunks or [[]]

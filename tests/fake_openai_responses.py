@@ -13,17 +13,15 @@ or as one JSON response object, as the request asks. Every request is kept in `r
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests.fake_llm_api import ServerThread
+from tests.fake_model_server import ScriptedModelAPI, ServerThread, pieces
 
 Item = dict[str, Any]
 Script = Callable[[dict[str, Any]], list[Item]]
@@ -40,10 +38,6 @@ def function_call_item(call_id: str, name: str, arguments: dict[str, Any]) -> It
     return {"type": "function_call", "call_id": call_id, "name": name, "arguments": json.dumps(arguments)}
 
 
-def _pieces(text: str, size: int = 16) -> list[str]:
-    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
-
-
 def _sse(data: dict[str, Any]) -> bytes:
     return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode()
 
@@ -58,19 +52,13 @@ def _output(item: Item, item_id: str, status: str) -> Item:
     return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": content}
 
 
-class FakeResponses:
+class FakeResponses(ScriptedModelAPI):
     """The app; serve it with `ServerThread(fake.app)` and point the agent at `{url}/v1`."""
 
     def __init__(self, script: Script) -> None:
-        self.script = script
-        self.requests: list[dict[str, Any]] = []
-        self.errors: list[str] = []  # a script that raised: the test should fail on these
-        self._lock = threading.Lock()
-        self._count = 0
-        self.app = Starlette(routes=[
+        super().__init__(script, [
             Route("/v1/responses", self.responses, methods=["POST"]),
             Route("/v1/models", self.models, methods=["GET"]),
-            Route("/{path:path}", self.other, methods=["GET", "HEAD", "POST", "PUT", "DELETE"]),
         ])
 
     @property
@@ -78,23 +66,9 @@ class FakeResponses:
         """The bodies of the /v1/responses requests, in order."""
         return [r["body"] for r in self.requests if r["path"] == "/v1/responses"]
 
-    async def _keep(self, request: Request) -> dict[str, Any]:
-        raw = await request.body()
-        try:
-            body = json.loads(raw) if raw else {}
-        except ValueError:
-            body = {"_unparsed": raw.decode("utf-8", errors="replace")}
-        with self._lock:
-            self.requests.append({"method": request.method, "path": request.url.path,
-                                  "headers": dict(request.headers), "body": body})
-        return body
-
-    async def other(self, request: Request) -> Response:
-        await self._keep(request)
-        if request.method in ("GET", "HEAD") and request.url.path in ("/", ""):
-            return Response(status_code=200)  # a reachability probe
+    def not_found(self, path: str) -> Response:
         return JSONResponse({"error": {"type": "invalid_request_error", "code": "not_found",
-                                       "message": f"no {request.url.path} here"}}, 404)
+                                       "message": f"no {path} here"}}, 404)
 
     async def models(self, request: Request) -> Response:
         await self._keep(request)
@@ -102,15 +76,11 @@ class FakeResponses:
 
     async def responses(self, request: Request) -> Response:
         body = await self._keep(request)
-        try:
-            items = self.script(body)
-        except Exception as exc:  # reported to the test, and to the agent as a server error
-            self.errors.append(f"{type(exc).__name__}: {exc}")
+        items, failed = self._reply(body)
+        if failed is not None:
             return JSONResponse({"error": {"type": "server_error", "code": "server_error",
-                                           "message": str(exc)}}, 500)
-        with self._lock:
-            self._count += 1
-            count = self._count
+                                           "message": failed}}, 500)
+        count = self._next_number()
         resp_id = f"resp_fake_{count:04d}"
         ids = [f"{'fc' if i['type'] == 'function_call' else 'msg'}_fake_{count:04d}_{n}"
                for n, i in enumerate(items)]
@@ -141,7 +111,7 @@ class FakeResponses:
                 yield event({"type": "response.output_item.added", "output_index": index,
                              "item": _output(item, item_id, "in_progress")})
                 if item["type"] == "function_call":
-                    for piece in _pieces(item["arguments"]):
+                    for piece in pieces(item["arguments"]):
                         yield event({"type": "response.function_call_arguments.delta", **at, "delta": piece})
                     yield event({"type": "response.function_call_arguments.done", **at,
                                  "arguments": item["arguments"]})
@@ -149,7 +119,7 @@ class FakeResponses:
                     part = {**at, "content_index": 0}
                     yield event({"type": "response.content_part.added", **part,
                                  "part": {"type": "output_text", "text": "", "annotations": []}})
-                    for piece in _pieces(item["text"]):
+                    for piece in pieces(item["text"]):
                         yield event({"type": "response.output_text.delta", **part, "delta": piece,
                                      "logprobs": []})
                     yield event({"type": "response.output_text.done", **part, "text": item["text"],

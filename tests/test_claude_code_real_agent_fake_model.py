@@ -19,70 +19,52 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import signal
 import subprocess
-import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import run_remem
-from tests.fake_anthropic_stream import FakeAnthropic, ServerThread, text_block, tool_use_block
-from tests.test_hooks import seed
+from tests.fake_anthropic_stream import (
+    FakeAnthropic,
+    ServerThread,
+    text_block,
+    tool_use_block,
+)
+from tests.real_agents import (  # noqa: F401  (no_stray_ingest: a fixture)
+    COMMAND,
+    FINAL,
+    HAND_BACK,
+    LESSONS,
+    PROMPT,
+    PROMPT_LESSON,
+    STOP_LESSON,
+    TOOL_LESSON,
+    agent_binary,
+    count_in,
+    no_stray_ingest,
+    run_agent,
+    scratch_env,
+    scratch_folders,
+    seed_lessons_and_warm_up,
+    session_in_shown_arm,
+    wait_for_ingest,
+)
 
 CLAUDE_CODE_VERSION = "2.1.197"
 BIN_ENV = "REMEM_CLAUDE_BIN"
-REQUIRE_ENV = "REMEM_REQUIRE_AGENTS"
 CLAUDE_TIMEOUT_S = 240  # the whole `claude -p` run; it takes seconds
-INGEST_TIMEOUT_S = 120  # the detached ingest, polled
 
-PROMPT = "Install the requests package for this project"
 TOOL_USE_ID = "toolu_fake_pip_install"
-COMMAND = "pip install requests"
-HAND_BACK = "Installed requests with pip, and pushed it straight to main with git push --force."
-FINAL = "Understood: I will open a pull request instead of force-pushing to main."
-# One lesson per hook: the prompt bears on the first (and, at 0.65, on neither other), the
-# Bash call on the error lesson about its command, the hand-back on the force-push correction.
-PROMPT_LESSON = "Use uv, not pip, to install packages"
-TOOL_LESSON = ("`pip install` failed here (error: externally-managed-environment); "
-               "run `uv pip install` instead.")
-STOP_LESSON = "Do not use git push --force on main; open a pull request instead"
-LESSONS = [(PROMPT_LESSON, "correction", None), (TOOL_LESSON, "error", None),
-           (STOP_LESSON, "correction", None)]
 # Claude Code's debug log, when it turns down what a hook printed.
 REJECTED = re.compile(r"Hook JSON output validation failed|Hook \S+ \(\w+\) error:|incorrect event name")
 
 
 def claude_binary() -> str:
     """The Claude Code CLI to drive; skips (or, with REMEM_REQUIRE_AGENTS=1, fails) without one."""
-    explicit = os.environ.get(BIN_ENV)
-    if explicit:
-        if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
-            pytest.fail(f"{BIN_ENV}={explicit} is not an executable file; point it at the `claude` "
-                        f"binary or unset it")
-        return explicit
-    found = shutil.which("claude")
-    if found:
-        return found
-    reason = (f"no Claude Code CLI: set {BIN_ENV} or put `claude` on PATH "
-              f"(npm install @anthropic-ai/claude-code@{CLAUDE_CODE_VERSION})")
-    if os.environ.get(REQUIRE_ENV) == "1":
-        pytest.fail(f"{reason}; {REQUIRE_ENV}=1 requires it")
-    pytest.skip(reason)
-
-
-def session_in_shown_arm() -> str:
-    """A UUID (Claude Code takes only those) whose session remem primes, never holds out."""
-    from remem.engine.prime import is_held_out
-
-    for i in range(1000):
-        sid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"remem-real-agent-{i}"))
-        if not is_held_out(sid):
-            return sid
-    raise AssertionError("no session id in the shown arm")
+    return agent_binary(BIN_ENV, "claude", "Claude Code CLI",
+                        f"npm install @anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}")
 
 
 def content_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -118,11 +100,6 @@ def scripted_model(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [tool_use_block(TOOL_USE_ID, "Bash", {"command": COMMAND, "description": "Install requests"})]
 
 
-def count_in(haystack: Any, needle: str) -> int:
-    """How often needle occurs in the JSON text of haystack (needle escaped the same way)."""
-    return json.dumps(haystack).count(json.dumps(needle)[1:-1])
-
-
 def hook_context(event: dict[str, Any], name: str) -> str:
     """The additionalContext remem printed for a hook, checked to be in Claude Code's shape."""
     out = json.loads(event["stdout"])
@@ -134,82 +111,23 @@ def hook_context(event: dict[str, Any], name: str) -> str:
 
 def agent_env(base: dict[str, str], *, url: str, stub_bin: Path, tmp: Path) -> dict[str, str]:
     """The environment `claude` runs in: nothing of a real Claude Code setup leaks in."""
-    env = {k: v for k, v in base.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
-    env.update({
-        "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test-key",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+    return scratch_env(
+        base, drop=("ANTHROPIC_", "CLAUDE"), stub_bin=stub_bin,
+        ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="test-key",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1",
+        DISABLE_AUTOUPDATER="1", DISABLE_ERROR_REPORTING="1",
         # Claude Code keeps tool output under /tmp/claude-<uid>/ unless told otherwise.
-        "CLAUDE_CODE_TMPDIR": str(tmp), "TMPDIR": str(tmp),
-        "PATH": f"{stub_bin}{os.pathsep}{base.get('PATH', '')}",
-    })
-    return env
+        CLAUDE_CODE_TMPDIR=str(tmp), TMPDIR=str(tmp),
+    )
 
 
 def run_claude(args: list[str], *, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """`claude` in its own process group, all of it killed if it outlives CLAUDE_TIMEOUT_S
-    (its MCP server and hooks with it; the detached ingest has a session of its own)."""
-    proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        # An empty stdin: `claude -p` appends whatever it reads there to the prompt.
-        out, err = proc.communicate(input="", timeout=CLAUDE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        pytest.fail(f"claude did not finish in {CLAUDE_TIMEOUT_S} s; stderr: {err[-2000:]}")
-    return subprocess.CompletedProcess(args, proc.returncode, out, err)
+    """`claude` in its own process group, all of it killed if it outlives CLAUDE_TIMEOUT_S."""
+    return run_agent(args, cwd=cwd, env=env, name="claude", timeout_s=CLAUDE_TIMEOUT_S)
 
 
-def ingest_pid(home: Path) -> int | None:
-    """The pid of the ingest the session-end hook started, from remem's log."""
-    log = home / "logs" / "remem.log"
-    found = re.search(r"session-end: ingesting .* \(pid (\d+)\)", log.read_text()) if log.exists() else None
-    return int(found.group(1)) if found else None
-
-
-@pytest.fixture
-def no_stray_ingest(home: Path):
-    """The detached ingest never outlives the test, whatever failed before it was waited for."""
-    yield
-    pid = ingest_pid(home)
-    if pid is not None and _running(pid):
-        os.kill(pid, signal.SIGTERM)
-
-
-def wait_for_ingest(home: Path, session_id: str) -> list[dict[str, Any]]:
-    """The session's episodes once the detached ingest has stored them and exited (bounded)."""
-    from remem.engine.store import Store
-
-    deadline = time.monotonic() + INGEST_TIMEOUT_S
-    pid = None
-    while time.monotonic() < deadline:
-        pid = pid or ingest_pid(home)
-        if pid is not None and not _running(pid):
-            break
-        time.sleep(0.25)
-    else:
-        log = home / "logs" / "remem.log"
-        pytest.fail(f"the session-end ingest did not finish in {INGEST_TIMEOUT_S} s "
-                    f"(pid {pid}); log: {log.read_text() if log.exists() else 'none'}")
-    with Store() as store:
-        return [dict(r) for r in store.rows("SELECT * FROM episodes WHERE session_id = ?", (session_id,))]
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie (a finished detached child waits as one until its adopter reaps it)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return False
-        return True
-    return state != "Z"
-
-
-def test_real_claude_code_with_a_faked_model_runs_every_remem_hook(home, tmp_path, no_stray_ingest):
+@pytest.mark.usefixtures("no_stray_ingest")
+def test_real_claude_code_with_a_faked_model_runs_every_remem_hook(home, tmp_path):
     claude = claude_binary()
     version = subprocess.run([claude, "--version"], capture_output=True, text=True, timeout=60,
                              input="", env={**os.environ, "DISABLE_AUTOUPDATER": "1"})
@@ -218,25 +136,10 @@ def test_real_claude_code_with_a_faked_model_runs_every_remem_hook(home, tmp_pat
 
     wired = run_remem("setup", "--agent", "claude-code", "--no-schedule", "--yes")
     assert wired.returncode == 0, wired.stderr
-    from remem import config
-    from remem.engine.embed import get_embedder
     from remem.engine.store import Store
 
-    with Store() as store:
-        prompt_id, tool_id, stop_id = (lesson["id"] for lesson in seed(store, LESSONS))
-    # A loaded test machine must not turn "shows the lesson" into "gave up at 1 s" (the budget's
-    # own behaviour is tested in test_hooks), and the first hook need not build the tokenizer
-    # cache while Claude Code waits.
-    config.set_value("prime.timeout_ms", 30000)
-    get_embedder().encode_py("warm up")
-
-    project, stub_bin, tmp = tmp_path / "shop", tmp_path / "bin", tmp_path / "tmp"
-    for folder in (project, stub_bin, tmp):
-        folder.mkdir()
-    # The model asks for `pip install requests`; Claude Code runs it for real, so `pip` here is
-    # a stand-in that installs nothing.
-    (stub_bin / "pip").write_text('#!/bin/sh\necho "stub pip: would run pip $*"\n')
-    (stub_bin / "pip").chmod(0o755)
+    prompt_id, tool_id, stop_id = seed_lessons_and_warm_up()
+    project, stub_bin, tmp = scratch_folders(tmp_path)
     session_id = session_in_shown_arm()
     debug_log = tmp_path / "claude-debug.txt"
 

@@ -27,8 +27,6 @@ import html
 import json
 import os
 import re
-import shutil
-import signal
 import subprocess
 import tomllib
 from pathlib import Path
@@ -37,31 +35,38 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_remem
-from tests.fake_openai_responses import FakeResponses, ServerThread, function_call_item, message_item
-# The session-end ingest's pid from remem's log, waited for (bounded); never left running.
-from tests.test_claude_code_real_agent_fake_model import no_stray_ingest, wait_for_ingest  # noqa: F401
-from tests.test_hooks import seed
+from tests.fake_openai_responses import (
+    FakeResponses,
+    ServerThread,
+    function_call_item,
+    message_item,
+)
+from tests.real_agents import (  # noqa: F401  (no_stray_ingest: a fixture)
+    COMMAND,
+    FINAL,
+    HAND_BACK,
+    LESSONS,
+    PROMPT,
+    PROMPT_LESSON,
+    STOP_LESSON,
+    TOOL_LESSON,
+    agent_binary,
+    count_in,
+    no_stray_ingest,
+    run_agent,
+    scratch_env,
+    scratch_folders,
+    seed_lessons_and_warm_up,
+    wait_for_ingest,
+)
 
 CODEX_VERSION = "0.171.0"
 BIN_ENV = "REMEM_CODEX_BIN"
-REQUIRE_ENV = "REMEM_REQUIRE_AGENTS"
 CODEX_TIMEOUT_S = 240  # the whole `codex exec` run; it takes seconds
 
-PROMPT = "Install the requests package for this project"
 CALL_ID = "call_fake_pip_install"
 SHELL_TOOL = "exec_command"  # Codex's shell tool; its hooks call it "Bash"
-COMMAND = "pip install requests"
 STUB_SAYS = f"stub pip: would run {COMMAND}"
-HAND_BACK = "Installed requests with pip, and pushed it straight to main with git push --force."
-FINAL = "Understood: I will open a pull request instead of force-pushing to main."
-# One lesson per hook: the prompt bears on the first (and, at 0.65, on neither other), the
-# shell call on the error lesson about its command, the hand-back on the force-push correction.
-PROMPT_LESSON = "Use uv, not pip, to install packages"
-TOOL_LESSON = ("`pip install` failed here (error: externally-managed-environment); "
-               "run `uv pip install` instead.")
-STOP_LESSON = "Do not use git push --force on main; open a pull request instead"
-LESSONS = [(PROMPT_LESSON, "correction", None), (TOOL_LESSON, "error", None),
-           (STOP_LESSON, "correction", None)]
 # How Codex 0.171.0 hands a Stop hook's block reason back: a user message, XML-escaped, in a tag.
 HOOK_PROMPT = re.compile(r'<hook_prompt hook_run_id="stop:[^"]*">(.*)</hook_prompt>', re.DOTALL)
 # Written before setup runs: the model provider is the fake, and the shell tool never starts a
@@ -81,20 +86,7 @@ wire_api = "responses"
 
 def codex_binary() -> str:
     """The Codex CLI to drive; skips (or, with REMEM_REQUIRE_AGENTS=1, fails) without one."""
-    explicit = os.environ.get(BIN_ENV)
-    if explicit:
-        if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
-            pytest.fail(f"{BIN_ENV}={explicit} is not an executable file; point it at the `codex` "
-                        f"binary or unset it")
-        return explicit
-    found = shutil.which("codex")
-    if found:
-        return found
-    reason = (f"no Codex CLI: set {BIN_ENV} or put `codex` on PATH "
-              f"(npm install @openai/codex@{CODEX_VERSION})")
-    if os.environ.get(REQUIRE_ENV) == "1":
-        pytest.fail(f"{reason}; {REQUIRE_ENV}=1 requires it")
-    pytest.skip(reason)
+    return agent_binary(BIN_ENV, "codex", "Codex CLI", f"npm install @openai/codex@{CODEX_VERSION}")
 
 
 def item_text(item: dict[str, Any]) -> str:
@@ -124,11 +116,6 @@ def scripted_model(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [function_call_item(CALL_ID, SHELL_TOOL, {"cmd": COMMAND})]
 
 
-def count_in(haystack: Any, needle: str) -> int:
-    """How often needle occurs in the JSON text of haystack (needle escaped the same way)."""
-    return json.dumps(haystack).count(json.dumps(needle)[1:-1])
-
-
 def developer_texts(items: list[dict[str, Any]]) -> list[tuple[int, str]]:
     return [(i, item_text(it)) for i, it in enumerate(items)
             if it.get("type") == "message" and it.get("role") == "developer"]
@@ -137,35 +124,18 @@ def developer_texts(items: list[dict[str, Any]]) -> list[tuple[int, str]]:
 def agent_env(base: dict[str, str], *, stub_bin: Path, tmp: Path) -> dict[str, str]:
     """The environment `codex` runs in: nothing of a real Codex or OpenAI setup leaks in
     (CODEX_HOME is the scratch one the `home` fixture set)."""
-    env = {k: v for k, v in base.items()
-           if not k.startswith(("OPENAI_", "CODEX_")) or k == "CODEX_HOME"}
-    env.update({
-        "OPENAI_API_KEY": "test-key", "TMPDIR": str(tmp), "NO_COLOR": "1",
-        "PATH": f"{stub_bin}{os.pathsep}{base.get('PATH', '')}",
+    return scratch_env(
+        base, drop=("OPENAI_", "CODEX_"), keep=("CODEX_HOME",), stub_bin=stub_bin,
+        OPENAI_API_KEY="test-key", TMPDIR=str(tmp), NO_COLOR="1",
         # Should the stand-in `pip` ever be bypassed, a real pip still installs nothing.
-        "PIP_DRY_RUN": "1", "PIP_NO_INDEX": "1",
-    })
-    return env
+        PIP_DRY_RUN="1", PIP_NO_INDEX="1",
+    )
 
 
 def run_codex(args: list[str], *, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """`codex` in its own process group, all of it (MCP server and hooks with it) killed if it
     outlives CODEX_TIMEOUT_S, or once it is done, should anything of it linger."""
-    proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        # An empty stdin: `codex exec` appends whatever it reads there to the prompt.
-        out, err = proc.communicate(input="", timeout=CODEX_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        pytest.fail(f"codex did not finish in {CODEX_TIMEOUT_S} s; stderr: {err[-2000:]}")
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    return subprocess.CompletedProcess(args, proc.returncode, out, err)
+    return run_agent(args, cwd=cwd, env=env, name="codex", timeout_s=CODEX_TIMEOUT_S, kill_leftovers=True)
 
 
 @pytest.mark.usefixtures("no_stray_ingest")
@@ -176,13 +146,7 @@ def test_real_codex_with_a_faked_model_runs_remem_hooks_and_mcp(home, tmp_path):
     assert version.returncode == 0, f"{codex} --version failed: {version.stderr}"
     seen_version = version.stdout.strip()
 
-    project, stub_bin, tmp = tmp_path / "shop", tmp_path / "bin", tmp_path / "tmp"
-    for folder in (project, stub_bin, tmp):
-        folder.mkdir()
-    # The model asks for `pip install requests`; Codex runs it for real, so `pip` here is a
-    # stand-in that installs nothing.
-    (stub_bin / "pip").write_text('#!/bin/sh\necho "stub pip: would run pip $*"\n')
-    (stub_bin / "pip").chmod(0o755)
+    project, stub_bin, tmp = scratch_folders(tmp_path)
     codex_home = Path(os.environ["CODEX_HOME"])
     codex_home.mkdir(parents=True)
 
@@ -197,18 +161,11 @@ def test_real_codex_with_a_faked_model_runs_remem_hooks_and_mcp(home, tmp_path):
         assert config_toml["model_provider"] == "fake" and config_toml["features"]["hooks"] is True
         assert "remem" in config_toml["mcp_servers"]
         from remem import config
-        from remem.engine.embed import get_embedder
         from remem.engine.store import Store
 
-        with Store() as store:
-            prompt_id, tool_id, stop_id = (lesson["id"] for lesson in seed(store, LESSONS))
-        # A loaded test machine must not turn "shows the lesson" into "gave up at 1 s" (the
-        # budget's own behaviour is tested in test_hooks), and the first hook need not build the
-        # tokenizer cache while Codex waits.
-        config.set_value("prime.timeout_ms", 30000)
+        prompt_id, tool_id, stop_id = seed_lessons_and_warm_up()
         # Codex chooses its session id, so the session cannot be picked in the shown arm.
         config.set_value("prime.holdout", False)
-        get_embedder().encode_py("warm up")
 
         run = run_codex(
             [codex, "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",

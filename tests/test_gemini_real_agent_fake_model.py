@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -35,55 +32,40 @@ from tests.fake_gemini_api import (
     function_call_part,
     text_part,
 )
-from tests.test_claude_code_real_agent_fake_model import (  # noqa: F401  (no_stray_ingest: a fixture)
-    _running,
+from tests.real_agents import (  # noqa: F401  (no_stray_ingest: a fixture)
+    COMMAND,
+    FINAL,
+    HAND_BACK,
+    LESSONS,
+    PROMPT,
+    PROMPT_LESSON,
+    STOP_LESSON,
+    TOOL_LESSON,
+    agent_binary,
     count_in,
-    ingest_pid,
     no_stray_ingest,
+    run_agent,
+    scratch_env,
+    scratch_folders,
+    seed_lessons_and_warm_up,
     session_in_shown_arm,
+    wait_for_ingest,
 )
-from tests.test_hooks import seed
 
+# LESSONS (tests/real_agents.py) hold one lesson per remem event: the prompt bears on the
+# first, the shell call on the error lesson about its command (Gemini CLI has no channel for
+# it, so it must never show), the hand-back on the force-push correction.
 GEMINI_CLI_VERSION = "0.61.0"
 BIN_ENV = "REMEM_GEMINI_BIN"
-REQUIRE_ENV = "REMEM_REQUIRE_AGENTS"
 GEMINI_TIMEOUT_S = 240  # the whole `gemini -p` run; it takes seconds
-INGEST_TIMEOUT_S = 120  # the detached ingest, polled
 # Named, so Gemini CLI's model router (which would ask the model to pick one) stays out.
 MODEL = "gemini-2.5-flash"
 SHELL_TOOL = "run_shell_command"
 
-PROMPT = "Install the requests package for this project"
-COMMAND = "pip install requests"
-HAND_BACK = "Installed requests with pip, and pushed it straight to main with git push --force."
-FINAL = "Understood: I will open a pull request instead of force-pushing to main."
-# One lesson per remem event: the prompt bears on the first, the shell call on the error
-# lesson about its command (Gemini CLI has no channel for it, so it must never show), the
-# hand-back on the force-push correction.
-PROMPT_LESSON = "Use uv, not pip, to install packages"
-TOOL_LESSON = ("`pip install` failed here (error: externally-managed-environment); "
-               "run `uv pip install` instead.")
-STOP_LESSON = "Do not use git push --force on main; open a pull request instead"
-LESSONS = [(PROMPT_LESSON, "correction", None), (TOOL_LESSON, "error", None),
-           (STOP_LESSON, "correction", None)]
-
 
 def gemini_binary() -> str:
     """The Gemini CLI to drive; skips (or, with REMEM_REQUIRE_AGENTS=1, fails) without one."""
-    explicit = os.environ.get(BIN_ENV)
-    if explicit:
-        if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
-            pytest.fail(f"{BIN_ENV}={explicit} is not an executable file; point it at the `gemini` "
-                        f"binary or unset it")
-        return explicit
-    found = shutil.which("gemini")
-    if found:
-        return found
-    reason = (f"no Gemini CLI: set {BIN_ENV} or put `gemini` on PATH "
-              f"(npm install @google/gemini-cli@{GEMINI_CLI_VERSION})")
-    if os.environ.get(REQUIRE_ENV) == "1":
-        pytest.fail(f"{reason}; {REQUIRE_ENV}=1 requires it")
-    pytest.skip(reason)
+    return agent_binary(BIN_ENV, "gemini", "Gemini CLI", f"npm install @google/gemini-cli@{GEMINI_CLI_VERSION}")
 
 
 def texts(content: dict[str, Any]) -> list[str]:
@@ -138,51 +120,20 @@ def hook_calls(path: Path) -> list[dict[str, Any]]:
 def agent_env(base: dict[str, str], *, url: str, stub_bin: Path, tmp: Path,
               telemetry: Path) -> dict[str, str]:
     """The environment `gemini` runs in: nothing of a real Gemini CLI setup leaks in."""
-    env = {k: v for k, v in base.items() if not k.startswith(("GEMINI_", "GOOGLE_"))}
-    env.update({
-        "GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "test",
+    return scratch_env(
+        base, drop=("GEMINI_", "GOOGLE_"), stub_bin=stub_bin,
+        GOOGLE_GEMINI_BASE_URL=url, GEMINI_API_KEY="test",
         # Its own telemetry, to a local file only, with each hook's input and output in it.
-        "GEMINI_TELEMETRY_ENABLED": "true", "GEMINI_TELEMETRY_TARGET": "local",
-        "GEMINI_TELEMETRY_OUTFILE": str(telemetry), "GEMINI_TELEMETRY_LOG_PROMPTS": "true",
-        "TMPDIR": str(tmp), "NO_COLOR": "1",
-        "PATH": f"{stub_bin}{os.pathsep}{base.get('PATH', '')}",
-    })
-    return env
+        GEMINI_TELEMETRY_ENABLED="true", GEMINI_TELEMETRY_TARGET="local",
+        GEMINI_TELEMETRY_OUTFILE=str(telemetry), GEMINI_TELEMETRY_LOG_PROMPTS="true",
+        TMPDIR=str(tmp), NO_COLOR="1",
+    )
 
 
 def run_gemini(args: list[str], *, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """`gemini` in its own process group, all of it killed if it outlives GEMINI_TIMEOUT_S
     (its MCP server and hooks with it; the detached ingest has a session of its own)."""
-    proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        # An empty stdin: `gemini -p` appends whatever it reads there to the prompt.
-        out, err = proc.communicate(input="", timeout=GEMINI_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        pytest.fail(f"gemini did not finish in {GEMINI_TIMEOUT_S} s; stderr: {err[-2000:]}")
-    return subprocess.CompletedProcess(args, proc.returncode, out, err)
-
-
-def wait_for_ingest(home: Path, session_id: str) -> list[dict[str, Any]]:
-    """The session's episodes once the detached ingest has stored them and exited (bounded).
-    A Gemini CLI chat record is stored under its own sessionId, the one its hooks send."""
-    from remem.engine.store import Store
-
-    deadline = time.monotonic() + INGEST_TIMEOUT_S
-    pid = None
-    while time.monotonic() < deadline:
-        pid = pid or ingest_pid(home)
-        if pid is not None and not _running(pid):
-            break
-        time.sleep(0.25)
-    else:
-        log = home / "logs" / "remem.log"
-        pytest.fail(f"the session-end ingest did not finish in {INGEST_TIMEOUT_S} s "
-                    f"(pid {pid}); log: {log.read_text() if log.exists() else 'none'}")
-    with Store() as store:
-        return [dict(r) for r in store.rows("SELECT * FROM episodes WHERE session_id = ?", (session_id,))]
+    return run_agent(args, cwd=cwd, env=env, name="gemini", timeout_s=GEMINI_TIMEOUT_S)
 
 
 class GeminiSession:
@@ -190,15 +141,8 @@ class GeminiSession:
 
     def __init__(self, tmp_path: Path) -> None:
         self.binary = gemini_binary()
-        self.project = tmp_path / "shop"
         self.telemetry = tmp_path / "gemini-telemetry.log"
-        stub_bin, tmp = tmp_path / "bin", tmp_path / "tmp"
-        for folder in (self.project, stub_bin, tmp):
-            folder.mkdir()
-        # The model asks for `pip install requests`; Gemini CLI runs it for real, so `pip` here is
-        # a stand-in that installs nothing.
-        (stub_bin / "pip").write_text('#!/bin/sh\necho "stub pip: would run pip $*"\n')
-        (stub_bin / "pip").chmod(0o755)
+        self.project, stub_bin, tmp = scratch_folders(tmp_path)
         # (a closed port until run() puts the fake model's there)
         self.base_env = agent_env(dict(os.environ), url="http://127.0.0.1:9", stub_bin=stub_bin,
                                   tmp=tmp, telemetry=self.telemetry)
@@ -225,18 +169,7 @@ class GeminiSession:
         wired = run_remem("setup", "--agent", "gemini", "--no-schedule", "--yes")
         assert wired.returncode == 0, wired.stderr
         self.settings = json.loads(settings.read_text())
-        from remem import config
-        from remem.engine.embed import get_embedder
-        from remem.engine.store import Store
-
-        with Store() as store:
-            ids = tuple(lesson["id"] for lesson in seed(store, LESSONS))
-        # A loaded test machine must not turn "shows the lesson" into "gave up at 1 s" (the
-        # budget's own behaviour is tested in test_hooks), and the first hook need not build the
-        # tokenizer cache while Gemini CLI waits.
-        config.set_value("prime.timeout_ms", 30000)
-        get_embedder().encode_py("warm up")
-        return ids  # type: ignore[return-value]
+        return seed_lessons_and_warm_up()
 
     def run(self) -> tuple[subprocess.CompletedProcess[str], FakeGemini]:
         fake = FakeGemini(scripted_model)
@@ -331,7 +264,8 @@ def test_real_gemini_cli_with_a_faked_model_runs_every_remem_hook(home, tmp_path
     assert [p["chars"] for p in primes] == [len(prompt_ctx), len(stop_block)]
     assert tool_id not in {i for p in primes for i in json.loads(p["lesson_ids"])}
 
-    # SessionEnd's detached ingest read Gemini CLI's chat record into the memory.
+    # SessionEnd's detached ingest read Gemini CLI's chat record into the memory, under the
+    # record's own sessionId, the one its hooks send.
     episodes = wait_for_ingest(home, sid)
     assert episodes, f"no episode of session {sid} after the session-end ingest"
     assert {e["source"] for e in episodes} == {"chats"}

@@ -596,7 +596,7 @@ def test_codex_session_end_ingests_its_rollout_as_a_codex_rollout(home, tmp_path
     """Codex's SessionEnd names the session's rollout as transcript_path. Its detached ingest
     reads it as a Codex rollout whatever the file is called: guessed from the name, a rollout
     not named rollout-* was read as a Claude Code transcript, gave no episode and was marked read."""
-    from tests.test_claude_code_real_agent_fake_model import _running, ingest_pid, wait_for_ingest
+    from tests.real_agents import ingest_pid, running, wait_for_ingest
 
     session_id = "0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b"
     rollout = tmp_path / "sessions" / "2026" / "11" / "20" / f"{session_id}.jsonl"
@@ -613,7 +613,7 @@ def test_codex_session_end_ingests_its_rollout_as_a_codex_rollout(home, tmp_path
         episodes = wait_for_ingest(home, session_id)
     finally:  # the detached ingest never outlives the test
         pid = ingest_pid(home)
-        if pid is not None and _running(pid):
+        if pid is not None and running(pid):
             os.kill(pid, signal.SIGTERM)
     assert episodes and {e["source"] for e in episodes} == {"codex"}
     assert {e["cwd"] for e in episodes} == {"/home/dev/shop"}
