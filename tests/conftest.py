@@ -134,9 +134,15 @@ def server_in_process() -> Any:
     return build_server(tasks=False, warm=False)
 
 
-async def call_ok(client: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    """A tool call that must succeed: its structured result (the tool's error text fails the test)."""
+async def call_tool(client: Any, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
+    """(ok, the structured result, or the error's text) of one tool call."""
     result = await client.call_tool(name, args)
     text = " ".join(getattr(c, "text", "") for c in result.content)
-    assert not result.is_error, text
-    return result.structured_content
+    return (not result.is_error, text if result.is_error else result.structured_content)
+
+
+async def call_ok(client: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A tool call that must succeed: its structured result (the tool's error text fails the test)."""
+    ok, got = await call_tool(client, name, args)
+    assert ok, got
+    return got

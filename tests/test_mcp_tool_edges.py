@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import call_tool, server_in_process
+
 API_KEY = "sk-proj-Qw3rTy7UiOp9AsDfGh2JkL5zXc"
 API_KEY_WORD = "Qw3rTy7UiOp9AsDfGh2JkL5zXc"  # the part full-text search indexes as one word
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -19,19 +21,6 @@ GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def _server() -> Any:
-    from remem.server import build_server
-
-    return build_server(tasks=False, warm=False)
-
-
-async def _call(client: Any, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
-    """(ok, structured content or the error's text) of one tool call."""
-    result = await client.call_tool(name, args)
-    text = " ".join(getattr(c, "text", "") for c in result.content)
-    return (not result.is_error, text if result.is_error else result.structured_content)
 
 
 def _stored_words(store: Any) -> str:
@@ -46,18 +35,18 @@ def _stored_words(store: Any) -> str:
 async def test_a_secret_typed_into_remember_or_update_memory_is_stored_redacted(store: Any) -> None:
     from mcp.client import Client
 
-    async with Client(_server()) as client:
-        ok, memory = await _call(client, "remember", {
+    async with Client(server_in_process()) as client:
+        ok, memory = await call_tool(client, "remember", {
             "text": f"call the billing API with the key {API_KEY}", "title": f"billing key {GITHUB_TOKEN}"})
         assert ok, memory
         assert API_KEY_WORD not in json.dumps(memory) and GITHUB_TOKEN not in json.dumps(memory)
         assert "[secret]" in memory["gist"] and "[secret]" in memory["title"]
-        ok, other = await _call(client, "remember", {"text": "the deploy note"})
-        ok, updated = await _call(client, "update_memory", {
+        ok, other = await call_tool(client, "remember", {"text": "the deploy note"})
+        ok, updated = await call_tool(client, "update_memory", {
             "id": other["id"], "text": f"deploy with token={GITHUB_TOKEN}", "title": f"deploy {API_KEY}"})
         assert ok and "[secret]" in updated["gist"] and "[secret]" in updated["title"], updated
         for query in ("billing API key", "deploy token", API_KEY_WORD):
-            ok, got = await _call(client, "recall", {"query": query})
+            ok, got = await call_tool(client, "recall", {"query": query})
             hits = json.dumps(got["hits"])  # (the query is echoed as typed)
             assert ok and got["hits"] and API_KEY_WORD not in hits and GITHUB_TOKEN not in hits
     words = _stored_words(store)
@@ -80,17 +69,17 @@ async def test_search_checks_its_time_window_with_or_without_a_query(store: Any)
     from remem.engine.memories import remember
 
     remember(store, "a memory inside every window", at="2024-06-01T00:00:00+00:00")
-    async with Client(_server()) as client:
+    async with Client(server_in_process()) as client:
         for query in ("", "memory"):
-            ok, text = await _call(client, "search", {"query": query, "since": "2027-01-01", "until": "2020-01-01"})
+            ok, text = await call_tool(client, "search", {"query": query, "since": "2027-01-01", "until": "2020-01-01"})
             assert not ok and "is after until" in text and "swap them" in text, (query, text)
             for bound in ("since", "until"):
                 # "" is how MCP clients send an optional string left unset: no filter
-                ok, got = await _call(client, "search", {"query": query, bound: ""})
+                ok, got = await call_tool(client, "search", {"query": query, bound: ""})
                 assert ok and len(got["hits"]) == 1, (query, bound, got)
-                ok, text = await _call(client, "search", {"query": query, bound: "  "})
+                ok, text = await call_tool(client, "search", {"query": query, bound: "  "})
                 assert not ok and f"{bound} is empty" in text, (query, bound, text)
-            ok, got = await _call(client, "search", {"query": query, "since": "2024-01-01", "until": "2024-12-31"})
+            ok, got = await call_tool(client, "search", {"query": query, "since": "2024-01-01", "until": "2024-12-31"})
             assert ok and len(got["hits"]) == 1, (query, got)
 
 
@@ -115,7 +104,7 @@ async def test_the_lessons_resource_without_a_project_names_its_form(store: Any)
 
     add_lesson(store, "Run the shop checks first", "correction", cwd="/work/shop")
     add_lesson(store, "Deploy billing with the blue profile", "correction", cwd="/work/billing")
-    async with Client(_server()) as client:
+    async with Client(server_in_process()) as client:
         with pytest.raises(MCPError) as caught:
             await client.read_resource("remem://lessons/")
         message = str(caught.value)
@@ -136,6 +125,6 @@ async def test_traverse_reports_the_full_id_of_its_start(store: Any) -> None:
     from remem.engine.memories import remember
 
     start = remember(store, "the start of a walk")["id"]
-    async with Client(_server()) as client:
-        ok, got = await _call(client, "traverse", {"id": start[:6]})
+    async with Client(server_in_process()) as client:
+        ok, got = await call_tool(client, "traverse", {"id": start[:6]})
     assert ok and got["start"] == start and got["levels"][0][0]["id"] == start, got

@@ -16,25 +16,14 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import call_tool, server_in_process
+
 SHOP = "/home/you/code/shop-api"
 
 
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def _server() -> Any:
-    from remem.server import build_server
-
-    return build_server(tasks=False, warm=False)
-
-
-async def _call(client: Any, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
-    """(ok, structured content or the error's text) of one tool call."""
-    result = await client.call_tool(name, args)
-    text = " ".join(getattr(c, "text", "") for c in result.content)
-    return (not result.is_error, text if result.is_error else result.structured_content)
 
 
 def _seed(store: Any) -> dict[str, str]:
@@ -144,10 +133,10 @@ async def test_mcp_tools_take_the_same_rule_and_report_the_folder(store: Any) ->
     from mcp.client import Client
 
     ids = _seed(store)
-    async with Client(_server()) as client:
-        ok, memory = await _call(client, "remember", {"text": "another shop note", "project": "shop-api"})
+    async with Client(server_in_process()) as client:
+        ok, memory = await call_tool(client, "remember", {"text": "another shop note", "project": "shop-api"})
         assert ok and memory["cwd"] == SHOP
-        ok, memory = await _call(client, "remember", {"text": "a tilde note", "project": "~/code/new/"})
+        ok, memory = await call_tool(client, "remember", {"text": "a tilde note", "project": "~/code/new/"})
         assert ok and memory["cwd"] == str(Path.home() / "code" / "new")
         unknown = 'no project named \'newproj\'; give its folder path, e.g. `"project": "~/code/newproj"`'
         for given, fix in (("newproj", unknown),
@@ -157,11 +146,11 @@ async def test_mcp_tools_take_the_same_rule_and_report_the_folder(store: Any) ->
             for tool, args in (("remember", {"text": "a note"}), ("recall", {"query": "note"}),
                                ("search", {"query": ""}), ("search", {"query": "note"}),
                                ("lessons", {}), ("context", {})):
-                ok, text = await _call(client, tool, {**args, "project": given})
+                ok, text = await call_tool(client, tool, {**args, "project": given})
                 assert not ok and fix in text, (tool, given, text)
-        ok, got = await _call(client, "recall", {"query": "project note deploy profile", "project": "shop-api"})
+        ok, got = await call_tool(client, "recall", {"query": "project note deploy profile", "project": "shop-api"})
         assert ok and ids["shop"] in [h["id"] for h in got["hits"]] and ids["other"] not in [h["id"] for h in got["hits"]]
-        ok, got = await _call(client, "context", {"project": "shop-api"})
+        ok, got = await call_tool(client, "context", {"project": "shop-api"})
         assert ok and got["project"] == SHOP and "make image" in got["text"]
     stored = {r["cwd"] for r in store.rows("SELECT cwd FROM episodes")}
     assert all(cwd.startswith("/") for cwd in stored), stored
@@ -192,7 +181,7 @@ async def test_the_json_api_takes_the_same_rule(store: Any) -> None:
     from remem.server_http import http_app
 
     _seed(store)
-    app = http_app(_server(), host="127.0.0.1", token="")
+    app = http_app(server_in_process(), host="127.0.0.1", token="")
     status, answer = await _http(app, "POST", "/memory/remember", {"text": "a shop note", "project": "shop-api"})
     assert status == 200 and answer["cwd"] == SHOP, answer
     status, answer = await _http(app, "POST", "/memory/remember", {"text": "a note", "project": "newproj"})
