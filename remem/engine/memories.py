@@ -9,7 +9,7 @@ from remem.engine.embed import get_embedder, to_blob
 from remem.engine.lesson_text import redact_secrets
 from remem.engine.lifecycle import _clamp, creation_fields
 from remem.engine.store import (
-    EPISODE_KINDS, MAX_GIST, MAX_TITLE, Store, cap, chunks, clean_text, content_hash, new_id, normalise_tag,
+    EPISODE_KINDS, MAX_GIST, MAX_TITLE, Store, cap, chunks, clean_text, episode_hash, new_id, normalise_tag,
 )
 
 REMEMBER_KINDS = ("note", "correction", "error", "surprise", "environment")
@@ -134,7 +134,7 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
         source = text if row["kind"] == "correction" else f"{title}\n{text}"
         sets["embedding"] = to_blob(embedder.encode([source])[0])
         sets["space"] = embedder.space
-        sets["content_hash"] = content_hash(f"{title}\n{text}\n{row['detail']}")
+        sets["content_hash"] = episode_hash(title, text, row["detail"])
     tags = None
     if "tags" in fields:
         raw = fields["tags"]

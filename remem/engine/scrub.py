@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from remem.engine import clock
 from remem.engine.lesson_text import redact_secrets
-from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_TITLE, Store, cap, content_hash, stable_id
+from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_TITLE, Store, cap, episode_hash, stable_id
 
 if TYPE_CHECKING:
     from remem.engine.sleep import Context, Progress
@@ -180,7 +180,7 @@ def _write_episodes(conn: sqlite3.Connection, changed: list[Change], counts: dic
                                                    "tags": tags})], [], [])
             counts["renamed"] += 1
         else:
-            sets = {**new, "content_hash": content_hash(f"{new['title']}\n{new['gist']}\n{new['detail']}")}
+            sets = {**new, "content_hash": episode_hash(new["title"], new["gist"], new["detail"])}
             conn.execute(f"UPDATE episodes SET {', '.join(k + ' = ?' for k in sets)} WHERE seq = ?",
                          [*sets.values(), row["seq"]])
         counts["episodes"] += 1

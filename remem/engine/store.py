@@ -558,6 +558,11 @@ def new_id() -> str:
     return uuid.uuid4().hex[:16]
 
 
+def episode_hash(title: str, gist: str, detail: str) -> str:
+    """An episode's content_hash: of its three texts, as stored."""
+    return content_hash(f"{title}\n{gist}\n{detail}")
+
+
 def content_hash(text: str) -> str:
     from hashlib import sha1
 
@@ -595,7 +600,7 @@ def prepare_episode(ep: dict[str, Any], stamp: str | None = None) -> dict[str, A
         "arousal": float(ep.get("arousal", 0.0)),
         "flashbulb_until": ep.get("flashbulb_until"),
         "health": float(ep.get("health", 100.0)),
-        "content_hash": ep.get("content_hash") or content_hash(f"{title}\n{gist}\n{detail}"),
+        "content_hash": ep.get("content_hash") or episode_hash(title, gist, detail),
         "space": ep.get("space"),
         "embedding": ep.get("embedding"),
         "speaker": " ".join(str(ep.get("speaker") or "").split())[:MAX_SPEAKER] or None,
