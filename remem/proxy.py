@@ -77,12 +77,9 @@ def _select_block(query: str, session: str) -> str:
         # A proxy knows no project (cwd=None): only lessons without one are chosen.
         chosen = prime.select(store, query, event="prompt", cwd=None, session_id=session, agent="proxy",
                               deadline=deadline)
-    text = chosen.get("text") or ""
-    if not text and time.monotonic() > deadline:
-        # select() gives up past its deadline with the same "" as "nothing applies": this ""
-        # is no choice, and must not stand for the whole conversation.
+    if chosen.get("late"):  # no choice, which must not stand for the whole conversation
         raise TimeoutError(f"memory not chosen within {SELECT_CAP_S:g} s")
-    return text
+    return chosen.get("text") or ""
 
 
 def _warm() -> None:

@@ -198,7 +198,8 @@ def select(
 ) -> dict[str, Any]:
     """The lessons to show for this moment, the rendered block, and whether it is held out.
 
-    Returns {lessons, text, held_out}. When held out, `text` is "" and `lessons` lists what
+    Returns {lessons, text, held_out} (and late=True when the deadline passed before a choice
+    was made). When held out, `text` is "" and `lessons` lists what
     would have been shown. `record=False` previews (remem context) without logging.
     `deadline` (time.monotonic()): past it, nothing is shown or recorded.
     A recorded call without session_id uses `session_key` (transcript_path, else cwd + day).
@@ -221,7 +222,7 @@ def select(
     if not included:
         return empty
     if deadline is not None and time.monotonic() > deadline:
-        return empty
+        return {**empty, "late": True}  # no choice made: a caller that keeps choices keeps none
     if record:
         block, included = _record(store, session_id, agent, event, held_out, text, included,
                                   int(pc["max_chars"]))
