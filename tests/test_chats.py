@@ -609,6 +609,43 @@ def test_a_gemini_cli_prompt_is_stored_without_the_hook_context_gemini_cli_added
     assert "hook_context" not in stored and "remem-memory" not in stored and PROMPT_LESSON[2:] not in stored
 
 
+def test_the_files_a_gemini_cli_prompt_names_with_at_are_not_the_persons_words(store, tmp_path: Path) -> None:
+    """`@src/money.py` makes Gemini CLI append the file's text to the prompt's message, between
+    its reference markers; read as the person's, a file's "No, never …" became their correction."""
+    from remem.engine.ingest import ingest_paths
+
+    typed = "why does the total come out wrong? @src/money.py"
+    file_text = "# No, never use float for money: keep integer cents.\ntotal = 0.1 + 0.2\n"
+    lines = gemini_cli_lines(deny=False)
+    for line in lines:
+        if line.get("id") == "u1":
+            line["content"] = [{"text": typed}, {"text": "\n--- Content from referenced files ---"},
+                               {"text": "\nContent from @src/money.py:\n"}, {"text": file_text},
+                               {"text": "\n--- End of content ---"},
+                               {"text": "\n<system_note>\nThe user has explicitly selected the following agent(s): x.\n</system_note>\n"}]
+            line["displayContent"] = [{"text": typed}]
+    path = gemini_cli_project(tmp_path, lines)
+    (session,) = chats.parse_chats(path)
+    assert [t.text for t in session.user_turns()] == [typed]
+    summary = ingest_paths(store, [path], source="chats")
+    assert summary["errors"] == [] and "correction" not in summary["by_kind"], summary
+    stored = stored_text(store)
+    assert typed in stored and "integer cents" not in stored and "system_note" not in stored
+
+
+def test_a_gemini_cli_prompt_cut_off_inside_its_file_contents_keeps_only_the_typed_words(tmp_path: Path) -> None:
+    """A prompt whose end marker never came (Gemini CLI's ACP path writes none after an
+    @-named resource) loses everything from the opening marker on, not the typed words."""
+    lines = gemini_cli_lines(deny=False)
+    for line in lines:
+        if line.get("id") == "u1":
+            line["content"] = [{"text": "summarise @notes.md"},
+                               {"text": "\n--- Content from referenced context ---"},
+                               {"text": "\nContent from @notes.md:\n"}, {"text": "secret plans"}]
+    (session,) = chats.parse_chats(gemini_cli_project(tmp_path, lines))
+    assert [t.text for t in session.user_turns()] == ["summarise @notes.md"]
+
+
 def test_remems_stop_reason_in_a_gemini_cli_record_is_not_the_persons_correction(store, tmp_path: Path) -> None:
     """Gemini CLI sends the AfterAgent deny's reason to the model as the next prompt and records
     it as a "user" message: read as the person's, it was a correction of theirs after the

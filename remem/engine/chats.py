@@ -24,6 +24,7 @@ Gemini CLI session): it is not counted as malformed, and ingest reads the file a
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -284,20 +285,31 @@ def _is_gemini_cli(conv: dict[str, Any]) -> bool:
 
 # How Gemini CLI wraps a hook's added context (BeforeAgent's) in the prompt's own message.
 _HOOK_CONTEXT = "<hook_context>"
+# What Gemini CLI appends to a prompt that names `@file`s: the files' contents between these
+# markers (its own stripReferenceContent removes the same span), and a note naming `@agent`s.
+_ADDED_TO_PROMPT = re.compile(
+    r"\n?--- Content from referenced (?:files|context) ---.*?(?:--- End of content ---|\Z)"
+    r"|\n?<system_note>.*?</system_note>\n?", re.S)
 
 
 def _persons_words(content: Any) -> str:
     """The text of a Gemini CLI "user" message without the context a hook added to it: Gemini
     CLI appends that as a part of its own, `<hook_context>…</hook_context>` (remem's lessons
-    among them). Its `displayContent` is no better a source: it is absent when nothing was
-    added, and Gemini CLI passes the prompt's along its turn, so the retry a stop hook's deny
-    starts (its reason the content) may carry the typed prompt there."""
+    among them), and the contents of the files a prompt names with `@` (read as the person's,
+    a file's text became their words, a "correction" among them). Its `displayContent` is no
+    better a source: it is absent when nothing was added, and Gemini CLI passes the prompt's
+    along its turn, so the retry a stop hook's deny starts (its reason the content) may carry
+    the typed prompt there."""
     if isinstance(content, str):
-        return "" if content.lstrip().startswith(_HOOK_CONTEXT) else content
-    if isinstance(content, list):
-        content = [p for p in content if not (isinstance(p, dict) and isinstance(p.get("text"), str)
-                                              and p["text"].lstrip().startswith(_HOOK_CONTEXT))]
-    return _text_of(content)
+        text = "" if content.lstrip().startswith(_HOOK_CONTEXT) else content
+    else:
+        if isinstance(content, list):
+            content = [p for p in content if not (isinstance(p, dict) and isinstance(p.get("text"), str)
+                                                  and p["text"].lstrip().startswith(_HOOK_CONTEXT))]
+        text = _text_of(content)
+    if "--- Content from referenced" in text or "<system_note>" in text:
+        text = _ADDED_TO_PROMPT.sub("", text).strip()
+    return text
 
 
 def _gemini_cli(conv: dict[str, Any], c: _Conv) -> None:
