@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from remem.engine import lesson_text, share_safety
@@ -199,6 +199,69 @@ def test_error_text_names_the_error_and_the_fix_when_one_was_recorded():
                                                 "redis.ConnectionError: Error 111); check that the service it needs is running.")
     ep = {"title": "the deploy broke", "gist": "no structure here"}
     assert lesson_text.draft("error", [ep]).startswith("Avoid repeating this error: the deploy broke")
+
+
+@pytest.mark.parametrize("title, call, lesson", [
+    (("Task failed: InputValidationError: Task failed due to the following issue: "
+      "The required parameter `prompt` is missing"), "Task",
+     ("`Task` failed here (InputValidationError: … The required parameter `prompt` is missing); "
+      "find out why before running it again.")),
+    ("Bash failed: error: failed to push some refs to 'origin'", "Bash: git push origin main",
+     ("`git push origin main` failed here (error: failed to push some refs to 'origin'); "
+      "find out why before running it again.")),
+    ("Bash failed", "Bash: make", "`make` failed here; find out why before running it again."),
+])
+def test_a_failure_whose_line_says_failed_keeps_the_line(title, call, lesson):
+    """The catch-all class is "failed": a line saying "failed" was taken for a repeat of the
+    class and dropped, leaving "`Task` failed here (failed)"."""
+    assert lesson_text.draft("error", [{"title": title, "gist": f"{call}\nwhat it said"}]) == lesson
+
+
+def test_a_failed_edit_is_named_by_its_tool_not_by_one_projects_path():
+    """The same error in two projects is one lesson shown in both: it named the file's absolute
+    path in the first project ("`/home/dev/shop/CLAUDE.md` failed here")."""
+    sources = [{"title": "Edit failed: File has not been read yet. Read it first before writing to it.",
+                "gist": f"Edit: {root}/CLAUDE.md\nFile has not been read yet.", "cwd": root}
+               for root in ("/home/dev/shop", "/home/dev/blog")]
+    lesson = lesson_text.draft("error", sources)
+    assert lesson == ("`Edit` failed here (File has not been read yet. Read it first before writing "
+                      "to it.); find out why before running it again.")
+    assert lesson_text.draft("error", sources[::-1], 1) == lesson
+
+
+def test_paths_inside_the_project_are_written_relative_to_it():
+    ep = {"title": "Bash failed: cat: /home/dev/shop/conf/app.toml: Is a directory",
+          "gist": "Bash: cat /home/dev/shop/conf/app.toml /etc/hosts", "cwd": "/home/dev/shop"}
+    assert lesson_text.draft("error", [ep]) == \
+        "`cat conf/app.toml /etc/hosts` failed here (cat: conf/app.toml: Is a directory); find out why before running it again."
+    assert lesson_text.draft("error", [{**ep, "cwd": "/"}]).startswith("`cat /home/dev/shop/conf/app.toml /etc/hosts`")
+
+
+def test_a_long_error_line_keeps_its_class_and_its_end():
+    ep = {"title": "Bash network error: ConnectionError: while fetching the package index from the "
+                   "mirror configured for this machine: connection refused by 10.0.0.7",
+          "gist": "Bash: pip install -r requirements.txt"}
+    assert lesson_text.draft("error", [ep]) == (
+        "`pip install -r requirements.txt` failed here (network error: ConnectionError: … connection "
+        "refused by 10.0.0.7); check that the service it needs is running.")
+
+
+# Words of the letters a to j (no label's words are among them) and "failed", which a line
+# says as often as the catch-all label does.
+_WORDS = st.lists(st.one_of(st.text(alphabet="abcdefghij", min_size=1, max_size=8), st.just("failed")),
+                  min_size=1, max_size=16)
+_SEPARATORS = st.lists(st.sampled_from([" ", " ", ": ", "; ", ", "]), min_size=16, max_size=16)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["Bash", "Task", "Edit", "exec_command"]), st.sampled_from(list(lesson_text._ADVICE)),
+       _WORDS, _SEPARATORS)
+def test_a_lesson_from_a_failed_call_keeps_a_short_line_whole(tool, label, words, separators):
+    line = "".join(w + s for w, s in zip(words, separators)).strip(" :;,")
+    lesson = lesson_text.draft("error", [{"title": f"{tool} {label}: {line}", "gist": f"{tool}: do it"}])
+    assert "\n" not in lesson and len(lesson) <= lesson_text.MAX_CHARS + 1
+    if len(line) <= 60:
+        assert f" failed here ({line}); " in lesson or f" failed here ({label}: {line}); " in lesson, lesson
 
 
 def test_surprise_text_keeps_the_persons_words():

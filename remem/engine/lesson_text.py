@@ -3,7 +3,7 @@
 - correction: the person's words in the most typical correction of the group, with the
   filler of pushback ("no,", "I said", "you should") taken off.
 - error: the error class and, when one followed, the fix ("On ModuleNotFoundError: …"),
-  else the command that failed, how, and what to check first.
+  else the command (or the tool) that failed, how, and what to check first.
 - surprise: what the person said surprised them, as something to keep in mind.
 
 A configured local model may reword the text (`reword`); the deterministic text is kept
@@ -114,18 +114,63 @@ _SHELL_PREFIX = re.compile(r"^(?:/bin/)?(?:ba|z)?sh: (?:line …: )?")
 
 
 def _error_from_call(episode: dict[str, Any]) -> str:
-    """'`<command>` failed here (<label>: <detail>); <advice>.' for a detected tool failure, or ''."""
+    """'`<command>` failed here (<label>: <detail>); <advice>.' for a detected tool failure, or ''.
+
+    A shell call is named by its command; any other tool by its own name ("`Edit` failed
+    here"): what it touched (a file's absolute path, a URL, a pattern) says where it failed, not
+    what to avoid, and a path names one project's folder while the lesson may hold in several.
+    Paths inside the episode's project are written relative to it for the same reason."""
     title = " ".join((episode.get("title") or "").split())
     call = ((episode.get("gist") or "").splitlines() or [""])[0].strip()
     label = next((lab for lab in _ADVICE if f" {lab}:" in title or title.endswith(f" {lab}")), "")
     if not label or not call:
         return ""
-    command = call.split(": ", 1)[1] if ": " in call else call
+    tool, named, arg = call.partition(": ")
+    if named and " " not in tool and tool.lower() not in SHELL_TOOLS:
+        command = tool
+    else:
+        command = arg if named else call
     detail = title.split(": ", 1)[1] if ": " in title else ""
-    detail = _SHELL_PREFIX.sub("", detail.rsplit(" - ", 1)[-1]).strip()
-    what = f"{label}: {detail}" if detail and label not in detail.lower() else label
+    # A test runner's line ("ERROR tests/t.py::test_x - redis.ConnectionError: …"): its end
+    # says what went wrong; a dash with no words after it says nothing.
+    detail = next((part for part in reversed(detail.split(" - ")) if re.search(r"\w", part)), detail)
+    detail = _SHELL_PREFIX.sub("", detail).strip()
+    command, detail = (_in_project(text, episode.get("cwd")) for text in (command, detail))
+    if label == "failed":  # the catch-all: "failed here" says it already, the line says how
+        what = _telling_clip(detail, _HOW_CHARS)
+    elif detail and label not in detail.lower():
+        what = f"{label}: {_telling_clip(detail, _HOW_CHARS - len(label) - 2)}"
+    else:  # the line only repeats the class ("rg: command not found")
+        what = label
+    how = f" ({what})" if what else ""
     # Not _finish: the lesson starts with the command in backticks, which must stay as typed.
-    return clip(f"`{clip(command, 70)}` failed here ({clip(what, 90)}); {_ADVICE[label]}.")
+    return clip(f"`{clip(command, 70)}` failed here{how}; {_ADVICE[label]}.")
+
+
+_HOW_CHARS = 90  # what went wrong, in a lesson about a failed call
+
+
+def _in_project(text: str, cwd: Any) -> str:
+    """`text` with the paths inside the project `cwd` written relative to it."""
+    root = str(cwd or "").rstrip("/")
+    return text.replace(f"{root}/", "") if root else text
+
+
+def _telling_clip(text: str, limit: int) -> str:
+    """An error line cut to `limit` characters keeping what tells: its head (the error's
+    class) and its end (what went wrong), the lead-in between them left out at a ": "
+    ("InputValidationError: … The required parameter `prompt` is missing"); else cut at the
+    end (clip)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    head, *rest = text.split(": ")
+    lead = f"{head}: … " if len(head) <= limit // 2 else "… "
+    for n in range(1, len(rest)):
+        shorter = lead + ": ".join(rest[n:])
+        if len(shorter) <= limit:
+            return shorter
+    return clip(text, limit)
 
 
 def person_words(episode: dict[str, Any]) -> str:

@@ -56,6 +56,9 @@ def prompts_detail(session: Session) -> str:
     return "\n".join(lines)
 
 
+_EDIT_TOOLS = ("edit", "write", "multiedit", "notebookedit")
+
+
 def session_gist(session: Session, found: dict[str, Any]) -> tuple[str, str]:
     """A deterministic title and gist: what was asked, what was done, how it ended."""
     asked = first_ask(session)
@@ -72,19 +75,34 @@ def session_gist(session: Session, found: dict[str, Any]) -> tuple[str, str]:
         tools = ", ".join(f"{n}×{c}" if c > 1 else n for n, c in sorted(counts.items(), key=lambda kv: -kv[1])[:6])
         edited: list[str] = []
         ran: list[str] = []
+        tried: list[tuple[str, str]] = []  # (what was tried, how it ended): refused or failed
         for call in calls:
             inp = call.input if isinstance(call.input, dict) else {}
-            if call.name.lower() in ("edit", "write", "multiedit", "notebookedit") and inp.get("file_path"):
+            # Recall gives the gist to agents: a call refused or failed did not do what it
+            # asked, so it is told apart, never listed as done.
+            outcome = "refused" if call.rejected else "failed" if call.is_error else ""
+            if call.name.lower() in _EDIT_TOOLS and inp.get("file_path"):
                 name = Path(str(inp["file_path"])).name
-                if name not in edited:
+                if outcome:
+                    tried.append((f"edit {name}", outcome))
+                elif name not in edited:
                     edited.append(name)
-            elif command_of(inp) and len(ran) < 3:
-                ran.append(shorten(command_of(inp), 60))
+            elif command_of(inp):
+                command = shorten(command_of(inp), 60)
+                if call.rejected:
+                    tried.append((f"run {command}", outcome))
+                elif len(ran) < 3:  # a command that failed still ran: it says so
+                    ran.append(f"{command} (failed)" if outcome else command)
+        # an edit that failed and then went through is an edit; each attempt told once
+        tried = list(dict.fromkeys(t for t in tried if t[0] not in {f"edit {n}" for n in edited}))
         did = f"Did: {len(calls)} tool calls ({tools})"
         if edited:
             did += f"; edited {', '.join(edited[:5])}" + (" …" if len(edited) > 5 else "")
         if ran:
             did += f"; ran {'; '.join(ran)}"
+        if tried:
+            did += "; tried to " + ", ".join(f"{what} ({how})" for what, how in tried[:3]) \
+                + (" …" if len(tried) > 3 else "")
         parts.append(did)
     requests = len(prompts_of(session))  # a slash command that opened the session is one
     if requests > 1:
@@ -124,7 +142,8 @@ def llm_gist(session: Session, gist: str, cfg: dict[str, Any]) -> str | None:
         if turn.text:
             lines.append(f"{turn.role}: {shorten(turn.text, 400)}")
         for call in turn.tool_calls[:5]:
-            lines.append(f"  tool {call.name}{' (failed)' if call.is_error else ''}")
+            how = " (refused)" if call.rejected else " (failed)" if call.is_error else ""
+            lines.append(f"  tool {call.name}{how}")
     prompt = (
         "Summarise this coding-agent session in at most 4 sentences: what the person asked, "
         "what was done, and how it ended. Plain text.\n\n" + "\n".join(lines)[:8000]
