@@ -14,7 +14,9 @@ user_message / agent_message (for the UI). We read the `response_item` copy: it 
 by every Codex version, sits in order with the tool calls it belongs with, and is what the
 model actually saw. The event copies are used only for a file that has no response_item
 message at all, so a message is never counted twice. Harness text Codex injects as user
-messages (<environment_context>, AGENTS.md instructions, <turn_aborted> notes…) is dropped.
+messages (<environment_context>, AGENTS.md instructions, <turn_aborted> notes, skills…) is
+dropped, as are such blocks and the IDE's context inside a message the person typed
+(`persons_words`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any, Iterator
 
 from remem import paths
 from remem.engine import clock
+from remem.engine.harness_text import TaggedBlocks
 from remem.engine.session import Session, ToolCall, Turn
 from remem.engine.toolresult import json_or_raw, looks_failed, looks_rejected, scrub_surrogates, unwrap
 
@@ -40,8 +43,20 @@ _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 # <turn_aborted>, <user_shell_command>…) or the AGENTS.md preamble. HTML tags have no
 # underscore, so a person pasting <html>…</html> is still the person.
 _WRAPPED = re.compile(r"^\s*<([A-Za-z]+_[\w-]*)[^>]*>.*</\1>\s*$", re.S)
-_HARNESS_PREFIXES = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>",
-                     "<permissions instructions>", "<turn_aborted>")
+_HARNESS_PREFIXES = ("# AGENTS.md instructions", "<permissions instructions>")
+# Blocks Codex puts into a user message before, after or between the person's words, taken
+# out wherever they sit: its environment, instructions, the note that a turn was aborted, a
+# command the person ran in Codex's shell, a skill's instructions, a sub-agent's notice, and
+# the empty placeholder standing where an image was pasted.
+HARNESS_BLOCKS = TaggedBlocks(
+    names=("environment_context", "user_instructions", "turn_aborted", "user_shell_command",
+           "subagent_notification", "skill", "image"),
+    blank_only=("image",),
+)
+# The IDE extension and the desktop app put the editor's state or the files named above the
+# person's words, under headers; the words follow the header that says so.
+_CONTEXT_HEADERS = ("# Context from my IDE setup:", "# Files mentioned by the user:")
+_REQUEST_HEADER = "## My request for Codex:"
 _INTERRUPT_REASONS = {"interrupted", "user_interrupt"}
 _RESPONSE_TYPES = {"message", "reasoning", "function_call", "function_call_output",
                    "local_shell_call", "custom_tool_call", "custom_tool_call_output",
@@ -131,6 +146,15 @@ def _content_text(content: Any, harness: bool = True) -> str:
 def _is_harness(text: str) -> bool:
     stripped = text.lstrip()
     return stripped.startswith(_HARNESS_PREFIXES) or bool(_WRAPPED.match(stripped))
+
+
+def persons_words(text: str) -> str:
+    """A user message's text without what Codex put around the person's words; '' if none."""
+    text = HARNESS_BLOCKS.strip(text).strip()
+    if text.startswith(_CONTEXT_HEADERS):
+        at = text.find(_REQUEST_HEADER)
+        text = text[at + len(_REQUEST_HEADER):].strip() if at >= 0 else ""
+    return text
 
 
 def _spawned(source: Any) -> bool:
@@ -240,6 +264,8 @@ class _Builder:
             if role not in ("user", "assistant"):
                 return  # developer / system: instructions, not the conversation
             text = _content_text(p.get("content"))
+            if role == "user":
+                text = persons_words(text)
             if not text.strip():
                 return  # harness-only (environment context…) or images
             self.item_messages += 1
@@ -266,8 +292,10 @@ class _Builder:
         kind = p.get("type") if isinstance(p.get("type"), str) else None
         if kind in ("user_message", "agent_message"):
             text = p.get("message")
+            role = "user" if kind == "user_message" else "assistant"
+            if isinstance(text, str) and role == "user":
+                text = persons_words(text)
             if isinstance(text, str) and text.strip() and not _is_harness(text):
-                role = "user" if kind == "user_message" else "assistant"
                 self.timeline.append(("event", Turn(role=role, text=text, at=at)))
         elif kind == "turn_aborted":
             if str(p.get("reason", "")).lower() in _INTERRUPT_REASONS:
