@@ -1,10 +1,13 @@
 """Precision and recall of hook priming: which lessons `prime.select` shows, against hand labels.
 
 bench/prime_cases.json holds ~45 lessons a coding agent's user might have (three projects
-and some without a project) and ~175 prompts and pre-tool calls (Bash commands, Edit/Write
+and some without a project) and ~215 prompts and pre-tool calls (Bash commands, Edit/Write
 paths), each labelled by hand with the lessons that SHOULD be shown (`should`, often none)
-and those that MAY be shown without harm (`may`). The lessons are stored in a fresh tmp
-REMEM_HOME the way remem stores them (`lessons.add_lesson` with the bundled model's vector),
+and those that MAY be shown without harm (`may`). The cases tagged `command` (ids pc*, pn*,
+tc*, tn*) run or name a program: prompts that are a shell command or name a tool, tool calls
+through a runner (`npx`, `uv run`), and hard negatives naming a program (or a subcommand) no
+lesson is about; the bench reports them on their own line too. The lessons are stored in a
+fresh tmp REMEM_HOME the way remem stores them (`lessons.add_lesson` with the bundled model's vector),
 tool calls are turned into text by the hook's own `adapters.tool_text`, and every case goes
 through `prime.select(..., record=False)` with its cwd.
 
@@ -16,10 +19,11 @@ Per event (prompt, pre-tool), for each configuration:
   "hard" is the same over the cases sharing generic words with unrelated lessons.
 
 Configurations: the current config; `prime.min_relevance` from 0.40 to 0.70 (through select
-with that config); and rules select cannot express yet, recomputed from the parts
-`prime.candidates` returns (semantic, keyword, relevance), ordered and capped as select does:
-"no keyword evidence needs cosine >= X" and "pre-tool may show every kind" (its
-recall counts every should-lesson).
+with that config); and rules select cannot express, recomputed from the parts
+`prime.candidates` returns (semantic, keyword, command, relevance), ordered and capped as
+select does: "no keyword evidence needs cosine >= X", "pre-tool may show every kind" (its
+recall counts every should-lesson) and "prompts without the program match" (the command
+evidence taken off prompt scores: the rule before prompts had it).
 
     python bench/prime.py [--cases bench/prime_cases.json] [--worst 10] [--json]
 """
@@ -80,6 +84,28 @@ def pick(scored: list[dict[str, Any]], cfg: dict[str, Any],
     from remem.engine import prime
 
     return [c["id"] for c in prime.choose([c for c in scored if keep(c)], cfg)[1]]
+
+
+def without_program_match(scored: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The candidates as scored without the program match, best first as candidates orders them."""
+    from remem.engine import prime
+
+    out = [{**c, "command": 0.0, "relevance": round(c["relevance"] - prime.COMMAND_WEIGHT * c["command"], 4)}
+           for c in scored]
+    out.sort(key=lambda c: (-c["relevance"], -float(c["strength"] or 0)))
+    return out
+
+
+def tagged(cases: list[dict[str, Any]], shown: dict[str, list[str]], tag: str) -> dict[str, Any]:
+    """Recall and false-show over the cases carrying `tag`, each event apart."""
+    out: dict[str, Any] = {}
+    for event in EVENTS:
+        group = [c for c in cases if c["event"] == event and tag in c.get("tags", [])]
+        should = [(c, i) for c in group for i in c["should"]]
+        empty = [c for c in group if not c["should"] and not c.get("may")]
+        out[event] = {"should": len(should), "hit": sum(i in shown[c["id"]] for c, i in should),
+                      "no_lesson_cases": len(empty), "false_shows": sum(bool(shown[c["id"]]) for c in empty)}
+    return out
 
 
 def metrics(cases: list[dict[str, Any]], shown: dict[str, list[str]],
@@ -148,6 +174,7 @@ def main() -> None:
     seed(store, lessons)
     cfg = config.load()
     allowed = {e: prime.EVENT_KINDS[e] for e in EVENTS}
+    event_of = {c["id"]: c["event"] for c in cases}
     default_cut = float(cfg["prime"]["min_relevance"])
 
     start = time.perf_counter()
@@ -185,6 +212,9 @@ def main() -> None:
             runs[f"min {cut:.2f}, no keyword needs cos >= {x:.2f}"] = {
                 cid: pick(s, rule_cfg, lambda c, x=x: c["keyword"] > 0 or c["semantic"] >= x)
                 for cid, s in scored.items()}
+    runs[f"min {default_cut:.2f}, prompts w/o program match"] = {
+        cid: pick(without_program_match(s) if event_of[cid] == "prompt" else s, cfg, lambda c: True)
+        for cid, s in scored.items()}
     for cut in sorted({default_cut, 0.65}):
         kind_cfg = copy.deepcopy(cfg)
         kind_cfg["prime"]["min_relevance"] = cut
@@ -204,7 +234,8 @@ def main() -> None:
             if i not in ok:
                 s = rank[i][1]
                 false_pos.append({"case": c["id"], "text": case_text(c), "lesson": i, "lesson_text": texts[i],
-                                  "semantic": s["semantic"], "keyword": s["keyword"], "relevance": s["relevance"]})
+                                  "semantic": s["semantic"], "keyword": s["keyword"], "command": s["command"],
+                                  "relevance": s["relevance"]})
         for i in c["should"]:
             if i in current[c["id"]]:
                 continue
@@ -214,7 +245,7 @@ def main() -> None:
                 s = next(x for x in any_kind[c["id"]] if x["id"] == i)
             misses.append({"case": c["id"], "text": case_text(c), "lesson": i, "lesson_text": texts[i],
                            "reachable": reachable, "rank": n, "semantic": s["semantic"],
-                           "keyword": s["keyword"], "relevance": s["relevance"]})
+                           "keyword": s["keyword"], "command": s["command"], "relevance": s["relevance"]})
     # Where the scores lie: relevance of should-pairs and of unrelated pairs (neither should
     # nor may), over every candidate the event may show.
     spread: dict[str, dict[str, list[float]]] = {}
@@ -234,9 +265,11 @@ def main() -> None:
     store.close()
     shutil.rmtree(home, ignore_errors=True)
 
+    program_rows = [name for name in runs if name.startswith("current") or "program match" in name]
+    command_cases = {name: tagged(cases, runs[name], "command") for name in program_rows}
     result = {"lessons": len(lessons), "cases": {e: sum(c["event"] == e for c in cases) for e in EVENTS},
               "seconds": round(elapsed, 2), "table": table, "relevance_spread": spread,
-              "false_positives": false_pos, "misses": misses}
+              "command_cases": command_cases, "false_positives": false_pos, "misses": misses}
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
@@ -268,20 +301,26 @@ def main() -> None:
         print(f"{event} relevance: should-pairs p10/p25/p50 {' / '.join(f'{v:.2f}' for v in sp['should'])}; "
               f"unrelated pairs p50/p90/p99 {' / '.join(f'{v:.2f}' for v in sp['unrelated'])}")
 
+    for name, got in command_cases.items():
+        p, t = got["prompt"], got["pre-tool"]
+        print(f"cases tagged command, {name}: prompts recall {p['hit']}/{p['should']}, false shows "
+              f"{p['false_shows']}/{p['no_lesson_cases']}; tool calls recall {t['hit']}/{t['should']}, "
+              f"false shows {t['false_shows']}/{t['no_lesson_cases']}")
+
     def clip(s: str, n: int) -> str:
         return s if len(s) <= n else s[: n - 1] + "…"
 
     print(f"\nworst false positives at the current config ({len(false_pos)} in all):")
-    print(f"{'rel':>5} {'cos':>5} {'kw':>4}  case  text -> lesson")
+    print(f"{'rel':>5} {'cos':>5} {'kw':>4} {'cmd':>3}  case  text -> lesson")
     for fp in false_pos[: args.worst]:
-        print(f"{fp['relevance']:5.2f} {fp['semantic']:5.2f} {fp['keyword']:4.2f}  {fp['case']:5} "
+        print(f"{fp['relevance']:5.2f} {fp['semantic']:5.2f} {fp['keyword']:4.2f} {fp['command']:3.0f}  {fp['case']:5} "
               f"{clip(fp['text'], 48)!r} -> {clip(fp['lesson_text'], 60)!r}")
     reach = [m for m in misses if m["reachable"]]
     print(f"\nmissed should-lessons at the current config ({len(reach)} reachable, "
           f"{len(misses) - len(reach)} of a kind the event never shows):")
-    print(f"{'rel':>5} {'cos':>5} {'kw':>4} {'rank':>4}  case  text -> lesson")
+    print(f"{'rel':>5} {'cos':>5} {'kw':>4} {'cmd':>3} {'rank':>4}  case  text -> lesson")
     for m in reach[: args.worst]:
-        print(f"{m['relevance']:5.2f} {m['semantic']:5.2f} {m['keyword']:4.2f} {m['rank']:>4}  {m['case']:5} "
+        print(f"{m['relevance']:5.2f} {m['semantic']:5.2f} {m['keyword']:4.2f} {m['command']:3.0f} {m['rank']:>4}  {m['case']:5} "
               f"{clip(m['text'], 48)!r} -> {clip(m['lesson_text'], 60)!r}")
 
 

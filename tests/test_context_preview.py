@@ -20,7 +20,7 @@ def test_a_prompt_below_the_bar_names_the_closest_lessons_and_their_scores(cli, 
     project = tmp_path / "shop"
     project.mkdir()
     seed(store, [(UV, "correction", str(project)), (DOCKER, "error", None)])
-    res = cli("context", "--project", str(project), "--prompt", "pip install requests")
+    res = cli("context", "--project", str(project), "--prompt", "add the requests library")
     assert res.exit_code == 0
     assert "no lessons would be injected" in res.output
     assert "closest below prime.min_relevance 0.65 (not shown):" in res.output
@@ -28,7 +28,7 @@ def test_a_prompt_below_the_bar_names_the_closest_lessons_and_their_scores(cli, 
     score = float(near_line.split()[1])
     assert 0 < score < 0.65
 
-    data = json.loads(cli("context", "--project", str(project), "--prompt", "pip install requests",
+    data = json.loads(cli("context", "--project", str(project), "--prompt", "add the requests library",
                           "--json").stdout)
     assert data["lessons"] == [] and data["min_relevance"] == 0.65
     assert data["near_misses"][0]["text"] == UV

@@ -131,12 +131,21 @@ class _Priming:
         import numpy as np
 
         floor = self.cut - MARGIN
-        near = np.flatnonzero(mask & ((cosine + prime.KEYWORD_WEIGHT >= floor) | self.exact))
+        # The program match, as prime.candidates adds it: COMMAND_WEIGHT for a lesson about a
+        # program the text runs or names.
+        program = np.zeros(len(self.rows), dtype=np.float64)
+        about_program = prime.program_matcher(text, event="prompt")
+        if about_program:
+            for i in np.flatnonzero(mask).tolist():
+                if about_program(self.rows[i]["text"] or "", self.rows[i]["kind"]):
+                    program[i] = 1.0
+        near = np.flatnonzero(mask & ((cosine + prime.KEYWORD_WEIGHT + prime.COMMAND_WEIGHT * program >= floor)
+                                      | self.exact))
         if not len(near):  # not even full keyword evidence could lift one to the cut
             return "", []
         seqs = dict(zip(self.seq[near].tolist(), near.tolist()))
         keyword = prime._keyword_scores(self.store, text, seqs)
-        approx = cosine.copy()
+        approx = cosine + prime.COMMAND_WEIGHT * program
         for seq, kw in keyword.items():
             approx[seqs[seq]] += prime.KEYWORD_WEIGHT * kw
         survivors = near[(approx[near] >= floor) | self.exact[near]]
@@ -153,24 +162,25 @@ class _Priming:
             if len(ranked) > room:
                 bar = approx[ranked[room - 1]] - MARGIN
                 ranked = [i for i in ranked if approx[i] >= bar or self.exact[i]]
-            entries = [self._score(i, qvec, keyword) for i in sorted(ranked)]  # the lessons' order
+            entries = [self._score(i, qvec, keyword, program[i]) for i in sorted(ranked)]  # the lessons' order
             scored += entries
             room -= sum(e["relevance"] >= self.cut for e in entries)
         scored.sort(key=lambda c: (-c["relevance"], -float(c["strength"] or 0)))
         return prime.choose(scored, self.cfg)
 
-    def _score(self, i: int, qvec: Any, keyword: dict[int, float]) -> dict[str, Any]:
+    def _score(self, i: int, qvec: Any, keyword: dict[int, float], program: float) -> dict[str, Any]:
         """One lesson as prime.candidates scores it for a prompt (the same arithmetic)."""
         r = self.rows[i]
         cos = 0.0
         if r["embedding"] and r["space"] == self.embedder.space:
             cos = dot_py(qvec, from_blob_py(r["embedding"]))
         kw = keyword.get(r["seq"], 0.0)
+        command = float(program)
         return {
             "id": r["id"], "text": r["text"], "kind": r["kind"], "cwd": r["cwd"],
             "strength": r["strength"], "project": bool(r["cwd"]),
-            "semantic": round(cos, 4), "keyword": round(kw, 4), "command": 0.0,
-            "relevance": round(max(cos, 0.0) + prime.KEYWORD_WEIGHT * kw, 4),
+            "semantic": round(cos, 4), "keyword": round(kw, 4), "command": command,
+            "relevance": round(max(cos, 0.0) + prime.KEYWORD_WEIGHT * kw + prime.COMMAND_WEIGHT * command, 4),
         }
 
 

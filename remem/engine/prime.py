@@ -2,9 +2,11 @@
 
 Relevance = cosine(text, lesson) in the current embedding space, plus a little keyword
 evidence from lessons_fts (porter-stemmed), so an exact term the model's vector misses still
-counts. Only lessons above `prime.min_relevance` are shown; project lessons (cwd match) come
-first, lessons of another project never (nor any project's when the cwd is unknown); at most
-`prime.max_lessons`; each lesson at most once per session.
+counts, plus the program match (`programs`): a lesson about a program that the shell call
+runs, or that the prompt runs or names, gets COMMAND_WEIGHT more. Only lessons above
+`prime.min_relevance` are shown; project lessons (cwd match) come first, lessons of another
+project never (nor any project's when the cwd is unknown); at most `prime.max_lessons`; each
+lesson at most once per session.
 
 Half the sessions (a stable hash of the session id, `is_held_out`) are held out: they get
 nothing, but the lessons they WOULD have been shown are recorded in `primes` with
@@ -26,7 +28,7 @@ import json
 import re
 import time
 import zlib
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from remem.engine import clock
 from remem.engine.keywords import fts_query
@@ -42,11 +44,11 @@ EVENT_KINDS: dict[str, tuple[str, ...] | None] = {
     "stop": ("correction",),
 }
 KEYWORD_WEIGHT = 0.15  # how much a full keyword match adds to the cosine
-# Before a shell command: an error lesson about the same program (and subcommand) gets this
-# much more. The lesson is a sentence about the command, so its vector is far from the bare
-# command the hook sees ("pytest -q" scored 0.34 against "`pytest -q` failed here (…)").
+# A lesson about a program (and subcommand) that the shell call runs, or the prompt runs or
+# names (`programs`), gets this much more. The lesson is a sentence about the program, so its
+# vector is far from a bare command ("pytest -q" scored 0.34 against "`pytest -q` failed here
+# (…)"; "pip install requests" 0.43 against "We use uv here, never pip (uv add / uv sync)").
 COMMAND_WEIGHT = 0.3
-_FIRST_CODE = re.compile(r"`([^`\n]+)`")
 QUERY_CAP = 500  # characters of the query kept in `primes`
 TEXT_CAP = 4000  # characters of the text that are embedded
 OPEN_TAG = "<remem-memory>"
@@ -118,12 +120,20 @@ def _keyword_scores(store: Store, text: str, seqs: Iterable[int]) -> dict[int, f
     return {h["rowid"]: float(h["s"]) / top for h in hits if h["rowid"] in wanted and h["s"] > 0}
 
 
-def _about_program(lesson_text: str, runs: tuple[str, ...]) -> bool:
-    """Whether a lesson's first `quoted command` is the one the call runs."""
-    from remem.engine.shell_words import program_words, runs_command
+def program_matcher(text: str, *, event: str = "prompt",
+                    command: str | None = None) -> Callable[[str, str | None], bool] | None:
+    """The program match of this moment: whether a lesson (text, kind) is about a program that
+    the shell call `command` runs (pre-tool), or that the prompt runs or names (`programs`);
+    None when the event has none (stop, a pre-tool call that is no shell command)."""
+    from remem.engine.programs import commands_run, lesson_matcher, query_commands
 
-    quoted = _FIRST_CODE.search(lesson_text or "")
-    return bool(quoted) and runs_command(runs, program_words(quoted.group(1)))
+    if event == "pre-tool":
+        named = commands_run(command) if command else ()
+    elif event == "prompt":
+        named = query_commands(text[:TEXT_CAP])
+    else:
+        named = ()
+    return lesson_matcher(named) if named else None
 
 
 def candidates(
@@ -138,8 +148,8 @@ def candidates(
     kinds: tuple[str, ...] | None = None,
 ) -> list[dict[str, Any]]:
     """Active lessons of the event's kinds (or of `kinds`, given), scored against text, best
-    first (no threshold). `command`: the shell command a pre-tool call runs, for the error
-    lessons about it."""
+    first (no threshold). `command`: the shell command a pre-tool call runs, for the lessons
+    about its program (`program_matcher`)."""
     from remem.engine.embed import dot_py, from_blob_py, get_embedder
 
     if event not in EVENT_KINDS:
@@ -160,18 +170,14 @@ def candidates(
     embedder = get_embedder(cfg["embed"]["model"] if cfg else None)
     qvec = embedder.encode_py(text[:TEXT_CAP])
     keyword = _keyword_scores(store, text[:TEXT_CAP], (r["seq"] for r in rows))
-    runs: tuple[str, ...] = ()
-    if event == "pre-tool" and command:
-        from remem.engine.shell_words import program_words
-
-        runs = program_words(command)
+    about_program = program_matcher(text, event=event, command=command)
     out = []
     for r in rows:
         cos = 0.0
         if r["embedding"] and r["space"] == embedder.space:
             cos = dot_py(qvec, from_blob_py(r["embedding"]))
         kw = keyword.get(r["seq"], 0.0)
-        command = 1.0 if runs and _about_program(r["text"], runs) else 0.0
+        command = 1.0 if about_program and about_program(r["text"] or "", r["kind"]) else 0.0
         out.append({
             "id": r["id"], "text": r["text"], "kind": r["kind"], "cwd": r["cwd"],
             "strength": r["strength"], "project": bool(r["cwd"]),
