@@ -97,7 +97,7 @@ def synthetic(n: int, seed: int = 0, start: str = "2026-08-01T00:00:00+00:00") -
 
 def load(store: Any, episodes: list[dict[str, Any]]) -> float:
     from remem.engine.embed import get_embedder, to_blob
-    from remem.engine.sleep import episode_text
+    from remem.engine.sleep_passes import episode_text
 
     emb = get_embedder()
     t = time.perf_counter()

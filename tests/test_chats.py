@@ -326,7 +326,8 @@ def test_chats_stored_under_the_old_ids_are_not_stored_again(store, tmp_path: Pa
     from the path); an export that changes later must update those, not add copies."""
     import os
 
-    from remem.engine.ingest import ingest_paths, ingest_session
+    from remem.engine.ingest import ingest_paths
+    from remem.engine.session_episodes import ingest_session
 
     conv = _conv("How do I tune postgres autovacuum?", "Lower autovacuum_vacuum_scale_factor.")
     conv["id"] = "conv-aaa"
@@ -371,7 +372,8 @@ def test_an_old_id_reused_by_another_conversation_of_a_file_with_the_same_name_i
         store, tmp_path: Path) -> None:
     """Before ids came from content, `"id": 1` was the id itself; another export named the
     same, whose conversation 1 is a different one, must not take its place."""
-    from remem.engine.ingest import ingest_paths, ingest_session
+    from remem.engine.ingest import ingest_paths
+    from remem.engine.session_episodes import ingest_session
 
     first, second = tmp_path / "a", tmp_path / "b"
     first.mkdir()
@@ -697,9 +699,9 @@ def store_as_an_earlier_release_did(store, path: Path, old_id: str, *, upto: int
     """The session of `path` as an earlier release stored it: under `old_id`, with no folder,
     remem's stop reason read as the person's words after the hand-back. `upto`: the record as
     far as it was written when read (a live session)."""
-    from remem.engine.ingest import ingest_session
     from remem.engine.prime import STOP_REASON
     from remem.engine.session import Turn
+    from remem.engine.session_episodes import ingest_session
 
     (old,) = chats.parse_chats(path)
     old.id, old.cwd, old.path = old_id, None, f"{path}#0"

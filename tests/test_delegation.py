@@ -36,7 +36,7 @@ def test_offers_refusals_and_interrupts_are_counted_by_kind(store):
 
 
 def test_morning_report_shows_delegation_and_the_measures(store):
-    from remem.engine.render import morning_report
+    from remem.engine.render_morning import morning_report
 
     _correction(store, "r1", ["refused", "action:install"])
     text = morning_report(store, {}, 0, [])

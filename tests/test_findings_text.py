@@ -99,7 +99,7 @@ def test_a_secret_in_a_codex_session_is_stored_nowhere(tmp_path: Path, store) ->
 
 
 def test_redacted_findings_keep_their_ids_on_every_read(tmp_path: Path) -> None:
-    from remem.engine.ingest import episodes_of
+    from remem.engine.session_episodes import episodes_of
 
     path = _secret_rollout(tmp_path)
     first = [(e["id"], e["title"]) for e in episodes_of(parse_rollout(path))]

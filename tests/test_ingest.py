@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from remem import paths
-from remem.engine import ingest
+from remem.engine import ingest, session_episodes
 from remem.engine.embed import from_blob, get_embedder
 from remem.engine.store import stable_id
 from remem.engine.transcripts import parse_file
@@ -143,11 +143,11 @@ def test_episode_ids_are_stable_across_stores(tmp_path, projects, monkeypatch):
 
 def test_ingest_session_directly(store):
     session = parse_file(FIX / "v2_stream.jsonl")
-    result = ingest.ingest_session(store, session, mtime=1.0, size=2)
+    result = session_episodes.ingest_session(store, session, mtime=1.0, size=2)
     assert result["added"] == 4
     assert result["by_kind"] == {"session": 1, "correction": 1, "error": 1, "surprise": 1}
     assert result["offers"] == {"offers": 1, "waited": 1, "by_answer": {"declined": 1}}
-    assert ingest.ingest_session(store, session)["added"] == 0
+    assert session_episodes.ingest_session(store, session)["added"] == 0
     row = store.one("SELECT path, source, mtime, size, episodes FROM sessions")
     assert row == {"path": str(FIX / "v2_stream.jsonl"), "source": "claude-code", "mtime": None,
                    "size": None, "episodes": 4}
@@ -212,13 +212,13 @@ def test_fake_llm_server_writes_the_gist(store, fake_llm_server):
     config.set_value("llm.url", fake_llm_server)
     config.set_value("llm.model", "tiny")
     session = parse_file(FIX / "v2_stream.jsonl")
-    ingest.ingest_session(store, session)
+    session_episodes.ingest_session(store, session)
     row = store.one("SELECT gist, detail FROM episodes WHERE kind = 'session'")
     assert row["gist"] == "The person fixed the coupon rounding."
     assert row["detail"].startswith("Asked: the cart total is wrong")  # the mechanical gist kept
     path, body = _FakeLLM.requests[0]
     assert path == "/v1/chat/completions" and body["model"] == "tiny"
-    ingest.ingest_session(store, parse_file(FIX / "v2_stream.jsonl"))  # read again, unchanged
+    session_episodes.ingest_session(store, parse_file(FIX / "v2_stream.jsonl"))  # read again, unchanged
     assert len(_FakeLLM.requests) == 1  # the model is asked only when the session changed
 
 
@@ -235,7 +235,7 @@ def test_fake_llm_server_complete_and_failing_soft(fake_llm_server):
 
 def test_no_model_configured_means_the_deterministic_gist(store):
     session = parse_file(FIX / "v2_stream.jsonl")
-    ingest.ingest_session(store, session)
+    session_episodes.ingest_session(store, session)
     assert store.scalar("SELECT gist FROM episodes WHERE kind = 'session'").startswith("Asked: ")
 
 
@@ -325,18 +325,18 @@ def test_a_named_folder_with_nothing_to_read_says_so(store, tmp_path):
 
 def test_default_places_and_the_source_check_are_the_engines(home):
     from remem import paths
-    from remem.engine import ingest
+    from remem.engine import ingest_sources
 
     claude, codex, inbox = paths.claude_projects_dir(), paths.codex_home(), paths.inbox_dir()
     gemini = paths.gemini_sessions_dir()
-    assert ingest.default_places() == [claude, codex, gemini, inbox]
-    assert ingest.default_places("claude-code") == [claude]
-    assert ingest.default_places("codex") == [codex]
-    assert ingest.default_places("events") == [inbox]
-    assert ingest.default_places("chats") == [gemini]
+    assert ingest_sources.default_places() == [claude, codex, gemini, inbox]
+    assert ingest_sources.default_places("claude-code") == [claude]
+    assert ingest_sources.default_places("codex") == [codex]
+    assert ingest_sources.default_places("events") == [inbox]
+    assert ingest_sources.default_places("chats") == [gemini]
     with pytest.raises(ValueError, match="unknown source 'slack'"):
-        ingest.check_source("slack")
-    ingest.check_source(None)
+        ingest_sources.check_source("slack")
+    ingest_sources.check_source(None)
     import remem.commands.ingest as cli_ingest
 
     assert not hasattr(cli_ingest, "_searched") and not hasattr(cli_ingest, "_fold")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from remem import paths
-from remem.engine import ingest
+from remem.engine import ingest, session_episodes
 from remem.engine.store import stable_id
 
 CWD = "/home/dev/projects/spotter"
@@ -265,11 +265,11 @@ def test_with_a_local_model_the_detail_keeps_the_mechanical_gist_and_the_prompts
     sid = "77777777-7777-4777-8777-777777777777"
     path = project / f"{sid}.jsonl"
     path.write_text(_failing_session(sid))
-    ingest.ingest_session(store, parse_file(path), whole=True)
+    session_episodes.ingest_session(store, parse_file(path), whole=True)
     row = store.one("SELECT gist, detail FROM episodes WHERE kind = 'session'")
     assert row["gist"] == "The person wrote a config."
     assert row["detail"].startswith("Asked: write the config") and row["detail"].endswith("The person wrote:\n- write the config")
-    ingest.ingest_session(store, parse_file(path), whole=True)
+    session_episodes.ingest_session(store, parse_file(path), whole=True)
     assert len(asked) == 1
 
 

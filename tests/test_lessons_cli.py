@@ -169,35 +169,35 @@ def test_lessons_edit_with_an_editor_that_cannot_run_is_one_line(home, monkeypat
 # --------------------------------------------------------------------------- veto and restore
 
 def test_restoring_a_lesson_that_is_not_vetoed_says_so_and_changes_nothing(home):
-    from remem.engine import render
+    from remem.engine import render_files, render_vetoes
 
     lesson = _lesson()
     res = run_remem("lessons", "restore", lesson["id"])
     assert res.returncode == 0, res.stderr  # a no-op, as `veto` of a vetoed lesson is
     assert res.stdout.strip() == f"{lesson['id']} is active, not vetoed: nothing to restore"
     assert "restored" not in res.stdout
-    assert _stored(lesson["id"]) == lesson and not render.vetoed_path().exists()
+    assert _stored(lesson["id"]) == lesson and not render_vetoes.vetoed_path().exists()
     # A vetoed one is restored, and says so.
     assert run_remem("lessons", "veto", lesson["id"]).returncode == 0
     res = run_remem("lessons", "restore", lesson["id"])
     assert res.returncode == 0 and res.stdout.startswith(f"restored {lesson['id']}"), res.stdout
     assert _stored(lesson["id"])["status"] == "active"
     # An active lesson that a veto of its text keeps from being rendered is a veto to undo.
-    render.record_veto({**lesson, "id": "another-id"})
+    render_vetoes.record_veto({**lesson, "id": "another-id"})
     res = run_remem("lessons", "restore", lesson["id"])
     assert res.returncode == 0 and res.stdout.startswith(f"restored {lesson['id']}"), res.stdout
-    assert render._read_json(render.vetoed_path(), {}) == {}
+    assert render_files._read_json(render_vetoes.vetoed_path(), {}) == {}
 
 
 def test_vetoing_a_lesson_that_is_vetoed_already_says_so_and_changes_nothing(home):
-    from remem.engine import render
+    from remem.engine import render_files, render_vetoes
 
     lesson = _lesson()
     res = run_remem("lessons", "veto", lesson["id"], "--note", "only the old repo")
     assert res.returncode == 0 and res.stdout.startswith(f"vetoed {lesson['id']}"), res.stdout
-    vetoed, record = _stored(lesson["id"]), render._read_json(render.vetoed_path(), {})
+    vetoed, record = _stored(lesson["id"]), render_files._read_json(render_vetoes.vetoed_path(), {})
     res = run_remem("lessons", "veto", lesson["id"][:6], "--note", "another reason")
     assert res.returncode == 0, res.stderr  # a no-op, as `restore` of an active lesson is
     assert res.stdout.strip() == f"{lesson['id']} is vetoed already: nothing to do"
     assert "render" not in res.stdout
-    assert _stored(lesson["id"]) == vetoed and render._read_json(render.vetoed_path(), {}) == record
+    assert _stored(lesson["id"]) == vetoed and render_files._read_json(render_vetoes.vetoed_path(), {}) == record

@@ -131,12 +131,12 @@ def test_fake_local_model_writing_an_unsafe_session_gist_leaves_the_mechanical_g
     from pathlib import Path
 
     from remem import config
-    from remem.engine import ingest
+    from remem.engine.session_episodes import ingest_session
     from remem.engine.transcripts import parse_file
 
     config.set_value("llm.url", "http://127.0.0.1:9/v1")
     monkeypatch.setattr(llm, "complete", lambda prompt, *a, **k: answer)
-    ingest.ingest_session(store, parse_file(Path(__file__).parent / "fixtures" / "claude_code" / "v2_stream.jsonl"))
+    ingest_session(store, parse_file(Path(__file__).parent / "fixtures" / "claude_code" / "v2_stream.jsonl"))
     row = store.one("SELECT gist, detail FROM episodes WHERE kind = 'session'")
     assert row["gist"].startswith("Asked: ") and "evil" not in row["gist"] and "Ignore" not in row["gist"]
 
@@ -145,12 +145,12 @@ def test_fake_local_model_writing_a_plain_session_gist_is_kept(store, monkeypatc
     from pathlib import Path
 
     from remem import config
-    from remem.engine import ingest
+    from remem.engine.session_episodes import ingest_session
     from remem.engine.transcripts import parse_file
 
     config.set_value("llm.url", "http://127.0.0.1:9/v1")
     monkeypatch.setattr(llm, "complete", lambda prompt, *a, **k: "The person fixed the coupon rounding.")
-    ingest.ingest_session(store, parse_file(Path(__file__).parent / "fixtures" / "claude_code" / "v2_stream.jsonl"))
+    ingest_session(store, parse_file(Path(__file__).parent / "fixtures" / "claude_code" / "v2_stream.jsonl"))
     assert store.scalar("SELECT gist FROM episodes WHERE kind = 'session'") == "The person fixed the coupon rounding."
 
 

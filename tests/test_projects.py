@@ -126,17 +126,17 @@ def test_resolve_project_takes_a_path_or_a_known_folder_name(store: Any) -> None
 
 
 def test_the_project_name_of_a_folder_is_one_engine_function():
-    from remem.engine import ingest
+    from remem.engine import session_episodes
     from remem.engine.session import Session, Turn
     from remem.engine.projects import project_name
 
     assert project_name("/home/dev/shop/") == "shop" and project_name(None) == "" and project_name("/") == ""
     session = Session(id="s1", source="claude-code", cwd="/home/dev/shop/",
                       turns=[Turn(role="user", text="run the tests")])
-    assert ingest.session_gist(session, {})[0] == "shop: run the tests"
+    assert session_episodes.session_gist(session, {})[0] == "shop: run the tests"
     import remem.tui.screens.episodes as tui_episodes
 
-    assert not hasattr(tui_episodes, "project_name") and not hasattr(ingest, "_project")
+    assert not hasattr(tui_episodes, "project_name") and not hasattr(session_episodes, "_project")
 
 
 # --------------------------------------------------------------------------- search without a query

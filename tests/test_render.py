@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from remem import paths
-from remem.engine import clock, render, sleep
+from remem.engine import clock, render, render_files, render_text, render_vetoes, sleep
 from remem.engine.lessons import add_lesson, get_lesson, set_status
 from remem.engine.store import Store
 from tests.conftest import run_remem
@@ -39,7 +39,7 @@ def test_lessons_go_to_their_project_and_cwd_less_ones_everywhere(store):
     only_a = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"], cwd="/home/u/a")
     everywhere = add_lesson(store, "Never push to main.", "correction", sources=["y"])
     render.render(store)
-    only_a_name, everywhere_name = (render.lesson_filename(l["id"]) for l in (only_a, everywhere))
+    only_a_name, everywhere_name = (render_files.lesson_filename(l["id"]) for l in (only_a, everywhere))
     assert (a / only_a_name).exists() and not (b / only_a_name).exists()
     assert (a / everywhere_name).exists() and (b / everywhere_name).exists()
     text = (a / only_a_name).read_text()
@@ -56,7 +56,7 @@ def test_a_lesson_of_a_project_claude_code_has_no_folder_for_is_counted_and_wait
     assert out["no_project_folder"] == 1 and out["written"] == 0
     folder = project("/home/u/elixir")
     out = render.render(store)
-    assert out["no_project_folder"] == 0 and (folder / render.lesson_filename(lesson["id"])).exists()
+    assert out["no_project_folder"] == 0 and (folder / render_files.lesson_filename(lesson["id"])).exists()
 
 
 def test_a_long_lesson_is_cut_at_a_word_boundary_in_its_description_and_index_line(store):
@@ -66,7 +66,7 @@ def test_a_long_lesson_is_cut_at_a_word_boundary_in_its_description_and_index_li
              "into main, and never push to main directly: open a pull request, wait for the review")
     lesson = add_lesson(store, words, "correction", sources=["x"])
     render.render(store)
-    file_text = (folder / render.lesson_filename(lesson["id"])).read_text()
+    file_text = (folder / render_files.lesson_filename(lesson["id"])).read_text()
     desc = json.loads(next(l for l in file_text.splitlines() if l.startswith("description: "))[13:])
     index = next(l for l in (folder / "MEMORY.md").read_text().splitlines() if l.startswith("- ["))
     line = index[3:index.index("](")]
@@ -79,8 +79,8 @@ def test_a_long_lesson_is_cut_at_a_word_boundary_in_its_description_and_index_li
 @given(st.text(alphabet="ab ", min_size=1, max_size=300))
 def test_a_shown_lesson_keeps_whole_words_within_its_limit(text):
     flat = " ".join(text.split())
-    for most in (render.DESCRIPTION_CHARS, render.INDEX_CHARS):
-        shown = render._at_most(text, most)
+    for most in (render_text.DESCRIPTION_CHARS, render_text.INDEX_CHARS):
+        shown = render_text._at_most(text, most)
         assert len(shown) <= most
         if shown == flat:
             continue
@@ -95,15 +95,15 @@ def test_memory_md_keeps_the_persons_content_exactly(store):
     folder.mkdir(parents=True)
     above = "# My notes\n\nKeep this *exactly*,   spaces and all.  \r\n\n"
     below = "\n\n## Later\n- my own line\n\ttabbed\n"
-    original = above + render.BEGIN + "\nold remem text\n" + render.END + below
+    original = above + render_text.BEGIN + "\nold remem text\n" + render_text.END + below
     (folder / "MEMORY.md").write_bytes(original.encode("utf-8"))
     lesson = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
     render.render(store)
     new = (folder / "MEMORY.md").read_bytes().decode("utf-8")
     assert new.startswith(above) and new.endswith(below)
     section = new[len(above):len(new) - len(below)]
-    assert section.startswith(render.BEGIN) and section.endswith(render.END)
-    assert render.lesson_filename(lesson["id"]) in section and "old remem text" not in section
+    assert section.startswith(render_text.BEGIN) and section.endswith(render_text.END)
+    assert render_files.lesson_filename(lesson["id"]) in section and "old remem text" not in section
 
 
 def test_memory_md_without_markers_gets_the_section_appended(store):
@@ -113,17 +113,17 @@ def test_memory_md_without_markers_gets_the_section_appended(store):
     add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
     render.render(store)
     text = (folder / "MEMORY.md").read_text()
-    assert text.startswith("mine\n\n" + render.BEGIN) and text.endswith(render.END + "\n")
+    assert text.startswith("mine\n\n" + render_text.BEGIN) and text.endswith(render_text.END + "\n")
 
 
 @settings(max_examples=60, deadline=None)
 @given(above=st.text(), below=st.text(), body=st.text(alphabet=st.characters(blacklist_characters="<")))
 def test_replace_section_keeps_everything_outside_the_markers(above, below, body):
-    original = above + render.BEGIN + "x" + render.END + below
-    if render.BEGIN in above or render.END in above or render.END in below or render.BEGIN in below:
+    original = above + render_text.BEGIN + "x" + render_text.END + below
+    if render_text.BEGIN in above or render_text.END in above or render_text.END in below or render_text.BEGIN in below:
         return
-    out = render.replace_section(original, body)
-    assert out.startswith(above + render.BEGIN) and out.endswith(render.END + below)
+    out = render_text.replace_section(original, body)
+    assert out.startswith(above + render_text.BEGIN) and out.endswith(render_text.END + below)
 
 
 def test_deleting_a_rendered_file_vetoes_the_lesson_and_it_is_never_rendered_again(store):
@@ -134,7 +134,7 @@ def test_deleting_a_rendered_file_vetoes_the_lesson_and_it_is_never_rendered_aga
                                     hours=1, cwd=None)])
         sleep.run_sleep_collect(store)
         lesson = store.one("SELECT id, hash FROM lessons")
-        path = a / render.lesson_filename(lesson["id"])
+        path = a / render_files.lesson_filename(lesson["id"])
         assert path.exists() and (b / path.name).exists()
         path.unlink()  # the person deletes it
         summary = sleep.run_sleep_collect(store)
@@ -158,11 +158,11 @@ def test_a_new_lesson_with_a_vetoed_text_is_not_rendered(store):
     a = project("/home/u/a")
     first = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
     render.render(store)
-    (a / render.lesson_filename(first["id"])).unlink()
+    (a / render_files.lesson_filename(first["id"])).unlink()
     render.render(store)
     again = add_lesson(store, "use uv, not pip", "correction", sources=["y"])  # e.g. received
     render.render(store)
-    assert not (a / render.lesson_filename(again["id"])).exists()
+    assert not (a / render_files.lesson_filename(again["id"])).exists()
 
 
 def test_revoked_candidate_and_vetoed_lessons_are_never_rendered(store):
@@ -171,7 +171,7 @@ def test_revoked_candidate_and_vetoed_lessons_are_never_rendered(store):
            for s in ("revoked", "candidate", "vetoed", "active")}
     render.render(store)
     files = sorted(p.name for p in a.glob("remem-*.md"))
-    assert files == [render.lesson_filename(ids["active"])]
+    assert files == [render_files.lesson_filename(ids["active"])]
     wire = [json.loads(line) for line in paths.lessons_jsonl_path().read_text().splitlines()]
     assert [w["id"] for w in wire] == [ids["active"]]
     assert set(wire[0]) >= {"id", "text", "kind", "hash", "sources", "status", "created"}
@@ -250,7 +250,7 @@ def test_a_folder_that_cannot_be_written_is_reported_and_never_a_veto(store):
     finally:
         if blocked.is_dir():
             blocked.chmod(0o700)
-    assert (fine / render.lesson_filename(lesson["id"])).exists()
+    assert (fine / render_files.lesson_filename(lesson["id"])).exists()
     assert out["problems"] and out2["problems"]
     assert get_lesson(store, lesson["id"])["status"] == "active"
 
@@ -265,20 +265,20 @@ def test_a_veto_remembers_the_status_it_had_and_a_restore_goes_back_there(store)
     # A lesson waiting in the share gate is not the person's to veto; an older release's veto of
     # one left a record of the status it had, which a restore still goes back to.
     with pytest.raises(ValueError, match=r"remem share accept\|reject"):
-        render.veto_lesson(store, waiting["id"])
-    render.record_veto(waiting)
+        render_vetoes.veto_lesson(store, waiting["id"])
+    render_vetoes.record_veto(waiting)
     set_status(store, waiting["id"], "vetoed", note="vetoed by the person")
     for lesson in (taken, mine):
-        assert render.veto_lesson(store, lesson["id"])["status"] == "vetoed"
-        first = json.loads(render.vetoed_path().read_text())[lesson["id"]]
-        with pytest.raises(render.NothingToDo):  # a second veto keeps the first record
-            render.veto_lesson(store, lesson["id"], note="again")
-        assert json.loads(render.vetoed_path().read_text())[lesson["id"]] == first
-    back = {l["id"]: render.restore_lesson(store, l["id"]) for l in (waiting, taken, mine)}
+        assert render_vetoes.veto_lesson(store, lesson["id"])["status"] == "vetoed"
+        first = json.loads(render_vetoes.vetoed_path().read_text())[lesson["id"]]
+        with pytest.raises(render_vetoes.NothingToDo):  # a second veto keeps the first record
+            render_vetoes.veto_lesson(store, lesson["id"], note="again")
+        assert json.loads(render_vetoes.vetoed_path().read_text())[lesson["id"]] == first
+    back = {l["id"]: render_vetoes.restore_lesson(store, l["id"]) for l in (waiting, taken, mine)}
     assert (back[waiting["id"]]["status"], back[waiting["id"]]["note"]) == ("quarantined", "quarantined: override")
     assert (back[taken["id"]]["status"], back[taken["id"]]["note"]) == ("active", "accepted by hand")
     assert back[mine["id"]]["status"] == "active"
-    assert json.loads(render.vetoed_path().read_text()) == {}
+    assert json.loads(render_vetoes.vetoed_path().read_text()) == {}
 
 
 def test_a_rejected_received_lesson_restores_to_the_gate(store):
@@ -291,8 +291,8 @@ def test_a_rejected_received_lesson_restores_to_the_gate(store):
                       origin="b7e1c0ffee00aa11")
     for lesson in (bad, fine):
         share_choices.reject(store, lesson["id"])
-    assert render.restore_lesson(store, bad["id"])["status"] == "quarantined"
-    assert render.restore_lesson(store, fine["id"])["status"] == "candidate"
+    assert render_vetoes.restore_lesson(store, bad["id"])["status"] == "quarantined"
+    assert render_vetoes.restore_lesson(store, fine["id"])["status"] == "candidate"
 
 
 def test_a_linked_memory_md_is_written_through_its_link_keeping_its_mode(store, tmp_path):
@@ -313,12 +313,12 @@ def test_a_linked_memory_md_is_written_through_its_link_keeping_its_mode(store, 
     link = folder / "MEMORY.md"
     assert link.is_symlink() and link.resolve() == real.resolve()
     text = real.read_text(encoding="utf-8")
-    assert text.startswith("# mine\n") and render.lesson_filename(lesson["id"]) in text
+    assert text.startswith("# mine\n") and render_files.lesson_filename(lesson["id"]) in text
     assert stat.S_IMODE(real.stat().st_mode) == 0o644
     # a deleted lesson file (a veto) rewrites the section through the link too
-    (folder / render.lesson_filename(lesson["id"])).unlink()
+    (folder / render_files.lesson_filename(lesson["id"])).unlink()
     render.render(store)
-    assert link.is_symlink() and render.lesson_filename(lesson["id"]) not in real.read_text(encoding="utf-8")
+    assert link.is_symlink() and render_files.lesson_filename(lesson["id"]) not in real.read_text(encoding="utf-8")
     assert stat.S_IMODE(real.stat().st_mode) == 0o644
     assert sorted(os.listdir(dotfiles)) == ["MEMORY.md"]  # no temp file left beside the target
 
@@ -333,17 +333,17 @@ def _received(store: Store, status: str, lid: str) -> dict[str, Any]:
 @pytest.mark.parametrize("status", ["candidate", "quarantined"])
 def test_a_lesson_waiting_in_the_share_gate_is_neither_vetoed_nor_restored(store, cli, status):
     lesson = _received(store, status, "R1")
-    for act in (render.veto_lesson, render.restore_lesson):
+    for act in (render_vetoes.veto_lesson, render_vetoes.restore_lesson):
         with pytest.raises(ValueError, match=r"waiting for a decision .* `remem share accept\|reject R1`"):
             act(store, "R1")
     res = cli("lessons", "veto", "R1")
     assert res.exit_code == 1 and "remem share accept|reject R1" in res.output
-    assert get_lesson(store, "R1") == lesson and not render.vetoed_path().exists()
+    assert get_lesson(store, "R1") == lesson and not render_vetoes.vetoed_path().exists()
 
 
 def test_a_revoked_lesson_is_neither_vetoed_nor_restored(store, cli):
     lesson = _received(store, "revoked", "R2")
-    for act in (render.veto_lesson, render.restore_lesson):
+    for act in (render_vetoes.veto_lesson, render_vetoes.restore_lesson):
         with pytest.raises(ValueError, match="revoked by its author"):
             act(store, "R2")
     assert cli("lessons", "veto", "R2").exit_code == 1
@@ -352,22 +352,22 @@ def test_a_revoked_lesson_is_neither_vetoed_nor_restored(store, cli):
 
 def test_a_second_veto_and_a_restore_of_what_no_veto_holds_are_nothing_to_do(store):
     lesson = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
-    with pytest.raises(render.NothingToDo, match="active, not vetoed: nothing to restore"):
-        render.restore_lesson(store, lesson["id"])
-    render.veto_lesson(store, lesson["id"])
-    with pytest.raises(render.NothingToDo, match="vetoed already: nothing to do"):
-        render.veto_lesson(store, lesson["id"])
-    assert isinstance(render.NothingToDo("x"), ValueError)  # edges that only know ValueError
+    with pytest.raises(render_vetoes.NothingToDo, match="active, not vetoed: nothing to restore"):
+        render_vetoes.restore_lesson(store, lesson["id"])
+    render_vetoes.veto_lesson(store, lesson["id"])
+    with pytest.raises(render_vetoes.NothingToDo, match="vetoed already: nothing to do"):
+        render_vetoes.veto_lesson(store, lesson["id"])
+    assert isinstance(render_vetoes.NothingToDo("x"), ValueError)  # edges that only know ValueError
 
 
 def test_has_veto_knows_a_veto_by_id_and_by_text(store):
     lesson = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
-    assert not render.has_veto(lesson)
-    render.record_veto({**lesson, "id": "another"})  # the same text vetoed under another id
-    assert render.has_veto(lesson)
-    render.clear_veto(lesson)
-    render.record_veto(lesson)
-    assert render.has_veto(lesson)
+    assert not render_vetoes.has_veto(lesson)
+    render_vetoes.record_veto({**lesson, "id": "another"})  # the same text vetoed under another id
+    assert render_vetoes.has_veto(lesson)
+    render_vetoes.clear_veto(lesson)
+    render_vetoes.record_veto(lesson)
+    assert render_vetoes.has_veto(lesson)
 
 
 # --------------------------------------------------------------------------- the morning report read back
@@ -483,17 +483,17 @@ def test_a_written_json_of_another_live_memory_is_never_acted_on_and_is_rewritte
     stray.write_text("A's lesson\n")
     listed = {str(folder / f"remem-{lesson['id']}.md"): {"lesson": lesson["id"]},  # missing here
               str(stray): {"lesson": "feedbeef0000"}}
-    render.written_path().parent.mkdir(parents=True, exist_ok=True)
-    render.written_path().write_text(json.dumps({"version": 2, "home": str(other.resolve()), "files": listed}))
+    render_files.written_path().parent.mkdir(parents=True, exist_ok=True)
+    render_files.written_path().write_text(json.dumps({"version": 2, "home": str(other.resolve()), "files": listed}))
     assert render.take_vetoes(store) == []
     out = render.render(store)
     assert out["vetoed"] == 0 and out["removed"] == 0 and stray.exists()
     assert get_lesson(store, lesson["id"])["status"] == "active"
-    written = json.loads(render.written_path().read_text())
+    written = json.loads(render_files.written_path().read_text())
     assert written["home"] == str(paths.home().resolve())
     assert list(written["files"].values()) == [{"lesson": lesson["id"]}]
     # From now on the list is this memory's own: deleting its file is a veto.
-    (folder / render.lesson_filename(lesson["id"])).unlink()
+    (folder / render_files.lesson_filename(lesson["id"])).unlink()
     assert render.render(store)["vetoed_ids"] == [lesson["id"]]
 
 
@@ -507,8 +507,8 @@ def test_a_written_json_entry_that_is_no_lesson_file_of_ours_is_never_removed(st
                paths.claude_projects_dir() / "-home-u-shop" / "memory" / "MEMORY-notes.md"]
     for victim in victims:
         victim.write_text("keep me\n")
-    render.written_path().parent.mkdir(parents=True, exist_ok=True)
-    render.written_path().write_text(json.dumps({"version": 1, "files": {
+    render_files.written_path().parent.mkdir(parents=True, exist_ok=True)
+    render_files.written_path().write_text(json.dumps({"version": 1, "files": {
         str(victims[0]): {"lesson": "abc123"}, str(victims[1]): {"lesson": "abc123"},
         str(victims[2]): {"lesson": "abc123"}, "../../etc/remem-abc123.md": {"lesson": "abc123"}}}))
     out = render.render(store)
@@ -521,10 +521,10 @@ def test_a_memory_moved_to_another_folder_keeps_its_list(store, tmp_path):
     folder = _memory_folder("/home/u/shop")
     lesson = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
     render.render(store)
-    record = json.loads(render.written_path().read_text())
+    record = json.loads(render_files.written_path().read_text())
     record["home"] = str(tmp_path / "where-it-was")
-    render.written_path().write_text(json.dumps(record))
-    (folder / render.lesson_filename(lesson["id"])).unlink()
+    render_files.written_path().write_text(json.dumps(record))
+    (folder / render_files.lesson_filename(lesson["id"])).unlink()
     assert render.take_vetoes(store) == [lesson["id"]]
 
 
@@ -537,8 +537,8 @@ def test_an_older_written_json_of_this_memory_still_vetoes_a_deleted_file(store)
     render.render(store)
     files = {str(folder / f"remem-{l['id']}.md"): {"lesson": l["id"]} for l in (keep, drop)}
     for l in (keep, drop):  # named as before names carried the memory
-        (folder / render.lesson_filename(l["id"])).rename(folder / f"remem-{l['id']}.md")
-    render.written_path().write_text(json.dumps({"version": 1, "files": files}))
+        (folder / render_files.lesson_filename(l["id"])).rename(folder / f"remem-{l['id']}.md")
+    render_files.written_path().write_text(json.dumps({"version": 1, "files": files}))
     (folder / f"remem-{drop['id']}.md").unlink()
     assert render.take_vetoes(store) == [drop["id"]]
     assert get_lesson(store, drop["id"])["status"] == "vetoed"

@@ -14,7 +14,7 @@ from typing import Iterator
 import pytest
 
 from remem import paths
-from remem.engine import render
+from remem.engine import render, render_files, render_text, render_vetoes
 from remem.engine.lessons import add_lesson, get_lesson
 from remem.engine.store import Store
 from tests.conftest import run_remem
@@ -50,7 +50,7 @@ def written_by(home: Path) -> dict[str, Path]:
 
 def section(folder: Path) -> str:
     text = (folder / "MEMORY.md").read_text(encoding="utf-8")
-    return text[text.index(render.BEGIN):text.index(render.END) + len(render.END)]
+    return text[text.index(render_text.BEGIN):text.index(render_text.END) + len(render_text.END)]
 
 
 def the_same_lessons(store: Store) -> None:
@@ -74,7 +74,7 @@ def test_two_memories_holding_the_same_lessons_write_a_file_each_and_veto_only_t
     personal_bytes = names[personal][UV].read_bytes()
     # The work memory's person vetoes a lesson: only the work memory's file goes ...
     with memory(monkeypatch, work) as store:
-        render.veto_lesson(store, UV)
+        render_vetoes.veto_lesson(store, UV)
         assert render.render(store)["removed"] == 1
     assert files_of(folder, UV) == [names[personal][UV]]
     # ... and the personal memory keeps its lesson and its file: no veto was taken there.
@@ -116,7 +116,7 @@ def test_memory_md_lists_every_memorys_lessons_and_each_rewrites_only_its_own(
     assert sections[1] == sections[2]  # one section for both, not each its own in turn
     assert (folder / "MEMORY.md").read_text(encoding="utf-8").startswith("# my notes\n")
     with memory(monkeypatch, work) as store:
-        render.veto_lesson(store, ids[work])
+        render_vetoes.veto_lesson(store, ids[work])
         render.render(store)
     assert files_of(folder, ids[work]) == []
     now = section(folder)
@@ -130,8 +130,8 @@ def older_render(home: Path, folder: Path, lesson_ids: list[str]) -> list[Path]:
     for path in made:
         path.write_text(f"---\nname: {path.stem}\n---\n\nA lesson.\n", encoding="utf-8")
     index = "\n".join(f"- [A lesson.]({path.name})" for path in made)
-    (folder / "MEMORY.md").write_text(f"# mine\n\n{render.BEGIN}\n## Lessons remem learned\n{index}\n"
-                                      f"{render.END}\n", encoding="utf-8")
+    (folder / "MEMORY.md").write_text(f"# mine\n\n{render_text.BEGIN}\n## Lessons remem learned\n{index}\n"
+                                      f"{render_text.END}\n", encoding="utf-8")
     home.mkdir(parents=True, exist_ok=True)
     (home / "written.json").write_text(json.dumps({"version": 2, "home": str(home.resolve()), "files": {
         str(path): {"lesson": lid} for path, lid in zip(made, lesson_ids)}}))
@@ -152,7 +152,7 @@ def test_files_named_before_names_carried_the_memory_are_renamed_and_a_deleted_o
     assert files_of(folder, drop["id"]) == []
     text = (folder / "MEMORY.md").read_text(encoding="utf-8")
     assert text.startswith("# mine\n\n") and renamed.name in text and kept_old.name not in text
-    assert list(json.loads(render.written_path().read_text())["files"]) == [str(renamed)]
+    assert list(json.loads(render_files.written_path().read_text())["files"]) == [str(renamed)]
     # From now on the new name is the one whose deletion is a veto.
     renamed.unlink()
     assert render.render(store)["vetoed_ids"] == [keep["id"]]

@@ -112,7 +112,7 @@ def sleep_summary(store, **kw) -> dict:
 
 def test_sleep_redacts_what_an_older_release_stored_and_keeps_every_other_word(home):
     from remem.engine.recall import recall
-    from remem.engine.sleep import episode_text
+    from remem.engine.sleep_passes import episode_text
     from remem.engine.store import Store, stable_id
 
     ids = old_memory(home)
@@ -171,7 +171,7 @@ def test_sleep_redacts_what_an_older_release_stored_and_keeps_every_other_word(h
 def test_a_session_read_again_after_the_sweep_adds_no_twin_of_a_redacted_finding(home):
     """The renamed finding has the id ingest now gives it: reading its session again finds it."""
     from remem.engine.detect_common import Finding
-    from remem.engine.ingest import _finding_episode
+    from remem.engine.session_episodes import _finding_episode
     from remem.engine.store import Store
 
     old_memory(home)
@@ -201,7 +201,7 @@ def test_an_interrupted_sweep_goes_on_where_it_stopped(home, monkeypatch):
     """Progress is written with each batch: a sleep killed after one batch is not read again."""
     from remem import config
     from remem.engine import scrub
-    from remem.engine.sleep import Context
+    from remem.engine.sleep_passes import Context
     from remem.engine.store import Store
 
     old_memory(home)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from remem import paths
-from remem.engine import lessons, prime, render, share, share_safety
+from remem.engine import lessons, prime, render, render_files, share, share_safety
 from remem.engine.lessons import applies_in, filed_under, unbound_project
 from remem.engine.share_sign import verify
 from tests.test_share import GOOD, Mem, _put, _signed_lesson, add, folder, mems  # noqa: F401  (fixtures)
@@ -44,7 +44,7 @@ def claude_memory(cwd: str) -> Path:
 def rendered_in(memory: Path, lesson_id: str) -> bool:
     """Whether render wrote this lesson into a project's Claude Code memory folder."""
     index = memory / "MEMORY.md"
-    name = render.lesson_filename(lesson_id)
+    name = render_files.lesson_filename(lesson_id)
     return (memory / name).exists() or (index.exists() and name in index.read_text())
 
 

@@ -152,7 +152,7 @@ def test_a_vetoed_refusal_lesson_holds_when_the_same_call_is_refused_after_its_s
     class of the call refused (read from its words), not '': the same call refused again
     joins it, and its veto holds, rather than a second, active lesson beside it."""
     from remem.engine.lessons import set_status
-    from remem.engine.render import record_veto
+    from remem.engine.render_vetoes import record_veto
 
     with clock.frozen(_at(48)):
         store.put_episodes([refusal("r1", "git push origin main", hours=1),
@@ -352,7 +352,7 @@ def _interrupted(sid: str, reply: str, hours: float, cwd: str = PROJECT):
 
 
 def test_interrupts_read_from_sessions_wait_then_teach(store):
-    from remem.engine.ingest import ingest_session
+    from remem.engine.session_episodes import ingest_session
 
     with clock.frozen(_at(48)):
         ingest_session(store, _interrupted("s1", "use pnpm", 1))

@@ -74,7 +74,7 @@ def test_deleting_the_file_of_a_lesson_that_would_merge_away_is_still_a_veto(sto
     import json
 
     from remem import paths
-    from remem.engine import render
+    from remem.engine import render_files
     from remem.engine.lessons import get_lesson
 
     folder = paths.claude_projects_dir() / paths.project_folder_name("/home/u/proj") / "memory"
@@ -84,7 +84,7 @@ def test_deleting_the_file_of_a_lesson_that_would_merge_away_is_still_a_veto(sto
                             episode("c2", "correction", UV_PIP, hours=2)])
         run(store)
         vetoed = next(l for l in lessons(store) if l["sources"] == ["c1"])
-        (folder / render.lesson_filename(vetoed["id"])).unlink()  # the person's veto
+        (folder / render_files.lesson_filename(vetoed["id"])).unlink()  # the person's veto
         clock.advance(days=1)
         # Joins the other lesson; without the veto the two would merge.
         store.put_episodes([episode("c3", "correction", UV_PIP_INSTALL, hours=30)])
@@ -94,7 +94,7 @@ def test_deleting_the_file_of_a_lesson_that_would_merge_away_is_still_a_veto(sto
     assert get_lesson(store, vetoed["id"])["id"] == vetoed["id"]  # not an alias of a theme
     assert get_lesson(store, vetoed["id"])["status"] == "vetoed"
     assert vetoed["id"] in json.loads((paths.home() / "vetoed.json").read_text())
-    assert not (folder / render.lesson_filename(vetoed["id"])).exists()
+    assert not (folder / render_files.lesson_filename(vetoed["id"])).exists()
     assert f"- {vetoed['id']}" in paths.morning_path().read_text().split("## Vetoed")[1]
 
 
@@ -125,7 +125,7 @@ def test_a_correction_joins_its_lesson_after_the_lessons_sources_were_deleted(st
 
 def test_a_veto_holds_after_the_vetoed_lessons_sources_were_deleted(store):
     from remem.engine.lessons import set_status
-    from remem.engine.render import record_veto
+    from remem.engine.render_vetoes import record_veto
 
     with clock.frozen(_at(48)):
         store.put_episodes([episode("c1", "correction", UV_FIRST, hours=1)])

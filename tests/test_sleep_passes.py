@@ -1,12 +1,12 @@
 """Sleep's passes by name and by count: the names DESIGN uses (consolidate, discover,
 discover_connections) pick the passes they stand for, help and errors name them, and the
-per-pass counts (sleep.describe_counts) are what `remem sleep` and the TUI's Sleep tab print."""
+per-pass counts (sleep_describe.describe_counts) are what `remem sleep` and the TUI's Sleep tab print."""
 
 from __future__ import annotations
 
 import pytest
 
-from remem.engine import sleep
+from remem.engine import sleep, sleep_describe
 from tests.conftest import run_remem
 
 
@@ -39,10 +39,10 @@ def test_sleep_help_and_errors_name_the_aliases(home):
 
 def test_describe_counts_is_the_non_zero_numbers():
     counts = {"created": 2, "joined": 0, "space": "m2v:x", "ids": ["a"], "merged": 1, "dry": True}
-    assert sleep.describe_counts(counts) == "created 2, merged 1"
-    assert sleep.describe_counts(counts, most=1) == "created 2"
-    assert sleep.describe_counts({"joined": 0}) == "nothing to do"
-    assert sleep.describe_counts({}, empty="") == ""
+    assert sleep_describe.describe_counts(counts) == "created 2, merged 1"
+    assert sleep_describe.describe_counts(counts, most=1) == "created 2"
+    assert sleep_describe.describe_counts({"joined": 0}) == "nothing to do"
+    assert sleep_describe.describe_counts({}, empty="") == ""
 
 
 def test_cli_and_tui_show_the_engines_counts(store, cli):
@@ -54,7 +54,7 @@ def test_cli_and_tui_show_the_engines_counts(store, cli):
     passes = sleep.history(store, 1)[0]["summary"]["passes"]
     table = " ".join(res.stdout.replace("│", " ").split())  # a long sentence wraps in its cell
     for name, counts in passes.items():
-        assert f"{name} {sleep.describe_pass(name, counts)}" in table, (name, table)
+        assert f"{name} {sleep_describe.describe_pass(name, counts)}" in table, (name, table)
     assert _changes({"embed": {"episodes": 0, "space": "m2v"}, "expire": {"ran": 5, "decayed": 2, "archived": 1},
                      "connect": {"memories": 1}}) == "expire: ran 5, decayed 2; connect: memories 1"
     assert _changes({"embed": {"episodes": 0}}) == "nothing to do"

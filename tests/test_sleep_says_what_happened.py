@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from remem.engine import clock, lifecycle, sleep
+from remem.engine import clock, lifecycle, sleep, sleep_describe
 from remem.engine.embed import get_embedder, to_blob
 from tests.conftest import run_remem
 
@@ -135,20 +135,21 @@ def test_every_pass_says_what_it_did_in_words(store, cli):
 
 def test_an_empty_memory_says_what_the_lifecycle_checked(store):
     summary = sleep.run_sleep_collect(store)
-    assert sleep.describe_pass("expire", summary["passes"]["expire"]) == \
+    assert sleep_describe.describe_pass("expire", summary["passes"]["expire"]) == \
         f"{summary['passes']['expire']['ran']} due lifecycle tasks ran: nothing expired or was deleted"
-    assert sleep.describe_pass("decay", summary["passes"]["decay"]) == "no memory's strength was owed any decay"
-    assert sleep.describe_pass("expire", {"ran": 0}) == "no lifecycle task was due"
+    assert sleep_describe.describe_pass("decay", summary["passes"]["decay"]) == \
+        "no memory's strength was owed any decay"
+    assert sleep_describe.describe_pass("expire", {"ran": 0}) == "no lifecycle task was due"
 
 
 def test_a_pass_that_faded_memories_says_so(store):
-    assert sleep.describe_pass("decay", {"decayed": 3, "archived": 1}) == (
+    assert sleep_describe.describe_pass("decay", {"decayed": 3, "archived": 1}) == (
         "strength of 3 memories eased for the time unused; 1 memory faded and was archived "
         "(hidden from recall, restorable)")
 
 
 def test_the_morning_report_says_who_asked_and_who_stopped(store):
-    from remem.engine.render import morning_report
+    from remem.engine.render_morning import morning_report
 
     store.put_episodes([episode("r1", "correction", "refused Bash: rm -rf build", tags=("refused",))])
     text = morning_report(store, {}, 0, [])

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from remem import paths
-from remem.engine import render, sleep
+from remem.engine import render, render_files, render_text, render_vetoes, sleep
 from remem.engine.lessons import add_lesson, get_lesson
 from remem.engine.store import Store
 
@@ -53,7 +53,7 @@ def rendered_memory(store: Store, cli) -> tuple[dict, dict]:
     shop_only = add_lesson(store, "Never push to main.", "correction", sources=["y"], cwd=SHOP)
     res = cli("sleep", "--quiet")
     assert res.exit_code == 0, res.output
-    assert len(lesson_files()) == 3 and render.BEGIN in (shop / "MEMORY.md").read_text()
+    assert len(lesson_files()) == 3 and render_text.BEGIN in (shop / "MEMORY.md").read_text()
     return everywhere, shop_only
 
 
@@ -73,20 +73,20 @@ def test_remove_takes_out_the_rendered_lessons_and_the_next_sleep_renders_them_a
     assert res.exit_code == 0, res.output
     for lesson in (everywhere, shop_only):
         assert get_lesson(store, lesson["id"])["status"] == "active"
-        assert not render.has_veto(lesson)
+        assert not render_vetoes.has_veto(lesson)
     assert lesson_files() == rendered
-    assert render.lesson_filename(shop_only["id"]) in (shop / "MEMORY.md").read_text()
+    assert render_files.lesson_filename(shop_only["id"]) in (shop / "MEMORY.md").read_text()
 
 
 def test_a_file_the_person_deleted_before_the_remove_is_still_their_veto(store, cli):
     everywhere, shop_only = rendered_memory(store, cli)
-    (project_memory(SHOP) / render.lesson_filename(shop_only["id"])).unlink()  # the person's veto
+    (project_memory(SHOP) / render_files.lesson_filename(shop_only["id"])).unlink()  # the person's veto
     remove(cli)
     res = cli("sleep", "--quiet")
     assert res.exit_code == 0, res.output
     assert get_lesson(store, shop_only["id"])["status"] == "vetoed"
     assert get_lesson(store, everywhere["id"])["status"] == "active"
-    assert [p.name for p in lesson_files()] == [render.lesson_filename(everywhere["id"])] * 2
+    assert [p.name for p in lesson_files()] == [render_files.lesson_filename(everywhere["id"])] * 2
 
 
 def test_remove_leaves_another_memorys_files_and_lines(home, tmp_path, monkeypatch, cli):
@@ -99,14 +99,14 @@ def test_remove_leaves_another_memorys_files_and_lines(home, tmp_path, monkeypat
     for where, text in ((work, "Use uv, not pip."), (personal, "Run make lint first.")):
         monkeypatch.setenv("REMEM_HOME", str(where))
         with Store() as store:
-            names[where] = render.lesson_filename(add_lesson(store, text, "correction", sources=["x"])["id"])
+            names[where] = render_files.lesson_filename(add_lesson(store, text, "correction", sources=["x"])["id"])
             render.render(store)
     monkeypatch.setenv("REMEM_HOME", str(work))
     remove(cli)
     assert [p.name for p in lesson_files()] == [names[personal]]
     text = (shop / "MEMORY.md").read_text()
     assert text.startswith(MINE) and names[personal] in text and names[work] not in text
-    assert render.BEGIN in text and render.END in text
+    assert render_text.BEGIN in text and render_text.END in text
     monkeypatch.setenv("REMEM_HOME", str(personal))
     remove(cli)
     assert lesson_files() == [] and (shop / "MEMORY.md").read_bytes() == MINE.encode()
@@ -155,20 +155,21 @@ def test_a_sleep_running_keeps_the_files_and_names_the_fix(store, cli):
 
 @pytest.mark.parametrize("mine", ["", "notes\n", "notes\r\n", "a\n\n# b\n"])
 def test_the_section_render_appended_goes_with_the_blank_line_before_it(mine):
-    tag = render.memory_tag()
-    body = f"## Lessons\n- [Use uv.]({render.lesson_filename('0a1b2c3d4e5f', tag)})"
-    assert render.without_own_lines(render.replace_section(mine, body), tag, set()) == mine
+    tag = render_files.memory_tag()
+    body = f"## Lessons\n- [Use uv.]({render_files.lesson_filename('0a1b2c3d4e5f', tag)})"
+    assert render_text.without_own_lines(render_text.replace_section(mine, body), tag, set()) == mine
 
 
 def test_a_section_between_the_persons_lines_leaves_them_exactly():
-    tag = render.memory_tag()
+    tag = render_files.memory_tag()
     other = "- [Run make lint first.](remem-0123abcd-5f4e3d2c1b0a.md)"
     above, below = "# top\r\n\r\n  spaced  \n", "## below\n\tkept\n"
-    original = (f"{above}{render.BEGIN}\n## Lessons\n- [Use uv.]({render.lesson_filename('0a1b2c3d4e5f', tag)})\n"
-                f"- [Old name.](remem-0a1b2c3d4e5f.md)\n{other}\n{render.END}\n{below}")
-    kept = render.without_own_lines(original, tag, {"remem-0a1b2c3d4e5f.md"})
-    assert kept == f"{above}{render.BEGIN}\n## Lessons\n{other}\n{render.END}\n{below}"
-    assert render.without_own_lines(kept, "0123abcd", set()) == above + below
+    original = (f"{above}{render_text.BEGIN}\n## Lessons\n"
+                f"- [Use uv.]({render_files.lesson_filename('0a1b2c3d4e5f', tag)})\n"
+                f"- [Old name.](remem-0a1b2c3d4e5f.md)\n{other}\n{render_text.END}\n{below}")
+    kept = render_text.without_own_lines(original, tag, {"remem-0a1b2c3d4e5f.md"})
+    assert kept == f"{above}{render_text.BEGIN}\n## Lessons\n{other}\n{render_text.END}\n{below}"
+    assert render_text.without_own_lines(kept, "0123abcd", set()) == above + below
 
 
 def test_files_named_by_this_memory_go_even_with_their_record_lost(store, cli):

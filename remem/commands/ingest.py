@@ -40,8 +40,9 @@ def register(app: typer.Typer) -> None:
         Example: remem ingest --json    (or: remem ingest ~/.claude/projects/my-app)
         """
         from remem.engine import ingest as ingest_mod
+        from remem.engine.ingest_sources import check_source, default_places
 
-        ingest_mod.check_source(source)  # before the paths: a wrong --source is said first
+        check_source(source)  # before the paths: a wrong --source is said first
         _check_events(events, paths, source)
         missing = [p for p in (paths or []) + ([events] if events else []) if not Path(p).expanduser().exists()]
         if missing and len(missing) == len(paths or []) + (1 if events else 0):
@@ -66,7 +67,7 @@ def register(app: typer.Typer) -> None:
         else:
             _print(summary)
             if not paths and not events and not summary["files"] and not summary["skipped"]:
-                searched = _one_of([str(p) for p in ingest_mod.default_places(source)])
+                searched = _one_of([str(p) for p in default_places(source)])
                 print(f"remem: no agent sessions found in {searched}; name a file or "
                       "folder, or try `remem demo`", file=sys.stderr)
         if summary["errors"] and not (summary["episodes"] or summary["sessions"] or summary["skipped"]):

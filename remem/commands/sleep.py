@@ -197,7 +197,7 @@ def register(app: typer.Typer) -> None:
 
         Example: remem lessons veto 3fa2 --note "only true for the old repo"
         """
-        from remem.engine.render import NothingToDo, veto_lesson
+        from remem.engine.render_vetoes import NothingToDo, veto_lesson
 
         try:
             with open_store() as store:
@@ -214,7 +214,7 @@ def register(app: typer.Typer) -> None:
 
         Example: remem lessons restore 3fa2
         """
-        from remem.engine.render import NothingToDo, restore_lesson
+        from remem.engine.render_vetoes import NothingToDo, restore_lesson
 
         try:
             with open_store() as store:
@@ -308,7 +308,7 @@ def _bars() -> Iterator[Callable[[Any], None]]:
 
 def _print_summary(summary: dict) -> None:
     from remem.engine.lessons_pass import waiting_text
-    from remem.engine.sleep import describe_pass
+    from remem.engine.sleep_describe import describe_pass
 
     passes = summary.get("passes", {})
     rows = [(name, describe_pass(name, counts)) for name, counts in passes.items()]

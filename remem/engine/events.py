@@ -4,7 +4,7 @@ Each line is one event: `{"v": 1, "at": …, "kind": …, "text": …}` plus opt
 Events of kind note / correction / error / surprise / environment become one episode each;
 events of kind message are turns of a conversation (an assistant turn may carry its
 `tool_calls`), grouped by `session`, and go through the same detectors as a Claude Code
-transcript (ingest.ingest_session). A message turn is
+transcript (session_episodes.ingest_session). A message turn is
 also kept as an episode of its own only when the event says `"keep": true`: most turns are
 chatter, and what matters in them is what the detectors find.
 
@@ -384,12 +384,12 @@ def message_sessions(events: list[dict[str, Any]], origin: str | None = None) ->
 
 def _run_sessions(store: Store, sessions: list[Session]) -> dict[str, Any]:
     """Message sessions through ingest (the detectors): {added, by_kind, failed: {id: reason}}."""
-    from remem.engine import ingest
+    from remem.engine import session_episodes
 
     added, by_kind, failed = 0, {}, {}
     for session in sessions:
         try:
-            result = ingest.ingest_session(store, session)
+            result = session_episodes.ingest_session(store, session)
         except (ValueError, OSError) as exc:
             failed[session.id] = str(exc)
             continue

@@ -37,13 +37,13 @@ from remem.engine.shell_words import SHELL_TOOLS
 from remem.engine.store import Store, chunks, dumps, loads_list, new_id, stable_id
 
 if TYPE_CHECKING:
-    from remem.engine.sleep import Context, Progress
+    from remem.engine.sleep_passes import Context, Progress
 
 WRITE_BATCH = 250  # lessons per write transaction (a hook waits for at most one)
 
 
 def _progress(*args: Any) -> "Progress":
-    from remem.engine.sleep import Progress
+    from remem.engine.sleep_passes import Progress
 
     return Progress(*args)
 
@@ -102,7 +102,7 @@ def waiting(store: Store, cfg: dict[str, Any] | None = None, watermark: int | No
     out, as the pass leaves them out; a lesson received from another memory holds none.
     """
     from remem import config as config_mod
-    from remem.engine.sleep import _last_watermark
+    from remem.engine.sleep_passes import _last_watermark
 
     cfg = cfg or config_mod.load()
     faded_below = float(cfg["lifecycle"]["archive_below"])

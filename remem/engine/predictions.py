@@ -26,7 +26,7 @@ from remem.engine.embed import space_is_model
 from remem.engine.store import loads_list, stable_id
 
 if TYPE_CHECKING:
-    from remem.engine.sleep import Context, Progress
+    from remem.engine.sleep_passes import Context, Progress
 
 _PHRASE = {
     "correction": "the person will correct this again",
@@ -36,7 +36,7 @@ _PHRASE = {
 
 
 def _progress(*args: Any) -> "Progress":
-    from remem.engine.sleep import Progress
+    from remem.engine.sleep_passes import Progress
 
     return Progress(*args)
 

@@ -36,7 +36,7 @@ from remem.engine.lesson_text import redact_secrets
 from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_TITLE, Store, cap, episode_hash, stable_id
 
 if TYPE_CHECKING:
-    from remem.engine.sleep import Context, Progress
+    from remem.engine.sleep_passes import Context, Progress
 
 BATCH = 500
 # The rows the sweep reads: every episode, and the lessons this memory made (not a peer's).
@@ -86,7 +86,7 @@ def rescan(conn: sqlite3.Connection) -> None:
 def sweep(ctx: "Context") -> Iterator["Progress"]:
     """The sleep pass: every row left to read, BATCH at a time; counts in ctx.counts["redact"]
     (rows checked, episodes and lessons redacted, findings renamed)."""
-    from remem.engine.sleep import Progress
+    from remem.engine.sleep_passes import Progress
 
     store = ctx.store
     total = sum(pending(store).values())
@@ -126,7 +126,7 @@ Change = tuple[dict[str, Any], dict[str, Any]]  # (the row as read, its new valu
 def _episode_changes(ctx: "Context", rows: list[dict[str, Any]]) -> list[Change]:
     """The rows redaction changes, with new vectors where the words they are embedded from
     changed (made here, outside the write)."""
-    from remem.engine.sleep import episode_text
+    from remem.engine.sleep_passes import episode_text
 
     out = []
     for row in rows:

@@ -12,11 +12,13 @@ from typing import Any
 from remem.engine import clock, share_safety
 from remem.engine.lessons import get_lesson, lesson_hash, list_lessons, unbound_project, update_lesson
 from remem.engine.projects import project_name
-from remem.engine.share import (VERSION, _cfg, _is_own, _our_origin, _root, _similar_local,
-                                _still_valid, _trusted, _vouchers, activate, demote, fold_into_own,
-                                own_twin, place_project, share_lock, write_confirmations)
+from remem.engine.share_export import _still_valid, write_confirmations
 from remem.engine.share_files import doc_path, is_origin, own_folder, remove, write_own
+from remem.engine.share_folder import VERSION, _cfg, _root, share_lock
+from remem.engine.share_projects import _is_own, place_project
 from remem.engine.share_sign import ShareError, file_bytes, identity, public_line
+from remem.engine.share_trust import (_our_origin, _similar_local, _trusted, _vouchers, activate, demote,
+                                      fold_into_own, own_twin)
 from remem.engine.store import Store, loads_list
 
 

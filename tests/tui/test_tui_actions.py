@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from remem import paths
-from remem.engine import render
+from remem.engine import render_vetoes
 from remem.engine.lessons import add_lesson, get_lesson
 from remem.engine.store import Store
 from tests.tui.conftest import new_app
@@ -410,10 +410,10 @@ async def test_v_restores_a_rejected_received_lesson_to_the_gate_not_to_active(d
 
 async def test_v_veto_and_restore_keep_vetoed_json_as_the_cli_does(demo_home, cli):
     """A veto in the TUI is recorded in vetoed.json; a restore takes it out, so sleep renders it."""
-    from remem.engine import render
+    from remem.engine import render, render_vetoes
 
     def recorded(lid: str) -> bool:
-        return lid in json.loads(render.vetoed_path().read_text(encoding="utf-8")) if render.vetoed_path().exists() else False
+        return lid in json.loads(render_vetoes.vetoed_path().read_text(encoding="utf-8")) if render_vetoes.vetoed_path().exists() else False
 
     app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
@@ -454,7 +454,7 @@ async def test_the_tui_shows_the_engines_refusal(demo_home):
         want = {}
         for lid in ("L3", "R2"):
             with pytest.raises(ValueError) as refused:
-                render.veto_lesson(store, lid)
+                render_vetoes.veto_lesson(store, lid)
             want[lid] = str(refused.value)
     app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:

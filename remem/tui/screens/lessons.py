@@ -168,16 +168,16 @@ class LessonsPane(PagedPane):
         current = self.still_there(lesson_id, lambda: self.app.engine("lessons").get_lesson(self.app.store, lesson_id))
         if current is None:
             return
-        render = self.app.engine("render")
+        vetoes = self.app.engine("render_vetoes")
         if current["status"] != "vetoed":
             # The engine refuses what cannot be vetoed (a received lesson waiting in the Shared
             # tab, a revoked one) with the reason, which run_action shows.
             self._row_action("lesson vetoed", lesson_id,
-                             lambda: render.veto_lesson(self.app.store, lesson_id, how="remem tui"))
+                             lambda: vetoes.veto_lesson(self.app.store, lesson_id, how="remem tui"))
             return
 
         def restore() -> None:
-            back = render.restore_lesson(self.app.store, lesson_id)["status"]
+            back = vetoes.restore_lesson(self.app.store, lesson_id)["status"]
             if back != "active":
                 self.app.notify(f"{lesson_id} is {back} again: accept or reject it in the Shared tab (5)",
                                 severity="warning", markup=False)

@@ -109,7 +109,7 @@ class SleepPane(Pane):
 
 def _changes(passes: dict[str, Any]) -> str:
     """A run's history line: each pass that did something, with its first two numbers."""
-    from remem.engine.sleep import describe_counts
+    from remem.engine.sleep_describe import describe_counts
 
     parts = [f"{name}: {shown}" for name, counts in (passes or {}).items()
              if isinstance(counts, dict) and (shown := describe_counts(counts, most=2, empty=""))]

@@ -1,0 +1,213 @@
+"""One transcript file into the store (ingest_file): skipped when unchanged, chat ids carried over."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from remem.engine import clock
+from remem.engine.detect_common import shorten
+from remem.engine.ingest_sources import SOURCES
+from remem.engine.session import Session
+from remem.engine.session_episodes import episodes_of, ingest_session, safe_text
+from remem.engine.session_gist import first_ask
+from remem.engine.store import Store, dumps, loads_list, stable_id
+
+
+def _empty_summary() -> dict[str, Any]:
+    return {"files": 0, "skipped": 0, "sessions": 0, "episodes": 0, "by_kind": {},
+            "malformed_lines": 0, "errors": []}
+
+
+def _merge_counts(summary: dict[str, Any], by_kind: dict[str, int]) -> None:
+    for kind, n in (by_kind or {}).items():
+        summary["by_kind"][kind] = summary["by_kind"].get(kind, 0) + int(n)
+
+
+def _add_events(summary: dict[str, Any], result: Any) -> None:
+    """Fold an events summary (of a file, or of the inbox, whose unfinished files are
+    `waiting`) into ours."""
+    summary["files"] += int(result.get("files", 1) or 0)
+    summary["skipped"] += int(result.get("skipped", result.get("waiting", 0)) or 0)
+    summary["episodes"] += int(result.get("episodes", 0) or 0)
+    summary["malformed_lines"] += int(result.get("malformed_lines", 0) or 0)
+    summary["sessions"] += int(result.get("sessions", 0) or 0)
+    _merge_counts(summary, result.get("by_kind") or {})
+    errs = result.get("errors") or []
+    summary["errors"].extend(str(e) for e in (errs if isinstance(errs, list) else [errs]))
+
+
+# --------------------------------------------------------------------------- one file
+
+def _recorded(store: Store, path: str) -> dict[str, Any] | None:
+    return store.one("SELECT id, mtime, size FROM sessions WHERE path = ?", (path,))
+
+
+# How a Gemini CLI session's id was stored before it was Gemini CLI's own: `<sessionId>:<a hash
+# of its opening>` (chats.conversation_to_session).
+_OLDER_GEMINI_ID = re.compile(r"(.+):[0-9a-f]{10}")
+
+
+def _stored_as_older_gemini_id(row: dict[str, Any], path: Path) -> bool:
+    """A Gemini CLI session file (…/chats/session-*) recorded under its older id: read once
+    more, unchanged or not, so its session takes Gemini CLI's id (`_take_over_older_ids`)."""
+    return path.name.startswith("session-") and path.suffix == ".jsonl" and path.parent.name == "chats" \
+        and _OLDER_GEMINI_ID.fullmatch(str(row["id"])) is not None
+
+
+def _parse(path: Path, source: str, store: Store | None = None) -> list[Session]:
+    if source == "claude-code":
+        from remem.engine.transcripts import parse_file
+
+        def read_already(sid: str) -> bool:
+            """A resumed session's file copies the earlier one: left out when it was read,
+            even if its own file is gone since (Claude Code deletes them after 30 days)."""
+            return store is not None and store.one(
+                "SELECT 1 FROM sessions WHERE id = ? AND source = 'claude-code'", (sid,)) is not None
+
+        return [parse_file(path, read_elsewhere=read_already)]
+    if source == "codex":
+        from remem.engine.codex import parse_rollout
+
+        return [parse_rollout(path)]
+    if source == "chats":
+        from remem.engine.chats import parse_chats
+
+        return list(parse_chats(path))
+    raise ValueError(f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
+
+
+def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
+                cfg: dict[str, Any], embedder: Any = None) -> None:
+    """Read one file into the store unless its mtime and size are unchanged."""
+    if source == "events":
+        from remem.engine.events import ingest_events_file
+
+        _add_events(summary, ingest_events_file(store, path))
+        return
+    st = path.stat()
+    name = safe_text(path)  # as stored: a name that is not UTF-8 shows its bytes as \xNN
+    key = f"{name}#0" if source == "chats" else name
+    row = _recorded(store, key)
+    if row is not None and row["mtime"] == st.st_mtime and row["size"] == st.st_size \
+            and not (source == "chats" and _stored_as_older_gemini_id(row, path)):
+        summary["skipped"] += 1
+        return
+    sessions = _parse(path, source, store)
+    summary["files"] += 1
+    for i, session in enumerate(sessions):
+        summary["malformed_lines"] += session.malformed_lines
+        if source == "chats":
+            session.path = f"{name}#{i}"
+            session.id = _stored_chat_id(store, session, path) or session.id
+            _take_over_older_ids(store, session)
+        else:
+            session.path = name
+        size = st.st_size
+        if session.torn_tail:
+            # Record only the complete lines, so the file differs next time and is read again.
+            size = int(session.meta.get("complete_bytes", -1))
+        # Read from the start of its file: what it yields replaces what ingest made of it before.
+        result = ingest_session(store, session, mtime=st.st_mtime, size=size, cfg=cfg, embedder=embedder,
+                                whole=True)
+        summary["sessions"] += 1
+        summary["episodes"] += result["added"]
+        _merge_counts(summary, result["by_kind"])
+
+
+# --------------------------------------------------------------------------- chat ids carried over
+
+def _stored_chat_id(store: Store, session: Session, path: Path) -> str | None:
+    """The id a conversation was stored under before chat ids came from content (the given
+    id as it was, or one from the file's path and place), when this file holds it: without
+    this, a changed export would store those conversations a second time."""
+    given = session.meta.get("given_id")
+    index = int(session.meta.get("index") or 0)
+    # The path as it was typed then is unknown: try it whole and as seen from here.
+    typed = dict.fromkeys((safe_text(path), safe_text(os.path.relpath(path))))
+    for old in ([given] if given else []) + [stable_id("chats", t, str(index)) for t in typed]:
+        if old == session.id:
+            return None
+        row = store.one("SELECT path FROM sessions WHERE id = ? AND source = 'chats'", (old,))
+        if row and Path(str(row["path"]).rsplit("#", 1)[0]).name == safe_text(path.name) \
+                and _same_opening(store, old, session):
+            return old
+    return None
+
+
+def _take_over_older_ids(store: Store, session: Session) -> None:
+    """A Gemini CLI session stored before its id was Gemini CLI's own is under
+    `<sessionId>:<hash of its opening>`, once per opening it had when read (a live session read
+    early had a shorter one). What is stored under those ids becomes this session's, in place:
+    each episode takes the id it has under the new session id (its strength, recalls, tags and
+    connections, and the lessons naming it, follow), one already there under the new id stays
+    the only copy, and an id forgotten under an old session id is forgotten under the new one.
+    Reading the file then updates the session instead of storing it a second time."""
+    given = session.meta.get("given_id")
+    if session.meta.get("format") != "gemini-cli" or not given or session.id != given:
+        return
+    span = (f"{given}:", f"{given};")  # ':' + 1: every id "<given>:…", found by the index
+    # Only what this file made: another file with the same sessionId (the .json Gemini CLI
+    # resumed into this .jsonl) keeps its own session. An old id with no row left is this
+    # file's earlier reading (its row was replaced by path when the opening grew).
+    rows = store.rows("SELECT id, path FROM sessions WHERE id >= ? AND id < ? AND source = 'chats'", span)
+    recorded = {r["id"] for r in rows if r["path"] == session.path}
+    elsewhere = {r["id"] for r in rows if r["path"] != session.path}
+    olds = recorded | {r["session_id"] for r in store.rows(
+        "SELECT DISTINCT session_id FROM episodes WHERE session_id >= ? AND session_id < ?", span)
+        if r["session_id"] not in elsewhere}
+    # The last read first (the one its file's row names): of two copies of an episode, its stays.
+    olds = sorted((old for old in olds if (m := _OLDER_GEMINI_ID.fullmatch(old)) and m.group(1) == given),
+                  key=lambda old: (old not in recorded, old))
+    if not olds:
+        return
+    new = session.id
+
+    def id_under(sid: str, kind: str, title: str) -> str:
+        return stable_id(sid, "session", sid) if kind == "session" else stable_id(sid, kind, title)
+
+    # What the session yields now, by the ids it had under the old session ids.
+    under_old = {id_under(old, ep["kind"], ep["title"]): ep["id"] for ep in episodes_of(session) for old in olds}
+    once_forgotten = {under_old[eid] for eid in store.forgotten(under_old)}
+    with store.write() as conn:
+        for old in olds:
+            for eid, kind, title in conn.execute(
+                    "SELECT id, kind, title FROM episodes WHERE session_id = ?", (old,)).fetchall():
+                # made by ingest: its id is the one its session and title give (else the person's)
+                nid = id_under(new, kind, title) if eid == id_under(old, kind, title) else eid
+                if nid != eid and conn.execute("SELECT 1 FROM episodes WHERE id = ?", (nid,)).fetchone():
+                    conn.execute("DELETE FROM episodes WHERE id = ?", (eid,))
+                else:
+                    conn.execute("UPDATE episodes SET id = ?, session_id = ?, cwd = coalesce(cwd, ?) "
+                                 "WHERE id = ?", (nid, new, session.cwd, eid))
+                if nid != eid:
+                    _repoint(conn, eid, nid)
+            conn.execute("DELETE FROM sessions WHERE id = ?", (old,))
+        stamp = clock.iso()
+        conn.executemany("INSERT OR IGNORE INTO forgotten (id, at) VALUES (?, ?)",
+                         [(eid, stamp) for eid in sorted(once_forgotten)])
+
+
+def _repoint(conn: sqlite3.Connection, old: str, new: str) -> None:
+    """What names episode `old` names `new` instead: its tags, connections and lessons."""
+    conn.execute("UPDATE OR IGNORE tags SET memory_id = ? WHERE memory_id = ?", (new, old))
+    conn.execute("DELETE FROM tags WHERE memory_id = ?", (old,))
+    conn.execute("UPDATE OR IGNORE connections SET src = ? WHERE src = ?", (new, old))
+    conn.execute("UPDATE OR IGNORE connections SET dst = ? WHERE dst = ?", (new, old))
+    conn.execute("DELETE FROM connections WHERE src = ? OR dst = ?", (old, old))
+    for seq, sources in conn.execute("SELECT seq, sources FROM lessons WHERE instr(sources, ?) > 0",
+                                     (f'"{old}"',)).fetchall():
+        ids = list(dict.fromkeys(new if i == old else i for i in loads_list(sources)))
+        conn.execute("UPDATE lessons SET sources = ? WHERE seq = ?", (dumps(ids), seq))
+
+
+def _same_opening(store: Store, old_id: str, session: Session) -> bool:
+    """The conversation stored under `old_id` opens with the same ask as `session` (exports
+    reuse small ids like 1 for different conversations: the id and file name alone are not
+    enough to take its place)."""
+    gist = store.scalar("SELECT gist FROM episodes WHERE id = ?", (stable_id(old_id, "session", old_id),))
+    asked = first_ask(session)
+    return bool(gist) and bool(asked) and str(gist).split("\n", 1)[0] == f"Asked: {shorten(asked, 300)}"

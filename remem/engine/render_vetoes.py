@@ -1,0 +1,130 @@
+"""The person's vetoes: vetoed.json's records, and vetoing or restoring a lesson by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from remem import paths
+from remem.engine import clock
+from remem.engine.files import write_atomic
+from remem.engine.lessons import get_lesson, set_status
+from remem.engine.render_files import _dump, _read_json
+from remem.engine.store import LESSON_STATUSES, Store
+
+
+def vetoed_path() -> Path:
+    return paths.home() / "vetoed.json"
+
+
+def record_veto(lesson: dict[str, Any], how: str = "vetoed by the person") -> None:
+    """Add a lesson to vetoed.json (by id and hash: a lesson with its text is never rendered).
+
+    The record keeps the status and note the lesson had (`was`, `note`), so a restore puts it
+    back there; a veto of a lesson already vetoed keeps the first record's."""
+    vetoed = _read_json(vetoed_path(), {})
+    earlier = vetoed.get(lesson["id"]) if isinstance(vetoed.get(lesson["id"]), dict) else {}
+    entry = {"at": clock.iso(), "how": how, "text": lesson["text"], "hash": lesson["hash"]}
+    if lesson.get("status") != "vetoed":
+        entry.update(was=lesson.get("status"), note=lesson.get("note"))
+    elif earlier.get("was"):
+        entry.update(was=earlier["was"], note=earlier.get("note"))
+    vetoed[lesson["id"]] = entry
+    write_atomic(vetoed_path(), _dump(vetoed))
+
+
+def clear_veto(lesson: dict[str, Any]) -> None:
+    """Take a lesson (and any veto of its text) out of vetoed.json."""
+    vetoed = _read_json(vetoed_path(), {})
+    kept = {k: v for k, v in vetoed.items()
+            if k != lesson["id"] and not (isinstance(v, dict) and v.get("hash") == lesson["hash"])}
+    if kept != vetoed:
+        write_atomic(vetoed_path(), _dump(kept))
+
+
+class NothingToDo(ValueError):
+    """A veto of a vetoed lesson, a restore of one that is not vetoed: the lesson is already
+    as asked, so nothing changed. Not a failure (the CLI prints it and exits 0)."""
+
+
+def has_veto(lesson: dict[str, Any]) -> bool:
+    """Whether vetoed.json holds a veto of this lesson (by its id, or of its text by hash): an
+    active lesson with one is not rendered, and a restore takes the record out."""
+    vetoed = _read_json(vetoed_path(), {})
+    return lesson["id"] in vetoed or any(isinstance(v, dict) and v.get("hash") == lesson["hash"]
+                                         for v in vetoed.values())
+
+
+def _not_for_the_person(lesson: dict[str, Any], doing: str) -> str | None:
+    """Why the person cannot veto or restore this lesson here (None: they can). A received
+    lesson waiting for a decision passes only the share gate; a revoked one never comes back."""
+    lid, status = lesson["id"], lesson["status"]
+    if status in ("candidate", "quarantined"):
+        return (f"{lid} is a received lesson waiting for a decision ({status}), so there is nothing "
+                f"to {doing}: accept or reject it with `remem share accept|reject {lid}` or in the "
+                "Shared tab")
+    if status == "revoked":
+        return f"{lid} was revoked by its author: it is never handed to an agent and cannot come back"
+    return None
+
+
+def veto_lesson(store: Store, lesson_id: str, *, note: str | None = None,
+                how: str = "vetoed by the person") -> dict[str, Any]:
+    """The person vetoes a lesson: status 'vetoed' and its vetoed.json record, together (the
+    CLI's `lessons veto` and the TUI's `v`). The record remembers the status it had.
+
+    Raises ValueError (one line naming what to do instead) for a received lesson waiting in
+    the share gate or a revoked one, NothingToDo for a lesson vetoed already (the first
+    veto's record stays)."""
+    lesson = get_lesson(store, lesson_id)
+    why = _not_for_the_person(lesson, "veto")
+    if why:
+        raise ValueError(why)
+    if lesson["status"] == "vetoed":
+        raise NothingToDo(f"{lesson['id']} is vetoed already: nothing to do")
+    done = set_status(store, lesson["id"], "vetoed", note=note or "vetoed by the person")
+    record_veto(lesson, how=how)  # the lesson as it was: its status before the veto is kept
+    return done
+
+
+def restore_lesson(store: Store, lesson_id: str) -> dict[str, Any]:
+    """Undo a veto: the lesson goes back to the status it had before, out of vetoed.json, so
+    the next sleep renders it again if that status is 'active'. A received lesson that was
+    waiting in the Shared tab (candidate, quarantined) goes back to waiting: a restore never
+    skips the share gate. An active lesson that a veto of its text keeps from being rendered
+    only loses that record.
+
+    Raises ValueError (one line naming what to do instead) for a lesson waiting in the share
+    gate or a revoked one, NothingToDo for an active lesson that no veto holds back."""
+    lesson = get_lesson(store, lesson_id)
+    why = _not_for_the_person(lesson, "restore")
+    if why:
+        raise ValueError(why)
+    if lesson["status"] == "active":
+        if not has_veto(lesson):
+            raise NothingToDo(f"{lesson['id']} is active, not vetoed: nothing to restore")
+        clear_veto(lesson)
+        return lesson
+    status, note = _before_veto(lesson)
+    done = set_status(store, lesson["id"], status, note=note)
+    clear_veto(lesson)
+    return done
+
+
+def _before_veto(lesson: dict[str, Any]) -> tuple[str, str]:
+    """The status and note a vetoed lesson had, from its vetoed.json record; without one (a
+    received lesson rejected in the Shared tab, an older veto), a received lesson goes back
+    through the gate (quarantined when its text fails the safety checks, else candidate)."""
+    entry = _read_json(vetoed_path(), {}).get(lesson["id"])
+    if isinstance(entry, dict) and entry.get("was") in LESSON_STATUSES and entry["was"] != "vetoed":
+        return entry["was"], entry.get("note") or ""
+    from remem.engine import share_safety
+    from remem.engine.share_projects import _is_own
+    from remem.engine.share_trust import _our_origin
+
+    if _is_own(lesson, _our_origin(None)):
+        return "active", ""
+    reasons = share_safety.incoming(lesson["text"])
+    if reasons:
+        return "quarantined", "quarantined: " + "; ".join(reasons)
+    return "candidate", f"received from {lesson['origin']}"

@@ -1,0 +1,321 @@
+"""Taking in other origins' files: verified, checked, stored; confirmations, revocations, withdrawals."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from remem.engine import clock, share_safety
+from remem.engine.lessons import (
+    LESSON_KINDS,
+    add_lesson,
+    get_lesson,
+    lesson_hash,
+    update_lesson,
+)
+from remem.engine.share_files import (
+    KEY_FILE,
+    Problem,
+    is_hash,
+    list_origins,
+    scan_origin,
+)
+from remem.engine.share_folder import VERSION, _cfg, _root, share_lock
+from remem.engine.share_projects import (
+    _adopt_project,
+    _is_own,
+    _name_waiting,
+    _received_cwd,
+    bind_waiting,
+)
+from remem.engine.share_sign import identity, origin_of, public_line, verify
+from remem.engine.share_trust import (
+    _add_origins,
+    _rows_with_hash,
+    _trusted,
+    _vouchers,
+    activate,
+    demote,
+    fold_into_own,
+)
+from remem.engine.store import Store
+
+
+def _strength(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and 0 <= number <= 1000 else None
+
+
+def _validate(sub: str, doc: dict[str, Any], origin: str) -> str | None:
+    """Why a verified document is still unusable, or None."""
+    kind = {"lessons": "lesson", "confirm": "confirm", "revoked": "revoke"}[sub]
+    if doc.get("v") != VERSION:
+        return f"unsupported version {doc.get('v')!r} (this remem reads version {VERSION})"
+    if doc.get("type") != kind:
+        return f"a {doc.get('type')!r} document in {sub}/"
+    if doc.get("origin") != origin:
+        return "signed for another origin than the folder it is in"
+    if not isinstance(doc.get("hash"), str) or not is_hash(doc["hash"]):
+        return "malformed hash"
+    if kind == "lesson":
+        text, lkind = doc.get("text"), doc.get("kind")
+        if not isinstance(text, str) or not text.strip():
+            return "a lesson without text"
+        if lkind not in LESSON_KINDS:
+            return f"unknown lesson kind {lkind!r}"
+        if lesson_hash(text, lkind) != doc["hash"]:
+            return "the hash does not match the text"
+        if _strength(doc.get("strength")) is None:
+            return "malformed strength"
+        try:
+            clock.parse(str(doc.get("created")))
+        except ValueError:
+            return "malformed created time"
+        if "project" in doc:  # optional: absent for a lesson of every project
+            problems = share_safety.project_problems(doc["project"])
+            if problems:
+                return "malformed project: " + "; ".join(problems)
+    return None
+
+
+def _pin(store: Store, origin: str, key_raw: bytes, tofu: bool) -> str | None:
+    """Pin the first key seen per origin; a different key later is refused."""
+    if origin_of(key_raw) != origin:
+        return "key.pub does not belong to this origin (its id is derived from the key)"
+    b64 = public_line(key_raw).split(" ", 1)[1].strip()
+    row = store.one("SELECT public_key, first_seen FROM peers WHERE origin = ?", (origin,))
+    if row is None:
+        with store.write() as conn:
+            conn.execute("INSERT OR IGNORE INTO peers (origin, public_key, trusted, first_seen) "
+                         "VALUES (?, ?, ?, ?)", (origin, b64, int(tofu), clock.iso()))
+    elif not row["public_key"]:
+        with store.write() as conn:  # trusted by id before its key was seen
+            conn.execute("UPDATE peers SET public_key = ? WHERE origin = ?", (b64, origin))
+    elif row["public_key"] != b64:
+        return (f"key changed since first seen {row['first_seen']}; refused (keys are pinned; "
+                "if the change is genuine, forget the peer with `remem share trust ORIGIN --forget`)")
+    return None
+
+
+def _new_report(folder: Path, origin: str) -> dict[str, Any]:
+    return {"folder": str(folder), "origin": origin, "origins_seen": [], "received": [],
+            "quarantined": [], "corroborated": [], "activated": [], "confirmed_ours": [],
+            "revoked": [], "withdrawn": [], "folded": [], "demoted": [], "rejected": [],
+            "bound": [], "waiting_for_project": [],
+            "incomplete": [], "ignored": [], "duplicates": 0, "already_held": 0}
+
+
+# --------------------------------------------------------------------------- receive
+
+def receive(store: Store, folder: str | Path, *, identity_dir: Path | str | None = None,
+            cfg: dict[str, Any] | None = None, embedder: Any = None) -> dict[str, Any]:
+    """Read every other origin's files, verify, check, store; apply confirmations and revocations."""
+    with share_lock(store):
+        return _receive(store, folder, identity_dir, cfg, embedder)
+
+
+def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
+             cfg: dict[str, Any] | None, embedder: Any) -> dict[str, Any]:
+    full_cfg = cfg
+    share_cfg = _cfg(cfg)
+    ident = identity(identity_dir)
+    root = _root(folder)
+    cap = int(share_cfg["max_file_bytes"])
+    report = _new_report(root, ident.origin)
+    origins, ignored = list_origins(root)
+    report["ignored"] = [p.as_dict() for p in ignored]
+    lessons_in: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    confirms_in: list[tuple[str, str]] = []
+    revokes_in: list[tuple[str, str, str]] = []
+    # Per origin whose folder was read whole: the hashes it still stands behind (publishes,
+    # confirms, or has a file for that did not read or verify this time).
+    holding: dict[str, set[str]] = {}
+    for origin in origins:
+        if origin == ident.origin:
+            continue
+        scan = scan_origin(root, origin, cap)
+        report["rejected"] += [p.as_dict() for p in scan.rejected]
+        report["incomplete"] += [p.as_dict() for p in scan.incomplete]
+        if scan.key_raw is None:
+            continue
+        why = _pin(store, origin, scan.key_raw, bool(share_cfg.get("trust_on_first_use")))
+        if why:
+            report["rejected"].append(Problem(f"{origin}/{KEY_FILE}", why).as_dict())
+            continue
+        report["origins_seen"].append(origin)
+        held = set(scan.unsure)
+        if scan.settled:
+            holding[origin] = held
+        for sub, items in scan.docs.items():
+            seen: set[str] = set()
+            for rel, doc in items:
+                if doc["hash"] in seen:
+                    report["duplicates"] += 1  # a conflicted copy of a file already read
+                    continue
+                if not verify(doc, scan.key_raw):
+                    held.add(doc["hash"])
+                    report["rejected"].append(Problem(
+                        rel, f"signature does not verify against {origin}'s key "
+                             "(changed after signing, or signed by another key)").as_dict())
+                    continue
+                why = _validate(sub, doc, origin)
+                if why:
+                    held.add(doc["hash"])
+                    report["rejected"].append(Problem(rel, why).as_dict())
+                    continue
+                seen.add(doc["hash"])
+                if sub == "lessons":
+                    held.add(doc["hash"])
+                    lessons_in.setdefault(doc["hash"], []).append((origin, doc))
+                elif sub == "confirm":
+                    held.add(doc["hash"])
+                    confirms_in.append((origin, doc["hash"]))
+                else:
+                    revokes_in.append((origin, doc["hash"], str(doc.get("at") or "")))
+    revoked_pairs = {(o, h) for o, h, _ in revokes_in}
+    _take_lessons(store, lessons_in, revoked_pairs, ident.origin, report, embedder)
+    _name_waiting(store, report)
+    for origin, text_hash in confirms_in:
+        if (origin, text_hash) in revoked_pairs:
+            continue
+        for row in _rows_with_hash(store, text_hash):
+            if row["status"] in ("vetoed", "revoked"):
+                continue
+            if _add_origins(store, row, [origin]):
+                key = "confirmed_ours" if _is_own(row, ident.origin) else "corroborated"
+                report[key].append({"id": row["id"], "by": origin})
+    _apply_revocations(store, revokes_in, ident.origin, report)
+    for origin, text_hash in revoked_pairs:  # a revocation is no standing behind it
+        if origin in holding:
+            holding[origin].discard(text_hash)
+    report["withdrawn"] = _withdraw(store, holding, ident.origin)
+    report["folded"] = fold_into_own(store, ident.origin)
+    report["bound"] += bind_waiting(store, ident.origin)  # after those _adopt_project bound
+    report["demoted"] = demote(store, identity_dir=identity_dir)
+    report["activated"] = activate(store, identity_dir=identity_dir, cfg=full_cfg, embedder=embedder)
+    return report
+
+
+def _withdraw(store: Store, holding: dict[str, set[str]], ours: str) -> list[dict[str, str]]:
+    """Origins read whole this time leave the `origins` of lessons they no longer publish or
+    confirm (a confirmation withdrawn by `share reject`, a lesson they stopped exporting). Never
+    our own origin, never a lesson's author (its place is its `origin`; a revocation is what
+    retires it), never retired lessons."""
+    gone_all: list[dict[str, str]] = []
+    if not holding:
+        return gone_all
+    ids = [r["id"] for r in store.rows(
+        "SELECT id FROM lessons WHERE status IN ('active', 'candidate', 'quarantined') "
+        "AND origins IS NOT NULL AND origins != '[]' ORDER BY created, id")]
+    for row in (get_lesson(store, i) for i in ids):
+        gone = [o for o in row["origins"]
+                if o in holding and o != ours and o != row.get("origin") and row["hash"] not in holding[o]]
+        if gone:
+            update_lesson(store, row["id"], origins=[o for o in row["origins"] if o not in gone])
+            gone_all += [{"id": row["id"], "by": o} for o in gone]
+    return gone_all
+
+
+def _take_lessons(store: Store, lessons_in: dict[str, list[tuple[str, dict[str, Any]]]],
+                  revoked_pairs: set[tuple[str, str]], ours: str, report: dict[str, Any],
+                  embedder: Any) -> None:
+    trusted = _trusted(store)
+    fresh: list[tuple[dict[str, Any], list[str]]] = []
+    for text_hash, offers in lessons_in.items():
+        offers = [(o, d) for o, d in offers if (o, text_hash) not in revoked_pairs]
+        if not offers:
+            continue
+        # The author is the first trusted publisher (else the first), in origin order.
+        offers.sort(key=lambda item: (item[0] not in trusted, item[0]))
+        publishers = [o for o, _ in offers]
+        existing = _rows_with_hash(store, text_hash)
+        if existing:
+            for row in existing:
+                if row["status"] in ("vetoed", "revoked"):
+                    continue
+                _adopt_project(store, row, offers, ours, report)
+                added = _add_origins(store, row, publishers)
+                key = "confirmed_ours" if _is_own(row, ours) else "corroborated"
+                report[key] += [{"id": row["id"], "by": o} for o in added]
+                if not added:
+                    report["already_held"] += 1
+            continue
+        doc = offers[0][1]  # the author's file says which project it is for
+        reasons = share_safety.incoming(doc["text"])
+        if reasons:
+            made = add_lesson(store, doc["text"], doc["kind"], status="quarantined",
+                              origin=publishers[0], origins=publishers, strength=_received_strength(doc),
+                              cwd=_received_cwd(store, doc),
+                              note="quarantined: " + "; ".join(reasons))
+            if made["hash"] != text_hash:
+                # Over the length cap the stored text is cut, and so its hash would change: keep
+                # the sender's, or every sync would take the same file in as one more row.
+                made = update_lesson(store, made["id"], hash=text_hash)
+            report["quarantined"].append({"id": made["id"], "origin": publishers[0], "reasons": reasons})
+            continue
+        fresh.append((doc, publishers))
+    if not fresh:
+        return
+    if embedder is None:
+        from remem.engine.embed import get_embedder
+
+        embedder = get_embedder()
+    from remem.engine.embed import to_blob
+
+    vectors = embedder.encode([doc["text"] for doc, _ in fresh])  # outside any write
+    for (doc, publishers), vector in zip(fresh, vectors):
+        made = add_lesson(store, doc["text"], doc["kind"], status="candidate", origin=publishers[0],
+                          origins=publishers, strength=_received_strength(doc),
+                          space=embedder.space, embedding=to_blob(vector),
+                          cwd=_received_cwd(store, doc),
+                          note=f"received from {publishers[0]}")
+        report["received"].append({"id": made["id"], "origin": publishers[0], "hash": doc["hash"],
+                                   "project": doc.get("project"), "cwd": made["cwd"]})
+
+
+def _received_strength(doc: dict[str, Any]) -> float:
+    """A peer's strength, capped at a fresh lesson's: others cannot make theirs loudest here."""
+    strength = _strength(doc.get("strength"))
+    return 1.0 if strength is None else min(strength, 1.0)  # "0.00" is a strength, not a missing one
+
+
+def _apply_revocations(store: Store, revokes: list[tuple[str, str, str]], ours: str,
+                       report: dict[str, Any]) -> None:
+    """Retire the received lessons these revocations may retire (_revoke_one); otherwise the
+    revoker only leaves their `origins`."""
+    trusted = _trusted(store)
+    for origin, text_hash, at in revokes:
+        for row in _rows_with_hash(store, text_hash):
+            if row["status"] in ("revoked", "vetoed") and not _is_own(row, ours):
+                continue
+            if _revoke_one(store, row, origin, trusted, ours):
+                update_lesson(store, row["id"], status="revoked",
+                              note=f"revoked by {origin}" + (f" at {at}" if at else ""))
+                report["revoked"].append({"id": row["id"], "by": origin})
+
+
+def _revoke_one(store: Store, row: dict[str, Any], origin: str, trusted: set[str], ours: str) -> bool:
+    """True when `origin` revoking retires this row: a trusted voucher, or its author when no
+    other trusted origin vouches for it. The author is only whoever published first, so an
+    untrusted one must not retire what trusted origins stand behind; it leaves instead, and
+    authorship passes to the first trusted voucher."""
+    if _is_own(row, ours):
+        retire, others = False, set()
+    else:
+        others = (_vouchers(row, ours) - {origin}) & trusted
+        author = origin == row["origin"]
+        retire = (origin in trusted and (author or origin in row["origins"])) or (author and not others)
+    if retire:
+        return True
+    changes: dict[str, Any] = {}
+    if origin in row["origins"]:
+        changes["origins"] = [o for o in row["origins"] if o != origin]
+    if origin == row["origin"] and others:
+        changes["origin"] = next(o for o in row["origins"] if o in others)
+    if changes:
+        update_lesson(store, row["id"], **changes)
+    return False

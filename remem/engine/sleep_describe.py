@@ -1,0 +1,149 @@
+"""What a sleep pass did, in words a person reads at a glance (describe_pass, describe_counts)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+def describe_counts(counts: dict[str, Any], most: int | None = None, empty: str = "nothing to do") -> str:
+    """A pass's counts for people: its non-zero numbers ("created 2, merged 1"), the first
+    `most` of them (None: all); `empty` when it has none. Lists, words and flags are left out."""
+    parts = [f"{k} {v}" for k, v in counts.items()
+             if isinstance(v, (int, float)) and not isinstance(v, bool) and v]
+    return ", ".join(parts[:most]) or empty
+
+
+def _n(count: Any, one: str, many: str | None = None) -> str:
+    count = int(count or 0)
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def _said(parts: list[str], empty: str) -> str:
+    return ", ".join(p for p in parts if p) or empty
+
+
+def _describe_redact(c: dict[str, Any]) -> str:
+    if not c.get("checked"):
+        return "no memory from before redaction left to check"
+    found = _said([_n(c.get("episodes"), "memory", "memories") if c.get("episodes") else "",
+                   _n(c.get("lessons"), "lesson") if c.get("lessons") else ""], "")
+    return (f"checked {_n(c['checked'], 'older row')}: "
+            + (f"secrets redacted in {found}" if found else "no secret found"))
+
+
+def _describe_embed(c: dict[str, Any]) -> str:
+    made = _said([_n(c.get("episodes"), "memory", "memories") if c.get("episodes") else "",
+                  _n(c.get("lessons"), "lesson") if c.get("lessons") else "",
+                  _n(c.get("predictions"), "prediction") if c.get("predictions") else ""], "")
+    return f"embedded {made}" if made else "everything was embedded already"
+
+
+def _describe_expire(c: dict[str, Any]) -> str:
+    if not c.get("ran"):
+        return "no lifecycle task was due"
+    by_task = c.get("by_task") if isinstance(c.get("by_task"), dict) else {}
+
+    def did(task: str, key: str) -> int:
+        return int((by_task.get(task) or {}).get(key) or 0)
+
+    gone = did("expire_short_term", "expired") + did("active_forgetting", "deleted") \
+        + did("cleanup_archived", "deleted")
+    if not by_task:  # a run recorded before by_task: its summed numbers
+        gone = int(c.get("expired") or 0) + int(c.get("deleted") or 0)
+    head = f"{_n(c['ran'], 'due lifecycle task')} ran: " + (
+        f"{_n(gone, 'memory', 'memories')} expired or deleted" if gone else "nothing expired or was deleted")
+    eased = _said([
+        f"importance of {_n(did('importance_decay', 'decayed'), 'memory', 'memories')} eased with age"
+        if did("importance_decay", "decayed") else "",
+        f"health of {_n(did('active_forgetting', 'decayed'), 'fading memory', 'fading memories')} fell"
+        if did("active_forgetting", "decayed") else "",
+    ], "")
+    return head + (f"; {eased} (normal)" if eased else "")
+
+
+def _describe_decay(c: dict[str, Any]) -> str:
+    if c.get("skipped"):
+        return f"skipped: {c['skipped']}"
+    if not c.get("decayed"):
+        return "no memory's strength was owed any decay"
+    archived = int(c.get("archived") or 0)
+    return (f"strength of {_n(c['decayed'], 'memory', 'memories')} eased for the time unused; "
+            + (f"{_n(archived, 'memory', 'memories')} faded and {'was' if archived == 1 else 'were'} "
+               "archived (hidden from recall, restorable)" if archived else "none faded (normal)"))
+
+
+def _describe_lessons(c: dict[str, Any]) -> str:
+    new, pending = int(c.get("new_episodes") or 0), int(c.get("pending") or 0)
+    made = _said([_n(c.get("created"), "new lesson") if c.get("created") else "",
+                  f"{_n(c.get('joined'), 'joined a lesson', 'joined lessons')}" if c.get("joined") else "",
+                  f"{pending} seen only once, waiting for a second sighting" if pending else ""],
+                 "nothing to learn")
+    if not new:
+        return "no new corrections or errors" + (f"; {made}" if pending else "")
+    return f"read {_n(new, 'new correction or error', 'new corrections and errors')}: {made}"
+
+
+def _describe_merge(c: dict[str, Any]) -> str:
+    if not c.get("aliased"):
+        return "no two lessons meant the same"
+    return f"{_n(c['aliased'], 'lesson')} merged into {_n(c.get('themes'), 'lesson')} meaning the same"
+
+
+def _describe_verify(c: dict[str, Any]) -> str:
+    if not c.get("open"):
+        return "no open prediction to check"
+    return (f"checked {_n(c['open'], 'open prediction')}: {c.get('confirmed') or 0} came true, "
+            f"{c.get('failed') or 0} did not in time")
+
+
+def _describe_predict(c: dict[str, Any]) -> str:
+    made = int(c.get("made") or 0)
+    return f"made {_n(made, 'prediction')} for later sleeps to check" if made else "no new prediction"
+
+
+def _describe_connect(c: dict[str, Any]) -> str:
+    if "would_scan" in c:
+        return f"would link {_n(c['would_scan'], 'new memory', 'new memories')} to similar ones"
+    if not c.get("memories"):
+        return "no new memory to link"
+    text = (f"linked {_n(c['memories'], 'new memory', 'new memories')} to similar ones: "
+            f"{_n(c.get('edges'), 'new connection')}")
+    if c.get("older_not_scanned"):
+        text += f" ({c['older_not_scanned']} older ones left for later)"
+    return text
+
+
+def _describe_render(c: dict[str, Any]) -> str:
+    if not c.get("lessons") and not c.get("removed") and not c.get("vetoed"):
+        return "no active lesson to write"
+    parts = [f"{_n(c.get('lessons'), 'lesson')} for agents"]
+    if c.get("folders"):
+        parts.append(f"in {_n(c['folders'], 'project folder')}")
+    text = " ".join(parts) + ": " + _said([
+        _n(c.get("written"), "file") + " written" if c.get("written") else "",
+        _n(c.get("removed"), "file") + " removed" if c.get("removed") else "",
+        f"{c['no_project_folder']} wait for a project folder" if c.get("no_project_folder") else "",
+        _n(c.get("vetoed"), "lesson") + " vetoed" if c.get("vetoed") else "",
+    ], "files unchanged")
+    return text
+
+
+_DESCRIBE: dict[str, Callable[[dict[str, Any]], str]] = {
+    "redact": _describe_redact, "embed": _describe_embed, "expire": _describe_expire,
+    "decay": _describe_decay, "lessons": _describe_lessons, "merge": _describe_merge,
+    "verify": _describe_verify, "predict": _describe_predict, "connect": _describe_connect,
+    "render": _describe_render,
+}
+
+
+def describe_pass(name: str, counts: dict[str, Any]) -> str:
+    """What a pass did, in words a person reads at a glance ("2 due lifecycle tasks ran:
+    nothing expired or was deleted"); the summary's counts keep their keys for scripts. A pass
+    without words of its own, or counts it cannot read, fall back to describe_counts."""
+    describe = _DESCRIBE.get(name)
+    if describe is None or not isinstance(counts, dict):
+        return describe_counts(counts if isinstance(counts, dict) else {})
+    try:
+        return describe(counts)
+    except (TypeError, ValueError, KeyError):  # a damaged or older summary: its numbers
+        return describe_counts(counts)
