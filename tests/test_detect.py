@@ -515,6 +515,83 @@ def test_digits_in_names_are_not_blanked():
     assert found.title == "Bash failed: python3: utf8 decoding of ES2022 target on x86_64 failed at byte …"
 
 
+def _shell(command: str, result: str, name: str = "Bash") -> ToolCall:
+    """A failed shell call as Claude Code (a string) or Codex (["bash", "-lc", …]) records it."""
+    inp = {"command": ["bash", "-lc", command]} if name == "shell" else {"command": command}
+    return ToolCall(id="c1", name=name, input=inp, result=result, is_error=True)
+
+
+@pytest.mark.parametrize("command, result", [
+    ('grep -rn "parse_config" src/', "Exit code 1"),
+    ("rg -n 'a|b' src", "Exit code 1"),
+    ("grep -c TODO main.py", "Exit code 1\n0"),
+    ("git grep -n parse_config", "Exit code 1"),
+    ("pgrep -f uvicorn", "Exit code 1"),
+    ("diff tests/a.json tests/b.json", 'Exit code 1\n3c3\n<   "id": 1\n---\n>   "id": 2'),
+    ("diff -u a.txt b.txt", "Exit code 1\n--- a.txt\t2026-03-01\n+++ b.txt\t2026-03-01\n@@ -1,2 +1,2 @@\n keep\n-old\n+new"),
+    ("diff -q a b", "Exit code 1\nFiles a and b differ"),
+    ("cmp -s a.bin b.bin", "Exit code 1"),
+    ("cmp a.bin b.bin", "Exit code 1\na.bin b.bin differ: byte 3, line 1"),
+    ("git diff --quiet", "Exit code 1"),
+    ("git -C app diff --exit-code", "Exit code 1\ndiff --git a/x b/x\nindex 1a..2b 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b"),
+    ("test -f .env", "Exit code 1"),
+    ("[ -f config.toml ]", "Exit code 1"),
+    ("[[ -d build ]]", "Exit code 1"),
+    # the status is the last command's: a cd before it, a pipe into it, an env word, a ";" before
+    ("cd src && grep -rn parse_config .", "Exit code 1"),
+    ("cat app.log | grep -i panic", "Exit code 1"),
+    ("LC_ALL=C grep -q x f", "Exit code 1"),
+    ("make build || true; test -f dist/app", "Exit code 1"),
+])
+def test_an_exit_status_that_only_answers_no_is_no_error(command, result):
+    """grep that matched nothing, diff or cmp that found a difference, test that found the
+    condition false: status 1 is their answer, not a failure, and no error is recorded."""
+    assert detect.errors(convo("u: x", Turn(role="assistant", tool_calls=[_shell(command, result)]))) == []
+
+
+def test_a_codex_search_with_no_match_is_no_error():
+    """Codex keeps the output alone (its exit code is not in the result): an empty output of a
+    search is its answer; words on stderr are trouble."""
+    quiet = _shell("grep -rn parse_config src/", "", name="shell")
+    assert detect.errors(convo("u: x", Turn(role="assistant", tool_calls=[quiet]))) == []
+    loud = _shell("grep -rn parse_config srcs/", "grep: srcs/: No such file or directory", name="shell")
+    assert len(detect.errors(convo("u: x", Turn(role="assistant", tool_calls=[loud])))) == 1
+
+
+@pytest.mark.parametrize("command, result", [
+    # status 2 is trouble, and status 1 with words on stderr too
+    ("grep -rn x srcs/", "Exit code 2\ngrep: srcs/: No such file or directory"),
+    ("grep -rn x srcs/", "Exit code 1\ngrep: srcs/: No such file or directory"),
+    ("diff a.json c.json", "Exit code 2\ndiff: c.json: No such file or directory"),
+    ("[ 1 -eq x ]", "Exit code 2\nbash: [: x: integer expression expected"),
+    ("git diff --quiet", "Exit code 128\nfatal: not a git repository"),
+    # another command may have set the status, or its output is there
+    ("npm run build && grep -q done build.log", "Exit code 1"),
+    ("grep -rn x src | head -5", "Exit code 1"),
+    ("echo checking; grep -q x f", "Exit code 1\nchecking"),
+    ("set -o pipefail; npm ls | grep lodash", "Exit code 1"),
+    # not read plainly: a negation, a command substitution, a subshell
+    ("! grep -q x f", "Exit code 1"),
+    ("grep x $(git ls-files)", "Exit code 1"),
+    ("(cd src && grep x .)", "Exit code 1"),
+    # not an answering command at all, or diff with no diff in its output
+    ("pytest -q", "Exit code 1"),
+    ("git diff", "Exit code 1"),
+    ("diff a b", "Exit code 1\nSegmentation fault"),
+])
+def test_a_failure_of_an_answering_command_is_still_an_error(command, result):
+    assert len(detect.errors(convo("u: x", Turn(role="assistant", tool_calls=[_shell(command, result)])))) == 1
+
+
+def test_a_search_whose_trouble_was_sent_away_is_still_an_error_when_its_status_is_unknown():
+    """`2>/dev/null` hides grep's "No such file": with no status in the result (Codex), an
+    empty output may be trouble, so it stays an error. `2>&1` keeps stderr in the output."""
+    hidden = _shell("grep -rn x srcs/ 2>/dev/null", "", name="shell")
+    kept = _shell("grep -rn x src/ 2>&1", "", name="shell")
+    assert len(detect.errors(convo("u: x", Turn(role="assistant", tool_calls=[hidden])))) == 1
+    assert detect.errors(convo("u: x", Turn(role="assistant", tool_calls=[kept]))) == []
+
+
 # --------------------------------------------------------------------------- surprises
 
 @pytest.mark.parametrize("text", [

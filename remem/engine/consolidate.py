@@ -6,7 +6,9 @@ hashed). Otherwise a correction makes a lesson at once, while an error or a stat
 waits in a pool of pending episodes until one like it comes again; then the two (and every
 pending one like them) cluster into a new lesson. Errors only meet errors of the same class
 (`ModuleNotFoundError` never joins `FileNotFoundError`, however close the words); the
-lessons pass gives every error its class in one form (detect's names, e.g. module_not_found).
+lessons pass gives every error its class in one form (detect's names, e.g. module_not_found),
+with what failed: the command its call ran, or the module or command found missing
+(lessons_pass._with_what), since two error outputs share most of their words.
 
 Episodes are taken in time order and in blocks: the similarities a block needs (block x
 lessons, block x pool, block x block) are three matrix products, and the greedy decisions

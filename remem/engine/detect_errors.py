@@ -1,6 +1,7 @@
 """What went wrong and what was learned about the machine, from tool results and replies.
 
-- errors: failed tool results, classified (see ERROR_CLASSES);
+- errors: failed tool results, classified (see ERROR_CLASSES); not a command whose exit
+  status 1 only answered no (grep found nothing, diff found a difference: answers_no);
 - surprises: stated surprises ("unexpectedly", "turns out", "that's odd", "I assumed … but");
 - environment: facts about the machine (a tool or module missing, a version, the OS, a path).
 """
@@ -8,10 +9,13 @@
 from __future__ import annotations
 
 import re
+import shlex
 
 from remem.engine.detect_common import (SENTENCE_END, Finding, action_kind, command_of, dedupe, describe_call,
                                         plain, quote, redact_secrets, redacted_head, shorten)
-from remem.engine.session import Session
+from remem.engine.session import Session, ToolCall
+from remem.engine.shell_words import shell_command
+from remem.engine.toolresult import exit_code
 
 ERROR_CLASSES = (
     "command_not_found", "module_not_found", "permission_denied", "test_failure",
@@ -97,6 +101,31 @@ def error_class(text: str) -> str:
         if any(t in low for t in _TRIGGERS[name]) and pattern.search(head):
             return name
     return "other"
+
+
+# What a missing module or command error is missing, read from the words kept of it (a
+# title, a gist, a lesson's words): the module or the command named. The last name wins:
+# "command not found: zsh: command not found: fd" is about fd.
+_MISSING_NAME = {
+    "module_not_found": (re.compile(r"No module named '?([\w.]+)"), re.compile(r"Cannot find module '([^']+)'")),
+    "command_not_found": (
+        # zsh's "command not found: fd"; not a label before another message ("…: Error: …")
+        re.compile(r"command not found: ([\w.+-]+)(?![\w.+:-])"), re.compile(r"([\w.+-]+): command not found"),
+        re.compile(r"'([\w.+-]+)' is not recognized"), re.compile(r"exec: \"([\w.+-]+)\": executable file not found"),
+        re.compile(r"([\w.+-]+): not found\b")),
+}
+
+
+def missing_name(cls: str, text: str) -> str:
+    """The module (its top-level package) or command a module_not_found or command_not_found
+    error names as missing ('' when it names none, or for another class): the same thing
+    missing is the same error whatever command met it."""
+    for pattern in _MISSING_NAME.get(cls, ()):
+        found = pattern.findall(text or "")
+        if found:
+            name = found[-1]
+            return name.split(".")[0] if cls == "module_not_found" and not name.startswith(".") else name
+    return ""
 
 
 _LABEL = {
@@ -201,7 +230,7 @@ def errors(session: Session) -> list[Finding]:
     found: list[Finding] = []
     for i, turn in enumerate(session.turns):
         for call in turn.tool_calls:
-            if not call.is_error or call.rejected or call.result is None:
+            if not call.is_error or call.rejected or call.result is None or answers_no(call):
                 continue
             cls = error_class(call.result)
             # redacted before numbers and hashes are blanked, which could leave half a key
@@ -215,6 +244,179 @@ def errors(session: Session) -> list[Finding]:
                 extra={"class": cls, "tool": call.name, "action": action_kind(call)},
             ))
     return dedupe(found)
+
+
+# --------------------------------------------------------------------------- answers, not failures
+
+# Commands whose exit status 1 is an answer, not a failure: grep found no line, diff found
+# that the files differ, test found the condition false. Each tells trouble apart by a status
+# of 2 or more and by words on stderr. What each may print when it answers no, line by line
+# (a unified or context diff's hunk lines are read apart, after the hunk starts):
+_ANSWER_LINES = {
+    "no_match": re.compile(r"(?:.*:)?0"),  # grep -c: a count of none
+    "differ": re.compile(
+        r"\d+(?:,\d+)?[acd]\d+(?:,\d+)?|[<>] .*|[<>]|---|--- .*|\+\+\+ .*|\\ No newline at end of file|"
+        r"diff .*|index .*|Only in .*|(?:Binary )?[Ff]iles .+ differ|Common subdirectories: .*|"
+        r"(?:new|deleted) file mode .*|(?:old|new) mode .*|similarity index .*|(?:rename|copy) (?:from|to) .*|"
+        r"\*\*\* .*"),
+    "cmp": re.compile(r".+ differ: (?:byte|char) \d+, line \d+|cmp: EOF on .*"),
+    "false": re.compile(r"(?!)"),  # test, [ and [[ say nothing when the answer is no
+}
+_HUNK_START = re.compile(r"@@ .*|\*{15}")
+_HUNK_LINE = re.compile(r"[-+ !\\].*")
+_EXIT_LINE = re.compile(r"(?:exit code|exit status|process exited with code)[:\s]+-?\d+\s*", re.I)
+_SEARCHES = frozenset(("grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "pgrep"))
+_GIT_DIFFS = frozenset(("diff", "diff-index", "diff-files", "diff-tree"))
+# Commands that print nothing when they succeed and say why when they fail: they may run
+# before an answering command (`cd src && grep …`); the words of their failure are not allowed.
+_QUIET = frozenset(("cd", "pushd"))
+_ENV_WORD = re.compile(r"[A-Za-z_]\w*=")
+_STDERR_AWAY = re.compile(r"2>(?!&1)|&>|>&\s*[^\d\s]")  # not 2>&1, which keeps it
+
+
+def _answer_kind(words: list[str]) -> str | None:
+    """Which answer a simple command gives by exit status 1 (a key of _ANSWER_LINES), None
+    when its status 1 is a failure."""
+    while words and _ENV_WORD.match(words[0]):
+        words = words[1:]  # FOO=1 grep …
+    if not words:
+        return None
+    program = words[0].rsplit("/", 1)[-1]
+    if program in _SEARCHES:
+        return "no_match"
+    if program in ("diff", "colordiff"):
+        return "differ"
+    if program == "cmp":
+        return "cmp"
+    if program in ("test", "[", "[["):
+        return "false"
+    if program == "git":
+        rest = words[1:]
+        while rest and rest[0].startswith("-"):  # git -C dir --no-pager diff …
+            rest = rest[2:] if rest[0] in ("-C", "-c") else rest[1:]
+        if rest and rest[0] == "grep":
+            return "no_match"
+        if rest and rest[0] in _GIT_DIFFS and {"--quiet", "--exit-code", "--no-index"} & set(rest[1:]):
+            return "differ"
+    return None
+
+
+def _split_commands(command: str) -> list[tuple[str, str]] | None:
+    """The simple commands of a command line, each with the operator before it ('' first):
+    [("", "cd src"), ("&&", "grep -rn x .")]. None when the line is not read so plainly: an
+    unclosed quote, a subshell or command substitution, a here-document."""
+    out: list[tuple[str, str]] = []
+    buf: list[str] = []
+    op, quote, i, n = "", "", 0, len(command)
+    while i < n:
+        ch = command[i]
+        if quote:
+            buf.append(ch)
+            if ch == "\\" and quote == '"' and i + 1 < n:
+                buf.append(command[i + 1])
+                i += 1
+            elif ch == quote:
+                quote = ""
+            i += 1
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch == "\\" and i + 1 < n:
+            buf += [ch, command[i + 1]]
+            i += 2
+            continue
+        elif ch in "()`" or command.startswith("<<", i):
+            return None
+        elif command.startswith(("&&", "||"), i) or ch in ";\n|" or (
+                ch == "&" and not (buf and buf[-1] in "<>") and command[i + 1:i + 2] != ">"):
+            out.append((op, "".join(buf).strip()))
+            op = command[i:i + 2] if command.startswith(("&&", "||"), i) else ch
+            op = ";" if op == "\n" else op
+            i += len(op) if op in ("&&", "||") else 1
+            buf = []
+            continue
+        buf.append(ch)
+        i += 1
+    if quote:
+        return None
+    out.append((op, "".join(buf).strip()))
+    return out
+
+
+def _status_commands(command: str) -> list[str] | None:
+    """The simple commands whose exit status a command line may end with, None when that
+    cannot be told. After the last `;` or newline comes the and-or list that sets the status;
+    in it, any pipeline not followed by `||` may be the one that failed, and of a pipeline
+    the last command (every command, under `set -o pipefail`)."""
+    parts = _split_commands(command)
+    if parts is None:
+        return None
+    while parts and not parts[-1][1] and parts[-1][0] in (";", ""):
+        parts.pop()  # "grep x f;" ends with an empty command
+    start = max((n for n, (op, _) in enumerate(parts) if op in (";", "&")), default=0)
+    last = parts[start:]
+    if not last or any(not text for _, text in last):
+        return None  # a background job last, or a line that does not parse
+    pipefail = "pipefail" in command
+    found: list[str] = []
+    for n, (_, text) in enumerate(last):
+        after = last[n + 1][0] if n + 1 < len(last) else ""
+        if after == "|" and not pipefail:
+            continue  # not the last command of its pipeline
+        if after != "||":
+            found.append(text)
+    return found
+
+
+def answers_no(call: ToolCall) -> bool:
+    """A shell call that "failed" with exit status 1 only to answer no: `grep` matched no line,
+    `diff`, `cmp` or `git diff --quiet` found a difference, `test -f` / `[ … ]` found the
+    condition false. The call's result holds nothing else, so no error text: no other status
+    (a status of 2 means trouble), no words on stderr. Every command whose status the line may
+    end with must be such a command (or a `cd` before one); a line not read plainly (subshells,
+    command substitution, a negation) is a failure as before. When the status is not in the
+    result (Codex keeps the output alone), stderr must not be sent away (`2>/dev/null`)."""
+    command = shell_command(call.name, call.input)
+    if not command:
+        return False
+    text = call.result or ""
+    code = exit_code(text)
+    if code is not None and code != 1:
+        return False
+    if code is None and _STDERR_AWAY.search(command):
+        return False  # its trouble could have been silenced
+    status = _status_commands(command)
+    if not status:
+        return False
+    kinds: set[str] = set()
+    for simple in status:
+        try:
+            words = shlex.split(simple)
+        except ValueError:
+            return False
+        kind = _answer_kind(words)
+        if kind is None and not (words and words[0] in _QUIET):
+            return False
+        if kind:
+            kinds.add(kind)
+    if not kinds:
+        return False
+    return _only_answers(text, kinds)
+
+
+def _only_answers(text: str, kinds: set[str]) -> bool:
+    """Whether every line of a result is what the answering commands print (the status line
+    aside): no error text among them."""
+    allowed = [_ANSWER_LINES[k] for k in kinds]
+    in_hunk = False
+    for line in text.splitlines():
+        if not line.strip() or _EXIT_LINE.fullmatch(line.strip()):
+            continue
+        if "differ" in kinds and _HUNK_START.fullmatch(line):
+            in_hunk = True
+        elif not (in_hunk and _HUNK_LINE.fullmatch(line)) and not any(p.fullmatch(line) for p in allowed):
+            return False
+    return True
 
 
 # --------------------------------------------------------------------------- surprises
