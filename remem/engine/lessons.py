@@ -248,16 +248,63 @@ def absorb(conn: Any, theme_id: str, old_id: str, old_created: str | None, stamp
     conn.execute("DELETE FROM lessons WHERE id = ?", (old_id,))
 
 
-def merge_into(store: Store, theme_id: str, other_id: str) -> dict[str, Any]:
-    """Merge one lesson into another by hand: sources joined, the other becomes an alias."""
+def _not_active(lesson_id: str, status: str) -> str:
+    """Why a lesson of this status takes no part in a merge by hand, and what to do first."""
+    if status == "vetoed":
+        return f"it is vetoed; restore it first (`remem lessons restore {lesson_id}`)"
+    if status in ("candidate", "quarantined"):
+        return (f"it is a received lesson not yet accepted ({status}); accept it first "
+                f"(`remem share accept {lesson_id}`)")
+    return f"it is {status}, retired for good"
+
+
+def merge_refusal(theme: dict[str, Any], other: dict[str, Any]) -> str | None:
+    """Why `other` cannot be merged into `theme` by hand, in one line naming the fix; None when
+    it can. Both must be active: merging into a vetoed, revoked or received lesson would take an
+    active lesson out of priming with no way back, and merging one of those away would drop a
+    veto, a revocation or a decision still to make."""
+    if theme["id"] == other["id"]:
+        return "a lesson cannot be merged into itself"
+    if theme["status"] != "active":
+        return (f"cannot merge into {theme['id']}: {_not_active(theme['id'], theme['status'])}; "
+                "only an active lesson takes a merge")
+    if other["status"] != "active":
+        return (f"cannot merge {other['id']}: {_not_active(other['id'], other['status'])}; "
+                "only active lessons are merged")
+    return None
+
+
+def merge_check(store: Store, theme_id: str, other_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Both lessons of a merge by hand, as stored now; ValueError (the reason and the fix) when
+    `other` cannot be merged into `theme`. NotFound for an id no lesson has."""
     theme = get_lesson(store, theme_id)
     other = get_lesson(store, other_id)
-    if theme["id"] == other["id"]:
-        raise ValueError("a lesson cannot be merged into itself")
-    sources = list(dict.fromkeys(theme["sources"] + other["sources"]))
-    cwd = theme["cwd"] if theme["cwd"] == other["cwd"] else None
+    refusal = merge_refusal(theme, other)
+    if refusal:
+        raise ValueError(refusal)
+    return theme, other
+
+
+def merge_into(store: Store, theme_id: str, other_id: str) -> dict[str, Any]:
+    """Merge one active lesson into another by hand: sources joined, the other becomes an alias.
+    ValueError when either is not active (merge_refusal says why)."""
+    theme, other = merge_check(store, theme_id, other_id)
     stamp = clock.iso()
     with store.write() as conn:
+        # Both again, inside the write: another process may have vetoed, merged or strengthened
+        # one since they were read.
+        columns = ("id", "status", "sources", "strength", "cwd", "created")
+        now = {row[0]: dict(zip(columns, row)) for row in conn.execute(
+            f"SELECT {', '.join(columns)} FROM lessons WHERE id IN (?, ?)", (theme["id"], other["id"]))}
+        gone = [lid for lid in (theme["id"], other["id"]) if lid not in now]
+        if gone:
+            raise ValueError(f"{gone[0]} was merged or deleted meanwhile; `remem lessons list` shows the lessons now")
+        theme, other = now[theme["id"]], now[other["id"]]
+        refusal = merge_refusal(theme, other)
+        if refusal:
+            raise ValueError(refusal)
+        sources = list(dict.fromkeys(loads_list(theme["sources"]) + loads_list(other["sources"])))
+        cwd = theme["cwd"] if theme["cwd"] == other["cwd"] else None
         conn.execute(
             "UPDATE lessons SET sources = ?, seen = ?, strength = ?, cwd = ?, updated = ? WHERE id = ?",
             (dumps(sources), max(1, len(sources)), float(theme["strength"]) + float(other["strength"]),

@@ -40,10 +40,16 @@ PALETTE = [
     ("sleep", "run_sleep", "Run sleep", "Run every pass (or the chosen one) and watch it"),
     ("shared", "accept", "Accept shared lesson", "Trust the selected candidate"),
     ("shared", "reject", "Reject shared lesson", "Drop the selected candidate"),
-    ("shared", "trust", "Trust or distrust peer", "Toggle trust of the selected peer"),
+    ("shared", "trust", "Trust or distrust peer",
+     "Toggle trust of the selected candidate's origin (in the Peers table: the selected peer)"),
     ("shared", "sync", "Sync now", "Export, receive, confirm and revoke through the sync folder"),
     ("shared", "revoke", "Revoke one of our lessons", "Retire it in every memory that has it"),
 ]
+
+
+# How long an engine write runs before the header says it waits for the memory: longer than a
+# write takes when no other process holds it.
+WAITING_AFTER = 0.5
 
 
 class RememApp(App[None]):
@@ -70,6 +76,8 @@ class RememApp(App[None]):
         # Tabs to read again when next shown. At the start every tab but the first: the first
         # paint reads only what it shows (DESIGN: first paint <= 1.5 s with 100,000 episodes).
         self.stale: set[str] = {tab for tab, _ in TABS[1:]}
+        self.acting = False  # an engine write is running in its thread (Pane.run_action)
+        self._waiting: Any = None  # the timer that says, when a write takes long, what it waits for
 
     def engine(self, name: str) -> Any:
         """An engine module (or remem.config), imported on first use."""
@@ -132,6 +140,27 @@ class RememApp(App[None]):
             self.pane(tab).reload()
         except Exception as exc:  # a pane that cannot load says so; the rest go on
             self.notify(f"{tab}: {exc}", severity="error", markup=False)
+
+    def begin_work(self) -> None:
+        """An engine write has started: the header says so at once and, when it takes long
+        (another remem process holds the memory; SQLite waits up to 5 s for it), what it
+        waits for."""
+        self.acting = True
+        self.sub_title = "working…"
+        self._waiting = self.set_timer(WAITING_AFTER, self._say_waiting)
+
+    def _say_waiting(self) -> None:
+        if self.acting:
+            self.sub_title = "waiting for the memory…"
+            self.notify("still working: waiting for the memory (another remem process may be "
+                        "writing to it). Keep browsing; q quits.", markup=False)
+
+    def end_work(self) -> None:
+        self.acting = False
+        self.sub_title = self.SUB_TITLE
+        if self._waiting is not None:
+            self._waiting.stop()
+            self._waiting = None
 
     def others_changed(self, pane: Any) -> None:
         """An action in one tab changed the database: every other tab reads it again when it

@@ -110,3 +110,15 @@ async def settle(pilot, done, tries: int = 100) -> None:  # noqa: ANN001
         if done():
             return
         await pilot.pause(0.05)
+
+
+async def acted(pilot) -> None:  # noqa: ANN001
+    """Pause until the engine write a key started is done and its pane read the store again:
+    the app runs each write in a thread of its own (Pane.run_action), so the UI never waits for
+    the memory. A key that started no write: one pause."""
+    await pilot.pause()
+    for _ in range(1200):
+        if not pilot.app.acting:
+            break
+        await pilot.pause(0.05)
+    await pilot.pause()

@@ -14,7 +14,7 @@ from remem import paths
 from remem.engine import render_vetoes
 from remem.engine.lessons import add_lesson, get_lesson
 from remem.engine.store import Store
-from tests.tui.conftest import new_app
+from tests.tui.conftest import acted, new_app
 
 pytestmark = pytest.mark.anyio
 
@@ -36,14 +36,14 @@ async def test_archive_restore_promote_and_importance(demo_home):
         await pilot.press("2")
         await _select_episode(pilot, "e05")
         await pilot.press("a")
-        await pilot.pause()
+        await acted(pilot)
         assert _row("e05")["archived"] == 1
         # archived rows leave the live list; show archived ones and restore it
         await pilot.click("#episode-archived")
         await pilot.pause()
         await _select_episode(pilot, "e05")
         await pilot.press("a")
-        await pilot.pause()
+        await acted(pilot)
         assert _row("e05")["archived"] == 0
         await pilot.click("#episode-archived")
         await pilot.pause()
@@ -51,14 +51,14 @@ async def test_archive_restore_promote_and_importance(demo_home):
             store.conn.execute("UPDATE episodes SET memory_type = 'short_term', expires_at = '2030-01-01' WHERE id = 'e08'")
         await _select_episode(pilot, "e08")
         await pilot.press("P")
-        await pilot.pause()
+        await acted(pilot)
         assert _row("e08")["memory_type"] == "long_term"
         await pilot.press("i")
         await pilot.pause()
         answer = app.screen.query_one("#answer")
         answer.value = "0.9"
         await pilot.press("enter")
-        await pilot.pause()
+        await acted(pilot)
         assert _row("e08")["importance"] == pytest.approx(0.9)
 
 
@@ -75,13 +75,13 @@ async def test_forget_soft_then_hard_with_confirmation(demo_home):
         await pilot.press("f")
         await pilot.pause()
         await pilot.click("#soft")
-        await pilot.pause()
+        await acted(pilot)
         assert _row("e10")["archived"] == 1
         await _select_episode(pilot, "e09")
         await pilot.press("f")
         await pilot.pause()
         await pilot.click("#hard")
-        await pilot.pause()
+        await acted(pilot)
     assert _row("e09") == {}
     with Store() as store:
         assert store.scalar("SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH 'pagination'") == 0
@@ -96,13 +96,13 @@ async def test_tag_and_connect(demo_home):
         await pilot.pause()
         app.screen.query_one("#answer").value = "frontend, node"
         await pilot.press("enter")
-        await pilot.pause()
+        await acted(pilot)
         await pilot.press("c")
         await pilot.pause()
         app.screen.query_one("#target").value = "e05"
         app.screen.query_one("#type").value = "caused_by"
         await pilot.click("#ok")
-        await pilot.pause()
+        await acted(pilot)
     with Store() as store:
         assert store.tags_of("e06") == ["frontend", "node"]
         edge = store.one("SELECT * FROM connections WHERE src = 'e06'")
@@ -117,7 +117,7 @@ async def test_search_uses_recall_and_shows_parts(demo_home):
         await pilot.press("slash")
         await pilot.press(*"which package installer")
         await pilot.press("enter")
-        await pilot.pause()
+        await acted(pilot)
         pane = app.query_one("#episodes-pane")
         assert pane.selected_id() in ("e01", "e02")  # the best hit, not the row selected before
         assert "use uv" in str(app.query_one("#episode-detail-text").render()) or \
@@ -154,12 +154,12 @@ async def test_search_hits_and_tags_in_the_tui_go_through_the_engine(demo_home, 
         await pilot.pause()
         app.screen.query_one("#answer").value = "Node, frontend"
         await pilot.press("enter")
-        await pilot.pause()
+        await acted(pilot)
         search = app.query_one("#episode-search")
         search.value = "pip install"
         search.focus()
         await pilot.press("enter")
-        await pilot.pause()
+        await acted(pilot)
         assert app.query_one("#episodes-pane").total > 0
     assert "add_tags" in calls and "episodes_by_ids" in calls
     with Store() as store:
@@ -191,18 +191,18 @@ async def test_lesson_edit_veto_and_merge(demo_home):
         await pilot.pause()
         app.screen.query_one("#editor").text = "Always install Python packages with uv."
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await acted(pilot)
         with Store() as store:
             row = store.one("SELECT text, draft FROM lessons WHERE id = 'L1'")
         assert row["text"] == "Always install Python packages with uv."
         assert row["draft"] == "Install packages with uv, not pip."
         table.move_cursor(row=table.get_row_index("L2"))
         await pilot.press("v")
-        await pilot.pause()
+        await acted(pilot)
         with Store() as store:
             assert store.scalar("SELECT status FROM lessons WHERE id = 'L2'") == "vetoed"
         await pilot.press("v")
-        await pilot.pause()
+        await acted(pilot)
         with Store() as store:
             assert store.scalar("SELECT status FROM lessons WHERE id = 'L2'") == "active"
         table.move_cursor(row=table.get_row_index("L2"))
@@ -211,6 +211,8 @@ async def test_lesson_edit_veto_and_merge(demo_home):
         app.screen.query_one("#answer").value = "L1"
         await pilot.press("enter")
         await pilot.pause()
+        await pilot.click("#yes")  # the merge is confirmed (test_m_shows_both_lessons_before_merging)
+        await acted(pilot)
     with Store() as store:
         assert store.scalar("SELECT count(*) FROM lessons WHERE id = 'L2'") == 0
         assert store.one("SELECT new FROM aliases WHERE old = 'L2'")["new"] == "L1"
@@ -254,12 +256,12 @@ async def test_shared_accept_reject_and_trust(demo_home):
         await pilot.press("5")
         await pilot.pause()
         await pilot.press("T")
-        await pilot.pause()
+        await acted(pilot)
         with Store() as store:
             assert store.scalar("SELECT trusted FROM peers WHERE origin = 'b7e1c0ffee00aa11'") == 1
         app.query_one("#candidate-table").focus()
         await pilot.press("a")
-        await pilot.pause()
+        await acted(pilot)
     with Store() as store:
         assert store.scalar("SELECT status FROM lessons WHERE id = 'L3'") == "active"
 
@@ -270,7 +272,7 @@ async def test_reject_candidate(demo_home):
         await pilot.press("5")
         app.query_one("#candidate-table").focus()
         await pilot.press("x")
-        await pilot.pause()
+        await acted(pilot)
     with Store() as store:
         assert store.scalar("SELECT status FROM lessons WHERE id = 'L3'") != "candidate"
 
@@ -377,13 +379,13 @@ async def test_v_never_lets_a_received_lesson_past_the_shared_gate(demo_home):
         await pilot.pause()
         await _select_lesson(pilot, "Q1")
         await pilot.press("v")
-        await pilot.pause()
+        await acted(pilot)
         await pilot.press("v")
-        await pilot.pause()
+        await acted(pilot)
         assert _status("Q1") == "quarantined"
         await _select_lesson(pilot, "L3")
         await pilot.press("v")
-        await pilot.pause()
+        await acted(pilot)
         assert _status("L3") == "candidate"
         assert "Shared tab" in _messages(app)
 
@@ -401,10 +403,10 @@ async def test_v_restores_a_rejected_received_lesson_to_the_gate_not_to_active(d
         await pilot.pause()
         await _select_lesson(pilot, "Q1")
         await pilot.press("v")
-        await pilot.pause()
+        await acted(pilot)
         assert _status("Q1") == "quarantined"
         await pilot.press("v")  # and it stays there: only the Shared tab decides
-        await pilot.pause()
+        await acted(pilot)
         assert _status("Q1") == "quarantined"
 
 
@@ -413,7 +415,8 @@ async def test_v_veto_and_restore_keep_vetoed_json_as_the_cli_does(demo_home, cl
     from remem.engine import render, render_vetoes
 
     def recorded(lid: str) -> bool:
-        return lid in json.loads(render_vetoes.vetoed_path().read_text(encoding="utf-8")) if render_vetoes.vetoed_path().exists() else False
+        path = render_vetoes.vetoed_path()
+        return lid in json.loads(path.read_text(encoding="utf-8")) if path.exists() else False
 
     app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
@@ -421,10 +424,10 @@ async def test_v_veto_and_restore_keep_vetoed_json_as_the_cli_does(demo_home, cl
         await pilot.pause()
         await _select_lesson(pilot, "L2")
         await pilot.press("v")
-        await pilot.pause()
+        await acted(pilot)
         assert _status("L2") == "vetoed" and recorded("L2")
         await pilot.press("v")
-        await pilot.pause()
+        await acted(pilot)
         assert _status("L2") == "active" and not recorded("L2")
     # vetoed by the CLI, restored by the TUI
     assert cli("lessons", "veto", "L2").exit_code == 0
@@ -434,7 +437,7 @@ async def test_v_veto_and_restore_keep_vetoed_json_as_the_cli_does(demo_home, cl
         await pilot.pause()
         await _select_lesson(pilot, "L2")
         await pilot.press("v")
-        await pilot.pause()
+        await acted(pilot)
     assert _status("L2") == "active" and not recorded("L2")
     with Store() as store:
         render.render(store, morning=False)
@@ -465,7 +468,7 @@ async def test_the_tui_shows_the_engines_refusal(demo_home):
             table.move_cursor(row=table.get_row_index(lid))
             await pilot.pause()
             await pilot.press("v")
-            await pilot.pause()
+            await acted(pilot)
             assert want[lid] in _messages(app)
     with Store() as store:
         assert get_lesson(store, "L3")["status"] == "candidate"
@@ -492,7 +495,7 @@ async def test_acting_on_a_row_another_process_changed_is_said_not_a_crash(demo_
         with Store() as other:
             other.conn.execute("UPDATE episodes SET archived = 1 WHERE id = ?", (shown,))
         await pilot.press("a")
-        await pilot.pause()
+        await acted(pilot)
         assert _row(shown)["archived"] == 1  # not restored behind the person's back
     with Store() as store:
         keep = add_lesson(store, "keep this lesson", "correction", status="active")
@@ -508,7 +511,7 @@ async def test_acting_on_a_row_another_process_changed_is_said_not_a_crash(demo_
             other.conn.execute("INSERT INTO aliases (old, new, at) VALUES (?, ?, '2026-01-01')", (gone["id"], keep["id"]))
             other.conn.execute("DELETE FROM lessons WHERE id = ?", (gone["id"],))
         await pilot.press("v")
-        await pilot.pause()
+        await acted(pilot)
         assert app.is_running
     with Store() as store:
         assert get_lesson(store, keep["id"])["status"] == "active"
@@ -531,7 +534,7 @@ async def test_an_action_in_one_tab_is_seen_in_the_others(demo_home):
         await pilot.press("f")
         await pilot.pause()
         await pilot.click("#hard")
-        await pilot.pause()
+        await acted(pilot)
         await pilot.press("1")
         await pilot.pause()
         assert _overview_counts(app).startswith("9 episodes")
@@ -540,7 +543,7 @@ async def test_an_action_in_one_tab_is_seen_in_the_others(demo_home):
         await pilot.pause()
         await _select_lesson(pilot, "L2")
         await pilot.press("v")
-        await pilot.pause()
+        await acted(pilot)
         await pilot.press("1")
         await pilot.pause()
         assert "lessons  active 1 candidate 1 vetoed 1" in _overview_counts(app)
@@ -551,7 +554,7 @@ async def test_an_action_in_one_tab_is_seen_in_the_others(demo_home):
         await pilot.press("5")
         await pilot.pause()
         await pilot.press("a")
-        await pilot.pause()
+        await acted(pilot)
         assert _status("L3") == "active"
         await pilot.press("3")
         await pilot.pause()
@@ -586,7 +589,7 @@ async def test_y_without_a_sync_folder_says_how_to_set_one(demo_home):
         await pilot.press("5")
         await pilot.pause()
         await pilot.press("y")
-        await pilot.pause()
+        await acted(pilot)
         said = _messages(app)
         assert "remem config set share.folder PATH" in said and "--folder" not in said
 
@@ -599,6 +602,6 @@ async def test_promote_on_a_row_deleted_elsewhere_reloads_the_view(demo_home):
         with Store() as other:
             other.hard_delete(["e10"])
         await pilot.press("P")
-        await pilot.pause()
+        await acted(pilot)
         assert app.is_running
         assert "e10" not in [str(key.value) for key in app.query_one("#episode-table").rows]

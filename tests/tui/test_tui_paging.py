@@ -10,7 +10,7 @@ import pytest
 
 from remem.engine.lessons import add_lesson, get_lesson
 from remem.engine.store import Store
-from tests.tui.conftest import new_app, screen_text, settle
+from tests.tui.conftest import acted, new_app, screen_text, settle
 
 pytestmark = pytest.mark.anyio
 
@@ -99,7 +99,7 @@ async def test_the_episodes_page_jumps_to_the_last_page_when_the_list_shrank_und
         await pilot.pause()
         assert _status(app).startswith("51-51 of 51") and _page_ids(app) == [bulk[119]]
         await pilot.press("a")
-        await pilot.pause()
+        await acted(pilot)
         assert _status(app).startswith("1-50 of 50") and _page_ids(app)[0] == "e01"
 
 
@@ -110,7 +110,7 @@ async def test_search_results_are_not_paged_and_escape_goes_back_to_the_pages(de
         await pilot.press("2", "n")
         await pilot.pause()
         await pilot.press("slash", *"which installer", "enter")
-        await pilot.pause()
+        await acted(pilot)
         pane = app.query_one("#episodes-pane")
         assert "results for “which installer”" in _status(app) and pane.hits
         shown = _page_ids(app)
@@ -178,12 +178,12 @@ async def test_a_veto_redraws_its_row_and_reads_no_page(demo_home, monkeypatch):
         await pilot.pause()
         read = len(pages)
         await pilot.press("v")
-        await pilot.pause()
+        await acted(pilot)
         assert len(pages) == read  # the row alone was drawn again
         assert str(table.get_row("L2")[1]) == "vetoed" and table.row_count == 50
         assert "vetoed" in screen_text(app)
         await pilot.press("v")  # restore
-        await pilot.pause()
+        await acted(pilot)
         assert len(pages) == read and str(table.get_row("L2")[1]) == "active"
         with Store() as store:
             assert get_lesson(store, "L2")["status"] == "active"
@@ -194,7 +194,7 @@ async def test_a_veto_redraws_its_row_and_reads_no_page(demo_home, monkeypatch):
         await pilot.pause()
         read = len(pages)
         await pilot.press("v")
-        await pilot.pause()
+        await acted(pilot)
         assert len(pages) == read + 1 and "L2" not in [str(k.value) for k in table.rows]
         assert table.row_count == 50  # the next active lesson came up into the page
 
@@ -413,7 +413,7 @@ async def test_the_shared_candidates_table_is_paged(demo_home):
         await pilot.pause()
         chosen = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
         await pilot.press("x")  # reject the one under the cursor, on the second page
-        await pilot.pause()
+        await acted(pilot)
         with Store() as store:
             assert get_lesson(store, chosen)["status"] != "candidate"
         assert table.row_count == 10

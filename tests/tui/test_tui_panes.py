@@ -86,3 +86,82 @@ async def test_the_episode_detail_is_empty_for_a_deleted_row_and_other_errors_ar
         with pytest.raises(sqlite3.OperationalError):
             pane.show_detail("e01")
         app.store.episode = real
+
+
+# --------------------------------------------------------------------------- Sleep
+
+async def test_the_sleep_log_wraps_a_long_line_to_its_own_width(demo_home):
+    """The log laid lines out at least 78 columns wide, wider than its half of the pane: the
+    middle of a long line was out of sight."""
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("4")
+        await pilot.pause()
+        log = app.query_one("#sleep-log")
+        assert log.scrollable_content_region.width < 78
+        app.query_one("#sleep-pane").say("render: " + " ".join(f"word{i:02d}" for i in range(30)) + " END")
+        await pilot.pause()
+        assert log.virtual_size.width <= log.scrollable_content_region.width
+        shown = screen_text(app)
+        assert "word00" in shown and "word15" in shown and "END" in shown
+
+
+def _passes(app: Any) -> dict[str, tuple[float, str]]:
+    from remem.engine.sleep import PASSES
+
+    return {name: (app.query_one(f"#bar-{name}").progress, str(app.query_one(f"#count-{name}").render()))
+            for name in PASSES}
+
+
+async def test_a_sleep_run_starts_with_every_bar_and_count_empty(demo_home):
+    """A run of one pass after a run of every pass left the others' full bars and counts on
+    screen, as if this run had gone through them."""
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("4", "r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        after_all = _passes(app)
+        assert after_all["expire"][1] and after_all["render"][0] > 0
+        app.query_one("#sleep-pass").value = "verify"
+        await pilot.pause()
+        await pilot.press("r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.query_one("#sleep-pane").log_lines[-1] == "sleep finished"
+        shown = _passes(app)
+        assert shown.pop("verify")[1]
+        assert set(shown.values()) == {(0, "")}, shown
+
+
+# --------------------------------------------------------------------------- Episodes: archived
+
+async def test_with_archived_shows_archived_memories_beside_the_live_ones_browsing_and_searching(demo_home):
+    """The checkbox meant "only archived" on the pages and "archived too" in a search."""
+    from remem.engine import lifecycle
+    from remem.engine.store import Store
+
+    with Store() as store:
+        lifecycle.archive(store, "e05")
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+        pane = app.query_one("#episodes-pane")
+        table = app.query_one("#episode-table")
+
+        def listed() -> set[str]:
+            return {str(key.value) for key in table.rows}
+
+        assert "e05" not in listed() and "e08" in listed()
+        assert str(app.query_one("#episode-archived").label) == "with archived"
+        app.query_one("#episode-archived").value = True
+        await pilot.pause()
+        assert {"e05", "e08"} <= listed() and pane.total == 10
+        assert str(table.get_row("e05")[1]).startswith("(archived) turns out the staging database")
+        await pilot.press("slash", *"staging database read-only", "enter")
+        await pilot.pause()
+        assert "e05" in listed() and len(listed()) > 1  # archived ones too, beside the live ones
+        app.query_one("#episode-archived").value = False
+        await pilot.pause()
+        assert "e05" not in listed() and listed()

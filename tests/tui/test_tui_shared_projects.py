@@ -9,7 +9,7 @@ import pytest
 
 from remem.engine.lessons import add_lesson
 from remem.engine.store import Store
-from tests.tui.conftest import new_app, screen_text, settle
+from tests.tui.conftest import acted, new_app, screen_text, settle
 
 pytestmark = pytest.mark.anyio
 
@@ -49,7 +49,7 @@ async def _answer(pilot, text: str) -> None:
     """Type an answer into the modal that asks for a value, and submit it."""
     pilot.app.screen.query_one("#answer").value = text
     await pilot.press("enter")
-    await pilot.pause()
+    await acted(pilot)
 
 
 async def test_the_table_and_detail_show_the_project_and_why_it_waits(demo_home):
@@ -71,7 +71,7 @@ async def test_a_asks_for_the_folder_and_accepts_the_lesson_there(demo_home):
     async with app.run_test(size=(160, 40)) as pilot:
         await _open_shared_on(pilot, "W1")
         await pilot.press("a")
-        await pilot.pause()
+        await acted(pilot)
         shown = " ".join(screen_text(app).replace("█", " ").split())  # the dialog wraps the reason
         assert "Accept W1 for which folder here?" in shown, shown
         assert f"It waits {WAITS}. Give its folder" in shown, shown
@@ -86,7 +86,7 @@ async def test_a_known_projects_name_is_taken_for_its_folder(demo_home):
     async with app.run_test(size=(160, 40)) as pilot:
         await _open_shared_on(pilot, "W1")
         await pilot.press("a")
-        await pilot.pause()
+        await acted(pilot)
         await _answer(pilot, "shop")  # the demo store's /home/dev/shop
     assert _lesson("W1") == {"status": "active", "cwd": "/home/dev/shop"}
 
@@ -101,7 +101,7 @@ async def test_a_folder_that_cannot_be_placed_is_one_line_and_changes_nothing(de
     async with app.run_test(size=(160, 40)) as pilot:
         await _open_shared_on(pilot, "W1")
         await pilot.press("a")
-        await pilot.pause()
+        await acted(pilot)
         await _answer(pilot, answer)
         errors = [str(n.message) for n in app._notifications if n.severity == "error"]
         assert len(errors) == 1 and said in errors[0] and "\n" not in errors[0], errors
@@ -114,7 +114,7 @@ async def test_escape_leaves_the_waiting_lesson_as_it_was(demo_home):
     async with app.run_test(size=(160, 40)) as pilot:
         await _open_shared_on(pilot, "W1")
         await pilot.press("a")
-        await pilot.pause()
+        await acted(pilot)
         await pilot.press("escape")
         await pilot.pause()
         assert not _messages(app)
@@ -127,7 +127,7 @@ async def test_accept_anyway_on_a_quarantined_waiting_lesson_asks_for_the_folder
     async with app.run_test(size=(160, 40)) as pilot:
         await _open_shared_on(pilot, "W1")
         await pilot.press("A")
-        await pilot.pause()
+        await acted(pilot)
         await _answer(pilot, "/home/dev/billing")
     assert _lesson("W1") == {"status": "active", "cwd": "/home/dev/billing"}
 

@@ -23,6 +23,7 @@ SORTS = ("when", "kind", "title", "project", "strength", "recalls")
 COLUMNS = (("kind", 8), ("title", None), ("project", 10), ("when", None), ("str", None), ("rec", None),
            ("tags", 10))
 TITLE_WIDTH = (12, 34)  # the narrowest title, and the title before the table has a width
+FORGET_TITLE = 50  # the forget dialog's question cuts a title here; the whole text goes under it
 
 
 # Its own list of keys, PagedPane's paging keys among them (not inherited): the footer shows
@@ -55,7 +56,8 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
         with Horizontal(id="episode-filters", classes="filters"):
             yield Input(placeholder="/ search memories (hybrid recall)", id="episode-search")
             yield Select([], prompt="any kind", id="episode-kind")
-            yield Checkbox("archived", id="episode-archived")
+            # Archived memories shown too, beside the live ones: browsing and search alike.
+            yield Checkbox("with archived", id="episode-archived")
         with Horizontal(classes="split list-detail"):
             yield DataTable(id="episode-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="episode-detail", classes="detail"):
@@ -90,6 +92,8 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
 
     # -- data ----------------------------------------------------------------------------
     def _filters(self) -> dict[str, Any]:
+        """kind: the one kind shown (None: every kind); archived: archived memories are shown
+        too (never only them)."""
         kind = self.query_one("#episode-kind", Select)
         return {
             "kind": None if kind.is_blank() else str(kind.value),
@@ -115,12 +119,13 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
             self.hits = {}
             browse = self.app.engine("browse")
             rows = self.load_page(lambda limit, offset: browse.page_episodes(
-                store, kind=filters["kind"], archived=filters["archived"], sort=self.sort,
+                store, kind=filters["kind"], archived=None if filters["archived"] else False, sort=self.sort,
                 descending=self.descending, limit=limit, offset=offset))
             arrow = "↓" if self.descending else "↑"
             status = plain(f"{self.page_span()} · sorted by {self.sort} {arrow} · n/p page · s sort")
         project_name = self.app.engine("projects").project_name
-        self.shown = [(r["id"], [r["kind"], r["title"], project_name(r.get("cwd")), ago(r["at"]),
+        self.shown = [(r["id"], [r["kind"], f"(archived) {r['title']}" if r.get("archived") else r["title"],
+                                 project_name(r.get("cwd")), ago(r["at"]),
                                  f"{r['strength']:.2f}", str(r["recalls"]), ",".join(r.get("tags", []))])
                       for r in rows]
         self.query_one("#episode-status", Label).update(status)
@@ -246,7 +251,7 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
     def _act(self, verb: str, fn: Any, *args: Any) -> None:
         memory_id = self.selected_id()
         if memory_id:
-            self.run_action(f"{verb} {memory_id[:10]}", lambda: fn(self.app.store, memory_id, *args))
+            self.run_action(f"{verb} {memory_id[:10]}", lambda store: fn(store, memory_id, *args))
 
     def _selected_episode(self) -> dict[str, Any] | None:
         """The selected memory as stored now; None (and the view told) when it is gone."""
@@ -284,15 +289,36 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
                 life = self.app.engine("lifecycle")
                 self._act("deleted" if choice == "hard" else "archived", life.forget, choice == "hard")
 
-        self.app.push_screen(ConfirmForget(cut(title, 50)), done)
+        # The whole text, not only the title as the question cuts it: what a delete for good
+        # takes is read before it goes.
+        text = [title] if len(title) > FORGET_TITLE else []
+        if row["gist"] and row["gist"] != title:
+            text.append(row["gist"])
+        self.app.push_screen(ConfirmForget(cut(title, FORGET_TITLE), "\n".join(cut(t, 600) for t in text)), done)
 
     def action_tag(self) -> None:
+        memory_id = self.selected_id()
+        if not memory_id:
+            return
+        memories = self.app.engine("memories")
+
+        def add(store: Any, tags: list[str]) -> tuple[list[str], list[str]]:
+            """The tags this added (as stored: normalised, new ones only), and all it has now."""
+            before = set(store.tags_of(memory_id))
+            now = memories.add_tags(store, memory_id, tags)["tags"]
+            return [t for t in now if t not in before], now
+
+        def said(result: tuple[list[str], list[str]]) -> str:
+            added, now = result
+            if added:
+                return f"tagged {memory_id[:10]}: {', '.join(added)}"
+            return f"no tag added: {memory_id[:10]} has {', '.join(now) or 'no tags'}"
+
         def done(value: str | None) -> None:
             if value:
-                self._act(f"tagged {value}", self.app.engine("memories").add_tags, value.split(","))
+                self.run_action(said, lambda store: add(store, value.split(",")))
 
-        if self.selected_id():
-            self.app.push_screen(AskValue("Add tags (comma separated)", "python, tooling"), done)
+        self.app.push_screen(AskValue("Add tags (comma separated)", "python, tooling"), done)
 
     def action_importance(self) -> None:
         row = self._selected_episode()

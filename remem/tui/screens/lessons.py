@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Label, Select, Static
 from remem.errors import NotFound
 from remem.engine.store import LESSON_STATUSES as STATUSES
 from remem.tui.paging import PagedPane
-from remem.tui.screens.modals import AskValue, EditText
+from remem.tui.screens.modals import AskValue, Confirm, EditText
 from remem.tui.widgets.format import cell, cut, lines, markup, plain, since
 
 COLUMNS = ("kind", "status", "str", "seen", "lesson")
@@ -88,15 +88,16 @@ class LessonsPane(PagedPane):
         self.show_detail(self.selected_id())
         return True
 
-    def _row_action(self, message: str, lesson_id: str, action: Callable[[], Any]) -> None:
+    def _row_action(self, message: str, lesson_id: str, action: Callable[[Any], Any],
+                    done: Callable[[Any], None] | None = None) -> None:
         """run_action for an action that changes one lesson: when it worked, the reload after
         it draws that row again rather than the page."""
-        def act() -> Any:
-            done = action()
+        def worked(result: Any) -> None:
             self.changed_row = lesson_id
-            return done
+            if done:
+                done(result)
 
-        self.run_action(message, act)
+        self.run_action(message, action, worked)
 
     def selected_id(self) -> str | None:
         return self.selected_key()
@@ -156,8 +157,7 @@ class LessonsPane(PagedPane):
 
         def done(text: str | None) -> None:
             if text and text != current["text"]:
-                self._row_action("lesson saved", lesson_id,
-                                 lambda: lessons.edit_text(self.app.store, lesson_id, text))
+                self._row_action("lesson saved", lesson_id, lambda store: lessons.edit_text(store, lesson_id, text))
 
         self.app.push_screen(EditText(f"Edit lesson {lesson_id}", current["text"]), done)
 
@@ -173,16 +173,16 @@ class LessonsPane(PagedPane):
             # The engine refuses what cannot be vetoed (a received lesson waiting in the Shared
             # tab, a revoked one) with the reason, which run_action shows.
             self._row_action("lesson vetoed", lesson_id,
-                             lambda: vetoes.veto_lesson(self.app.store, lesson_id, how="remem tui"))
+                             lambda store: vetoes.veto_lesson(store, lesson_id, how="remem tui"))
             return
 
-        def restore() -> None:
-            back = vetoes.restore_lesson(self.app.store, lesson_id)["status"]
-            if back != "active":
-                self.app.notify(f"{lesson_id} is {back} again: accept or reject it in the Shared tab (5)",
+        def restored(lesson: dict[str, Any]) -> None:
+            if lesson["status"] != "active":
+                self.app.notify(f"{lesson_id} is {lesson['status']} again: accept or reject it in the Shared tab (5)",
                                 severity="warning", markup=False)
 
-        self._row_action("lesson restored", lesson_id, restore)
+        self._row_action("lesson restored", lesson_id, lambda store: vetoes.restore_lesson(store, lesson_id),
+                         restored)
 
     def action_merge(self) -> None:
         lesson_id = self.selected_id()
@@ -190,8 +190,24 @@ class LessonsPane(PagedPane):
             return
         lessons = self.app.engine("lessons")
 
-        def done(target: str | None) -> None:
-            if target:
-                self.run_action(f"merged into {target}", lambda: lessons.merge_into(self.app.store, target, lesson_id))
+        def asked(target: str | None) -> None:
+            if not target:
+                return
+            try:  # the engine refuses a merge into (or of) a lesson that is not active, with the fix
+                theme, other = lessons.merge_check(self.app.store, target, lesson_id)
+            except Exception as exc:  # that, an id no lesson has, an ambiguous prefix
+                self.app.notify(str(exc), severity="error", markup=False)
+                return
 
-        self.app.push_screen(AskValue(f"Merge {lesson_id} into which lesson?", "lesson id"), done)
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self.run_action(f"merged {other['id']} into {theme['id']}",
+                                    lambda store: lessons.merge_into(store, theme["id"], other["id"]))
+
+            self.app.push_screen(Confirm(
+                f"Merge {other['id']} into {theme['id']}?",
+                f"{other['id']} (goes): {other['text']}\n\n{theme['id']} (stays): {theme['text']}\n\n"
+                f"{theme['id']} keeps its words and takes {other['id']}'s sources and strength; {other['id']} "
+                "becomes another name for it. A merge cannot be undone.", "Merge"), confirmed)
+
+        self.app.push_screen(AskValue(f"Merge {lesson_id} into which lesson?", "lesson id"), asked)

@@ -12,19 +12,23 @@ from textual.widgets import Button, Input, Label, Markdown, Select, Static, Text
 
 
 class ConfirmForget(ModalScreen[str | None]):
-    """Forget a memory: archive (soft, can be restored) or delete for good (hard)."""
+    """Forget a memory: archive (soft, can be restored) or delete for good (hard). text: what
+    the question's cut title leaves out (the whole title, the gist), read before it goes."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, title: str) -> None:
+    def __init__(self, title: str, text: str = "") -> None:
         super().__init__()
         self.memory_title = title
+        self.text = text
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(f"Forget “{self.memory_title}”?", id="question", markup=False)
-            yield Label("Archive hides it from recall and keeps it; delete removes it from every index.",
-                        classes="hint")
+            if self.text:
+                yield Static(self.text, id="text", classes="shown", markup=False)
+            yield Static("Archive hides it from recall and keeps it; delete removes it from every index "
+                         "and cannot be undone.", classes="hint", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Archive", id="soft", variant="primary")
                 yield Button("Delete for good", id="hard", variant="error")
@@ -32,6 +36,33 @@ class ConfirmForget(ModalScreen[str | None]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(None if event.button.id == "cancel" else event.button.id)
+
+
+class Confirm(ModalScreen[bool]):
+    """Yes or no to a change that cannot be undone, with the text it changes shown (detail,
+    wrapped to the dialog's width): a merge, a revocation."""
+
+    BINDINGS = [Binding("escape", "dismiss(False)", "Cancel")]
+
+    def __init__(self, question: str, detail: str, yes: str) -> None:
+        super().__init__()
+        self.question = question
+        self.detail = detail
+        self.yes = yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="wide"):
+            yield Label(self.question, id="question", markup=False)
+            yield Static(self.detail, id="text", classes="shown", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button(self.yes, id="yes", variant="error")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()  # enter pressed out of habit changes nothing
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
 
 
 class AskValue(ModalScreen[str | None]):
@@ -137,7 +168,7 @@ HELP = """\
 | e / v / m | Lessons | edit, veto or restore, merge into another |
 | r | Sleep | run sleep (the chosen pass or all) |
 | a / x | Shared | accept / reject a candidate (A: accept a quarantined one after reading why) |
-| T / y / R | Shared | trust or distrust the peer, sync now, revoke one of ours |
+| T / y / R | Shared | trust or distrust the selected candidate's origin (or peer), sync now, revoke one of ours |
 | ctrl+r | anywhere | reload from the database |
 | q | anywhere | quit |
 """

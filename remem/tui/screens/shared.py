@@ -14,7 +14,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Label, Static
 
 from remem.tui.paging import PagedPane
-from remem.tui.screens.modals import AskValue
+from remem.tui.screens.modals import AskValue, Confirm
 from remem.tui.widgets.format import cell, lines, markup, plain
 
 
@@ -31,6 +31,18 @@ def project_line(c: dict[str, Any]) -> str:
     if c["folder"]:
         return f"project: {c['project']}, applies in {c['folder']}"
     return "project: every project"
+
+
+def trust_said(out: dict[str, Any]) -> str:
+    """What T did, from share.trust's answer: which peer (its label and short id), trusted or
+    not, and the lessons that changed with it."""
+    who = f"{out['label']} ({out['origin'][:8]})" if out.get("label") else out["origin"][:8]
+    said = f"{'trusted' if out['trusted'] else 'untrusted'} {who}"
+    if out.get("activated"):
+        said += f"; {len(out['activated'])} lessons activated"
+    if out.get("demoted"):
+        said += f"; {len(out['demoted'])} lessons back to candidate"
+    return said
 
 
 class SharedPane(PagedPane):
@@ -81,6 +93,7 @@ class SharedPane(PagedPane):
             table.add_row(cell(c["status"]), cell((c["origin"] or "?")[:8]), cell(c["signature"]), safety,
                           cell(project_cell(c), 20), cell(c["text"], 60), key=c["id"])
         peers = self.query_one("#peer-table", DataTable)
+        keep_peer = self.selected_key("#peer-table")  # a second T acts on the same peer
         peers.clear()
         self.peers = share.peers(self.app.store)
         for p in self.peers:
@@ -88,6 +101,7 @@ class SharedPane(PagedPane):
             peers.add_row(cell(p["origin"]), "yes" if p["trusted"] else "no", p["first_seen"][:10], cell(held),
                           cell(p.get("label") or ""), key=p["origin"])
         self.keep_cursor(table, keep)
+        self.keep_cursor(peers, keep_peer)
         folder = self.app.engine("config").load()["share"]["folder"] or "not set (remem config set share.folder PATH)"
         where = f"candidates {self.page_span()} · n/p page · " if self.paged() else ""
         self.query_one("#shared-status", Label).update(
@@ -145,7 +159,7 @@ class SharedPane(PagedPane):
         share = self.app.engine("share")
         c = self.candidates[lesson_id]
         if not c["waits"]:
-            self.run_action("accepted", lambda: share.accept(self.app.store, lesson_id, force=force))
+            self.run_action("accepted", lambda store: share.accept(store, lesson_id, force=force))
             return
 
         def done(answer: str | None) -> None:
@@ -157,7 +171,7 @@ class SharedPane(PagedPane):
                 self.app.notify(str(exc), severity="error", markup=False)
                 return
             self.run_action(f"accepted {lesson_id}: applies in {where}",
-                            lambda: share.accept(self.app.store, lesson_id, force=force, project=where))
+                            lambda store: share.accept(store, lesson_id, force=force, project=where))
 
         self.app.push_screen(AskValue(
             f"Accept {lesson_id} for which folder here?", f"~/code/{c['project']}",
@@ -168,16 +182,32 @@ class SharedPane(PagedPane):
         lesson_id = self.selected_key("#candidate-table")
         if lesson_id:
             share = self.app.engine("share")
-            self.run_action("rejected", lambda: share.reject(self.app.store, lesson_id))
+            self.run_action("rejected", lambda store: share.reject(store, lesson_id))
+
+    def _trust_target(self) -> tuple[str, bool] | None:
+        """The origin T acts on, and whether it is trusted now: the peer under the Peers table's
+        cursor when that table has the focus, else the selected candidate's origin (never a
+        peer the person is not looking at)."""
+        if self.app.focused is self.query_one("#peer-table", DataTable):
+            origin = self.selected_key("#peer-table")
+            if not origin:
+                self.app.notify("no peers yet: press y to sync", severity="warning", markup=False)
+                return None
+            return origin, next((p["trusted"] for p in self.peers if p["origin"] == origin), False)
+        candidate = self.candidates.get(self.selected_key("#candidate-table") or "")
+        if not candidate or not candidate["origin"]:
+            self.app.notify("select a candidate to trust its origin, or a peer in the Peers table "
+                            "(tab moves there)", severity="warning", markup=False)
+            return None
+        return candidate["origin"], bool(candidate["origin_trusted"])
 
     def action_trust(self) -> None:
-        origin = self.selected_key("#peer-table")
-        if not origin:
+        target = self._trust_target()
+        if target is None:
             return
+        origin, trusted = target
         share = self.app.engine("share")
-        trusted = next((p["trusted"] for p in self.peers if p["origin"] == origin), False)
-        self.run_action("trust withdrawn" if trusted else "trusted",
-                 lambda: share.trust(self.app.store, origin, not trusted))
+        self.run_action(trust_said, lambda store: share.trust(store, origin, not trusted))
 
     def has_folder(self) -> bool:
         """Whether a sync folder is set; when not, say how to set one (the engine's own message
@@ -193,22 +223,39 @@ class SharedPane(PagedPane):
             return
         share = self.app.engine("share")
 
-        def run() -> None:
-            out = share.sync(self.app.store)
+        def said(out: dict[str, Any]) -> str:
             summary = out["summary"]
-            self.app.notify(f"exported {summary['exported']}, received {summary['received']}, "
-                            f"quarantined {summary['quarantined']}", markup=False)
+            return (f"synced: exported {summary['exported']}, received {summary['received']}, "
+                    f"quarantined {summary['quarantined']}")
 
-        self.run_action("synced", run)
+        self.run_action(said, lambda store: share.sync(store))
 
     def action_revoke(self) -> None:
         if not self.has_folder():
             return
         share = self.app.engine("share")
 
-        def done(lesson_id: str | None) -> None:
-            if lesson_id:
-                self.run_action(f"revoked {lesson_id}", lambda: share.revoke(self.app.store, lesson_id,
-                                                                     share.resolve_folder()))
+        def asked(answer: str | None) -> None:
+            if not answer:
+                return
+            try:
+                lesson = self.app.engine("lessons").get_lesson(self.app.store, answer)
+            except Exception as exc:  # an id no lesson has, an ambiguous prefix: the engine's line
+                self.app.notify(str(exc), severity="error", markup=False)
+                return
+            lesson_id = lesson["id"]
+            if lesson["status"] == "revoked":
+                self.app.notify(f"{lesson_id} is already revoked", severity="warning", markup=False)
+                return
 
-        self.app.push_screen(AskValue("Revoke which of your lessons everywhere?", "lesson id"), done)
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self.run_action(f"revoked {lesson_id}",
+                                    lambda store: share.revoke(store, lesson_id, share.resolve_folder()))
+
+            self.app.push_screen(Confirm(
+                f"Revoke {lesson_id} everywhere?",
+                f"{lesson['text']}\n\nIt is retired here, and in every memory that holds it at its next "
+                "sync. A revocation cannot be undone.", "Revoke"), confirmed)
+
+        self.app.push_screen(AskValue("Revoke which of your lessons everywhere?", "lesson id"), asked)

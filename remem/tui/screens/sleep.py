@@ -31,7 +31,9 @@ class SleepPane(Pane):
                         yield Label(name, classes="pass-name")
                         yield ProgressBar(total=1, show_eta=False, id=f"bar-{name}")
                         yield Label("", id=f"count-{name}", classes="pass-count")
-            yield RichLog(id="sleep-log", wrap=True, markup=False, max_lines=2000)
+            # min_width: RichLog lays lines out at least 78 wide by default, wider than the
+            # log's half of the pane; the end of a long line was then out of sight.
+            yield RichLog(id="sleep-log", wrap=True, markup=False, max_lines=2000, min_width=1)
         yield DataTable(id="sleep-history", cursor_type="row")
 
     def on_mount(self) -> None:
@@ -62,8 +64,18 @@ class SleepPane(Pane):
         passes = None if choice.is_blank() else [str(choice.value)]
         self.sleep_running = True
         self.query_one("#sleep-run", Button).disabled = True
+        self._reset_passes()
         self.say(f"sleep: {'every pass' if not passes else passes[0]}")
         self.run_worker_sleep(passes)
+
+    def _reset_passes(self) -> None:
+        """Every pass's bar and count back to nothing: what a run shows is its own (a pass the
+        last run went through and this one does not keeps no full bar)."""
+        from remem.engine.sleep import PASSES
+
+        for name in PASSES:
+            self.query_one(f"#bar-{name}", ProgressBar).update(total=1, progress=0)
+            self.query_one(f"#count-{name}", Label).update("")
 
     @work(thread=True, exclusive=True, group="sleep")
     def run_worker_sleep(self, passes: list[str] | None) -> None:

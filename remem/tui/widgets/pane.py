@@ -1,10 +1,13 @@
-"""What every tab pane shares: the key of a table's selected row, and running an action."""
+"""What every tab pane shares: the key of a table's selected row, and running an action (an
+engine write, in a thread: the UI never waits for the memory)."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
@@ -34,16 +37,58 @@ class Pane(Vertical):
         except RowDoesNotExist:  # the row is gone (archived, deleted, filtered out)
             pass
 
-    def run_action(self, message: str, action: Callable[[], Any]) -> None:
-        """Run an engine call; show its refusal as a notification, never crash; then reload,
-        and have every other tab read the database again when it is next shown (a delete here
-        changes the Overview's counts, an accept in Shared the Lessons' statuses)."""
-        try:
-            action()
-        except Exception as exc:
-            self.app.notify(str(exc), severity="error", markup=False)
+    def run_action(self, message: str | Callable[[Any], str], action: Callable[[Any], Any],
+                   done: Callable[[Any], None] | None = None) -> None:
+        """Run an engine write, action(store), in a thread of its own on a connection of its own:
+        while another remem process holds the memory the write waits up to the store's busy
+        timeout, and the UI must not wait with it (the header says it is working, then that it
+        waits for the memory; `q` quits at once). One write at a time: a key pressed meanwhile
+        is told to wait. When it is done, on the UI thread: its refusal is shown as a
+        notification, never a crash; or done(result), the message (or message(result)), a
+        reload, and every other tab reads the database again when it is next shown (a delete
+        here changes the Overview's counts, an accept in Shared the Lessons' statuses)."""
+        if self.app.acting:
+            self.app.notify("still saving the last change; try again once it is done",
+                            severity="warning", markup=False)
             return
-        self.app.notify(message, markup=False)  # it may hold what was typed: a tag, an id
+        from remem.engine.store import Store
+
+        path = self.app.store.path
+        self.app.begin_work()
+
+        def work() -> None:
+            try:
+                with Store(path) as store:
+                    outcome = Pane.ActionDone(message, done, result=action(store))
+            except Exception as exc:
+                outcome = Pane.ActionDone(message, done, error=str(exc) or type(exc).__name__)
+            try:
+                self.post_message(outcome)
+            except RuntimeError:  # the app closed meanwhile: nobody to tell
+                pass
+
+        # A daemon thread: quitting never waits for a write stuck behind another process's lock
+        # (SQLite rolls back what it had not committed).
+        threading.Thread(target=work, name="remem-tui-write", daemon=True).start()
+
+    class ActionDone(Message, bubble=False):
+        """An engine write run by run_action finished: its result, or its refusal."""
+
+        def __init__(self, message: str | Callable[[Any], str], done: Callable[[Any], None] | None, *,
+                     result: Any = None, error: str | None = None) -> None:
+            super().__init__()
+            self.said, self.then, self.result, self.error = message, done, result, error
+
+    def on_pane_action_done(self, event: ActionDone) -> None:
+        self.app.end_work()
+        if event.error is not None:
+            self.app.notify(event.error, severity="error", markup=False)
+            return
+        if event.then:
+            event.then(event.result)
+        said = event.said(event.result) if callable(event.said) else event.said
+        if said:
+            self.app.notify(said, markup=False)  # it may hold what was typed: a tag, an id
         self.reload()
         self.app.others_changed(self)
 

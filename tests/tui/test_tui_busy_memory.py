@@ -1,0 +1,104 @@
+"""Another process holds the memory's write lock (an ingest, a sleep, a hook): a key that writes
+waits for it in a thread of its own, the header says so, the UI goes on answering keys, and `q`
+quits at once. The write ran on the UI thread, which froze for the whole busy timeout."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from typing import Any, Iterator
+
+import pytest
+
+from remem import paths
+from remem.engine import store as store_module
+from remem.engine.store import Store
+from tests.tui.conftest import acted, new_app
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def held(demo_home: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlite3.Connection]:
+    """The memory's write lock, held by another connection until the test commits. The app's
+    busy timeout is raised far above anything the test does, so what the test sees never
+    depends on how fast the machine is."""
+    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_MS", 60_000)
+    other = sqlite3.connect(paths.db_path(), isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    yield other
+    if other.in_transaction:
+        other.execute("COMMIT")
+    other.close()
+
+
+def _archived(eid: str) -> int:
+    with Store() as store:
+        return store.scalar("SELECT archived FROM episodes WHERE id = ?", (eid,))
+
+
+async def test_a_write_waits_for_the_memory_while_the_ui_answers_keys(held):
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+        table = app.query_one("#episode-table")
+        table.move_cursor(row=table.get_row_index("e05"))
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+        assert app.acting and app.sub_title == "working…"
+        for _ in range(400):  # the header says what it waits for once the write takes long
+            if app.sub_title.startswith("waiting for the memory"):
+                break
+            await pilot.pause(0.05)
+        assert app.sub_title.startswith("waiting for the memory")
+        assert any("waiting for the memory" in str(n.message) for n in app._notifications)
+        # The UI answers while the write waits: another tab comes up, a second write is told to wait.
+        await pilot.press("3")
+        await pilot.pause()
+        assert app.query_one("TabbedContent").active == "lessons"
+        await pilot.press("v")
+        await pilot.pause()
+        assert any("still saving the last change" in str(n.message) for n in app._notifications)
+        assert app.acting and _archived("e05") == 0
+        held.execute("COMMIT")  # the other process is done: the write goes through
+        await acted(pilot)
+        assert not app.acting and app.sub_title == app.SUB_TITLE
+        assert "archived e05" in [str(n.message) for n in app._notifications]
+    assert _archived("e05") == 1
+    with Store() as store:
+        assert store.scalar("SELECT status FROM lessons WHERE id = 'L1'") == "active"  # the refused v
+
+
+QUIT_WHILE_WAITING = textwrap.dedent("""
+    from remem.engine import store as store_module
+
+    store_module.BUSY_TIMEOUT_MS = 600_000  # the write would wait ten minutes for the lock
+    from remem.tui.app import RememApp
+
+    async def press(pilot):
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+        print("waiting:", pilot.app.acting, flush=True)
+        await pilot.press("q")
+
+    RememApp().run(headless=True, size=(120, 36), auto_pilot=press)
+    print("quit", flush=True)
+""")
+
+
+def test_q_quits_while_a_write_waits_for_the_memory(held):
+    """The process ends with the write still waiting (it never committed: SQLite drops it)."""
+    # timeout: only so that a process that never quits fails the test instead of hanging it
+    done = subprocess.run([sys.executable, "-c", QUIT_WHILE_WAITING], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["waiting:", "True", "quit"], done.stdout + done.stderr
+    held.execute("COMMIT")
+    with Store() as store:
+        assert store.scalar("SELECT count(*) FROM episodes WHERE archived = 1") == 0
