@@ -171,12 +171,13 @@ class GeminiSession:
         self.settings = json.loads(settings.read_text())
         return seed_lessons_and_warm_up()
 
-    def run(self) -> tuple[subprocess.CompletedProcess[str], FakeGemini]:
-        fake = FakeGemini(scripted_model)
+    def run(self, prompt: str = PROMPT, model: Any = scripted_model
+            ) -> tuple[subprocess.CompletedProcess[str], FakeGemini]:
+        fake = FakeGemini(model)
         with ServerThread(fake.app) as server:
             env = {**self.base_env, "GOOGLE_GEMINI_BASE_URL": server.url}
             run = run_gemini(
-                [self.binary, "-p", PROMPT, "--model", MODEL, "--output-format", "stream-json",
+                [self.binary, "-p", prompt, "--model", MODEL, "--output-format", "stream-json",
                  # the scratch project is new to it: trusted for this run, tools approved
                  "--skip-trust", "--approval-mode", "yolo", "--session-id", self.session_id],
                 cwd=self.project, env=env,
@@ -299,6 +300,33 @@ def test_real_gemini_cli_session_is_stored_without_remems_own_text(home, tmp_pat
     assert [e["kind"] for e in episodes if e["kind"] == "correction"] == [], episodes
     assert "remem-memory" not in stored and "hook_context" not in stored, episodes
     assert STOP_REASON not in stored and not any(text in stored for text, _, _ in LESSONS), episodes
+
+
+# A prompt naming a file with @ makes Gemini CLI read it and append its text to the prompt's
+# own message, between its reference markers; the file's words are not the person's.
+FILE_WORDS = "No, never store money as a float; use integer cents instead."
+AT_PROMPT = "Summarise @notes.md for me"
+
+
+@pytest.mark.usefixtures("no_stray_ingest")
+def test_real_gemini_cli_prompt_naming_a_file_is_stored_without_the_files_text(home, tmp_path):
+    session = GeminiSession(tmp_path)
+    (session.project / "notes.md").write_text(f"# Money\n\n{FILE_WORDS}\n")
+    session.wire()
+    run, fake = session.run(AT_PROMPT, lambda model, body: [text_part("Money is kept in cents.")])
+    if run.returncode != 0 or fake.errors:
+        pytest.fail(f"gemini exited {run.returncode}; model errors {fake.errors}; "
+                    f"stderr: {run.stderr[-2000:]!r}")
+    agent_turns = [b for b in fake.bodies("streamGenerateContent") if is_agent_turn(b)]
+    # the file's text did reach the model with the prompt: Gemini CLI read @notes.md
+    if not agent_turns or not count_in(agent_turns[0], FILE_WORDS):
+        pytest.fail(f"Gemini CLI did not send notes.md's text with the prompt: {agent_turns[:1]}")
+    episodes = wait_for_ingest(home, session.session_id)
+    stored = " ".join(f"{e['title']} {e['gist']} {e['detail']}" for e in episodes)
+    if "Summarise" not in stored:
+        pytest.fail(f"the session-end ingest did not store the prompt: {episodes}")
+    assert "integer cents" not in stored and "Content from" not in stored, episodes
+    assert [e for e in episodes if e["kind"] == "correction"] == [], episodes
 
 
 def test_the_faked_model_answers_streamed_plain_and_count_tokens_as_the_gemini_api():
