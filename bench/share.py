@@ -45,7 +45,8 @@ def run(n: int) -> list[dict[str, object]]:
         for i in range(n // 3):
             lessons.add_lesson(b, f"{rng.choice(VERBS)} {rng.choice(TOPICS)} in project {i}",
                                "correction", strength=1.5)
-        share.trust(b, share.identity(ida).origin, identity_dir=idb)
+        # B trusts A before A has ever synced (A's key is not in the folder yet)
+        share.trust(b, share.identity(ida).origin, identity_dir=idb, force=True)
         for name, store, ident in (("export A", a, ida), ("receive B", b, idb),
                                    ("idle sync B", b, idb), ("idle sync A", a, ida)):
             start = time.perf_counter()
