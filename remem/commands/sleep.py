@@ -67,17 +67,24 @@ def register(app: typer.Typer) -> None:
             _print_summary(summary)
 
     @app.command()
-    def morning(json_out: bool = typer.Option(False, "--json", help="Print the last runs as JSON.")) -> None:
-        """The report of the last sleep: learned, merged, confirmed, failed, faded, delegation
-        (with what runs that wrote no report, such as `remem sleep --pass lessons`, did before it).
+    def morning(json_out: bool = typer.Option(
+            False, "--json", help="Print the report, the span it covers and the last runs as JSON "
+            "(for scripts: it does not count as read).")) -> None:
+        """The morning report: what every sleep since you last read it learned, merged,
+        confirmed, failed and let fade, and the delegation counts. Reading it here (or in the
+        TUI) starts the next report's span.
 
         Example: remem morning
         """
+        from remem.engine import render_morning
         from remem.engine import sleep as sleep_mod
 
         if json_out:
             with open_store() as store:
-                emit_json({"report": sleep_mod.morning_report(), "runs": sleep_mod.history(store, 5)})
+                emit_json({"report": sleep_mod.morning_report(mark_read=False),
+                           "covers": sleep_mod.report_covers(store),
+                           "read_at": render_morning.read_at(),
+                           "runs": sleep_mod.history(store, 5)})
             return
         text = sleep_mod.morning_report()
         if text is None:

@@ -22,7 +22,7 @@
   files from written.json, so a file it removes is never read as the person's veto: the next
   render writes it again (a listed file that was already gone stays listed, a veto still).
 - `lessons.jsonl` (remem's home): every active lesson, one wire line each (docs/PROTOCOL.md).
-- `morning.md` (remem's home): the owner's report of the run.
+- `morning.md` (remem's home): the owner's report of the runs since they last read one.
 
 Every file is written atomically (a temp file in the same folder, then rename), and only
 when its bytes change. MEMORY.md, lessons.jsonl and morning.md may be symlinks the person
@@ -155,8 +155,10 @@ def render(
     faded: int = 0,
     dry_run: bool = False,
     morning: bool = True,
+    covers: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Vetoes first, then lesson files, MEMORY.md sections, lessons.jsonl and morning.md."""
+    """Vetoes first, then lesson files, MEMORY.md sections, lessons.jsonl and morning.md
+    (`covers`: the span of runs its events come from, sleep_passes.unreported)."""
     files = _owned_files()  # only this memory's: never another's, copied with the home
     vetoed = _read_json(vetoed_path(), {})
     active = {l["id"]: l for l in list_lessons(store, statuses=RENDERED_STATUSES)}
@@ -245,7 +247,8 @@ def render(
         if morning:
             earlier = list((events or {}).get("vetoed", []))  # taken before the merge pass
             write_atomic(paths.morning_path(), morning_report(store, events or {}, faded,
-                                                              earlier + new_vetoes), through_links=True)
+                                                              earlier + new_vetoes, covers),
+                         through_links=True)
     return out
 
 

@@ -1,15 +1,77 @@
-"""The morning report render writes to morning.md: what the night did, for the person."""
+"""The morning report render writes to morning.md: what the night did, for the person.
+
+A report covers every sleep run since the person last read one (`remem morning`, the TUI's
+Overview): when it was read is kept in morning.read beside it (read_at, mark_read), and the
+render pass gathers the runs since (sleep_passes.unreported), so a second sleep in a day adds
+to what the report says instead of replacing it.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from remem import paths
 from remem.engine import clock
 from remem.engine.store import Store
 
+# How far back a report reaches when it was not read for long: older runs are left out, and
+# the report says how many.
+REPORT_DAYS = 7
+REPORT_RUNS_MAX = 50
 
-def morning_report(store: Store, events: dict[str, list[Any]], faded: int, vetoed: list[str]) -> str:
-    """What the night did, for the person (not for agents)."""
+
+def read_marker_path() -> Path:
+    """Where the time the report was last read is kept (one ISO time)."""
+    return paths.morning_path().with_name("morning.read")
+
+
+def read_at() -> str | None:
+    """When the person last read the report, or None: never (or the record is unreadable)."""
+    try:
+        text = read_marker_path().read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return clock.normalise(text.strip())
+
+
+def mark_read(at: str) -> None:
+    """Record that the report was read at `at` (taken before the file was read: a report
+    written while it was being read is not counted read). Best effort: a home that cannot be
+    written still shows its report, and the next one only repeats what this one said."""
+    from remem.engine.files import write_atomic
+
+    try:
+        write_atomic(read_marker_path(), at + "\n")
+    except OSError:
+        pass
+
+
+def covers_line(covers: dict[str, Any]) -> list[str]:
+    """The report's span in words: since when, how many runs, and what was left out."""
+    def day(at: str) -> str:
+        return clock.parse(at).strftime("%A %Y-%m-%d %H:%M") + " UTC"
+
+    runs = int(covers.get("runs") or 1)
+    span = f"Since {day(covers['since'])}: {runs} run{'s' if runs != 1 else ''}"
+    if covers.get("read_at"):
+        span += f", every sleep since this report was last read ({day(covers['read_at'])})."
+    else:
+        span += ", every sleep so far (the report was not read yet: `remem morning` shows it)."
+    out = [span]
+    left = int(covers.get("left_out") or 0)
+    if left:
+        more = "at least " if covers.get("left_out_more") else ""
+        said = (f"{more}{left} older unread run{'s' if left != 1 else ''} left out: a report "
+                f"covers at most {REPORT_DAYS} days and {REPORT_RUNS_MAX} runs.")
+        out.append(said[0].upper() + said[1:])
+    return out
+
+
+def morning_report(store: Store, events: dict[str, list[Any]], faded: int, vetoed: list[str],
+                   covers: dict[str, Any] | None = None) -> str:
+    """What the night did, for the person (not for agents). `covers` is the span of runs the
+    events come from (sleep_passes.unreported), told under the title."""
     from remem.engine import delegation
 
     def lesson_line(lid: str) -> str:
@@ -24,6 +86,8 @@ def morning_report(store: Store, events: dict[str, list[Any]], faded: int, vetoe
         return f"- {row['text']}{ev}"
 
     out = [f"# remem — morning report, {clock.now().strftime('%Y-%m-%d %H:%M')} UTC", ""]
+    if covers and covers.get("since"):
+        out += [*covers_line(covers), ""]
 
     def block(title: str, lines: list[str], empty: str) -> None:
         out.append(f"## {title}")

@@ -176,8 +176,8 @@ def _dry_run(store: Store, wanted: tuple[str, ...], cfg: dict[str, Any]) -> Iter
 def _run(
     real: Store, work: Store, wanted: tuple[str, ...], cfg: dict[str, Any], *, dry_run: bool
 ) -> Iterator[Progress]:
-    ctx = Context(store=work, cfg=cfg, dry_run=dry_run, passes=wanted)
     started = clock.iso()
+    ctx = Context(store=work, cfg=cfg, dry_run=dry_run, passes=wanted, started=started)
     with real.write() as conn:
         run_id = conn.execute(
             "INSERT INTO runs (kind, started, status, summary) VALUES ('sleep', ?, 'running', ?)",
@@ -248,6 +248,9 @@ def _summary(ctx: Context, dry_run: bool) -> dict[str, Any]:
         out["connected_until"] = ctx.connected_until
     out["faded"] = ctx.faded
     out["morning"] = ctx.morning
+    if ctx.morning_at is not None:
+        out["morning_at"] = ctx.morning_at
+        out["morning_covers"] = ctx.morning_covers
     if ctx.waiting is not None:
         out["waiting"] = ctx.waiting
     return out
@@ -284,10 +287,36 @@ def history(store: Store, limit: int = 20) -> list[dict[str, Any]]:
     return rows
 
 
-def morning_report() -> str | None:
+def morning_report(mark_read: bool = True) -> str | None:
     """The last morning report (morning.md), or None when there is none or it cannot be read
-    (a report is for reading; a damaged one must not stop `remem morning` or the Overview)."""
+    (a report is for reading; a damaged one must not stop `remem morning` or the Overview).
+
+    mark_read: the caller shows it to the person (`remem morning`, the TUI's Overview), so it
+    counts as read: the next report covers the runs from then on. Scripts (`remem morning
+    --json`) and agents (the MCP resource) pass False: what they read is still told next time.
+    """
+    from remem.engine import render_morning
+
+    at = clock.iso()  # before reading: a report written meanwhile was not seen
     try:
-        return paths.morning_path().read_text(encoding="utf-8", errors="replace")
+        text = paths.morning_path().read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
+    if mark_read:
+        render_morning.mark_read(at)
+    return text
+
+
+def report_covers(store: Store) -> dict[str, Any] | None:
+    """The span the report in morning.md covers (since, runs, read_at, left_out), as the run
+    that wrote it recorded it; None when no run recorded one."""
+    for row in store.rows(
+        "SELECT summary FROM runs WHERE kind = 'sleep' AND summary LIKE '%\"morning_covers\"%' "
+        "ORDER BY id DESC LIMIT 1"
+    ):
+        try:
+            covers = json.loads(row["summary"] or "{}").get("morning_covers")
+        except ValueError:
+            return None
+        return covers if isinstance(covers, dict) else None
+    return None

@@ -38,6 +38,9 @@ class Context:
     connected_until: str | None = None
     faded: int = 0
     morning: bool = False  # the render pass wrote morning.md
+    started: str | None = None  # when this run began (the runs row's `started`)
+    morning_at: str | None = None  # when morning.md was written (after the write)
+    morning_covers: dict[str, Any] | None = None  # the runs it tells (unreported)
     waiting: dict[str, int] | None = None  # what made no lesson and why (lessons_pass.waiting)
 
     @property
@@ -263,7 +266,7 @@ def _pass_connect(ctx: Context) -> Iterator[Progress]:
 # The passes whose work the morning report tells: a run with render and one of them rewrites it.
 MORNING_PASSES = ("lessons", "merge", "verify", "decay")
 EVENT_KINDS = ("learned", "grew", "merged", "confirmed", "failed", "vetoed")
-UNREPORTED_RUNS_MAX = 500
+UNREPORTED_RUNS_MAX = 500  # runs read back at most, looking for the last report read
 
 
 def _wrote_morning(summary: dict[str, Any]) -> bool:
@@ -273,6 +276,15 @@ def _wrote_morning(summary: dict[str, Any]) -> bool:
     passes = summary.get("passes")
     return (isinstance(passes, dict) and not summary.get("dry_run") and "render" in passes
             and any(p in passes for p in MORNING_PASSES))
+
+
+def _report_was_read(summary: dict[str, Any], finished: str | None, read_at: str | None) -> bool:
+    """Whether the report this run wrote was there when the person last read the report (so
+    they saw it, and all it told): written (`morning_at`; runs before it: finished) by then."""
+    if read_at is None or not _wrote_morning(summary):
+        return False
+    written = clock.normalise(summary.get("morning_at")) or clock.normalise(finished)
+    return written is not None and written <= read_at
 
 
 def _add_events(into: dict[str, list[Any]], events: dict[str, Any]) -> None:
@@ -289,47 +301,72 @@ def _add_events(into: dict[str, list[Any]], events: dict[str, Any]) -> None:
                 into[kind].append(item)
 
 
-def unreported(store: Store, events: dict[str, list[Any]], faded: int) -> tuple[dict[str, list[Any]], int]:
-    """This run's events and faded count with those of the runs since morning.md was last
-    written (a `--pass lessons` run, say): the report tells all that the last one did not."""
+def unreported(
+    store: Store, events: dict[str, list[Any]], faded: int, started: str | None = None,
+) -> tuple[dict[str, list[Any]], int, dict[str, Any]]:
+    """This run's events and faded count with those of every run since the person last read
+    the report (render_morning.read_at): a second sleep in a day adds to the report, it does not
+    replace it. Runs that wrote no report (`--pass lessons`) count as unread; dry runs never.
+    At most REPORT_DAYS days and REPORT_RUNS_MAX runs (this one included); `covers` says the
+    span: since (the first run's start), runs, read_at, and left_out (unread runs beyond it)."""
+    from datetime import timedelta
+
+    from remem.engine.render_morning import REPORT_DAYS, REPORT_RUNS_MAX, read_at
+
+    last_read = read_at()
+    oldest = clock.iso(clock.now() - timedelta(days=REPORT_DAYS))
+    since = started or clock.iso()
     earlier: list[dict[str, Any]] = []
+    left_out, scanned, reached_read = 0, 0, False
     for row in store.rows(
-        "SELECT summary FROM runs WHERE kind = 'sleep' AND status IN ('ok', 'error') "
-        "ORDER BY id DESC LIMIT ?", (UNREPORTED_RUNS_MAX,)
+        "SELECT started, finished, summary FROM runs WHERE kind = 'sleep' "
+        "AND status IN ('ok', 'error') ORDER BY id DESC LIMIT ?", (UNREPORTED_RUNS_MAX,)
     ):
+        scanned += 1
         try:
             summary = json.loads(row["summary"] or "{}")
         except ValueError:
             continue
         if not isinstance(summary, dict) or summary.get("dry_run"):
             continue
-        if _wrote_morning(summary):
+        if _report_was_read(summary, row["finished"], last_read):
+            reached_read = True
             break
+        if left_out or len(earlier) + 1 >= REPORT_RUNS_MAX or (row["started"] or "") < oldest:
+            left_out += 1  # and every older one: the report keeps the newest runs
+            continue
         earlier.append(summary)
+        since = min(since, row["started"] or since)
+    covers: dict[str, Any] = {"since": since, "runs": len(earlier) + 1, "read_at": last_read,
+                              "left_out": left_out}
+    if left_out and not reached_read and scanned >= UNREPORTED_RUNS_MAX:
+        covers["left_out_more"] = True  # the scan stopped before the last report read
     if not earlier:
-        return events, faded
+        return events, faded, covers
     out: dict[str, list[Any]] = {kind: [] for kind in EVENT_KINDS}
     for summary in reversed(earlier):  # oldest first
         if isinstance(summary.get("events"), dict):
             _add_events(out, summary["events"])
         faded += int(summary.get("faded") or 0)
     _add_events(out, events)
-    return out, faded
+    return out, faded, covers
 
 
 def _pass_render(ctx: Context) -> Iterator[Progress]:
     from remem.engine import render
 
     yield Progress("render", 0, 1, "writing lesson files")
-    # A render on its own (`--pass render`) keeps the night's report; a run that learned rewrites
-    # it, telling also what the runs since the last report did (`--pass lessons`, say).
+    # A render on its own (`--pass render`) keeps the report there is; a run that learned
+    # rewrites it, telling also what every run since the person last read it did.
     learned = any(p in ctx.passes for p in MORNING_PASSES)
-    events, faded = ctx.events, ctx.faded
+    events, faded, covers = ctx.events, ctx.faded, None
     if learned and not ctx.dry_run:
-        events, faded = unreported(ctx.store, ctx.events, ctx.faded)
+        events, faded, covers = unreported(ctx.store, ctx.events, ctx.faded, ctx.started)
     counts = render.render(ctx.store, events=events, faded=faded, dry_run=ctx.dry_run,
-                           morning=learned)
+                           morning=learned, covers=covers)
     ctx.morning = learned and not ctx.dry_run
+    if ctx.morning:  # after the write: a read from now on has seen this report
+        ctx.morning_at, ctx.morning_covers = clock.iso(), covers
     ctx.events["vetoed"] += counts.pop("vetoed_ids", [])
     counts["vetoed"] = len(ctx.events["vetoed"])  # with those the merge pass took
     ctx.counts["render"] = counts
