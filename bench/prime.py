@@ -1,12 +1,15 @@
 """Precision and recall of hook priming: which lessons `prime.select` shows, against hand labels.
 
-bench/prime_cases.json holds ~45 lessons a coding agent's user might have (three projects
-and some without a project) and ~215 prompts and pre-tool calls (Bash commands, Edit/Write
+bench/prime_cases.json holds ~47 lessons a coding agent's user might have (four projects
+and some without a project) and ~220 prompts and pre-tool calls (Bash commands, Edit/Write
 paths), each labelled by hand with the lessons that SHOULD be shown (`should`, often none)
 and those that MAY be shown without harm (`may`). The cases tagged `command` (ids pc*, pn*,
 tc*, tn*) run or name a program: prompts that are a shell command or name a tool, tool calls
 through a runner (`npx`, `uv run`), and hard negatives naming a program (or a subcommand) no
-lesson is about; the bench reports them on their own line too. The lessons are stored in a
+lesson is about, a sentence that starts with a program's name ("Make the header sticky",
+"Find where the config is loaded") and a call that runs an error lesson's remedy (`uv run
+pytest` for "`pytest` fails …; run it as `uv run pytest`"); the bench reports them on their
+own line too. The lessons are stored in a
 fresh tmp REMEM_HOME the way remem stores them (`lessons.add_lesson` with the bundled model's vector),
 tool calls are turned into text by the hook's own `adapters.tool_text`, and every case goes
 through `prime.select(..., record=False)` with its cwd.

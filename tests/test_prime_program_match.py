@@ -19,6 +19,15 @@ LESSONS = [(UV, "correction", PROJECT), (KUBECTL, "error", None), (GIT_PUSH, "er
            (PNPM, "correction", PROJECT), (PYTEST_VENV, "error", None)]
 
 
+# Programs whose names are everyday words or a language: they name a program only in a code
+# span or at the head of a prompt written as a command.
+MAKE = "`make` fails here with 'missing separator': the Mac's make is GNU make 3.81; use `gmake`."
+FIND = "`find` on this Mac is BSD find: -printf does not exist; use `gfind`."
+OPEN = "`open` hangs in the dev container; print the URL instead."
+PYTHON = "`python` is not found on this Mac; call python3."
+EVERYDAY = [(MAKE, "error", None), (FIND, "error", None), (OPEN, "error", None), (PYTHON, "error", None)]
+
+
 def shown(store, text: str, event: str = "prompt", command: str | None = None) -> list[str]:
     from remem import config
     from remem.engine import prime
@@ -63,10 +72,88 @@ def test_a_lesson_that_recommends_a_program_is_not_about_it(store):
     assert scored[PNPM]["command"] == 1.0
 
 
+def command_evidence(store, text: str, event: str = "prompt", command: str | None = None) -> dict[str, float]:
+    """Each lesson's program match for this moment, as prime.candidates scores it."""
+    from remem.engine import prime
+
+    return {c["text"]: c["command"]
+            for c in prime.candidates(store, text, event=event, cwd=PROJECT, command=command)}
+
+
+@pytest.mark.parametrize("prompt, lesson", [
+    ("Make the header sticky on scroll", MAKE),
+    ("make the build pass", MAKE),
+    ("Python type hints everywhere please", PYTHON),
+    ("Find where the config is loaded", FIND),
+    ("Open a PR when done", OPEN),
+    ("open the file src/config.ts", OPEN),          # a path, but after a sentence's words
+])
+def test_a_prompt_that_is_a_sentence_does_not_run_its_first_word(store, prompt, lesson):
+    seed(store, EVERYDAY)
+    assert command_evidence(store, prompt)[lesson] == 0.0, prompt
+    if lesson in (MAKE, OPEN):  # its vector alone is far under the bar
+        assert lesson not in shown(store, prompt), prompt
+
+
+@pytest.mark.parametrize("prompt, lesson", [
+    ("make -j8 release", MAKE),
+    ("CI=1 make test", MAKE),
+    ("python manage.py runserver", PYTHON),
+    ("find . -name '*.log' -printf '%p'", FIND),
+    ("open http://localhost:8080", OPEN),
+    ("why does `make` fail here?", MAKE),          # a code span names it anywhere
+])
+def test_a_prompt_written_as_a_command_runs_its_program_even_an_everyday_word(store, prompt, lesson):
+    seed(store, EVERYDAY)
+    assert command_evidence(store, prompt)[lesson] == 1.0, prompt
+    assert lesson in shown(store, prompt), prompt
+
+
 def test_before_a_call_that_runs_pytest_through_python_m_the_pytest_error_is_shown(store):
     seed(store, LESSONS)
     command = "python -m pytest -x"  # its vector and keywords alone: 0.64, under the bar
     assert PYTEST_VENV in shown(store, f"Bash {command}", event="pre-tool", command=command)
+
+
+@pytest.mark.parametrize("command", ["uv run pytest -q", "uv run pytest", "sudo uv run pytest -x"])
+def test_a_call_that_runs_an_error_lessons_remedy_is_not_matched_to_it(store, command):
+    """"`pytest` fails … outside the venv; run it as `uv run pytest`": the call already follows it."""
+    seed(store, LESSONS)
+    # Its vector and keywords alone score it about 0.74: whether it is shown is theirs to say.
+    evidence = command_evidence(store, f"Bash {command}", event="pre-tool", command=command)
+    assert evidence[PYTEST_VENV] == 0.0
+
+
+PLAYWRIGHT = ("Playwright tests fail with \"browserType.launch: Executable doesn't exist\"; run "
+              "`pnpm exec playwright install chromium` once.")
+AWS = "aws commands fail with ExpiredToken; run `aws sso login --profile infra` first."
+TF_LOCK = ("`terraform apply` fails with 'Error acquiring the state lock'; wait for CI, then "
+           "`terraform apply -lock-timeout=5m`.")
+RUFF = "`ruff check` fails on CI because the config is in pyproject; run `uv run ruff check .`"
+
+
+@pytest.mark.parametrize("lesson, command, matched", [
+    (PYTEST_VENV, "pytest -q", 1.0),                             # what failed
+    (PYTEST_VENV, "python -m pytest -x", 1.0),                   # the same, through another runner
+    (PLAYWRIGHT, "pnpm exec playwright test", 1.0),              # the remedy's runner, not its command
+    (PLAYWRIGHT, "pnpm exec playwright install chromium", 0.0),
+    (AWS, "aws s3 ls", 1.0),
+    (AWS, "aws sso login --profile infra", 0.0),                 # the remedy says more than "aws"
+    (TF_LOCK, "terraform apply", 1.0),  # a remedy that is the failed command with other flags
+    (RUFF, "uv run ruff check src", 0.0),                        # "." is a path like src
+])
+def test_a_call_is_matched_to_what_failed_not_to_the_remedy(store, lesson, command, matched):
+    seed(store, [(lesson, "error", None)])
+    evidence = command_evidence(store, f"Bash {command}", event="pre-tool", command=command)
+    assert evidence[lesson] == matched, command
+
+
+def test_a_drafted_fix_lesson_is_about_the_error_not_the_remedy_it_names(store):
+    """"On <error>: <fix>" names only its remedy: running it follows the lesson."""
+    lesson = "On ModuleNotFoundError: run `uv add requests` and retry."
+    seed(store, [(lesson, "error", None)])
+    command = "uv add requests"
+    assert command_evidence(store, f"Bash {command}", event="pre-tool", command=command)[lesson] == 0.0
 
 
 @pytest.mark.parametrize("text, kind, about", [
@@ -76,6 +163,10 @@ def test_before_a_call_that_runs_pytest_through_python_m_the_pytest_error_is_sho
      {("npm", "install")}),
     ("`python` is not found on this Mac; call python3.", "error", {("python",)}),
     ("aws commands fail with ExpiredToken; run `aws sso login` first.", "error", {("aws",)}),
+    # A drafted fix lesson names the error, then its remedy: about no command.
+    ("On ModuleNotFoundError: run `uv add requests` and retry.", "error", set()),
+    # "On <place>:" is no error's name: what follows is what failed.
+    ("On macOS: `sed -i` needs an explicit empty suffix.", "error", {("sed",)}),
     # Any other lesson is about what it rejects, when it rejects one; else all it names.
     (UV, "correction", {("pip",)}),
     (PNPM, "correction", {("npm",)}),

@@ -123,17 +123,19 @@ def _keyword_scores(store: Store, text: str, seqs: Iterable[int]) -> dict[int, f
 def program_matcher(text: str, *, event: str = "prompt",
                     command: str | None = None) -> Callable[[str, str | None], bool] | None:
     """The program match of this moment: whether a lesson (text, kind) is about a program that
-    the shell call `command` runs (pre-tool), or that the prompt runs or names (`programs`);
-    None when the event has none (stop, a pre-tool call that is no shell command)."""
+    the shell call `command` runs (pre-tool), or that the prompt runs or names (`programs`),
+    and the call does not already follow the lesson's remedy; None when the event has none
+    (stop, a pre-tool call that is no shell command)."""
     from remem.engine.programs import commands_run, lesson_matcher, query_commands
 
     if event == "pre-tool":
-        named = commands_run(command) if command else ()
+        run = commands_run(command) if command else ()
+        calls = (run,) if run else ()
     elif event == "prompt":
-        named = query_commands(text[:TEXT_CAP])
+        calls = query_commands(text[:TEXT_CAP])
     else:
-        named = ()
-    return lesson_matcher(named) if named else None
+        calls = ()
+    return lesson_matcher(calls) if calls else None
 
 
 def candidates(

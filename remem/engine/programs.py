@@ -5,10 +5,12 @@ use uv here, not pip"; "`kubectl apply` went to the production cluster …").
 A lesson is a sentence about a program; a command, or a prompt that runs or names that
 program, is often far from it in the model's vector space ("pip install requests" scored 0.43
 against "We use uv here, never pip (uv add / uv sync)"). Naming the same program is the
-evidence the vector misses. A program is named by a command (a shell call, a prompt read as
-one, a `code span`: its leading words as `shell_words.program_words` reads them, and the
+evidence the vector misses. A program is named by a command (a shell call, a prompt written
+as one, a `code span`: its leading words as `shell_words.program_words` reads them, and the
 command it runs through a runner such as `uv run` or `python -m`) or by a well-known tool's
-name used as a word (KNOWN_PROGRAMS). On the hook path: only `re` and shell_words are imported.
+name used as a word (KNOWN_PROGRAMS). An error lesson is about the command that failed; a call
+that runs its remedy already follows it and is not matched. On the hook path: only `re` and
+shell_words are imported.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from remem.engine.shell_words import command_words, program_words, runs_command
 
 # Command-line tools whose name, written as a plain word in a developer's prompt or lesson,
 # means the tool. Left out: names that are also everyday words or the name of a language or a
-# service (make, find, test, black, mix, rake, rails, gem, apt, next, go, node, python, ruby,
-# java, stripe, vault), which name a program only in a code span or at the head of a command.
+# service (make, find, open, test, black, mix, rake, rails, gem, apt, next, go, node, python,
+# ruby, java, stripe, vault), which name a program only in a code span or at the head of a
+# prompt written as a command (`reads_as_command`).
 KNOWN_PROGRAMS = frozenset("""
     pip pip3 pipx uv uvx poetry pipenv conda mamba micromamba tox nox pytest ruff flake8 pylint
     mypy pyright isort pre-commit alembic uvicorn gunicorn django-admin python3
@@ -42,14 +45,37 @@ RUNNERS = (("uv", "run"), ("uvx",), ("poetry", "run"), ("pipenv", "run"), ("pipx
            ("pdm", "run"), ("hatch", "run"), ("python", "-m"), ("python3", "-m"), ("npx",),
            ("bunx",), ("pnpm", "exec"), ("pnpm", "dlx"), ("yarn", "dlx"), ("bundle", "exec"),
            ("sudo",))
-_CODE = re.compile(r"`([^`\n]+)`")
+# A `code span` in a prompt or lesson, its text in group 1 (the lessons pass reads spans so too).
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _EDGE = "\"'()[]{}<>,.;:!?*"  # what a word in prose may carry around it
 _CLAUSE_END = re.compile(r"[,.;:!?)]$")
 _REMEDY = re.compile(r";|\.\s")  # an error lesson's remedy follows its first ";" or sentence
+# A drafted fix lesson ("On ModuleNotFoundError: run `uv add requests` and retry.", lesson_text):
+# the error before the first ":", the remedy after it. Only an error's name counts, so "On
+# macOS: `sed -i` needs an empty suffix" stays a lesson about sed.
+_FIX_FORM = re.compile(r"On\b[^:]*?(?:error|exception|fail|denied|not found|timed out|exit|"
+                       r"conflict|refused)[^:]*(?=:\s)", re.IGNORECASE)
 _CLAUSE = re.compile(r"[,;(]|\.(?:\s|$)")
 _REJECTS = re.compile(r"\b(?:not|never|instead of|rather than|avoid|don't|do not)\b", re.IGNORECASE)
 TAIL_WORDS = 3
+# A prompt written as a command: a program's name as a shell takes it (lowercase: "Make the
+# header sticky" is a sentence), then within COMMAND_LEAD words an argument a sentence does not
+# have (a flag, a path or file name, an assignment, a variable or a shell operator; not a
+# quote: "show '3 days ago' style times" is a sentence), after plain words that are no
+# sentence's ("open the file src/cart.tsx" is one).
+COMMAND_LEAD = 3
+_PROGRAM_NAME = re.compile(r"[a-z][a-z0-9._+-]*$")
+_PLAIN_WORD = re.compile(r"[a-z0-9][a-z0-9._:@+-]*$")
+_ARGUMENT = re.compile(r"-{1,2}[A-Za-z0-9]|\S*/|\.\.?$|~|[A-Za-z_]\w*=|[|&;<>$]|\d>"
+                       r"|[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,4}$")
+_ENV_ASSIGN = re.compile(r"[A-Za-z_]\w*=")
+_SENTENCE_WORDS = frozenset("""
+    a an the this that these those it its my our your their all any some every each sure out up
+    down where what how why when which who whether if to in on at of for with from by into
+    about and or but please me us them
+""".split())
 Commands = tuple[tuple[str, ...], ...]
+Calls = tuple[Commands, ...]  # each: the commands one command runs, its own words first
 
 
 def commands_run(command: str) -> Commands:
@@ -66,66 +92,129 @@ def commands_run(command: str) -> Commands:
     return tuple(dict.fromkeys(c for c in found if c))
 
 
+def reads_as_command(prompt: str) -> bool:
+    """Whether a prompt is written as a shell command, not as a sentence: it starts with a
+    well-known tool ("pip install requests"), or with a program's name as typed in a shell and
+    an argument among its next words ("python manage.py runserver", "make -j8", "find . -name
+    x", "go test ./...", "CI=1 make test"). Not "Make the header sticky", "find where the
+    config is loaded" nor "open the file src/cart.tsx", and not a bare "make test" either: an
+    everyday word with only plain words after it is read as a sentence."""
+    words = prompt.split()
+    assigned = False
+    while words and _ENV_ASSIGN.match(words[0]):  # "CI=1 make test": the shell's own syntax
+        words, assigned = words[1:], True
+    if not words:
+        return False
+    if words[0].lower() in KNOWN_PROGRAMS:
+        return True
+    if not _PROGRAM_NAME.match(words[0]):
+        return False
+    if assigned:
+        return True
+    for word in words[1: 1 + COMMAND_LEAD]:
+        if _ARGUMENT.match(word):
+            return True
+        if word in _SENTENCE_WORDS or not _PLAIN_WORD.match(word):
+            return False
+    return False
+
+
 def _named_in_prose(prose: str, with_tail: bool) -> list[tuple[str, ...]]:
     """Known tools named as words (stripped of quotes and punctuation): with the plain words
-    after each (to the end of its clause, a flag or a path; at most TAIL_WORDS in all), or
-    alone."""
+    after each (to the end of its clause, a flag, a path or a sentence's word such as "and" or
+    "to"; at most TAIL_WORDS in all; a known tool among them is part of that command: "sudo
+    pip install", "pip install pytest" runs no pytest), or alone."""
     raw = prose.split()
     words = [w.strip(_EDGE).lower() for w in raw]
     found: list[tuple[str, ...]] = []
-    for i, word in enumerate(words):
-        if word not in KNOWN_PROGRAMS:
+    i = 0
+    while i < len(words):
+        if words[i] not in KNOWN_PROGRAMS:
+            i += 1
             continue
-        command = [word]
+        command = [words[i]]
+        j = i + 1
         if with_tail and not _CLAUSE_END.search(raw[i]):  # "pip," names pip alone
-            for nxt, nxt_raw in zip(words[i + 1:], raw[i + 1:]):
-                if not nxt or len(command) == TAIL_WORDS or nxt[0] == "-" or "/" in nxt or "=" in nxt:
+            while j < len(words) and len(command) < TAIL_WORDS:
+                nxt = words[j]
+                if not nxt or nxt[0] == "-" or "/" in nxt or "=" in nxt or nxt in _SENTENCE_WORDS:
                     break
                 command.append(nxt)
-                if _CLAUSE_END.search(nxt_raw):
+                j += 1
+                if _CLAUSE_END.search(raw[j - 1]):
                     break
         found.append(tuple(command))
+        i = j
     return found
 
 
-def query_commands(text: str) -> Commands:
-    """The commands a prompt runs or names: the prompt itself read as a command, each code
-    span's command, and each known tool named as a word with the words after it ("use pip
-    install for it" -> ("pip", "install", "for"))."""
+def query_commands(text: str) -> Calls:
+    """The commands a prompt runs or names, one group per command it holds (each with what that
+    one runs through a runner): the prompt itself when it is written as a command
+    (`reads_as_command`), each code span, and each known tool named as a word with the words
+    after it ("use pip install for it" -> (("pip", "install"),); "sudo pip install" ->
+    (("sudo", "pip", "install"), ("pip", "install")))."""
     if not text:
         return ()
-    found = [*commands_run(text)]
-    for span in _CODE.findall(text):
-        found += commands_run(span)
-    found += _named_in_prose(_CODE.sub(" ", text), with_tail=True)
-    return tuple(dict.fromkeys(found))
+    calls: list[Commands] = []
+    if reads_as_command(text):
+        calls.append(commands_run(text))
+    for span in CODE_SPAN.findall(text):
+        calls.append(commands_run(span))
+    for named in _named_in_prose(CODE_SPAN.sub(" ", text), with_tail=True):
+        calls.append(commands_run(" ".join(named)))
+    return tuple(dict.fromkeys(c for c in calls if c))
 
 
 def lesson_commands(text: str, kind: str | None = None) -> Commands:
     """The commands a lesson is about: each code span's command and each known tool it names
     as a word (that tool alone: prose goes on past the command). An error lesson is about the
-    command that failed: the first one quoted before its remedy (its first ";" or full stop),
-    else the known tools named there ("`pytest` fails outside the venv; run it as `uv run
-    pytest`" is about pytest; "`git commit` failed because the pre-commit hook ran ruff" about
-    git commit; "aws commands fail with ExpiredToken" about aws). Any other lesson that
-    rejects a program is about that one, not the one it recommends ("Use pnpm, not npm" is
-    about npm: a person already running pnpm has nothing to learn from it)."""
+    command that failed, not its remedy: the first one quoted before the remedy (its first ";"
+    or full stop; in a drafted fix lesson, "On ModuleNotFoundError: run `uv add requests` and
+    retry.", what follows the error's name), else the known tools named there ("`pytest`
+    fails outside the venv; run it as `uv run pytest`" is about pytest; "`git commit` failed
+    because the pre-commit hook ran ruff" about git commit; "aws commands fail with
+    ExpiredToken" about aws; that fix lesson about no command). Any other lesson that rejects
+    a program is about that one, not the one it recommends ("Use pnpm, not npm" is about npm:
+    a person already running pnpm has nothing to learn from it)."""
+    return _lesson_parts(text, kind)[0]
+
+
+def _lesson_parts(text: str, kind: str | None) -> tuple[Commands, Calls]:
+    """What a lesson is about (`lesson_commands`) and, for an error lesson, the commands its
+    remedy quotes, each with what it runs through a runner (`commands_run`)."""
     if not text:
-        return ()
+        return (), ()
     # A span's ";" or "not" is no prose: masked, so the cuts fall where the text's own are.
-    masked = _CODE.sub(lambda m: "x" * len(m.group(0)), text) if "`" in text else text
+    masked = CODE_SPAN.sub(lambda m: "x" * len(m.group(0)), text) if "`" in text else text
     if kind == "error":
-        cut = _REMEDY.search(masked)
-        failed = text[: cut.start()] if cut else text
-        quoted = _CODE.search(failed)
-        return commands_run(quoted.group(1)) if quoted else _named_in_lesson(failed)
+        fix = _FIX_FORM.match(masked)
+        if fix:
+            failed, remedy = text[: fix.end()], text[fix.end() + 1:]
+        else:
+            cut = _REMEDY.search(masked)
+            failed, remedy = (text[: cut.start()], text[cut.end():]) if cut else (text, "")
+        quoted = CODE_SPAN.search(failed)
+        about = commands_run(quoted.group(1)) if quoted else _named_in_lesson(failed)
+        remedies = (tuple(_up_to_here(c) for c in commands_run(span))
+                    for span in CODE_SPAN.findall(remedy))
+        return about, tuple(r for r in remedies if r)
     rejects = _REJECTS.search(masked)
     if rejects:  # what it rejects runs to the end of that clause ("never pip (uv add …)")
         end = _CLAUSE.search(masked, rejects.end())
         rejected = _named_in_lesson(text[rejects.end(): end.start() if end else len(text)])
         if rejected:
-            return rejected
-    return _named_in_lesson(text)
+            return rejected, ()
+    return _named_in_lesson(text), ()
+
+
+def _up_to_here(command: tuple[str, ...]) -> tuple[str, ...]:
+    """A remedy's words up to a "." or "..", a path like any other: "`uv run ruff check .`" is
+    followed by "uv run ruff check src" too."""
+    for n, word in enumerate(command):
+        if word in (".", ".."):
+            return command[:n]
+    return command
 
 
 def _named_in_lesson(text: str) -> Commands:
@@ -134,23 +223,40 @@ def _named_in_lesson(text: str) -> Commands:
     if "`" not in text:
         return tuple(dict.fromkeys(_named_in_prose(text, with_tail=False)))
     found: list[tuple[str, ...]] = []
-    for span in _CODE.findall(text):
+    for span in CODE_SPAN.findall(text):
         found += commands_run(span)
-    found += _named_in_prose(_CODE.sub(" ", text), with_tail=False)
+    found += _named_in_prose(CODE_SPAN.sub(" ", text), with_tail=False)
     return tuple(dict.fromkeys(found))
 
 
-def names_same_program(named: Commands, lesson: Commands) -> bool:
-    """Whether a command named on one side runs one the lesson is about (`runs_command`: the
-    lesson's words start the other's; "git push -u" for "`git push` fails", not "git add")."""
-    return any(runs_command(n, l) for n in named for l in lesson)
+def call_is_about(call: Commands, about: Commands, remedies: Calls = ()) -> bool:
+    """Whether one call (the commands it runs, its own words first: `commands_run`) runs a
+    command the lesson is about (`runs_command`: the lesson's words start the call's; "git push
+    -u" for "`git push` fails", not "git add") and does not already follow the lesson's remedy:
+    run it, through the same runners, from a command no further in than the failed one ("uv
+    run pytest -q" follows "`pytest` fails …; run it as `uv run pytest`", "python -m pytest -x"
+    does not, nor "pnpm exec playwright test" a remedy `pnpm exec playwright install`). At the
+    same command the longer words win ("aws sso login" follows "aws commands fail …; run `aws
+    sso login` first"); a tie goes to what failed (a remedy that is the failed command with
+    other flags, "then `terraform apply -lock-timeout=5m`", leaves "terraform apply" matched)."""
+    failed_at = next((n for n, command in enumerate(call)
+                      if any(runs_command(command, a) for a in about)), None)
+    if failed_at is None:
+        return False
+    failed_len = max(len(a) for a in about if runs_command(call[failed_at], a))
+    for remedy in remedies:
+        for start in range(min(failed_at + 1, len(call) - len(remedy) + 1)):
+            follows = all(runs_command(call[start + i], r) for i, r in enumerate(remedy))
+            if follows and (start < failed_at or len(remedy[0]) > failed_len):
+                return False
+    return True
 
 
-def lesson_matcher(named: Commands) -> Callable[[str, str | None], bool]:
-    """`names_same_program(named, lesson_commands(text, kind))` for many lessons, cheaply: a
-    lesson that does not contain the name of a program named here is passed over unread (one
-    without a code span can only name a known tool)."""
-    heads = {c[0] for c in named}
+def lesson_matcher(calls: Calls) -> Callable[[str, str | None], bool]:
+    """Whether a lesson (text, kind) is about what one of these calls runs (`call_is_about`),
+    for many lessons, cheaply: a lesson that does not contain the name of a program named here
+    is passed over unread (one without a code span can only name a known tool)."""
+    heads = {c[0] for call in calls for c in call}
     known = heads & KNOWN_PROGRAMS
 
     def about(text: str, kind: str | None = None) -> bool:
@@ -160,6 +266,7 @@ def lesson_matcher(named: Commands) -> Callable[[str, str | None], bool]:
         low = text.lower()
         if not any(h in low for h in names):
             return False
-        return names_same_program(named, lesson_commands(text, kind))
+        subject, remedies = _lesson_parts(text, kind)
+        return any(call_is_about(call, subject, remedies) for call in calls)
 
     return about
