@@ -194,6 +194,11 @@ def register(app: typer.Typer) -> None:
                 raise ValueError("a lesson needs text; use `remem lessons veto ID` to drop it")
             changed = edit_text(store, lesson["id"], text)
         print(f"{safe(changed['id'])}: {safe(changed['text'], multiline=True)}")
+        if changed["replaced"] and lesson.get("origin") and not changed.get("origin"):
+            print(f"  your own lesson now; its author's words stay rejected as {safe(changed['replaced'])}")
+        elif changed["replaced"]:
+            print(f"  the earlier words ({safe(changed['replaced'])}) are withdrawn where they were "
+                  "shared at the next `remem share sync`")
 
     @lessons_app.command("veto")
     def lessons_veto(

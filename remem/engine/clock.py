@@ -30,11 +30,21 @@ def iso(dt: datetime | None = None) -> str:
     return dt.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
+class TimeOutOfRange(ValueError, OverflowError):
+    """An ISO time whose UTC falls before year 1 or after 9999. A ValueError, so every caller
+    that refuses a bad time refuses this one too; an OverflowError, as datetime raised it."""
+
+
 def parse(text: str) -> datetime:
+    """An ISO 8601 time as an aware UTC datetime (naive: UTC); ValueError when it is none,
+    TimeOutOfRange (a ValueError) when it is one whose UTC datetime cannot hold."""
     dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+    try:
+        return dt.astimezone(timezone.utc)
+    except OverflowError:  # "0001-01-01T00:00:00+05:00" is a real ISO time, but before year 1 in UTC
+        raise TimeOutOfRange(f"{text[:40]!r} is outside year 1 to 9999 in UTC") from None
 
 
 def normalise(value: object) -> str | None:

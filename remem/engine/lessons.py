@@ -314,15 +314,85 @@ def merge_into(store: Store, theme_id: str, other_id: str) -> dict[str, Any]:
     return get_lesson(store, theme["id"])
 
 
-def edit_text(store: Store, lesson_id: str, text: str) -> dict[str, Any]:
-    """A person rewrites a lesson: new text and vector; the earlier text is kept as the draft."""
+def _sharing_origin(identity_dir: Any = None) -> str | None:
+    """This memory's origin when it has a sharing identity (it may have shared), else None."""
+    from remem.engine.share_sign import identity  # not at the top: cryptography is slow to load
+
+    try:
+        return identity(identity_dir, create=False).origin
+    except RememError:
+        return None
+
+
+def edit_refusal(lesson: dict[str, Any], ours: str | None) -> str | None:
+    """Why the person cannot edit this lesson's words, in one line naming what to do instead;
+    None when they can. A received lesson is its author's words: only one the person holds
+    active can be rewritten (and so becomes theirs); one waiting for a decision, rejected or
+    revoked has nothing to rewrite."""
+    lid, status, origin = lesson["id"], lesson["status"], lesson.get("origin")
+    if not origin or origin == ours or status == "active":
+        return None
+    if status in ("candidate", "quarantined"):
+        return (f"{lid} is a received lesson waiting for a decision ({status}), in its author's words: "
+                f"accept it first (`remem share accept {lid}`), then edit it, or reject it "
+                f"(`remem share reject {lid}`)")
+    if status == "vetoed":
+        return f"{lid} is a received lesson you rejected; its words are its author's, nothing to edit"
+    return f"{lid} was revoked by its author: it cannot come back, nothing to edit"
+
+
+def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = None) -> dict[str, Any]:
+    """A person rewrites a lesson: new text and vector; the earlier text is kept as the draft.
+
+    New words are a new lesson wherever lessons are shared (the hash is a lesson's identity),
+    so when the words change the hash of an active lesson, the earlier words are kept in a row
+    of their own, which withdraws them (docs/SHARING.md, "Editing a shared lesson"):
+    - our own lesson, in a memory that shares (it has an identity): a `revoked` row, so the
+      next export writes their signed revocation and every receiver retires them;
+    - a received lesson we hold active: our words are ours now (origin null, exported as ours);
+      the author's words stay as a rejected (`vetoed`) row, so they do not come back as a
+      candidate and our confirmation of them is withdrawn.
+    A received lesson not held active is refused (edit_refusal): ValueError naming the fix.
+    The result carries `replaced`: the id of that row, or None."""
     from remem.engine.embed import get_embedder, to_blob
 
     current = get_lesson(store, lesson_id)
     text = " ".join((text or "").split())
     if not text:
         raise ValueError("a lesson needs text; veto it instead of emptying it")
+    ours = _sharing_origin(identity_dir) if current.get("origin") or current["status"] == "active" else None
+    refusal = edit_refusal(current, ours)
+    if refusal:
+        raise ValueError(refusal)
     embedder = get_embedder()
     vector = to_blob(embedder.encode([text])[0])
-    return update_lesson(store, current["id"], text=text, draft=current.get("draft") or current["text"],
-                         space=embedder.space, embedding=vector)
+    text = cap(text, MAX_LESSON)
+    stamp = clock.iso()
+    new_hash = lesson_hash(text, current["kind"])
+    own = not current.get("origin") or current["origin"] == ours
+    changes: dict[str, Any] = {"text": text, "hash": new_hash, "draft": current.get("draft") or current["text"],
+                               "space": embedder.space, "embedding": vector, "updated": stamp}
+    kept: dict[str, Any] | None = None
+    if new_hash != current["hash"] and current["status"] == "active" and (not own or ours):
+        kept = {"id": new_id()[:12], "text": current["text"], "kind": current["kind"], "cwd": current.get("cwd"),
+                "strength": current["strength"], "seen": 1, "sources": "[]", "created": current["created"],
+                "updated": stamp, "hash": current["hash"], "space": None, "embedding": None, "draft": None}
+        changes["origins"] = "[]"  # who confirmed the earlier words did not confirm these
+        if own:
+            # origin: ours (it is our own lesson) rather than null, so sleep never takes these
+            # words for a lesson it may grow (it leaves lessons with an origin alone).
+            kept.update(status="revoked", origin=ours, origins="[]",
+                        note=f"replaced by your edit of lesson {current['id']}: withdrawn where it was shared")
+        else:
+            kept.update(status="vetoed", origin=current["origin"], origins=dumps(current["origins"]),
+                        note=f"rejected by hand: replaced by your edit, lesson {current['id']}")
+            changes.update(origin=None, note=f"your words for a lesson from {current['origin']} (lesson {kept['id']})")
+    with store.write() as conn:  # one transaction: never new words without the old ones kept
+        if kept:
+            conn.execute(f"INSERT INTO lessons ({', '.join(kept)}) VALUES ({', '.join('?' for _ in kept)})",
+                         list(kept.values()))
+        conn.execute(f"UPDATE lessons SET {', '.join(k + ' = ?' for k in changes)} WHERE id = ?",
+                     [*changes.values(), current["id"]])
+    done = get_lesson(store, current["id"])
+    done["replaced"] = kept["id"] if kept else None
+    return done

@@ -28,7 +28,10 @@ Rules (docs/PROTOCOL.md, Sharing):
   lesson keeps it out the same way.
 - An origin whose folder was read whole and no longer publishes or confirms a hash leaves that
   lesson's `origins` (a withdrawn confirmation stops counting); what no longer has the trusted
-  origins it needs goes back to candidate (demote).
+  origins it needs goes back to candidate (demote). A confirmation that goes leaves a signed
+  withdrawal (withdrawn/<hash>.json) that outranks any older copy of it put back.
+- A temp file or a file that is not JSON, unchanged for 15 minutes, is no write in progress: it
+  holds no withdrawal back, and its owner's next export removes it.
 - A revocation from a trusted origin that vouched for a received lesson retires it (status
   revoked), and so does one from its author when no other trusted origin vouches for it.
   Anyone else revoking, and anyone revoking one of our own lessons, only leaves its `origins`

@@ -11,12 +11,14 @@ from remem.engine.lessons import lesson_hash, list_lessons
 from remem.engine.share_files import (
     KEY_FILE,
     MAX_OWN_BYTES,
+    SUBDIRS,
     Problem,
     doc_path,
     own_folder,
     parse_name,
     read_doc,
     sweep,
+    sweep_left_over,
     write_own,
 )
 from remem.engine.share_folder import VERSION, _cfg, _root, share_lock
@@ -114,6 +116,46 @@ def _keep_revocations(store: Store, root: Path, ident: Identity, revoked: set[st
     return written
 
 
+def _clean_left_overs(root: Path, ident: Identity, problems: list[dict[str, str]]) -> list[str]:
+    """Temp files left over in our own folders go (share_files.sweep_left_over): every reader
+    would otherwise take one for a write in progress, and hold back our withdrawals for good."""
+    cleaned: list[str] = []
+    for sub in (None, *SUBDIRS):
+        try:
+            directory = own_folder(root, ident.origin, sub, make=False)
+        except ShareError as exc:  # a link someone made: said on every sync until it goes
+            problems.append(Problem(f"{ident.origin}/{sub}" if sub else ident.origin, str(exc)).as_dict())
+            continue
+        cleaned += sweep_left_over(root, directory)
+    return cleaned
+
+
+def _keep_only_ours(root: Path, ident: Identity, sub: str, problems: list[dict[str, str]]) -> list[str]:
+    """In revoked/ or withdrawn/, what is not our own signed document of that kind goes (a file
+    that is not JSON, another's, a conflicted copy): readers would report it on every sync, and
+    one that is not JSON, as half-synced, holds back our withdrawals. A valid conflicted copy
+    whose plain file is not valid takes its place first, so no tombstone of ours is lost."""
+    kind = {"revoked": "revoke", "withdrawn": "withdraw"}[sub]
+    try:
+        directory = own_folder(root, ident.origin, sub, make=False)
+        names = sorted(os.listdir(directory))
+    except (ShareError, OSError):
+        return []
+    valid: set[str] = set()
+    for name in names:  # plain names sort before their copies
+        parsed = parse_name(name)
+        if not parsed or parsed[0] in valid or not _still_valid(root, directory / name, ident, kind, parsed[0]):
+            continue
+        if parsed[1]:  # a copy that holds our document: it becomes the plain file
+            data = read_doc(root, directory / name, MAX_OWN_BYTES)
+            if _put_own(root, directory / f"{parsed[0]}.json", file_bytes(data), problems) is None:
+                continue
+        valid.add(parsed[0])
+    removed, odd = sweep(root, directory, lambda h, copy: copy or h not in valid)
+    problems += [p.as_dict() for p in odd]
+    return [os.path.relpath(directory / f"{h}.json", root) for h in removed]
+
+
 def export_lessons(store: Store, folder: str | Path, *, identity_dir: Path | str | None = None,
                    cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write our shareable lessons, one signed file each, and our key.pub; drop stale files."""
@@ -132,11 +174,13 @@ def _export(store: Store, folder: str | Path, identity_dir: Path | str | None,
     own_folder(root, ident.origin, "confirm")
     report: dict[str, Any] = {"folder": str(root), "origin": ident.origin, "exported": [],
                               "unchanged": 0, "removed": [], "withheld": [], "not_ours": 0,
-                              "revocations": [], "problems": []}
+                              "revocations": [], "problems": [], "cleaned": []}
     problems = report["problems"]
+    report["cleaned"] = _clean_left_overs(root, ident, problems)
     _put_own(root, root / ident.origin / KEY_FILE, public_line(ident.public_raw).encode("ascii"), problems)
     revoked = _revoked_hashes(root, ident)
     report["revocations"] = _keep_revocations(store, root, ident, revoked, problems)
+    report["cleaned"] += _keep_only_ours(root, ident, "revoked", problems)
     wanted: set[str] = set()
     for lesson in list_lessons(store, statuses=("active",)):
         if not _is_own(lesson, ident.origin):
@@ -173,7 +217,7 @@ def write_confirmations(store: Store, folder: str | Path, *, identity_dir: Path 
 def _confirm(store: Store, folder: str | Path, identity_dir: Path | str | None) -> dict[str, Any]:
     ident = identity(identity_dir)
     root = _root(folder)
-    report: dict[str, Any] = {"written": [], "unchanged": 0, "removed": [], "problems": []}
+    report: dict[str, Any] = {"written": [], "unchanged": 0, "removed": [], "withdrawn": [], "problems": []}
     wanted: dict[str, dict[str, Any]] = {}
     for row in list_lessons(store, statuses=("active",)):
         if not _is_own(row, ident.origin):
@@ -189,10 +233,53 @@ def _confirm(store: Store, folder: str | Path, identity_dir: Path | str | None) 
                           "hash": text_hash, "author": row["origin"], "at": clock.iso()})
         if _put_own(root, path, file_bytes(doc), report["problems"]):
             report["written"].append(text_hash)
-    removed, odd = sweep(root, directory, lambda h, copy: h not in wanted)
+    # A confirmation that goes leaves a signed withdrawal behind, written first: a copy of the
+    # old confirmation put back later is then older than it, and no reader counts it.
+    going = _going(directory, wanted)
+    report["withdrawn"] = _withdraw(root, ident, going, report["problems"])
+    removed, odd = sweep(root, directory, lambda h, copy: h not in wanted or copy)
     report["removed"] = removed
     report["problems"] += [p.as_dict() for p in odd]
+    # A withdrawal of what we confirm again goes (the new confirmation is later anyway).
+    _keep_only_ours(root, ident, "withdrawn", report["problems"])
+    _unwithdraw(root, ident, set(wanted))
     return report
+
+
+def _going(directory: Path, wanted: dict[str, dict[str, Any]]) -> list[str]:
+    """The hashes of the files in our confirm/ that the sweep is about to remove."""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    return sorted({p[0] for p in map(parse_name, names) if p and p[0] not in wanted})
+
+
+def _withdraw(root: Path, ident: Identity, hashes: list[str], problems: list[dict[str, str]]) -> list[str]:
+    """Our signed withdrawal of each of these confirmations, at now (withdrawn/<hash>.json)."""
+    if not hashes:
+        return []
+    try:
+        own_folder(root, ident.origin, "withdrawn")
+    except ShareError as exc:
+        problems.append(Problem(f"{ident.origin}/withdrawn", str(exc)).as_dict())
+        return []
+    written = []
+    for text_hash in hashes:
+        doc = ident.sign({"v": VERSION, "type": "withdraw", "origin": ident.origin, "hash": text_hash,
+                          "at": clock.iso()})
+        if _put_own(root, doc_path(root, ident.origin, "withdrawn", text_hash), file_bytes(doc), problems):
+            written.append(text_hash)
+    return written
+
+
+def _unwithdraw(root: Path, ident: Identity, confirmed: set[str]) -> None:
+    """Our withdrawals of lessons we confirm again go."""
+    try:
+        directory = own_folder(root, ident.origin, "withdrawn", make=False)
+    except ShareError:
+        return
+    sweep(root, directory, lambda h, copy: h in confirmed)
 
 
 def _still_valid(root: Path, path: Path, ident: Identity, kind: str, text_hash: str) -> bool:

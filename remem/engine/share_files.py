@@ -5,6 +5,7 @@ Layout (docs/PROTOCOL.md, Sharing):
     <folder>/<origin>/lessons/<hash>.json
     <folder>/<origin>/confirm/<hash>.json
     <folder>/<origin>/revoked/<hash>.json
+    <folder>/<origin>/withdrawn/<hash>.json
 Only names that match these shapes are opened; symlinks are never followed; every size is
 checked with fstat before a byte is read.
 """
@@ -15,6 +16,7 @@ import json
 import os
 import re
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -24,7 +26,19 @@ from remem.engine.share_sign import ShareError, parse_public_line
 
 ORIGIN_RE = re.compile(r"^[0-9a-f]{16}$")
 HASH_RE = re.compile(r"^[0-9a-f]{32}$")
-SUBDIRS = ("lessons", "confirm", "revoked")
+SUBDIRS = ("lessons", "confirm", "revoked", "withdrawn")
+# What each sub-folder holds: the `type` of its documents.
+DOC_TYPES = {"lessons": "lesson", "confirm": "confirm", "revoked": "revoke", "withdrawn": "withdraw"}
+# Every export makes these two, even empty; without one, a folder is not read whole.
+REQUIRED = ("lessons", "confirm")
+# A temp file or a file that is not JSON yet, unchanged this long, is no write in progress:
+# Syncthing renames a finished file at once, and documents are a few hundred bytes.
+LEFT_OVER_SECONDS = 15 * 60
+LEFT_OVER = ("a sync tool's temp file unchanged for over 15 minutes (left over from a sync that "
+             "did not finish): not read, and no longer taken for a write in progress; its owner's "
+             "next `remem share sync` removes it (or delete it)")
+STALE_NOT_JSON = ("not JSON, and unchanged for over 15 minutes, so no half-synced file: refused; "
+                  "its owner's next `remem share sync` replaces or removes it (or delete it)")
 KEY_FILE = "key.pub"
 MAX_KEY_BYTES = 512
 MAX_OWN_BYTES = 65536  # our own documents are a few hundred bytes; anything bigger was planted
@@ -55,8 +69,9 @@ class Scan:
     rejected: list[Problem] = field(default_factory=list)
     incomplete: list[Problem] = field(default_factory=list)
     # Whether the folder was read whole: lessons/ and confirm/ both there and readable, no
-    # half-synced file, no sync tool's temp file without a hash in its name. Only then may a
-    # hash it no longer holds be taken as withdrawn (share.py); a sync in progress is not.
+    # half-synced file, no sync tool's temp file without a hash in its name (either unchanged
+    # for LEFT_OVER_SECONDS is left over, and does not count). Only then may a hash it no
+    # longer holds be taken as withdrawn (share.py); a sync in progress is not.
     settled: bool = True
     # Hashes a file was there for that did not read or verify (or is being written): not
     # withdrawn, whatever else the folder says.
@@ -77,6 +92,16 @@ _HASH_IN = re.compile(r"[0-9a-f]{32}")
 
 def _in_flight(name: str) -> bool:
     return _is_temp(name) and (name.endswith((".tmp", ".partial")) or name.startswith((".syncthing.", ".~")))
+
+
+def _left_over(entry: os.DirEntry[str]) -> bool:
+    """Whether a file has not changed for LEFT_OVER_SECONDS, by the file system's clock (its
+    mtime was set by that clock, not by remem's, which tests and REMEM_NOW may set); False
+    when it cannot be told."""
+    try:
+        return time.time() - entry.stat(follow_symlinks=False).st_mtime > LEFT_OVER_SECONDS
+    except OSError:
+        return False
 
 
 def hash_in(name: str) -> str | None:
@@ -215,13 +240,35 @@ def sweep(root: Path, directory: Path, stale: Callable[[str, bool], bool]) -> tu
     return removed, problems
 
 
+INCOMPLETE = "incomplete or not JSON (half-synced? it is read again next time)"
+
+
+def sweep_left_over(root: Path, directory: Path) -> list[str]:
+    """Delete temp files left over in one of our own folders (ours from a write cut short, a
+    sync tool's from a sync that did not finish): unchanged for LEFT_OVER_SECONDS, so no write
+    is in progress. Readers would otherwise see a write in progress there for good. Returns
+    their paths, relative to the share folder."""
+    removed: list[str] = []
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return removed
+    for entry in entries:
+        if (_in_flight(entry.name) and not entry.is_dir(follow_symlinks=False) and _left_over(entry)
+                and remove(Path(entry.path))):
+            removed.append(os.path.relpath(entry.path, root))
+    return removed
+
+
 def _load_json(data: bytes) -> dict[str, Any]:
     try:
         doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise ShareError("incomplete or not JSON (half-synced? it is read again next time)") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):  # cut short, mid-character or mid-value
+        raise ShareError(INCOMPLETE) from None
     except RecursionError:
         raise ShareError("refused: JSON nested too deep") from None
+    except ValueError:  # whole, but a number of over 4300 digits: no half-synced file does that
+        raise ShareError("refused: a number too long to read") from None
     if not isinstance(doc, dict):
         raise ShareError("not a JSON object")
     return doc
@@ -251,48 +298,59 @@ def scan_origin(root: Path, origin: str, cap: int) -> Scan:
         return scan
     for sub in SUBDIRS:
         directory = base / sub
+        # A file there that does not read says the origin may still stand behind its hash;
+        # never one in withdrawn/, whose files say the opposite.
+        unsure = scan.unsure if sub != "withdrawn" else set()
         if directory.is_symlink():
             scan.rejected.append(Problem(rel(directory), "refused: the folder is a link"))
-            scan.settled = False
+            if sub in REQUIRED:  # as if missing: revoked/ and withdrawn/ hold nothing back
+                scan.settled = False
             continue
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:
             # Every export makes lessons/ and confirm/: without one of them (not synced yet,
             # unreadable, an older remem) nothing can be taken as withdrawn.
-            if sub != "revoked":
+            if sub in REQUIRED:
                 scan.settled = False
             continue
         found: list[tuple[str, dict[str, Any]]] = []
         for entry in entries:
+            path = directory / entry.name
             if _is_temp(entry.name):
-                if _in_flight(entry.name):
-                    named = hash_in(entry.name)
-                    if named:
-                        scan.unsure.add(named)
-                    else:
-                        scan.settled = False
+                if not _in_flight(entry.name):
+                    continue  # .DS_Store and the like: there for good, and they say nothing
+                if _left_over(entry):
+                    # No write in progress: it must not hold back withdrawals for good.
+                    scan.rejected.append(Problem(rel(path), LEFT_OVER))
+                    continue
+                named = hash_in(entry.name)
+                if named:
+                    unsure.add(named)
+                else:
+                    scan.settled = False  # being written, and we cannot tell which document
                 continue
             parsed = parse_name(entry.name)
-            path = directory / entry.name
             if parsed is None:
                 named = hash_in(entry.name)
                 if named:
-                    scan.unsure.add(named)
+                    unsure.add(named)
                 scan.rejected.append(Problem(rel(path), "refused: unexpected file name"))
                 continue
             try:
                 doc = read_doc(root, path, cap)
             except ShareError as exc:
-                scan.unsure.add(parsed[0])
-                if "incomplete" in str(exc):
+                unsure.add(parsed[0])
+                if str(exc) != INCOMPLETE:
+                    scan.rejected.append(Problem(rel(path), str(exc)))
+                elif _left_over(entry):  # not JSON for good: no sync in progress
+                    scan.rejected.append(Problem(rel(path), STALE_NOT_JSON))
+                else:
                     scan.incomplete.append(Problem(rel(path), str(exc)))
                     scan.settled = False  # a sync in progress: other files may not be here yet
-                else:
-                    scan.rejected.append(Problem(rel(path), str(exc)))
                 continue
             if doc.get("hash") != parsed[0]:
-                scan.unsure.add(parsed[0])
+                unsure.add(parsed[0])
                 scan.rejected.append(Problem(rel(path), "refused: the file name does not match its hash"))
                 continue
             found.append((rel(path), doc))

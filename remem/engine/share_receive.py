@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-import math
+import re
+import reprlib
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from remem.engine.lessons import (
     update_lesson,
 )
 from remem.engine.share_files import (
+    DOC_TYPES,
     KEY_FILE,
     Problem,
     is_hash,
@@ -42,21 +45,53 @@ from remem.engine.share_trust import (
 from remem.engine.store import Store
 
 
-def _strength(value: Any) -> float | None:
+# A peer's strength is a decimal number written as a string ("1.50"; PROTOCOL.md): ASCII
+# digits, and at most 9 of them either side of the point, so it is finite whatever it says.
+_STRENGTH = re.compile(r"[0-9]{1,9}(\.[0-9]{1,9})?")
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = 40
+_SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxdict = 2, 3, 3
+
+
+def _shown(value: Any) -> str:
+    """A value from another machine's file, short enough for a one-line reason (a signed file
+    may put 60 KB or a nest of lists where a word belongs)."""
     try:
-        number = float(value)
-    except (TypeError, ValueError):
+        return _SHOWN.repr(value)
+    except (ValueError, RecursionError):  # an integer too long to write out
+        return f"a {type(value).__name__}"
+
+
+def _strength(value: Any) -> float | None:
+    """The strength a lesson document says, or None when it says none: a JSON number (10**400
+    would not even fit a float), an exponent, "nan" or digits of another script are no
+    strength here."""
+    if not isinstance(value, str) or not _STRENGTH.fullmatch(value):
         return None
-    return number if math.isfinite(number) and 0 <= number <= 1000 else None
+    return float(value)
+
+
+def _time(value: Any) -> datetime | None:
+    """An ISO 8601 time from a document (`created`, `at`), or None when it is none: not a
+    string, not a time, or one outside what a datetime holds in UTC."""
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    try:
+        return clock.parse(value)
+    except ValueError:  # clock.TimeOutOfRange too
+        return None
 
 
 def _validate(sub: str, doc: dict[str, Any], origin: str) -> str | None:
-    """Why a verified document is still unusable, or None."""
-    kind = {"lessons": "lesson", "confirm": "confirm", "revoked": "revoke"}[sub]
-    if doc.get("v") != VERSION:
-        return f"unsupported version {doc.get('v')!r} (this remem reads version {VERSION})"
+    """Why a verified document is still unusable, or None. Every member is checked for its
+    type as well as its value: the signature only says who wrote the file, not that it holds
+    what a document should."""
+    kind = DOC_TYPES[sub]
+    version = doc.get("v")
+    if type(version) is not int or version != VERSION:  # true == 1 in Python, not in JSON
+        return f"unsupported version {_shown(version)} (this remem reads version {VERSION})"
     if doc.get("type") != kind:
-        return f"a {doc.get('type')!r} document in {sub}/"
+        return f"a {_shown(doc.get('type'))} document in {sub}/"
     if doc.get("origin") != origin:
         return "signed for another origin than the folder it is in"
     if not isinstance(doc.get("hash"), str) or not is_hash(doc["hash"]):
@@ -65,20 +100,20 @@ def _validate(sub: str, doc: dict[str, Any], origin: str) -> str | None:
         text, lkind = doc.get("text"), doc.get("kind")
         if not isinstance(text, str) or not text.strip():
             return "a lesson without text"
-        if lkind not in LESSON_KINDS:
-            return f"unknown lesson kind {lkind!r}"
+        if not isinstance(lkind, str) or lkind not in LESSON_KINDS:
+            return f"unknown lesson kind {_shown(lkind)}"
         if lesson_hash(text, lkind) != doc["hash"]:
             return "the hash does not match the text"
         if _strength(doc.get("strength")) is None:
             return "malformed strength"
-        try:
-            clock.parse(str(doc.get("created")))
-        except ValueError:
+        if _time(doc.get("created")) is None:
             return "malformed created time"
         if "project" in doc:  # optional: absent for a lesson of every project
             problems = share_safety.project_problems(doc["project"])
             if problems:
                 return "malformed project: " + "; ".join(problems)
+    if kind == "withdraw" and _time(doc.get("at")) is None:
+        return "malformed withdrawal time"  # a withdrawal outranks what is older: it needs a time
     return None
 
 
@@ -150,32 +185,48 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
         held = set(scan.unsure)
         if scan.settled:
             holding[origin] = held
-        for sub, items in scan.docs.items():
+        # Its withdrawals first: a confirmation from before one is an old copy put back.
+        withdrawn: dict[str, datetime] = {}
+        for sub in ("withdrawn", "lessons", "confirm", "revoked"):
             seen: set[str] = set()
-            for rel, doc in items:
+            for rel, doc in scan.docs.get(sub, []):
                 if doc["hash"] in seen:
                     report["duplicates"] += 1  # a conflicted copy of a file already read
                     continue
+                # A file that does not verify or validate still says its origin may stand
+                # behind its hash; one in withdrawn/ says the opposite, so it says nothing.
+                unsure = held if sub != "withdrawn" else set()
                 if not verify(doc, scan.key_raw):
-                    held.add(doc["hash"])
+                    unsure.add(doc["hash"])
                     report["rejected"].append(Problem(
                         rel, f"signature does not verify against {origin}'s key "
                              "(changed after signing, or signed by another key)").as_dict())
                     continue
                 why = _validate(sub, doc, origin)
                 if why:
-                    held.add(doc["hash"])
+                    unsure.add(doc["hash"])
                     report["rejected"].append(Problem(rel, why).as_dict())
                     continue
+                if sub == "confirm" and doc["hash"] in withdrawn:
+                    at = _time(doc.get("at"))
+                    if at is None or at <= withdrawn[doc["hash"]]:
+                        report["rejected"].append(Problem(rel, (
+                            f"a confirmation older than {origin}'s withdrawal of it at "
+                            f"{clock.iso(withdrawn[doc['hash']])} (an old copy put back): not counted; "
+                            f"{origin}'s next `remem share sync` removes it")).as_dict())
+                        continue
                 seen.add(doc["hash"])
-                if sub == "lessons":
+                when = _time(doc.get("at"))  # a withdrawal's is a time (_validate)
+                if sub == "withdrawn" and when is not None:
+                    withdrawn[doc["hash"]] = when
+                elif sub == "lessons":
                     held.add(doc["hash"])
                     lessons_in.setdefault(doc["hash"], []).append((origin, doc))
                 elif sub == "confirm":
                     held.add(doc["hash"])
                     confirms_in.append((origin, doc["hash"]))
-                else:
-                    revokes_in.append((origin, doc["hash"], str(doc.get("at") or "")))
+                elif sub == "revoked":
+                    revokes_in.append((origin, doc["hash"], clock.iso(when) if when else ""))
     revoked_pairs = {(o, h) for o, h, _ in revokes_in}
     _take_lessons(store, lessons_in, revoked_pairs, ident.origin, report, embedder)
     _name_waiting(store, report)
