@@ -12,8 +12,9 @@ from remem.engine.detect_common import action_kind, command_of
 from remem.engine.detect_corrections import (
     INSTRUCTION, REDIRECT, after_interrupt, offer_summary, pushback, refused_call_kind,
 )
-from remem.engine.detect_errors import error_class
+from remem.engine.detect_errors import error_class, missing_name
 from remem.engine.session import Session, ToolCall, Turn
+from remem.engine.shell_words import command_words, split_commands
 from remem.engine.transcripts import parse_file
 
 FIX = Path(__file__).parent / "fixtures" / "claude_code"
@@ -590,6 +591,42 @@ def test_a_search_whose_trouble_was_sent_away_is_still_an_error_when_its_status_
     kept = _shell("grep -rn x src/ 2>&1", "", name="shell")
     assert len(detect.errors(convo("u: x", Turn(role="assistant", tool_calls=[hidden])))) == 1
     assert detect.errors(convo("u: x", Turn(role="assistant", tool_calls=[kept]))) == []
+
+
+@pytest.mark.parametrize("command, words", [
+    ('cd "my;dir" && make deploy', "make deploy"),  # a ";" inside quotes ends nothing
+    ("git commit -m 'wip | later' && git push", "git commit -m"),
+    ("(cd app && make)", "make"),  # a subshell's command, not its "("
+    ("echo `date` && false", "echo"),
+    ("grep -rn 'a|b' src", "grep -rn"),
+    ("FOO=1 npm run build 2>&1 | tail", "npm run build"),
+    ("cat <<EOF\nhi\nEOF", "cat"),
+])
+def test_what_a_command_line_runs_is_read_with_its_quotes(command, words):
+    """The words a refusal's lesson names ("Ask before running `…`") are read by the same
+    splitter that tells which command set an exit status: quote-aware, so `cd "my;dir" &&
+    make deploy` ran make, not `dir"`."""
+    assert command_words(command) == words
+
+
+@pytest.mark.parametrize("command, simple", [
+    ("cd src && grep -rn x .", [("", "cd src"), ("&&", "grep -rn x .")]),
+    ("grep 'a;b' f 2>&1 | head", [("", "grep 'a;b' f 2>&1"), ("|", "head")]),
+    ("(cd src && grep x .)", None),
+    ("grep x $(git ls-files)", None),
+    ("grep 'x", None),
+])
+def test_a_command_line_is_split_plainly_or_not_at_all(command, simple):
+    assert split_commands(command) == simple
+
+
+@pytest.mark.parametrize("text", ["a" * 300_000, "a" * 300_000 + ": not foun", "No module named " + "a" * 300_000])
+def test_a_missing_name_is_read_from_a_long_word_in_one_pass(text):
+    """`([\\w.+-]+): command not found` tried the word from each of its characters: a long word
+    with no such ending took minutes (100 KB: 89 s)."""
+    for cls in ("command_not_found", "module_not_found"):
+        assert missing_name(cls, text) in ("", "a" * 300_000)
+    assert missing_name("command_not_found", "x " + "a" * 300_000 + ": command not found") == "a" * 300_000
 
 
 # --------------------------------------------------------------------------- surprises

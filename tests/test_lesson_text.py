@@ -214,19 +214,64 @@ def test_error_text_names_the_error_and_the_fix_when_one_was_recorded():
 def test_a_failure_whose_line_says_failed_keeps_the_line(title, call, lesson):
     """The catch-all class is "failed": a line saying "failed" was taken for a repeat of the
     class and dropped, leaving "`Task` failed here (failed)"."""
-    assert lesson_text.draft("error", [{"title": title, "gist": f"{call}\nwhat it said"}]) == lesson
+    tool = call.partition(":")[0].lower()  # the tag `tool:<name>` of the failed call
+    assert lesson_text.draft("error", [{"title": title, "gist": f"{call}\nwhat it said", "tool": tool}]) == lesson
 
 
 def test_a_failed_edit_is_named_by_its_tool_not_by_one_projects_path():
     """The same error in two projects is one lesson shown in both: it named the file's absolute
     path in the first project ("`/home/dev/shop/CLAUDE.md` failed here")."""
     sources = [{"title": "Edit failed: File has not been read yet. Read it first before writing to it.",
-                "gist": f"Edit: {root}/CLAUDE.md\nFile has not been read yet.", "cwd": root}
+                "gist": f"Edit: {root}/CLAUDE.md\nFile has not been read yet.", "cwd": root, "tool": "edit"}
                for root in ("/home/dev/shop", "/home/dev/blog")]
     lesson = lesson_text.draft("error", sources)
     assert lesson == ("`Edit` failed here (File has not been read yet. Read it first before writing "
                       "to it.); find out why before running it again.")
     assert lesson_text.draft("error", sources[::-1], 1) == lesson
+
+
+@pytest.mark.parametrize("title, gist, lesson", [
+    ("Build failed: missing env var STRIPE_KEY", "Note: set STRIPE_KEY before npm run build",
+     "`set STRIPE_KEY before npm run build` failed here (missing env var STRIPE_KEY); find out why before "
+     "running it again."),
+    ("Deploy timed out: helm upgrade hung", "Context: helm upgrade --install api ./chart",
+     "`helm upgrade --install api ./chart` failed here (timed out: helm upgrade hung); give it more time "
+     "or a smaller scope."),
+])
+def test_an_error_no_tool_call_made_is_named_by_its_command_not_by_its_label(title, gist, lesson):
+    """Only a failed tool call's gist starts with its tool ("Edit: …", tagged `tool:edit`): the
+    label of an error a person told was taken for a tool ("`Note` failed here")."""
+    assert lesson_text.draft("error", [{"title": title, "gist": gist}]) == lesson
+    assert lesson_text.draft("error", [{"title": title, "gist": gist, "tool": "bash"}]) == lesson
+
+
+def test_a_lesson_about_a_fix_keeps_its_code_span_closed_and_what_is_missing():
+    """The fix's closing backtick was taken off as a quote around the words ("run `uv add
+    requests."), and the lesson did not say which module was missing."""
+    ep = {"title": "ModuleNotFoundError: No module named 'requests'", "gist": "running the app\nfix: run `uv add requests`"}
+    assert lesson_text.draft("error", [ep]) == "On ModuleNotFoundError (`requests`): run `uv add requests`."
+    ep = {"title": "zsh: command not found: fd", "gist": "fix: `brew install fd`"}
+    assert lesson_text.draft("error", [ep]) == "On command not found (`fd`): `brew install fd`."
+    assert lesson_text.imperative("'use `uv sync`'") == "Use `uv sync`."
+    assert lesson_text.imperative("`uv sync` before the tests") == "`uv sync` before the tests."
+    assert lesson_text.imperative('"`uv sync`"') == "Uv sync."  # one span around it all is a quote
+
+
+@pytest.mark.parametrize("lesson, parts", [
+    ("`npm run build` failed here (npm ERR! code ELIFECYCLE); find out why before running it again.",
+     ("failed", "npm ERR! code ELIFECYCLE", "npm run build")),
+    ("`fd . src` failed here (command not found); check the tool is installed, or use another.",
+     ("command not found", "command not found", "fd . src")),
+    ("`make` failed here; find out why before running it again.", ("failed", "", "make")),
+    ("On ModuleNotFoundError (`requests`): run `uv add requests`.",
+     ("", "On ModuleNotFoundError (`requests`): run `uv add requests`.", "requests")),
+    ("On ModuleNotFoundError: run `uv add requests`.", ("", "On ModuleNotFoundError: run `uv add requests`.", "")),
+    ("On `make deploy` broke prod: use `make deploy-staging`.",
+     ("", "On `make deploy` broke prod: use `make deploy-staging`.", "make deploy")),
+    ("Avoid repeating this error: `make deploy` broke prod.", ("", "`make deploy` broke prod.", "make deploy")),
+])
+def test_an_error_lessons_words_say_what_failed_never_its_remedy(lesson, parts):
+    assert lesson_text.error_lesson_parts(lesson) == parts
 
 
 def test_paths_inside_the_project_are_written_relative_to_it():
@@ -258,7 +303,8 @@ _SEPARATORS = st.lists(st.sampled_from([" ", " ", ": ", "; ", ", "]), min_size=1
        _WORDS, _SEPARATORS)
 def test_a_lesson_from_a_failed_call_keeps_a_short_line_whole(tool, label, words, separators):
     line = "".join(w + s for w, s in zip(words, separators)).strip(" :;,")
-    lesson = lesson_text.draft("error", [{"title": f"{tool} {label}: {line}", "gist": f"{tool}: do it"}])
+    lesson = lesson_text.draft("error", [{"title": f"{tool} {label}: {line}", "gist": f"{tool}: do it",
+                                          "tool": tool.lower()}])
     assert "\n" not in lesson and len(lesson) <= lesson_text.MAX_CHARS + 1
     if len(line) <= 60:
         assert f" failed here ({line}); " in lesson or f" failed here ({label}: {line}); " in lesson, lesson

@@ -54,6 +54,13 @@ def test_an_edit_that_failed_then_went_through_is_an_edit():
     assert did.endswith("; edited a.py; tried to edit b.py (refused)")
 
 
+def test_an_edit_by_any_agents_edit_tool_is_an_edit():
+    """The gist knew Claude Code's edit tools alone: Gemini CLI's `write_file` went untold."""
+    write = ToolCall(id="w", name="write_file", input={"file_path": "/home/dev/shop/app.py", "content": "x"},
+                     result="")
+    assert _did(_gist(write)) == "Did: 1 tool calls (write_file); edited app.py"
+
+
 _CALL = st.tuples(st.sampled_from(["bash", "write"]), st.sampled_from(["ok", "failed", "refused"]),
                   st.sampled_from(["alpha", "beta", "gamma"]))
 

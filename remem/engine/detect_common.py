@@ -223,8 +223,9 @@ _INSTALL_CMD = re.compile(
     r"gem\s+install|bundle\s+install|brew\s+install|(apt|apt-get|dnf|yum|pacman|apk)\s+(install|add|-S)|"
     r"mix\s+deps\.get)"
 )
-_EDIT_TOOLS = {"edit", "write", "multiedit", "notebookedit", "str_replace_based_edit_tool",
-               "apply_patch", "create_file", "edit_file", "write_file", "str_replace"}
+# Tools that change a file (Claude Code, Codex, Gemini CLI, Cursor …), by their lower-case name.
+EDIT_TOOLS = frozenset(("edit", "write", "multiedit", "notebookedit", "str_replace_based_edit_tool",
+                        "apply_patch", "create_file", "edit_file", "write_file", "str_replace"))
 _TEXT_KINDS = (
     ("push", re.compile(r"\bpush(ing)?\b|\bopen (a |the )?(pull request|pr)\b|\bdeploy\b", re.I)),
     ("commit", re.compile(r"\bcommit(ting)?\b", re.I)),
@@ -263,7 +264,7 @@ def action_kind(item: Any) -> str:
         name, tool_input = item.get("name"), item.get("input")
     if name is not None:
         lname = str(name).lower()
-        if lname in _EDIT_TOOLS:
+        if lname in EDIT_TOOLS:
             return "edit"
         command = ""
         if isinstance(tool_input, dict):

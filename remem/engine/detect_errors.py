@@ -14,8 +14,8 @@ import shlex
 from remem.engine.detect_common import (SENTENCE_END, Finding, action_kind, command_of, dedupe, describe_call,
                                         plain, quote, redact_secrets, redacted_head, shorten)
 from remem.engine.session import Session, ToolCall
-from remem.engine.shell_words import shell_command
-from remem.engine.toolresult import exit_code
+from remem.engine.shell_words import DIRECTORY_CHANGES, ENV_ASSIGN, shell_command, split_commands
+from remem.engine.toolresult import EXIT_LINE, exit_code
 
 ERROR_CLASSES = (
     "command_not_found", "module_not_found", "permission_denied", "test_failure",
@@ -110,9 +110,12 @@ _MISSING_NAME = {
     "module_not_found": (re.compile(r"No module named '?([\w.]+)"), re.compile(r"Cannot find module '([^']+)'")),
     "command_not_found": (
         # zsh's "command not found: fd"; not a label before another message ("…: Error: …")
-        re.compile(r"command not found: ([\w.+-]+)(?![\w.+:-])"), re.compile(r"([\w.+-]+): command not found"),
+        re.compile(r"command not found: ([\w.+-]+)(?![\w.+:-])"),
+        # A name is read from its first character (not from each one inside it): a long word
+        # with no ": command not found" after it costs one pass, not one per character.
+        re.compile(r"(?<![\w.+-])([\w.+-]+): command not found"),
         re.compile(r"'([\w.+-]+)' is not recognized"), re.compile(r"exec: \"([\w.+-]+)\": executable file not found"),
-        re.compile(r"([\w.+-]+): not found\b")),
+        re.compile(r"(?<![\w.+-])([\w.+-]+): not found\b")),
 }
 
 
@@ -134,6 +137,7 @@ _LABEL = {
     "syntax_type_error": "syntax/type error", "timeout": "timed out", "network": "network error",
     "git_conflict": "git conflict", "file_not_found": "file not found", "other": "failed",
 }
+CLASS_OF_LABEL = {label: cls for cls, label in _LABEL.items()}  # an error title's label: its class
 _NOISE = re.compile(r"^(Exit code:? -?\d+|Error:?|Traceback \(most recent call last\):|error:?)\s*$", re.I)
 _TRACEBACK = "Traceback (most recent call last):"
 # The exception line that closes a Python traceback: `KeyError: 'amount'`, `psycopg.OperationalError`.
@@ -264,20 +268,15 @@ _ANSWER_LINES = {
 }
 _HUNK_START = re.compile(r"@@ .*|\*{15}")
 _HUNK_LINE = re.compile(r"[-+ !\\].*")
-_EXIT_LINE = re.compile(r"(?:exit code|exit status|process exited with code)[:\s]+-?\d+\s*", re.I)
 _SEARCHES = frozenset(("grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "pgrep"))
 _GIT_DIFFS = frozenset(("diff", "diff-index", "diff-files", "diff-tree"))
-# Commands that print nothing when they succeed and say why when they fail: they may run
-# before an answering command (`cd src && grep …`); the words of their failure are not allowed.
-_QUIET = frozenset(("cd", "pushd"))
-_ENV_WORD = re.compile(r"[A-Za-z_]\w*=")
 _STDERR_AWAY = re.compile(r"2>(?!&1)|&>|>&\s*[^\d\s]")  # not 2>&1, which keeps it
 
 
 def _answer_kind(words: list[str]) -> str | None:
     """Which answer a simple command gives by exit status 1 (a key of _ANSWER_LINES), None
     when its status 1 is a failure."""
-    while words and _ENV_WORD.match(words[0]):
+    while words and ENV_ASSIGN.match(words[0]):
         words = words[1:]  # FOO=1 grep …
     if not words:
         return None
@@ -301,54 +300,12 @@ def _answer_kind(words: list[str]) -> str | None:
     return None
 
 
-def _split_commands(command: str) -> list[tuple[str, str]] | None:
-    """The simple commands of a command line, each with the operator before it ('' first):
-    [("", "cd src"), ("&&", "grep -rn x .")]. None when the line is not read so plainly: an
-    unclosed quote, a subshell or command substitution, a here-document."""
-    out: list[tuple[str, str]] = []
-    buf: list[str] = []
-    op, quote, i, n = "", "", 0, len(command)
-    while i < n:
-        ch = command[i]
-        if quote:
-            buf.append(ch)
-            if ch == "\\" and quote == '"' and i + 1 < n:
-                buf.append(command[i + 1])
-                i += 1
-            elif ch == quote:
-                quote = ""
-            i += 1
-            continue
-        if ch in "'\"":
-            quote = ch
-        elif ch == "\\" and i + 1 < n:
-            buf += [ch, command[i + 1]]
-            i += 2
-            continue
-        elif ch in "()`" or command.startswith("<<", i):
-            return None
-        elif command.startswith(("&&", "||"), i) or ch in ";\n|" or (
-                ch == "&" and not (buf and buf[-1] in "<>") and command[i + 1:i + 2] != ">"):
-            out.append((op, "".join(buf).strip()))
-            op = command[i:i + 2] if command.startswith(("&&", "||"), i) else ch
-            op = ";" if op == "\n" else op
-            i += len(op) if op in ("&&", "||") else 1
-            buf = []
-            continue
-        buf.append(ch)
-        i += 1
-    if quote:
-        return None
-    out.append((op, "".join(buf).strip()))
-    return out
-
-
 def _status_commands(command: str) -> list[str] | None:
     """The simple commands whose exit status a command line may end with, None when that
     cannot be told. After the last `;` or newline comes the and-or list that sets the status;
     in it, any pipeline not followed by `||` may be the one that failed, and of a pipeline
     the last command (every command, under `set -o pipefail`)."""
-    parts = _split_commands(command)
+    parts = split_commands(command)
     if parts is None:
         return None
     while parts and not parts[-1][1] and parts[-1][0] in (";", ""):
@@ -395,7 +352,9 @@ def answers_no(call: ToolCall) -> bool:
         except ValueError:
             return False
         kind = _answer_kind(words)
-        if kind is None and not (words and words[0] in _QUIET):
+        # A change of directory prints nothing when it succeeds and says why when it fails: it
+        # may run before an answering command (`cd src && grep …`); its failure's words are not allowed.
+        if kind is None and not (words and words[0] in DIRECTORY_CHANGES):
             return False
         if kind:
             kinds.add(kind)
@@ -410,7 +369,7 @@ def _only_answers(text: str, kinds: set[str]) -> bool:
     allowed = [_ANSWER_LINES[k] for k in kinds]
     in_hunk = False
     for line in text.splitlines():
-        if not line.strip() or _EXIT_LINE.fullmatch(line.strip()):
+        if not line.strip() or EXIT_LINE.fullmatch(line.strip()):
             continue
         if "differ" in kinds and _HUNK_START.fullmatch(line):
             in_hunk = True

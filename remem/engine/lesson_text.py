@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from remem.engine.programs import CODE_SPAN
 from remem.engine.share_safety import _SECRETS_RE, _SECRETS_RE_I
 from remem.engine.shell_words import SHELL_TOOLS, command_words
 
@@ -39,7 +40,11 @@ _YOU_SHOULD = re.compile(
     r"can you|could you|would you|will you|just)\s+", re.IGNORECASE
 )
 _YOU_SHOULDNT = re.compile(r"^(?:you should not|you shouldn't|you must not|you mustn't)\s+", re.IGNORECASE)
-_FIX = re.compile(r"^\s*(?:fix|fixed by|fixed with|resolved by|solution)\s*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+# ASCII case only: the sleep tells which stored episodes may hold a fix with SQLite's lower(),
+# which knows no other (FIX_WORDS).
+_FIX = re.compile(r"^\s*(?:fix|fixed by|fixed with|resolved by|solution)\s*:\s*(.+)$",
+                  re.IGNORECASE | re.MULTILINE | re.ASCII)
+FIX_WORDS = ("fix", "resolved by", "solution")  # one of them is in every fix _FIX finds
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -55,7 +60,9 @@ def clip(text: str, limit: int = MAX_CHARS) -> str:
 
 
 def _finish(text: str) -> str:
-    text = text.strip().strip("\"'`“”")
+    text = text.strip().strip("\"'“”")
+    if len(text) > 1 and text[0] == text[-1] == "`" and text.count("`") == 2:
+        text = text[1:-1]  # one code span around it all; a backtick that closes a span stays
     if not text:
         return text
     text = text[0].upper() + text[1:]
@@ -116,17 +123,20 @@ _SHELL_PREFIX = re.compile(r"^(?:/bin/)?(?:ba|z)?sh: (?:line …: )?")
 def _error_from_call(episode: dict[str, Any]) -> str:
     """'`<command>` failed here (<label>: <detail>); <advice>.' for a detected tool failure, or ''.
 
-    A shell call is named by its command; any other tool by its own name ("`Edit` failed
-    here"): what it touched (a file's absolute path, a URL, a pattern) says where it failed, not
-    what to avoid, and a path names one project's folder while the lesson may hold in several.
-    Paths inside the episode's project are written relative to it for the same reason."""
+    The command is what the gist's first line names: for an episode of a failed tool call
+    (`episode["tool"]`, from its tag `tool:<name>`) that line is "<Tool>: <input>". A shell call
+    is named by its command; any other tool by its own name ("`Edit` failed here"): what it
+    touched (a file's absolute path, a URL, a pattern) says where it failed, not what to avoid,
+    and a path names one project's folder while the lesson may hold in several. Paths inside
+    the episode's project are written relative to it for the same reason. Any other error's
+    first line is its command, after a label if it has one ("Context: helm upgrade …")."""
     title = " ".join((episode.get("title") or "").split())
     call = ((episode.get("gist") or "").splitlines() or [""])[0].strip()
     label = next((lab for lab in _ADVICE if f" {lab}:" in title or title.endswith(f" {lab}")), "")
     if not label or not call:
         return ""
     tool, named, arg = call.partition(": ")
-    if named and " " not in tool and tool.lower() not in SHELL_TOOLS:
+    if named and tool.lower() == str(episode.get("tool") or "").lower() and tool.lower() not in SHELL_TOOLS:
         command = tool
     else:
         command = arg if named else call
@@ -326,11 +336,55 @@ def _draft(kind: str, episodes: Sequence[dict[str, Any]], representative: int) -
         klass = error_class(f"{title}\n{rep.get('gist') or ''}")
         fix = next((f for f in (find_fix(e) for e in reversed(episodes)) if f), "")
         if fix:
-            return _finish(clip(f"On {klass or title}: {fix}"))
+            return _finish(clip(f"On {_fixed(klass, title, rep.get('gist') or '')}: {fix}"))
         return _error_from_call(rep) or _finish(clip(f"Avoid repeating this error: {title}", ERROR_CHARS))
     if kind == "surprise":
         return _finish(clip(f"Keep in mind: {person_words(rep)}"))
     return _finish(clip(person_words(rep)))
+
+
+def _fixed(klass: str, title: str, gist: str) -> str:
+    """What a fix is for: the error's class (`ModuleNotFoundError`), with the module or command
+    it names as missing ("command not found (`fd`)"), else the title: a fix for one missing
+    module is no lesson about another."""
+    if not klass:
+        return title
+    from remem.engine.detect_errors import error_class as detect_class
+    from remem.engine.detect_errors import missing_name
+
+    words = f"{title}\n{gist}"
+    missing = missing_name(detect_class(words), words)
+    return f"{klass} (`{missing}`)" if missing else klass
+
+
+# An error lesson as _error_from_call words it, read back (error_lesson_parts).
+_FAILED_HERE = re.compile(r"`(.*?)` failed here(?: \((.*)\))?; ")
+_AVOID = "Avoid repeating this error: "
+
+
+def error_lesson_parts(text: str) -> tuple[str, str, str]:
+    """What an error lesson in the words `draft` gives it says failed: (the label of how, as
+    _ADVICE names it: "failed" for the catch-all, '' when the lesson names none; the words that
+    say how it failed; the command or tool that failed, '' when it quotes none). A lesson about
+    a fix ("On <class>: <fix>") is about a command quoted before its fix, never the fix's own
+    ("On ModuleNotFoundError (`requests`): run `uv add requests`": requests)."""
+    text = " ".join((text or "").split())
+    call = _FAILED_HERE.match(text)
+    if call:
+        how = call.group(2) or ""
+        label = next((lab for lab in _ADVICE if how == lab or how.startswith(f"{lab}: ")), "failed")
+        return label, how, call.group(1)
+    if text.startswith(_AVOID):
+        text = text[len(_AVOID):]
+        about = text
+    elif text.startswith("On "):  # what it is about ends at its first ": " outside a code span
+        masked = CODE_SPAN.sub(lambda m: "x" * len(m.group(0)), text)
+        end = masked.find(": ")
+        about = text[:end] if end >= 0 else text
+    else:
+        about = text
+    span = CODE_SPAN.search(about)
+    return "", text, span.group(1) if span else ""
 
 
 def reword(text: str, kind: str, episodes: Sequence[dict[str, Any]]) -> str | None:

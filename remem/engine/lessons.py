@@ -252,9 +252,12 @@ def _not_active(lesson_id: str, status: str) -> str:
     """Why a lesson of this status takes no part in a merge by hand, and what to do first."""
     if status == "vetoed":
         return f"it is vetoed; restore it first (`remem lessons restore {lesson_id}`)"
-    if status in ("candidate", "quarantined"):
+    if status == "candidate":
         return (f"it is a received lesson not yet accepted ({status}); accept it first "
                 f"(`remem share accept {lesson_id}`)")
+    if status == "quarantined":  # accepted only with --force, once read (share_choices.accept)
+        return (f"it is a received lesson held back as unsafe (quarantined); read it in "
+                f"`remem share candidates`, then accept it with `remem share accept {lesson_id} --force`")
     return f"it is {status}, retired for good"
 
 

@@ -29,7 +29,7 @@ from remem.engine.consolidate import (
     medoid, merge_groups,
 )
 from remem.engine.detect_corrections import refused_call_kind
-from remem.engine.detect_errors import ERROR_CLASSES, missing_name
+from remem.engine.detect_errors import CLASS_OF_LABEL, ERROR_CLASSES, missing_name
 from remem.engine.detect_errors import error_class as detect_error_class
 from remem.engine.embed import to_blob
 from remem.engine.lessons import lesson_hash
@@ -58,16 +58,21 @@ _UNCONFIRMED = ("(kind = 'correction' AND EXISTS (SELECT 1 FROM tags "
                 "WHERE memory_id = episodes.id AND tag = 'unconfirmed'))")
 
 
-# What an error's failed call was: detect tags the tool (`tool:bash`) and starts the gist with
-# the call ("Bash: npm run build"). Read for errors alone.
-_CALL = ("(SELECT substr(tag, 6) FROM tags WHERE memory_id = episodes.id AND tag LIKE 'tool:%' "
-         "LIMIT 1) AS tool, substr(gist, 1, 200) AS head, ")
+# Which tool's call failed: detect tags the tool (`tool:bash`) and starts the gist with the call
+# ("Bash: npm run build").
+_TOOL = ("(SELECT substr(tag, 6) FROM tags WHERE memory_id = episodes.id AND tag LIKE 'tool:%' "
+         "LIMIT 1) AS tool")
+# What an error's lesson is drafted from (lesson_text.draft), which its class is read from
+# (_klass): the detail only when it may hold a fix, the one thing read from it.
+_DRAFTED = (f"{_TOOL}, gist, CASE WHEN "
+            + " OR ".join(f"instr(lower(detail), '{w}') > 0" for w in lesson_text.FIX_WORDS)
+            + " THEN detail END AS detail, ")
 
 
 def _kind_rows(store: Store, kind: str, space: str) -> list[dict[str, Any]]:
     return store.rows(
         "SELECT seq, id, kind, at, cwd, title, archived, strength, embedding, "
-        f"{_CALL if kind == 'error' else ''}"
+        f"{_DRAFTED if kind == 'error' else ''}"
         "(SELECT substr(tag, 7) FROM tags WHERE memory_id = episodes.id AND tag LIKE 'error:%' "
         f"LIMIT 1) AS eclass, {_WORDLESS} AS wordless, {_UNCONFIRMED} AS unconfirmed FROM episodes "
         "WHERE kind = ? AND space = ? AND embedding IS NOT NULL ORDER BY at, seq",
@@ -206,56 +211,54 @@ def _kind_data(ctx: "Context", kind: str) -> tuple[list[dict[str, Any]], dict[st
 
 
 def _klass(row: dict[str, Any]) -> str:
-    """An error's class in one form, whether ingest tagged it (`error:module_not_found` from
-    detect, or a person's `error:ModuleNotFoundError`, stored lower-cased) or only its title
-    names it: otherwise the same error in two copies never clusters. An error's class carries
-    what failed too (_with_what): two errors join only when the same thing failed. A wordless
-    refusal's class is the kind of call refused (`refused:shell git push`), which no error
-    class shares; every other correction has none (''), so an unconfirmed one meets any
-    correction."""
+    """An episode's class, which keeps it from meeting episodes of another class. An error's
+    is the class its lesson's words give (_error_lesson_klass of the lesson drafted from it
+    alone), so a lesson whose sources are gone stands in with the class they had. A surprise's
+    is one form of its class, whether tagged (`error:ModuleNotFoundError`, stored lower-cased)
+    or only named in its title. A wordless refusal's class is the kind of call refused
+    (`refused:shell git push`), which no error class shares; every other correction has none
+    (''), so an unconfirmed one meets any correction."""
     if row.get("wordless"):
         return _refused_klass(row.get("title") or "")
     if row.get("kind") == "correction":
         return ""
+    if row.get("kind") == "error":
+        return _error_lesson_klass({"draft": lesson_text.draft("error", [row])})
     tag = (row.get("eclass") or "").strip().lower()
     if tag in ERROR_CLASSES and tag != "other":
-        klass = tag
-    elif tag and tag != "other":
-        klass = _text_klass(tag) or tag
-    else:
-        klass = _text_klass(row.get("title") or "")
-    if row.get("kind") != "error":
-        return klass
-    # detect's gist holds the error's line without the title's label ("Bash command not found:")
-    words = row.get("head") if row.get("tool") else f"{row.get('head') or ''}\n{row.get('title') or ''}"
-    return _with_what(klass, words or "", _ran(row))
+        return tag
+    if tag and tag != "other":
+        return _text_klass(tag) or tag
+    return _text_klass(row.get("title") or "")
+
+
+def _error_lesson_klass(lesson: dict[str, Any]) -> str:
+    """An error lesson's class, read from its draft (the words it was made with) or text, as
+    lesson_text.error_lesson_parts reads them back: how it failed (the label of a failed call,
+    "module not found"; else the class its words name), with what failed (_with_what). An
+    episode's class is that of the lesson drafted from it (_klass): the class of the lesson
+    stands for those of its sources when they are gone, so the same failure again joins it and
+    a veto on it holds. (A lesson whose fix another source than the one it was worded from
+    recorded has the class of its fix's wording, "On <class>: <fix>", which keeps what is
+    missing but names no command a detected failure ran: a detected error seldom has a fix.)"""
+    label, how, command = lesson_text.error_lesson_parts(lesson.get("draft") or lesson.get("text") or "")
+    klass = CLASS_OF_LABEL[label] if label and label != "failed" else _text_klass(how)
+    return _with_what(klass, how, " ".join(program_words(command, by_name=True)))
 
 
 def _with_what(klass: str, words: str, ran: str) -> str:
     """An error's class with what failed: for a missing module or command the one missing
     (whatever command met it: `python app.py` and `pytest` both missing `requests` are one
-    error), for any other the command its failed call ran (`ran`; '' when no tool call made
-    it, as for an error a person told). The words of two error outputs are mostly the same
+    error), for any other the command that failed (`ran`: its program and up to two more
+    words, "npm run build", a program run by its path named by its file name, "gradlew
+    build"; for a tool that is not a shell, the tool, "edit"; '' when no command is named, as
+    for most errors a person told). The words of two error outputs are mostly the same
     boilerplate ("Bash failed: …", "Exit code 1"): a failed `npm run build` and a lint
     finding of `ruff check` came closer than the cut, and with no class detect names
-    ("other") nothing else kept them apart. The command that failed is what an error lesson
-    is about ("`npm run build` failed here …"). A missing command whose name the words do
-    not keep is the program that was run (`fd . src`: fd)."""
+    ("other") nothing else kept them apart. A missing command whose name the words do not
+    keep is the program that was run (`fd . src`: fd)."""
     what = missing_name(klass, words) or (ran.split(" ", 1)[0] if klass == "command_not_found" else ran)
     return f"{klass}|{what}" if what else klass
-
-
-def _ran(row: dict[str, Any]) -> str:
-    """What an error's failed call ran: for a shell command its program and subcommand as
-    `program_words` reads them ("npm run build", "git push origin", "pytest"), for any other
-    tool the tool ("edit"); '' for an error no tool call made (a person told it)."""
-    tool = (row.get("tool") or "").strip().lower()
-    if not tool:
-        return ""
-    name, said, command = ((row.get("head") or "").split("\n", 1)[0]).partition(": ")
-    if tool in SHELL_TOOLS and said and name.strip().lower() == tool:
-        return " ".join(program_words(command)) or tool
-    return tool
 
 
 def _refused_klass(title: str) -> str:
@@ -322,7 +325,7 @@ def _full_rows(store: Store, ids: list[str]) -> dict[str, dict[str, Any]]:
         chunk = ids[start:start + 500]
         marks = ",".join("?" for _ in chunk)
         for row in store.rows(
-            f"SELECT id, kind, at, cwd, title, gist, detail FROM episodes WHERE id IN ({marks})", chunk
+            f"SELECT id, kind, at, cwd, title, gist, detail, {_TOOL} FROM episodes WHERE id IN ({marks})", chunk
         ):
             out[row["id"]] = row
     return out
@@ -477,20 +480,6 @@ def _group(lesson: dict[str, Any], srcs: list[str], rows: list[dict[str, Any]],
     klass = (_lesson_klass(lesson) if kind == "correction" else _error_lesson_klass(lesson) if kind == "error"
              else _text_klass(lesson["text"]))
     return Group(lesson["id"], [], vec, klass, stand_in=1)
-
-
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
-
-
-def _error_lesson_klass(lesson: dict[str, Any]) -> str:
-    """The class an error lesson whose sources are all gone stands in with: the class its words
-    name, with what failed (see _with_what): the module or command missing they name, else the
-    command the lesson is about, the first `code span` of its draft (the words it was made
-    with) or text ("`npm run build` failed here …"), so the same failure again joins it
-    and a veto on it holds. A lesson that names no command stands in with its class alone."""
-    words = lesson.get("draft") or lesson.get("text") or ""
-    span = _CODE_SPAN.search(words)
-    return _with_what(_text_klass(words), words, " ".join(program_words(span.group(1))) if span else "")
 
 
 def _write_groups(

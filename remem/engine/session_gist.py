@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from remem.engine.detect_common import FINDING_KINDS, command_of, quote, shorten
+from remem.engine.detect_common import EDIT_TOOLS, FINDING_KINDS, command_of, quote, shorten
 from remem.engine.projects import project_name
 from remem.engine.session import Session
 
@@ -56,9 +56,6 @@ def prompts_detail(session: Session) -> str:
     return "\n".join(lines)
 
 
-_EDIT_TOOLS = ("edit", "write", "multiedit", "notebookedit")
-
-
 def session_gist(session: Session, found: dict[str, Any]) -> tuple[str, str]:
     """A deterministic title and gist: what was asked, what was done, how it ended."""
     asked = first_ask(session)
@@ -81,7 +78,7 @@ def session_gist(session: Session, found: dict[str, Any]) -> tuple[str, str]:
             # Recall gives the gist to agents: a call refused or failed did not do what it
             # asked, so it is told apart, never listed as done.
             outcome = "refused" if call.rejected else "failed" if call.is_error else ""
-            if call.name.lower() in _EDIT_TOOLS and inp.get("file_path"):
+            if call.name.lower() in EDIT_TOOLS and inp.get("file_path"):
                 name = Path(str(inp["file_path"])).name
                 if outcome:
                     tried.append((f"edit {name}", outcome))

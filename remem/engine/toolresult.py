@@ -11,7 +11,8 @@ import json
 import re
 from typing import Any
 
-_EXIT_LINE = re.compile(
+# The line a harness adds with a command's exit status ("Exit code 1", "exit status: 2").
+EXIT_LINE = re.compile(
     r"^(?:exit code|exit status|process exited with code)[:\s]+(-?\d+)", re.IGNORECASE | re.MULTILINE
 )
 # What a failed call's output starts with, across the tools and harnesses we read.
@@ -54,7 +55,7 @@ def exit_code(text: str) -> int | None:
         code = _code_in(value)
         if code is not None:
             return code
-    match = _EXIT_LINE.search(text[:2000])
+    match = EXIT_LINE.search(text[:2000])
     return int(match.group(1)) if match else None
 
 
