@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from remem.engine.shell_words import command_words, program_words, runs_command
+from remem.engine.shell_words import ENV_ASSIGN, command_words, program_words, runs_command
 
 # Command-line tools whose name, written as a plain word in a developer's prompt or lesson,
 # means the tool. Left out: names that are also everyday words or the name of a language or a
@@ -68,7 +68,6 @@ _PROGRAM_NAME = re.compile(r"[a-z][a-z0-9._+-]*$")
 _PLAIN_WORD = re.compile(r"[a-z0-9][a-z0-9._:@+-]*$")
 _ARGUMENT = re.compile(r"-{1,2}[A-Za-z0-9]|\S*/|\.\.?$|~|[A-Za-z_]\w*=|[|&;<>$]|\d>"
                        r"|[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,4}$")
-_ENV_ASSIGN = re.compile(r"[A-Za-z_]\w*=")
 _SENTENCE_WORDS = frozenset("""
     a an the this that these those it its my our your their all any some every each sure out up
     down where what how why when which who whether if to in on at of for with from by into
@@ -101,7 +100,7 @@ def reads_as_command(prompt: str) -> bool:
     everyday word with only plain words after it is read as a sentence."""
     words = prompt.split()
     assigned = False
-    while words and _ENV_ASSIGN.match(words[0]):  # "CI=1 make test": the shell's own syntax
+    while words and ENV_ASSIGN.match(words[0]):  # "CI=1 make test": the shell's own syntax
         words, assigned = words[1:], True
     if not words:
         return False
