@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from remem import paths
 from remem.engine import clock
 from remem.engine.files import write_atomic
-from remem.engine.lessons import get_lesson, set_status
+from remem.engine.lessons import get_lesson, set_status, update_lesson
 from remem.engine.render_files import _dump, _read_json
 from remem.engine.store import LESSON_STATUSES, Store
 
@@ -83,7 +85,8 @@ def veto_lesson(store: Store, lesson_id: str, *, note: str | None = None,
     if lesson["status"] == "vetoed":
         raise NothingToDo(f"{lesson['id']} is vetoed already: nothing to do")
     done = set_status(store, lesson["id"], "vetoed", note=note or "vetoed by the person")
-    record_veto(lesson, how=how)  # the lesson as it was: its status before the veto is kept
+    with _undone_unless_written(store, lesson):
+        record_veto(lesson, how=how)  # the lesson as it was: its status before the veto is kept
     return done
 
 
@@ -107,8 +110,24 @@ def restore_lesson(store: Store, lesson_id: str) -> dict[str, Any]:
         return lesson
     status, note = _before_veto(lesson)
     done = set_status(store, lesson["id"], status, note=note)
-    clear_veto(lesson)
+    with _undone_unless_written(store, lesson):
+        clear_veto(lesson)
     return done
+
+
+@contextmanager
+def _undone_unless_written(store: Store, lesson: dict[str, Any]) -> Iterator[None]:
+    """The memory is written first, so a memory another process holds refuses before
+    vetoed.json changes; when vetoed.json then cannot be written, the lesson goes back to the
+    status and note it had, and the two never disagree. A vetoed lesson with no record would
+    lose the status a restore returns it to (and a veto tried again finds nothing to do); a
+    restored one whose record stays would not be rendered, and a received one sent back to
+    the share gate would not be, even once accepted."""
+    try:
+        yield
+    except BaseException:
+        update_lesson(store, lesson["id"], status=lesson["status"], note=lesson.get("note"))
+        raise
 
 
 def _before_veto(lesson: dict[str, Any]) -> tuple[str, str]:

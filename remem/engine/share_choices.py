@@ -223,7 +223,14 @@ def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = No
 
 def revoke(store: Store, lesson_id: str, folder: str | Path, *, identity_dir: Path | str | None = None
            ) -> dict[str, Any]:
-    """Withdraw one of our lessons everywhere: a signed revocation, our export removed."""
+    """Withdraw one of our lessons everywhere: revoked here, then a signed revocation, our
+    export removed.
+
+    The memory changes first: when it refuses the write (another process holds it: StoreBusy;
+    read-only), the folder is left as it was, and no peer retires a lesson still active here.
+    A folder that then refuses the revocation or the removal is finished by the next export
+    (share_export: every revoked lesson of ours gets its revocation back, and only active
+    lessons stay exported); ShareError says so."""
     ident = identity(identity_dir)
     root = _root(folder)
     row = get_lesson(store, lesson_id)
@@ -233,14 +240,22 @@ def revoke(store: Store, lesson_id: str, folder: str | Path, *, identity_dir: Pa
     text_hash = lesson_hash(row["text"], row["kind"])
     path = doc_path(root, ident.origin, "revoked", text_hash)
     with share_lock(store):  # an export running beside us would write the lesson back
+        # Links planted in our folder are refused before anything changes.
         own_folder(root, ident.origin, "revoked")
-        if not _still_valid(root, path, ident, "revoke", text_hash):
-            doc = ident.sign({"v": VERSION, "type": "revoke", "origin": ident.origin, "hash": text_hash,
-                              "at": clock.iso()})
-            write_own(path, file_bytes(doc))
         own_folder(root, ident.origin, "lessons", make=False)  # never delete through a link
-        removed = remove(doc_path(root, ident.origin, "lessons", text_hash))
-        update_lesson(store, row["id"], status="revoked", note="revoked by you")
+        done = row if row["status"] == "revoked" else update_lesson(
+            store, row["id"], status="revoked", note="revoked by you")
+        try:
+            if not _still_valid(root, path, ident, "revoke", text_hash):
+                # `at` is the lesson's revoked time, as the export's kept revocations write it.
+                doc = ident.sign({"v": VERSION, "type": "revoke", "origin": ident.origin, "hash": text_hash,
+                                  "at": done["updated"]})
+                write_own(path, file_bytes(doc))
+            removed = remove(doc_path(root, ident.origin, "lessons", text_hash))
+        except (ShareError, OSError) as exc:
+            raise ShareError(f"lesson {row['id']} is revoked here, but its revocation could not be "
+                             f"written to {path} ({exc}); `remem share sync` writes it once the "
+                             "folder can be written") from None
     return {"id": row["id"], "hash": text_hash, "revocation": str(path), "export_removed": removed}
 
 
