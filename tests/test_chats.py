@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -646,6 +649,52 @@ def test_a_gemini_cli_prompt_cut_off_inside_its_file_contents_keeps_only_the_typ
                                {"text": "\nContent from @notes.md:\n"}, {"text": "secret plans"}]
     (session,) = chats.parse_chats(gemini_cli_project(tmp_path, lines))
     assert [t.text for t in session.user_turns()] == ["summarise @notes.md"]
+
+
+# What Gemini CLI adds to a prompt, as one regex: the reference the reader is held to. (A
+# reader running this regex lazily to each closing marker is quadratic in the prompt.)
+_ADDED_BY_GEMINI_CLI = re.compile(
+    r"\n?--- Content from referenced (?:files|context) ---.*?(?:--- End of content ---|\Z)"
+    r"|\n?<system_note>.*?</system_note>\n?", re.S)
+_PROMPT_PIECES = st.sampled_from([
+    "\n", "fix it", "--- Content from referenced files ---", "--- Content from referenced context ---",
+    "--- End of content ---", "<system_note>", "</system_note>", "--- Content from"])
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(_PROMPT_PIECES, min_size=1, max_size=12))
+def test_a_gemini_cli_prompt_loses_exactly_the_spans_gemini_cli_added(pieces: list[str]) -> None:
+    """Referenced contents to their end marker (or the end), agent notes to their close, each
+    span found from left to right: what is left is what the regex above leaves."""
+    prompt = "".join(pieces)
+    assert chats._persons_words(prompt).strip() == _ADDED_BY_GEMINI_CLI.sub("", prompt).strip()
+
+
+_READ_USER_TURNS = """
+import json, sys
+from remem.engine import chats
+(session,) = chats.parse_chats(sys.argv[1])
+print(json.dumps([t.text for t in session.user_turns()]))
+"""
+
+
+def test_a_gemini_cli_prompt_of_many_unclosed_agent_notes_is_read_in_linear_time(tmp_path: Path) -> None:
+    """A megabyte of `<system_note>` openings that nothing closes (a pasted log, say). Not a timing
+    assertion: read in linear time it takes well under a second, quadratically hours; the child
+    is stopped only when reading it takes a minute."""
+    typed = "why is this log so long?\n" + "<system_note>" * 80_000
+    lines = gemini_cli_lines(deny=False)
+    for line in lines:
+        if line.get("id") == "u1":
+            line["content"] = [{"text": typed}]
+    path = gemini_cli_project(tmp_path, lines)
+    try:
+        done = subprocess.run([sys.executable, "-c", _READ_USER_TURNS, str(path)],
+                              capture_output=True, text=True, timeout=60, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail("still reading the prompt after a minute")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [typed]
 
 
 def test_remems_stop_reason_in_a_gemini_cli_record_is_not_the_persons_correction(store, tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import string
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,19 @@ CLAUDE_BLOCKS = (
      "</summary>\n</bash-notification>"),
     "<local-command-stdout>HARNESSMARK</local-command-stdout>",
 )
+# Blocks whose own text holds fenced code: after a fence the person left open, its closing fence
+# is the block's, not theirs.
+FENCED_BLOCKS = (
+    CLAUDE_BLOCKS[2],
+    "<system-reminder>\nThe file was modified:\n```\nHARNESSMARK\n```\n</system-reminder>",
+    "<system-reminder>\nHARNESSMARK\n~~~\nx = 1\n~~~\n\n```py\ny = 2\n```\n</system-reminder>",
+)
+# The tags Claude Code writes into a user message, each of them a block to take out.
+CLAUDE_TAGS = ("system-reminder", "task-notification", "bash-notification", "command-name",
+               "command-message", "command-args", "local-command-stdout", "local-command-stderr",
+               "local-command-caveat", "bash-input", "bash-stdout", "bash-stderr",
+               "user-prompt-submit-hook", "session-start-hook", "ide_opened_file", "ide_selection",
+               "ide_diagnostics")
 # A tag the person only mentions: no closing tag, or quoted as code.
 CLAUDE_MENTIONS = ("<system-reminder>", "<task-notification>",
                    "`<ide_selection>…</ide_selection>`", "`<user-prompt-submit-hook>x</user-prompt-submit-hook>`")
@@ -121,6 +136,63 @@ def test_a_claude_code_user_record_becomes_the_persons_words_alone(message: tupl
     assert turn.text.split() == person.split()
 
 
+@st.composite
+def _after_an_open_fence(draw: st.DrawFn) -> tuple[str, str]:
+    """(the person's text with a fence they never closed, the same text with harness blocks put in
+    anywhere after that fence, one of them at least carrying fenced code of its own)."""
+    before = " ".join(draw(st.lists(_WORD, min_size=1, max_size=3)))
+    fence = draw(st.sampled_from(["```", "```py", "````", "~~~"]))
+    person = before + ":\n" + fence + "\n"
+    free = [len(person)]
+    for word in draw(st.lists(_WORD, max_size=6)):
+        person += word
+        free.extend(range(len(person) - len(word) + 1, len(person) + 1))
+        person += draw(_GAP)
+        free.append(len(person))
+    plain = tuple(block for block in CLAUDE_BLOCKS if not block.endswith(".output"))  # see _message
+    blocks = [draw(st.sampled_from(FENCED_BLOCKS)),
+              *draw(st.lists(st.sampled_from(plain + FENCED_BLOCKS), max_size=2))]
+    injected = person
+    inserts = [(draw(st.sampled_from(free)), block) for block in blocks]
+    for offset, block in sorted(inserts, key=lambda pair: pair[0], reverse=True):
+        injected = injected[:offset] + block + injected[offset:]
+    return person.rstrip(), injected
+
+
+@settings(max_examples=300, deadline=None)
+@given(_after_an_open_fence())
+def test_blocks_after_a_fence_the_person_left_open_are_taken_out_even_holding_code(message: tuple[str, str]) -> None:
+    """A fence the person opened and never closed quotes nothing: the fence a block holds closes
+    theirs only by accident, and the block is still the harness's."""
+    person, injected = message
+    kept = clean_user_text(injected)
+    assert MARK not in kept
+    assert kept.split() == person.split()
+
+
+@pytest.mark.parametrize("blocks", [*FENCED_BLOCKS, FENCED_BLOCKS[1] + "\n" + FENCED_BLOCKS[0],
+                                    FENCED_BLOCKS[0] + FENCED_BLOCKS[2] + CLAUDE_BLOCKS[0]])
+def test_a_block_holding_code_after_a_pasted_traceback_left_open_is_taken_out(blocks: str) -> None:
+    text = "it fails:\n```\nTraceback (most recent call last)\n" + blocks
+    assert clean_user_text(text) == "it fails:\n```\nTraceback (most recent call last)"
+
+
+@pytest.mark.parametrize("tag", CLAUDE_TAGS)
+def test_every_tag_claude_code_writes_is_taken_out(tag: str) -> None:
+    assert clean_user_text(f"fix it <{tag}>HARNESSMARK</{tag}> now") == "fix it now"
+
+
+@pytest.mark.parametrize("html", [
+    "<command-palette>Open</command-palette>", "<my-custom-hook>content</my-custom-hook>",
+    "<pre-commit-hook>x</pre-commit-hook>", "<bash-prompt>$</bash-prompt>",
+    "<local-command-list>a</local-command-list>", "<ide_panel>left</ide_panel>",
+])
+def test_pasted_html_of_other_tags_stays_the_persons(html: str) -> None:
+    """Only the tags Claude Code writes are its: a custom element the person pasted is their words."""
+    text = f"Here is the html: {html} make it blue"
+    assert clean_user_text(text) == text
+
+
 @pytest.mark.parametrize("block", CLAUDE_BLOCKS)
 def test_a_claude_code_record_of_harness_blocks_alone_is_no_user_turn(block: str) -> None:
     as_blocks = [{"type": "text", "text": block}, {"type": "text", "text": CLAUDE_BLOCKS[0]}]
@@ -132,6 +204,10 @@ def test_a_claude_code_record_of_harness_blocks_alone_is_no_user_turn(block: str
     "the parser drops `<ide_selection>…</ide_selection>` blocks, keep them",
     "```\n<task-notification>\n<status>failed</status>\n</task-notification>\n```\nwhere does this come from?",
     "a </system-reminder> closing tag alone, then <system-reminder> an opening one",
+    # both tags quoted, each in code of its own: the first code's close is no block's
+    "wrap it like this:\n```\n<system-reminder>\n```\nand close it with:\n```\n</system-reminder>\n```\nok?",
+    "The hook's output starts:\n```\n<user-prompt-submit-hook>\n```\nand ends `</user-prompt-submit-hook>`.",
+    "`<system-reminder>` opens it and `</system-reminder>` closes it",
 ])
 def test_a_tag_the_person_mentions_or_quotes_keeps_their_words(text: str) -> None:
     assert clean_user_text(text) == text
@@ -143,6 +219,46 @@ def test_removing_a_block_keeps_the_persons_lines_apart_and_their_indentation() 
     assert clean_user_text("fix it <system-reminder>be brief</system-reminder> now") == "fix it now"
     # a fence the person left open quotes nothing: the reminder after it is still the harness's
     assert clean_user_text("it fails:\n```\nTraceback\n" + CLAUDE_BLOCKS[0]) == "it fails:\n```\nTraceback"
+
+
+# Messages built to make a backtracking reader take time quadratic in their length (a megabyte
+# each: transcripts run to many). Each text is built in the child from its expression.
+_ADVERSARIAL = {
+    "fence lines never closed, a block after": '"```a\\n" * 200_000 + BLOCK',
+    "fences of every length never closed": '"".join("`" * k + "a\\n" for k in range(3, 1400)) + BLOCK',
+    "fence pairs, a block after": '"```\\n" * 250_000 + BLOCK',
+    "fences each closed inside a block": '"```a\\n<system-reminder>\\n```\\n</system-reminder>\\n" * 22_000',
+    "a fence before each block": '("```\\n" + BLOCK + "\\n") * 25_000',
+    "backticks, a block after": '"`a" * 500_000 + BLOCK',
+    "one tag opened again and again": '"<system-reminder>" * 60_000 + "</system-reminder>"',
+    "a closing tag, then openings": '"</system-reminder>" + "<skill>" * 60_000 + "<system-reminder>" * 60_000',
+    "notices padded with spaces": '("<task-notification>x</task-notification>" + " " * 100) * 7_000',
+    "empty image placeholders never closed": '"<image>" * 140_000 + "</image>"',
+}
+_TIMING_CHILD = """
+from remem.engine.codex import persons_words
+from remem.engine.transcripts import clean_user_text
+BLOCK = "<system-reminder>x</system-reminder>"
+for name, expression in {cases!r}.items():
+    text = eval(expression)
+    clean_user_text(text)
+    persons_words(text)
+    print(name, flush=True)
+"""
+
+
+def test_no_message_makes_reading_take_quadratic_time() -> None:
+    """Not a timing assertion: the texts take well under a second each read in linear time, and
+    hours quadratically; the child is stopped only when reading them takes a minute."""
+    child = _TIMING_CHILD.format(cases=_ADVERSARIAL)
+    try:
+        done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                              timeout=60, check=False)
+    except subprocess.TimeoutExpired as stopped:
+        read = stopped.stdout.decode() if isinstance(stopped.stdout, bytes) else stopped.stdout or ""
+        pytest.fail(f"still reading after a minute; read in time: {read.splitlines()}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == list(_ADVERSARIAL)
 
 
 # --------------------------------------------------------------------------- what detection sees

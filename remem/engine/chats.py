@@ -286,10 +286,39 @@ def _is_gemini_cli(conv: dict[str, Any]) -> bool:
 # How Gemini CLI wraps a hook's added context (BeforeAgent's) in the prompt's own message.
 _HOOK_CONTEXT = "<hook_context>"
 # What Gemini CLI appends to a prompt that names `@file`s: the files' contents between these
-# markers (its own stripReferenceContent removes the same span), and a note naming `@agent`s.
-_ADDED_TO_PROMPT = re.compile(
-    r"\n?--- Content from referenced (?:files|context) ---.*?(?:--- End of content ---|\Z)"
-    r"|\n?<system_note>.*?</system_note>\n?", re.S)
+# markers (its own stripReferenceContent removes the same span; cut off before the end marker,
+# all from the opening one on), and a note naming `@agent`s.
+_REFERENCED = re.compile(r"\n?--- Content from referenced (?:files|context) ---")
+_REFERENCED_END = "--- End of content ---"
+_AGENT_NOTE = re.compile(r"\n?<system_note>")
+_AGENT_NOTE_END = re.compile(r"</system_note>\n?")
+
+
+def _without_added_to_prompt(text: str) -> str:
+    """`text` without the spans above, taken from left to right, each marker looked for once: a
+    regex running lazily to a closing marker is quadratic on a paste of many unclosed openers."""
+    kept: list[str] = []
+    pos = 0
+    referenced = _REFERENCED.search(text)
+    note = _AGENT_NOTE.search(text)
+    while referenced is not None or note is not None:
+        if referenced is not None and (note is None or referenced.start() < note.start()):
+            end = text.find(_REFERENCED_END, referenced.end())
+            start, pos_after = referenced.start(), len(text) if end < 0 else end + len(_REFERENCED_END)
+        elif note is not None:
+            close = _AGENT_NOTE_END.search(text, note.end())
+            if close is None:
+                note = None  # no note closes after this one, so none after it does either
+                continue
+            start, pos_after = note.start(), close.end()
+        kept.append(text[pos:start])
+        pos = pos_after
+        if referenced is not None and referenced.start() < pos:
+            referenced = _REFERENCED.search(text, pos)
+        if note is not None and note.start() < pos:
+            note = _AGENT_NOTE.search(text, pos)
+    kept.append(text[pos:])
+    return "".join(kept)
 
 
 def _persons_words(content: Any) -> str:
@@ -308,7 +337,7 @@ def _persons_words(content: Any) -> str:
                                                   and p["text"].lstrip().startswith(_HOOK_CONTEXT))]
         text = _text_of(content)
     if "--- Content from referenced" in text or "<system_note>" in text:
-        text = _ADDED_TO_PROMPT.sub("", text).strip()
+        text = _without_added_to_prompt(text).strip()
     return text
 
 

@@ -30,15 +30,17 @@ from remem.engine.toolresult import scrub_surrogates
 SOURCE = "claude-code"
 
 # What the harness writes in the person's name, never their own words, as tagged blocks before,
-# after or between them: slash commands and their output (<command-name>, <local-command-stdout>,
-# <local-command-caveat>…), `!` shell mode (<bash-input>, <bash-stdout>…), reminders, hook output
-# (<user-prompt-submit-hook>…), the editor's state (<ide_opened_file>, <ide_selection>,
-# <ide_diagnostics>), and the notice that a background command ended (<task-notification>, once
-# <bash-notification>), with the line pointing at its output file that follows it.
+# after or between them: slash commands and their output, `!` shell mode, reminders, hook output,
+# the editor's state, and the notice that a background command ended (<task-notification>, once
+# <bash-notification>), with the line pointing at its output file that follows it. The tags
+# Claude Code writes, by name: a person's pasted HTML (<command-palette>, <my-hook>) stays theirs.
 HARNESS_BLOCKS = TaggedBlocks(
-    names=("system-reminder", "task-notification", "bash-notification"),
-    families=(r"(?:local-command|command|bash)-[a-z]+(?:-[a-z]+)*", r"ide_[a-z]+(?:_[a-z]+)*",
-              r"[a-z]+(?:-[a-z]+)*-hook"),
+    names=("system-reminder", "task-notification", "bash-notification",
+           "command-name", "command-message", "command-args",
+           "local-command-stdout", "local-command-stderr", "local-command-caveat",
+           "bash-input", "bash-stdout", "bash-stderr",
+           "user-prompt-submit-hook", "session-start-hook",
+           "ide_opened_file", "ide_selection", "ide_diagnostics"),
     trailers={name: r"\s*Read the output file to retrieve the result:[^\n<]*"
               for name in ("task-notification", "bash-notification")},
 )
