@@ -174,7 +174,64 @@ def test_an_unreadable_file_is_an_error_not_a_crash(store, projects):
     bad = projects / "zz.jsonl"
     bad.write_bytes(b"\xff\xfe\x00garbage\n" * 3)
     summary = ingest.ingest_paths(store)
-    assert summary["files"] == 4 and summary["malformed_lines"] == 3 and summary["errors"] == []
+    assert summary["files"] == 3 and summary["sessions"] == 3
+    assert summary["errors"] == [f"{bad}: {NO_RECORDS.format(n=3, s='s')}"]
+    assert store.scalar("SELECT count(*) FROM sessions WHERE path = ?", (str(bad),)) == 0
+
+
+NO_RECORDS = ("no records found ({n} unreadable line{s}); expected a Claude Code transcript, one "
+              "JSON object per line (another kind of file: pass --source codex or chats)")
+
+
+def test_a_file_with_no_readable_line_stores_no_session(store, tmp_path):
+    """`echo garbage > g.jsonl`: one line naming the fix, as for a .json with no conversation,
+    and no session counted; named as a Codex rollout, it says what a rollout is instead."""
+    garbage = tmp_path / "g.jsonl"
+    garbage.write_text("garbage\n\n")
+    summary = ingest.ingest_paths(store, [garbage])
+    assert summary["errors"] == [f"{garbage}: {NO_RECORDS.format(n=1, s='')}"]
+    assert summary["files"] == 0 and summary["sessions"] == 0
+    assert store.scalar("SELECT count(*) FROM sessions") == 0
+    as_codex = ingest.ingest_paths(store, [garbage], source="codex")
+    assert as_codex["errors"] == [f"{garbage}: no records found (1 unreadable line); expected a Codex "
+                                  "rollout, one JSON object per line (another kind of file: pass "
+                                  "--source claude-code or chats)"]
+    assert store.scalar("SELECT count(*) FROM sessions") == 0
+
+
+def test_a_transcript_whose_first_line_is_still_being_written_is_read_once_it_is_done(store, tmp_path):
+    sid = "abababab-0000-4000-8000-000000000001"
+    path = tmp_path / f"{sid}.jsonl"
+    line = json.dumps({"type": "user", "uuid": "u1", "sessionId": sid, "cwd": "/home/dev/shop",
+                       "timestamp": "2026-03-01T12:00:00.000Z",
+                       "message": {"role": "user", "content": "run the checkout tests"}}) + "\n"
+    path.write_text(line[:30])  # the writer is mid-line: no line is complete, none unreadable
+    first = ingest.ingest_paths(store, [path])
+    assert first["errors"] == [] and first["malformed_lines"] == 0
+    assert ingest.ingest_paths(store, [path])["files"] == 1  # unchanged, still read again
+    path.write_text(line)
+    second = ingest.ingest_paths(store, [path])
+    assert second["files"] == 1 and second["errors"] == []
+    assert store.one("SELECT size FROM sessions WHERE id = ?", (sid,))["size"] == len(line)
+    assert "run the checkout tests" in store.scalar("SELECT gist FROM episodes WHERE session_id = ?", (sid,))
+
+
+def test_a_source_named_reads_again_a_file_stored_under_a_wrong_guess(store, tmp_path):
+    """A Codex rollout not named rollout-*.jsonl is guessed a Claude Code transcript (its lines
+    are JSON objects: read, nothing found); `--source codex` reads it again as a rollout."""
+    rollout = (Path(__file__).parent / "fixtures" / "codex" / "sessions" / "2026" / "11" / "20"
+               / "rollout-2026-11-20T10-00-00-0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b.jsonl")
+    path = tmp_path / "saved.jsonl"
+    shutil.copy(rollout, path)
+    guessed = ingest.ingest_paths(store, [path])
+    assert guessed["files"] == 1 and guessed["errors"] == []
+    assert store.scalar("SELECT source FROM sessions WHERE path = ?", (str(path),)) == "claude-code"
+    named = ingest.ingest_paths(store, [path], source="codex")
+    assert named["files"] == 1 and named["skipped"] == 0 and named["episodes"] > 0, named
+    assert [r["source"] for r in store.rows("SELECT source FROM sessions WHERE path = ?", (str(path),))] == ["codex"]
+    # read as what it was named, it stays so: neither the same source nor a guess reads it again
+    assert ingest.ingest_paths(store, [path], source="codex")["skipped"] == 1
+    assert ingest.ingest_paths(store, [path])["skipped"] == 1
 
 
 # --------------------------------------------------------------------------- the local model

@@ -43,7 +43,7 @@ def test_a_second_sleep_the_same_day_keeps_what_the_first_learned(store):
     report = paths.morning_path().read_text()
     learned = _learned(report)
     assert len(learned) == 1 and _lesson_text(store, "pnpm") in learned[0], report
-    assert "2 runs, every sleep so far (the report was not read yet" in report
+    assert "2 runs, every sleep so far (no report was read before this one)." in report
     assert second["morning_covers"]["runs"] == 2
 
 
@@ -79,7 +79,7 @@ def test_reading_the_report_starts_the_next_span(store, cli):
     report = paths.morning_path().read_text()
     assert _learned(report) == ["Nothing new."], report
     read = clock.parse(_at(11)).strftime("%A %Y-%m-%d %H:%M")
-    assert f"1 run, every sleep since this report was last read ({read} UTC)" in report
+    assert f"1 run, every sleep since the report before this one was read ({read} UTC)." in report
 
 
 def test_a_run_that_wrote_no_report_after_the_one_read_is_in_the_next(store, cli):
@@ -110,6 +110,44 @@ def test_json_agrees_with_the_report_and_does_not_count_as_read(store, cli):
         assert out["covers"]["runs"] == 1 and out["read_at"] is None
         assert out["runs"][0]["summary"]["morning_covers"] == out["covers"]
         assert json.loads(cli("morning", "--json").stdout)["read_at"] == _at(11)
+
+
+def test_the_span_a_report_tells_stays_true_once_it_is_read(store, cli):
+    """The span is written into morning.md at sleep and shown unchanged: read once, the report
+    must not go on saying it was not read, nor --json's span contradict `read_at`."""
+    with clock.frozen(_at(10)):
+        _corrections(store, "p", PNPM, hours=1)
+        run(store)
+        clock.advance(hours=1)
+        first = cli("morning")
+        clock.advance(hours=1)
+        again = cli("morning")
+        out = json.loads(cli("morning", "--json").stdout)
+    assert first.exit_code == 0 and again.exit_code == 0
+    assert "1 run, every sleep so far (no report was read before this one)." in again.stdout
+    assert "not read" not in again.stdout, again.stdout
+    assert out["read_at"] == _at(12)  # the last `remem morning` (a --json read is no reading)
+    assert out["covers"] == {"since": _at(10), "runs": 1, "previous_read": None, "left_out": 0}
+
+
+def test_a_vetoed_lesson_is_told_by_its_words(store):
+    """Deleting a lesson's file is a veto: the report names the lesson as every section does,
+    its words and its id, not its id alone."""
+    from remem.engine import render_files
+    from tests.test_sleep import PROJECT
+
+    folder = paths.claude_projects_dir() / paths.project_folder_name(PROJECT) / "memory"
+    folder.mkdir(parents=True)
+    with clock.frozen(_at(10)):
+        _corrections(store, "p", PNPM, hours=1)
+        run(store)
+        lesson = _lesson_text(store, "pnpm")
+        lid = store.scalar("SELECT id FROM lessons WHERE text = ?", (lesson,))
+        (folder / render_files.lesson_filename(lid)).unlink()  # the person's veto
+        clock.advance(hours=1)
+        assert run(store)["passes"]["render"]["vetoed"] == 1
+    vetoed = paths.morning_path().read_text().split("## Vetoed\n")[1].split("\n\n")[0].splitlines()
+    assert vetoed == [f"- {lesson} (correction, seen 2×, {lid})"], vetoed
 
 
 def test_a_script_reading_json_does_not_end_the_span(store, cli):
@@ -154,7 +192,7 @@ def test_an_unread_report_keeps_the_newest_runs_up_to_its_cap(store, monkeypatch
     learned = _learned(report)
     assert len(learned) == 1 and _lesson_text(store, "uv") in learned[0], report
     assert "1 older unread run left out: a report covers at most 7 days and 2 runs." in report
-    assert third["morning_covers"] == {"since": _at(11), "runs": 2, "read_at": None, "left_out": 1}
+    assert third["morning_covers"] == {"since": _at(11), "runs": 2, "previous_read": None, "left_out": 1}
 
 
 def test_a_render_alone_keeps_the_report_and_its_span(store):
@@ -195,4 +233,4 @@ async def test_the_overview_shows_the_report_and_counts_as_read(store):
         run(store)
     report = paths.morning_path().read_text()
     assert _learned(report) == ["Nothing new."], report
-    assert "since this report was last read" in report
+    assert "since the report before this one was read" in report

@@ -95,7 +95,8 @@ def test_deleting_the_file_of_a_lesson_that_would_merge_away_is_still_a_veto(sto
     assert get_lesson(store, vetoed["id"])["status"] == "vetoed"
     assert vetoed["id"] in json.loads((paths.home() / "vetoed.json").read_text())
     assert not (folder / render_files.lesson_filename(vetoed["id"])).exists()
-    assert f"- {vetoed['id']}" in paths.morning_path().read_text().split("## Vetoed")[1]
+    assert f"- {vetoed['text']} (correction, seen 1×, {vetoed['id']})" in \
+        paths.morning_path().read_text().split("## Vetoed")[1]
 
 
 UV_FIRST = "no, use uv not pip to install packages"

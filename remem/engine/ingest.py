@@ -10,9 +10,11 @@ stored gist rather than put in its place (`_merge_part`). Ids in the `forgotten`
 for good) are never added again.
 
 The `sessions` table makes re-runs cheap: a file whose mtime and size match its row is
-skipped. A file with a torn last line (still being written) records the size of its complete
-lines only, so it differs next time and is read again. Embedding happens before any write
-transaction, in one batch per session; a correction is embedded from the person's words alone.
+skipped (unless the source named, --source, is not the row's: a wrong guess is read again).
+A file with a torn last line (still being written) records the size of its complete lines
+only, so it differs next time and is read again; one with no readable line at all is an error
+line and stores no session. Embedding happens before any write transaction, in one batch per
+session; a correction is embedded from the person's words alone.
 
 A file is read whole each time it changed, so the findings it yields replace the ones ingest
 made from it before (`reread.replace_stale`): a finding titled otherwise by an older version takes its
@@ -111,7 +113,7 @@ def _ingest_paths(store: Store, summary: dict[str, Any], cfg: dict[str, Any],
     passed_over: set[Path] = set()
     for done, (path, src) in enumerate(work, start=1):
         try:
-            ingest_file(store, path, src, summary, cfg, embedder)
+            ingest_file(store, path, src, summary, cfg, embedder, source_given=source is not None)
         except NotAConversation as exc:
             if path not in guessed:
                 summary["errors"].append(f"{path}: {exc}")

@@ -43,7 +43,7 @@ def _add_events(summary: dict[str, Any], result: Any) -> None:
 # --------------------------------------------------------------------------- one file
 
 def _recorded(store: Store, path: str) -> dict[str, Any] | None:
-    return store.one("SELECT id, mtime, size FROM sessions WHERE path = ?", (path,))
+    return store.one("SELECT id, source, mtime, size FROM sessions WHERE path = ?", (path,))
 
 
 # How a Gemini CLI session's id was stored before it was Gemini CLI's own: `<sessionId>:<a hash
@@ -80,9 +80,47 @@ def _parse(path: Path, source: str, store: Store | None = None) -> list[Session]
     raise ValueError(f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
 
 
+# What each JSONL source expects, for the line that says a file holds none of it.
+_EXPECTED = {"claude-code": ("a Claude Code transcript", "codex or chats"),
+             "codex": ("a Codex rollout", "claude-code or chats")}
+
+
+def _nothing_readable(path: Path, source: str, session: Session) -> bool:
+    """Every complete line of a transcript or rollout was unreadable: the file is no
+    transcript at all (`garbage`), not one with a few bad lines. A last line still being
+    written is left out: a file whose only line is torn is read again next time, not refused."""
+    if not session.malformed_lines or session.turns:  # the common case costs nothing more
+        return False
+    if source == "codex":
+        from remem.engine.codex import _read_bytes  # a .zst rollout, decompressed
+
+        data = _read_bytes(path)
+    else:
+        data = path.read_bytes()
+    if session.torn_tail:
+        data = data[:data.rfind(b"\n") + 1]
+    lines = sum(1 for line in data.split(b"\n") if line.strip())
+    return lines == session.malformed_lines
+
+
+def _no_records(source: str, malformed: int) -> ValueError:
+    from remem.engine.chats import NotAConversation
+
+    what, others = _EXPECTED[source]
+    # No path here: ingest puts it in front of every error it reports.
+    return NotAConversation(
+        f"no records found ({malformed} unreadable line{'s' if malformed != 1 else ''}); expected "
+        f"{what}, one JSON object per line (another kind of file: pass --source {others})")
+
+
 def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
-                cfg: dict[str, Any], embedder: Any = None) -> None:
-    """Read one file into the store unless its mtime and size are unchanged."""
+                cfg: dict[str, Any], embedder: Any = None, source_given: bool = False) -> None:
+    """Read one file into the store unless its mtime and size are unchanged — and, when the
+    person named the source (`source_given`, --source), it is the one the file was stored as:
+    a file first read under a wrong guess is read again as what they say it is.
+
+    A transcript or rollout with no readable line at all raises NotAConversation and stores
+    no session (nothing is recorded, so it is read again next time)."""
     if source == "events":
         from remem.engine.events import ingest_events_file
 
@@ -93,10 +131,13 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
     key = f"{name}#0" if source == "chats" else name
     row = _recorded(store, key)
     if row is not None and row["mtime"] == st.st_mtime and row["size"] == st.st_size \
-            and not (source == "chats" and _stored_as_older_gemini_id(row, path)):
+            and not (source == "chats" and _stored_as_older_gemini_id(row, path)) \
+            and not (source_given and row["source"] != source):
         summary["skipped"] += 1
         return
     sessions = _parse(path, source, store)
+    if source in _EXPECTED and len(sessions) == 1 and _nothing_readable(path, source, sessions[0]):
+        raise _no_records(source, sessions[0].malformed_lines)
     summary["files"] += 1
     for i, session in enumerate(sessions):
         summary["malformed_lines"] += session.malformed_lines

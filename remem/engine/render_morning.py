@@ -48,16 +48,19 @@ def mark_read(at: str) -> None:
 
 
 def covers_line(covers: dict[str, Any]) -> list[str]:
-    """The report's span in words: since when, how many runs, and what was left out."""
+    """The report's span in words: since when, how many runs, and what was left out. Written
+    into morning.md once and shown for as long as it is there, so it says only what stays
+    true: where the span starts, never whether this report has been read (reading it does not
+    rewrite it)."""
     def day(at: str) -> str:
         return clock.parse(at).strftime("%A %Y-%m-%d %H:%M") + " UTC"
 
     runs = int(covers.get("runs") or 1)
     span = f"Since {day(covers['since'])}: {runs} run{'s' if runs != 1 else ''}"
-    if covers.get("read_at"):
-        span += f", every sleep since this report was last read ({day(covers['read_at'])})."
+    if covers.get("previous_read"):
+        span += f", every sleep since the report before this one was read ({day(covers['previous_read'])})."
     else:
-        span += ", every sleep so far (the report was not read yet: `remem morning` shows it)."
+        span += ", every sleep so far (no report was read before this one)."
     out = [span]
     left = int(covers.get("left_out") or 0)
     if left:
@@ -110,7 +113,8 @@ def morning_report(store: Store, events: dict[str, list[Any]], faded: int, vetoe
     block("Predictions confirmed", [pred_line(i) for i in events.get("confirmed", [])], "None.")
     block("Predictions failed", [pred_line(i) for i in events.get("failed", [])], "None.")
     block("Faded", [f"- {faded} memories archived as they faded"] if faded else [], "Nothing faded.")
-    block("Vetoed", [f"- {v}" for v in vetoed], "No new vetoes.")
+    # By its words, as every lesson here: an id alone tells the person nothing.
+    block("Vetoed", [lesson_line(v) for v in vetoed], "No new vetoes.")
     deleg = delegation.count(store)
     lines = [
         f"- Asked, then told to act: {deleg['asked_told_to_act']} (the agent asked first and you "

@@ -308,8 +308,9 @@ def morning_report(mark_read: bool = True) -> str | None:
 
 
 def report_covers(store: Store) -> dict[str, Any] | None:
-    """The span the report in morning.md covers (since, runs, read_at, left_out), as the run
-    that wrote it recorded it; None when no run recorded one."""
+    """The span the report in morning.md covers (since, runs, previous_read, left_out), as the
+    run that wrote it recorded it; None when no run recorded one. Whether this report was read
+    since is render_morning.read_at, not part of its span."""
     for row in store.rows(
         "SELECT summary FROM runs WHERE kind = 'sleep' AND summary LIKE '%\"morning_covers\"%' "
         "ORDER BY id DESC LIMIT 1"

@@ -308,7 +308,8 @@ def unreported(
     the report (render_morning.read_at): a second sleep in a day adds to the report, it does not
     replace it. Runs that wrote no report (`--pass lessons`) count as unread; dry runs never.
     At most REPORT_DAYS days and REPORT_RUNS_MAX runs (this one included); `covers` says the
-    span: since (the first run's start), runs, read_at, and left_out (unread runs beyond it)."""
+    span: since (the first run's start), runs, previous_read (when the report before it was
+    read, where the span starts; None: never) and left_out (unread runs beyond it)."""
     from datetime import timedelta
 
     from remem.engine.render_morning import REPORT_DAYS, REPORT_RUNS_MAX, read_at
@@ -337,7 +338,7 @@ def unreported(
             continue
         earlier.append(summary)
         since = min(since, row["started"] or since)
-    covers: dict[str, Any] = {"since": since, "runs": len(earlier) + 1, "read_at": last_read,
+    covers: dict[str, Any] = {"since": since, "runs": len(earlier) + 1, "previous_read": last_read,
                               "left_out": left_out}
     if left_out and not reached_read and scanned >= UNREPORTED_RUNS_MAX:
         covers["left_out_more"] = True  # the scan stopped before the last report read
