@@ -579,6 +579,18 @@ def test_session_end_without_transcript_fails_open(home):
     assert res.returncode == 0 and res.stdout == "" and "transcript_path" in res.stderr
 
 
+def test_session_end_names_a_transcript_that_is_there_but_not_a_file(home, tmp_path):
+    """A folder or a pipe is there: "not found" would send the person looking for a missing file."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    for n, there in enumerate((str(tmp_path), str(pipe))):
+        res = run_hook("session-end", {"session_id": f"s{n}", "transcript_path": there})
+        assert res.returncode == 0 and res.stdout == "", res.stderr
+        assert f"transcript {there} is not a regular file" in res.stderr and "not found" not in res.stderr
+    res = run_hook("session-end", {"session_id": "s2", "transcript_path": str(tmp_path / "gone.jsonl")})
+    assert res.returncode == 0 and "gone.jsonl not found" in res.stderr
+
+
 def test_session_end_command_is_detached_ingest():
     from remem.hooks.session_end import ingest_command
 

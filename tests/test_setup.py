@@ -330,6 +330,12 @@ def test_context_lists_project_lessons_first_and_records_nothing(cli, store, tmp
     assert prompt["lessons"] and store.scalar("SELECT count(*) FROM primes") == 0
 
 
+def test_help_says_setup_schedules_an_ingest_then_a_sleep(cli):
+    for args in (["--help"], ["setup", "--help"]):
+        said = " ".join(cli(*args).output.split())
+        assert "`remem ingest` before each nightly `remem sleep`" in said, said
+
+
 def test_hook_help_through_typer(cli):
     res = cli("hook", "--help")
     assert res.exit_code == 0 and "prompt|pre-tool|stop|session-end" in res.output

@@ -8,6 +8,8 @@ never read as one: the next `remem sleep` renders the lessons again, still activ
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -180,3 +182,68 @@ def test_files_named_by_this_memory_go_even_with_their_record_lost(store, cli):
     remove(cli)
     assert lesson_files() == []
     assert (project_memory(SHOP) / "MEMORY.md").read_bytes() == MINE.encode()
+
+
+# ------------------------------------------------------------------------------ setup's own files
+
+def _claude_code_and_codex_installed() -> Path:
+    """Claude Code's and Codex's folders, with no config file yet: setup creates each one."""
+    user = Path(os.environ["HOME"])
+    (user / ".claude").mkdir()
+    (user / ".codex").mkdir()
+    return user
+
+
+def test_remove_after_remem_home_was_deleted_makes_no_home_again(home, cli, tmp_path, monkeypatch):
+    """docs/SETUP.md's "Uninstalled already?" path: setup, a sleep, the home deleted, then
+    --remove. It used to make the home again (setup.json, backups/setup/, sleep.lock)."""
+    from tests.test_setup import FAKE_CRONTAB
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "crontab").write_text(FAKE_CRONTAB)
+    (bin_dir / "crontab").chmod(0o755)
+    cron = tmp_path / "crontab.txt"
+    monkeypatch.setenv("FAKE_CRONTAB_FILE", str(cron))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    user = _claude_code_and_codex_installed()
+    project_memory(SHOP)
+    with Store() as store:
+        add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
+    assert cli("setup", "--yes").exit_code == 0
+    assert cli("sleep", "--quiet").exit_code == 0
+    assert lesson_files() and "remem: nightly sleep" in cron.read_text()
+    created = [user / ".claude" / "settings.json", user / ".claude.json", user / ".codex" / "config.toml",
+               user / ".codex" / "hooks.json"]
+    assert all(p.is_file() for p in created)
+    shutil.rmtree(home)
+
+    res = cli("setup", "--remove", "--yes")
+    assert res.exit_code == 0, res.output
+    assert not home.exists()
+    assert not cron.exists() and lesson_files() == []  # the job and the lessons went all the same
+    assert f"{home} does not exist, so --remove kept no backups" in res.output
+    # setup.json knew which files setup created; without it they stay, named, for the person.
+    for path in created:
+        assert path.is_file() and str(path) in res.output
+
+
+def test_remove_deletes_a_file_setup_created_that_the_agent_rewrote_and_remem_alone_filled(home, cli):
+    """A file setup created, rewritten since by its agent (the same content in its own format),
+    holds nothing once remem's entries are out: it goes, not a `{}` stub. One the person put
+    something of their own in stays, with that."""
+    user = _claude_code_and_codex_installed()
+    assert cli("setup", "--yes", "--no-schedule").exit_code == 0
+    hooks = user / ".codex" / "hooks.json"
+    hooks.write_text(json.dumps(json.loads(hooks.read_text()), indent=4))
+    config = user / ".codex" / "config.toml"
+    config.write_text(config.read_text().replace("\n", "\r\n"))
+    settings = user / ".claude" / "settings.json"
+    settings.write_text(json.dumps({**json.loads(settings.read_text()), "model": "opus"}))
+
+    preview = json.loads(cli("setup", "--remove", "--dry-run", "--no-schedule", "--json").stdout)
+    actions = {Path(c["path"]).name: c["action"] for c in preview["changes"]}
+    assert actions["hooks.json"] == actions["config.toml"] == "delete"
+    remove(cli)
+    assert not hooks.exists() and not config.exists()
+    assert json.loads(settings.read_text()) == {"model": "opus"}

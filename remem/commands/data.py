@@ -58,7 +58,9 @@ def register(app: typer.Typer) -> None:
             # No one to ask (a script, a pipe): refuse rather than replace the memory unasked.
             if sys.stdin is None or not sys.stdin.isatty():
                 raise ValueError("restore replaces the memory; confirm with --yes")
-            typer.confirm("Replace the current memory with this backup?", abort=True)
+            if not typer.confirm("Replace the current memory with this backup?"):
+                print("nothing changed")  # no is an answer, not an error
+                return
         dest, kept = backup_mod.restore(path)
         print(f"restored {path} into {dest}")
         if kept is not None:

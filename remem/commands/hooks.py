@@ -43,10 +43,11 @@ def register(app: typer.Typer) -> None:
         remove: bool = typer.Option(False, "--remove", help="Take out exactly what setup added, and the lesson "
                                     "files sleep rendered into Claude Code's memory folders."),
         yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask (never asked when stdin is not a terminal)."),
-        no_schedule: bool = typer.Option(False, "--no-schedule", help="Leave the nightly sleep out."),
+        no_schedule: bool = typer.Option(False, "--no-schedule", help="Leave the nightly ingest and sleep out "
+                                         "(remembered: doctor notes it, not as a problem)."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """Wire remem into your agents: hooks, the MCP server, and a nightly `remem sleep`.
+        """Wire remem into your agents: hooks, the MCP server, and `remem ingest` before each nightly `remem sleep`.
 
         Each changed file is backed up first; a second run changes nothing; --remove restores
         the files byte for byte when nothing else changed them, and deletes the lesson files
@@ -81,6 +82,8 @@ def register(app: typer.Typer) -> None:
                   "name it with --agent", file=sys.stderr)
         if dry_run or not (changed or unrender):
             errors += rendered["problems"] if rendered else []
+            if not dry_run:  # nothing to write, but the choice of schedule still counts
+                setup_mod.remember_schedule_choice(schedule=not no_schedule, remove=remove)
             if json_out:
                 out = {"dry_run": dry_run, "changes": [dict(e.as_dict(), diff=e.diff()) for e in changed],
                        "errors": errors, "notes": notes, "applied": []}
@@ -119,11 +122,15 @@ def register(app: typer.Typer) -> None:
                 print(f"will {verb} {e.path} ({', '.join(e.what) or action})")
             if unrender:
                 print(f"will {_rendered_summary(rendered, 'delete', 'take remem out of')}")
-        if not yes and sys.stdin.isatty() and not json_out:
-            typer.confirm("Go ahead?", abort=True)
+        if not yes and sys.stdin.isatty() and not json_out and not typer.confirm("Go ahead?"):
+            print("nothing changed")  # no is an answer, not an error
+            return
+        if changed and not setup_mod.keeps_records(remove):
+            notes.append(setup_mod.unrecorded_note(changed))
         # Only with a config to change: apply() writes setup.json, which a remove that only
         # deletes lesson files has no reason to create.
         done = setup_mod.apply(edits, remove=remove) if changed else []
+        setup_mod.remember_schedule_choice(schedule=not no_schedule, remove=remove)
         errors += [d["error"] for d in done if d.get("error")]
         notes += [d["note"] for d in done if d.get("note")]
         unrendered = setup_mod.apply_unrender(agent or None) if unrender else rendered

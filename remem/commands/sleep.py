@@ -254,14 +254,12 @@ def _where(cwd: str | None) -> str:
 
 
 def _no_lessons_yet() -> str:
-    """Why there is no lesson yet, and what (if anything) to run: the engine's words, which
-    `remem doctor` gives too."""
-    from remem.engine.lessons_pass import no_lessons_why, waiting
+    """Why there is no lesson yet, and what (if anything) to run: the engine's words, the
+    reason the one `remem doctor` gives too."""
+    from remem.engine.lessons_pass import no_lessons_listed, waiting
 
     with open_store() as store:
-        said = no_lessons_why(waiting(store), bool(store.meta_times()["last_sleep"]))
-    # A command to run is named in the reason; when there is none, say what to expect instead.
-    return f"no lessons yet: {said['why']}" + ("" if said["run"] else f"\n{said['fix']}")
+        return no_lessons_listed(waiting(store), bool(store.meta_times()["last_sleep"]))
 
 
 def _edit(text: str) -> str | None:

@@ -198,6 +198,20 @@ def no_lessons_why(counts: dict[str, int] | None, slept: bool, *, detail: bool =
                    "which the nightly `remem ingest` and `remem sleep` read"}
 
 
+def no_lessons_listed(counts: dict[str, int] | None, slept: bool) -> str:
+    """What `remem lessons list` says with no active lesson: no_lessons_why's reason, then,
+    when it names no command to run, what to expect. A list that reads nothing in yet says
+    where lessons come from in its own words, not as the doctor's "nothing to run" fix."""
+    said = no_lessons_why(counts, slept)
+    text = f"no lessons yet: {said['why']}"
+    if said["run"]:  # the command is named in the reason
+        return text
+    if waiting_text(counts or {}):
+        return f"{text}\n{said['fix']}"
+    return (f"{text}\nlessons will come from the corrections and errors in your agents' sessions, "
+            "once the nightly `remem ingest` and `remem sleep` have read them")
+
+
 def _kind_data(ctx: "Context", kind: str) -> tuple[list[dict[str, Any]], dict[str, int], np.ndarray]:
     """Rows, id -> row index and the vector matrix of one kind; read once per sleep (episodes
     do not change between the lessons and merge passes)."""

@@ -237,9 +237,10 @@ def timer_enabled() -> bool:
     return shutil.which("systemctl") is not None and _systemctl("is-enabled", SYSTEMD_UNITS[1]) is None
 
 
-def apply_crontab(e: Edit, manifest: dict[str, Any], remove: bool) -> None:
-    """Install the edit's crontab, the old one backed up first; the manifest records it."""
-    if e.before is not None:
+def apply_crontab(e: Edit, manifest: dict[str, Any], remove: bool, *, backup: bool = True) -> None:
+    """Install the edit's crontab, the old one backed up first (unless `backup` is False: a
+    --remove with $REMEM_HOME gone); the manifest records it."""
+    if e.before is not None and backup:
         save_backup(Path("crontab"), e.before)
     if e.after is None:
         res = _crontab("-r")

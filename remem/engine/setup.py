@@ -170,6 +170,73 @@ def removed_agents() -> set[str]:
     return {a for a in load_manifest().get("removed") or () if a in AGENTS}
 
 
+# How the person left the nightly job out, as setup.json keeps it: doctor then notes an
+# unscheduled sleep instead of calling it a problem (whose fix would add the line they declined).
+SCHEDULE_OFF = {"no-schedule": "you chose `remem setup --no-schedule`",
+                "removed": "`remem setup --remove` took it out"}
+
+
+def schedule_off() -> str | None:
+    """"no-schedule" or "removed" when the person left the nightly job out on purpose, and no
+    setup has scheduled it since; None otherwise."""
+    off = load_manifest().get("schedule_off")
+    return off if off in SCHEDULE_OFF else None
+
+
+def keeps_records(remove: bool) -> bool:
+    """Whether setup writes its backups and setup.json: always, except a --remove run after
+    $REMEM_HOME was deleted (remem uninstalled already), which must not make the folder again."""
+    return not remove or paths.home().is_dir()
+
+
+def remember_schedule_choice(*, schedule: bool, remove: bool) -> None:
+    """Keep in setup.json whether the person left the nightly job out (--no-schedule, or a
+    --remove that took it out) or asked for it (a setup without --no-schedule). Called for every
+    setup that goes ahead, also when no file changes. A --remove writes it only into a
+    setup.json there is: one with $REMEM_HOME gone keeps no records (keeps_records), and one
+    that only deletes lesson files has no setup of its own to record."""
+    if remove and not paths.setup_manifest().is_file():
+        return
+    manifest = load_manifest()
+    off = manifest.get("schedule_off")
+    if remove:
+        want = "removed" if schedule else off  # --remove --no-schedule leaves the job as it is
+    else:
+        want = None if schedule else "no-schedule"
+    if want == off:
+        return
+    if want is None:
+        manifest.pop("schedule_off", None)
+    else:
+        manifest["schedule_off"] = want
+    _save_manifest(manifest)
+
+
+def unrecorded_note(edits: list[Edit]) -> str:
+    """What a --remove that keeps no records (keeps_records) says: no backups were made, and
+    the files it left empty stay, since only setup.json knew which of them setup created."""
+    note = (f"{paths.home()} does not exist, so --remove kept no backups and wrote no setup.json "
+            f"(it does not make that folder again)")
+    emptied = [e.path for e in edits if e.changed and e.kind == "file" and e.after is not None
+               and empty_config(e.path, e.after)]
+    if emptied:
+        note += (f"; with setup.json gone, which files setup created is not known, so these stay, "
+                 f"now empty: {', '.join(emptied)} (delete them if you did not make them)")
+    return note
+
+
+def empty_config(path: str, text: str) -> bool:
+    """Whether a config holds nothing at all: blank, or (JSON) an empty object. Comments count
+    as something (strict JSON reads none, so a JSONC file with comments is not empty)."""
+    body = text.lstrip("\ufeff").strip()
+    if not body or path.endswith(".toml"):
+        return not body
+    try:
+        return json.loads(body) == {}
+    except ValueError:
+        return False
+
+
 def load_manifest() -> dict[str, Any]:
     try:
         data = json.loads(paths.setup_manifest().read_text(encoding="utf-8"))
@@ -226,6 +293,10 @@ def plan(
                     backup = Path(rec.get("backup") or "")
                     if backup.is_file():
                         e.after, e.restore = backup.read_bytes().decode("utf-8"), True
+            elif rec.get("created") and e.after is not None and empty_config(e.path, e.after):
+                # Setup made the file, and with remem's entries out nothing is left in it (the
+                # agent rewrote it since, say, in its own format): a `{}` stub would only stay behind.
+                e.after = None
     return edits
 
 
@@ -257,6 +328,8 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
     manifest = load_manifest()
     files = manifest.setdefault("files", {})
     done = []
+    # A --remove after $REMEM_HOME was deleted: no backups, no setup.json (keeps_records).
+    records = keeps_records(remove)
     if not remove:
         ensure_log_folder()
     units = [e for e in edits if e.target == SCHEDULE and e.changed and e.kind == "file"]
@@ -275,10 +348,10 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
         entry = e.as_dict()
         try:
             if e.kind == "crontab":
-                apply_crontab(e, manifest, remove)
+                apply_crontab(e, manifest, remove, backup=records)
             else:
                 path = Path(e.path)
-                backup = save_backup(path, e.before) if e.before is not None else None
+                backup = save_backup(path, e.before) if e.before is not None and records else None
                 entry["backup"] = str(backup) if backup else None
                 if e.after is None:
                     _real(path).unlink(missing_ok=True)
@@ -308,7 +381,8 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
     removed = set(manifest.get("removed") or ())
     removed = (removed | touched) if remove else (removed - touched)
     manifest["removed"] = sorted(removed)
-    _save_manifest(manifest)
+    if records:
+        _save_manifest(manifest)
     if units and not dropping:
         done.append(systemctl_timer())
     elif timer is not None:

@@ -32,7 +32,10 @@ def spawn_ingest(payload: dict[str, Any], agent: str | None = None) -> int | Non
         raise ValueError("session-end input has no transcript_path; nothing to ingest")
     transcript = Path(path).expanduser()
     if not transcript.is_file():
-        raise FileNotFoundError(f"transcript {transcript} not found; nothing to ingest")
+        if not transcript.exists():
+            raise FileNotFoundError(f"transcript {transcript} not found; nothing to ingest")
+        # A folder, a device (/dev/zero) or a pipe: there, but nothing an ingest can read.
+        raise ValueError(f"transcript {transcript} is not a regular file; nothing to ingest")
     kwargs: dict[str, Any] = {
         "stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
         "close_fds": True, "env": dict(os.environ),
