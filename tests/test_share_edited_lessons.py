@@ -107,3 +107,56 @@ def test_lessons_edit_says_what_became_of_the_earlier_words(cli, home, tmp_path)
     result = cli("lessons", "edit", waiting["id"], "--text", "Prefer tiny commits")
     assert result.exit_code == 1
     assert f"accept it first (`remem share accept {waiting['id']}`)" in result.output
+
+
+OTHER = "Prefer small commits, one change each"
+
+
+def test_the_revoked_row_an_edit_keeps_cannot_be_edited_into_another_lesson(mems, folder):
+    a, b = mems["A"], mems["B"]
+    mine = add(a, GOOD)
+    other = add(a, OTHER)
+    a.sync(folder)
+    b.sync(folder)
+    kept = lessons.edit_text(a.store, mine["id"], NEW, identity_dir=a.idir)["replaced"]
+    with pytest.raises(ValueError) as refused:
+        lessons.edit_text(a.store, kept, OTHER, identity_dir=a.idir)
+    why = str(refused.value)
+    assert f"{kept} is revoked" in why and "nothing to edit" in why and "\n" not in why
+    assert lessons.get_lesson(a.store, kept)["text"] == GOOD
+    out = a.sync(folder)
+    assert out["export"]["withheld"] == []  # the other lesson is still shared ...
+    assert (folder / a.origin / "lessons" / f"{other['hash']}.json").exists()
+    b.sync(folder)
+    assert b.by_hash(OTHER)["status"] == "candidate"  # ... and not retired where it went
+
+
+def test_a_lesson_revoked_with_share_revoke_cannot_be_edited(mems, folder):
+    a = mems["A"]
+    mine = add(a, GOOD)
+    a.sync(folder)
+    share.revoke(a.store, mine["id"], folder, identity_dir=a.idir)
+    with pytest.raises(ValueError, match=f"{mine['id']} is revoked"):
+        lessons.edit_text(a.store, mine["id"], NEW, identity_dir=a.idir)
+
+
+def test_editing_back_to_words_revoked_earlier_says_they_stay_unshared(cli, home, tmp_path):
+    share_folder = tmp_path / "share"
+    share_folder.mkdir()
+    assert cli("share", "keys").exit_code == 0  # this memory shares: it has an identity
+    with Store() as store:
+        mine = lessons.add_lesson(store, GOOD, "correction", strength=1.5)
+    assert cli("share", "export", "--folder", str(share_folder)).exit_code == 0
+    assert cli("lessons", "edit", mine["id"], "--text", NEW).exit_code == 0
+    result = cli("lessons", "edit", mine["id"], "--text", GOOD)  # back to the first words
+    assert result.exit_code == 0, result.output
+    with Store() as store:
+        [first] = [r for r in lessons.list_lessons(store, statuses=("revoked",)) if r["text"] == GOOD]
+    [line] = [ln for ln in result.output.splitlines() if "revoked earlier" in ln]
+    assert f"these words were revoked earlier ({first['id']}) and stay unshared" in line
+    assert f"word it differently (`remem lessons edit {mine['id']}`)" in line
+    result = cli("share", "export", "--folder", str(share_folder))
+    assert f"withheld {mine['id']}: revoked: these words were revoked earlier" in result.output
+    assert f"`remem lessons edit {mine['id']}`" in result.output
+    result = cli("lessons", "edit", mine["id"], "--text", "Run every test before handing back work")
+    assert "revoked earlier" not in result.output

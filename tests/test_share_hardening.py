@@ -75,7 +75,9 @@ def test_only_our_own_signed_revocation_withholds_our_lesson(mems, folder):
     real = share.identity(a.idir).sign({**confirm, "type": "revoke"})
     (revoked / f"{mine['hash']}.json").write_bytes(file_bytes(real))
     rep = share.export_lessons(a.store, folder, identity_dir=a.idir)
-    assert rep["withheld"] == [{"id": mine["id"], "reasons": ["revoked"]}]
+    [withheld] = rep["withheld"]
+    assert withheld["id"] == mine["id"] and len(withheld["reasons"]) == 1
+    assert withheld["reasons"][0].startswith("revoked: these words were revoked earlier")
 
 
 # --------------------------------------------------------------------------- our own folder

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from remem.engine import lessons, share
-from remem.engine.share_files import LEFT_OVER, STALE_NOT_JSON
+from remem.engine.share_files import LEFT_OVER, STALE_NOT_JSON, UNEXPECTED_LEFT_OVER
 from remem.engine.share_sign import file_bytes, verify
 from tests.test_share import GOOD, Mem, add, folder, mems  # noqa: F401 (fixtures)
 
@@ -144,3 +144,90 @@ def test_the_owner_keeps_only_its_own_revocations_in_revoked(mems, folder):
     assert doc["type"] == "revoke" and verify(doc, share.identity(a.idir).public_raw) and rep["problems"] == []
     again = share.export_lessons(a.store, folder, identity_dir=a.idir)
     assert again["cleaned"] == [] and again["revocations"] == []
+
+
+# --------------------------------------------------------------------------- copies under names of their own
+
+def _copies_named_their_own_way(directory: Path, text_hash: str) -> list[Path]:
+    """What iCloud ("<hash> 2.json") and OneDrive ("<hash>-LAPTOP.json") name a copy of
+    <hash>.json: names no document has, so no reader opens them."""
+    copies = [directory / f"{text_hash} 2.json", directory / f"{text_hash}-LAPTOP.json"]
+    for copy in copies:
+        copy.write_text("{}")
+    return copies
+
+
+def test_a_left_over_copy_under_a_name_of_its_own_no_longer_holds_its_hash(mems, folder):
+    a, b, _ = _vouched_by_a_and_b(mems, folder)
+    # Copies of a lesson file of that hash in A's lessons/: while they may be a sync tool's
+    # write in progress, A may still stand behind the lesson.
+    copies = _copies_named_their_own_way(folder / a.origin / "lessons", a.by_hash(GOOD)["hash"])
+    _a_withdraws(a, folder)
+    rep = b.sync(folder)["receive"]
+    assert rep["withdrawn"] == [] and b.by_hash(GOOD)["status"] == "active"
+    for copy in copies:
+        _age(copy)
+    rep = b.sync(folder)["receive"]  # A has not synced since: the copies are still there
+    assert rep["withdrawn"] == [{"id": b.by_hash(GOOD)["id"], "by": a.origin}]
+    assert b.by_hash(GOOD)["status"] == "candidate"
+    for copy in copies:
+        assert {"path": f"{a.origin}/lessons/{copy.name}", "reason": UNEXPECTED_LEFT_OVER} in rep["rejected"]
+
+
+def test_a_copy_of_a_withdrawn_confirmation_under_a_name_of_its_own_never_holds_it(mems, folder):
+    a, b, _ = _vouched_by_a_and_b(mems, folder)
+    confirm = folder / a.origin / "confirm" / f"{a.by_hash(GOOD)['hash']}.json"
+    copies = _copies_named_their_own_way(confirm.parent, confirm.stem)
+    for copy in copies:
+        copy.write_bytes(confirm.read_bytes())  # A's own signed confirmation, under another name
+    _a_withdraws(a, folder)
+    for copy in copies:
+        _age(copy)
+    for _ in range(2):  # and A's syncs remove them
+        assert b.sync(folder)["receive"]["withdrawn"] in ([{"id": b.by_hash(GOOD)["id"], "by": a.origin}], [])
+        assert b.by_hash(GOOD)["status"] == "candidate"
+        a.sync(folder)
+    assert not any(copy.exists() for copy in copies)
+
+
+def test_the_owner_removes_left_over_files_under_unexpected_names_from_its_own_folders_only(mems, folder):
+    a, b, _ = _vouched_by_a_and_b(mems, folder)
+    text_hash = a.by_hash(GOOD)["hash"]
+    base = folder / a.origin
+    (base / "withdrawn").mkdir(exist_ok=True)
+    old = [*_copies_named_their_own_way(base / "confirm", text_hash),
+           base / "lessons" / "notes.txt", base / "withdrawn" / f"{text_hash} 2.json"]
+    for path in old[2:]:
+        path.write_text("not ours")
+    fresh = base / "confirm" / f"{text_hash} 3.json"  # maybe still being written: kept for now
+    fresh.write_text("{}")
+    odd_folder = base / "lessons" / "kept by someone"
+    odd_folder.mkdir()
+    outside = [folder / "README.txt", base / "notes.txt", folder / b.origin / "confirm" / f"{text_hash} 2.json"]
+    for path in outside:  # not in a sub-folder of ours: never ours to remove
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    for path in (*old, odd_folder, *outside):
+        _age(path)
+    out = a.sync(folder)
+    assert not any(p.exists() for p in old) and fresh.exists() and odd_folder.is_dir()
+    assert all(p.exists() for p in outside)
+    assert sorted(out["export"]["cleaned"] + out["confirmations"].get("cleaned", [])) == sorted(
+        str(p.relative_to(folder)) for p in old)
+    assert {"path": f"{a.origin}/lessons/{odd_folder.name}",
+            "reason": "not a file, under a name no document has; left alone (remove it)"} in out["export"]["problems"]
+    assert (base / "confirm" / f"{text_hash}.json").exists()  # A still confirms it: its own file stays
+
+
+def test_our_withdrawal_found_only_under_a_name_of_its_own_takes_the_plain_name(mems, folder):
+    a, b, _ = _vouched_by_a_and_b(mems, folder)
+    _a_withdraws(a, folder)
+    withdrawn = folder / a.origin / "withdrawn"
+    plain = withdrawn / f"{a.by_hash(GOOD)['hash']}.json"
+    copy = withdrawn / f"{plain.stem} 2.json"
+    plain.rename(copy)  # the sync tool kept only its own copy
+    _age(copy)
+    a.sync(folder)
+    assert not copy.exists() and plain.exists()
+    doc = json.loads(plain.read_bytes())
+    assert doc["type"] == "withdraw" and verify(doc, share.identity(a.idir).public_raw)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from contextlib import contextmanager
 from typing import Any, Iterator, Optional
 
@@ -277,6 +278,8 @@ def register(app: typer.Typer) -> None:
             emit_json(done)
             return
         print(f"rejected {safe(done['id'])}: {short(done['text'])}")
+        if done.get("warning"):
+            print(f"warning: {safe(done['warning'])}", file=sys.stderr)
 
     @share_app.command("revoke")
     def revoke(lesson_id: str = typer.Argument(..., help="One of your lessons' id."),

@@ -199,6 +199,10 @@ def register(app: typer.Typer) -> None:
         elif changed["replaced"]:
             print(f"  the earlier words ({safe(changed['replaced'])}) are withdrawn where they were "
                   "shared at the next `remem share sync`")
+        if changed.get("revoked_words"):
+            print(f"  these words were revoked earlier ({safe(changed['revoked_words'])}) and stay unshared: "
+                  f"a revocation is for good; to share this lesson, word it differently "
+                  f"(`remem lessons edit {safe(changed['id'])}`)")
 
     @lessons_app.command("veto")
     def lessons_veto(

@@ -331,8 +331,13 @@ def edit_refusal(lesson: dict[str, Any], ours: str | None) -> str | None:
     """Why the person cannot edit this lesson's words, in one line naming what to do instead;
     None when they can. A received lesson is its author's words: only one the person holds
     active can be rewritten (and so becomes theirs); one waiting for a decision, rejected or
-    revoked has nothing to rewrite."""
+    revoked has nothing to rewrite. A revoked lesson of the person's own neither: its words
+    are withdrawn wherever they were shared, for good, and new words in its row would be
+    withdrawn with them (the row keeps its revocation), and withheld here."""
     lid, status, origin = lesson["id"], lesson["status"], lesson.get("origin")
+    if status == "revoked" and (not origin or origin == ours):
+        return (f"{lid} is revoked: its words are withdrawn for good wherever they were shared, and it "
+                "cannot come back; nothing to edit (edit an active lesson instead: `remem lessons list`)")
     if not origin or origin == ours or status == "active":
         return None
     if status in ("candidate", "quarantined"):
@@ -355,8 +360,11 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
     - a received lesson we hold active: our words are ours now (origin null, exported as ours);
       the author's words stay as a rejected (`vetoed`) row, so they do not come back as a
       candidate and our confirmation of them is withdrawn.
-    A received lesson not held active is refused (edit_refusal): ValueError naming the fix.
-    The result carries `replaced`: the id of that row, or None."""
+    A received lesson not held active, or a revoked lesson, is refused (edit_refusal):
+    ValueError naming the fix.
+    The result carries `replaced`: the id of that row, or None; and `revoked_words`: the id of
+    a revoked lesson of ours with the new words, or None. Those words are revoked for good (a
+    tombstone): the lesson is never exported again in them, only in other words."""
     from remem.engine.embed import get_embedder, to_blob
 
     current = get_lesson(store, lesson_id)
@@ -398,4 +406,16 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
                      [*changes.values(), current["id"]])
     done = get_lesson(store, current["id"])
     done["replaced"] = kept["id"] if kept else None
+    mine = not done.get("origin") or done["origin"] == ours  # a received lesson edited is ours now
+    done["revoked_words"] = _revoked_twin(store, done, ours) if mine else None
     return done
+
+
+def _revoked_twin(store: Store, lesson: dict[str, Any], ours: str | None) -> str | None:
+    """The id of a revoked lesson of ours with this lesson's words (its hash), other than it,
+    or None: words edited back to ones revoked earlier, which are never shared again."""
+    for row in store.rows("SELECT id, origin FROM lessons WHERE hash = ? AND status = 'revoked' AND id != ? "
+                          "ORDER BY updated DESC", (lesson["hash"], lesson["id"])):
+        if not row["origin"] or row["origin"] == ours:
+            return row["id"]
+    return None

@@ -209,16 +209,26 @@ def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = No
            folder: str | Path | None = None) -> dict[str, Any]:
     """The person refuses a received lesson: vetoed, and the same hash never comes back. With
     the share folder at hand, our confirmation of it (if we had accepted it) is withdrawn now,
-    so its author stops counting us among its vouchers."""
+    so its author stops counting us among its vouchers.
+
+    The result carries `warning`: one line naming what the share folder refused (our
+    confirmation then stays until a sync can write its withdrawal), or None."""
     row = get_lesson(store, lesson_id)
     if _is_own(row, _our_origin(identity_dir)):
         raise ShareError(f"lesson {row['id']} is your own; veto it with `remem lessons veto {row['id']}`")
     if row["status"] == "revoked":
-        return row
+        return {**row, "warning": None}
     done = update_lesson(store, row["id"], status="vetoed", note="rejected by hand")
+    warning = None
     if folder:
-        write_confirmations(store, folder, identity_dir=identity_dir)
-    return done
+        report = write_confirmations(store, folder, identity_dir=identity_dir)
+        problems = "; ".join(f"{p['path']}: {p['reason']}" for p in report["problems"])
+        if lesson_hash(row["text"], row["kind"]) in report["stays"]:
+            warning = (f"rejected here, but your confirmation of it stays in the share folder until "
+                       f"its withdrawal can be written ({problems})")
+        elif problems:
+            warning = f"the share folder: {problems}"
+    return {**done, "warning": warning}
 
 
 def revoke(store: Store, lesson_id: str, folder: str | Path, *, identity_dir: Path | str | None = None

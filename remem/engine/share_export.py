@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from remem.engine import clock, share_safety
+from remem.engine.files import write_atomic
 from remem.engine.lessons import lesson_hash, list_lessons
 from remem.engine.share_files import (
     KEY_FILE,
@@ -14,11 +17,15 @@ from remem.engine.share_files import (
     SUBDIRS,
     Problem,
     doc_path,
+    hash_in,
+    is_hash,
     own_folder,
     parse_name,
     read_doc,
     sweep,
     sweep_left_over,
+    sweep_unexpected,
+    unexpected,
     write_own,
 )
 from remem.engine.share_folder import VERSION, _cfg, _root, share_lock
@@ -32,6 +39,10 @@ from remem.engine.share_sign import (
     verify,
 )
 from remem.engine.store import Store
+
+# Beside the private key: the latest time this identity signed a confirmation and a withdrawal
+# of each hash (SignedTimes).
+SIGNED_TIMES = "signed_times.json"
 
 
 def lesson_document(ident: Identity, lesson: dict[str, Any]) -> dict[str, Any]:
@@ -82,7 +93,9 @@ def _withhold(lesson: dict[str, Any], min_strength: float, revoked: set[str]) ->
     if float(lesson["strength"]) < min_strength:
         reasons.append(f"strength {lesson['strength']:.2f} below share.min_strength {min_strength}")
     if lesson_hash(lesson["text"], lesson["kind"]) in revoked:
-        reasons.append("revoked")
+        # Its words were revoked earlier (an edit back to them, say): a revocation is for good.
+        reasons.append(f"revoked: these words were revoked earlier and are never shared again; "
+                       f"word it differently to share it (`remem lessons edit {lesson['id']}`)")
     project = shared_project(lesson.get("cwd"))
     # Never sent without its project (it would apply everywhere there), nor with a name that
     # a receiver refuses or that names this machine.
@@ -118,7 +131,11 @@ def _keep_revocations(store: Store, root: Path, ident: Identity, revoked: set[st
 
 def _clean_left_overs(root: Path, ident: Identity, problems: list[dict[str, str]]) -> list[str]:
     """Temp files left over in our own folders go (share_files.sweep_left_over): every reader
-    would otherwise take one for a write in progress, and hold back our withdrawals for good."""
+    would otherwise take one for a write in progress, and hold back our withdrawals for good.
+    So do files left over in lessons/ and confirm/ under a name no document has (a sync
+    tool's copy named `<hash> 2.json` or `<hash>-HOST.json`): readers refuse them on every
+    sync. In revoked/ and withdrawn/ _keep_only_ours removes them, once it has kept any
+    document of ours one of them holds."""
     cleaned: list[str] = []
     for sub in (None, *SUBDIRS):
         try:
@@ -127,14 +144,20 @@ def _clean_left_overs(root: Path, ident: Identity, problems: list[dict[str, str]
             problems.append(Problem(f"{ident.origin}/{sub}" if sub else ident.origin, str(exc)).as_dict())
             continue
         cleaned += sweep_left_over(root, directory)
+        if sub in ("lessons", "confirm"):  # what we keep there is written anew from the memory
+            removed, odd = sweep_unexpected(root, directory)
+            cleaned += removed
+            problems += [p.as_dict() for p in odd]
     return cleaned
 
 
 def _keep_only_ours(root: Path, ident: Identity, sub: str, problems: list[dict[str, str]]) -> list[str]:
     """In revoked/ or withdrawn/, what is not our own signed document of that kind goes (a file
-    that is not JSON, another's, a conflicted copy): readers would report it on every sync, and
-    one that is not JSON, as half-synced, holds back our withdrawals. A valid conflicted copy
-    whose plain file is not valid takes its place first, so no tombstone of ours is lost."""
+    that is not JSON, another's, a conflicted copy, a file left over under a name no document
+    has): readers would report it on every sync, and one that is not JSON, as half-synced,
+    holds back our withdrawals. A valid copy (under a conflicted-copy name, or any name with
+    its hash in it) whose plain file is not valid takes its place first, so no tombstone of
+    ours is lost."""
     kind = {"revoked": "revoke", "withdrawn": "withdraw"}[sub]
     try:
         directory = own_folder(root, ident.origin, sub, make=False)
@@ -142,18 +165,23 @@ def _keep_only_ours(root: Path, ident: Identity, sub: str, problems: list[dict[s
     except (ShareError, OSError):
         return []
     valid: set[str] = set()
-    for name in names:  # plain names sort before their copies
-        parsed = parse_name(name)
-        if not parsed or parsed[0] in valid or not _still_valid(root, directory / name, ident, kind, parsed[0]):
+    # Plain names first, then their copies (a plain name sorts before its conflicted copies,
+    # not always before an odd name holding the same hash).
+    named = [(name, parse_name(name) or (hash_in(name) if unexpected(name) else None, True)) for name in names]
+    for name, (text_hash, copy) in sorted(named, key=lambda item: (item[1][1], item[0])):
+        if (text_hash is None or text_hash in valid
+                or not _still_valid(root, directory / name, ident, kind, text_hash)):
             continue
-        if parsed[1]:  # a copy that holds our document: it becomes the plain file
+        if copy:  # a copy that holds our document: it becomes the plain file
             data = read_doc(root, directory / name, MAX_OWN_BYTES)
-            if _put_own(root, directory / f"{parsed[0]}.json", file_bytes(data), problems) is None:
+            if _put_own(root, directory / f"{text_hash}.json", file_bytes(data), problems) is None:
                 continue
-        valid.add(parsed[0])
+        valid.add(text_hash)
     removed, odd = sweep(root, directory, lambda h, copy: copy or h not in valid)
     problems += [p.as_dict() for p in odd]
-    return [os.path.relpath(directory / f"{h}.json", root) for h in removed]
+    gone, odd = sweep_unexpected(root, directory)
+    problems += [p.as_dict() for p in odd]
+    return [os.path.relpath(directory / f"{h}.json", root) for h in removed] + gone
 
 
 def export_lessons(store: Store, folder: str | Path, *, identity_dir: Path | str | None = None,
@@ -217,32 +245,56 @@ def write_confirmations(store: Store, folder: str | Path, *, identity_dir: Path 
 def _confirm(store: Store, folder: str | Path, identity_dir: Path | str | None) -> dict[str, Any]:
     ident = identity(identity_dir)
     root = _root(folder)
-    report: dict[str, Any] = {"written": [], "unchanged": 0, "removed": [], "withdrawn": [], "problems": []}
+    report: dict[str, Any] = {"written": [], "unchanged": 0, "removed": [], "withdrawn": [], "stays": [],
+                              "cleaned": [], "problems": []}
     wanted: dict[str, dict[str, Any]] = {}
     for row in list_lessons(store, statuses=("active",)):
         if not _is_own(row, ident.origin):
             wanted.setdefault(lesson_hash(row["text"], row["kind"]), row)
     # Checked even with nothing to write: the sweep below deletes in it.
     directory = own_folder(root, ident.origin, "confirm", make=bool(wanted))
+    times = SignedTimes(ident)
+    # A reader counts a confirmation only when it is later than our withdrawal of that hash,
+    # so each is dated after every withdrawal of ours we know of: the one in the folder, and
+    # the one kept here (the file may be gone, and come back). A clock that ran ahead when we
+    # withdrew would otherwise leave our new confirmation refused wherever that withdrawal is.
+    withdrawals = times.latest("withdraw", _dated(root, ident, "withdrawn"))
+    confirmed: set[str] = set()
     for text_hash, row in wanted.items():
         path = doc_path(root, ident.origin, "confirm", text_hash)
-        if _still_valid(root, path, ident, "confirm", text_hash):
+        current = _own_doc(root, path, ident, "confirm", text_hash)
+        floor = withdrawals.get(text_hash)
+        at = _doc_time(current) if current else None
+        if at is not None and (floor is None or at > floor):
             report["unchanged"] += 1
+            confirmed.add(text_hash)
+            times.note("confirm", text_hash, at)
             continue
+        at = _after(floor)
         doc = ident.sign({"v": VERSION, "type": "confirm", "origin": ident.origin,
-                          "hash": text_hash, "author": row["origin"], "at": clock.iso()})
-        if _put_own(root, path, file_bytes(doc), report["problems"]):
+                          "hash": text_hash, "author": row["origin"], "at": clock.iso(at)})
+        written = _put_own(root, path, file_bytes(doc), report["problems"])
+        if written is not None:
+            confirmed.add(text_hash)
+            times.note("confirm", text_hash, at)
+        if written:
             report["written"].append(text_hash)
     # A confirmation that goes leaves a signed withdrawal behind, written first: a copy of the
-    # old confirmation put back later is then older than it, and no reader counts it.
+    # old confirmation put back later is then older than it, and no reader counts it. One whose
+    # withdrawal cannot be written stays (said in problems): gone without it, any copy put back
+    # would count again.
     going = _going(directory, wanted)
-    report["withdrawn"] = _withdraw(root, ident, going, report["problems"])
-    removed, odd = sweep(root, directory, lambda h, copy: h not in wanted or copy)
+    report["withdrawn"] = _withdraw(root, ident, going, times.latest("confirm", _dated(root, ident, "confirm")),
+                                    times, report["problems"])
+    report["stays"] = sorted(set(going) - set(report["withdrawn"]))
+    stays = set(report["stays"])
+    removed, odd = sweep(root, directory, lambda h, copy: h not in stays and (h not in wanted or copy))
     report["removed"] = removed
     report["problems"] += [p.as_dict() for p in odd]
-    # A withdrawal of what we confirm again goes (the new confirmation is later anyway).
-    _keep_only_ours(root, ident, "withdrawn", report["problems"])
-    _unwithdraw(root, ident, set(wanted))
+    # A withdrawal of what we confirm again goes (the new confirmation is later).
+    report["cleaned"] = _keep_only_ours(root, ident, "withdrawn", report["problems"])
+    _unwithdraw(root, ident, confirmed)
+    times.save(report["problems"])
     return report
 
 
@@ -255,8 +307,13 @@ def _going(directory: Path, wanted: dict[str, dict[str, Any]]) -> list[str]:
     return sorted({p[0] for p in map(parse_name, names) if p and p[0] not in wanted})
 
 
-def _withdraw(root: Path, ident: Identity, hashes: list[str], problems: list[dict[str, str]]) -> list[str]:
-    """Our signed withdrawal of each of these confirmations, at now (withdrawn/<hash>.json)."""
+def _withdraw(root: Path, ident: Identity, hashes: list[str], confirmations: dict[str, datetime],
+              times: SignedTimes, problems: list[dict[str, str]]) -> list[str]:
+    """Our signed withdrawal of each of these confirmations (withdrawn/<hash>.json): the hashes
+    whose withdrawal is in the folder now. Dated now, or just after our latest confirmation of
+    that hash when that is later (`confirmations`; a clock that ran ahead when we confirmed):
+    a withdrawal older than the confirmation it withdraws would let a copy of that put back
+    count again."""
     if not hashes:
         return []
     try:
@@ -266,10 +323,12 @@ def _withdraw(root: Path, ident: Identity, hashes: list[str], problems: list[dic
         return []
     written = []
     for text_hash in hashes:
+        at = _after(confirmations.get(text_hash))
         doc = ident.sign({"v": VERSION, "type": "withdraw", "origin": ident.origin, "hash": text_hash,
-                          "at": clock.iso()})
-        if _put_own(root, doc_path(root, ident.origin, "withdrawn", text_hash), file_bytes(doc), problems):
+                          "at": clock.iso(at)})
+        if _put_own(root, doc_path(root, ident.origin, "withdrawn", text_hash), file_bytes(doc), problems) is not None:
             written.append(text_hash)
+            times.note("withdraw", text_hash, at)
     return written
 
 
@@ -282,12 +341,109 @@ def _unwithdraw(root: Path, ident: Identity, confirmed: set[str]) -> None:
     sweep(root, directory, lambda h, copy: h in confirmed)
 
 
-def _still_valid(root: Path, path: Path, ident: Identity, kind: str, text_hash: str) -> bool:
-    """Our own signed `kind` document for this hash is at path: keep it (and its time).
-    Anything else there (unsigned, another's, too big, deeply nested, a pipe) is not."""
+def _after(floor: datetime | None) -> datetime:
+    """Now, or one microsecond after `floor` when the clock says no later than it."""
+    now = clock.now()
+    return now if floor is None or now > floor else floor + timedelta(microseconds=1)
+
+
+def _doc_time(doc: dict[str, Any]) -> datetime | None:
+    """A document's `at`, or None when it holds no time."""
+    value = doc.get("at")
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    try:
+        return clock.parse(value)
+    except ValueError:
+        return None
+
+
+def _dated(root: Path, ident: Identity, sub: str) -> dict[str, datetime]:
+    """Per hash, the latest `at` of our own signed documents in our sub-folder (the plain file
+    and any sync tool's copy of it: any of them could be put back)."""
+    kind = {"confirm": "confirm", "withdrawn": "withdraw"}[sub]
+    try:
+        directory = own_folder(root, ident.origin, sub, make=False)
+        names = sorted(os.listdir(directory))
+    except (ShareError, OSError):
+        return {}
+    latest: dict[str, datetime] = {}
+    for name in names:
+        text_hash = (parse_name(name) or (hash_in(name) if unexpected(name) else None, True))[0]
+        doc = _own_doc(root, directory / name, ident, kind, text_hash) if text_hash else None
+        at = _doc_time(doc) if doc else None
+        if at is not None and (text_hash not in latest or at > latest[text_hash]):
+            latest[text_hash] = at
+    return latest
+
+
+class SignedTimes:
+    """The latest `at` this identity signed, per kind ("confirm", "withdraw") and hash, kept
+    beside its key (SIGNED_TIMES): the files in the share folder may be deleted, and brought
+    back later by a sync tool, so what was signed is remembered here. Unreadable, it is taken
+    as empty (the folder's own files still count)."""
+
+    KINDS = ("confirm", "withdraw")
+
+    def __init__(self, ident: Identity) -> None:
+        self.path = ident.directory / SIGNED_TIMES
+        self.times: dict[str, dict[str, datetime]] = {kind: {} for kind in self.KINDS}
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raw = {}
+        for kind in self.KINDS:
+            entries = raw.get(kind) if isinstance(raw, dict) else None
+            for text_hash, value in (entries.items() if isinstance(entries, dict) else ()):
+                at = _doc_time({"at": value})
+                if is_hash(text_hash) and at is not None:
+                    self.times[kind][text_hash] = at
+        self.saved = self._encoded()
+
+    def latest(self, kind: str, found: dict[str, datetime]) -> dict[str, datetime]:
+        """Per hash, the later of what is kept here and what was `found` in the folder."""
+        merged = dict(self.times[kind])
+        for text_hash, at in found.items():
+            if text_hash not in merged or at > merged[text_hash]:
+                merged[text_hash] = at
+        return merged
+
+    def note(self, kind: str, text_hash: str, at: datetime) -> None:
+        known = self.times[kind].get(text_hash)
+        if known is None or at > known:
+            self.times[kind][text_hash] = at
+
+    def _encoded(self) -> bytes:
+        return json.dumps({kind: {h: clock.iso(at) for h, at in sorted(self.times[kind].items())}
+                           for kind in self.KINDS}, sort_keys=True).encode("utf-8") + b"\n"
+
+    def save(self, problems: list[dict[str, str]]) -> None:
+        """Written when something changed (fsync: nothing else could rebuild it)."""
+        data = self._encoded()
+        if data == self.saved:
+            return
+        try:
+            write_atomic(self.path, data, fsync=True)
+            self.saved = data
+        except OSError as exc:
+            problems.append(Problem(str(self.path), (
+                f"cannot keep the times of our confirmations and withdrawals ({exc.strerror or exc}); "
+                "make the identity folder writable, then sync again")).as_dict())
+
+
+def _own_doc(root: Path, path: Path, ident: Identity, kind: str, text_hash: str) -> dict[str, Any] | None:
+    """Our own signed `kind` document for this hash at path, or None: anything else there
+    (unsigned, another's, too big, deeply nested, a pipe) is not ours."""
     try:
         doc = read_doc(root, path, MAX_OWN_BYTES)
     except ShareError:
-        return False
-    return (doc.get("type") == kind and doc.get("origin") == ident.origin
-            and doc.get("hash") == text_hash and verify(doc, ident.public_raw))
+        return None
+    if (doc.get("type") == kind and doc.get("origin") == ident.origin
+            and doc.get("hash") == text_hash and verify(doc, ident.public_raw)):
+        return doc
+    return None
+
+
+def _still_valid(root: Path, path: Path, ident: Identity, kind: str, text_hash: str) -> bool:
+    """Our own signed `kind` document for this hash is at path: keep it (and its time)."""
+    return _own_doc(root, path, ident, kind, text_hash) is not None

@@ -39,6 +39,9 @@ LEFT_OVER = ("a sync tool's temp file unchanged for over 15 minutes (left over f
              "next `remem share sync` removes it (or delete it)")
 STALE_NOT_JSON = ("not JSON, and unchanged for over 15 minutes, so no half-synced file: refused; "
                   "its owner's next `remem share sync` replaces or removes it (or delete it)")
+UNEXPECTED = "refused: unexpected file name"
+UNEXPECTED_LEFT_OVER = (UNEXPECTED + ", unchanged for over 15 minutes (a sync tool's copy?): it holds "
+                        "nothing back; its owner's next `remem share sync` removes it (or delete it)")
 KEY_FILE = "key.pub"
 MAX_KEY_BYTES = 512
 MAX_OWN_BYTES = 65536  # our own documents are a few hundred bytes; anything bigger was planted
@@ -74,8 +77,9 @@ class Scan:
     # longer holds be taken as withdrawn (share.py); a sync in progress is not.
     settled: bool = True
     # Hashes a file was there for that did not read or verify (or is being written): not
-    # withdrawn, whatever else the folder says.
-    unsure: set[str] = field(default_factory=set)
+    # withdrawn, whatever else the folder says. Per sub-folder (never withdrawn/): a signed
+    # withdrawal outranks whatever in confirm/ does not verify (share_receive).
+    unsure_in: dict[str, set[str]] = field(default_factory=dict)
 
 
 def _is_temp(name: str) -> bool:
@@ -240,6 +244,36 @@ def sweep(root: Path, directory: Path, stale: Callable[[str, bool], bool]) -> tu
     return removed, problems
 
 
+def unexpected(name: str) -> bool:
+    """A name that is neither a document's (nor a conflicted copy's we know) nor a temp file's:
+    a sync tool's copy under a name of its own (iCloud's `<hash> 2.json`, OneDrive's
+    `<hash>-HOST.json`), or anything else put there. Readers refuse it, unread."""
+    return parse_name(name) is None and not _is_temp(name)
+
+
+def sweep_unexpected(root: Path, directory: Path) -> tuple[list[str], list[Problem]]:
+    """Delete, from one of our own sub-folders, files under an unexpected name that are left
+    over (unchanged for LEFT_OVER_SECONDS, so no sync tool is still writing them). Readers
+    refuse them on every sync, and until then take one naming a hash for our standing behind
+    it. A folder or a pipe there is not ours to delete: reported, left alone. Returns the
+    paths removed, relative to the share folder, and the problems."""
+    removed: list[str] = []
+    problems: list[Problem] = []
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return removed, problems
+    for entry in entries:
+        if not unexpected(entry.name) or not _left_over(entry):
+            continue
+        rel = os.path.relpath(entry.path, root)
+        if not (entry.is_symlink() or entry.is_file(follow_symlinks=False)):
+            problems.append(Problem(rel, "not a file, under a name no document has; left alone (remove it)"))
+        elif remove(Path(entry.path)):
+            removed.append(rel)
+    return removed, problems
+
+
 INCOMPLETE = "incomplete or not JSON (half-synced? it is read again next time)"
 
 
@@ -300,7 +334,7 @@ def scan_origin(root: Path, origin: str, cap: int) -> Scan:
         directory = base / sub
         # A file there that does not read says the origin may still stand behind its hash;
         # never one in withdrawn/, whose files say the opposite.
-        unsure = scan.unsure if sub != "withdrawn" else set()
+        unsure = scan.unsure_in.setdefault(sub, set()) if sub != "withdrawn" else set()
         if directory.is_symlink():
             scan.rejected.append(Problem(rel(directory), "refused: the folder is a link"))
             if sub in REQUIRED:  # as if missing: revoked/ and withdrawn/ hold nothing back
@@ -332,10 +366,15 @@ def scan_origin(root: Path, origin: str, cap: int) -> Scan:
                 continue
             parsed = parse_name(entry.name)
             if parsed is None:
+                # A sync tool's copy under a name of its own may be a write in progress for a
+                # while; left over, it is none, and must not hold a withdrawal back for good.
+                left_over = _left_over(entry)
                 named = hash_in(entry.name)
-                if named:
+                if named and not left_over:
                     unsure.add(named)
-                scan.rejected.append(Problem(rel(path), "refused: unexpected file name"))
+                plain = entry.is_symlink() or entry.is_file(follow_symlinks=False)
+                scan.rejected.append(Problem(rel(path), UNEXPECTED_LEFT_OVER if left_over and plain
+                                             else UNEXPECTED))
                 continue
             try:
                 doc = read_doc(root, path, cap)

@@ -182,7 +182,11 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
             report["rejected"].append(Problem(f"{origin}/{KEY_FILE}", why).as_dict())
             continue
         report["origins_seen"].append(origin)
-        held = set(scan.unsure)
+        held = set().union(*(h for sub, h in scan.unsure_in.items() if sub != "confirm"))
+        # What in confirm/ did not read or verify holds its hash only when no signed withdrawal
+        # of that hash outranks it (added below, once the withdrawals are read): a copy of a
+        # withdrawn confirmation with one byte changed must not keep it counted.
+        doubted = set(scan.unsure_in.get("confirm", ()))
         if scan.settled:
             holding[origin] = held
         # Its withdrawals first: a confirmation from before one is an old copy put back.
@@ -195,7 +199,7 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
                     continue
                 # A file that does not verify or validate still says its origin may stand
                 # behind its hash; one in withdrawn/ says the opposite, so it says nothing.
-                unsure = held if sub != "withdrawn" else set()
+                unsure = {"withdrawn": set(), "confirm": doubted}.get(sub, held)
                 if not verify(doc, scan.key_raw):
                     unsure.add(doc["hash"])
                     report["rejected"].append(Problem(
@@ -210,10 +214,14 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
                 if sub == "confirm" and doc["hash"] in withdrawn:
                     at = _time(doc.get("at"))
                     if at is None or at <= withdrawn[doc["hash"]]:
+                        # One of the two is an old copy put back (or a clock was off): which
+                        # one, only the origin knows. Its next sync keeps the one that holds.
                         report["rejected"].append(Problem(rel, (
                             f"a confirmation older than {origin}'s withdrawal of it at "
-                            f"{clock.iso(withdrawn[doc['hash']])} (an old copy put back): not counted; "
-                            f"{origin}'s next `remem share sync` removes it")).as_dict())
+                            f"{clock.iso(withdrawn[doc['hash']])}: not counted (an old copy of one "
+                            f"or the other put back); {origin}'s next `remem share sync` removes "
+                            "the confirmation, or, if it still holds the lesson, writes a newer one "
+                            "and removes the withdrawal")).as_dict())
                         continue
                 seen.add(doc["hash"])
                 when = _time(doc.get("at"))  # a withdrawal's is a time (_validate)
@@ -227,6 +235,7 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
                     confirms_in.append((origin, doc["hash"]))
                 elif sub == "revoked":
                     revokes_in.append((origin, doc["hash"], clock.iso(when) if when else ""))
+        held |= doubted - withdrawn.keys()
     revoked_pairs = {(o, h) for o, h, _ in revokes_in}
     _take_lessons(store, lessons_in, revoked_pairs, ident.origin, report, embedder)
     _name_waiting(store, report)
