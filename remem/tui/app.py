@@ -10,7 +10,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Footer, Header, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Header, TabbedContent, TabPane, Tabs
 
 from remem.tui.screens.episodes import EpisodesPane
 from remem.tui.screens.lessons import LessonsPane
@@ -106,9 +106,12 @@ class RememApp(App[None]):
         if tab in self.stale:  # now, not when TabActivated comes: an action may follow at once
             self.reload_tab(tab)
         try:
-            self.pane(tab).query("DataTable").first().focus()
-        except NoMatches:  # a tab without a table
-            pass
+            self.pane(tab).query(DataTable).first().focus()
+        except NoMatches:
+            # A tab without a table (the Overview): the tab bar takes the focus, as at start.
+            # Left on the table of the tab before, now hidden, the focus would move to that
+            # tab's next widget, and the tab before would come back in front.
+            self.query_one(TabbedContent).query_one(Tabs).focus()
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -155,6 +158,20 @@ class RememApp(App[None]):
             self.notify("still working: waiting for the memory (another remem process may be "
                         "writing to it). Keep browsing; q quits.", markup=False)
 
+    def write_refused(self, then: str = "try again once it is done") -> bool:
+        """Whether a write must not start now, said in one line: one at a time, a sleep run
+        included (both wait for the same memory, on connections of their own). A key that asks
+        something first checks this before its dialog opens, so what is typed there is never
+        thrown away."""
+        if self.acting:
+            said = "still saving the last change"
+        elif self.pane("sleep").sleep_running:
+            said = "sleep is running"
+        else:
+            return False
+        self.notify(f"{said}; {then}", severity="warning", markup=False)
+        return True
+
     def end_work(self) -> None:
         self.acting = False
         self.sub_title = self.SUB_TITLE
@@ -163,9 +180,18 @@ class RememApp(App[None]):
             self._waiting = None
 
     def others_changed(self, pane: Any) -> None:
-        """An action in one tab changed the database: every other tab reads it again when it
-        is next shown (not now: the Overview's measures are not free on a large store)."""
-        self.stale.update(tab for tab, _ in TABS if self.pane(tab) is not pane)
+        """An action in one tab changed the database: the tab shown now, when it is another
+        (the write ran in a thread while the person moved on), reads it again now; every other
+        tab when it is next shown (not now: the Overview's measures are not free on a large
+        store)."""
+        shown = self.query_one(TabbedContent).active
+        for tab, _ in TABS:
+            if self.pane(tab) is pane:
+                continue
+            if tab == shown:
+                self.reload_tab(tab)
+            else:
+                self.stale.add(tab)
 
     @on(TabbedContent.TabActivated)
     def _tab_shown(self, event: TabbedContent.TabActivated) -> None:

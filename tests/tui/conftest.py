@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_textual_snapshot
@@ -86,15 +89,36 @@ def demo_home(home, monkeypatch):
 
 
 @pytest.fixture
+def held(demo_home: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlite3.Connection]:
+    """The memory's write lock, held by another connection until the test commits. The app's
+    busy timeout is raised far above anything the test does, so what the test sees never
+    depends on how fast the machine is."""
+    from remem import paths
+    from remem.engine import store as store_module
+
+    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_MS", 60_000)
+    other = sqlite3.connect(paths.db_path(), isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    yield other
+    if other.in_transaction:
+        other.execute("COMMIT")
+    other.close()
+
+
+@pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
 
 
 def new_app():  # noqa: ANN201 - RememApp, imported late so collecting tests stays cheap
-    """A fresh app over the test's REMEM_HOME."""
+    """A fresh app over the test's REMEM_HOME. Its notifications never expire: Textual drops
+    one 5 s (wall clock) after it is raised, and on a loaded machine a test can take longer
+    than that between an action and the check of what it said."""
     from remem.tui.app import RememApp
 
-    return RememApp()
+    app = RememApp()
+    app.NOTIFICATION_TIMEOUT = 24 * 3600
+    return app
 
 
 def screen_text(app) -> str:  # noqa: ANN001
@@ -119,6 +143,18 @@ async def acted(pilot) -> None:  # noqa: ANN001
     await pilot.pause()
     for _ in range(1200):
         if not pilot.app.acting:
+            break
+        await pilot.pause(0.05)
+    await pilot.pause()
+
+
+async def slept(pilot: Any) -> None:
+    """Pause until the Sleep tab's run is over and its end is shown: it runs in a thread of its
+    own (SleepPane.start_sleep), not a Textual worker, so app.workers does not wait for it."""
+    pane = pilot.app.query_one("#sleep-pane")
+    await pilot.pause()
+    for _ in range(2400):
+        if not pane.sleep_running:
             break
         await pilot.pause(0.05)
     await pilot.pause()

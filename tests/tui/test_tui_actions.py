@@ -14,7 +14,7 @@ from remem import paths
 from remem.engine import render_vetoes
 from remem.engine.lessons import add_lesson, get_lesson
 from remem.engine.store import Store
-from tests.tui.conftest import acted, new_app
+from tests.tui.conftest import acted, new_app, slept
 
 pytestmark = pytest.mark.anyio
 
@@ -223,7 +223,7 @@ async def test_sleep_runs_in_a_worker_and_is_recorded(demo_home):
     app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("4", "r")
-        await app.workers.wait_for_complete()
+        await slept(pilot)
         await pilot.pause()
         pane = app.query_one("#sleep-pane")
         assert pane.log_lines[-1] == "sleep finished"
@@ -242,7 +242,7 @@ async def test_a_full_sleep_in_the_tui_makes_the_backup(demo_home):
     app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("4", "r")
-        await app.workers.wait_for_complete()
+        await slept(pilot)
         await pilot.pause()
         pane = app.query_one("#sleep-pane")
         assert pane.log_lines[-1] == "sleep finished"

@@ -1,37 +1,20 @@
 """Another process holds the memory's write lock (an ingest, a sleep, a hook): a key that writes
 waits for it in a thread of its own, the header says so, the UI goes on answering keys, and `q`
-quits at once. The write ran on the UI thread, which froze for the whole busy timeout."""
+quits at once. The write ran on the UI thread, which froze for the whole busy timeout; a sleep
+run waiting for the lock kept `q` from quitting until it gave up."""
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 import textwrap
-from typing import Any, Iterator
 
 import pytest
 
-from remem import paths
-from remem.engine import store as store_module
 from remem.engine.store import Store
 from tests.tui.conftest import acted, new_app
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def held(demo_home: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[sqlite3.Connection]:
-    """The memory's write lock, held by another connection until the test commits. The app's
-    busy timeout is raised far above anything the test does, so what the test sees never
-    depends on how fast the machine is."""
-    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_MS", 60_000)
-    other = sqlite3.connect(paths.db_path(), isolation_level=None)
-    other.execute("BEGIN EXCLUSIVE")
-    yield other
-    if other.in_transaction:
-        other.execute("COMMIT")
-    other.close()
 
 
 def _archived(eid: str) -> int:
@@ -49,7 +32,9 @@ async def test_a_write_waits_for_the_memory_while_the_ui_answers_keys(held):
         await pilot.pause()
         await pilot.press("a")
         await pilot.pause()
-        assert app.acting and app.sub_title == "working…"
+        # At once: working; after WAITING_AFTER (which a loaded machine can pass within one
+        # pause), what it waits for.
+        assert app.acting and app.sub_title in ("working…", "waiting for the memory…")
         for _ in range(400):  # the header says what it waits for once the write takes long
             if app.sub_title.startswith("waiting for the memory"):
                 break
@@ -102,3 +87,40 @@ def test_q_quits_while_a_write_waits_for_the_memory(held):
     held.execute("COMMIT")
     with Store() as store:
         assert store.scalar("SELECT count(*) FROM episodes WHERE archived = 1") == 0
+
+
+QUIT_WHILE_SLEEP_WAITS = textwrap.dedent("""
+    from remem.engine import store as store_module
+
+    store_module.BUSY_TIMEOUT_MS = 600_000  # the sleep would wait ten minutes for the lock
+    from remem.tui.app import RememApp
+
+    async def press(pilot):
+        await pilot.press("4")
+        await pilot.pause()
+        await pilot.press("r")
+        await pilot.pause()
+        print("sleeping:", pilot.app.query_one("#sleep-pane").sleep_running, flush=True)
+        await pilot.press("q")
+
+    RememApp().run(headless=True, size=(120, 36), auto_pilot=press)
+    print("quit", flush=True)
+""")
+
+
+def test_q_quits_while_a_sleep_run_waits_for_the_memory(held):
+    """The process ends with the run still waiting, and leaves what a killed sleep leaves: the
+    memory whole, no run begun, the sleep lock free for the next sleep."""
+    from remem.engine import sleep
+
+    # timeout: only so that a process that never quits fails the test instead of hanging it
+    done = subprocess.run([sys.executable, "-c", QUIT_WHILE_SLEEP_WAITS], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["sleeping:", "True", "quit"], done.stdout + done.stderr
+    held.execute("COMMIT")
+    with Store() as store:
+        assert store.scalar("PRAGMA integrity_check") == "ok"
+        assert store.scalar("SELECT count(*) FROM runs WHERE kind = 'sleep'") == 1  # the demo's own
+        sleep.run_sleep_collect(store)
+        assert store.scalar("SELECT status FROM runs WHERE kind = 'sleep' ORDER BY id DESC LIMIT 1") == "ok"

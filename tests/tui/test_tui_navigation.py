@@ -1,5 +1,6 @@
 """Getting around in a small terminal: the keys dialog scrolls, every Episodes column is on
-screen at 80x24, pageup/pagedown change the page, the palette's "keys" finds remem's keys."""
+screen at 80x24, pageup/pagedown change the page, the palette's "keys" finds remem's keys, and
+1 shows the Overview from every tab."""
 
 from __future__ import annotations
 
@@ -35,6 +36,25 @@ async def test_the_keys_dialog_scrolls_to_its_last_row_at_80x24(demo_home):
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, HelpScreen)
+
+
+@pytest.mark.parametrize("tab", ["2", "3", "4", "5"])
+async def test_1_shows_the_overview_from_every_tab(demo_home, tab):
+    """The focus stayed on the table of the tab left, now hidden; it moved on to that tab's
+    detail, and that tab came back in front of the Overview."""
+    from textual.widgets import TabbedContent
+
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press(tab)
+        await pilot.pause()
+        await pilot.press("1")
+        await pilot.pause()
+        await pilot.pause()
+        assert app.query_one(TabbedContent).active == "overview"
+        await pilot.press(tab)  # and back again
+        await pilot.pause()
+        assert app.query_one(TabbedContent).active != "overview"
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 36), (160, 40)])

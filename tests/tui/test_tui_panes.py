@@ -11,7 +11,7 @@ import pytest
 
 from remem import paths
 from remem.engine import browse
-from tests.tui.conftest import new_app, screen_text
+from tests.tui.conftest import new_app, screen_text, slept
 
 pytestmark = pytest.mark.anyio
 
@@ -119,14 +119,14 @@ async def test_a_sleep_run_starts_with_every_bar_and_count_empty(demo_home):
     app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("4", "r")
-        await app.workers.wait_for_complete()
+        await slept(pilot)
         await pilot.pause()
         after_all = _passes(app)
         assert after_all["expire"][1] and after_all["render"][0] > 0
         app.query_one("#sleep-pass").value = "verify"
         await pilot.pause()
         await pilot.press("r")
-        await app.workers.wait_for_complete()
+        await slept(pilot)
         await pilot.pause()
         assert app.query_one("#sleep-pane").log_lines[-1] == "sleep finished"
         shown = _passes(app)

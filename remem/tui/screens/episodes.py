@@ -279,6 +279,8 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
             self._act("promoted", self.app.engine("lifecycle").promote)
 
     def action_forget(self) -> None:
+        if self.app.write_refused():  # before the dialog: what is chosen there is not lost
+            return
         row = self._selected_episode()
         if row is None:
             return
@@ -297,6 +299,8 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
         self.app.push_screen(ConfirmForget(cut(title, FORGET_TITLE), "\n".join(cut(t, 600) for t in text)), done)
 
     def action_tag(self) -> None:
+        if self.app.write_refused():  # before the dialog: what is typed there is not lost
+            return
         memory_id = self.selected_id()
         if not memory_id:
             return
@@ -321,6 +325,8 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
         self.app.push_screen(AskValue("Add tags (comma separated)", "python, tooling"), done)
 
     def action_importance(self) -> None:
+        if self.app.write_refused():  # before the dialog: what is typed there is not lost
+            return
         row = self._selected_episode()
         if row is None:
             return
@@ -339,6 +345,9 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
 
     def action_connect(self) -> None:
         from remem.engine.store import CONNECTION_TYPES
+
+        if self.app.write_refused():  # before the dialog: what is typed there is not lost
+            return
 
         def done(answer: tuple[str, str] | None) -> None:
             if answer:

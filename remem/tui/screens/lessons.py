@@ -147,6 +147,8 @@ class LessonsPane(PagedPane):
         self.reload()
 
     def action_edit(self) -> None:
+        if self.app.write_refused():  # before the dialog: what is typed there is not lost
+            return
         lesson_id = self.selected_id()
         if not lesson_id:
             return
@@ -185,6 +187,8 @@ class LessonsPane(PagedPane):
                          restored)
 
     def action_merge(self) -> None:
+        if self.app.write_refused():  # before the dialog: what is typed there is not lost
+            return
         lesson_id = self.selected_id()
         if not lesson_id:
             return

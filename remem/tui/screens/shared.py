@@ -156,6 +156,8 @@ class SharedPane(PagedPane):
     def accept(self, lesson_id: str, *, force: bool = False) -> None:
         """Accept a candidate; one waiting for its project first asks for the folder it
         belongs to here (the CLI's `--project`): a path, or the name of a project remem knows."""
+        if self.app.write_refused():  # before the dialog: what is typed there is not lost
+            return
         share = self.app.engine("share")
         c = self.candidates[lesson_id]
         if not c["waits"]:
@@ -231,6 +233,8 @@ class SharedPane(PagedPane):
         self.run_action(said, lambda store: share.sync(store))
 
     def action_revoke(self) -> None:
+        if self.app.write_refused():  # before the dialog: what is typed there is not lost
+            return
         if not self.has_folder():
             return
         share = self.app.engine("share")

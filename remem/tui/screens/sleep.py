@@ -1,16 +1,18 @@
-"""Sleep: run it (or one pass) in a worker and watch every pass live; the history of runs."""
+"""Sleep: run it (or one pass) in a thread and watch every pass live; the history of runs."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.widgets import Button, DataTable, Label, ProgressBar, RichLog, Select
 
-from remem.tui.widgets.pane import Pane
+from remem.tui.widgets.pane import Pane, failure_line
 from remem.tui.widgets.format import cell, since
 
 
@@ -60,13 +62,15 @@ class SleepPane(Pane):
         if self.sleep_running:
             self.app.notify("sleep is already running")
             return
+        if self.app.write_refused("run sleep once it is done"):  # one write at a time
+            return
         choice = self.query_one("#sleep-pass", Select)
         passes = None if choice.is_blank() else [str(choice.value)]
         self.sleep_running = True
         self.query_one("#sleep-run", Button).disabled = True
         self._reset_passes()
         self.say(f"sleep: {'every pass' if not passes else passes[0]}")
-        self.run_worker_sleep(passes)
+        self.start_sleep(passes)
 
     def _reset_passes(self) -> None:
         """Every pass's bar and count back to nothing: what a run shows is its own (a pass the
@@ -77,20 +81,56 @@ class SleepPane(Pane):
             self.query_one(f"#bar-{name}", ProgressBar).update(total=1, progress=0)
             self.query_one(f"#count-{name}", Label).update("")
 
-    @work(thread=True, exclusive=True, group="sleep")
-    def run_worker_sleep(self, passes: list[str] | None) -> None:
+    def start_sleep(self, passes: list[str] | None) -> None:
+        """Sleep in a daemon thread, on a connection of its own (the UI thread keeps the
+        app's), telling each step to the pane as a message. Not a Textual worker: the app waits
+        for those when it quits, and a run waiting for the memory (another process holds it)
+        would keep `q` from quitting for the whole busy timeout. A run cut short by quitting
+        leaves what a killed sleep leaves: its transactions commit whole or not at all, the
+        kernel drops its sleep.lock, and the next sleep does what it did not."""
         from remem.engine import sleep
         from remem.engine.store import Store
 
-        try:
-            with Store() as store:  # its own connection: the UI thread keeps the app's
-                sleep.run_sleep_collect(store, passes,
-                                        on_progress=lambda event: self.app.call_from_thread(self.on_progress, event))
-            self.app.call_from_thread(self.finished, None)
-        except Exception as exc:
-            self.app.call_from_thread(self.finished, str(exc))
+        path = self.app.store.path
 
-    def on_progress(self, event: Any) -> None:
+        def tell(message: Message) -> None:
+            try:
+                self.post_message(message)
+            except RuntimeError:  # the app closed meanwhile: nobody to tell
+                pass
+
+        def run() -> None:
+            error = None
+            try:
+                with Store(path) as store:
+                    sleep.run_sleep_collect(store, passes, on_progress=lambda event: tell(self.Stepped(event)))
+            except Exception as exc:
+                error = failure_line(exc, "tui.sleep")
+            tell(self.Ended(error))
+
+        threading.Thread(target=run, name="remem-tui-sleep", daemon=True).start()
+
+    class Stepped(Message, bubble=False):
+        """A sleep run's progress event, from its thread."""
+
+        def __init__(self, event: Any) -> None:
+            super().__init__()
+            self.event = event
+
+    class Ended(Message, bubble=False):
+        """A sleep run is over: error is its one line when it stopped, None when it finished."""
+
+        def __init__(self, error: str | None) -> None:
+            super().__init__()
+            self.error = error
+
+    def on_sleep_pane_stepped(self, message: Stepped) -> None:
+        self.show_progress(message.event)
+
+    def on_sleep_pane_ended(self, message: Ended) -> None:
+        self.finished(message.error)
+
+    def show_progress(self, event: Any) -> None:
         if event.pass_name != "sleep":
             try:
                 bar = self.query_one(f"#bar-{event.pass_name}", ProgressBar)

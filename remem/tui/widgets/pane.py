@@ -12,6 +12,25 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
 
+def failure_line(exc: BaseException, component: str) -> str:
+    """What an engine write (or a sleep run) that raised in its thread says, in one line, and
+    logged to remem's log: an expected refusal (the engine's own line naming the fix) or
+    SQLite's (the memory is busy, read-only, full) as that line; anything else, a bug, with its
+    traceback, and the line says where that went."""
+    from remem.errors import RememError, database_problem
+    from remem.log import log, log_exception
+
+    said = database_problem(exc)
+    if said is None and isinstance(exc, (RememError, ValueError)):
+        said = str(exc).strip() or type(exc).__name__
+    if said is None:
+        where = log_exception(component, exc)
+        said = f"unexpected error: {type(exc).__name__}: {exc} (traceback in {where})"
+    else:
+        log(component, said)
+    return " ".join(said.split())  # one line, however the exception spelled it
+
+
 class Pane(Vertical):
     """A tab's content. Subclasses implement reload()."""
 
@@ -42,14 +61,14 @@ class Pane(Vertical):
         """Run an engine write, action(store), in a thread of its own on a connection of its own:
         while another remem process holds the memory the write waits up to the store's busy
         timeout, and the UI must not wait with it (the header says it is working, then that it
-        waits for the memory; `q` quits at once). One write at a time: a key pressed meanwhile
-        is told to wait. When it is done, on the UI thread: its refusal is shown as a
-        notification, never a crash; or done(result), the message (or message(result)), a
-        reload, and every other tab reads the database again when it is next shown (a delete
-        here changes the Overview's counts, an accept in Shared the Lessons' statuses)."""
-        if self.app.acting:
-            self.app.notify("still saving the last change; try again once it is done",
-                            severity="warning", markup=False)
+        waits for the memory; `q` quits at once). One write at a time, a sleep run included: a
+        key pressed meanwhile is told to wait (a key that asks something first is told before
+        its dialog opens: app.write_refused). When it is done, on the UI thread: its refusal is
+        shown as a notification, never a crash (and logged); or done(result), the message (or
+        message(result)), a reload, and the other tabs read the database again: the one shown
+        now, every other when it is next shown (a delete here changes the Overview's counts, an
+        accept in Shared the Lessons' statuses)."""
+        if self.app.write_refused():
             return
         from remem.engine.store import Store
 
@@ -61,7 +80,7 @@ class Pane(Vertical):
                 with Store(path) as store:
                     outcome = Pane.ActionDone(message, done, result=action(store))
             except Exception as exc:
-                outcome = Pane.ActionDone(message, done, error=str(exc) or type(exc).__name__)
+                outcome = Pane.ActionDone(message, done, error=failure_line(exc, "tui.write"))
             try:
                 self.post_message(outcome)
             except RuntimeError:  # the app closed meanwhile: nobody to tell
