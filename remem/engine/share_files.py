@@ -229,19 +229,29 @@ def sweep(root: Path, directory: Path, stale: Callable[[str, bool], bool]) -> tu
     delete: it is reported and left alone."""
     removed: list[str] = []
     problems: list[Problem] = []
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
-        return removed, problems
-    for entry in entries:
+    for entry in _own_entries(directory):
         parsed = parse_name(entry.name)
-        if not parsed or not stale(*parsed):
-            continue
-        if not (entry.is_symlink() or entry.is_file(follow_symlinks=False)):
-            problems.append(Problem(os.path.relpath(entry.path, root), "not a file; left alone (remove it)"))
-        elif remove(Path(entry.path)):
-            removed.append(parsed[0])
+        if parsed and stale(*parsed):
+            _delete_own(entry, root, parsed[0], "not a file; left alone (remove it)", removed, problems)
     return removed, problems
+
+
+def _own_entries(directory: Path) -> list[os.DirEntry[str]]:
+    """What one of our own folders holds, by name; nothing when it cannot be read."""
+    try:
+        return sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def _delete_own(entry: os.DirEntry[str], root: Path, key: str, not_a_file: str,
+                removed: list[str], problems: list[Problem]) -> None:
+    """Delete a file (or link) of one of our own folders, noting `key` as removed; what is
+    neither (a folder, a pipe) is not ours to delete: reported as `not_a_file`, left alone."""
+    if not (entry.is_symlink() or entry.is_file(follow_symlinks=False)):
+        problems.append(Problem(os.path.relpath(entry.path, root), not_a_file))
+    elif remove(Path(entry.path)):
+        removed.append(key)
 
 
 def unexpected(name: str) -> bool:
@@ -259,18 +269,10 @@ def sweep_unexpected(root: Path, directory: Path) -> tuple[list[str], list[Probl
     paths removed, relative to the share folder, and the problems."""
     removed: list[str] = []
     problems: list[Problem] = []
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
-        return removed, problems
-    for entry in entries:
-        if not unexpected(entry.name) or not _left_over(entry):
-            continue
-        rel = os.path.relpath(entry.path, root)
-        if not (entry.is_symlink() or entry.is_file(follow_symlinks=False)):
-            problems.append(Problem(rel, "not a file, under a name no document has; left alone (remove it)"))
-        elif remove(Path(entry.path)):
-            removed.append(rel)
+    for entry in _own_entries(directory):
+        if unexpected(entry.name) and _left_over(entry):
+            _delete_own(entry, root, os.path.relpath(entry.path, root),
+                        "not a file, under a name no document has; left alone (remove it)", removed, problems)
     return removed, problems
 
 
@@ -283,11 +285,7 @@ def sweep_left_over(root: Path, directory: Path) -> list[str]:
     is in progress. Readers would otherwise see a write in progress there for good. Returns
     their paths, relative to the share folder."""
     removed: list[str] = []
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
-        return removed
-    for entry in entries:
+    for entry in _own_entries(directory):
         if (_in_flight(entry.name) and not entry.is_dir(follow_symlinks=False) and _left_over(entry)
                 and remove(Path(entry.path))):
             removed.append(os.path.relpath(entry.path, root))
