@@ -21,7 +21,7 @@ from remem import paths
 from remem.engine import clock
 from remem.engine.files import sole_user
 from remem.engine.graph import SYMMETRIC
-from remem.engine.store import EPISODE_KINDS, MIGRATIONS, Store, normalise_tag
+from remem.engine.store import EPISODE_KINDS, MIGRATIONS, Store, normalise_tag, set_orphaned_log_aside
 
 EXPORT_VERSION = 1
 # Order matters for readers that stream: memories first, then what points at them.
@@ -188,6 +188,8 @@ def restore(backup_path: Path | str, dest: Path | str | None = None) -> tuple[Pa
                 backup(live, kept)
             for suffix in ("-wal", "-shm"):
                 Path(str(dest) + suffix).unlink(missing_ok=True)
+        else:  # a log left by a memory deleted by hand would be replayed onto the restored copy
+            set_orphaned_log_aside(dest)
         source = _open_read_only(src)
         try:  # copied as it is; the copy is migrated when the memory is next opened
             _copy(source, dest, ".restoring", what="the restored memory")

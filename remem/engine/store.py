@@ -84,6 +84,68 @@ def _lost_race(exc: BaseException) -> bool:
     return any(s in text for s in ("already exists", "duplicate column", "unique constraint"))
 
 
+def set_orphaned_log_aside(db: Path) -> None:
+    """Before a missing memory `db` is made anew: a -wal or -shm still beside it belongs to the
+    file that was deleted or moved away by hand, and SQLite would replay that file's last pages
+    onto the new, empty one (a memory "damaged" from its first open, or the deleted one back).
+    They are renamed aside (`memory.db-wal.orphaned-YYYYMMDDTHHMMSS`), never deleted, with one
+    line on stderr and in the log saying so. Store calls it only when memory.db is missing, so
+    opening an existing one (every hook) pays nothing for it."""
+    log_files = [Path(f"{db}-wal"), Path(f"{db}-shm")]
+    if not any(os.path.lexists(f) for f in log_files):
+        return
+    from remem.engine.files import locked
+
+    planned: list[tuple[Path, Path]] = []
+    aside: list[tuple[Path, Path]] = []
+    try:
+        # The lock: two remem opening this memory at once may both find the orphans; the
+        # second, renaming after the first made the new memory.db and its log, would take that
+        # live log. (The in-use mark cannot serve: every open store holds it shared.)
+        with locked(db.with_name(f"{db.name}.orphaned.lock")):
+            # -wal/-shm first, memory.db second. SQLite makes a file's -wal and -shm only once
+            # the file exists, so a log seen before memory.db is seen missing was made for a
+            # file deleted since, never the live log of a concurrent first open (its memory.db
+            # would be there). The other order could take a live one: memory.db missing, then
+            # another remem creates it and its log, then that log is seen.
+            left = [f for f in log_files if os.path.lexists(f)]
+            if not left or os.path.exists(db):
+                return
+            planned = list(zip(left, _orphan_names(left)))
+            for f, target in planned:
+                try:
+                    os.rename(f, target)
+                except FileNotFoundError:
+                    continue  # gone meanwhile (where flock does not exist): as wanted
+                aside.append((f, target))
+    except OSError as exc:
+        todo = [f"mv {f} {target}" for f, target in planned if (f, target) not in aside] or \
+               [f"mv {f} {f}.orphaned" for f in log_files if os.path.lexists(f)]
+        raise StoreError(
+            f"{db.name} is missing but the log of a deleted memory is left beside it and could not "
+            f"be moved aside ({exc.strerror or exc}); move it aside: {'; '.join(todo)}",
+            fix="; ".join(todo)) from None
+    if not aside:
+        return
+    from remem.log import log
+
+    log("store", f"{db.name} was deleted but its write-ahead log was left: moved "
+                 f"{', '.join(f'{f.name} to {t.name}' for f, t in aside)} in {db.parent}, "
+                 "so the new, empty memory does not replay it", stderr=True)
+
+
+def _orphan_names(left: list[Path]) -> list[Path]:
+    """`<name>.orphaned-YYYYMMDDTHHMMSS` for each file (-2, -3 … when a name is taken)."""
+    stamp = clock.now().strftime("%Y%m%dT%H%M%S")
+    n = 1
+    while True:
+        suffix = f".orphaned-{stamp}" + (f"-{n}" if n > 1 else "")
+        names = [f.with_name(f.name + suffix) for f in left]
+        if not any(os.path.lexists(t) for t in names):
+            return names
+        n += 1
+
+
 class Store:
     """One open memory.db. Cheap to open; use as a context manager or call close()."""
 
@@ -134,6 +196,7 @@ class Store:
         except FileNotFoundError:
             if not create:
                 raise StoreError(f"no memory yet at {self.path}; run `remem ingest` first") from None
+            set_orphaned_log_aside(self.path)
             return True
         except OSError:
             return False  # SQLite reports what it cannot open
