@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from remem.engine.programs import CODE_SPAN
+from remem.engine.programs import AVOID, FAILED_HERE, FIX_LEAD, read_error_lesson
 from remem.engine.share_safety import _SECRETS_RE, _SECRETS_RE_I
 from remem.engine.shell_words import SHELL_TOOLS, command_words
 
@@ -154,7 +154,7 @@ def _error_from_call(episode: dict[str, Any]) -> str:
         what = label
     how = f" ({what})" if what else ""
     # Not _finish: the lesson starts with the command in backticks, which must stay as typed.
-    return clip(f"`{clip(command, 70)}` failed here{how}; {_ADVICE[label]}.")
+    return clip(f"`{clip(command, 70)}` {FAILED_HERE}{how}; {_ADVICE[label]}.")
 
 
 _HOW_CHARS = 90  # what went wrong, in a lesson about a failed call
@@ -336,8 +336,8 @@ def _draft(kind: str, episodes: Sequence[dict[str, Any]], representative: int) -
         klass = error_class(f"{title}\n{rep.get('gist') or ''}")
         fix = next((f for f in (find_fix(e) for e in reversed(episodes)) if f), "")
         if fix:
-            return _finish(clip(f"On {_fixed(klass, title, rep.get('gist') or '')}: {fix}"))
-        return _error_from_call(rep) or _finish(clip(f"Avoid repeating this error: {title}", ERROR_CHARS))
+            return _finish(clip(f"{FIX_LEAD}{_fixed(klass, title, rep.get('gist') or '')}: {fix}"))
+        return _error_from_call(rep) or _finish(clip(f"{AVOID}{title}", ERROR_CHARS))
     if kind == "surprise":
         return _finish(clip(f"Keep in mind: {person_words(rep)}"))
     return _finish(clip(person_words(rep)))
@@ -346,9 +346,12 @@ def _draft(kind: str, episodes: Sequence[dict[str, Any]], representative: int) -
 def _fixed(klass: str, title: str, gist: str) -> str:
     """What a fix is for: the error's class (`ModuleNotFoundError`), with the module or command
     it names as missing ("command not found (`fd`)"), else the title: a fix for one missing
-    module is no lesson about another."""
+    module is no lesson about another. A title whose words name no error is said to be one
+    ("On the error “Deploy broke prod”: …"): "On macOS: `sed -i` …" is read as a lesson about
+    the command it quotes (programs.read_error_lesson), and a fix is never what failed."""
     if not klass:
-        return title
+        read_as_fix = read_error_lesson(f"{FIX_LEAD}{title}: fix").form == "fix"
+        return title if read_as_fix else f"the error “{title}”"
     from remem.engine.detect_errors import error_class as detect_class
     from remem.engine.detect_errors import missing_name
 
@@ -357,34 +360,18 @@ def _fixed(klass: str, title: str, gist: str) -> str:
     return f"{klass} (`{missing}`)" if missing else klass
 
 
-# An error lesson as _error_from_call words it, read back (error_lesson_parts).
-_FAILED_HERE = re.compile(r"`(.*?)` failed here(?: \((.*)\))?; ")
-_AVOID = "Avoid repeating this error: "
-
-
 def error_lesson_parts(text: str) -> tuple[str, str, str]:
-    """What an error lesson in the words `draft` gives it says failed: (the label of how, as
-    _ADVICE names it: "failed" for the catch-all, '' when the lesson names none; the words that
-    say how it failed; the command or tool that failed, '' when it quotes none). A lesson about
-    a fix ("On <class>: <fix>") is about a command quoted before its fix, never the fix's own
-    ("On ModuleNotFoundError (`requests`): run `uv add requests`": requests)."""
-    text = " ".join((text or "").split())
-    call = _FAILED_HERE.match(text)
-    if call:
-        how = call.group(2) or ""
-        label = next((lab for lab in _ADVICE if how == lab or how.startswith(f"{lab}: ")), "failed")
-        return label, how, call.group(1)
-    if text.startswith(_AVOID):
-        text = text[len(_AVOID):]
-        about = text
-    elif text.startswith("On "):  # what it is about ends at its first ": " outside a code span
-        masked = CODE_SPAN.sub(lambda m: "x" * len(m.group(0)), text)
-        end = masked.find(": ")
-        about = text[:end] if end >= 0 else text
-    else:
-        about = text
-    span = CODE_SPAN.search(about)
-    return "", text, span.group(1) if span else ""
+    """What an error lesson in the words `draft` gives it says failed, as
+    programs.read_error_lesson reads it: (the label of how, as _ADVICE names it: "failed" for
+    the catch-all, '' when the lesson names none; the words that say how it failed; the command
+    or tool that failed, or the module or command a fix lesson names as missing, '' when it
+    quotes none). Never the remedy's command ("On ModuleNotFoundError (`requests`): run `uv add
+    requests`": requests; "aws commands fail …; run `aws sso login` first": none)."""
+    said = read_error_lesson(text)
+    if said.form != "call":
+        return "", said.how, said.command
+    label = next((lab for lab in _ADVICE if said.how == lab or said.how.startswith(f"{lab}: ")), "failed")
+    return label, said.how, said.command
 
 
 def reword(text: str, kind: str, episodes: Sequence[dict[str, Any]]) -> str | None:

@@ -9,14 +9,16 @@ evidence the vector misses. A program is named by a command (a shell call, a pro
 as one, a `code span`: its leading words as `shell_words.program_words` reads them, and the
 command it runs through a runner such as `uv run` or `python -m`) or by a well-known tool's
 name used as a word (KNOWN_PROGRAMS). An error lesson is about the command that failed; a call
-that runs its remedy already follows it and is not matched. On the hook path: only `re` and
-shell_words are imported.
+that runs its remedy already follows it and is not matched. What an error lesson says failed
+and what its remedy is are read here only (`read_error_lesson`, in the wordings lesson_text
+drafts); the lessons pass reads its class from the same reading. On the hook path: only `re`
+and shell_words are imported.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Callable, Literal, NamedTuple
 
 from remem.engine.shell_words import ENV_ASSIGN, command_words, program_words, runs_command
 
@@ -49,12 +51,6 @@ RUNNERS = (("uv", "run"), ("uvx",), ("poetry", "run"), ("pipenv", "run"), ("pipx
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _EDGE = "\"'()[]{}<>,.;:!?*"  # what a word in prose may carry around it
 _CLAUSE_END = re.compile(r"[,.;:!?)]$")
-_REMEDY = re.compile(r";|\.\s")  # an error lesson's remedy follows its first ";" or sentence
-# A drafted fix lesson ("On ModuleNotFoundError: run `uv add requests` and retry.", lesson_text):
-# the error before the first ":", the remedy after it. Only an error's name counts, so "On
-# macOS: `sed -i` needs an empty suffix" stays a lesson about sed.
-_FIX_FORM = re.compile(r"On\b[^:]*?(?:error|exception|fail|denied|not found|timed out|exit|"
-                       r"conflict|refused)[^:]*(?=:\s)", re.IGNORECASE)
 _CLAUSE = re.compile(r"[,;(]|\.(?:\s|$)")
 _REJECTS = re.compile(r"\b(?:not|never|instead of|rather than|avoid|don't|do not)\b", re.IGNORECASE)
 TAIL_WORDS = 3
@@ -75,6 +71,88 @@ _SENTENCE_WORDS = frozenset("""
 """.split())
 Commands = tuple[tuple[str, ...], ...]
 Calls = tuple[Commands, ...]  # each: the commands one command runs, its own words first
+
+# ----------------------------------------------------------------- error lessons' wordings
+# The wordings lesson_text drafts an error lesson in, read back by `read_error_lesson`:
+# - a failed call: "`<command>` failed here (<how>); <advice>." (no how when the line only
+#   repeated the label; a lesson cut to its length is cut in its advice, never before);
+# - a fix: "On <error>: <fix>." (the error's class, with the module or command missing in a
+#   code span, or the error's title, which lesson_text says is one when its words do not);
+# - an error without either: "Avoid repeating this error: <title>."
+FAILED_HERE = "failed here"
+AVOID = "Avoid repeating this error: "
+FIX_LEAD = "On "
+# After the command, which runs to the first "` failed here" (a drafted one cannot hold it):
+# the how, to the last "); " (the advice holds none), and the advice.
+_CALL_END = f"` {FAILED_HERE}"
+_AFTER_CALL = re.compile(r"(?: \((.*)\))?; (.*)")
+# The words naming an error: those of every class consolidate.error_class gives (KeyError,
+# ReadTimeout, KeyboardInterrupt, SystemExit, "no such file", "merge conflict" …) and of every
+# label of a detected failure ("command not found", "permission denied" …). Only an error's
+# name makes "On …:" a fix lesson: "On macOS: `sed -i` needs an empty suffix" is about sed.
+_ERROR_WORDS = re.compile(r"error|exception|fail|denied|not found|no such file|timed out|timeout|"
+                          r"exit|conflict|refused|interrupt", re.IGNORECASE)
+_REMEDY = re.compile(r";|\.\s")  # any other error lesson's remedy follows its first ";" or sentence
+
+
+def _masked(text: str) -> str:
+    """The text with its code spans blanked out, the same length: a span's ";", ":" or "not"
+    is a command's, not the sentence's."""
+    return CODE_SPAN.sub(lambda m: "x" * len(m.group(0)), text) if "`" in text else text
+
+
+class ErrorLesson(NamedTuple):
+    """What an error lesson says failed and what it says to do (`read_error_lesson`)."""
+
+    form: Literal["call", "fix", "unfixed", "prose"]  # which wording it is in (see above)
+    command: str  # the command, tool or missing name quoted as what failed; '' when none is
+    failed: str  # the words that say what failed, the remedy left out
+    how: str  # how it failed: a failed call's line; an unfixed error's title; else all the words
+    remedy: str  # the words of the remedy ('' when none): a fix, advice, what follows the ";"
+
+
+def read_error_lesson(text: str) -> ErrorLesson:
+    """What an error lesson (drafted by lesson_text, reworded or written by a person) says
+    failed and what it says to do about it: the one reading of both, for prime's program match
+    (`lesson_commands`) and for the class the lessons pass gives an error
+    (lesson_text.error_lesson_parts).
+
+    - "`<command>` failed here (<how>); <advice>.": that command (or tool), whatever it holds
+      (a backtick, a ";");
+    - "On <error>: <fix>." when <error>, its code spans aside, names an error (_ERROR_WORDS:
+      "ModuleNotFoundError (`requests`)", "Bash failed", not "macOS" nor "`make deploy` broke
+      prod"): the module or command quoted there as missing ("On ModuleNotFoundError
+      (`requests`): run `uv add requests`": requests), else none: the fix's own command is the
+      remedy, never what failed;
+    - "Avoid repeating this error: <title>.": the first command quoted in the title;
+    - any other words: the first command quoted before the remedy, which follows the first
+      ";" or full stop ("aws commands fail with ExpiredToken; run `aws sso login` first": none
+      is quoted; "On macOS: `sed -i` needs an empty suffix": sed -i)."""
+    text = text or ""
+    if "  " in text or "\n" in text or "\t" in text or text[:1].isspace() or text[-1:].isspace():
+        text = " ".join(text.split())  # one line, as drafted (a person's edit may break it)
+    end = text.find(_CALL_END, 1) if text.startswith("`") else -1
+    call = _AFTER_CALL.match(text, end + len(_CALL_END)) if end > 0 else None
+    if call:
+        how, advice = call.group(1) or "", call.group(2)
+        return ErrorLesson("call", text[1:end], text[:call.start(2)].rstrip("; "), how, advice)
+    if text.startswith(AVOID):
+        title = text[len(AVOID):]
+        return ErrorLesson("unfixed", _first_quoted(title), title, title, "")
+    masked = _masked(text)
+    if text.startswith(FIX_LEAD):  # the error ends at the first ": " outside a code span
+        end = masked.find(": ")
+        if end >= 0 and _ERROR_WORDS.search(masked, len(FIX_LEAD), end):
+            failed = text[:end]
+            return ErrorLesson("fix", _first_quoted(failed), failed, text, text[end + 2:])
+    cut = _REMEDY.search(masked)
+    failed, remedy = (text[:cut.start()], text[cut.end():].strip()) if cut else (text, "")
+    return ErrorLesson("prose", _first_quoted(failed), failed, text, remedy)
+
+
+def _first_quoted(words: str) -> str:
+    span = CODE_SPAN.search(words)
+    return span.group(1) if span else ""
 
 
 def commands_run(command: str) -> Commands:
@@ -184,20 +262,14 @@ def _lesson_parts(text: str, kind: str | None) -> tuple[Commands, Calls]:
     remedy quotes, each with what it runs through a runner (`commands_run`)."""
     if not text:
         return (), ()
-    # A span's ";" or "not" is no prose: masked, so the cuts fall where the text's own are.
-    masked = CODE_SPAN.sub(lambda m: "x" * len(m.group(0)), text) if "`" in text else text
     if kind == "error":
-        fix = _FIX_FORM.match(masked)
-        if fix:
-            failed, remedy = text[: fix.end()], text[fix.end() + 1:]
-        else:
-            cut = _REMEDY.search(masked)
-            failed, remedy = (text[: cut.start()], text[cut.end():]) if cut else (text, "")
-        quoted = CODE_SPAN.search(failed)
-        about = commands_run(quoted.group(1)) if quoted else _named_in_lesson(failed)
+        said = read_error_lesson(text)
+        # Nothing quoted as what failed: the known tools its words name ("aws commands fail").
+        about = commands_run(said.command) if said.command else _named_in_lesson(said.failed)
         remedies = (tuple(_up_to_here(c) for c in commands_run(span))
-                    for span in CODE_SPAN.findall(remedy))
+                    for span in CODE_SPAN.findall(said.remedy))
         return about, tuple(r for r in remedies if r)
+    masked = _masked(text)  # a span's "not" is no prose: the cuts fall where the text's own are
     rejects = _REJECTS.search(masked)
     if rejects:  # what it rejects runs to the end of that clause ("never pip (uv add …)")
         end = _CLAUSE.search(masked, rejects.end())
