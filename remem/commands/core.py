@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def paths(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-        """Every location remem uses, and the environment variable that moves it.
+        """Every location remem uses and whether it exists, and the variables that move them.
 
         Example: REMEM_HOME=/tmp/m remem paths
         """
@@ -134,27 +134,30 @@ def register(app: typer.Typer) -> None:
 
     @config_app.command("show")
     def config_show(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-        """Every setting with its current value. Example: remem config show"""
+        """Every setting with its current value, as TOML. Example: remem config show"""
         from remem import config
 
         cfg = config.load()
         if json_out:
             emit_json(cfg)
             return
-        for section, values in cfg.items():
-            print(f"[{section}]")
-            for key, value in values.items():
-                print(f"  {key} = {value!r}")
+        import tomlkit
+
+        # As TOML (true, "", 30.0), so what is shown can be pasted into config.toml as it is;
+        # tomlkit also writes any key a newer remem left in the file.
+        print(tomlkit.dumps(cfg), end="")
 
     # `remem config set recall.k -3`: a value that starts with "-" is a value, not an unknown
     # option (the value is then checked by config.set_value).
     @config_app.command("set", context_settings={"ignore_unknown_options": True})
     def config_set(key: str, value: str) -> None:
         """Set one key. Example: remem config set recall.k 8"""
+        import tomlkit
+
         from remem import config
 
         config.set_value(key, value)
-        print(f"{key} = {config.get(key)!r}")
+        print(f"{key} = {tomlkit.item(config.get(key)).as_string()}")  # as config.toml holds it
 
     @app.command()
     def demo(

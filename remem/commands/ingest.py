@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
     def ingest(
         paths: Optional[List[str]] = typer.Argument(
             None, help="Transcript files or folders. Default: every source found "
-            "(Claude Code projects, Codex sessions, the inbox)."),
+            "(Claude Code projects, Codex sessions, Gemini CLI sessions and the inbox)."),
         source: Optional[str] = typer.Option(
             None, "--source", help="claude-code, codex, chats or events (default: guessed per file)."),
         events: Optional[str] = typer.Option(

@@ -66,8 +66,25 @@ def _not_for_the_person(lesson: dict[str, Any], doing: str) -> str | None:
                 f"to {doing}: accept or reject it with `remem share accept|reject {lid}` or in the "
                 "Shared tab")
     if status == "revoked":
-        return f"{lid} was revoked by its author: it is never handed to an agent and cannot come back"
+        return f"{_who_revoked(lesson)}: it is never handed to an agent and cannot come back"
     return None
+
+
+def _who_revoked(lesson: dict[str, Any]) -> str:
+    """Who retired a revoked lesson, truly for each way a lesson gets there: the person (`share
+    revoke`, or an edit that replaced its words), its author, another origin that vouched for
+    it, or folding into the person's own lesson with the same words (the row's note says which)."""
+    from remem.engine.lessons import _sharing_origin
+
+    lid, origin, note = lesson["id"], lesson.get("origin"), lesson.get("note") or ""
+    if not origin or origin == _sharing_origin():
+        return f"{lid} is your own lesson, revoked by you (`remem share revoke`, or an edit that replaced its words)"
+    if not note or note.startswith(f"revoked by {origin}"):
+        return f"{lid} was revoked by its author, {origin}"
+    if note.startswith("revoked by "):  # "revoked by ORIGIN at TIME" (share_receive)
+        voucher = note[len("revoked by "):].split(" at ")[0]
+        return f"{lid} was revoked by {voucher}, who had vouched for it (its author is {origin})"
+    return f"{lid} is a received lesson, retired here: {note}"
 
 
 def veto_lesson(store: Store, lesson_id: str, *, note: str | None = None,
