@@ -52,6 +52,9 @@ DEFAULTS: dict[str, Any] = {
         "keyword_budget": 15000,
         # Active lessons compete with episodes in recall results (type "lesson").
         "include_lessons": True,
+        # A memory less relevant than this share of the query's best relevance ranks after
+        # every memory at or above it, whatever its recency and retention (0: off).
+        "relevance_floor": 0.5,
         "touch_strength": 0.1,
         "touch_health": 10.0,
     },
@@ -240,6 +243,7 @@ RANGES: dict[str, Range] = {
     "recall.max_candidates": Range(1, 1_000_000),
     "recall.common_term_share": Range(0, 1, above=True),
     "recall.keyword_budget": Range(1, 100_000_000),
+    "recall.relevance_floor": _SHARE,
     "recall.touch_strength": _SHARE,
     "recall.touch_health": Range(0, 100),
     "lifecycle.flashbulb_arousal": _SHARE,

@@ -69,11 +69,16 @@ def register(app: typer.Typer) -> None:
                   f"date {p['when']:.2f}, speaker {p.get('speaker', 0.0):.0f}) · "
                   f"recency {p['recency']:.3f}{flash} · "
                   f"retention {p['strength']:.3f}")
+            if p.get("demoted"):
+                print(f"   below the relevance floor ({p['relevance_floor']:.3f}): ranked after "
+                      "every memory above it")
         print(f"score = {rc['w_relevance']}·relevance + {rc['w_recency']}·recency + "
               f"{rc['w_strength']}·retention; relevance mixes cosine and BM25 "
               f"(semantic_weight {rc['semantic_weight']}) and a date the query names "
               f"(date_weight {rc['date_weight']}) and a speaker it names "
-              f"(speaker_weight {rc['speaker_weight']}); see docs/RECALL.md")
+              f"(speaker_weight {rc['speaker_weight']}); a memory whose relevance is under "
+              f"relevance_floor {rc['relevance_floor']} × the best one's ranks after the rest; "
+              "see docs/RECALL.md")
 
 
 def _kind(hit: dict) -> str:

@@ -12,8 +12,10 @@ s = `semantic_weight`, d = `date_weight` (only when the query names a date), v =
 `speaker_weight` (only when the query names someone who speaks in the store). Semantic mode uses
 the cosine alone, keyword mode the normalised BM25 alone. Importance above the neutral 0.5
 raises the floor of the retention part, flashbulb protection the floor of the recency part:
-neither lifts a memory that has nothing to do with the query. Why these choices, and the
-measurements behind them: docs/RECALL.md.
+neither lifts a memory that has nothing to do with the query. Nor does recency: a memory whose
+relevance is below `relevance_floor` × the best relevance of this query ranks after every one
+at or above it (each group by score; the score itself is unchanged, and such a hit's parts
+carry `demoted` and `relevance_floor`). Why these choices, and the measurements behind them: docs/RECALL.md.
 
 Speed: cosines come from the memory-mapped vector cache (engine/vectors.py) in one matrix
 product; BM25 from FTS5 with a LIMIT. The top k is found by a threshold test over lists read
@@ -288,17 +290,24 @@ def recall(
             cache = cos = None
 
     ctx = _Scoring(rc, sw, dw, spans, vw, said)
-    scored = _top_episodes(store, flt, ctx, rc, k, pool_size, cache, cos, eligible, kw_raw,
-                           kw_max, kw_floor, kw_match)
-
+    lesson_hits = []
     if with_lessons:
         for lesson in active:
             semantic = max(0.0, float(lesson["vec"] @ qvec)) if (qvec is not None and lesson["vec"] is not None) else 0.0
             keyword = lesson_kw.get(lesson["seq"], 0.0) / kw_max if kw_max > 0 else 0.0
             parts = ctx.parts(semantic, keyword, lesson["updated"], lesson["strength"], 0.5, None, None)
-            scored.append((ctx.total(parts), -lesson["seq"], {"id": lesson["id"], "type": "lesson"}, parts))
-
-    scored.sort(key=lambda t: (-t[0], -t[1]))
+            lesson_hits.append((ctx.total(parts), -lesson["seq"], {"id": lesson["id"], "type": "lesson"}, parts))
+    # The lessons' best relevance counts towards the floor the episodes are ranked against.
+    lesson_best = max((parts["relevance"] for _, _, _, parts in lesson_hits), default=0.0)
+    scored, floor = _top_episodes(store, flt, ctx, rc, k, pool_size, cache, cos, eligible, kw_raw,
+                                  kw_max, kw_floor, kw_match, lesson_best)
+    scored += lesson_hits
+    # Below the floor a memory ranks after every memory at or above it, whatever its score;
+    # its parts say so (only its own: the others' parts stay as they were).
+    for _, _, _, parts in scored:
+        if parts["relevance"] < floor:
+            parts.update(demoted=1.0, relevance_floor=floor)
+    scored.sort(key=lambda t: ("demoted" in t[3], -t[0], -t[1]))
     top = scored[:k]
     out = _hydrate(store, top)
     if touch:
@@ -423,17 +432,21 @@ def _keyword(store: Store, match: str, rc: dict[str, Any], eligible: Any,
 
 def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any], k: int,
                   size: int, cache: Any, cos: Any, eligible: Any, kw_raw: dict[int, float],
-                  kw_max: float, kw_floor: float, kw_match: str = "",
-                  ) -> list[tuple[float, int, dict[str, Any], dict[str, float]]]:
-    """The k best episodes by full score, without reading every row (threshold algorithm).
+                  kw_max: float, kw_floor: float, kw_match: str = "", lesson_best: float = 0.0,
+                  ) -> tuple[list[tuple[float, int, dict[str, Any], dict[str, float]]], float]:
+    """The k best episodes, without reading every row (threshold algorithm), and the relevance
+    floor they were ranked against.
 
-    Candidates come from three lists read best-first: relevance (cosine over every vector and
-    BM25), recency (`ORDER BY at DESC` on its index), and the few protected flashbulb memories
+    Best means: those at or above the floor (`recall.relevance_floor` × the best relevance of
+    any memory scored, `lesson_best` included) first, each group by full score. Candidates
+    come from three lists read best-first: relevance (cosine over every vector and BM25),
+    recency (`ORDER BY at DESC` on its index), and the few protected flashbulb memories
     (recency 1 at any age), plus those near a date the query names. After scoring them, no
-    unread episode can beat the k-th score if even its best case (relevance of the last
-    candidate read, recency of the last recent one read, perfect retention) is lower; else
-    the lists are read four times deeper (at least once at any k, and until k are found).
-    Exact up to max(`recall.max_candidates`, 4 × pool) per list.
+    unread episode can beat the k-th if even its best case (relevance of the last candidate
+    read, recency of the last recent one read, perfect retention) is lower, or if the k-th is
+    at or above the floor and no unread one can reach it; else the lists are read four times
+    deeper (at least once at any k, and until k are found). Exact up to
+    max(`recall.max_candidates`, 4 × pool) per list.
     """
     import numpy as np
 
@@ -483,8 +496,11 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
     # recency list at least k long, so k memories are found whenever the store holds them.
     cap = max(int(rc.get("max_candidates", 400)), 4 * size)
     n, r = size, max(int(rc.get("recent_candidates", 50)), k)
+    share = float(rc.get("relevance_floor", 0.0))
     seen: set[int] = set()
-    best: list[tuple[float, int, dict[str, Any], dict[str, float]]] = []
+    scored: dict[str, Any] | None = None  # every candidate scored so far, as arrays
+    best_rel, floor = float(lesson_best), 0.0
+    order: Any = []
     while True:
         cand = set(fixed) | set(kw_ranked[:n])
         base_n = 0.0
@@ -501,20 +517,38 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
             _recent_keywords(store, kw_match, rc, [q for q, _ in recent if q not in kwn], kw_max, kwn)
         new = list(cand - seen)
         seen.update(new)
-        best = sorted(best + _score_pool(store, flt, ctx, k, new, cache, cos, kwn),
-                      key=lambda t: (-t[0], -t[1]))[:k]
+        pool = _score_pool(store, flt, ctx, new, cache, cos, kwn)
+        if pool is not None:
+            scored = pool if scored is None else {
+                name: (scored[name] + pool[name]) if name == "id" else np.concatenate((scored[name], pool[name]))
+                for name in scored}
+        if scored is not None:
+            # Every pass re-ranks all that was scored: a better match read later raises the floor.
+            best_rel = max(best_rel, float(scored["relevance"].max()))
+            floor = share * best_rel
+            order = np.lexsort((-scored["seq"], -scored["total"], scored["relevance"] < floor))[:k]
         if len(recent) < r:  # the recency list held every episode that passes: all scored
             break
-        if len(best) >= k:
+        if len(order) >= k:
             kw_n = kwn[kw_ranked[n]] if len(kw_ranked) > n else kw_floor
             rel_bound = max(base_n + (1 - sw) * kw_floor, (1 - sw) * kw_n + said_bonus)
             rec_bound = 0.0 if len(recent) < r else 2.0 ** (-clock.days_between(recent[-1][1], ctx.now) / ctx.half)
-            bound = (ctx.w_rel * (ctx.mix * rel_bound + dw * when_bound)
-                     + ctx.w_rec * rec_bound + ctx.w_str)
-            if best[-1][0] >= bound or n >= cap:
+            rel_unread = ctx.mix * rel_bound + dw * when_bound
+            bound = ctx.w_rel * rel_unread + ctx.w_rec * rec_bound + ctx.w_str
+            last = order[-1]
+            beaten = float(scored["total"][last]) >= bound  # no unread score passes the k-th
+            unread_below = rel_unread < floor  # every unread memory is below the floor
+            if scored["relevance"][last] < floor:  # the k-th is below the floor itself
+                done = beaten and unread_below
+            else:
+                done = beaten or unread_below
+            if done or n >= cap:
                 break
         n, r = n * 4, r * 4
-    return best
+    if scored is None:
+        return [], floor
+    return [(float(scored["total"][i]), int(scored["seq"][i]), {"id": scored["id"][i], "type": "episode"},
+             {name: float(scored[name][i]) for name in _PARTS}) for i in order.tolist()], floor
 
 
 def _recent_keywords(store: Store, match: str, rc: dict[str, Any], seqs: list[int],
@@ -535,14 +569,19 @@ def _recent_keywords(store: Store, match: str, rc: dict[str, Any], seqs: list[in
             kwn[int(seq)] = float(score) / kw_max
 
 
-def _score_pool(store: Store, flt: _Filters, ctx: _Scoring, k: int, pool: list[int], cache: Any,
-                cos: Any, kwn: dict[int, float]) -> list[tuple[float, int, dict[str, Any], dict[str, float]]]:
-    """The k best of the pool by full score: one read of the pool's lifecycle columns (those
-    passing the filters), every score computed at once with numpy, parts built for the k only."""
+_PARTS = ("relevance", "semantic", "keyword", "when", "speaker", "recency", "strength",
+          "importance", "flashbulb")
+
+
+def _score_pool(store: Store, flt: _Filters, ctx: _Scoring, pool: list[int], cache: Any,
+                cos: Any, kwn: dict[int, float]) -> dict[str, Any] | None:
+    """The pool's scores and parts, one array each (and "id", a list): one read of the pool's
+    lifecycle columns (those passing the filters), every score computed at once with numpy.
+    None when none passes."""
     import numpy as np
 
     if not pool:
-        return []
+        return None
     rows: list[tuple[Any, ...]] = []
     for chunk in chunks(pool, 900):
         rows += store.conn.execute(
@@ -550,7 +589,7 @@ def _score_pool(store: Store, flt: _Filters, ctx: _Scoring, k: int, pool: list[i
             f"WHERE seq IN ({','.join('?' * len(chunk))}) AND {flt.sql}", [*chunk, *flt.params]
         ).fetchall()
     if not rows:
-        return []
+        return None
     seqs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     sem = np.zeros(len(rows))
     if cos is not None:
@@ -576,16 +615,14 @@ def _score_pool(store: Store, flt: _Filters, ctx: _Scoring, k: int, pool: list[i
     said = np.fromiter((r[6] in ctx.speakers for r in rows), dtype=np.float64, count=len(rows))
     relevance = ctx.mix * (ctx.sw * sem + (1 - ctx.sw) * kw) + ctx.dw * when + ctx.vw * said
     total = ctx.w_rel * relevance + ctx.w_rec * recency + ctx.w_str * retention
-    best = np.lexsort((-seqs, -total))[:k]  # best score first; the newer memory on a tie
-    out = []
-    for i in best.tolist():
-        parts = {
-            "relevance": float(relevance[i]), "semantic": float(sem[i]), "keyword": float(kw[i]),
-            "when": float(when[i]), "speaker": float(said[i]), "recency": float(recency[i]), "strength": float(retention[i]),
-            "importance": float(importance[i]), "flashbulb": 1.0 if protected[i] else 0.0,
-        }
-        out.append((float(total[i]), int(seqs[i]), {"id": rows[i][1], "type": "episode"}, parts))
-    return out
+    return {
+        # float64 throughout, so the floor compares here exactly as it does on the parts later
+        "seq": seqs, "id": [r[1] for r in rows], "total": np.asarray(total, dtype=np.float64),
+        "relevance": np.asarray(relevance, dtype=np.float64),
+        "semantic": np.asarray(sem, dtype=np.float64), "keyword": kw, "when": when, "speaker": said,
+        "recency": recency, "strength": retention, "importance": importance,
+        "flashbulb": protected.astype(np.float64),
+    }
 
 
 def _iso(text: str) -> str:
