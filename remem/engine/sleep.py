@@ -42,6 +42,15 @@ from remem.errors import RememError
 PASSES = ("redact", "embed", "expire", "decay", "lessons", "merge", "verify", "predict", "connect",
           "render")
 SUMMARY_LIST_CAP = 200
+# A sleep that finds sleep.lock taken tries again this many times over this many seconds
+# before it says another sleep runs: `is_running` takes it for an instant to look.
+LOCK_TRIES = 10
+LOCK_TRIES_SPAN = 0.25
+# A run recorded as 'running' whose sleep no longer holds sleep.lock: its process ended
+# (the TUI quit, a kill, a crash) before it could record how it ended.
+INTERRUPTED = "interrupted"
+INTERRUPTED_NOTE = ("did not finish: the process running it ended first (quit or killed); "
+                    "the next sleep does what it left undone")
 
 
 # --------------------------------------------------------------------------- lock
@@ -91,9 +100,7 @@ def sleep_lock() -> Iterator[Path]:
         return
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        if not _take_flock(fd, fcntl.LOCK_EX):
             pid = _holder(path)
             who = f" (pid {pid})" if pid else ""
             raise RememError(f"another sleep is running{who}; wait for it to finish") from None
@@ -105,6 +112,51 @@ def sleep_lock() -> Iterator[Path]:
             os.ftruncate(fd, 0)
     finally:
         os.close(fd)  # releases the flock
+
+
+def _take_flock(fd: int, mode: int) -> bool:
+    """Take the flock without waiting for a sleep. Tried a few times over LOCK_TRIES_SPAN
+    seconds: `is_running` holds it for an instant to look, and a sleep starting at that instant
+    (the nightly one while the TUI reloads) must not be turned away for it."""
+    import fcntl
+    import time
+
+    for attempt in range(LOCK_TRIES):
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            if attempt + 1 < LOCK_TRIES:
+                time.sleep(LOCK_TRIES_SPAN / LOCK_TRIES)
+    return False
+
+
+def is_running() -> bool:
+    """Whether a sleep holds sleep.lock now: only then can a run recorded as 'running' be
+    running (the kernel drops a sleep's lock when its process ends, however it ends). Looks by
+    taking the lock shared, without waiting, and letting it go at once; a lock file that is not
+    there means no sleep has run since the memory was made, one that cannot be opened is taken
+    as held (what cannot be seen is not called over)."""
+    path = lock_path()
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock (Windows): the pid file of a live process
+        pid = _holder(path)
+        return bool(pid) and _alive(pid)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        return False
+    finally:
+        os.close(fd)  # releases the shared flock, if taken
 
 
 @contextmanager
@@ -178,11 +230,9 @@ def _run(
 ) -> Iterator[Progress]:
     started = clock.iso()
     ctx = Context(store=work, cfg=cfg, dry_run=dry_run, passes=wanted, started=started)
-    with real.write() as conn:
-        run_id = conn.execute(
-            "INSERT INTO runs (kind, started, status, summary) VALUES ('sleep', ?, 'running', ?)",
-            (started, dumps({"passes": list(wanted), "dry_run": dry_run})),
-        ).lastrowid
+    # A dry run holds no sleep.lock (it changes nothing), so a row it left 'running' could not
+    # be told from an interrupted run's: its row is written when it ends.
+    run_id = None if dry_run else _start_run(real, started, wanted)
     status = "error"
     try:
         for name in wanted:
@@ -197,22 +247,68 @@ def _run(
         status = "dry-run" if dry_run else "ok"
     finally:
         summary = _summary(ctx, dry_run)
-        _record_run(real, run_id, status, summary)
+        run_id = _record_run(real, run_id, status, summary, started)
     # After the run is recorded as finished, so the copy holds it (and its watermark) as done.
     if status == "ok" and wanted == PASSES and cfg.get("backup", {}).get("nightly"):
         yield Progress("backup", 0, 1, "rotated backup")
         summary["backup"] = _nightly_backup(real, cfg)
-        _record_run(real, run_id, status, summary)
+        _record_run(real, run_id, status, summary, started)
         yield Progress("backup", 1, 1, _describe_backup(summary["backup"]), counts=summary["backup"])
     yield Progress("sleep", len(wanted), len(wanted), f"sleep {status}", counts=summary)
 
 
-def _record_run(store: Store, run_id: int, status: str, summary: dict[str, Any]) -> None:
+def _start_run(store: Store, started: str, wanted: tuple[str, ...]) -> int:
+    """Record a run as 'running' (under sleep.lock), and every other run still recorded so as
+    interrupted: this sleep holds the lock, so none of them is running. Their `finished` stays
+    NULL: when their process ended is not known."""
     with store.write() as conn:
+        left = conn.execute("SELECT id, summary FROM runs WHERE kind = 'sleep' AND status = 'running'")
+        for row in left.fetchall():
+            conn.execute("UPDATE runs SET status = ?, summary = ? WHERE id = ?",
+                         (INTERRUPTED, dumps(_interrupted(_loads(row[1]))), row[0]))
+        return int(conn.execute(
+            "INSERT INTO runs (kind, started, status, summary) VALUES ('sleep', ?, 'running', ?)",
+            (started, dumps({"passes": {}, "planned": list(wanted), "dry_run": False})),
+        ).lastrowid)
+
+
+def _record_run(store: Store, run_id: int | None, status: str, summary: dict[str, Any],
+                started: str) -> int:
+    """A run's end: its row updated, or written now (run_id None: a dry run). Its id."""
+    with store.write() as conn:
+        if run_id is None:
+            return int(conn.execute(
+                "INSERT INTO runs (kind, started, finished, status, summary) VALUES ('sleep', ?, ?, ?, ?)",
+                (started, clock.iso(), status, dumps(summary)),
+            ).lastrowid)
         conn.execute(
             "UPDATE runs SET finished = ?, status = ?, summary = ? WHERE id = ?",
             (clock.iso(), status, dumps(summary), run_id),
         )
+        return run_id
+
+
+def _loads(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _interrupted(summary: dict[str, Any]) -> dict[str, Any]:
+    """An interrupted run's summary: the note that it did not finish. `passes`, as in a
+    finished run's summary, holds what each pass did: nothing was recorded. A run recorded by an
+    earlier release named the passes it was to run there (a list): they become `planned`, as a
+    run records them now."""
+    out = dict(summary)
+    if not isinstance(out.get("passes"), dict):
+        planned = out.pop("passes", None)
+        if isinstance(planned, list):
+            out["planned"] = planned
+        out["passes"] = {}
+    out["note"] = INTERRUPTED_NOTE
+    return out
 
 
 def _nightly_backup(store: Store, cfg: dict[str, Any]) -> dict[str, Any]:
@@ -274,16 +370,23 @@ def run_sleep_collect(
 
 
 def history(store: Store, limit: int = 20) -> list[dict[str, Any]]:
-    """The last sleep runs, newest first (for the TUI and `remem morning`)."""
+    """The last sleep runs, newest first (for the TUI and `remem morning`), each with its
+    status as it is now: a run recorded as 'running' is 'interrupted' (with the note in its
+    summary) unless a sleep holds sleep.lock (`is_running`), and then only the newest is
+    running. The rows stay as they are; the next sleep records them so (`_start_run`)."""
     rows = store.rows(
         "SELECT id, started, finished, status, summary FROM runs WHERE kind = 'sleep' "
         "ORDER BY id DESC LIMIT ?", (limit,)
     )
+    # The lock is looked at only when a row says 'running' (nearly never).
+    live = any(row["status"] == "running" for row in rows) and is_running()
     for row in rows:
-        try:
-            row["summary"] = json.loads(row["summary"] or "{}")
-        except ValueError:
-            row["summary"] = {}
+        row["summary"] = _loads(row["summary"])
+        if row["status"] == "running":
+            if live:
+                live = False  # the newest: the sleep holding the lock; any older one is not
+            else:
+                row["status"], row["summary"] = INTERRUPTED, _interrupted(row["summary"])
     return rows
 
 

@@ -52,7 +52,9 @@ class SleepPane(Pane):
                 clock = self.app.engine("clock")
                 took = f"{(clock.parse(run['finished']) - clock.parse(run['started'])).total_seconds():.1f}s"
             table.add_row(str(run["id"]), since(run['started']), took, run["status"],
-                          cell(_changes(run["summary"].get("passes", run["summary"]))), key=str(run["id"]))
+                          cell(_changes(run["summary"].get("passes", run["summary"]))
+                               if run["status"] != "interrupted" else run["summary"].get("note", "")),
+                          key=str(run["id"]))
 
     @on(Button.Pressed, "#sleep-run")
     def _pressed(self) -> None:
