@@ -14,8 +14,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from remem import __version__
 from remem.bind import NOT_LOCAL, bearer_matches, check_bind, from_this_machine, header_bytes, is_loopback
-from remem.engine.store import StoreBusy
+from remem.engine.store import MAX_DETAIL, MAX_GIST, StoreBusy
 from remem.errors import RememError, StoreError
+from remem.hooks import MAX_STDIN
 from remem.server import _one_line, build_server
 from remem.server_stdio import scrub_json
 from remem.server_tools import MissingMemory
@@ -183,27 +184,43 @@ class Guard:
             await _deny(send, 403, NOT_LOCAL, {})
             return
         if scope.get("method") == "POST":
+            # Refused before it is read, when it says its size (else once it has grown past it).
+            declared = headers.get("content-length", "").strip()
+            if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+                await _deny(send, 413, TOO_LARGE, {})
+                return
             scope, receive = await _scrubbed(scope, receive)
+            if receive is None:
+                await _deny(send, 413, TOO_LARGE, {})
+                return
         await self.app(scope, receive, send)
 
 
-MAX_SCRUBBED_BODY = 16 * 1024 * 1024  # a larger body passes on as it came
+# What a request body (/mcp and /memory/* alike) may hold: what a hook reads of its agent's
+# JSON. Nothing remem keeps comes near it (a memory's text is cut at MAX_GIST characters, its
+# detail at MAX_DETAIL), and a 30 MB query was searched for seconds, then echoed back whole.
+MAX_BODY_BYTES = MAX_STDIN
+TOO_LARGE = (f"the request body is over {MAX_BODY_BYTES:,} bytes; send less (remem keeps at most "
+             f"{MAX_GIST:,} characters of a memory's text and {MAX_DETAIL:,} of its detail)")
 
 
 async def _scrubbed(scope: dict[str, Any], receive: Any) -> tuple[dict[str, Any], Any]:
     """The request with lone surrogate escapes ("\\ud83d", half an emoji) in its JSON body
     replaced by U+FFFD, as over stdio: pydantic refuses them, so /mcp would answer a parse
-    error and /memory/* a bad argument where the docs promise the text is stored."""
+    error and /memory/* a bad argument where the docs promise the text is stored. A body over
+    MAX_BODY_BYTES is read no further: (scope, None)."""
     from collections import deque
 
     held: deque[dict[str, Any]] = deque()
     size, complete = 0, False
-    while size <= MAX_SCRUBBED_BODY:
+    while True:
         message = await receive()
         held.append(message)
         if message["type"] != "http.request":
             break
         size += len(message.get("body", b""))
+        if size > MAX_BODY_BYTES:
+            return scope, None
         if not message.get("more_body", False):
             complete = True
             break

@@ -1,6 +1,6 @@
 """The MCP server's tools and resources: each parses its arguments, calls the engine and
-returns what the engine returned; the rules live in remem.engine. Expected failures become
-one-line tool errors (`engine_errors`).
+returns what the engine returned, within the answer's caps (`_answer`); the rules live in
+remem.engine. Expected failures become one-line tool errors (`engine_errors`).
 
 Separate from remem/server.py (the server itself, its store connection and entry points)
 because the tools are most of the code and change on their own. Engine modules are imported
@@ -11,6 +11,7 @@ broken; a failing tool reports its own one-line error.
 from __future__ import annotations
 
 import inspect
+import json
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Iterator, Literal, Optional
 
@@ -30,7 +31,7 @@ EdgeType = Literal[
     "contradicts", "supports", "similar_to", "derived_from",
 ]
 Mode = Literal["hybrid", "semantic", "keyword"]
-LessonStatus = Literal["active", "candidate", "vetoed", "revoked", "quarantined"]
+LessonStatus = Literal["active", "candidate", "vetoed", "revoked", "quarantined", "all"]
 Id = Annotated[str, Field(min_length=1, description="A memory id (or a unique prefix of at least 4 characters).")]
 Tags = Annotated[Optional[list[str]], Field(description="Tags, e.g. [\"python\", \"deploy\"].")]
 Kinds = Annotated[Optional[list[Kind]], Field(description="Only memories of these kinds.")]
@@ -39,6 +40,12 @@ Project = Annotated[Optional[str], Field(
                 "(\"shop\" for /home/me/shop). Omit for every project.")]
 # How a refused project argument's line shows a path to give instead (projects.resolve_project).
 PROJECT_EXAMPLE = '`"project": "{}"`'
+
+# A tool's answer is capped so that no client chokes on it: the SDK's streamable HTTP client
+# refuses a message over 1 MiB, and an answer goes out twice (structured, and as indented JSON
+# text), each character escaped at most about 3 times over; docs/RELIABILITY.md, "Limits".
+MAX_ANSWER_BYTES = 200_000  # the answer as JSON (UTF-8); past it, the last items are left out
+MAX_HIT_TEXT = 1_000  # characters of each recall/search hit's text, and of the query echoed back
 
 # Hints per tool: (readOnly, destructive, idempotent). recall is not read-only on purpose:
 # like remembering, it strengthens what it returns; `search` looks without touching.
@@ -127,8 +134,9 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         Use this before acting on something the person may have told you about in an earlier
         session (how they want things done, an error seen before, a fact about their machine).
         Each hit has an id, kind (correction, error, surprise, environment, note, session),
-        title, text, time and a score with its parts. Recalling strengthens the memories it
-        returns, as remembering does; use `search` to look without that effect.
+        title, text (its first 1,000 characters: `get_memory` has the rest), time and a score
+        with its parts. Recalling strengthens the memories it returns, as remembering does; use
+        `search` to look without that effect.
         """
         with engine_errors("recall"), memory.store() as store:
             from remem.engine import recall as recall_mod
@@ -138,7 +146,7 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
             filters = _filters(store, kinds=kinds, tags=tags, project=project)
             # A memory that cannot be written (read-only, busy) still answers, unstrengthened.
             hits = recall_mod.recall(store, query, k, mode="hybrid", touch=True, **filters)
-        return {"query": query, "hits": _bools(hits)}
+        return _answer("recall", {"query": _shown(query), "hits": _hits(hits)})
 
     @tool
     def remember(
@@ -170,7 +178,7 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         with engine_errors("remember"), memory.store() as store:
             from remem.engine.memories import remember as do_remember
 
-            return _bools(do_remember(
+            return _answer("remember", do_remember(
                 store, text, kind=kind, title=title, tags=tags or (), importance=importance,
                 valence=valence, arousal=arousal, ttl=ttl, short_term=short_term,
                 cwd=_project(store, project), source="mcp",
@@ -196,7 +204,8 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
 
         Unlike `recall`, searching does not strengthen what it finds. With no query it lists
         the memories matching the filters, newest first (for example everything tagged
-        "deploy" in the last 7 days).
+        "deploy" in the last 7 days), as hits like the ones a query finds, without a score.
+        Each hit's text is its first 1,000 characters; `get_memory` reads one in full.
         """
         since, until = since or None, until or None  # "": an optional string left unset
         with engine_errors("search"), memory.store() as store:
@@ -211,11 +220,11 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
             else:
                 from remem.engine import lifecycle
 
-                hits = lifecycle.list_memories(
+                hits = [_listed(row) for row in lifecycle.list_memories(
                     store, tags=tags, all_tags=all_tags, since=since, until=until,
                     archived=None if include_archived else False, field="at", memory_type=memory_type,
-                    kinds=kinds, project=_project(store, project), limit=k)
-        return {"query": query, "mode": mode, "hits": _bools(hits)}
+                    kinds=kinds, project=_project(store, project), limit=k)]
+        return _answer("search", {"query": _shown(query), "mode": mode, "hits": _hits(hits)})
 
     @tool
     def get_memory(id: Id) -> dict[str, Any]:
@@ -223,7 +232,7 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         with engine_errors("get_memory"), memory.store() as store:
             from remem.engine.memories import public
 
-            return _bools(public(store.episode(id)))
+            return _answer("get_memory", public(store.episode(id)))
 
     @tool
     def update_memory(
@@ -244,8 +253,9 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         with engine_errors("update_memory"), memory.store() as store:
             from remem.engine.memories import update_memory as do_update
 
-            return _bools(do_update(store, id, title=title, text=text, tags=tags, importance=importance,
-                                    valence=valence, arousal=arousal))
+            return _answer("update_memory", do_update(
+                store, id, title=title, text=text, tags=tags, importance=importance,
+                valence=valence, arousal=arousal))
 
     @tool
     def delete_memory(
@@ -261,7 +271,7 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         with engine_errors("delete_memory"), memory.store() as store:
             from remem.engine import lifecycle
 
-            return lifecycle.forget(store, id, hard=hard)
+            return _answer("delete_memory", lifecycle.forget(store, id, hard=hard))
 
     @tool
     def promote(id: Id) -> dict[str, Any]:
@@ -269,7 +279,7 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         with engine_errors("promote"), memory.store() as store:
             from remem.engine import lifecycle
 
-            return _bools(lifecycle.promote(store, id))
+            return _answer("promote", lifecycle.promote(store, id))
 
     @tool
     def connect(
@@ -285,7 +295,8 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         with engine_errors("connect"), memory.store() as store:
             from remem.engine import graph
 
-            return graph.connect(store, source, target, type, weight=weight, origin="explicit")
+            return _answer("connect", graph.connect(store, source, target, type, weight=weight,
+                                                    origin="explicit"))
 
     @tool
     def traverse(
@@ -296,18 +307,22 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         """Walk the connections from a memory, breadth first: the memories at each depth."""
         with engine_errors("traverse"), memory.store() as store:
             from remem.engine import graph
+            from remem.engine.memories import public
 
             levels = graph.traverse(store, id, depth=depth, types=types)
-        # levels[0] is the start, levels[d] the memories first reached at depth d (with `via`).
-        # The start as stored, not the prefix typed.
-        return {"start": levels[0][0]["id"], "depth": depth, "types": types, "levels": _bools(levels)}
+        # levels[0] is the start, levels[d] the memories first reached at depth d (with `via`),
+        # each as every edge shows a memory. The start as stored, not the prefix typed.
+        levels = [[public(node) for node in level] for level in levels]
+        return _answer("traverse", {"start": levels[0][0]["id"], "depth": depth, "types": types,
+                                    "levels": levels})
 
     @tool
     def lessons(
         kind: Annotated[Optional[Literal["correction", "error", "surprise", "note"]], Field(
             description="Only lessons of this kind.")] = None,
         project: Project = None,
-        status: Annotated[LessonStatus, Field(description="active (in use) by default.")] = "active",
+        status: Annotated[LessonStatus, Field(description=(
+            "active (in use) by default; all for every status, as `remem lessons list --status all`."))] = "active",
         limit: Annotated[int, Field(ge=1, le=500, description="At most this many, strongest first.")] = 50,
     ) -> dict[str, Any]:
         """The lessons learned from repeated corrections and errors, strongest first.
@@ -318,7 +333,8 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         apply everywhere.
         """
         with engine_errors("lessons"), memory.store() as store:
-            return {"lessons": _lessons(store, kind=kind, project=project, status=status, limit=limit)}
+            return _answer("lessons", {"lessons": _lessons(store, kind=kind, project=project, status=status,
+                                                           limit=limit)})
 
     @tool
     def context(
@@ -339,7 +355,7 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
             # The same preview as `remem context`: nothing goes into the primes log.
             shown = prime.preview(store, folder, prompt, agent="mcp")
         # The folder the lessons are for, as `remem context --json` reports it (not the name typed).
-        return {"project": folder, "lessons": shown["lessons"], "text": shown["text"]}
+        return _answer("context", {"project": folder, "lessons": shown["lessons"], "text": shown["text"]})
 
     @mcp.resource("remem://morning", name="morning", title="Morning report", mime_type="text/markdown",
                   description="What the last sleep learned, confirmed, failed and let fade.")
@@ -374,18 +390,126 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         if not found:
             return f"No lessons for {project} yet.\n"
         lines = [f"# Lessons for {project}", ""]
-        lines += [f"- {l['text']} ({l['kind']}, strength {l['strength']:.2f}, id {l['id']})" for l in found]
+        used = sum(len(line.encode("utf-8")) + 1 for line in lines)
+        for shown, l in enumerate(found):
+            line = f"- {l['text']} ({l['kind']}, strength {l['strength']:.2f}, id {l['id']})"
+            used += len(line.encode("utf-8")) + 1
+            if used > MAX_ANSWER_BYTES - 500:  # room for the line that says so
+                from remem.engine.store import TRUNCATED
+
+                lines += ["", f"{TRUNCATED.strip()}: {len(found) - shown} of {len(found)} lessons left out to "
+                              f"keep the answer within {MAX_ANSWER_BYTES:,} bytes; `remem lessons list "
+                              f"--project {project}` lists them all"]
+                break
+            lines.append(line)
         return "\n".join(lines) + "\n"
 
 
-def _bools(value: Any) -> Any:
-    """`archived` as true/false wherever a memory is returned (the store keeps 0/1)."""
-    if isinstance(value, dict):
-        return {k: bool(v) if k == "archived" and isinstance(v, int) else _bools(v)
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_bools(v) for v in value]
+# What a tool answers: the hits' text and the echoed query shortened, the whole within
+# MAX_ANSWER_BYTES; what is cut carries remem's truncation marker, what is left out is counted.
+_FEWER = {
+    "recall": "ask for a smaller k",
+    "search": "ask for a smaller k or narrow the filters",
+    "lessons": "ask for a smaller limit, one kind or one project",
+    "traverse": "ask for a smaller depth or fewer types",
+}
+
+
+def _shown(text: str) -> str:
+    """A hit's text or the echoed query, at most MAX_HIT_TEXT characters (get_memory has it all)."""
+    from remem.engine.store import cap
+
+    return cap(text, MAX_HIT_TEXT)
+
+
+def _hits(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**h, "text": _shown(h.get("text") or "")} for h in hits]
+
+
+def _listed(row: dict[str, Any]) -> dict[str, Any]:
+    """A memory `search` lists without a query, in the shape of the hits it finds with one (as
+    recall makes them, less the score): not the stored row, whose detail alone may be 64,000
+    characters."""
+    return {"id": row["id"], "type": "episode", "kind": row["kind"], "title": row["title"],
+            "text": row["gist"], "at": row["at"], "cwd": row["cwd"], "session_id": row["session_id"],
+            "memory_type": row["memory_type"], "archived": row["archived"], "tags": row["tags"]}
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, default=str).encode("utf-8"))
+
+
+def _answer(tool: str, value: dict[str, Any], limit: int = MAX_ANSWER_BYTES) -> dict[str, Any]:
+    """`value` within `limit` bytes of JSON. Past it, the largest part gives way, in turn: a
+    list (hits, lessons, a traverse's levels) keeps its first items and the answer's `truncated`
+    line says how many were left out; a text (a memory's detail) is cut with the truncation
+    marker, and the line says which."""
+    if _size(value) <= limit:
+        return value
+    from remem.engine.store import TRUNCATED, cap
+
+    value = dict(value)
+    said: dict[str, str] = {}  # per part, what gave way
+    totals = {k: _count(v) for k, v in value.items() if isinstance(v, list)}
+
+    def note() -> str:
+        fewer = _FEWER.get(tool)
+        return (f"{TRUNCATED.strip()}: {'; '.join(said.values())} to keep the answer within "
+                f"{limit:,} bytes" + (f"; {fewer}" if fewer else ""))
+
+    while (over := _size({**value, "truncated": note()}) - limit) > 0:
+        sizes = {k: _size(v) for k, v in value.items() if isinstance(v, (list, str))}
+        if not sizes:
+            break
+        name = max(sizes, key=sizes.__getitem__)
+        if isinstance(value[name], list):
+            kept, left = _first_fitting(value[name], max(0, sizes[name] - over))
+            if not left:
+                break
+            value[name] = kept
+            said[name] = f"{totals[name] - _count(kept)} of {totals[name]} {name} left out"
+        else:
+            text = value[name]
+            if len(text) <= len(TRUNCATED):
+                break
+            # At least `over` characters go (each is a byte or more), the marker taking their place.
+            value[name] = cap(text, max(len(TRUNCATED), len(text) - over - len(TRUNCATED)))
+            said[name] = f"{name} cut"
+    value["truncated"] = note()
     return value
+
+
+def _count(items: list[Any]) -> int:
+    """How many items a list holds (of a list of lists, as a traverse's levels: theirs)."""
+    return sum(_count(i) if isinstance(i, list) else 1 for i in items)
+
+
+def _first_fitting(items: list[Any], budget: int) -> tuple[list[Any], int]:
+    """The first of `items` that fit `budget` bytes of JSON (of a list of lists, as a traverse's
+    levels, the first items across them in order), and how many were left out."""
+    state = {"used": 2, "full": False}  # "[]"
+
+    def keep(part: list[Any]) -> tuple[list[Any], int]:
+        kept: list[Any] = []
+        left = 0
+        for item in part:
+            if isinstance(item, list):
+                inner, inner_left = keep(item)
+                left += inner_left
+                if inner or not item:  # a list emptied here is left out, as one that was empty stays
+                    kept.append(inner)
+                    state["used"] += 4  # its brackets and a separator
+                continue
+            size = _size(item) + 2  # and a separator
+            if state["full"] or state["used"] + size > budget:
+                state["full"] = True
+                left += 1
+                continue
+            kept.append(item)
+            state["used"] += size
+        return kept, left
+
+    return keep(items)
 
 
 def _filters(store: Any, *, kinds: Any = None, tags: Any = None, project: Optional[str] = None,
@@ -424,12 +548,14 @@ def _project(store: Any, project: Optional[str], example: str = PROJECT_EXAMPLE)
 
 def _lessons(store: Any, *, kind: Optional[str], project: Optional[str], status: str,
              limit: int, example: str = PROJECT_EXAMPLE) -> list[dict[str, Any]]:
-    """Lessons by status and kind; for a project, the ones `context` may inject there."""
+    """Lessons by status ("all": any) and kind; for a project, the ones `context` may inject
+    there (as `remem lessons list --project` chooses them)."""
     from remem.engine import lessons as lessons_mod
 
+    statuses = None if status == "all" else [status]
     folder = _project(store, project, example)
     if folder:
-        found = lessons_mod.for_project(store, folder, statuses=[status], kind=kind)
+        found = lessons_mod.for_project(store, folder, statuses=statuses, kind=kind)
     else:
-        found = lessons_mod.list_lessons(store, statuses=[status], kind=kind)
+        found = lessons_mod.list_lessons(store, statuses=statuses, kind=kind)
     return found[:limit]

@@ -119,11 +119,13 @@ def register(app: typer.Typer) -> None:
         Example: remem graph 3f9a2c --depth 2 --type caused_by
         """
         from remem.engine import graph
+        from remem.engine.memories import public
 
         with open_store() as store:
             levels = graph.traverse(store, memory_id, depth=depth, types=kind or None)
         if json_out:
-            emit_json(levels)
+            # Each memory as every edge shows one (`archived` true/false, not the store's 0/1).
+            emit_json([[public(node) for node in level] for level in levels])
             return
         root = levels[0][0]
         print(f"{safe(root['id'])}  {short(root['title'])}")

@@ -102,13 +102,17 @@ def register(app: typer.Typer) -> None:
     def lessons_list(
         status: str = typer.Option("active", "--status", help=f"{', '.join(LESSON_STATUSES)} or all."),
         kind: Optional[str] = typer.Option(None, "--kind", help="correction, error, surprise or note."),
+        project: Optional[str] = typer.Option(
+            None, "--project", help="Only the lessons that apply in this project (its folder, or the name "
+            "of a folder remem has seen): those learned there or in a folder above it, and the general ones."),
         limit: Optional[int] = typer.Option(
             None, "--limit", help=f"Show at most N lessons, strongest first: the table shows {LIST_LIMIT} "
             "unless given, --json every lesson unless given; 0 shows every lesson.", metavar="N"),
         json_out: bool = typer.Option(False, "--json", help="Print JSON (every lesson with its sources)."),
     ) -> None:
         """The lessons, strongest first. Example: remem lessons list --status all --json"""
-        from remem.engine.lessons import LESSON_KINDS, list_lessons
+        from remem.commands.core import project_folder
+        from remem.engine.lessons import LESSON_KINDS, for_project, list_lessons
 
         if status != "all" and status not in LESSON_STATUSES:
             raise ValueError(f"--status must be all or one of {', '.join(LESSON_STATUSES)}")
@@ -116,8 +120,15 @@ def register(app: typer.Typer) -> None:
             raise ValueError(f"--kind must be one of {', '.join(LESSON_KINDS)}, not {kind!r}")
         if limit is not None and limit < 0:
             raise ValueError(f"--limit must be 0 (every lesson) or more, not {limit}")
+        statuses = None if status == "all" else [status]
         with open_store() as store:
-            found = list_lessons(store, statuses=None if status == "all" else [status], kind=kind)
+            # As the MCP `lessons` tool and GET /memory/lessons?project= choose them: a project's
+            # are the ones `context` may inject there.
+            folder = project_folder(store, project)
+            if folder:
+                found = for_project(store, folder, statuses=statuses, kind=kind)
+            else:
+                found = list_lessons(store, statuses=statuses, kind=kind)
         most = (0 if json_out else LIST_LIMIT) if limit is None else limit
         more = len(found) - most if most else 0
         if more > 0:
@@ -126,7 +137,10 @@ def register(app: typer.Typer) -> None:
             emit_json(found)
             return
         if not found:
-            if status != "active" or kind:
+            if folder:
+                print(f"no {'' if status == 'all' else status + ' '}lessons{f' of kind {kind}' if kind else ''} "
+                      f"apply in {safe(folder)}; without --project every project's are listed")
+            elif status != "active" or kind:
                 print(f"no {'' if status == 'all' else status + ' '}lessons{f' of kind {kind}' if kind else ''}; "
                       "`remem lessons list --status all` shows every lesson")
             else:

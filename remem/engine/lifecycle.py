@@ -488,7 +488,8 @@ def list_memories(
     limit: int = 100,
     offset: int = 0,
 ) -> list[dict[str, Any]]:
-    """A page of memories, newest first by `field`: every column but the vector, plus tags.
+    """A page of memories, newest first by `field`, each as memories.public shows one (every
+    column but the vector, `archived` true/false), plus tags.
 
     tags: any of them (all of them with all_tags). since/until bound `field` (created,
     last_touched or at). archived: False live only, True archived only, None both. kind, or
@@ -548,4 +549,6 @@ def list_memories(
             tag_map.setdefault(t["memory_id"], []).append(t["tag"])
         for r in rows:
             r["tags"] = tag_map.get(r["id"], [])
-    return rows
+    from remem.engine.memories import public  # lazily: memories imports this module
+
+    return [public(r) for r in rows]

@@ -92,8 +92,13 @@ def _title(given: str | None, text: str) -> str:
 
 
 def public(row: dict[str, Any]) -> dict[str, Any]:
-    """A memory row as shown to people and tools: every column but the vector."""
-    return {k: v for k, v in row.items() if k not in ("embedding", "seq")}
+    """A memory row as shown to people and tools: every column but the vector, `archived` as
+    true/false (the store keeps 0/1). The one place that says so: the CLI's --json, the MCP
+    tools and the HTTP API all print what this returns."""
+    shown = {k: v for k, v in row.items() if k not in ("embedding", "seq")}
+    if isinstance(shown.get("archived"), int):
+        shown["archived"] = bool(shown["archived"])
+    return shown
 
 
 UPDATABLE = ("title", "text", "tags", "importance", "valence", "arousal")
