@@ -223,7 +223,7 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
                 hits = [_listed(row) for row in lifecycle.list_memories(
                     store, tags=tags, all_tags=all_tags, since=since, until=until,
                     archived=None if include_archived else False, field="at", memory_type=memory_type,
-                    kinds=kinds, project=_project(store, project), limit=k)]
+                    kinds=kinds, project=_project_filter(store, project), limit=k)]
         return _answer("search", {"query": _shown(query), "mode": mode, "hits": _hits(hits)})
 
     @tool
@@ -307,12 +307,10 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         """Walk the connections from a memory, breadth first: the memories at each depth."""
         with engine_errors("traverse"), memory.store() as store:
             from remem.engine import graph
-            from remem.engine.memories import public
 
             levels = graph.traverse(store, id, depth=depth, types=types)
         # levels[0] is the start, levels[d] the memories first reached at depth d (with `via`),
         # each as every edge shows a memory. The start as stored, not the prefix typed.
-        levels = [[public(node) for node in level] for level in levels]
         return _answer("traverse", {"start": levels[0][0]["id"], "depth": depth, "types": types,
                                     "levels": levels})
 
@@ -523,7 +521,7 @@ def _filters(store: Any, *, kinds: Any = None, tags: Any = None, project: Option
     if tags:
         out["tags"] = list(tags)
         out["all_tags"] = all_tags
-    folder = _project(store, project)
+    folder = _project_filter(store, project)
     if folder:
         out["project"] = folder
     # "" is how MCP clients send an optional string left unset (as for project and ttl);
@@ -544,6 +542,17 @@ def _project(store: Any, project: Optional[str], example: str = PROJECT_EXAMPLE)
     from remem.engine.projects import resolve_project
 
     return resolve_project(store, project, example=example)
+
+
+def _project_filter(store: Any, project: Optional[str]) -> Optional[str]:
+    """The folder a recall or search project filter means: "" is how MCP clients send it left
+    unset (every project); one of spaces is given, and refused as the CLI refuses a blank
+    --project (resolving it would drop the filter without a word)."""
+    if project:
+        from remem.engine.lifecycle import check_filters
+
+        check_filters(project=project)
+    return _project(store, project)
 
 
 def _lessons(store: Any, *, kind: Optional[str], project: Optional[str], status: str,

@@ -140,7 +140,7 @@ def register(app: typer.Typer) -> None:
                 try:
                     handle = open(file, encoding="utf-8")
                 except OSError as exc:
-                    raise ValueError(f"cannot read {file} ({exc.strerror}); check the path") from None
+                    raise ValueError(backup_mod.cannot_read(file, exc)) from None
                 with handle:
                     try:
                         result = backup_mod.import_jsonl(store, handle)

@@ -119,13 +119,11 @@ def register(app: typer.Typer) -> None:
         Example: remem graph 3f9a2c --depth 2 --type caused_by
         """
         from remem.engine import graph
-        from remem.engine.memories import public
 
         with open_store() as store:
             levels = graph.traverse(store, memory_id, depth=depth, types=kind or None)
         if json_out:
-            # Each memory as every edge shows one (`archived` true/false, not the store's 0/1).
-            emit_json([[public(node) for node in level] for level in levels])
+            emit_json(levels)  # each memory as every edge shows one (graph._node)
             return
         root = levels[0][0]
         print(f"{safe(root['id'])}  {short(root['title'])}")
@@ -174,6 +172,8 @@ def register(app: typer.Typer) -> None:
             raise ValueError("--offset must be 0 or more")
         if offset > MAX_OFFSET:  # SQLite holds 64-bit numbers: a larger one overflowed
             raise ValueError(f"--offset must be at most {MAX_OFFSET:,}, not {offset}")
+        # Before the folder is looked up: a blank --project resolves to none (every project).
+        lifecycle.check_filters(project=project)
         with open_store() as store:
             rows = lifecycle.list_memories(
                 store, tags=tag, all_tags=all_tags, since=since, until=until, field=field,

@@ -36,10 +36,13 @@ def register(app: typer.Typer) -> None:
         """
         from remem import config
         from remem.commands.core import project_folder
+        from remem.engine.lifecycle import check_filters
         from remem.engine.recall import MAX_K, default_k
         from remem.engine.recall import recall as do_recall
 
         cfg = config.load()
+        # Before the folder is looked up: a blank --project resolves to none (every project).
+        check_filters(project=project)
         if k is None:
             k = default_k(cfg)
         if not 1 <= k <= MAX_K:

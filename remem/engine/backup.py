@@ -164,6 +164,12 @@ def rotated_backup(store: Store, keep: int) -> tuple[Path, list[Path]]:
     return dest, rotate(keep, dest.parent, just_made=dest)
 
 
+def cannot_read(path: Path | str, exc: OSError) -> str:
+    """The one line for a file the person named (or a folder holds) that cannot be read: the
+    path once, the reason in words ("Permission denied", not "[Errno 13] ...: 'path'"), the fix."""
+    return f"cannot read {path} ({exc.strerror or exc}); check the path and its permissions"
+
+
 def restore(backup_path: Path | str, dest: Path | str | None = None) -> tuple[Path, Path | None]:
     """Copy a backup over the database. The old one is kept beside it as
     memory.db.before-restore-YYYYMMDDTHHMMSS (a new name each time: a second restore never
@@ -172,7 +178,11 @@ def restore(backup_path: Path | str, dest: Path | str | None = None) -> tuple[Pa
     # Opening a missing path would create an empty memory and restore that over the real one.
     if not src.is_file():
         raise ValueError(f"no backup at {src}; backups made by `remem backup` are in {paths.backups_dir()}")
-    with open(src, "rb") as head:
+    try:
+        head = open(src, "rb")
+    except OSError as exc:
+        raise ValueError(cannot_read(src, exc)) from None
+    with head:
         if head.read(16) != b"SQLite format 3\x00":
             raise ValueError(f"{src} is not a remem backup (not an SQLite database); pick a file from "
                              f"{paths.backups_dir()}")

@@ -118,9 +118,13 @@ def traverse(
 
 
 def _node(row: dict[str, Any], via: dict[str, Any] | None) -> dict[str, Any]:
+    """A memory reached by a traversal, as every edge shows one (memories.public: `archived`
+    true/false), with the connection it was reached `via` (None for the start)."""
+    from remem.engine.memories import public  # lazily: memories imports this module
+
     keys = ("id", "kind", "title", "memory_type", "archived", "importance", "strength", "health",
             "valence", "arousal", "at")
-    node = {k: row.get(k) for k in keys}
+    node = public({k: row.get(k) for k in keys})
     node["via"] = via
     return node
 

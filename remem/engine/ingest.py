@@ -123,7 +123,12 @@ def _ingest_paths(store: Store, summary: dict[str, Any], cfg: dict[str, Any],
             stop = store_failure(exc, store, f"ingest stopped at file {done} of {total}")
             if stop is not None:
                 raise stop from exc
-            summary["errors"].append(f"{path}: {exc}")
+            if isinstance(exc, OSError):  # unreadable (permissions, a socket): the path once, the fix
+                from remem.engine.backup import cannot_read
+
+                summary["errors"].append(cannot_read(path, exc))
+            else:
+                summary["errors"].append(f"{path}: {exc}")
             try:
                 from remem.log import log_exception
 

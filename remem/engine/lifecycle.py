@@ -453,6 +453,22 @@ def time_window(since: str | datetime | None, until: str | datetime | None) -> t
     return lo, hi
 
 
+def check_filters(*, tags: Iterable[Any] | None = None, kinds: Iterable[Any] | None = None,
+                  project: str | None = None) -> None:
+    """Refuse an empty or blank tag, kind or project, as time_window refuses an empty since:
+    dropped, it would lift the filter without a word (an unset variable in a script, or an
+    agent's [""]) and answer from every memory. One rule for recall, search and list at every
+    edge; None (or no tags, no kinds) is a filter not given."""
+    if any(not normalise_tag(t) for t in (tags or ())):
+        raise ValueError("tag is empty (an unset variable?); give a tag (deploy), or leave it out")
+    if any(not str(k).strip() for k in (kinds or ())):
+        raise ValueError(f"kind is empty (an unset variable?); give one of {', '.join(EPISODE_KINDS)}, "
+                         "or leave it out")
+    if project is not None and not str(project).strip():
+        raise ValueError("project is empty (an unset variable?); give its folder path or a project's "
+                         "name (shop), or leave it out")
+
+
 # Above this many tagged memories, walking the time index and probing the tag index finds a
 # page sooner than collecting every tagged id first and sorting them.
 _TAG_PROBE_FROM = 2000
@@ -499,7 +515,10 @@ def list_memories(
         raise ValueError(f"field must be one of {', '.join(LIST_FIELDS)}, not {field!r}")
     if memory_type is not None and memory_type not in MEMORY_TYPES:
         raise ValueError(f"type must be short_term or long_term, not {memory_type!r}")
-    wanted_kinds = sorted({k for k in (*(kinds or ()), kind) if k})
+    tags = list(tags or ())  # read twice: no generator left empty
+    given_kinds = [*(kinds or ()), *(() if kind is None else (kind,))]
+    check_filters(tags=tags, kinds=given_kinds, project=project)
+    wanted_kinds = sorted(set(given_kinds))
     for k in wanted_kinds:
         if k not in EPISODE_KINDS:
             # An unknown kind would list nothing, which reads as "no such memories".
@@ -508,7 +527,7 @@ def list_memories(
     offset = max(0, int(offset))
     where: list[str] = []
     params: list[Any] = []
-    wanted = sorted({normalise_tag(t) for t in (tags or ()) if str(t).strip()})
+    wanted = sorted({normalise_tag(t) for t in tags})
     if wanted:
         clause, args = _tag_clause(store, wanted, all_tags)
         where.append(clause)

@@ -35,7 +35,7 @@ from remem.engine import clock
 from remem.engine.embed import get_embedder
 from remem.engine.keywords import STOP_WORDS, fts_query, fts_terms, or_query
 from remem.engine.lessons import filed_under
-from remem.engine.lifecycle import time_window
+from remem.engine.lifecycle import check_filters, time_window
 from remem.engine.projects import under_sql
 from remem.engine.query_dates import closeness, date_spans
 from remem.engine.store import EPISODE_KINDS, Store, chunks, clean_text, normalise_tag
@@ -126,12 +126,14 @@ class _Filters:
                  tags: Iterable[str] | None, all_tags: bool, since: str | None,
                  until: str | None, memory_type: str | None, archived: bool,
                  expired: Sequence[int] | str = ()) -> None:
-        self.kinds = [k for k in (kinds or ()) if k]
+        tags, kinds = list(tags or ()), list(kinds or ())  # read twice: no generator left empty
+        check_filters(tags=tags, kinds=kinds, project=project)
+        self.kinds = kinds
         unknown = sorted(set(self.kinds) - set(EPISODE_KINDS))
         if unknown:
             raise ValueError(f"unknown kind {unknown[0]!r}; use {', '.join(EPISODE_KINDS)}")
         self.project = (project.rstrip("/") or "/") if project else None
-        self.tags = sorted({normalise_tag(t) for t in (tags or ()) if str(t).strip()})
+        self.tags = sorted({normalise_tag(t) for t in tags})
         self.all_tags = all_tags
         self.since, self.until = time_window(since, until)
         if memory_type not in (None, "") and memory_type not in MEMORY_TYPES:
