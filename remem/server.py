@@ -228,18 +228,6 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
     return mcp
 
 
-def _last_server_line(errlog: Any) -> str:
-    """The last line a stopped `remem serve` printed, its banner and "remem: " left out."""
-    try:
-        errlog.flush()
-        errlog.seek(0)
-        lines = [l.strip() for l in errlog.read().splitlines() if l.strip()]
-    except (OSError, ValueError):
-        return ""
-    lines = [l for l in lines if "serving MCP over stdio" not in l]
-    return lines[-1].removeprefix("remem: ")[:500] if lines else ""
-
-
 def _one_line(text: str) -> str:
     """A tool error on one line: pydantic's lines joined, its help links dropped."""
     lines = [l.strip() for l in text.splitlines() if l.strip() and "errors.pydantic.dev" not in l]
@@ -302,42 +290,51 @@ async def list_tools() -> list[dict[str, Any]]:
 
 
 async def call_tool(name: str, arguments: dict[str, Any], *, timeout: float = 300) -> dict[str, Any]:
-    """Call one tool through a real MCP client session against `python -m remem serve` (stdio).
+    """Call one tool through a real MCP client session (the SDK's `Client`) against the server
+    `remem serve` runs, built in this process: the same tools, argument checks and error lines,
+    without starting a second Python. As `remem serve --no-tasks --no-warm`, it first makes
+    serve's checks and then holds the memory in use for the session; it starts no background
+    tasks, and nothing it starts outlives the call.
 
     Raises RememError with the tool's one-line error when the tool fails. Text that is not
     valid Unicode (a lone surrogate, half an emoji) is sent with U+FFFD in its place, as the
-    server would store it: the client could not send it at all."""
-    import os
-    import tempfile
+    server would store it: a client over stdio could not send it at all."""
+    from contextlib import redirect_stderr
 
+    from remem import paths
+    from remem.engine.files import in_use
     from remem.server_stdio import scrub
 
     name, arguments = scrub(name), scrub(arguments)
     from mcp.client import Client
     from mcp.shared.exceptions import MCPError
-    from mcp.client.stdio import StdioServerParameters
 
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "remem", "serve", "--no-tasks", "--no-warm"], env=dict(os.environ))
-    # The child's stderr is kept (not shown): when it stops early, its last line says why.
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
-        from mcp.client.stdio import stdio_client
-
-        transport = stdio_client(params, errlog=errlog)
-        try:
-            async with Client(transport, read_timeout_seconds=timeout) as client:
+    try:
+        _check_as_serve_does()
+    except Exception as exc:
+        why = _why_serve_stops(exc)
+        if why is None:
+            raise
+        raise RememError(f"{name}: `remem serve` stopped: {why}") from None
+    try:
+        # What the server side prints (the SDK logs a tool's unexpected exception, traceback
+        # and all, to stderr) goes nowhere, as a server process's stderr did: the call prints
+        # only its answer or its one line. The memory is held in use, as serve holds it, so
+        # `remem restore` waits for the call.
+        with open(os.devnull, "w") as server_stderr, redirect_stderr(server_stderr), in_use(paths.db_path()):
+            async with Client(build_server(tasks=False, warm=False), read_timeout_seconds=timeout) as client:
                 result = await client.call_tool(name, arguments)
-        except Exception as exc:  # anyio wraps failures in groups: report the first real one
-            while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-                exc = exc.exceptions[0]
-            why = _last_server_line(errlog)
-            if why:
-                raise RememError(f"{name}: `remem serve` stopped: {why}") from None
-            if isinstance(exc, MCPError):
-                raise RememError(f"{name}: {_one_line(str(exc))} "
-                                 "(see `remem tools` for the tools and their arguments)") from None
-            raise RememError(f"could not call {name} through `remem serve` ({type(exc).__name__}: "
-                             f"{_one_line(str(exc))}); run `remem serve` by hand to see why") from None
+    except Exception as exc:  # anyio wraps failures in groups: report the first real one
+        while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]
+        why = _why_serve_stops(exc) if _from_the_server(exc) else None
+        if why:
+            raise RememError(f"{name}: `remem serve` stopped: {why}") from None
+        if isinstance(exc, MCPError):
+            raise RememError(f"{name}: {_one_line(str(exc))} "
+                             "(see `remem tools` for the tools and their arguments)") from None
+        raise RememError(f"could not call {name} through `remem serve` ({type(exc).__name__}: "
+                         f"{_one_line(str(exc))}); run `remem serve` by hand to see why") from None
     if result.is_error:
         text = " ".join(getattr(c, "text", "") for c in result.content)
         hint = " (`remem tools` lists them)" if text.startswith("Unknown tool") else ""
@@ -349,3 +346,34 @@ async def call_tool(name: str, arguments: dict[str, Any], *, timeout: float = 30
         return json.loads(text)
     except ValueError:
         return {"text": text}
+
+
+def _check_as_serve_does() -> None:
+    """The checks `remem serve` makes before it serves: the config reads, the memory opens
+    (and migrates). Each failure is the line serve would stop with."""
+    from remem import config
+    from remem.engine.store import Store
+
+    config.load()
+    Store().close()
+
+
+def _from_the_server(exc: BaseException) -> bool:
+    """Raised by the server side (its lifespan opening the memory), not by the client: remem's
+    own errors and SQLite's are never the SDK client's."""
+    return isinstance(exc, (RememError, sqlite3.Error))
+
+
+def _why_serve_stops(exc: BaseException) -> str | None:
+    """The line `remem serve` prints (without "remem: ") when it stops on `exc`, as the
+    command line words every failure; None for one it would call unexpected."""
+    from remem.errors import database_problem
+
+    if isinstance(exc, (RememError, ValueError)):
+        why = str(exc)
+    elif isinstance(exc, OSError) and getattr(exc, "filename", None):
+        why = f"cannot use {exc.filename} ({exc.strerror or exc}); check the path and its permissions"
+    else:
+        why = database_problem(exc) or ""
+    lines = [l.strip() for l in why.splitlines() if l.strip()]
+    return lines[-1][:500] if lines else None

@@ -87,7 +87,10 @@ def register(app: typer.Typer) -> None:
         tool: str = typer.Argument(..., help="The tool's name (see `remem tools`)."),
         arguments: str = typer.Argument("{}", help="The tool's arguments as a JSON object."),
     ) -> None:
-        """Call one MCP tool through a real client session against `remem serve`; prints JSON.
+        """Call one MCP tool through a real client session against the server `remem serve` runs; prints JSON.
+
+        The server is built in this process (no second one, no background tasks), with
+        serve's checks first; a tool error is one line on stderr and exit 1.
 
         Example: remem call recall '{"query": "which package manager", "k": 3}'
         """
