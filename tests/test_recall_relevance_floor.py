@@ -111,7 +111,7 @@ def test_a_relevant_lesson_still_shows_over_recent_unrelated_memories(store):
     """The floor is relative to the query's best match, not a penalty on lessons: an old,
     weak lesson that answers the query ranks over fresh, strong memories that do not."""
     with clock.frozen("2025-08-01T12:00:00+00:00"):
-        answer = lesson(store, "Packages are installed with uv here.", strength=0.1)
+        answer = lesson(store, "Packages come from uv here.", strength=0.1)
     with clock.frozen(NOW):
         best = remember(store, "install python packages with uv, never with pip", at=days_ago(200))["id"]
         fresh = fresh_and_strong(store)

@@ -3,6 +3,7 @@
     score     = w_rel·relevance + w_rec·recency + w_str·retention
     relevance = (1 − d − v)·[s·cosine + (1 − s)·keyword] + d·when + v·said   (hybrid mode)
     keyword   = BM25 (FTS5, stop words out of the query, column weights) / the best BM25
+                (a lesson's BM25 with the episodes' IDF and lengths: engine/lesson_keywords.py)
     when      = closeness of the memory's date to a date the query names (0 when none)
     said      = 1 when the query names the memory's speaker ("what did Ana say about …")
     recency   = 2^(−age / half_life); 1 while a flashbulb memory is protected
@@ -34,6 +35,7 @@ from remem import config as config_mod
 from remem.engine import clock
 from remem.engine.embed import get_embedder
 from remem.engine.keywords import STOP_WORDS, fts_query, fts_terms, or_query
+from remem.engine.lesson_keywords import lesson_bm25
 from remem.engine.lessons import filed_under
 from remem.engine.lifecycle import check_filters, time_window
 from remem.engine.projects import under_sql
@@ -279,12 +281,15 @@ def recall(
     lesson_kw: dict[int, float] = {}
     active = _active_lessons(store, embedder.space, flt) if with_lessons else []
     if match and active:
-        # Only the lessons that may be returned count, also for the normaliser below: a vetoed
-        # or filtered-out lesson must not reorder the episodes.
-        may = {lesson["seq"] for lesson in active}
-        lesson_kw = {int(r[0]): float(r[1]) for r in store.conn.execute(
-            "SELECT rowid, -bm25(lessons_fts) FROM lessons_fts WHERE lessons_fts MATCH ?", (match,))
-            if int(r[0]) in may}
+        # On the episodes' scale (their IDF and average length), with the words the episodes
+        # were searched for: lessons_fts's own statistics come from a handful of lessons. Only
+        # the lessons that may be returned count, also for the normaliser below: a vetoed or
+        # filtered-out lesson must not reorder the episodes.
+        total = int(store.conn.execute("SELECT max(seq) FROM episodes").fetchone()[0] or 0)
+        lesson_kw = lesson_bm25(
+            store.conn, terms, {lesson["seq"]: lesson["text"] for lesson in active},
+            lambda term, ceiling: _term_count(store, term, total, ceiling),
+            _bm25_weights(rc)[1])
     kw_max = max([*kw_raw.values(), *lesson_kw.values(), 0.0])
     if pending is not None:
         cos = pending.result()
@@ -652,7 +657,7 @@ def _active_lessons(store: Store, space: str, flt: _Filters) -> list[dict[str, A
     hit = _lesson_cache.get(key)
     if hit is None or hit[0] != sig:
         rows = store.rows(
-            "SELECT seq, id, kind, cwd, strength, updated, space, embedding FROM lessons "
+            "SELECT seq, id, kind, cwd, text, strength, updated, space, embedding FROM lessons "
             "WHERE status = 'active'")
         for row in rows:
             blob = row.pop("embedding")
