@@ -28,7 +28,14 @@ select does: "no keyword evidence needs cosine >= X", "pre-tool may show every k
 recall counts every should-lesson) and "prompts without the program match" (the command
 evidence taken off prompt scores: the rule before prompts had it).
 
-    python bench/prime.py [--cases bench/prime_cases.json] [--worst 10] [--json]
+With --folds K the threshold is also chosen without looking at the cases it is judged on: the
+cases are split into K folds (stratified by event and by whether a lesson should be shown);
+for each fold, the `prime.min_relevance` of the sweep (or the current one) with the fewest
+false shows (prompt + pre-tool) whose recall (prompt R, pre-tool R*) is no lower than the
+current config's is chosen on the other folds and applied to this one; the figures are
+those of the held-out choices, pooled ("rotated").
+
+    python bench/prime.py [--cases bench/prime_cases.json] [--worst 10] [--folds 5] [--json]
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import argparse
 import copy
 import json
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -150,12 +158,59 @@ def metrics(cases: list[dict[str, Any]], shown: dict[str, list[str]],
     return out
 
 
+def folds_of(cases: list[dict[str, Any]], k: int, seed: int = 7) -> dict[str, int]:
+    """Each case's fold, 0..k-1: stratified by event and by whether a lesson should be shown,
+    shuffled with a fixed seed (the same split every run)."""
+    rng = random.Random(seed)
+    strata: dict[tuple[str, bool], list[str]] = {}
+    for c in cases:
+        strata.setdefault((c["event"], bool(c["should"])), []).append(c["id"])
+    fold: dict[str, int] = {}
+    for key in sorted(strata):
+        ids = sorted(strata[key])
+        rng.shuffle(ids)
+        fold.update({cid: n % k for n, cid in enumerate(ids)})
+    return fold
+
+
+def rotated(cases: list[dict[str, Any]], runs: dict[str, dict[str, list[str]]], current: str,
+            kinds: dict[str, str], allowed: dict[str, tuple[str, ...] | None],
+            k: int) -> tuple[dict[str, Any], list[str]]:
+    """The runs' metrics with the run chosen on k-1 folds and judged on the k-th, in turn
+    (module docstring); returns the pooled metrics and each fold's choice."""
+    fold = folds_of(cases, k)
+    pooled: dict[str, list[str]] = {}
+    chosen: list[str] = []
+    for f in range(k):
+        train = [c for c in cases if fold[c["id"]] != f]
+        base = metrics(train, runs[current], kinds, allowed)
+        best: tuple[tuple[float, float], str] | None = None
+        for name, shown in runs.items():
+            m = metrics(train, shown, kinds, allowed)
+            p, t = m["prompt"], m["pre-tool"]
+            if ((p["recall"] or 0) < (base["prompt"]["recall"] or 0)
+                    or (t["recall_reachable"] or 0) < (base["pre-tool"]["recall_reachable"] or 0)):
+                continue
+            score = ((p["false_show"] or 0) + (t["false_show"] or 0),
+                     -((p["precision"] or 0) + (t["precision"] or 0)))
+            if best is None or score < best[0]:
+                best = (score, name)
+        name = best[1] if best else current
+        chosen.append(name)
+        pooled.update({c["id"]: runs[name][c["id"]] for c in cases if fold[c["id"]] == f})
+    return metrics(cases, pooled, kinds, allowed), chosen
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default=str(ROOT / "bench" / "prime_cases.json"))
     ap.add_argument("--worst", type=int, default=10, help="false positives and misses listed")
+    ap.add_argument("--folds", type=int, default=0,
+                    help="also choose min_relevance on all folds but one, judged on that one, in turn")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.folds == 1 or args.folds < 0:
+        raise SystemExit("--folds must be 0 (off) or at least 2")
 
     data = json.loads(Path(args.cases).read_text())
     lessons, cases = data["lessons"], data["cases"]
@@ -225,6 +280,14 @@ def main() -> None:
             cid: pick(s, kind_cfg, lambda c: True) for cid, s in any_kind.items()}
     elapsed = time.perf_counter() - start
 
+    folds = None
+    if args.folds:
+        current_name = f"current (min_relevance {default_cut:.2f})"
+        threshold_runs = {name: runs[name] for name in runs
+                          if name == current_name or name.startswith("min_relevance ")}
+        figures, chosen = rotated(cases, threshold_runs, current_name, kinds, allowed, args.folds)
+        folds = {"k": args.folds, "chosen": chosen, **figures}
+
     table = [{"config": name, **metrics(cases, shown, kinds,
                                         {**allowed, "pre-tool": None} if "any kind" in name else allowed)}
              for name, shown in runs.items()]
@@ -272,7 +335,8 @@ def main() -> None:
     command_cases = {name: tagged(cases, runs[name], "command") for name in program_rows}
     result = {"lessons": len(lessons), "cases": {e: sum(c["event"] == e for c in cases) for e in EVENTS},
               "seconds": round(elapsed, 2), "table": table, "relevance_spread": spread,
-              "command_cases": command_cases, "false_positives": false_pos, "misses": misses}
+              "command_cases": command_cases, "rotated": folds, "false_positives": false_pos,
+              "misses": misses}
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
@@ -294,6 +358,13 @@ def main() -> None:
         print(f"{row['config']:40} | {f(p['precision']):>8} {f(p['recall']):>5} {f(p['false_show']):>5} "
               f"{f(p['false_show_hard']):>6} {p['shown']:>5} | {f(t['precision']):>6} {f(t['recall']):>5} "
               f"{f(t['recall_reachable']):>5} {f(t['false_show']):>5} {f(t['false_show_hard']):>6} {t['shown']:>5}")
+    if folds:
+        p, t = folds["prompt"], folds["pre-tool"]
+        name = f"rotated min_relevance ({folds['k']} folds)"
+        print(f"{name:40} | {f(p['precision']):>8} {f(p['recall']):>5} {f(p['false_show']):>5} "
+              f"{f(p['false_show_hard']):>6} {p['shown']:>5} | {f(t['precision']):>6} {f(t['recall']):>5} "
+              f"{f(t['recall_reachable']):>5} {f(t['false_show']):>5} {f(t['false_show_hard']):>6} {t['shown']:>5}")
+        print(f"  chosen on the other folds: {', '.join(folds['chosen'])}")
     p0 = table[0]
     print(f"\nno-lesson cases: {p0['prompt']['no_lesson_cases']} prompts, {p0['pre-tool']['no_lesson_cases']} "
           f"tool calls; should-lessons: {p0['prompt']['should']} (prompt), {p0['pre-tool']['should']} "

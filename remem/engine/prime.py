@@ -2,8 +2,9 @@
 
 Relevance = cosine(text, lesson) in the current embedding space, plus a little keyword
 evidence from lessons_fts (porter-stemmed), so an exact term the model's vector misses still
-counts, plus the program match (`programs`): a lesson about a program that the shell call
-runs, or that the prompt runs or names, gets COMMAND_WEIGHT more. Only lessons above
+counts (not a program's name alone, when the text does not run or name that program:
+`_keyword_scores`), plus the program match (`programs`): a lesson about a program that the
+shell call runs, or that the prompt runs or names, gets COMMAND_WEIGHT more. Only lessons above
 `prime.min_relevance` are shown; project lessons (cwd match) come first, lessons of another
 project never (nor any project's when the cwd is unknown); at most `prime.max_lessons`; each
 lesson at most once per session.
@@ -28,10 +29,10 @@ import json
 import re
 import time
 import zlib
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from remem.engine import clock
-from remem.engine.keywords import fts_query
+from remem.engine.keywords import fts_terms, or_query
 from remem.engine.lessons import applies_in
 from remem.engine.lessons import for_project as lessons_for_project
 from remem.engine.store import Store
@@ -99,11 +100,23 @@ def shown_in_session(store: Store, session_id: str | None) -> set[str]:
     return seen
 
 
-def _keyword_scores(store: Store, text: str, seqs: Iterable[int]) -> dict[int, float]:
+_MARK_OPEN, _MARK_CLOSE = "\x01", "\x02"  # around the lesson's words a query matched (highlight)
+_MARKED = re.compile(f"{_MARK_OPEN}(.*?){_MARK_CLOSE}", re.DOTALL)
+_WORD_EDGE = "\"'()[]{}<>,.;:!?*`"  # what a matched word may carry around it
+
+
+def _keyword_scores(store: Store, text: str, seqs: Iterable[int], *, event: str = "prompt",
+                    command: str | None = None, texts: Mapping[int, str] | None = None) -> dict[int, float]:
     """bm25 over lessons_fts, normalised to 0..1 by the best hit among all lessons (not only
     those this event may show: else one weak word match among few candidates counts in full);
-    {} when nothing matches."""
-    match = fts_query(text)
+    {} when nothing matches. A lesson whose only words in common with the text are names it
+    gives a program (`programs.program_names`: "`python` is not found …" for "Python type hints
+    everywhere please", "`find` on this Mac is BSD find" for "Find where the config is
+    loaded") has no keyword evidence unless the text runs or names that program as the
+    program match reads it (`_named_programs`): the same word, not the same thing.
+    `texts`: the lessons' texts by seq, when the caller has them (else they are read)."""
+    terms = fts_terms(text)
+    match = or_query(terms)
     if not match:
         return {}
     wanted = set(seqs)
@@ -117,7 +130,89 @@ def _keyword_scores(store: Store, text: str, seqs: Iterable[int]) -> dict[int, f
     top = max((float(h["s"]) for h in hits), default=0.0)
     if top <= 0:
         return {}
-    return {h["rowid"]: float(h["s"]) / top for h in hits if h["rowid"] in wanted and h["s"] > 0}
+    out = {h["rowid"]: float(h["s"]) / top for h in hits if h["rowid"] in wanted and h["s"] > 0}
+    try:
+        names_only = _sharing_only_program_names(store, text, terms, match, out, texts,
+                                                 event=event, command=command)
+    except Exception:  # nor may this refinement: the evidence then counts as it used to
+        names_only = set()
+    return {seq: score for seq, score in out.items() if seq not in names_only}
+
+
+def _sharing_only_program_names(store: Store, text: str, terms: list[str], match: str,
+                                seqs: Iterable[int], texts: Mapping[int, str] | None, *,
+                                event: str, command: str | None) -> set[int]:
+    """Of these lessons (hits of `match`), those whose every word in common with the text is a
+    name they give a program that the text does not run or name (`_only_program_names`)."""
+    from remem.engine.programs import KNOWN_PROGRAMS
+
+    seqs = list(seqs)
+    if not seqs:
+        return set()
+    named = _named_programs(text, event, command)
+    # Without a code span a lesson names only the known tools: of those lessons, only one
+    # holding a known tool the text has as a plain word can share nothing but names with it.
+    tools = [t for t in terms if t in KNOWN_PROGRAMS and t not in named]
+    if texts is None:
+        texts = {r["seq"]: r["text"] for r in store.rows(
+            "SELECT seq, text FROM lessons WHERE seq IN (SELECT value FROM json_each(?))",
+            (json.dumps(seqs),))}
+    maybe = [seq for seq in seqs
+             if "`" in (texts.get(seq) or "")
+             or (tools and any(t in (texts.get(seq) or "").lower() for t in tools))]
+    if not maybe:
+        return set()
+    # The words the query matched in each (porter-stemmed, as bm25 counted them), marked.
+    marked = store.rows(
+        "SELECT rowid, highlight(lessons_fts, 0, ?, ?) AS marked FROM lessons_fts "
+        "WHERE lessons_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
+        (_MARK_OPEN, _MARK_CLOSE, match, json.dumps(maybe)),
+    )
+    return {r["rowid"] for r in marked if _only_program_names(r["marked"] or "", named)}
+
+
+def _only_program_names(marked: str, named: frozenset[str]) -> bool:
+    """Whether every word the query matched in this lesson (marked by highlight) is a name the
+    lesson gives a program, none of them one the text runs or names."""
+    from remem.engine.programs import CODE_SPAN, KNOWN_PROGRAMS, program_names
+
+    quotes = "`" in marked  # without a code span a lesson names only the known tools
+    words: set[str] = set()
+    for span in _MARKED.findall(marked):
+        for word in span.lower().split():
+            word = word.strip(_WORD_EDGE)
+            if word in named or (not quotes and word and word not in KNOWN_PROGRAMS):
+                return False  # most lessons stop here, at their first matched word
+            words.add(word)
+    words.discard("")
+    if not words:
+        return False
+    plain = marked.replace(_MARK_OPEN, "").replace(_MARK_CLOSE, "")
+    rest = words - KNOWN_PROGRAMS  # these can name a program only in a code span
+    if rest and not rest <= {w.lower() for span in CODE_SPAN.findall(plain) for w in span.split()}:
+        return False
+    return words <= program_names(plain)
+
+
+def _calls(text: str, event: str, command: str | None) -> tuple[tuple[tuple[str, ...], ...], ...]:
+    """What this moment runs or names, as the program match reads it: the shell call's commands
+    before a tool call, the prompt's (`programs.query_commands`); () for the stop hook."""
+    from remem.engine.programs import commands_run, query_commands
+
+    if event == "pre-tool":
+        run = commands_run(command) if command else ()
+        return (run,) if run else ()
+    if event == "prompt":
+        return query_commands(text[:TEXT_CAP])
+    return ()
+
+
+def _named_programs(text: str, event: str, command: str | None) -> frozenset[str]:
+    """The programs this moment runs or names, by name (`_calls`; a hand-back is read as a
+    prompt is: it has no program match, but the tools it names are named)."""
+    from remem.engine.programs import call_heads
+
+    return call_heads(_calls(text, "prompt" if event == "stop" else event, command))
 
 
 def program_matcher(text: str, *, event: str = "prompt",
@@ -126,15 +221,9 @@ def program_matcher(text: str, *, event: str = "prompt",
     the shell call `command` runs (pre-tool), or that the prompt runs or names (`programs`),
     and the call does not already follow the lesson's remedy; None when the event has none
     (stop, a pre-tool call that is no shell command)."""
-    from remem.engine.programs import commands_run, lesson_matcher, query_commands
+    from remem.engine.programs import lesson_matcher
 
-    if event == "pre-tool":
-        run = commands_run(command) if command else ()
-        calls = (run,) if run else ()
-    elif event == "prompt":
-        calls = query_commands(text[:TEXT_CAP])
-    else:
-        calls = ()
+    calls = _calls(text, event, command)
     return lesson_matcher(calls) if calls else None
 
 
@@ -171,7 +260,8 @@ def candidates(
         return []
     embedder = get_embedder(cfg["embed"]["model"] if cfg else None)
     qvec = embedder.encode_py(text[:TEXT_CAP])
-    keyword = _keyword_scores(store, text[:TEXT_CAP], (r["seq"] for r in rows))
+    keyword = _keyword_scores(store, text[:TEXT_CAP], (r["seq"] for r in rows), event=event,
+                              command=command, texts={r["seq"]: r["text"] for r in rows})
     about_program = program_matcher(text, event=event, command=command)
     out = []
     for r in rows:

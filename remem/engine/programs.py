@@ -300,6 +300,20 @@ def _named_in_lesson(text: str) -> Commands:
     return tuple(dict.fromkeys(found))
 
 
+def program_names(text: str) -> frozenset[str]:
+    """The programs a lesson names, by name: each code span's program (and the one it runs
+    through a runner) and each known tool named as a word ("`python` is not found on this Mac
+    …; call python3" -> python, python3; "Use pnpm, not npm" -> pnpm, npm). Prime counts a
+    word shared with the text as keyword evidence only if it is more than one of these, or the
+    text runs or names that program too (`call_heads`)."""
+    return frozenset(command[0] for command in _named_in_lesson(text or "") if command)
+
+
+def call_heads(calls: Calls) -> frozenset[str]:
+    """The programs these calls run or name (`commands_run`, `query_commands`), by name."""
+    return frozenset(command[0] for call in calls for command in call if command)
+
+
 def call_is_about(call: Commands, about: Commands, remedies: Calls = ()) -> bool:
     """Whether one call (the commands it runs, its own words first: `commands_run`) runs a
     command the lesson is about (`runs_command`: the lesson's words start the call's; "git push
