@@ -411,6 +411,9 @@ _FEWER = {
     "lessons": "ask for a smaller limit, one kind or one project",
     "traverse": "ask for a smaller depth or fewer types",
 }
+# What a list the `truncated` line counts holds, where its name does not say: a traverse's
+# levels hold memories (its count is of them, across the levels).
+_ITEMS = {"levels": "memories"}
 
 
 def _shown(text: str) -> str:
@@ -444,7 +447,7 @@ def _answer(tool: str, value: dict[str, Any], limit: int = MAX_ANSWER_BYTES) -> 
     marker, and the line says which."""
     if _size(value) <= limit:
         return value
-    from remem.engine.store import TRUNCATED, cap
+    from remem.engine.store import TRUNCATED
 
     value = dict(value)
     said: dict[str, str] = {}  # per part, what gave way
@@ -465,16 +468,32 @@ def _answer(tool: str, value: dict[str, Any], limit: int = MAX_ANSWER_BYTES) -> 
             if not left:
                 break
             value[name] = kept
-            said[name] = f"{totals[name] - _count(kept)} of {totals[name]} {name} left out"
+            said[name] = f"{totals[name] - _count(kept)} of {totals[name]} {_ITEMS.get(name, name)} left out"
         else:
             text = value[name]
             if len(text) <= len(TRUNCATED):
                 break
-            # At least `over` characters go (each is a byte or more), the marker taking their place.
-            value[name] = cap(text, max(len(TRUNCATED), len(text) - over - len(TRUNCATED)))
+            value[name] = _cut_to(text, sizes[name] - over)
             said[name] = f"{name} cut"
     value["truncated"] = note()
     return value
+
+
+def _cut_to(text: str, budget: int) -> str:
+    """`text` cut with the truncation marker to the most characters whose JSON fits `budget`
+    bytes (at least the marker, always shorter than `text`). Measured in bytes of JSON, not
+    characters: a character may take up to 4 bytes, or 6 escaped, so taking off as many
+    characters as bytes were over cut far too much."""
+    from remem.engine.store import TRUNCATED, cap
+
+    low, high = len(TRUNCATED), len(text) - 1  # `low` stands in for "only the marker fits"
+    while low < high:  # the most characters that fit: their JSON grows with each one kept
+        middle = (low + high + 1) // 2
+        if _size(cap(text, middle)) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return cap(text, low)
 
 
 def _count(items: list[Any]) -> int:
@@ -544,15 +563,15 @@ def _project(store: Any, project: Optional[str], example: str = PROJECT_EXAMPLE)
     return resolve_project(store, project, example=example)
 
 
-def _project_filter(store: Any, project: Optional[str]) -> Optional[str]:
-    """The folder a recall or search project filter means: "" is how MCP clients send it left
-    unset (every project); one of spaces is given, and refused as the CLI refuses a blank
+def _project_filter(store: Any, project: Optional[str], example: str = PROJECT_EXAMPLE) -> Optional[str]:
+    """The folder a recall, search or lessons project filter means: "" is how MCP clients send
+    it left unset (every project); one of spaces is given, and refused as the CLI refuses a blank
     --project (resolving it would drop the filter without a word)."""
     if project:
         from remem.engine.lifecycle import check_filters
 
         check_filters(project=project)
-    return _project(store, project)
+    return _project(store, project, example)
 
 
 def _lessons(store: Any, *, kind: Optional[str], project: Optional[str], status: str,
@@ -562,7 +581,7 @@ def _lessons(store: Any, *, kind: Optional[str], project: Optional[str], status:
     from remem.engine import lessons as lessons_mod
 
     statuses = None if status == "all" else [status]
-    folder = _project(store, project, example)
+    folder = _project_filter(store, project, example)
     if folder:
         found = lessons_mod.for_project(store, folder, statuses=statuses, kind=kind)
     else:

@@ -128,7 +128,8 @@ async def test_a_memory_past_the_cap_on_its_own_has_its_detail_cut_with_the_mark
     async with _client(served) as client:
         (hit,) = (await call_ok(client, "search", {"tags": ["emoji"]}))["hits"]
         memory = await call_ok(client, "get_memory", {"id": hit["id"]})
-    assert _size(memory) <= 200_000 and memory["gist"] == "a detail made of emoji"
+    # Cut by bytes, not by characters: the answer fills its cap (4 bytes an emoji), not 30,000 bytes of it.
+    assert 199_000 < _size(memory) <= 200_000 and memory["gist"] == "a detail made of emoji"
     assert memory["detail"].endswith(TRUNCATED) and set(memory["detail"][:-len(TRUNCATED)]) == {"\U0001F600"}
     assert memory["truncated"].startswith(f"{TRUNCATED.strip()}: detail cut to keep the answer within 200,000 bytes")
 
@@ -163,6 +164,37 @@ async def test_the_lessons_resource_past_the_cap_ends_with_a_line_saying_how_man
     assert text.rstrip().splitlines()[-1] == (
         f"{TRUNCATED.strip()}: {150 - len(shown)} of 150 lessons left out to keep the answer within 200,000 "
         "bytes; `remem lessons list --project shop` lists them all")
+
+
+@pytest.mark.parametrize("detail, gist", [
+    ("\U0001F600" * 64_000, "\u00e9" * 4_000),  # 4 bytes a character, and 2
+    ('"' * 64_000 + "\u0001" * 64_000, "gist"),  # escaped in JSON: 2 bytes a character, and 6
+], ids=["multi-byte", "escaped"])
+def test_a_text_past_the_cap_is_cut_by_bytes_to_land_just_under_it(detail: str, gist: str) -> None:
+    """Cut by its length in characters less the bytes over, a detail of emoji kept 22 of them
+    in an answer of 8,153 bytes."""
+    from remem.server_tools import MAX_ANSWER_BYTES, _answer
+
+    got = _answer("get_memory", {"id": "x", "detail": detail, "gist": gist})
+    assert MAX_ANSWER_BYTES - 1_000 < _size(got) <= MAX_ANSWER_BYTES, _size(got)
+    assert got["gist"] == gist and got["detail"].endswith(TRUNCATED)
+    assert detail.startswith(got["detail"][:-len(TRUNCATED)])
+    assert got["truncated"].startswith(f"{TRUNCATED.strip()}: detail cut to keep the answer within 200,000 bytes")
+
+
+def test_a_traverse_past_the_cap_counts_the_memories_it_left_out() -> None:
+    """Its levels hold memories: "61 of 101 levels left out" named the wrong thing."""
+    from remem.server_tools import _answer
+
+    def node(i: int) -> dict[str, Any]:
+        return {"id": f"{i:032x}", "kind": "note", "title": f"memory {i} " + "x" * 180, "via": None}
+
+    levels = [[node(0)], [node(i) for i in range(1, 61)], [node(i) for i in range(61, 101)]]
+    got = _answer("traverse", {"start": node(0)["id"], "depth": 2, "types": None, "levels": levels},
+                  limit=10_000)
+    shown = sum(len(level) for level in got["levels"])
+    assert 0 < shown < 101 and _size(got) <= 10_000
+    assert got["truncated"].startswith(f"{TRUNCATED.strip()}: {101 - shown} of 101 memories left out "), got["truncated"]
 
 
 # --------------------------------------------------------------------------- the JSON API's body

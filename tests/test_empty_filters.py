@@ -106,3 +106,45 @@ async def test_the_json_api_refuses_a_blank_tag(store: Any) -> None:
     assert status == 400 and answer["error"].startswith(EMPTY_TAG), answer
     status, answer = await _http(app, "POST", "/memory/recall", {"query": "caching", "tags": ["deploy"]})
     assert status == 200 and len(answer["hits"]) == 1, answer
+
+
+# --------------------------------------------------------------------------- lessons
+
+def _seed_lessons(store: Any) -> None:
+    """A lesson learned in each of two projects, so an unfiltered answer shows as two."""
+    from remem.engine.lessons import add_lesson
+
+    add_lesson(store, "warm the redis cache before a deploy", "correction", cwd="/srv/shop")
+    add_lesson(store, "build the docs site with the pinned theme", "correction", cwd="/srv/docs")
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_cli_lessons_list_refuses_a_blank_project_in_one_line(cli: Any, store: Any, blank: str) -> None:
+    _seed_lessons(store)
+    for json_flag in ([], ["--json"]):
+        result = cli("lessons", "list", "--project", blank, *json_flag)
+        assert result.exit_code == 1, (blank, json_flag, result.output)
+        assert EMPTY_PROJECT in result.output and "redis" not in result.output, (blank, result.output)
+    shop = json.loads(cli("lessons", "list", "--project", "/srv/shop", "--json").stdout)
+    assert [l["cwd"] for l in shop] == ["/srv/shop"]
+
+
+@pytest.mark.anyio
+async def test_mcp_lessons_and_the_json_api_refuse_a_blank_project_as_recall_does(store: Any) -> None:
+    from mcp.client import Client
+
+    from remem.server_http import http_app
+    from tests.test_project_argument import _http
+
+    _seed_lessons(store)
+    async with Client(server_in_process()) as client:
+        ok, text = await call_tool(client, "lessons", {"project": "  "})
+        assert not ok and text.startswith(EMPTY_PROJECT) and "\n" not in text, text
+        # "" is how MCP clients send an optional string left unset: every project, as for recall.
+        ok, got = await call_tool(client, "lessons", {"project": ""})
+        assert ok and len(got["lessons"]) == 2, got
+    app = http_app(server_in_process(), host="127.0.0.1", token="")
+    status, answer = await _http(app, "GET", "/memory/lessons", query="project=%20")
+    assert status == 400 and answer["error"].startswith(EMPTY_PROJECT), answer
+    status, answer = await _http(app, "GET", "/memory/lessons", query="project=%2Fsrv%2Fdocs")
+    assert status == 200 and [l["cwd"] for l in answer["lessons"]] == ["/srv/docs"], answer

@@ -113,7 +113,10 @@ def register(app: typer.Typer) -> None:
         """The lessons, strongest first. Example: remem lessons list --status all --json"""
         from remem.commands.core import project_folder
         from remem.engine.lessons import LESSON_KINDS, for_project, list_lessons
+        from remem.engine.lifecycle import check_filters
 
+        # Before the folder is looked up: a blank --project resolves to none (every project).
+        check_filters(project=project)
         if status != "all" and status not in LESSON_STATUSES:
             raise ValueError(f"--status must be all or one of {', '.join(LESSON_STATUSES)}")
         if kind is not None and kind not in LESSON_KINDS:
