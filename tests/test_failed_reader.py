@@ -98,6 +98,43 @@ def test_a_failed_calls_remedy_is_its_advice_never_a_command_quoted_in_how_it_fa
     assert said.remedy == "find out why before running it again."
 
 
+@pytest.mark.parametrize("title, gist, missing, names", [
+    ("ModuleNotFoundError: No module named 'requests'", "fix: run `uv add requests`", "requests", {"uv"}),
+    ("ImportError: No module named yaml.constructor", "fix: `pip install pyyaml`", "yaml", {"pip"}),
+    # A command missing is a program: the prompt naming it runs or names it.
+    ("zsh: command not found: fd", "fix: `brew install fd`", "fd", {"fd", "brew"}),
+])
+def test_a_module_a_fix_lesson_names_as_missing_is_no_programs_name(title, gist, missing, names):
+    """Prime took `requests` for a program's name the prompt did not run, and dropped the only
+    word "why can't I import requests" shared with the lesson."""
+    lesson = lesson_text.draft("error", [{"title": title, "gist": f"it broke\n{gist}"}])
+    assert lesson.startswith("On ") and f"(`{missing}`)" in lesson, lesson
+    assert failed_command(lesson) == missing  # still what failed, for the lessons pass
+    assert programs.program_names(lesson) == names
+
+
+def test_a_title_holding_a_colon_is_read_whole_as_what_failed():
+    """The reader cut the error at the ": " inside the quoted title: what failed was "On the
+    error “Staging", and `make deploy` was read as the remedy, so a call running it was taken
+    to follow the lesson already."""
+    episode = {"title": "Staging: `make deploy` broke prod", "gist": "x\nfix: run `make deploy-staging` first"}
+    lesson = lesson_text.draft("error", [episode])
+    assert lesson == "On the error “Staging: `make deploy` broke prod”: run `make deploy-staging` first."
+    said = programs.read_error_lesson(lesson)
+    assert (said.command, said.remedy) == ("make deploy", "run `make deploy-staging` first.")
+    assert programs.lesson_matcher(((("make", "deploy"),),))(lesson, "error")
+    assert not programs.lesson_matcher(((("make", "deploy-staging"),),))(lesson, "error")
+
+
+def test_a_title_naming_an_error_before_a_colon_of_its_own_is_quoted_whole():
+    """"Deploy error: `make deploy` broke prod" names an error before its ": ": drafted bare,
+    it was read as the error "Deploy error" and `make deploy` as the fix."""
+    episode = {"title": "Deploy error: `make deploy` broke prod", "gist": "x\nfix: run `make deploy-staging`"}
+    lesson = lesson_text.draft("error", [episode])
+    assert failed_command(lesson) == "make deploy", lesson
+    assert about(lesson) == {("make", "deploy")}, lesson
+
+
 # ----------------------------------------------------------------- every drafted wording, read back
 
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=9)
@@ -139,6 +176,11 @@ _CLASSES = st.sampled_from([
     ("Exit code 1 from {name}", ""),
     ("{name} broke prod", ""),           # no class: its title names no error either
     ("{name} is failing again", ""),     # no class, but its title names an error
+    # A title holding a ": " (and a code span) of its own, naming an error before it or not.
+    ("Staging: `{name}` broke prod", "{name}"),
+    ("deploy error: `{name}` broke prod: see log", "{name}"),
+    ("`{name}` failed: exit status 2", "{name}"),
+    ("said “{name}: no” then failed", ""),
 ])
 _FIX = st.lists(st.one_of(_WORD, _PUNCT, st.sampled_from(["`uv add requests`", "`brew install fd`", "run",
                                                            "then", "`make x`", ":", "On"])),
@@ -165,3 +207,25 @@ def test_an_unfixed_errors_lesson_reads_back_the_command_its_title_quotes(comman
     assert lesson.startswith("Avoid repeating this error: "), lesson  # the case this reads back
     assert failed_command(lesson) == " ".join(command.split()), lesson
     assert about(lesson) == set(commands_run(command)), lesson
+
+
+_MISSING = st.sampled_from([
+    ("ModuleNotFoundError: No module named '{name}'", True),
+    ("ImportError: No module named {name}", True),
+    ("Traceback: ModuleNotFoundError: No module named '{name}.sub'", True),
+    ("zsh: command not found: {name}", False),
+    ("bash: {name}: command not found", False),
+])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_MISSING, st.from_regex(r"[a-z][a-z0-9_]{0,11}", fullmatch=True), _FIX)
+def test_a_fix_lessons_missing_module_is_no_programs_name_a_missing_command_is(missing, name, fix):
+    """The programs a fix lesson names are its fix's, and the command it names as missing; a
+    module named as missing is none."""
+    title, is_module = missing
+    lesson = lesson_text.draft("error", [{"title": title.format(name=name), "gist": f"it broke\nfix: {fix}"}])
+    said = programs.read_error_lesson(lesson)
+    assert (said.form, said.command, said.module) == ("fix", name, is_module), lesson
+    fix_names = programs.program_names(said.remedy)
+    assert programs.program_names(lesson) == (fix_names if is_module else fix_names | {name}), lesson

@@ -20,6 +20,8 @@ DOCKER = ("`docker build` needs --platform linux/amd64 on this Mac, or the image
 COMMITS = "Commit messages: imperative mood, subject under 72 characters, no emoji."
 LESSONS = [(PYTHON, "error", None), (FIND, "error", None), (KUBECTL, "error", None),
            (GIT_PUSH, "error", None), (DOCKER, "error", None), (COMMITS, "correction", None)]
+# A fix lesson drafted for a missing module: `requests` is the module's name, no program's.
+REQUESTS = "On ModuleNotFoundError (`requests`): run `uv add requests`."
 # A lesson that says Python as the language, not as a program: the word is its subject.
 HINTS = "Use type hints in all Python code; run mypy before handing back."
 
@@ -94,3 +96,17 @@ def test_a_lesson_that_uses_the_word_as_its_subject_keeps_the_keyword_evidence(s
     evidence = keyword_evidence(store, prompt)
     assert evidence[HINTS] > 0.0 and evidence[PYTHON] == 0.0
     assert shown(store, prompt) == [HINTS]
+
+
+@pytest.mark.parametrize("prompt", ["why can't I import requests", "requests is missing again"])
+def test_a_module_a_fix_lesson_names_as_missing_keeps_its_name_as_keyword_evidence(store, prompt):
+    """The module quoted as missing was counted as a program's name the prompt does not run,
+    so the lesson's one word in common with the prompt was dropped and it was shown nothing
+    (0.70 and 0.78 with the word)."""
+    from remem.engine import prime
+
+    seed(store, LESSONS + [(REQUESTS, "error", None)])
+    assert keyword_evidence(store, prompt)[REQUESTS] > 0.0, prompt
+    assert REQUESTS in shown(store, prompt), prompt
+    preview = prime.preview(store, "/tmp", prompt, agent="test")
+    assert [lesson["text"] for lesson in preview["lessons"]] == [REQUESTS], prompt

@@ -346,12 +346,17 @@ def _draft(kind: str, episodes: Sequence[dict[str, Any]], representative: int) -
 def _fixed(klass: str, title: str, gist: str) -> str:
     """What a fix is for: the error's class (`ModuleNotFoundError`), with the module or command
     it names as missing ("command not found (`fd`)"), else the title: a fix for one missing
-    module is no lesson about another. A title whose words name no error is said to be one
-    ("On the error “Deploy broke prod”: …"): "On macOS: `sed -i` …" is read as a lesson about
-    the command it quotes (programs.read_error_lesson), and a fix is never what failed."""
+    module is no lesson about another. A title whose words name no error, or that the reader
+    would cut before a command it quotes (at a ": " of its own: "Deploy error: `make deploy`
+    broke prod"), is quoted as one ("On the error “Deploy broke prod”: …"): "On macOS: `sed -i`
+    …" is read as a lesson about the command it quotes (programs.read_error_lesson), and a fix
+    is never what failed."""
     if not klass:
-        read_as_fix = read_error_lesson(f"{FIX_LEAD}{title}: fix").form == "fix"
-        return title if read_as_fix else f"the error “{title}”"
+        said = read_error_lesson(f"{FIX_LEAD}{title}: fix")
+        if said.form == "fix" and "`" not in title[len(said.failed) - len(FIX_LEAD):]:
+            return title
+        # Its own curly quotes would end the quoting early: the reader looks for the closing ”.
+        return "the error “{}”".format(title.replace("“", '"').replace("”", '"'))
     from remem.engine.detect_errors import error_class as detect_class
     from remem.engine.detect_errors import missing_name
 

@@ -93,6 +93,12 @@ _AFTER_CALL = re.compile(r"(?: \((.*)\))?; (.*)")
 _ERROR_WORDS = re.compile(r"error|exception|fail|denied|not found|no such file|timed out|timeout|"
                           r"exit|conflict|refused|interrupt", re.IGNORECASE)
 _REMEDY = re.compile(r";|\.\s")  # any other error lesson's remedy follows its first ";" or sentence
+# An error lesson_text quotes as its title ("On the error “Staging: `make deploy` broke prod”:
+# …"): a ": " inside it is the title's, not the one that ends the error.
+_QUOTED_TITLE = re.compile(r"“[^“”\n]*”")
+# The words of an error that a module is missing (ModuleNotFoundError, ImportError, "No module
+# named …", Node's "Cannot find module"): the name a fix lesson quotes there is a module's.
+_MODULE_MISSING = re.compile(r"module|import", re.IGNORECASE)
 
 
 def _masked(text: str) -> str:
@@ -109,6 +115,9 @@ class ErrorLesson(NamedTuple):
     failed: str  # the words that say what failed, the remedy left out
     how: str  # how it failed: a failed call's line; an unfixed error's title; else all the words
     remedy: str  # the words of the remedy ('' when none): a fix, advice, what follows the ";"
+    # Whether `command` is a module a fix lesson names as missing ("On ModuleNotFoundError
+    # (`requests`): …"): a module's name, not a program's.
+    module: bool = False
 
 
 def read_error_lesson(text: str) -> ErrorLesson:
@@ -121,9 +130,11 @@ def read_error_lesson(text: str) -> ErrorLesson:
       (a backtick, a ";");
     - "On <error>: <fix>." when <error>, its code spans aside, names an error (_ERROR_WORDS:
       "ModuleNotFoundError (`requests`)", "Bash failed", not "macOS" nor "`make deploy` broke
-      prod"): the module or command quoted there as missing ("On ModuleNotFoundError
-      (`requests`): run `uv add requests`": requests), else none: the fix's own command is the
-      remedy, never what failed;
+      prod"; it ends at the first ": " outside a code span and a title in “…”, "On the error
+      “Staging: `make deploy` broke prod”: …"): the module or command quoted there as missing
+      ("On ModuleNotFoundError (`requests`): run `uv add requests`": requests, a module), else
+      the first command quoted there, else none: the fix's own command is the remedy, never
+      what failed;
     - "Avoid repeating this error: <title>.": the first command quoted in the title;
     - any other words: the first command quoted before the remedy, which follows the first
       ";" or full stop ("aws commands fail with ExpiredToken; run `aws sso login` first": none
@@ -140,11 +151,12 @@ def read_error_lesson(text: str) -> ErrorLesson:
         title = text[len(AVOID):]
         return ErrorLesson("unfixed", _first_quoted(title), title, title, "")
     masked = _masked(text)
-    if text.startswith(FIX_LEAD):  # the error ends at the first ": " outside a code span
-        end = masked.find(": ")
+    if text.startswith(FIX_LEAD):  # the error ends at the first ": " outside a code span or title
+        end = _QUOTED_TITLE.sub(lambda m: "x" * len(m.group(0)), masked).find(": ")
         if end >= 0 and _ERROR_WORDS.search(masked, len(FIX_LEAD), end):
-            failed = text[:end]
-            return ErrorLesson("fix", _first_quoted(failed), failed, text, text[end + 2:])
+            failed, command = text[:end], _first_quoted(text[:end])
+            module = bool(command) and bool(_MODULE_MISSING.search(masked, len(FIX_LEAD), end))
+            return ErrorLesson("fix", command, failed, text, text[end + 2:], module)
     cut = _REMEDY.search(masked)
     failed, remedy = (text[:cut.start()], text[cut.end():].strip()) if cut else (text, "")
     return ErrorLesson("prose", _first_quoted(failed), failed, text, remedy)
@@ -303,10 +315,16 @@ def _named_in_lesson(text: str) -> Commands:
 def program_names(text: str) -> frozenset[str]:
     """The programs a lesson names, by name: each code span's program (and the one it runs
     through a runner) and each known tool named as a word ("`python` is not found on this Mac
-    …; call python3" -> python, python3; "Use pnpm, not npm" -> pnpm, npm). Prime counts a
-    word shared with the text as keyword evidence only if it is more than one of these, or the
-    text runs or names that program too (`call_heads`)."""
-    return frozenset(command[0] for command in _named_in_lesson(text or "") if command)
+    …; call python3" -> python, python3; "Use pnpm, not npm" -> pnpm, npm); not a module a fix
+    lesson names as missing ("On ModuleNotFoundError (`requests`): run `uv add requests`" ->
+    uv: `read_error_lesson`). Prime counts a word shared with the text as keyword evidence only
+    if it is more than one of these, or the text runs or names that program too (`call_heads`)."""
+    text = text or ""
+    if text.startswith(FIX_LEAD):
+        said = read_error_lesson(text)
+        if said.module:  # "why can't I import requests" shares the module's name, no program's
+            text = f"{CODE_SPAN.sub(' ', said.failed)}: {said.remedy}"
+    return frozenset(command[0] for command in _named_in_lesson(text) if command)
 
 
 def call_heads(calls: Calls) -> frozenset[str]:
