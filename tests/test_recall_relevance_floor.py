@@ -197,3 +197,80 @@ def test_explain_says_which_memories_fell_below_the_floor(store, packages, cli):
     for n in below:
         assert "lesson:" in lines[n - 2]
     assert "relevance_floor 0.5" in lines[-1]
+
+
+def test_lessons_alone_meet_the_floor_when_no_episode_passes_the_filters(store):
+    """Every episode is filed under another project, so only lessons are scored: the floor is
+    still half the best lesson's relevance, and fresh, corroborated lessons that do not answer
+    the query are below it, and say so."""
+    with clock.frozen("2025-08-01T12:00:00+00:00"):
+        answer = lesson(store, "Install packages with pip inside the project's virtualenv.", strength=0.1)
+    with clock.frozen(NOW):
+        unrelated = [lesson(store, text) for text in (
+            "Prefer pathlib over os.path in new code.", "Never force-push; use --force-with-lease.",
+            "The staging database is read-only on Fridays.")]
+        remember(store, "install packages with pip, not conda", cwd="/work/app")
+        hits = recall(store, "install packages with pip", 8, touch=False, lessons=True,
+                      project="/elsewhere")
+    assert [h["type"] for h in hits] == ["lesson"] * 4
+    assert ids(hits)[0] == answer and "demoted" not in hits[0]["parts"]
+    floor = 0.5 * hits[0]["parts"]["relevance"]
+    for hit in hits[1:]:
+        assert hit["id"] in unrelated and hit["parts"]["demoted"] == 1.0
+        assert hit["parts"]["relevance_floor"] == pytest.approx(floor, abs=2e-4)
+
+
+def _unit(vec):
+    import numpy as np
+
+    vec = np.asarray(vec, dtype=np.float64)
+    return vec / np.linalg.norm(vec)
+
+
+def _at_cosine(query_vec, cosine: float, rng: random.Random):
+    """A unit vector whose cosine with the (unit) query vector is `cosine`."""
+    import numpy as np
+
+    noise = np.array([rng.gauss(0, 1) for _ in range(len(query_vec))])
+    noise -= (noise @ query_vec) * query_vec
+    return (cosine * query_vec + (1 - cosine**2) ** 0.5 * _unit(noise)).astype(np.float32)
+
+
+def _episode(emb, vec, memory_id: str, **fields):
+    text = fields.pop("text", "amber bronze cedar")
+    return {"id": memory_id, "kind": "note", "title": text[:40], "gist": text, "space": emb.space,
+            "embedding": to_blob(vec), **fields}
+
+
+# Read once per list (candidates 1 gives a first read of 20 × k) and then deeper, as recall does
+# on a large store; WIDE reads every memory at once, the exhaustive ranking.
+def _deep_and_wide():
+    deep = config.load()
+    deep["recall"].update(candidates=1, recent_candidates=1, max_candidates=100_000)
+    wide = config.load()
+    wide["recall"].update(candidates=100_000, recent_candidates=100_000, max_candidates=100_000)
+    return deep, wide
+
+
+def test_an_unread_memory_more_relevant_than_any_read_one_raises_the_floor(store):
+    """The relevance list is read best-first over every vector, archived ones too, so the
+    first read can hold no eligible memory of high relevance. A protected flashbulb memory of
+    low relevance then beats every unread score, yet an unread memory more than twice as
+    relevant raises the floor over it: the early stop must not return it first."""
+    emb = get_embedder()
+    rng = random.Random(5)
+    query = "kestrel harbour"
+    q = _unit(emb.encode([query])[0])
+    with clock.frozen(NOW):
+        rows = [_episode(emb, _at_cosine(q, 0.55, rng), f"archived{i:02d}", archived=1,
+                         at=days_ago(700)) for i in range(20)]
+        rows.append(_episode(emb, _at_cosine(q, 0.5, rng), "answer", at=days_ago(600)))
+        rows.append(_episode(emb, _at_cosine(q, 0.2, rng), "flashbulb", at=days_ago(500),
+                             strength=2.0, importance=1.0, flashbulb_until=days_ago(-30)))
+        store.put_episodes(rows)
+        deep, wide = _deep_and_wide()
+        early = recall(store, query, 1, mode="semantic", cfg=deep, touch=False, lessons=False)
+        full = recall(store, query, 1, mode="semantic", cfg=wide, touch=False, lessons=False)
+    assert ids(full) == ["answer"]
+    assert ids(early) == ids(full)
+

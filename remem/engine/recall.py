@@ -449,8 +449,9 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
     come from three lists read best-first: relevance (cosine over every vector and BM25),
     recency (`ORDER BY at DESC` on its index), and the few protected flashbulb memories
     (recency 1 at any age), plus those near a date the query names. After scoring them, no
-    unread episode can beat the k-th if even its best case (relevance of the last candidate
-    read, recency of the last recent one read, perfect retention) is lower, or if the k-th is
+    unread episode can change the top k if even its best case (relevance of the last candidate
+    read, recency of the last recent one read, perfect retention) scores lower than the k-th
+    and its best relevance could not raise the floor past any of the top k, or if the k-th is
     at or above the floor and no unread one can reach it; else the lists are read four times
     deeper (at least once at any k, and until k are found). Exact up to
     max(`recall.max_candidates`, 4 × pool) per list.
@@ -506,7 +507,10 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
     share = float(rc.get("relevance_floor", 0.0))
     seen: set[int] = set()
     scored: dict[str, Any] | None = None  # every candidate scored so far, as arrays
-    best_rel, floor = float(lesson_best), 0.0
+    # The lessons' best counts from the start: when no episode passes the filters (or none is
+    # scored yet), the floor is still share × the best lesson's relevance.
+    best_rel = float(lesson_best)
+    floor = share * best_rel
     order: Any = []
     while True:
         cand = set(fixed) | set(kw_ranked[:n])
@@ -544,11 +548,19 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
             bound = ctx.w_rel * rel_unread + ctx.w_rec * rec_bound + ctx.w_str
             last = order[-1]
             beaten = float(scored["total"][last]) >= bound  # no unread score passes the k-th
-            unread_below = rel_unread < floor  # every unread memory is below the floor
+            # Every unread memory is below the floor (so none can raise it: share ≤ 1).
+            unread_below = rel_unread < floor
             if scored["relevance"][last] < floor:  # the k-th is below the floor itself
                 done = beaten and unread_below
             else:
-                done = beaten or unread_below
+                # `beaten` alone is not enough: an unread memory may be more relevant than any
+                # read (the relevance list is best-first over every vector, also those the
+                # filters leave out, and a named date or a keyword past the LIMIT adds to
+                # relevance outside it), and then it raises the floor, demotes some of the top
+                # k and takes a place below their scores. Nothing of the top k can be demoted
+                # while its least relevant stays at or above share × the most any memory can have.
+                kept = float(scored["relevance"][order].min()) >= share * max(best_rel, rel_unread)
+                done = (beaten and kept) or unread_below
             if done or n >= cap:
                 break
         n, r = n * 4, r * 4

@@ -136,7 +136,8 @@ def is_running() -> bool:
     running (the kernel drops a sleep's lock when its process ends, however it ends). Looks by
     taking the lock shared, without waiting, and letting it go at once; a lock file that is not
     there means no sleep has run since the memory was made, one that cannot be opened is taken
-    as held (what cannot be seen is not called over)."""
+    as held (what cannot be seen is not called over). `render.unrender` takes the same lock for
+    the moment it takes lesson files out, and is then taken for a sleep too (docs/SLEEP.md)."""
     path = lock_path()
     try:
         import fcntl
