@@ -18,6 +18,7 @@ from tests.conftest import call_tool, server_in_process
 EMPTY_TAG = "tag is empty (an unset variable?); give a tag (deploy), or leave it out"
 EMPTY_KIND = "kind is empty (an unset variable?)"
 EMPTY_PROJECT = "project is empty (an unset variable?)"
+NO_TYPE = "type must be short_term or long_term, not ''"
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +42,7 @@ def _seed(store: Any) -> None:
     (["--kind", " "], EMPTY_KIND),
     (["--project", ""], EMPTY_PROJECT),
     (["--project", "  "], EMPTY_PROJECT),
+    (["--type", ""], NO_TYPE),
 ])
 @pytest.mark.parametrize("command", [["recall", "caching"], ["list"]])
 def test_cli_recall_and_list_refuse_a_blank_filter_in_one_line(
@@ -57,7 +59,8 @@ def test_the_engine_refuses_a_blank_filter_for_recall_and_list_alike(store: Any)
 
     _seed(store)
     for given, line in (({"tags": [""]}, EMPTY_TAG), ({"tags": ["\t"]}, EMPTY_TAG),
-                        ({"kinds": [""]}, EMPTY_KIND), ({"project": " "}, EMPTY_PROJECT)):
+                        ({"kinds": [""]}, EMPTY_KIND), ({"project": " "}, EMPTY_PROJECT),
+                        ({"memory_type": ""}, NO_TYPE)):
         with pytest.raises(ValueError, match=r"^" + re.escape(line)):
             recall(store, "caching", 5, **given)
         with pytest.raises(ValueError, match=r"^" + re.escape(line)):

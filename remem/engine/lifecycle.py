@@ -454,11 +454,14 @@ def time_window(since: str | datetime | None, until: str | datetime | None) -> t
 
 
 def check_filters(*, tags: Iterable[Any] | None = None, kinds: Iterable[Any] | None = None,
-                  project: str | None = None) -> None:
+                  project: str | None = None, memory_type: str | None = None) -> None:
     """Refuse an empty or blank tag, kind or project, as time_window refuses an empty since:
     dropped, it would lift the filter without a word (an unset variable in a script, or an
-    agent's [""]) and answer from every memory. One rule for recall, search and list at every
-    edge; None (or no tags, no kinds) is a filter not given."""
+    agent's [""]) and answer from every memory; and a memory type that is not one. One rule
+    for recall, search and list at every edge; None (or no tags, no kinds) is a filter not
+    given."""
+    if memory_type is not None and memory_type not in MEMORY_TYPES:
+        raise ValueError(f"type must be short_term or long_term, not {memory_type!r}")
     if any(not normalise_tag(t) for t in (tags or ())):
         raise ValueError("tag is empty (an unset variable?); give a tag (deploy), or leave it out")
     if any(not str(k).strip() for k in (kinds or ())):
@@ -513,11 +516,9 @@ def list_memories(
     """
     if field not in LIST_FIELDS:
         raise ValueError(f"field must be one of {', '.join(LIST_FIELDS)}, not {field!r}")
-    if memory_type is not None and memory_type not in MEMORY_TYPES:
-        raise ValueError(f"type must be short_term or long_term, not {memory_type!r}")
     tags = list(tags or ())  # read twice: no generator left empty
     given_kinds = [*(kinds or ()), *(() if kind is None else (kind,))]
-    check_filters(tags=tags, kinds=given_kinds, project=project)
+    check_filters(tags=tags, kinds=given_kinds, project=project, memory_type=memory_type)
     wanted_kinds = sorted(set(given_kinds))
     for k in wanted_kinds:
         if k not in EPISODE_KINDS:

@@ -44,7 +44,6 @@ from remem.engine.store import EPISODE_KINDS, Store, chunks, clean_text, normali
 
 MODES = ("hybrid", "semantic", "keyword")
 _EXPIRED_LISTED = 10_000  # expired short-term memories left out by seq; past this, by condition
-MEMORY_TYPES = ("short_term", "long_term")
 _WORDS = re.compile(r"\w+")
 
 
@@ -129,7 +128,7 @@ class _Filters:
                  until: str | None, memory_type: str | None, archived: bool,
                  expired: Sequence[int] | str = ()) -> None:
         tags, kinds = list(tags or ()), list(kinds or ())  # read twice: no generator left empty
-        check_filters(tags=tags, kinds=kinds, project=project)
+        check_filters(tags=tags, kinds=kinds, project=project, memory_type=memory_type)
         self.kinds = kinds
         unknown = sorted(set(self.kinds) - set(EPISODE_KINDS))
         if unknown:
@@ -138,9 +137,7 @@ class _Filters:
         self.tags = sorted({normalise_tag(t) for t in tags})
         self.all_tags = all_tags
         self.since, self.until = time_window(since, until)
-        if memory_type not in (None, "") and memory_type not in MEMORY_TYPES:
-            raise ValueError("memory type must be short_term or long_term")
-        self.memory_type = memory_type or None
+        self.memory_type = memory_type
         self.archived = archived
         # "+archived": never pick the archived index (it matches nearly every row) over `at`'s.
         where, params = ([] if archived else ["+archived = 0"]), []
