@@ -299,9 +299,7 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
         self.app.push_screen(ConfirmForget(cut(title, FORGET_TITLE), "\n".join(cut(t, 600) for t in text)), done)
 
     def action_tag(self) -> None:
-        if self.app.write_refused():  # before the dialog: what is typed there is not lost
-            return
-        memory_id = self.selected_id()
+        memory_id = self.selected_for_write()
         if not memory_id:
             return
         memories = self.app.engine("memories")

@@ -147,9 +147,7 @@ class LessonsPane(PagedPane):
         self.reload()
 
     def action_edit(self) -> None:
-        if self.app.write_refused():  # before the dialog: what is typed there is not lost
-            return
-        lesson_id = self.selected_id()
+        lesson_id = self.selected_for_write()
         if not lesson_id:
             return
         lessons = self.app.engine("lessons")
@@ -187,9 +185,7 @@ class LessonsPane(PagedPane):
                          restored)
 
     def action_merge(self) -> None:
-        if self.app.write_refused():  # before the dialog: what is typed there is not lost
-            return
-        lesson_id = self.selected_id()
+        lesson_id = self.selected_for_write()
         if not lesson_id:
             return
         lessons = self.app.engine("lessons")

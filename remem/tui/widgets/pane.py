@@ -47,6 +47,13 @@ class Pane(Vertical):
         except CellDoesNotExist:  # the cursor sits past the last row while a table refills
             return None
 
+    def selected_for_write(self) -> str | None:
+        """The selected row's key when a write may start now, else None. Checked before a
+        key's dialog opens, so what is typed there is never thrown away (app.write_refused)."""
+        if self.app.write_refused():
+            return None
+        return self.selected_key()
+
     def keep_cursor(self, table: DataTable, key: str | None) -> None:
         """Put the cursor back on the row it was on before a reload, if that row is still there."""
         if key is None:
