@@ -114,12 +114,12 @@ def waiting(store: Store, cfg: dict[str, Any] | None = None, watermark: int | No
     out, as the pass leaves them out; a lesson received from another memory holds none.
     """
     from remem import config as config_mod
-    from remem.engine.sleep_passes import _last_watermark
+    from remem.engine.sleep_passes import last_watermark
 
     cfg = cfg or config_mod.load()
     faded_below = float(cfg["lifecycle"]["archive_below"])
     if watermark is None:
-        watermark = _last_watermark(store)
+        watermark = last_watermark(store)
     held: set[str] = set()
     for row in store.rows("SELECT sources FROM lessons WHERE status != 'candidate'"):
         held.update(s for s in loads_list(row["sources"]) if isinstance(s, str))

@@ -173,25 +173,32 @@ def _pass_decay(ctx: Context) -> Iterator[Progress]:
 
 # --------------------------------------------------------------------------- lessons
 
-def _last_watermark(store: Store) -> int:
+def _last_summary_value(store: Store, key: str, kind: type = object) -> Any:
+    """`key` of the newest successful sleep that recorded one of type `kind`, or None. A
+    summary that does not parse is passed over, not taken for "never recorded"."""
     for row in store.rows(
-        "SELECT summary FROM runs WHERE kind = 'sleep' AND status = 'ok' "
-        "AND summary LIKE '%\"watermark\"%' ORDER BY id DESC LIMIT 5"
+        "SELECT summary FROM runs WHERE kind = 'sleep' AND status = 'ok' AND summary LIKE ? "
+        "ORDER BY id DESC LIMIT 5", (f'%"{key}"%',),
     ):
         try:
-            mark = json.loads(row["summary"] or "{}").get("watermark")
-        except ValueError:
+            value = json.loads(row["summary"] or "{}").get(key)
+        except (ValueError, AttributeError):
             continue
-        if isinstance(mark, int):
-            return mark
-    return 0
+        if isinstance(value, kind):
+            return value
+    return None
+
+
+def last_watermark(store: Store) -> int:
+    """The last episode seq a finished sleep's lessons pass read; 0 before the first."""
+    return _last_summary_value(store, "watermark", int) or 0
 
 
 def _pass_lessons(ctx: Context) -> Iterator[Progress]:
     from remem.engine import lessons_pass
 
     started = clock.iso()
-    yield from lessons_pass.consolidate(ctx, _last_watermark(ctx.store))
+    yield from lessons_pass.consolidate(ctx, last_watermark(ctx.store))
     _stamp_task(ctx, "lessons", started)
 
 
@@ -219,24 +226,13 @@ def _pass_predict(ctx: Context) -> Iterator[Progress]:
 
 # --------------------------------------------------------------------------- connect, render
 
-def _last_summary_value(store: Store, key: str) -> Any:
-    row = store.one(
-        "SELECT summary FROM runs WHERE kind = 'sleep' AND status = 'ok' AND summary LIKE ? "
-        "ORDER BY id DESC LIMIT 1", (f'%"{key}"%',),
-    )
-    try:
-        return json.loads(row["summary"]).get(key) if row else None
-    except ValueError:
-        return None
-
-
 def _pass_connect(ctx: Context) -> Iterator[Progress]:
     """Typed similar_to edges for memories made since the last connect pass."""
     from remem.engine.graph import discover_all
 
     yield Progress("connect", 0, 1, "discovering connections")
     store = ctx.store
-    since = _last_summary_value(store, "connected_until")
+    since = _last_summary_value(store, "connected_until", str)
     ctx.connected_until = started = clock.iso()
     # Discovery compares each memory with every other one: bound a run's share of it (the
     # first sleep over a long imported history links its newest `connect_max` memories).
