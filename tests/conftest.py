@@ -32,6 +32,16 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def fresh_vector_caches() -> Iterator[None]:
+    """Recall's in-process vector caches emptied around a test, so none sees another's."""
+    from remem.engine import vectors
+
+    vectors.drop_caches()
+    yield
+    vectors.drop_caches()
+
+
+@pytest.fixture
 def store(home: Path):
     from remem.engine.store import Store
 

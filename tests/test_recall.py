@@ -19,11 +19,7 @@ from remem.engine.recall import fts_query, recall
 from remem.engine.store import Store
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    vectors.drop_caches()
-    yield
-    vectors.drop_caches()
+pytestmark = pytest.mark.usefixtures("fresh_vector_caches")
 
 
 def ids(hits):

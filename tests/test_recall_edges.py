@@ -11,18 +11,13 @@ from typing import Any
 import pytest
 
 from remem import paths
-from remem.engine import vectors
 from remem.engine.memories import remember
 from remem.engine.recall import MAX_K, recall
 from remem.engine.store import Store
 from tests.conftest import call_ok, server_in_process
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    vectors.drop_caches()
-    yield
-    vectors.drop_caches()
+pytestmark = pytest.mark.usefixtures("fresh_vector_caches")
 
 
 def test_a_recall_answers_unstrengthened_while_another_process_holds_the_write_lock(store: Store) -> None:

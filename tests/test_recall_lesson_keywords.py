@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from remem.engine import vectors
 from remem.engine.embed import get_embedder, to_blob
 from remem.engine.lessons import add_lesson
 from remem.engine.memories import remember
@@ -23,11 +22,7 @@ OTHER_NOTES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    vectors.drop_caches()
-    yield
-    vectors.drop_caches()
+pytestmark = pytest.mark.usefixtures("fresh_vector_caches")
 
 
 def lesson(store: Store, text: str) -> str:

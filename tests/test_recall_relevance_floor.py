@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 
 from remem import config
-from remem.engine import clock, vectors
+from remem.engine import clock
 from remem.engine.embed import get_embedder, to_blob
 from remem.engine.lessons import add_lesson
 from remem.engine.memories import remember
@@ -23,11 +23,7 @@ NOW = "2026-06-01T12:00:00+00:00"
 QUERY = "how do I install python packages"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    vectors.drop_caches()
-    yield
-    vectors.drop_caches()
+pytestmark = pytest.mark.usefixtures("fresh_vector_caches")
 
 
 def ids(hits):
