@@ -508,6 +508,9 @@ def test_missing_database_exits_zero_and_is_not_created(home):
     assert res.returncode == 0 and res.stdout == ""
     assert "no memory yet" in res.stderr
     assert not (home / "memory.db").exists()
+    # Nor its folder: a mistyped REMEM_HOME must stay missing, so the reading commands that
+    # refuse a home that never existed still catch the typo.
+    assert not home.exists()
 
 
 def test_corrupt_or_unreadable_database_exits_zero(home):
@@ -518,6 +521,28 @@ def test_corrupt_or_unreadable_database_exits_zero(home):
     assert (home / "memory.db").read_bytes().startswith(b"this is not sqlite")
     log = (home / "logs" / "remem.log").read_text()
     assert "skipped" in log
+
+
+def test_a_memory_damaged_past_its_first_page_is_logged_with_its_fix(seeded, home):
+    """The file opens (its header and schema are intact) but reading the lessons fails: the
+    log names `remem doctor`, not only SQLite's "malformed"."""
+    import sqlite3
+
+    db = home / "memory.db"
+    conn = sqlite3.connect(str(db))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    lesson_pages = [n for (n,) in conn.execute("SELECT pageno FROM dbstat WHERE name = 'lessons'")]
+    conn.close()
+    data = bytearray(db.read_bytes())
+    for number in lesson_pages:
+        data[(number - 1) * page:number * page] = b"\xa5" * page
+    db.write_bytes(bytes(data))
+
+    res = run_hook("prompt", _shown_session(fixture("claude-code", "prompt")))
+    assert res.returncode == 0 and res.stdout == ""
+    assert "remem doctor" in res.stderr
+    assert "remem doctor" in (home / "logs" / "remem.log").read_text()
 
 
 def test_locked_database_gives_up_and_prints_nothing(seeded, home):

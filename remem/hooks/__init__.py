@@ -144,11 +144,26 @@ def _note(message: str) -> None:
     except Exception:
         pass
     try:
+        from remem import paths
         from remem.log import log
 
-        log("hook", message)
+        # A home that is not there stays not there: logging into it would create it, and a
+        # mistyped REMEM_HOME would then pass the reading commands' check for a missing home.
+        if paths.home().is_dir():
+            log("hook", message)
     except Exception:
         pass
+
+
+def _describe(exc: BaseException) -> str:
+    """A failure as one line: a damaged, busy or read-only memory names its fix."""
+    try:
+        from remem.errors import store_problem
+
+        found = store_problem(exc)
+    except Exception:
+        found = None
+    return found[1] if found else f"{type(exc).__name__}: {exc}"
 
 
 def _dump_modules() -> None:
@@ -280,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         _emit(out)
     except BaseException as exc:  # fail open, whatever happened (KeyboardInterrupt, SIGTERM included)
         try:
-            _note(f"{event or 'hook'} ({agent}) skipped: {type(exc).__name__}: {exc}"[:500])
+            _note(f"{event or 'hook'} ({agent}) skipped: {_describe(exc)}"[:500])
             _emit(adapters.neutral(agent, event))
         except BaseException:
             pass
