@@ -184,6 +184,8 @@ def _task_done() -> Turn:
                  "search the web for terminal scroll issues"),
     (_task_done, "wait, why is it on port 4000?"),
     (_plan_approved, "should I write the beads first?"),
+    # the go-ahead typed after approving a plan: it starts the plan's task, it corrects nothing
+    (_plan_approved, "create the beads"),
     # holding the agent says nothing about what to do
     (_task_done, "wait"),
     (_task_done, "hmm, one sec..."),
@@ -196,8 +198,7 @@ def test_interrupt_then_a_question_or_a_hold_is_not_a_correction(before, reply):
 
 
 @pytest.mark.parametrize("before, reply", [
-    # a go-ahead after the plan was approved, or a new task: the words say what to do next
-    (_plan_approved, "create the beads"),
+    # a new task after interrupting real work: the words say what to do next
     (_task_done, "now add a README"),
     # or a redirect said plainly: one message cannot tell which
     (_task_done, "use pnpm"),

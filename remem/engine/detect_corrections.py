@@ -3,7 +3,9 @@
 - corrections: the person pushes back after a hand-back ("no, …", "not what I asked", "try
   again", "I said", "don't", "instead", "stop"), interrupts and then pushes back or redirects,
   or refuses a tool call; an interrupt followed by a plain instruction (a redirect or a new
-  task, which one message cannot tell) is kept too, tagged `interrupt` and `unconfirmed`;
+  task, which one message cannot tell) is kept too, tagged `interrupt` and `unconfirmed`,
+  unless the agent's last act was leaving plan mode with the person's approval (then it is
+  the go for the plan's task);
 - offers: an assistant reply that offered to act ("shall I", "would you like me to", …), how
   the person answered (corrected, declined, approved, other, unanswered) and how many replies
   in a row waited on the person.
@@ -176,6 +178,28 @@ def after_interrupt(text: str) -> str | None:
     return INSTRUCTION
 
 
+# The call that leaves plan mode: the person answers it by approving the plan or not.
+_PLAN_EXITS = frozenset(("exitplanmode", "exit_plan_mode"))
+
+
+def _plan_approved_before(turns: list[Turn], index: int) -> bool:
+    """Whether the agent's last act before the interrupt at `index` was leaving plan mode with
+    the person's approval (the call came back, neither refused nor failed). Claude Code stops
+    the turn when the person approves and starts afresh, so the words that follow give the go
+    to the plan's task ("create the beads"): they correct nothing the agent did."""
+    for t in reversed(turns[:index]):
+        if t.role == "user":
+            if t.text:
+                return False  # the person spoke after the agent's last act
+            continue  # another interrupt
+        if not t.tool_calls:
+            return False  # the agent's last act was a reply, not the plan's exit
+        last = t.tool_calls[-1]
+        return (last.name.lower() in _PLAN_EXITS and last.result is not None
+                and not last.is_error and not last.rejected)
+    return False
+
+
 def _handback_before(turns: list[Turn], index: int) -> Turn | None:
     """The assistant turn the user turn at `index` answers, if the assistant had handed back.
 
@@ -224,6 +248,8 @@ def corrections(session: Session) -> list[Finding]:
             read = after_interrupt(turn.text)
             if read is None:
                 continue  # resumed, held, or asked: nothing the agent did was corrected
+            if read == INSTRUCTION and _plan_approved_before(turns, i - 1):
+                continue  # the person approved the plan, then gave the go: the next task
             how = "interrupt"
             # A plain instruction: kept, tagged `unconfirmed`; the sleep learns from it only
             # when a correction like it comes again (lessons_pass.py).

@@ -1,7 +1,9 @@
 """What went wrong and what was learned about the machine, from tool results and replies.
 
 - errors: failed tool results, classified (see ERROR_CLASSES); not a command whose exit
-  status 1 only answered no (grep found nothing, diff found a difference: answers_no);
+  status 1 only answered no (grep found nothing, diff found a difference: answers_no), nor
+  the harness telling the agent how its call broke the harness's rules ("File has not been
+  read yet", "InputValidationError": harness_rule);
 - surprises: stated surprises ("unexpectedly", "turns out", "that's odd", "I assumed … but");
 - environment: facts about the machine (a tool or module missing, a version, the OS, a path).
 """
@@ -10,12 +12,13 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import Collection
 
 from remem.engine.detect_common import (SENTENCE_END, Finding, action_kind, command_of, dedupe, describe_call,
                                         plain, quote, redact_secrets, redacted_head, shorten)
 from remem.engine.session import Session, ToolCall
 from remem.engine.shell_words import DIRECTORY_CHANGES, ENV_ASSIGN, shell_command, split_commands
-from remem.engine.toolresult import EXIT_LINE, exit_code
+from remem.engine.toolresult import EXIT_LINE, TOOL_USE_ERRORS, exit_code, permission_not_granted
 
 ERROR_CLASSES = (
     "command_not_found", "module_not_found", "permission_denied", "test_failure",
@@ -230,12 +233,40 @@ def _normalise(line: str) -> str:
     return shorten(line, 120)
 
 
+# What Claude Code answers itself, before the tool runs (inside <tool_use_error>), when a call
+# breaks one of its rules (an edit before a read, a parameter missing, a parallel call
+# cancelled with its sibling): the agent's slip, and the answer already says what to do, so
+# the agent does it at the next call (it reads the file, sends the parameter). Nothing about
+# the project or the machine is learned and the person took no part: no error. A fact about
+# the project the harness answers the same way ("File does not exist.") is still an error, and
+# so is the same wording printed by a tool that ran (a script's own InputValidationError).
+_HARNESS_RULES = re.compile(
+    r"(?:<tool_use_error>)?\s*(?:Error:\s*)?(?:"
+    r"File has not been read yet\b|File has been (?:unexpectedly )?modified since read\b|"
+    r"InputValidationError\b|Sibling tool call errored\b|No such tool available\b|"
+    r"String to replace not found in file\b|Found \d+ matches of the string to replace\b|"
+    r"No changes to make: old_string and new_string\b|Cannot create new file - file already exists\b|"
+    r"File is a Jupyter Notebook\. Use the \w+ to edit)")
+
+
+def harness_rule(call: ToolCall, by_harness: Collection[str] = ()) -> bool:
+    """The harness answered the call itself, telling the agent how it broke one of the
+    harness's rules (see _HARNESS_RULES): not a failure of the tool, no error is learned.
+    `by_harness`: the ids of the calls the harness answered (a Claude Code transcript's
+    TOOL_USE_ERRORS, whose results lost their tags); a result that kept them says so itself."""
+    result = call.result or ""
+    answered = call.id in by_harness or result.lstrip().startswith("<tool_use_error>")
+    return answered and _HARNESS_RULES.match(result) is not None
+
+
 def errors(session: Session) -> list[Finding]:
     found: list[Finding] = []
+    by_harness = frozenset(session.meta.get(TOOL_USE_ERRORS) or ())
     for i, turn in enumerate(session.turns):
         for call in turn.tool_calls:
-            if not call.is_error or call.rejected or call.result is None or answers_no(call):
-                continue
+            if not call.is_error or call.rejected or call.result is None or answers_no(call) \
+                    or harness_rule(call, by_harness) or permission_not_granted(call.result):
+                continue  # permission_not_granted: a refusal (a source that did not mark it so)
             cls = error_class(call.result)
             # redacted before numbers and hashes are blanked, which could leave half a key
             line = _normalise(redact_secrets(_error_line(call.result, cls)))

@@ -22,6 +22,15 @@ _FAILED_PREFIXES = (
     "fatal:", "permission denied",
 )
 _REJECTED = re.compile(r"\b(rejected|declined|denied|aborted) by (the )?user\b", re.IGNORECASE)
+# session.meta[TOOL_USE_ERRORS]: the ids of the calls Claude Code answered itself, inside
+# <tool_use_error>, before the tool ran (a call that broke the harness's rules, a file that is
+# not there). The transcript reader keeps their results without the tags; the detectors ask.
+TOOL_USE_ERRORS = "tool_use_errors"
+# Claude Code's answer when a call needs a permission the person has not given ("Claude
+# requested permissions to write to CLAUDE.md, but you haven't granted it yet."): their
+# permission settings, or a prompt they did not approve, said no to that action. A refusal,
+# not a file or system permission error.
+_NOT_GRANTED = re.compile(r"(?:Error:\s*)?Claude requested permissions? to [^\n]*?\bhaven'?t granted it")
 
 
 def json_or_raw(raw: Any) -> Any:
@@ -82,10 +91,16 @@ def unwrap(text: str) -> str:
     return text
 
 
+def permission_not_granted(text: str | None) -> bool:
+    """The call was not run because the person had not granted it (see _NOT_GRANTED)."""
+    return _NOT_GRANTED.match((text or "").lstrip()[:2000]) is not None
+
+
 def looks_rejected(text: str) -> bool:
-    """The person refused the call (an approval prompt answered no)."""
+    """The person refused the call (an approval prompt answered no, or a permission they had
+    not granted)."""
     head = (text or "")[:300]
-    return "user" in head.lower() and bool(_REJECTED.search(head))
+    return ("user" in head.lower() and bool(_REJECTED.search(head))) or permission_not_granted(text)
 
 
 def looks_failed(text: str) -> bool:

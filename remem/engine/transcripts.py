@@ -7,7 +7,8 @@ wherever they sit in a message: `clean_user_text`), progress, file-history snaps
 operations, summaries, unknown types, and subagent conversations (inline `isSidechain` records
 in old versions, `subagents/` folders in new ones). Streamed assistant records that share a
 `message.id` become one Turn; tool results are attached to the call that made them by
-`tool_use_id`.
+`tool_use_id` (a result the harness gave itself, inside `<tool_use_error>`, without its tags,
+the call's id kept in `session.meta[TOOL_USE_ERRORS]`).
 
 A last line without its newline that does not parse is a file still being written: it is
 left for the next read (`session.torn_tail`, `session.meta["complete_bytes"]`), not counted.
@@ -25,7 +26,7 @@ from typing import Any, Callable, Iterable
 from remem.engine.harness_text import TaggedBlocks
 from remem.engine.session import Session, ToolCall, Turn
 from remem.engine.text import content_text  # re-exported: a message's text, "text" parts only
-from remem.engine.toolresult import scrub_surrogates
+from remem.engine.toolresult import TOOL_USE_ERRORS, permission_not_granted, scrub_surrogates
 
 SOURCE = "claude-code"
 
@@ -53,7 +54,8 @@ _COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.S)
 _TOOL_USE_ERROR = re.compile(r"</?tool_use_error>")
 _INTERRUPT = "[Request interrupted by user"
-# Claude Code's words when the person refuses a tool call in the permission prompt.
+# Claude Code's words when the person refuses a tool call in the permission prompt (and, read
+# by permission_not_granted, when the call needed a permission they had not granted).
 _REJECTED = (
     "The user doesn't want to proceed with this tool use",
     "The user doesn't want to take this action right now",
@@ -104,7 +106,7 @@ def clean_user_text(text: str) -> str:
 
 
 def is_rejection(text: str) -> bool:
-    return text.lstrip().startswith(_REJECTED)
+    return text.lstrip().startswith(_REJECTED) or permission_not_granted(text)
 
 
 def rejection_reason(text: str) -> str:
@@ -264,7 +266,11 @@ class _Builder:
         call = self.calls.get(cid) if isinstance(cid, str) else None
         if call is None:
             return  # a result for a call we never saw (sidechain, or cut off)
-        text = _TOOL_USE_ERROR.sub("", content_text(block.get("content"))).strip()
+        raw = content_text(block.get("content"))
+        text = _TOOL_USE_ERROR.sub("", raw).strip()
+        if raw.lstrip().startswith("<tool_use_error>"):
+            # The harness answered the call before the tool ran: the tags go, the fact stays.
+            self.s.meta.setdefault(TOOL_USE_ERRORS, []).append(call.id)
         call.result = text
         call.result_at = at
         call.is_error = block.get("is_error") is True
