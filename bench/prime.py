@@ -62,12 +62,14 @@ EVENTS = ("prompt", "pre-tool")
 
 
 def seed(store: Any, lessons: list[dict[str, Any]]) -> None:
-    """The lessons, stored as remem stores them: embedded with the bundled model, add_lesson."""
+    """The lessons, stored as remem stores them: embedded with the bundled model from their own
+    words (`programs.matchable_text`), add_lesson."""
     from remem.engine import lessons as lessons_mod
     from remem.engine.embed import get_embedder, to_blob
+    from remem.engine.programs import matchable_text
 
     emb = get_embedder()
-    vecs = emb.encode([l["text"] for l in lessons])
+    vecs = emb.encode([matchable_text(l["text"], l["kind"]) for l in lessons])
     for lesson, vec in zip(lessons, vecs):
         lessons_mod.add_lesson(store, lesson["text"], lesson["kind"], cwd=lesson["cwd"],
                                space=emb.space, embedding=to_blob(vec), lesson_id=lesson["id"])
@@ -394,7 +396,7 @@ def main() -> None:
           f"{len(misses) - len(reach)} of a kind the event never shows):")
     print(f"{'rel':>5} {'cos':>5} {'kw':>4} {'cmd':>3} {'rank':>4}  case  text -> lesson")
     for m in reach[: args.worst]:
-        print(f"{m['relevance']:5.2f} {m['semantic']:5.2f} {m['keyword']:4.2f} {m['command']:3.0f} {m['rank']:>4}  {m['case']:5} "
+        print(f"{m['relevance']:5.2f} {m['semantic']:5.2f} {m['keyword']:4.2f} {m['command']:3.0f} {m['rank'] or '-':>4}  {m['case']:5} "
               f"{clip(m['text'], 48)!r} -> {clip(m['lesson_text'], 60)!r}")
 
 

@@ -108,11 +108,11 @@ PROGRAM_LESSONS = [
     ("mix phx.server", "`mix phx.server`"),
     ("git add -A", None),
     ("git", None),
-    ("npm install date-fns", None),
+    ("npm install date-fns", "Use pnpm"),  # a correction naming the program: shown too
     ("mix test", None),
     ("python scripts/plot.py --out chart.png", None),
 ])
-def test_before_a_command_the_error_lesson_about_that_program_is_shown(store, command, shown):
+def test_before_a_command_the_lesson_about_that_program_is_shown(store, command, shown):
     from remem.engine import prime
 
     seed(store, PROGRAM_LESSONS)
@@ -142,9 +142,8 @@ def test_the_hook_reads_the_command_itself_not_its_description(store):
 
 
 def test_a_weak_keyword_match_does_not_count_in_full_because_few_lessons_may_be_shown(store):
-    """Pre-tool may show only error lessons; "install" matches the rg lesson's "installed"
-    weakly and the pnpm correction strongly: scaled among error lessons alone, the weak match
-    used to get the whole keyword weight."""
+    """"install" matches the rg lesson's "installed" weakly and the pnpm correction strongly:
+    scaled among the error lessons alone, the weak match used to get the whole keyword weight."""
     from remem.engine import prime
 
     seed(store, PROGRAM_LESSONS)
@@ -205,13 +204,16 @@ def test_holdout_off_in_config_shows_every_session(store, home):
     assert got["held_out"] is False and got["text"]
 
 
-def test_pre_tool_shows_only_error_lessons_and_stop_only_corrections(store):
+def test_pre_tool_shows_corrections_only_for_the_program_they_name_and_stop_only_corrections(store):
     from remem.engine import prime
 
     seed(store)
     tool = prime.select(store, "Bash git push --force origin main", event="pre-tool",
-                        session_id=session_in_arm(False))
-    assert all(l["kind"] == "error" for l in tool["lessons"])
+                        session_id=session_in_arm(False), command="git push --force origin main")
+    assert [l["text"][:27] for l in tool["lessons"]] == ["Do not use git push --force"]
+    other = prime.select(store, "Bash git commit -m 'wip'", event="pre-tool",
+                         session_id=session_in_arm(False, "o"), command="git commit -m 'wip'")
+    assert all(l["kind"] == "error" for l in other["lessons"])  # "imperative mood": not named
     stop = prime.select(store, "I pushed straight to main with git push --force",
                         event="stop", session_id=session_in_arm(False, "t"))
     assert stop["lessons"] and all(l["kind"] == "correction" for l in stop["lessons"])

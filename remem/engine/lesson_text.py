@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from remem.engine.programs import AVOID, FAILED_HERE, FIX_LEAD, read_error_lesson
+from remem.engine.programs import AVOID, FAILED_HERE, FIX_LEAD, REFUSAL_LEAD, REFUSED, read_error_lesson
 from remem.engine.share_safety import _SECRETS_RE, _SECRETS_RE_I
 from remem.engine.shell_words import SHELL_TOOLS, command_words
 
@@ -306,11 +306,11 @@ def _refused(call: str) -> str:
     if tool.lower() in SHELL_TOOLS:
         words = command_words(arg)
         if words:
-            return f"Ask before running `{words}` (the person refused it)."
-        return f"Ask before running {tool} commands like this (the person refused one)."
+            return f"{REFUSAL_LEAD}running `{words}` {REFUSED} it)."
+        return f"{REFUSAL_LEAD}running {tool} commands like this {REFUSED} one)."
     if arg:
-        return f"Ask before using {tool} on `{clip(arg.replace('`', ''), 80)}` (the person refused it)."
-    return f"Ask before using {tool} (the person refused it)."
+        return f"{REFUSAL_LEAD}using {tool} on `{clip(arg.replace('`', ''), 80)}` {REFUSED} it)."
+    return f"{REFUSAL_LEAD}using {tool} {REFUSED} it)."
 
 
 # ----------------------------------------------------------------- drafts

@@ -375,8 +375,10 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
     refusal = edit_refusal(current, ours)
     if refusal:
         raise ValueError(refusal)
+    from remem.engine.programs import matchable_text
+
     embedder = get_embedder()
-    vector = to_blob(embedder.encode([text])[0])
+    vector = to_blob(embedder.encode([matchable_text(text, current["kind"])])[0])
     text = cap(text, MAX_LESSON)
     stamp = clock.iso()
     new_hash = lesson_hash(text, current["kind"])

@@ -41,9 +41,15 @@ EVENTS = ("prompt", "pre-tool", "stop")
 # Which lesson kinds each event may show (None: every kind).
 EVENT_KINDS: dict[str, tuple[str, ...] | None] = {
     "prompt": None,
-    "pre-tool": ("error",),
+    "pre-tool": ("error", "correction"),
     "stop": ("correction",),
 }
+# Kinds an event shows only on the program match (`program_matcher`), never on cosine or
+# keywords alone: a correction or refusal ("We use uv here, not pip."; "Ask before running
+# `mix phx.server` …") before the call that runs the program it names, when it can still
+# change what is run. Refusals are not shown after the hand-back (`programs.is_refusal`):
+# by then the call was made, or was not, and either way it is too late to ask.
+PROGRAM_MATCH_ONLY: dict[str, tuple[str, ...]] = {"pre-tool": ("correction",)}
 KEYWORD_WEIGHT = 0.15  # how much a full keyword match adds to the cosine
 # A lesson about a program (and subcommand) that the shell call runs, or the prompt runs or
 # names (`programs`), gets this much more. The lesson is a sentence about the program, so its
@@ -127,16 +133,54 @@ def _keyword_scores(store: Store, text: str, seqs: Iterable[int], *, event: str 
         )
     except Exception:  # a malformed FTS query or index must not cost the hook its answer
         return {}
-    top = max((float(h["s"]) for h in hits), default=0.0)
+    found = {h["rowid"]: float(h["s"]) for h in hits if h["s"] > 0}
+    try:
+        found = _without_template_words(store, terms, found)
+    except Exception:  # nor may this refinement: the evidence then counts as it used to
+        pass
+    top = max(found.values(), default=0.0)
     if top <= 0:
         return {}
-    out = {h["rowid"]: float(h["s"]) / top for h in hits if h["rowid"] in wanted and h["s"] > 0}
+    out = {seq: score / top for seq, score in found.items() if seq in wanted}
     try:
         names_only = _sharing_only_program_names(store, text, terms, match, out, texts,
                                                  event=event, command=command)
     except Exception:  # nor may this refinement: the evidence then counts as it used to
         names_only = set()
     return {seq: score for seq, score in out.items() if seq not in names_only}
+
+
+def _without_template_words(store: Store, terms: list[str], found: dict[int, float]) -> dict[int, float]:
+    """The bm25 of these lessons (seq -> score) with only the words of theirs that count
+    (`programs.matchable_text`): a lesson whose words in common with the text are all remem's
+    template ("…; find out why before running it again.") is dropped, and one that shares
+    some of its own words is scored on those alone."""
+    from remem.engine.lesson_keywords import tokens
+    from remem.engine.programs import matchable_text
+
+    # Only an error lesson has a template around its words (`matchable_text`).
+    rows = store.rows("SELECT seq, text, kind FROM lessons WHERE kind = 'error' "
+                      "AND seq IN (SELECT value FROM json_each(?))", (json.dumps(list(found)),))
+    own = {r["seq"]: words for r in rows
+           if (words := matchable_text(r["text"], r["kind"])) != (r["text"] or "")}
+    if not own:
+        return found
+    phrases = tokens(terms)
+    counted: dict[tuple[str, ...], list[int]] = {}  # the terms a lesson's own words hold -> lessons
+    for seq, words in own.items():
+        held = set(tokens([words])[0])
+        kept = tuple(t for t, phrase in zip(terms, phrases) if phrase and set(phrase) <= held)
+        counted.setdefault(kept, []).append(seq)
+    out = {seq: score for seq, score in found.items() if seq not in own}
+    for kept, seqs in counted.items():
+        if not kept:
+            continue
+        for r in store.rows(
+                "SELECT rowid, -bm25(lessons_fts) AS s FROM lessons_fts WHERE lessons_fts MATCH ? "
+                "AND rowid IN (SELECT value FROM json_each(?))", (or_query(list(kept)), json.dumps(seqs))):
+            if r["s"] > 0:
+                out[r["rowid"]] = float(r["s"])
+    return out
 
 
 def _sharing_only_program_names(store: Store, text: str, terms: list[str], match: str,
@@ -196,12 +240,19 @@ def _only_program_names(marked: str, named: frozenset[str]) -> bool:
 
 def _calls(text: str, event: str, command: str | None) -> tuple[tuple[tuple[str, ...], ...], ...]:
     """What this moment runs or names, as the program match reads it: the shell call's commands
-    before a tool call, the prompt's (`programs.query_commands`); () for the stop hook."""
+    before a tool call (any other tool's call runs that tool, by its name), the prompt's
+    (`programs.query_commands`); () for the stop hook."""
     from remem.engine.programs import commands_run, query_commands
 
     if event == "pre-tool":
-        run = commands_run(command) if command else ()
-        return (run,) if run else ()
+        if command:
+            run = commands_run(command)
+            return (run,) if run else ()
+        # Any other tool runs itself: a lesson about that tool ("`Edit` failed here (File has
+        # not been read yet)") is about this call as a shell program's lesson is about its
+        # command. The hook's text starts with the tool's name (`adapters.tool_text`).
+        tool = text.split(maxsplit=1)[0].lower() if text.strip() else ""
+        return (((tool,),),) if tool else ()
     if event == "prompt":
         return query_commands(text[:TEXT_CAP])
     return ()
@@ -245,31 +296,49 @@ def candidates(
 
     if event not in EVENT_KINDS:
         raise ValueError(f"event must be one of {', '.join(EVENTS)}")
+    # Given kinds (a bench's what-if) are shown as errors are; the event's own keep their rules.
+    program_only = () if kinds else PROGRAM_MATCH_ONLY.get(event, ())
     kinds = kinds or EVENT_KINDS[event]
-    sql = "SELECT seq, id, text, kind, cwd, strength, space, embedding FROM lessons WHERE status = 'active'"
-    params: list[Any] = []
-    if kinds:
-        sql += f" AND kind IN ({', '.join('?' for _ in kinds)})"
-        params += list(kinds)
-    rows = store.rows(sql, params)
+
+    def active(of_kinds: tuple[str, ...], columns: str) -> list[dict[str, Any]]:
+        sql = f"SELECT {columns} FROM lessons WHERE status = 'active'"
+        if of_kinds:
+            sql += f" AND kind IN ({', '.join('?' for _ in of_kinds)})"
+        return store.rows(sql, list(of_kinds))
+
+    columns = "seq, id, text, kind, cwd, strength"
+    rows = active(tuple(k for k in kinds if k not in program_only) if kinds else (), f"{columns}, space, embedding")
+    # The kinds shown on the program match only: their vectors are read for those it matches.
+    maybe = active(program_only, columns) if program_only else []
     exclude = exclude or set()
     # A lesson tied to a project goes only to that project; lessons without cwd go anywhere.
     # An unknown cwd (a payload without one, the proxy) is no project: only lessons without cwd.
     rows = [r for r in rows if r["id"] not in exclude and applies_in(r["cwd"], cwd)]
+    if event == "stop":
+        from remem.engine.programs import is_refusal
+
+        rows = [r for r in rows if not is_refusal(r["text"])]
+    about_program = program_matcher(text, event=event, command=command)
+    maybe = [r for r in maybe if r["id"] not in exclude and applies_in(r["cwd"], cwd)]
+    matched = {r["seq"] for r in [*rows, *maybe]
+               if about_program and about_program(r["text"] or "", r["kind"])}
+    if matched & {r["seq"] for r in maybe}:
+        rows += store.rows(f"SELECT {columns}, space, embedding FROM lessons "
+                           "WHERE seq IN (SELECT value FROM json_each(?))",
+                           (json.dumps([r["seq"] for r in maybe if r["seq"] in matched]),))
     if not rows:
         return []
     embedder = get_embedder(cfg["embed"]["model"] if cfg else None)
     qvec = embedder.encode_py(text[:TEXT_CAP])
     keyword = _keyword_scores(store, text[:TEXT_CAP], (r["seq"] for r in rows), event=event,
                               command=command, texts={r["seq"]: r["text"] for r in rows})
-    about_program = program_matcher(text, event=event, command=command)
     out = []
     for r in rows:
         cos = 0.0
         if r["embedding"] and r["space"] == embedder.space:
             cos = dot_py(qvec, from_blob_py(r["embedding"]))
         kw = keyword.get(r["seq"], 0.0)
-        command = 1.0 if about_program and about_program(r["text"] or "", r["kind"]) else 0.0
+        command = 1.0 if r["seq"] in matched else 0.0
         out.append({
             "id": r["id"], "text": r["text"], "kind": r["kind"], "cwd": r["cwd"],
             "strength": r["strength"], "project": bool(r["cwd"]),

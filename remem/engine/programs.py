@@ -42,6 +42,15 @@ KNOWN_PROGRAMS = frozenset("""
     sed awk gawk grep egrep rg ripgrep fzf jq yq curl wget ssh scp rsync ssh-add ssh-keygen gpg
     openssl tmux chmod chown rm xargs systemctl journalctl crontab ngrok ffmpeg
 """.split())
+# Words of prose that name a command with its flag ("Never force-push to main"), and the flags
+# that make a call run it: `git push -f origin main` runs ("git", "push", "--force").
+PROSE_COMMANDS = {word: ("git", "push", "--force")
+                  for word in ("force-push", "force-pushes", "force-pushed", "force-pushing")}
+_FLAGGED = {("git", "push"): (("--force", "-f"), ("git", "push", "--force"))}
+# The words lesson_text drafts a refusal in ("Ask before running `mix phx.server` (the person
+# refused it)."): about the call before it is made.
+REFUSAL_LEAD = "Ask before "
+REFUSED = "(the person refused"
 # Words that run the command after them: "uv run pytest -q" runs pytest too.
 RUNNERS = (("uv", "run"), ("uvx",), ("poetry", "run"), ("pipenv", "run"), ("pipx", "run"),
            ("pdm", "run"), ("hatch", "run"), ("python", "-m"), ("python3", "-m"), ("npx",),
@@ -54,6 +63,13 @@ _CLAUSE_END = re.compile(r"[,.;:!?)]$")
 _CLAUSE = re.compile(r"[,;(]|\.(?:\s|$)")
 _REJECTS = re.compile(r"\b(?:not|never|instead of|rather than|avoid|don't|do not)\b", re.IGNORECASE)
 TAIL_WORDS = 3
+# A program run many times a session whose subcommands do unrelated things: a lesson naming
+# one of them in prose ("Do not use git push --force on main") is about that subcommand, not
+# every call of the program (`git status`). Only these words, so prose goes on being prose.
+PROSE_SUBCOMMANDS = {"git": frozenset("""
+    add bisect branch checkout cherry-pick clean clone commit diff fetch init log merge mv pull
+    push rebase reset restore revert rm stash status switch tag worktree submodule
+""".split())}
 # A prompt written as a command: a program's name as a shell takes it (lowercase: "Make the
 # header sticky" is a sentence), then within COMMAND_LEAD words an argument a sentence does not
 # have (a flag, a path or file name, an assignment, a variable or a shell operator; not a
@@ -162,6 +178,26 @@ def read_error_lesson(text: str) -> ErrorLesson:
     return ErrorLesson("prose", _first_quoted(failed), failed, text, remedy)
 
 
+def matchable_text(text: str, kind: str | None = None) -> str:
+    """The words of a lesson that count as evidence that it bears on a prompt or a tool call
+    (prime's and recall's keyword scores, and the text its vector is computed from): the
+    person's and the error's words, never remem's own template around them. A drafted failed
+    call, "`rg` failed here (command not found); check the tool is installed, or use
+    another.", counts as "`rg` (command not found)": "failed here" and the advice are said of
+    every such lesson ("find out why the build is failing" is about none of them); an unfixed
+    error, "Avoid repeating this error: <title>.", as its title. The agent still reads the
+    whole lesson. Any other lesson counts whole."""
+    text = text or ""
+    if kind != "error" or not text:
+        return text
+    said = read_error_lesson(text)
+    if said.form == "call":
+        return f"`{said.command}` ({said.how})" if said.how else f"`{said.command}`"
+    if said.form == "unfixed":
+        return said.how
+    return text
+
+
 def _first_quoted(words: str) -> str:
     span = CODE_SPAN.search(words)
     return span.group(1) if span else ""
@@ -178,7 +214,16 @@ def commands_run(command: str) -> Commands:
             break
         words = words[len(runner):]
         found.append(program_words(" ".join(words)))
+    flagged = _FLAGGED.get(found[0][:2]) if found and found[0] else None
+    if flagged and any(w in flagged[0] for w in command.split()):
+        found.append(flagged[1])
     return tuple(dict.fromkeys(c for c in found if c))
+
+
+def is_refusal(text: str) -> bool:
+    """Whether a lesson is a refused call's, as lesson_text drafts it: about a call before it
+    is made, so for the hook before a tool call, never for the one after the hand-back."""
+    return (text or "").startswith(REFUSAL_LEAD) and REFUSED in text
 
 
 def reads_as_command(prompt: str) -> bool:
@@ -218,12 +263,20 @@ def _named_in_prose(prose: str, with_tail: bool) -> list[tuple[str, ...]]:
     found: list[tuple[str, ...]] = []
     i = 0
     while i < len(words):
+        if words[i] in PROSE_COMMANDS:
+            found.append(PROSE_COMMANDS[words[i]])
+            i += 1
+            continue
         if words[i] not in KNOWN_PROGRAMS:
             i += 1
             continue
         command = [words[i]]
         j = i + 1
-        if with_tail and not _CLAUSE_END.search(raw[i]):  # "pip," names pip alone
+        if not with_tail and j < len(words) and not _CLAUSE_END.search(raw[i]) \
+                and words[j] in PROSE_SUBCOMMANDS.get(words[i], ()):
+            command.append(words[j])
+            j += 1
+        elif with_tail and not _CLAUSE_END.search(raw[i]):  # "pip," names pip alone
             while j < len(words) and len(command) < TAIL_WORDS:
                 nxt = words[j]
                 if not nxt or nxt[0] == "-" or "/" in nxt or "=" in nxt or nxt in _SENTENCE_WORDS:
@@ -287,8 +340,21 @@ def _lesson_parts(text: str, kind: str | None) -> tuple[Commands, Calls]:
         end = _CLAUSE.search(masked, rejects.end())
         rejected = _named_in_lesson(text[rejects.end(): end.start() if end else len(text)])
         if rejected:
-            return rejected, ()
-    return _named_in_lesson(text), ()
+            return _through_runners(rejected), ()
+    return _through_runners(_named_in_lesson(text)), ()
+
+
+def _through_runners(named: Commands) -> Commands:
+    """A runner a lesson names as a word before another program is the way it runs that one:
+    "Stop using sudo for pip installs" is about `sudo pip`, not every `sudo apt-get` nor
+    every `pip list`."""
+    out: list[tuple[str, ...]] = []
+    for command in named:
+        if out and len(out[-1]) == 1 and (out[-1][0],) in RUNNERS and out[-1][0] != command[0]:
+            out[-1] = (*out[-1], *command)
+        else:
+            out.append(command)
+    return tuple(out)
 
 
 def _up_to_here(command: tuple[str, ...]) -> tuple[str, ...]:
@@ -367,7 +433,8 @@ def lesson_matcher(calls: Calls) -> Callable[[str, str | None], bool]:
         if not names:
             return False
         low = text.lower()
-        if not any(h in low for h in names):
+        if not any(h in low for h in names) and not any(
+                word in low for word, named in PROSE_COMMANDS.items() if named[0] in names):
             return False
         subject, remedies = _lesson_parts(text, kind)
         return any(call_is_about(call, subject, remedies) for call in calls)

@@ -38,6 +38,7 @@ from remem.engine.keywords import STOP_WORDS, fts_query, fts_terms, or_query
 from remem.engine.lesson_keywords import lesson_bm25
 from remem.engine.lessons import filed_under
 from remem.engine.lifecycle import check_filters, time_window
+from remem.engine.programs import matchable_text
 from remem.engine.projects import under_sql
 from remem.engine.query_dates import closeness, date_spans
 from remem.engine.store import EPISODE_KINDS, Store, chunks, clean_text, normalise_tag
@@ -283,8 +284,10 @@ def recall(
         # the lessons that may be returned count, also for the normaliser below: a vetoed or
         # filtered-out lesson must not reorder the episodes.
         total = int(store.conn.execute("SELECT max(seq) FROM episodes").fetchone()[0] or 0)
+        # A lesson's own words only, not remem's template around them (`matchable_text`).
         lesson_kw = lesson_bm25(
-            store.conn, terms, {lesson["seq"]: lesson["text"] for lesson in active},
+            store.conn, terms, {lesson["seq"]: matchable_text(lesson["text"], lesson["kind"])
+                                for lesson in active},
             lambda term, ceiling: _term_count(store, term, total, ceiling),
             _bm25_weights(rc)[1])
     kw_max = max([*kw_raw.values(), *lesson_kw.values(), 0.0])

@@ -102,11 +102,11 @@ def _pass_embed(ctx: Context) -> Iterator[Progress]:
         last_seq = rows[-1]["seq"]
         done += len(rows)
         yield Progress("embed", done, total, f"{done} of {total}")
-    for table, text_col in (("lessons", "text"), ("predictions", "text")):
-        rows = store.rows(f"SELECT id, {text_col} AS text FROM {table} WHERE {stale}", (space,))
+    for table, kind_col in (("lessons", "kind"), ("predictions", "NULL")):
+        rows = store.rows(f"SELECT id, text, {kind_col} AS kind FROM {table} WHERE {stale}", (space,))
         for start in range(0, len(rows), EMBED_BATCH):
             chunk = rows[start:start + EMBED_BATCH]
-            vecs = emb.encode([r["text"] for r in chunk])
+            vecs = emb.encode([lesson_vector_text(r) for r in chunk])
             with store.write() as conn:
                 conn.executemany(
                     f"UPDATE {table} SET space = ?, embedding = ? WHERE id = ?",
@@ -114,7 +114,46 @@ def _pass_embed(ctx: Context) -> Iterator[Progress]:
                 )
             done += len(chunk)
             yield Progress("embed", done, total, f"{done} of {total}")
-    ctx.counts["embed"] = {"episodes": n_ep, "lessons": n_le, "predictions": n_pr, "space": space}
+    ctx.counts["embed"] = {"episodes": n_ep, "lessons": n_le, "predictions": n_pr, "space": space,
+                           "lessons_reembedded": reembed_lessons(ctx)}
+
+
+def lesson_vector_text(row: dict[str, Any]) -> str:
+    """What a lesson is embedded from: its own words, not remem's template around them
+    (`programs.matchable_text`); a prediction from its text."""
+    from remem.engine.programs import matchable_text
+
+    return matchable_text(row["text"] or "", row["kind"]) if row["kind"] else (row["text"] or "")
+
+
+def reembed_lessons(ctx: Context) -> int:
+    """Error lessons whose vector in the current space was computed from their whole text
+    (as the lessons pass, a received share or a release before `matchable_text` embeds them)
+    embedded again from their own words; returns how many. Run after every pass that writes
+    lessons: a lesson embedded from its template is shown for prompts about no error of its
+    ("find out why the build is failing" for every "…; find out why before running it
+    again."). A lesson already embedded so is left alone (its vector is the same), so this is
+    safe to re-run and costs an encoding of the error lessons, not a write."""
+    import numpy as np
+
+    from remem.engine.embed import to_blob
+
+    store, emb = ctx.store, ctx.embedder
+    rows = store.rows("SELECT id, text, kind, embedding FROM lessons WHERE kind = 'error' "
+                      "AND space = ? AND embedding IS NOT NULL", (emb.space,))
+    rows = [r for r in rows if lesson_vector_text(r) != (r["text"] or "")]
+    stale: list[tuple[str, bytes, str]] = []
+    for start in range(0, len(rows), EMBED_BATCH):
+        chunk = rows[start:start + EMBED_BATCH]
+        vecs = emb.encode([lesson_vector_text(r) for r in chunk])
+        for r, vec in zip(chunk, vecs):
+            old = np.frombuffer(r["embedding"], dtype="<f4")
+            if old.shape != vec.shape or float(np.dot(old, vec)) < 0.9999:
+                stale.append((to_blob(vec), r["id"], r["text"]))
+    if stale:
+        with store.write() as conn:  # the text it was computed from must still be the lesson's
+            conn.executemany("UPDATE lessons SET embedding = ? WHERE id = ? AND text = ?", stale)
+    return len(stale)
 
 
 # --------------------------------------------------------------------------- expire, decay
@@ -199,6 +238,8 @@ def _pass_lessons(ctx: Context) -> Iterator[Progress]:
 
     started = clock.iso()
     yield from lessons_pass.consolidate(ctx, last_watermark(ctx.store))
+    # The lessons it made were embedded from their whole text: from their own words now.
+    reembed_lessons(ctx)
     _stamp_task(ctx, "lessons", started)
 
 
