@@ -11,6 +11,7 @@ Background, Memory, scrub_json, call_tool, ...) stay importable from remem.serve
 from __future__ import annotations
 
 import difflib
+import inspect
 import json
 import os
 import sqlite3
@@ -51,6 +52,16 @@ class RememServer(MCPServer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.parameters: dict[str, list[str]] = {}  # tool name -> the arguments it takes
+
+    def add_remem_tool(self, fn: Any, *, description: str, hints: tuple[bool, bool, bool]) -> None:
+        """One tool as remem/server_tools.py declares it (`remem tools` reads the same
+        declarations through server_tools.ToolList)."""
+        from mcp_types import ToolAnnotations
+
+        ro, destructive, idem = hints
+        self.parameters[fn.__name__] = list(inspect.signature(fn).parameters)
+        self.add_tool(fn, description=description, annotations=ToolAnnotations(
+            read_only_hint=ro, destructive_hint=destructive, idempotent_hint=idem, open_world_hint=False))
 
     async def list_tools(self) -> Any:
         tools = await super().list_tools()
@@ -273,20 +284,11 @@ def _stop_at_once_on_interrupt() -> None:
 
 
 async def list_tools() -> list[dict[str, Any]]:
-    """Every tool with its hints and the first line of its description (no server process)."""
-    mcp = build_server(tasks=False, warm=False)
-    out = []
-    for t in await mcp.list_tools():
-        ann = t.annotations
-        out.append({
-            "name": t.name,
-            "summary": (t.description or "").strip().splitlines()[0] if t.description else "",
-            "read_only": bool(ann and ann.read_only_hint),
-            "destructive": bool(ann and ann.destructive_hint),
-            "idempotent": bool(ann and ann.idempotent_hint),
-            "parameters": sorted((t.input_schema or {}).get("properties", {})),
-        })
-    return out
+    """Every tool with its hints and the first line of its description (no server process):
+    the declarations `remem tools` reads (server_tools.tool_list)."""
+    from remem.server_tools import tool_list
+
+    return tool_list()
 
 
 async def call_tool(name: str, arguments: dict[str, Any], *, timeout: float = 300) -> dict[str, Any]:

@@ -5,18 +5,19 @@ remem.engine. Expected failures become one-line tool errors (`engine_errors`).
 Separate from remem/server.py (the server itself, its store connection and entry points)
 because the tools are most of the code and change on their own. Engine modules are imported
 inside each tool, so the server starts (and `remem tools` lists) even while one of them is
-broken; a failing tool reports its own one-line error.
+broken; a failing tool reports its own one-line error. The MCP SDK is imported only where a
+tool runs or the server is built: `remem tools` reads the same declarations (`tool_list`)
+without it, as loading it takes over a second.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, Iterator, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Literal, Optional
 
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from remem.errors import NotFound, RememError, database_problem
@@ -31,7 +32,9 @@ EdgeType = Literal[
     "contradicts", "supports", "similar_to", "derived_from",
 ]
 Mode = Literal["hybrid", "semantic", "keyword"]
-LessonStatus = Literal["active", "candidate", "vetoed", "revoked", "quarantined", "all"]
+# The statuses an agent may ask for: a received lesson waiting for a decision (candidate) or
+# quarantined is never shown to an agent (engine.memories.for_agents).
+LessonStatus = Literal["active", "vetoed", "revoked", "all"]
 Id = Annotated[str, Field(min_length=1, description="A memory id (or a unique prefix of at least 4 characters).")]
 Tags = Annotated[Optional[list[str]], Field(description="Tags, e.g. [\"python\", \"deploy\"].")]
 Kinds = Annotated[Optional[list[Kind]], Field(description="Only memories of these kinds.")]
@@ -71,20 +74,39 @@ def _note(tool: str, message: str) -> None:
     log(f"server.{tool}", f"refused: {message}")
 
 
-class MissingMemory(ToolError):
-    """A tool error whose cause is an id that is not there (HTTP 404)."""
+@functools.cache
+def _missing_memory() -> type:
+    """MissingMemory, made on first use: it is the SDK's ToolError, and importing this module
+    (as `remem tools` does) must not load the SDK."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    class MissingMemory(ToolError):
+        """A tool error whose cause is an id that is not there (HTTP 404)."""
+
+    MissingMemory.__module__, MissingMemory.__qualname__ = __name__, "MissingMemory"
+    return MissingMemory
+
+
+def __getattr__(name: str) -> Any:
+    # `from remem.server_tools import MissingMemory` (the HTTP side) works as for a class
+    # defined here.
+    if name == "MissingMemory":
+        return _missing_memory()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @contextmanager
 def engine_errors(tool: str) -> Iterator[None]:
     """Expected failures become one-line tool errors the model can act on."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
     try:
         yield
     except ToolError:
         raise
     except NotFound as exc:
         _note(tool, str(exc))
-        raise MissingMemory(str(exc)) from exc
+        raise _missing_memory()(str(exc)) from exc
     except (RememError, ValueError) as exc:
         msg = str(exc).strip("'\"") or type(exc).__name__
         _note(tool, msg)
@@ -110,14 +132,40 @@ def _default_k() -> int:
 
 # --------------------------------------------------------------------------- tools
 
-def register_tools(mcp: "RememServer", memory: "Memory") -> None:
+class ToolList:
+    """What `register_tools` declares, taken down without an MCP server (or the SDK): each
+    tool's name, description, hints and parameters, as the server lists them."""
+
+    def __init__(self) -> None:
+        self.tools: list[dict[str, Any]] = []
+
+    def add_remem_tool(self, fn: Callable[..., Any], *, description: str,
+                       hints: tuple[bool, bool, bool]) -> None:
+        ro, destructive, idem = hints
+        self.tools.append({
+            "name": fn.__name__,
+            "summary": description.strip().splitlines()[0] if description.strip() else "",
+            "read_only": ro, "destructive": destructive, "idempotent": idem,
+            # The SDK's input schema has a property per parameter, and nothing else.
+            "parameters": sorted(inspect.signature(fn).parameters),
+        })
+
+    def resource(self, *_args: Any, **_kwargs: Any) -> Callable[[Any], Any]:
+        return lambda fn: fn
+
+
+def tool_list() -> list[dict[str, Any]]:
+    """Every tool with its hints, the first line of its description and its parameters, read
+    from the declarations the server registers (no server, no store, no SDK)."""
+    listed = ToolList()
+    register_tools(listed, None)  # type: ignore[arg-type]
+    return listed.tools
+
+
+def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
     """Add every tool and resource to `mcp`, each on `memory`'s one store connection."""
     def tool(fn: Any) -> Any:
-        ro, destructive, idem = HINTS[fn.__name__]
-        mcp.parameters[fn.__name__] = list(inspect.signature(fn).parameters)
-        mcp.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""), annotations=ToolAnnotations(
-            read_only_hint=ro, destructive_hint=destructive, idempotent_hint=idem,
-            open_world_hint=False))
+        mcp.add_remem_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""), hints=HINTS[fn.__name__])
         return fn
 
     @tool
@@ -320,7 +368,8 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
             description="Only lessons of this kind.")] = None,
         project: Project = None,
         status: Annotated[LessonStatus, Field(description=(
-            "active (in use) by default; all for every status, as `remem lessons list --status all`."))] = "active",
+            "active (in use) by default; vetoed or revoked (withdrawn); all for every status. Lessons "
+            "received from other memories are listed only while active."))] = "active",
         limit: Annotated[int, Field(ge=1, le=500, description="At most this many, strongest first.")] = 50,
     ) -> dict[str, Any]:
         """The lessons learned from repeated corrections and errors, strongest first.
@@ -328,7 +377,8 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
         A lesson is a short imperative rule distilled from what happened in past sessions,
         with the episodes it came from as sources. A project's lessons are the ones `context`
         may inject there: those learned in that folder or a folder above it, and the ones that
-        apply everywhere.
+        apply everywhere. A lesson received from another memory (`received`) is listed only
+        once the person accepted it or it was corroborated (active).
         """
         with engine_errors("lessons"), memory.store() as store:
             return _answer("lessons", {"lessons": _lessons(store, kind=kind, project=project, status=status,
@@ -358,6 +408,8 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
     @mcp.resource("remem://morning", name="morning", title="Morning report", mime_type="text/markdown",
                   description="What the last sleep learned, confirmed, failed and let fade.")
     def morning() -> str:
+        from mcp.server.mcpserver.exceptions import ResourceError
+
         from remem import paths
 
         path = paths.morning_path()  # written by each sleep, as `remem morning` prints it
@@ -372,6 +424,8 @@ def register_tools(mcp: "RememServer", memory: "Memory") -> None:
                   mime_type="text/markdown",
                   description="The active lessons of a project (its folder name) plus those that apply everywhere.")
     def project_lessons(project: str) -> str:
+        from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+
         if not project.strip():
             # Read as "no project" it listed every project's lessons under an empty heading.
             _note("lessons", "remem://lessons/ without a project")
@@ -576,9 +630,12 @@ def _project_filter(store: Any, project: Optional[str], example: str = PROJECT_E
 
 def _lessons(store: Any, *, kind: Optional[str], project: Optional[str], status: str,
              limit: int, example: str = PROJECT_EXAMPLE) -> list[dict[str, Any]]:
-    """Lessons by status ("all": any) and kind; for a project, the ones `context` may inject
-    there (as `remem lessons list --project` chooses them)."""
+    """Lessons by status ("all": any an agent may read) and kind; for a project, the ones
+    `context` may inject there (as `remem lessons list --project` chooses them). Only those an
+    agent may read (engine.memories.for_agents): never a received lesson that is not active,
+    as a quarantined one may be a prompt injection."""
     from remem.engine import lessons as lessons_mod
+    from remem.engine.memories import for_agents
 
     statuses = None if status == "all" else [status]
     folder = _project_filter(store, project, example)
@@ -586,4 +643,4 @@ def _lessons(store: Any, *, kind: Optional[str], project: Optional[str], status:
         found = lessons_mod.for_project(store, folder, statuses=statuses, kind=kind)
     else:
         found = lessons_mod.list_lessons(store, statuses=statuses, kind=kind)
-    return found[:limit]
+    return for_agents(store, found)[:limit]

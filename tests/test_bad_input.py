@@ -308,16 +308,16 @@ def test_experiment_pairs_never_empties_or_replaces_a_file_of_another_kind(home:
     pairs = tmp_path / "pairs.jsonl"
     pairs.write_text('{"messages": [], "lesson_id": "kept from before"}\n')
     out = cli("experiment", "--pairs", str(pairs))  # no model, no pair kept: nothing to write
-    assert out.exit_code == 0 and "wrote 0" not in out.stdout and "not touched" in out.stdout
+    assert out.exit_code == 1 and "wrote 0" not in out.stdout and "not touched" in out.stdout
     assert "kept from before" in pairs.read_text()
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes\n")
     _keep_an_answer(store)
     one_line(cli("experiment", "--pairs", str(notes)), str(notes), "--force")
     assert notes.read_text() == "my notes\n"
-    assert cli("experiment", "--pairs", str(pairs)).exit_code == 0  # our own file: rewritten
+    assert cli("experiment", "--pairs", str(pairs)).exit_code == 1  # our own file: rewritten
     assert "uv pip install" in pairs.read_text() and "kept from before" not in pairs.read_text()
-    assert cli("experiment", "--pairs", str(notes), "--force").exit_code == 0
+    assert cli("experiment", "--pairs", str(notes), "--force").exit_code == 1
     assert json.loads(notes.read_text().splitlines()[0])["messages"]
 
 

@@ -86,14 +86,14 @@ def test_experiment_pairs_without_a_model_says_no_lesson_was_tested(cli, store, 
             "'I will run uv pip install requests.')")
     pairs = tmp_path / "pairs.jsonl"
     out = cli("experiment", "--pairs", str(pairs), "--limit", "3")
-    assert out.exit_code == 0, out.output
+    assert out.exit_code == 1, out.output  # nothing was tested: as `remem experiment` alone
     err = out.stderr.strip()
     assert err.count("\n") == 0 and err.startswith("remem: no model configured"), err
     assert "no lesson was tested" in err and "remem config set llm.url" in err
     assert out.stdout.strip() == f"wrote 1 training pairs to {pairs} (from earlier runs)"
     assert len(pairs.read_text().splitlines()) == 1
     as_json = cli("experiment", "--pairs", str(pairs), "--json")
-    assert as_json.exit_code == 0 and json.loads(as_json.stdout) == {"model": None, "pairs_written": 1}
+    assert as_json.exit_code == 1 and json.loads(as_json.stdout) == {"model": None, "pairs_written": 1}
     assert "no model configured" in as_json.stderr
 
 

@@ -104,12 +104,14 @@ def _register_model_tests(app: typer.Typer) -> None:
             raise ValueError("--pairs is empty; name a file, e.g. --pairs pairs.jsonl")
         if pairs:
             exp.check_pairs_target(pairs, force=force)  # before the model is asked anything
+        untested = False  # no model: the pairs earlier runs kept are written, and the exit is 1
         with open_store() as store:
             result: dict = {}
             # With --pairs and no model, export what earlier runs kept, and say nothing was tested.
             if not pairs or llm.enabled():
                 result = exp.run(store, limit=limit)
             else:
+                untested = True
                 result["model"] = None
                 print("remem: no model configured, so no lesson was tested; the pairs are the passing "
                       "answers earlier runs kept (set a model: `remem config set llm.url "
@@ -121,8 +123,12 @@ def _register_model_tests(app: typer.Typer) -> None:
 
             print(f"remem: the model at {config.load()['llm'].get('url')} gave no answer "
                   f"{result['no_answer']} times (see {paths.log_file()})", file=sys.stderr)
+        # Without a model nothing was tested: exit 1, as `remem experiment` alone does, once the
+        # pairs earlier runs kept are written (the line on stderr says so).
         if json_out:
             emit_json(result)
+            if untested:
+                raise typer.Exit(1)
             return
         def rate(share: dict) -> str:
             return "n/a" if share["rate"] is None else f"{share['rate']:.0%} of {share['judged']}"
@@ -136,6 +142,8 @@ def _register_model_tests(app: typer.Typer) -> None:
         elif pairs:
             earlier = "" if "lessons" in result else " (from earlier runs)"
             print(f"wrote {result['pairs_written']} training pairs to {pairs}{earlier}")
+        if untested:
+            raise typer.Exit(1)
 
     @app.command()
     def goals(

@@ -1,4 +1,5 @@
-"""serve, tools, call: remem's memory over MCP and HTTP. mcp is imported inside each body."""
+"""serve, tools, call: remem's memory over MCP and HTTP. mcp is imported inside each body
+(`tools` never imports it: it reads the tools' declarations only)."""
 
 from __future__ import annotations
 
@@ -63,11 +64,9 @@ def register(app: typer.Typer) -> None:
 
         Example: remem tools --json
         """
-        import anyio
+        from remem.server_tools import tool_list
 
-        from remem.server import list_tools
-
-        found = anyio.run(list_tools)
+        found = tool_list()
         if json_out:
             emit_json(found)
             return

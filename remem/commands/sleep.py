@@ -114,6 +114,7 @@ def register(app: typer.Typer) -> None:
         from remem.commands.core import project_folder
         from remem.engine.lessons import LESSON_KINDS, for_project, list_lessons
         from remem.engine.lifecycle import check_filters
+        from remem.engine.memories import with_provenance
 
         # Before the folder is looked up: a blank --project resolves to none (every project).
         check_filters(project=project)
@@ -132,6 +133,7 @@ def register(app: typer.Typer) -> None:
                 found = for_project(store, folder, statuses=statuses, kind=kind)
             else:
                 found = list_lessons(store, statuses=statuses, kind=kind)
+            found = with_provenance(store, found)  # who sent a received lesson
         most = (0 if json_out else LIST_LIMIT) if limit is None else limit
         more = len(found) - most if most else 0
         if more > 0:
@@ -149,9 +151,15 @@ def register(app: typer.Typer) -> None:
             else:
                 print(_no_lessons_yet())
             return
-        table(None, ["id", "kind", "status", "strength", "seen", "lesson"],
-              [(l["id"], l["kind"], l["status"], f"{l['strength']:.1f}", l["seen"], short(l["text"], 80))
-               for l in found])
+        if any(l["received"] for l in found):  # a "from" column only when some came from a peer
+            table(None, ["id", "kind", "status", "strength", "seen", "from", "lesson"],
+                  [(l["id"], l["kind"], l["status"], f"{l['strength']:.1f}", l["seen"],
+                    _sender(l, short_form=True) if l["received"] else "-", short(l["text"], 70))
+                   for l in found])
+        else:
+            table(None, ["id", "kind", "status", "strength", "seen", "lesson"],
+                  [(l["id"], l["kind"], l["status"], f"{l['strength']:.1f}", l["seen"], short(l["text"], 80))
+                   for l in found])
         if more > 0:
             print(f"… {more} more; use --limit N (0: every lesson) or --json")
 
@@ -162,10 +170,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """One lesson with its sources and predictions. Example: remem lessons show 3fa2"""
         from remem.engine.browse import lesson_detail
+        from remem.engine.memories import with_provenance
 
         with open_store() as store:
             found = lesson_detail(store, lesson_id, sources_limit=200, predictions_limit=None)
-        lesson, sources, aliases = found["lesson"], found["episodes"], found["aliases"]
+            (lesson,) = with_provenance(store, [found["lesson"]])
+        sources, aliases = found["episodes"], found["aliases"]
         preds = found["predictions"][::-1]  # oldest first: the order they were made in
         if json_out:
             emit_json({**lesson, "source_episodes": sources, "predictions": preds, "aliases": aliases})
@@ -174,8 +184,13 @@ def register(app: typer.Typer) -> None:
         print(f"{safe(lesson['id'])}  {lesson['kind']}  {lesson['status']}  strength {lesson['strength']:.1f}"
               f"  seen {lesson['seen']}")
         print(f"\n  {safe(lesson['text'], multiline=True)}\n")
-        if lesson.get("draft"):
-            print(f"  plain text: {safe(lesson['draft'], multiline=True)}")
+        if lesson.get("draft") and lesson["draft"] != lesson["text"]:
+            # The words before the model's rewording or a person's edit, not the lesson's now.
+            print(f"  earlier text: {safe(lesson['draft'], multiline=True)}")
+        if lesson["received"]:
+            print(f"  from: {_sender(lesson)}")
+            print("  corroborated by: " + (", ".join(_sender(o) for o in lesson["corroborated_by"])
+                                           or "no other memory yet"))
         if lesson.get("note"):
             print(f"  note: {safe(lesson['note'], multiline=True)}")
         print(f"  created {lesson['created']}, updated {lesson['updated']}, {_where(lesson.get('cwd'))}")
@@ -260,6 +275,16 @@ def register(app: typer.Typer) -> None:
         else:
             print(f"restored {lesson['id']} to {lesson['status']}: it waits in `remem share candidates` "
                   "for you to accept or reject it")
+
+
+def _sender(lesson: dict, *, short_form: bool = False) -> str:
+    """Who sent a lesson (or a corroborating origin, {"origin", "label"}): the label the person
+    gave that peer and its origin, as `remem share candidates` names it (short_form: the label,
+    else the origin's first 8 characters, the prefix `remem share trust` takes)."""
+    origin, label = lesson.get("origin") or "", lesson.get("origin_label", lesson.get("label"))
+    if short_form:
+        return safe(short(label, 16) if label else origin[:8])
+    return safe(f"{label} ({origin})" if label else origin)
 
 
 def _where(cwd: str | None) -> str:

@@ -189,3 +189,38 @@ def episodes_by_ids(store: Store, ids: Sequence[str]) -> list[dict[str, Any]]:
             if t["memory_id"] in found:
                 found[t["memory_id"]]["tags"].append(t["tag"])
     return [found[i] for i in wanted if i in found]
+
+
+def with_provenance(store: Store, lessons: Sequence[dict[str, Any]], *,
+                    identity_dir: Any = None) -> list[dict[str, Any]]:
+    """`lessons`, each with where it came from, for the edges to show: `received` (True when
+    another memory sent it: it has an origin that is not this memory's own), `origin_label`
+    (the label the person gave that peer with `remem share trust --label`, or None) and
+    `corroborated_by` (the other memories that sent the same lesson: origin and label each)."""
+    from remem.engine.lessons import _sharing_origin
+
+    if not any(l.get("origin") for l in lessons):  # nothing received: no identity or peers to read
+        return [{**l, "received": False, "origin_label": None, "corroborated_by": []} for l in lessons]
+    ours = _sharing_origin(identity_dir)
+    labels = {r["origin"]: r["label"] for r in store.rows("SELECT origin, label FROM peers WHERE label IS NOT NULL")}
+    out = []
+    for lesson in lessons:
+        origin = lesson.get("origin")
+        received = bool(origin) and origin != ours
+        others = [o for o in dict.fromkeys(lesson.get("origins") or []) if o not in (origin, ours)] if received else []
+        out.append({**lesson, "received": received, "origin_label": labels.get(origin) if received else None,
+                    "corroborated_by": [{"origin": o, "label": labels.get(o)} for o in others]})
+    return out
+
+
+def for_agents(store: Store, lessons: Sequence[dict[str, Any]], *,
+               identity_dir: Any = None) -> list[dict[str, Any]]:
+    """The lessons of `lessons` an agent may read (with their provenance, `with_provenance`):
+    every lesson of this memory's own, in any status, and a lesson another memory sent only
+    while it is active (accepted by the person, or corroborated). A received lesson waiting for
+    a decision (candidate), quarantined (its words failed the safety checks: it may be a prompt
+    injection), rejected (vetoed) or revoked by its author is its author's words that nobody
+    here vouched for, so it is never handed to an agent; `remem share candidates` and
+    `remem lessons list` show them to the person."""
+    return [l for l in with_provenance(store, lessons, identity_dir=identity_dir)
+            if l["status"] == "active" or not l["received"]]

@@ -73,13 +73,35 @@ def _describe_decay(c: dict[str, Any]) -> str:
 
 
 def _describe_lessons(c: dict[str, Any]) -> str:
-    new, pending = int(c.get("new_episodes") or 0), int(c.get("pending") or 0)
-    made = _said([_n(c.get("created"), "new lesson") if c.get("created") else "",
-                  f"{_n(c.get('joined'), 'joined a lesson', 'joined lessons')}" if c.get("joined") else "",
-                  f"{pending} seen only once, waiting for a second sighting" if pending else ""],
-                 "nothing to learn")
+    """The lessons pass in words whose numbers add up: each new episode joined a lesson, went
+    into a new lesson (a new lesson holds one or more episodes) or waits for a second sighting.
+    `pending` counts every episode still waiting, those of earlier sleeps too, so how the new
+    ones not joined split between new lessons and waiting is said only as far as the counts tell it."""
+    new, joined = int(c.get("new_episodes") or 0), int(c.get("joined") or 0)
+    created, pending = int(c.get("created") or 0), int(c.get("pending") or 0)
+    waits = f"{pending} seen only once, waiting for a second sighting"
     if not new:
+        made = _said([_n(created, "new lesson") if created else "",
+                      _n(joined, "joined a lesson", "joined lessons") if joined else "",
+                      waits if pending else ""], "nothing to learn")
         return "no new corrections or errors" + (f"; {made}" if pending else "")
+    rest = max(new - joined, 0)  # the new episodes that did not join a lesson
+    # Each new lesson holds at least one new episode (the one that met its like), so at most
+    # rest - created of them wait; past that, the ones waiting are from earlier sleeps.
+    if created and pending and rest <= created:
+        of_rest = (f"{'the other ' if joined else ''}{rest} made {_n(created, 'new lesson')}; "
+                   f"{pending} from earlier sleeps still wait for a second sighting")
+    elif created and pending:
+        of_rest = f"{'the other ' if joined else ''}{rest} made {_n(created, 'new lesson')} or wait ({waits})"
+    elif created:
+        of_rest = f"{'the other ' if joined else ''}{rest} made {_n(created, 'new lesson')}"
+    elif pending:
+        earlier = pending - rest
+        of_rest = (f"{rest} seen only once, waiting for a second sighting"
+                   + (f" ({earlier} more from earlier sleeps wait too)" if earlier > 0 else ""))
+    else:
+        of_rest = ""
+    made = _said([_n(joined, "joined a lesson", "joined lessons") if joined else "", of_rest], "nothing to learn")
     return f"read {_n(new, 'new correction or error', 'new corrections and errors')}: {made}"
 
 
