@@ -148,6 +148,6 @@ def test_share_and_doctor_lines_escape_what_other_files_said(home: Path, cli: An
 
     monkeypatch.setattr(doctor, "diagnose", report)
     out = cli("doctor", "--no-run")
-    assert out.exit_code == 0, out.output
+    assert out.exit_code == 1, out.output  # it found a problem
     _no_controls(out.stdout, "doctor")
     assert out.stdout.count("\\x1b]0;owned") == 2

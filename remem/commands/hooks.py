@@ -14,9 +14,24 @@ def _rendered_summary(rendered: dict[str, Any], deleted: str, took: str) -> str:
     """One line for what --remove does in Claude Code's memory folders (the files are listed
     by --dry-run and --json)."""
     files, memory_md = len(rendered["files"]), len(rendered["memory_md"])
+    folders = len(rendered.get("folders") or ())
     parts = [f"{deleted} {files} lesson file{'s' * (files != 1)} sleep rendered"] * bool(files)
     parts += [f"{took} {memory_md} MEMORY.md"] * bool(memory_md)
-    return " and ".join(parts) + " in Claude Code's memory folders"
+    parts += [f"{deleted} {folders} empty memory folder{'s' * (folders != 1)} sleep made"] * bool(folders)
+    return " and ".join(parts) + " in Claude Code's projects folder"
+
+
+def _go_ahead(question: str) -> bool:
+    """Ask a yes/no question on the terminal, no by default. End of input (Ctrl-D) is a no,
+    as Enter is; Ctrl-C is left to the CLI, which says "interrupted" (exit 130). Click's
+    confirm turns both into "Aborted!" and exit 1, as if something had failed."""
+    print(f"{question} [y/N]: ", end="", flush=True)
+    try:
+        answer = input()
+    except EOFError:
+        print()  # the terminal's line ends where Ctrl-D left it
+        return False
+    return answer.strip().lower() in ("y", "yes")
 
 
 def register(app: typer.Typer) -> None:
@@ -72,7 +87,7 @@ def register(app: typer.Typer) -> None:
         notes = [e.note for e in edits if e.note]
         # --remove: the lesson files sleep rendered for this memory, and its lines of MEMORY.md.
         rendered = setup_mod.plan_unrender(agent or None) if remove else None
-        unrender = bool(rendered and (rendered["files"] or rendered["memory_md"]))
+        unrender = bool(rendered and (rendered["files"] or rendered["memory_md"] or rendered["folders"]))
         if not remove and not dry_run:
             setup_mod.ensure_log_folder()
         if not agent and not remove and not json_out and not setup_mod.found_agents():
@@ -97,6 +112,8 @@ def register(app: typer.Typer) -> None:
                     print(f"delete {path} (a lesson file sleep rendered)")
                 for change in rendered["memory_md"] if rendered else []:
                     sys.stdout.write(change["diff"])
+                for folder in rendered["folders"] if rendered else []:
+                    print(f"delete {folder} (a memory folder sleep made, empty once its files go)")
                 if not changed and not unrender:
                     # "wired already" only when every file was read and something was checked,
                     # and no note says a part is off (a disabled timer, a commented cron line).
@@ -122,7 +139,7 @@ def register(app: typer.Typer) -> None:
                 print(f"will {verb} {e.path} ({', '.join(e.what) or action})")
             if unrender:
                 print(f"will {_rendered_summary(rendered, 'delete', 'take remem out of')}")
-        if not yes and sys.stdin.isatty() and not json_out and not typer.confirm("Go ahead?"):
+        if not yes and sys.stdin.isatty() and not json_out and not _go_ahead("Go ahead?"):
             print("nothing changed")  # no is an answer, not an error
             return
         if changed and not setup_mod.keeps_records(remove):
@@ -148,7 +165,7 @@ def register(app: typer.Typer) -> None:
                     continue
                 where = f" (backup {d['backup']})" if d.get("backup") else ""
                 print(f"{d.get('action', 'done')}: {d['path']}{where}")
-            if unrendered and (unrendered["files"] or unrendered["memory_md"]):
+            if unrendered and (unrendered["files"] or unrendered["memory_md"] or unrendered["folders"]):
                 print(f"{_rendered_summary(unrendered, 'deleted', 'took remem out of')}; the next "
                       "`remem sleep` writes them again")
             for step in steps:
@@ -168,6 +185,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """What is wired where, whether each hook runs and how fast, the store's health, and fixes.
 
+        Exits 1 when it finds a problem (with --json too), as setup does with errors.
         Example: remem doctor --json
         """
         from remem.commands._out import require_memory
@@ -179,6 +197,8 @@ def register(app: typer.Typer) -> None:
         report = doctor_mod.diagnose(run_hooks=not no_run)
         if json_out:
             emit_json(report)
+            if report["problems"]:  # a script checking the exit status learns of them too
+                raise typer.Exit(1)
             return
         table("agents", ["agent", "found", "MCP", "hooks"],
               [(a["agent"], "yes" if a["found"] else "no", "yes" if a["mcp"] else "no",
@@ -201,8 +221,8 @@ def register(app: typer.Typer) -> None:
             print("\nproblems:")
             for p in report["problems"]:  # they quote config files and hook output: escaped
                 print(f"  - {safe(p['problem'])}\n      fix: {safe(p['fix'])}")
-        else:
-            print("\nno problems found")
+            raise typer.Exit(1)
+        print("\nno problems found")
 
     @app.command()
     def context(

@@ -40,7 +40,10 @@ def backup(store: Store, dest: Path | str | None = None, *, force: bool = False)
     """A consistent copy of the live database, taken while others keep writing.
 
     An existing file is replaced only when it is a remem database (an older backup) or empty,
-    or with `force`: `remem backup notes.txt` must not turn someone's notes into SQLite."""
+    or with `force`: `remem backup notes.txt` must not turn someone's notes into SQLite. A
+    file named in a folder that does not exist is refused (`need_folder`); only the backups
+    folder, and a folder named as one (ending in a separator), are made."""
+    named = dest is not None
     if dest is None:
         stamp = clock.now().strftime("%Y%m%d-%H%M%S")
         dest = paths.backups_dir() / f"memory-{stamp}.db"
@@ -53,10 +56,12 @@ def backup(store: Store, dest: Path | str | None = None, *, force: bool = False)
         dest.mkdir(parents=True, exist_ok=True)
     if dest.is_dir():
         dest = dest / f"memory-{clock.now().strftime('%Y%m%d-%H%M%S')}.db"
+    if named:
+        need_folder(dest)
     check_replaceable(dest, is_remem_database, "a remem backup", force=force)
     if dest.exists() and _same_file(dest, paths.db_path()):
         raise ValueError(f"{dest} is the live memory itself; name another file for the backup")
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)  # the backups folder, made on first use
     _copy(store.conn, dest, ".partial")
     return dest
 
@@ -66,6 +71,19 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.samefile(b)
     except OSError:
         return False
+
+
+def need_folder(path: Path) -> None:
+    """Refuse, in one line, a file to write in a folder that does not exist: a typo in the
+    path, most often, which must not quietly make folders no one asked for. A path that cannot
+    have that folder (a file where one of its folders should be) is named as such."""
+    folder = path.parent
+    if folder.is_dir():
+        return
+    there = next((p for p in (folder, *folder.parents) if os.path.lexists(p)), None)
+    if there is not None and not there.is_dir():
+        raise ValueError(f"cannot use {path} ({there} is a file, not a folder); check the path")
+    raise ValueError(f"no folder {folder}; create it first or name another file")
 
 
 def is_remem_database(path: Path) -> bool:

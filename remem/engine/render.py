@@ -52,6 +52,7 @@ from remem.engine.render_files import (
     _dump,
     _name_tag,
     _owned_files,
+    _owned_folders,
     _owned_names,
     _read_json,
     _written_record,
@@ -184,10 +185,12 @@ def render(
     prov = _provenance(store, shown)
     tag = memory_tag()
     new_files: dict[str, dict[str, Any]] = {}
+    made = _owned_folders()  # memory folders an earlier render made: unrender may remove them
     out = {"lessons": len(shown), "folders": len(per_folder), "written": 0, "removed": 0,
            "no_project_folder": homeless, "vetoed": len(new_vetoes), "vetoed_ids": new_vetoes}
     problems: list[str] = []
     for folder, lessons in sorted(per_folder.items()):
+        new_folder = not folder.is_dir()
         for lesson in lessons:
             path = folder / lesson_filename(lesson["id"], tag)
             try:
@@ -198,6 +201,8 @@ def render(
                 if not path.exists():
                     continue  # never recorded, so its absence is no veto
             new_files[str(path)] = {"lesson": lesson["id"]}
+        if new_folder and folder.is_dir():  # made by the first write above
+            made.add(folder)
     # Files we wrote before that are no longer wanted (merged, vetoed, revoked, or named as
     # before names carried the memory): remove them.
     for path_s in files:
@@ -240,7 +245,7 @@ def render(
         out["problems"] = problems[:20]
     # 4. Records, the wire file, the report.
     if not dry_run:
-        write_atomic(written_path(), _dump(_written_record(new_files)))
+        write_atomic(written_path(), _dump(_written_record(new_files, {f for f in made if f.is_dir()})))
         write_atomic(vetoed_path(), _dump(vetoed))
         jsonl = "".join(wire_line(l) + "\n" for l in sorted(shown, key=lambda l: (l["created"], l["id"])))
         write_atomic(paths.lessons_jsonl_path(), jsonl, through_links=True)
@@ -266,10 +271,14 @@ def unrender(*, dry_run: bool = False) -> dict[str, Any]:
     the next sleep writes them again. A listed file already gone (deleted by the person, a veto
     no sleep has taken yet) keeps its entry, so that veto still counts.
 
+    A memory folder render made (`_owned_folders`) that is empty once these go is removed too;
+    one that was there before, or holds anything else, stays, and so does one holding the place
+    of a listed file already gone (its veto counts only while the folder is there).
+
     Returns {"files": lesson files removed, "memory_md": [{"path", "before", "after"}] (after
-    None: the file is deleted), "problems": one line each}. A dry run writes nothing. A real run
-    holds the sleep lock, so a sleep never writes the files again meanwhile; RememError (naming
-    the fix) while another sleep runs."""
+    None: the file is deleted), "folders": empty memory folders removed, "problems": one line
+    each}. A dry run writes nothing. A real run holds the sleep lock, so a sleep never writes
+    the files again meanwhile; RememError (naming the fix) while another sleep runs."""
     if dry_run or not paths.home().is_dir():  # no home: no sleep to wait for, none to create
         return _unrender(dry_run=dry_run)
     from remem.engine.sleep import sleep_lock
@@ -280,6 +289,7 @@ def unrender(*, dry_run: bool = False) -> dict[str, Any]:
 
 def _unrender(*, dry_run: bool) -> dict[str, Any]:
     files = _owned_files()
+    made = _owned_folders()
     tag = memory_tag()
     root = _abs(paths.claude_projects_dir())
     folders = sorted(_abs(f) for f in root.glob("*/memory") if f.is_dir()) if root.is_dir() else []
@@ -289,12 +299,13 @@ def _unrender(*, dry_run: bool) -> dict[str, Any]:
         for path in folder.glob(f"remem-{tag}-*.md"):
             if _name_tag(path.name) == tag and (path.is_file() or path.is_symlink()):
                 doomed.add(path)
-    out: dict[str, Any] = {"files": [str(p) for p in sorted(doomed)], "memory_md": [], "problems": []}
+    out: dict[str, Any] = {"files": [str(p) for p in sorted(doomed)], "memory_md": [], "folders": [],
+                           "problems": []}
+    listed = {p for p in files if Path(p) in doomed}
+    left = {p: info for p, info in files.items() if p not in listed}  # written.json once they go
     if not dry_run:
-        listed = {p for p in files if Path(p) in doomed}
         if listed:  # first: a removed file that is still listed would read as a veto
-            write_atomic(written_path(), _dump(_written_record(
-                {p: info for p, info in files.items() if p not in listed})))
+            write_atomic(written_path(), _dump(_written_record(left, made)))
         kept: list[str] = []
         for path in sorted(doomed):
             try:
@@ -307,8 +318,8 @@ def _unrender(*, dry_run: bool) -> dict[str, Any]:
                 if str(path) in listed:
                     kept.append(str(path))
         if kept:  # still there: listed again, so the next render keeps track of it
-            write_atomic(written_path(), _dump(_written_record(
-                {p: info for p, info in files.items() if p not in listed or p in kept})))
+            left = {p: info for p, info in files.items() if p not in listed or p in kept}
+            write_atomic(written_path(), _dump(_written_record(left, made)))
     for folder in folders:
         change = _unrendered_memory_md(folder / "MEMORY.md", tag, owned_names.get(folder, set()), out)
         if change is None:
@@ -325,7 +336,34 @@ def _unrender(*, dry_run: bool) -> dict[str, Any]:
         except OSError as exc:
             out["problems"].append(f"cannot write {memory} ({exc.strerror or exc}); take remem's section "
                                    f"({BEGIN} … {END}) out by hand")
+    _remove_made_folders(made, left, out, dry_run=dry_run)
     return out
+
+
+def _remove_made_folders(made: set[Path], left: dict[str, dict[str, Any]], out: dict[str, Any],
+                         *, dry_run: bool) -> None:
+    """Remove the memory folders render made that unrender left empty (a dry run: that it would
+    leave empty), and let written.json forget them. A folder still holding a listed file's
+    place (a file the person deleted: a veto no sleep has taken yet) stays."""
+    waiting = {Path(p).parent for p in left}
+    gone = {Path(p) for p in out["files"]} | {Path(m["path"]) for m in out["memory_md"] if m["after"] is None}
+    removed: set[Path] = set()
+    for folder in sorted(made - waiting):
+        try:
+            if dry_run:
+                if all(folder / name in gone for name in os.listdir(folder)):
+                    out["folders"].append(str(folder))
+                continue
+            folder.rmdir()  # only ever an empty folder: anything in it keeps it
+        except FileNotFoundError:
+            removed.add(folder)  # gone already: nothing to remember
+            continue
+        except OSError:
+            continue  # not empty (or not ours to remove): it stays, and stays listed
+        removed.add(folder)
+        out["folders"].append(str(folder))
+    if removed and not dry_run:
+        write_atomic(written_path(), _dump(_written_record(left, made - removed)))
 
 
 def _unrendered_memory_md(memory: Path, tag: str, owned: set[str],

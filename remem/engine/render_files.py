@@ -97,23 +97,50 @@ def _owned_files() -> dict[str, dict[str, Any]]:
     files = record.get("files")
     if not isinstance(files, dict):
         return {}
-    owner = record.get("home")
-    # A list whose memory is gone (the home was moved here, not copied) is this memory's.
-    mine = (owner is None or owner == _memory_id()
-            or not (isinstance(owner, str) and (Path(owner) / "memory.db").exists()))
-    home, root = _abs(paths.home()), _abs(paths.claude_projects_dir())
+    mine, root = _is_mine(record), _abs(paths.claude_projects_dir())
     out: dict[str, dict[str, Any]] = {}
     for key, info in files.items():
-        if not isinstance(info, dict) or not isinstance(key, str) or not key:
+        if not isinstance(info, dict):
             continue
-        if Path(key).is_absolute():
-            if not mine:
-                continue
-            path = _abs(key)
-        else:
-            path = _abs(home / key)
-        if _rendered_here(path, info.get("lesson"), root):
+        path = _entry_path(key, mine)
+        if path is not None and _rendered_here(path, info.get("lesson"), root):
             out[str(path)] = info
+    return out
+
+
+def _is_mine(record: dict[str, Any]) -> bool:
+    """Whether written.json's absolute entries are this memory's (`_owned_files`, rule 2)."""
+    owner = record.get("home")
+    # A list whose memory is gone (the home was moved here, not copied) is this memory's.
+    return (owner is None or owner == _memory_id()
+            or not (isinstance(owner, str) and (Path(owner) / "memory.db").exists()))
+
+
+def _entry_path(key: Any, mine: bool) -> Path | None:
+    """A written.json entry as an absolute path: relative ones are inside the home; absolute
+    ones count only in this memory's own list (None otherwise, or for no path at all)."""
+    if not isinstance(key, str) or not key:
+        return None
+    if Path(key).is_absolute():
+        return _abs(key) if mine else None
+    return _abs(_abs(paths.home()) / key)
+
+
+def _owned_folders() -> set[Path]:
+    """The project memory folders (`<claude projects>/<project>/memory`) this memory's render
+    made, as written.json's `folders` lists them (by the rules of `_owned_files`). Only these
+    may be removed by `unrender`, and only when empty: a folder that was there before render
+    wrote into it, or that holds anything else, stays."""
+    record = _read_json(written_path(), {})
+    folders = record.get("folders")
+    if not isinstance(folders, list):
+        return set()
+    mine, root = _is_mine(record), _abs(paths.claude_projects_dir())
+    out: set[Path] = set()
+    for key in folders:
+        path = _entry_path(key, mine)
+        if path is not None and path.name == "memory" and path.parent.parent == root:
+            out.add(path)
     return out
 
 
@@ -125,14 +152,20 @@ def _owned_names(files: dict[str, dict[str, Any]]) -> dict[Path, set[str]]:
     return names
 
 
-def _written_record(files: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """written.json's content: the owner, and each file relative to the home when inside it."""
+def _written_record(files: dict[str, dict[str, Any]], folders: set[Path] | None = None) -> dict[str, Any]:
+    """written.json's content: the owner, each file, and the memory folders render made
+    (`_owned_folders`; left out when none), relative to the home when inside it."""
     home = _abs(paths.home())
-    listed: dict[str, dict[str, Any]] = {}
-    for path_s, info in files.items():
+
+    def key(path_s: str | Path) -> str:
         path = _abs(path_s)
         try:
-            listed[path.relative_to(home).as_posix()] = info
+            return path.relative_to(home).as_posix()
         except ValueError:
-            listed[str(path)] = info
-    return {"version": WRITTEN_VERSION, "home": _memory_id(), "files": listed}
+            return str(path)
+
+    record: dict[str, Any] = {"version": WRITTEN_VERSION, "home": _memory_id(),
+                              "files": {key(path_s): info for path_s, info in files.items()}}
+    if folders:
+        record["folders"] = sorted(key(f) for f in folders)
+    return record

@@ -4,17 +4,19 @@ Plan first, then apply: `plan()` reads each config file and computes the text re
 there (nothing is written), `apply()` writes what changed, each file backed up first, and
 records in $REMEM_HOME/setup.json what it wrote. `plan(remove=True)` restores a file byte for
 byte from its backup when nothing else changed it since; otherwise it takes out only remem's
-entries. A file that is not valid JSON is reported and left untouched (VS Code's mcp.json may
-hold comments: it is edited as text, so they stay). A config that is a symlink is written
-through the link, which stays. TOML (Codex's config.toml) is edited through a callback the
-caller passes (`toml_editor`), so the engine never imports tomlkit.
+entries. A file that is not valid JSON is reported and left untouched (VS Code's mcp.json and
+Gemini CLI's settings.json may hold comments: they are edited as text, so the comments stay).
+A config that is a symlink is written through the link, which stays. TOML (Codex's
+config.toml) is edited through a callback the caller passes (`toml_editor`), so the engine
+never imports tomlkit.
 
 The JSON edits live in setup_json.py, the nightly schedule in schedule.py, and what both
 share (the Edit, reading and backing up a file, remem's command line) in setup_edit.py.
 
 `--remove` also takes out what sleep rendered into Claude Code's memory folders for this
-memory (its lesson files, its lines of each MEMORY.md): `plan_unrender()` says what,
-`apply_unrender()` does it, both through render.unrender, which owns those files.
+memory (its lesson files, its lines of each MEMORY.md, a memory folder it made and left
+empty): `plan_unrender()` says what, `apply_unrender()` does it, both through
+render.unrender, which owns those files.
 """
 
 from __future__ import annotations
@@ -109,7 +111,9 @@ def _agent_edits(agent: str, remove: bool, toml_editor: TomlEditor | None,
     if agent == "gemini":
         def both(d: dict[str, Any]) -> list[str]:
             return mcp("mcpServers")(d) + hooks(gemini_hooks)(d)
-        return [json_edit(agent, paths.gemini_settings(), both)]
+        # Gemini CLI strips // and /* */ comments when it reads settings.json: edited as
+        # VS Code's mcp.json is, as text, so the person's comments stay.
+        return [json_edit(agent, paths.gemini_settings(), both, jsonc=True)]
     if agent == "cursor":
         return [json_edit(agent, paths.cursor_mcp_config(), mcp("mcpServers")),
                 json_edit(agent, paths.cursor_hooks(),
@@ -403,9 +407,10 @@ def removes_rendered(agents: list[str] | None) -> bool:
 
 def plan_unrender(agents: list[str] | None) -> dict[str, Any]:
     """What --remove takes out of Claude Code's memory folders for this memory: the lesson files
-    sleep rendered, and MEMORY.md changes with their diffs. Nothing is written."""
+    sleep rendered, MEMORY.md changes with their diffs, and the memory folders sleep made that
+    are left empty. Nothing is written."""
     if not removes_rendered(agents):
-        return {"files": [], "memory_md": [], "problems": []}
+        return {"files": [], "memory_md": [], "folders": [], "problems": []}
     from remem.engine import render
 
     return _unrender_report(render.unrender(dry_run=True), diff=True)
@@ -415,14 +420,14 @@ def apply_unrender(agents: list[str] | None) -> dict[str, Any]:
     """Take them out (render.unrender): written.json forgets the removed files first, so the
     next sleep takes none of them as a veto and renders them again."""
     if not removes_rendered(agents):
-        return {"files": [], "memory_md": [], "problems": []}
+        return {"files": [], "memory_md": [], "folders": [], "problems": []}
     from remem.engine import render
     from remem.errors import RememError
 
     try:
         return _unrender_report(render.unrender(), diff=False)
     except (RememError, OSError) as exc:  # a sleep running now, or written.json not writable
-        return {"files": [], "memory_md": [], "problems": [
+        return {"files": [], "memory_md": [], "folders": [], "problems": [
             f"{exc}; then run `remem setup --remove` again to take out the lesson files sleep rendered"]}
 
 
@@ -433,7 +438,8 @@ def _unrender_report(result: dict[str, Any], *, diff: bool) -> dict[str, Any]:
         if diff:
             entry["diff"] = Edit("claude-code", change["path"], change["before"], change["after"]).diff()
         changes.append(entry)
-    return {"files": result["files"], "memory_md": changes, "problems": result["problems"]}
+    return {"files": result["files"], "memory_md": changes, "folders": result["folders"],
+            "problems": result["problems"]}
 
 
 # --------------------------------------------------------------------------- status (doctor)

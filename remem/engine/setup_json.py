@@ -44,7 +44,7 @@ def _dump(data: Any, like: str | None) -> str:
     return out
 
 
-# --------------------------------------------------------------------------- JSONC (VS Code)
+# --------------------------------------------------------------------------- JSONC (VS Code, Gemini CLI)
 
 # One token at a time from the start, so `//` inside a string stays in its string.
 _TOKEN = re.compile(r'[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"/]+', re.DOTALL)
@@ -65,7 +65,8 @@ def _tokens(text: str) -> list[tuple[int, int, str]]:
 
 
 def parse_jsonc(text: str) -> Any:
-    """JSON with // and /* */ comments and trailing commas, as VS Code reads its mcp.json."""
+    """JSON with // and /* */ comments and trailing commas, as VS Code reads its mcp.json (and
+    Gemini CLI its settings.json, comments stripped)."""
     toks = [t[2] for t in _tokens(text)]
     return json.loads(" ".join(t for i, t in enumerate(toks)
                                if not (t == "," and i + 1 < len(toks) and toks[i + 1] in ("}", "]"))))
@@ -169,8 +170,8 @@ def json_edit(target: str, path: Path, change: Callable[[dict[str, Any]], list[s
               *, jsonc: bool = False) -> Edit:
     """Apply change(data) -> summary to a JSON file; unchanged data keeps the text as it is.
 
-    jsonc: the file may hold comments and trailing commas (VS Code's); such a file is edited
-    as text, member by member, so the comments stay."""
+    jsonc: the file may hold comments and trailing commas (VS Code's mcp.json, Gemini CLI's
+    settings.json); such a file is edited as text, member by member, so the comments stay."""
     try:
         before = read_config(path)
     except UnicodeDecodeError as exc:
