@@ -262,7 +262,7 @@ def test_a_broken_config_stops_commands_in_one_line_and_doctor_names_it(home) ->
     (home / "config.toml").write_text("[recall\nk = = 3\n")
     one_line_error(run_remem("status"), "config.toml", "not valid TOML")
     doctor = run_remem("doctor", "--no-run", "--json")
-    assert doctor.returncode == 0, doctor.stderr
+    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr, doctor.stderr  # a problem found
     assert any("config.toml" in p["problem"] for p in doctor.json()["problems"])
 
 
@@ -297,7 +297,10 @@ def test_ingest_with_no_sessions_anywhere_says_where_it_looked() -> None:
 
 def test_a_share_folder_that_is_missing_or_a_file_is_named(tmp_path) -> None:
     one_line_error(run_remem("share", "sync"), "no share folder", "remem config set share.folder")
-    one_line_error(run_remem("share", "sync", "--folder", str(tmp_path / "gone")), "does not exist")
+    # A missing folder whose parent is there is made (a sync tool's folder); one further down
+    # a path that is not there is named, against the option that gave it.
+    one_line_error(run_remem("share", "sync", "--folder", str(tmp_path / "gone" / "deeper")),
+                   "does not exist", "--folder")
     afile = tmp_path / "afile"
     afile.write_text("")
     one_line_error(run_remem("share", "sync", "--folder", str(afile)), "is a file, not a folder")

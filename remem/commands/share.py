@@ -85,7 +85,7 @@ def register(app: typer.Typer) -> None:
         """
         from remem.engine import share
 
-        root = share.resolve_folder(folder)
+        root = share.resolve_folder(folder, create=True)
         with open_store() as store:
             rep = share.export_lessons(store, root)
         if json_out:
@@ -126,8 +126,11 @@ def register(app: typer.Typer) -> None:
         """
         from remem.engine import share
 
+        # Made when missing and its parent is there (the sync tool's folder): the quick start
+        # sets share.folder to ~/Sync/remem and syncs.
+        root = share.resolve_folder(folder, create=True)
         with open_store() as store:
-            out = share.sync(store, folder)
+            out = share.sync(store, root)
         if json_out:
             emit_json(out)
             return
@@ -146,9 +149,12 @@ def register(app: typer.Typer) -> None:
             print("  " + ", ".join(changes))
 
     @share_app.command("trust")
-    def trust(origin: str = typer.Argument(..., help="An origin id (16 hex digits, or a unique prefix)."),
+    def trust(origin: str = typer.Argument(..., help="An origin id, all 16 hex digits (`remem share peers` "
+                                           "lists them)."),
               off: bool = typer.Option(False, "--off", help="Stop trusting it."),
-              forget: bool = typer.Option(False, "--forget", help="Forget its pinned key (after a genuine key change)."),
+              forget: bool = typer.Option(
+                  False, "--forget", help="Stop trusting it and drop its pinned key (pinned again, "
+                  "untrusted, at the next sync). A peer's new key is a new origin id: trust that one."),
               label: Optional[str] = typer.Option(
                   None, "--label", help="Name it (\"laptop\", \"Ana\"), shown where peers are listed; "
                   "on an origin already trusted only the name changes; \"\" clears it."),
@@ -156,16 +162,19 @@ def register(app: typer.Typer) -> None:
                   False, "--force", help="Trust an origin id not seen yet (ahead of its first sync); "
                   "without it an unknown id is refused, so a typo cannot trust a peer that does not exist."),
               json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-        """Trust an origin seen in the share folder (`remem share peers` lists them): its
-        lessons can then be activated by corroboration.
+        """Trust an origin seen in the share folder (`remem share peers` lists them; check the
+        id with `remem share keys` on that machine): its lessons can then be activated by
+        corroboration. It takes the full 16-digit id: a prefix is refused, naming what it matches.
 
         Example: remem share trust 3f9a0c1d2e4b5a69 --label laptop
         """
         from remem.engine import share
+        from remem.engine.share_choices import full_origin
 
         if forget and force:
             raise ValueError("--force is for trusting an origin not seen yet, not with --forget")
         with open_store() as store:
+            origin = full_origin(store, origin)
             rep = (share.forget_peer(store, origin, label=label) if forget
                    else share.trust(store, origin, not off, label=label, force=force))
         if json_out:
@@ -218,8 +227,8 @@ def register(app: typer.Typer) -> None:
         if not rows:
             print("no candidates")
             return
-        # Four columns, so the lesson gets the width in an 80-column terminal; an origin is named
-        # by the prefix `share trust` takes.
+        # Four columns, so the lesson gets the width in an 80-column terminal; an origin is shown
+        # by its first 8 digits (`share trust` refuses a prefix, naming the full ids it matches).
         table("candidates", ["id", "from", "lesson", "checks"], [
             (r["id"], r["origin"][:8] + (f" {r['origin_label']}" if r.get("origin_label") else ""),
              short(r["text"], 60),
@@ -236,6 +245,7 @@ def register(app: typer.Typer) -> None:
                 print(f"{safe(r['id'])} waits: {safe(r['waits'])}; "
                       f"`remem share accept {safe(r['id'])} --project DIR` takes it for a folder of yours")
         print("next: remem share accept ID · remem share reject ID · remem share trust ORIGIN")
+        print("      (ORIGIN: the full 16-digit id `remem share peers` lists)")
 
     @share_app.command("accept")
     def accept(lesson_id: str = typer.Argument(..., help="A candidate's id."),
@@ -262,7 +272,10 @@ def register(app: typer.Typer) -> None:
         print(f"accepted {safe(done['id'])}{scope}: {short(done['text'])}")
 
     @share_app.command("reject")
-    def reject(lesson_id: str = typer.Argument(..., help="A received lesson's id."),
+    def reject(lesson_id: Optional[str] = typer.Argument(None, help="A received lesson's id."),
+               origin: Optional[str] = typer.Option(
+                   None, "--origin", help="Reject every lesson still waiting (candidate or quarantined) "
+                   "that this origin (its full id) sent, instead of one id."),
                folder: Optional[str] = typer.Option(None, "--folder", help=FOLDER_HELP),
                json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
         """Refuse a received lesson; the same lesson never comes back (and our confirmation
@@ -272,6 +285,13 @@ def register(app: typer.Typer) -> None:
         """
         from remem.engine import share
 
+        if (lesson_id is None) == (origin is None):
+            raise RememError("give one lesson id, or --origin ORIGIN for all its waiting lessons "
+                             "(`remem share candidates` lists both)")
+        if origin is not None:
+            _reject_origin(origin, json_out)
+            return
+        assert lesson_id is not None
         with open_store() as store, _candidate_ids(lesson_id):
             done = share.reject(store, lesson_id, folder=folder)
         if json_out:
@@ -298,6 +318,19 @@ def register(app: typer.Typer) -> None:
             emit_json(done)
             return
         print(f"revoked {safe(done['id'])}; receivers retire it on their next sync ({done['revocation']})")
+
+
+def _reject_origin(given: str, json_out: bool) -> None:
+    """`reject --origin`: every lesson the origin sent that still waits for a decision."""
+    from remem.engine.share_choices import reject_origin
+
+    with open_store() as store:
+        origin, done = reject_origin(store, given)
+    if json_out:
+        emit_json({"origin": origin, "rejected": done})
+        return
+    print(f"rejected {len(done)} waiting lesson(s) from {origin}; none of them comes back "
+          "(what it sends later arrives as new candidates: docs/SHARING.md says how to stop reading it)")
 
 
 @contextmanager

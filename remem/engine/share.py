@@ -30,12 +30,18 @@ Rules (docs/PROTOCOL.md, Sharing):
   lesson's `origins` (a withdrawn confirmation stops counting); what no longer has the trusted
   origins it needs goes back to candidate (demote). A confirmation that goes leaves a signed
   withdrawal (withdrawn/<hash>.json) that outranks any older copy of it put back.
-- A temp file or a file that is not JSON, unchanged for 15 minutes, is no write in progress: it
-  holds no withdrawal back, and its owner's next export removes it.
+- A temp file or a file that is not JSON, unchanged for 15 minutes (or dated more than that
+  ahead of our clock), is no write in progress: it holds no withdrawal back, and its owner's
+  next export removes it. One that may be a write in progress is listed as `held_back`.
+- A document file must be the canonical encoding of its document (share_sign.file_bytes), no
+  key twice; anything else is refused with the reason.
 - A revocation from a trusted origin that vouched for a received lesson retires it (status
   revoked), and so does one from its author when no other trusted origin vouches for it.
   Anyone else revoking, and anyone revoking one of our own lessons, only leaves its `origins`
-  (an untrusted author leaving hands authorship to a trusted voucher).
+  (an untrusted author leaving hands authorship to a trusted voucher). What an untrusted author
+  retires comes back as a candidate when a trusted origin publishes it.
+- A received lesson's author is its first trusted publisher: an untrusted one that published
+  first hands authorship (and the project) to the first trusted origin that publishes it.
 - A lesson of a project carries the project's folder name (never a path); a receiver binds it
   to its one project of that name (projects.resolve_project). Until it can, the lesson holds
   the name alone as its `cwd`, applies nowhere (lessons.unbound_project) and is never
@@ -95,6 +101,7 @@ def summarise(out: dict[str, Any]) -> dict[str, int]:
         "exported": len(exp.get("exported", [])), "withheld": len(exp.get("withheld", [])),
         "received": len(rec.get("received", [])), "quarantined": len(rec.get("quarantined", [])),
         "rejected": len(rec.get("rejected", [])), "incomplete": len(rec.get("incomplete", [])),
+        "held_back": len(rec.get("held_back", [])),
         "activated": len(rec.get("activated", [])), "corroborated": len(rec.get("corroborated", [])),
         "confirmed_ours": len(rec.get("confirmed_ours", [])), "revoked": len(rec.get("revoked", [])),
         "withdrawn": len(rec.get("withdrawn", [])), "folded": len(rec.get("folded", [])),

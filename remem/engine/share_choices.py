@@ -341,6 +341,44 @@ def candidates(store: Store, *, include_quarantined: bool = True, identity_dir: 
     return out
 
 
+def full_origin(store: Store, given: str, *, identity_dir: Path | str | None = None) -> str:
+    """The origin id the person's `trust` and `reject --origin` act on: all 16 hex digits, never
+    this memory's own. A prefix is refused, naming the full ids it matches: four digits are
+    minted in a second, so the one origin seen with them may be anyone's. What is no hex at
+    all, or matches nothing, is returned for `_peer_id` to refuse in its own words."""
+    origin = given.strip().lower()
+    ours = _our_origin(identity_dir)
+    hex_digits = bool(origin) and all(ch in "0123456789abcdef" for ch in origin)
+    others = _known_origins(store) - {ours}
+    if ours and hex_digits and ours.startswith(origin) and (
+            len(origin) == 16 or (len(origin) >= 4 and not any(o.startswith(origin) for o in others))):
+        raise ShareError(f"{ours} is this memory's own origin (`remem share keys`); trust and "
+                         "reject are for other memories' origins")
+    if not hex_digits or len(origin) >= 16:
+        return origin
+    matches = sorted(o for o in others if o.startswith(origin))
+    if not matches:
+        return origin
+    labels = {p["origin"]: p.get("label") for p in peers(store)}
+    named = [f"{o} ({labels[o]})" if labels.get(o) else o for o in matches]
+    shown = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+    raise ShareError(f"give the full 16-digit origin id, not {origin!r} (a few digits are easily "
+                     f"forged): it matches {shown}; compare with `remem share keys` on that machine")
+
+
+def reject_origin(store: Store, given: str, *,
+                  identity_dir: Path | str | None = None) -> tuple[str, list[str]]:
+    """Every lesson an origin (its full id) sent that still waits for a decision (candidate or
+    quarantined), vetoed as `reject` vetoes one: a flood of files from anyone who writes the
+    folder is refused in one step. A waiting lesson holds no confirmation of ours, so the
+    folder is not touched. Lessons it sends later still arrive as candidates. Returns the
+    origin and the ids rejected."""
+    origin = _peer_id(store, full_origin(store, given, identity_dir=identity_dir))
+    waiting = [r["id"] for r in list_lessons(store, statuses=("candidate", "quarantined"))
+               if r["origin"] == origin]
+    return origin, [reject(store, lesson_id, identity_dir=identity_dir)["id"] for lesson_id in waiting]
+
+
 def peers(store: Store) -> list[dict[str, Any]]:
     """Every origin seen or trusted (with its label, if the person named it), with how many of its lessons are held in each status."""
     out = []

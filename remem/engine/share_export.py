@@ -184,6 +184,22 @@ def _keep_only_ours(root: Path, ident: Identity, sub: str, problems: list[dict[s
     return [os.path.relpath(directory / f"{h}.json", root) for h in removed] + gone
 
 
+READ_ONLY = ("cannot write to {place}: the folder is read-only for you; fix its permissions, "
+             "or use `remem share receive` to only read")
+
+
+def _check_writable(root: Path, origin: str) -> None:
+    """ShareError when the places our files go cannot be written (a read-only mount, a folder
+    of another user's): every write would fail, and a sync that wrote none of its own must not
+    pass for one that did. Our <origin>/ folder and its lessons/ and confirm/ when there, else
+    the share folder, where it would be made. Links are left to own_folder, which refuses them."""
+    own = root / origin
+    places = [p for p in (own, own / "lessons", own / "confirm") if p.is_dir() and not p.is_symlink()]
+    for place in places or [root]:
+        if not os.access(place, os.W_OK | os.X_OK):
+            raise ShareError(READ_ONLY.format(place=place))
+
+
 def export_lessons(store: Store, folder: str | Path, *, identity_dir: Path | str | None = None,
                    cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write our shareable lessons, one signed file each, and our key.pub; drop stale files."""
@@ -196,6 +212,7 @@ def _export(store: Store, folder: str | Path, identity_dir: Path | str | None,
     min_strength = float(_cfg(cfg)["min_strength"])
     ident = identity(identity_dir)
     root = _root(folder)
+    _check_writable(root, ident.origin)
     lessons_dir = own_folder(root, ident.origin, "lessons")
     # Made even empty: a receiver takes an origin's folder as read whole (and so a confirmation
     # missing from it as withdrawn) only when lessons/ and confirm/ are both there.

@@ -12,6 +12,7 @@ checked with fstat before a byte is read.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from remem.engine.files import write_atomic
-from remem.engine.share_sign import ShareError, parse_public_line
+from remem.engine.share_sign import ShareError, file_bytes, parse_public_line
 
 ORIGIN_RE = re.compile(r"^[0-9a-f]{16}$")
 HASH_RE = re.compile(r"^[0-9a-f]{32}$")
@@ -32,7 +33,9 @@ DOC_TYPES = {"lessons": "lesson", "confirm": "confirm", "revoked": "revoke", "wi
 # Every export makes these two, even empty; without one, a folder is not read whole.
 REQUIRED = ("lessons", "confirm")
 # A temp file or a file that is not JSON yet, unchanged this long, is no write in progress:
-# Syncthing renames a finished file at once, and documents are a few hundred bytes.
+# Syncthing renames a finished file at once, and documents are a few hundred bytes. Nor is one
+# dated more than this ahead of our clock: no write in progress sets that, and anyone who
+# writes the folder could otherwise hold an origin's withdrawals back for years.
 LEFT_OVER_SECONDS = 15 * 60
 LEFT_OVER = ("a sync tool's temp file unchanged for over 15 minutes (left over from a sync that "
              "did not finish): not read, and no longer taken for a write in progress; its owner's "
@@ -42,6 +45,10 @@ STALE_NOT_JSON = ("not JSON, and unchanged for over 15 minutes, so no half-synce
 UNEXPECTED = "refused: unexpected file name"
 UNEXPECTED_LEFT_OVER = (UNEXPECTED + ", unchanged for over 15 minutes (a sync tool's copy?): it holds "
                         "nothing back; its owner's next `remem share sync` removes it (or delete it)")
+IN_PROGRESS = ("a sync tool's temp file, a write in progress: this origin's withdrawals wait until it "
+               "goes (or is unchanged for 15 minutes)")
+NOT_CANONICAL = ("refused: not the canonical encoding remem writes (keys sorted, no spaces, no floats, "
+                 "one newline at the end; docs/PROTOCOL.md)")
 KEY_FILE = "key.pub"
 MAX_KEY_BYTES = 512
 MAX_OWN_BYTES = 65536  # our own documents are a few hundred bytes; anything bigger was planted
@@ -80,6 +87,9 @@ class Scan:
     # withdrawn, whatever else the folder says. Per sub-folder (never withdrawn/): a signed
     # withdrawal outranks whatever in confirm/ does not verify (share_receive).
     unsure_in: dict[str, set[str]] = field(default_factory=dict)
+    # Temp files taken for a write in progress: each holds back withdrawals (its hash, or the
+    # whole folder's), so the receive report names them.
+    held_back: list[Problem] = field(default_factory=list)
 
 
 def _is_temp(name: str) -> bool:
@@ -100,12 +110,14 @@ def _in_flight(name: str) -> bool:
 
 def _left_over(entry: os.DirEntry[str]) -> bool:
     """Whether a file has not changed for LEFT_OVER_SECONDS, by the file system's clock (its
-    mtime was set by that clock, not by remem's, which tests and REMEM_NOW may set); False
-    when it cannot be told."""
+    mtime was set by that clock, not by remem's, which tests and REMEM_NOW may set), or is
+    dated more than that ahead of it (no write in progress is; a planted date would otherwise
+    hold withdrawals back for as long as it says); False when it cannot be told."""
     try:
-        return time.time() - entry.stat(follow_symlinks=False).st_mtime > LEFT_OVER_SECONDS
+        age = time.time() - entry.stat(follow_symlinks=False).st_mtime
     except OSError:
         return False
+    return abs(age) > LEFT_OVER_SECONDS
 
 
 def hash_in(name: str) -> str | None:
@@ -144,8 +156,9 @@ def _inside(root: Path, path: Path) -> bool:
         return False
 
 
-def read_capped(root: Path, path: Path, cap: int) -> bytes:
-    """The bytes of a regular file inside root, at most cap; ShareError with the reason."""
+def read_capped(root: Path, path: Path, cap: int, cap_name: str = "share.max_file_bytes") -> bytes:
+    """The bytes of a regular file inside root, at most cap; ShareError with the reason.
+    cap_name: what sets the cap, named in the reason (the setting, or a fixed cap's file)."""
     if not _inside(root, path.parent) or path.is_symlink():
         raise ShareError("refused: a link or a path outside the share folder")
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -158,7 +171,7 @@ def read_capped(root: Path, path: Path, cap: int) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise ShareError("refused: not a regular file")
         if info.st_size > cap:
-            raise ShareError(f"too large ({info.st_size} bytes; the cap is {cap}, share.max_file_bytes)")
+            raise ShareError(f"too large ({info.st_size} bytes; the cap is {cap}, {cap_name})")
         chunks, total = [], 0
         while total <= cap:
             chunk = os.read(fd, min(65536, cap + 1 - total))
@@ -167,7 +180,7 @@ def read_capped(root: Path, path: Path, cap: int) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
         if total > cap:  # grew while we read
-            raise ShareError(f"too large (more than {cap} bytes, share.max_file_bytes)")
+            raise ShareError(f"too large (more than {cap} bytes, {cap_name})")
         return b"".join(chunks)
     finally:
         os.close(fd)
@@ -198,6 +211,10 @@ def own_folder(root: Path, origin: str, sub: str | None = None, *, make: bool = 
         try:
             part.mkdir(exist_ok=True)
         except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise ShareError(f"cannot make the folder {part} ({exc.strerror}): the folder is "
+                                 "read-only for you; fix its permissions, or use `remem share "
+                                 "receive` to only read") from None
             raise ShareError(f"cannot make the folder {part} ({exc.strerror}); "
                              "remove what is in its place, then sync again") from None
     return path / sub if sub else path
@@ -292,9 +309,28 @@ def sweep_left_over(root: Path, directory: Path) -> list[str]:
     return removed
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members, refusing a key given twice: readers disagree on which counts (Python
+    keeps the last, a person or another parser may read the first), and the signature covers
+    only one of them."""
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:
+            raise _DuplicateKey(key)
+        doc[key] = value
+    return doc
+
+
 def _load_json(data: bytes) -> dict[str, Any]:
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = json.loads(data.decode("utf-8"), object_pairs_hook=_unique_members)
+    except _DuplicateKey as exc:
+        raise ShareError(f"refused: the key {str(exc)[:40]!r} is in the file twice (a decoy "
+                         "for whoever reads the first one)") from None
     except (UnicodeDecodeError, json.JSONDecodeError):  # cut short, mid-character or mid-value
         raise ShareError(INCOMPLETE) from None
     except RecursionError:
@@ -306,9 +342,29 @@ def _load_json(data: bytes) -> dict[str, Any]:
     return doc
 
 
+def _canonical(data: bytes, doc: dict[str, Any]) -> None:
+    """ShareError unless data is the canonical encoding of doc that writers put on disk
+    (share_sign.file_bytes): the file is the document, byte for byte, so what a person, a diff
+    or another parser reads in it is what was signed. A file that is that but for its last
+    newline is half-synced (read again next time)."""
+    try:
+        expected = file_bytes(doc)
+    except (TypeError, ValueError, RecursionError):  # a float, NaN: no canonical encoding at all
+        raise ShareError(NOT_CANONICAL) from None
+    if data == expected:
+        return
+    if data == expected[:-1]:
+        raise ShareError(INCOMPLETE)
+    raise ShareError(NOT_CANONICAL)
+
+
 def read_doc(root: Path, path: Path, cap: int) -> dict[str, Any]:
-    """A JSON object from a capped, link-free read (read_capped); ShareError with the reason."""
-    return _load_json(read_capped(root, path, cap))
+    """A JSON object from a capped, link-free read (read_capped), in the canonical encoding
+    (no key twice); ShareError with the reason."""
+    data = read_capped(root, path, cap)
+    doc = _load_json(data)
+    _canonical(data, doc)
+    return doc
 
 
 def scan_origin(root: Path, origin: str, cap: int) -> Scan:
@@ -321,7 +377,7 @@ def scan_origin(root: Path, origin: str, cap: int) -> Scan:
         return scan
     key_path = base / KEY_FILE
     try:
-        scan.key_raw = parse_public_line(read_capped(root, key_path, MAX_KEY_BYTES))
+        scan.key_raw = parse_public_line(read_capped(root, key_path, MAX_KEY_BYTES, "fixed for key.pub"))
     except ShareError as exc:
         if key_path.exists() or key_path.is_symlink():
             scan.rejected.append(Problem(rel(key_path), str(exc)))
@@ -361,6 +417,7 @@ def scan_origin(root: Path, origin: str, cap: int) -> Scan:
                     unsure.add(named)
                 else:
                     scan.settled = False  # being written, and we cannot tell which document
+                scan.held_back.append(Problem(rel(path), IN_PROGRESS))
                 continue
             parsed = parse_name(entry.name)
             if parsed is None:

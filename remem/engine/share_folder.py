@@ -23,17 +23,36 @@ def _cfg(cfg: dict[str, Any] | None) -> dict[str, Any]:
     return cfg["share"]
 
 
-def resolve_folder(folder: str | Path | None = None, cfg: dict[str, Any] | None = None) -> Path:
-    """The share folder from the argument or config share.folder; ShareError naming the fix."""
+def resolve_folder(folder: str | Path | None = None, cfg: dict[str, Any] | None = None, *,
+                   create: bool = False) -> Path:
+    """The share folder from the argument or config share.folder; ShareError naming the fix
+    (`--folder` when the folder was named, the config key when it came from there).
+
+    create: make the folder when it is missing and its parent is a folder (a sync tool's
+    folder, `~/Sync`, holding the `remem` one the quick start names); a writer's choice
+    (sync, export), never a reader's: reading a folder that is not there finds nothing."""
     chosen = str(folder) if folder else str(_cfg(cfg).get("folder") or "")
     if not chosen:
         raise ShareError("no share folder: pass --folder PATH, or set one with "
                          "`remem config set share.folder PATH`")
     path = Path(chosen).expanduser()
+    fix = "pass another --folder" if folder else "fix `remem config set share.folder PATH`"
+    if create and not path.exists() and not path.is_symlink() and path.parent.is_dir():
+        try:
+            path.mkdir()
+        except FileExistsError:  # made in the meantime (another sync): checked below
+            pass
+        except OSError as exc:
+            raise ShareError(f"cannot make the share folder {path} ({exc.strerror}); create it "
+                             f"yourself or {fix}") from None
     if not path.is_dir():
-        what = "is a file, not a folder" if path.exists() else "does not exist"
-        raise ShareError(f"share folder {path} {what}; create it or fix "
-                         "`remem config set share.folder PATH`")
+        if path.exists():
+            what = "is a file, not a folder"
+        elif create:
+            what = f"does not exist, and {path.parent} is no folder to make it in"
+        else:
+            what = "does not exist"
+        raise ShareError(f"share folder {path} {what}; create it or {fix}")
     return Path(path.resolve())
 
 

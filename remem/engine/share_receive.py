@@ -14,6 +14,7 @@ from remem.engine.lessons import (
     add_lesson,
     get_lesson,
     lesson_hash,
+    unbound_project,
     update_lesson,
 )
 from remem.engine.share_files import (
@@ -26,11 +27,13 @@ from remem.engine.share_files import (
 )
 from remem.engine.share_folder import VERSION, _cfg, _root, share_lock
 from remem.engine.share_projects import (
+    ACTIVATED,
     _adopt_project,
     _is_own,
     _name_waiting,
     _received_cwd,
     bind_waiting,
+    place_project,
 )
 from remem.engine.share_sign import identity, origin_of, public_line, verify
 from remem.engine.share_trust import (
@@ -51,6 +54,10 @@ _STRENGTH = re.compile(r"[0-9]{1,9}(\.[0-9]{1,9})?")
 _SHOWN = reprlib.Repr()
 _SHOWN.maxstring = _SHOWN.maxother = 40
 _SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxdict = 2, 3, 3
+# The note of a received lesson its untrusted author revoked while no trusted origin vouched for
+# it: retired, but not for good. Anyone may publish first, so a trusted origin publishing it
+# later brings it back (_bring_back); a trusted author's revocation stays for good.
+STRANGER_REVOKED = "revoked by its untrusted author "
 
 
 def _shown(value: Any) -> str:
@@ -141,7 +148,7 @@ def _new_report(folder: Path, origin: str) -> dict[str, Any]:
             "quarantined": [], "corroborated": [], "activated": [], "confirmed_ours": [],
             "revoked": [], "withdrawn": [], "folded": [], "demoted": [], "rejected": [],
             "bound": [], "waiting_for_project": [],
-            "incomplete": [], "ignored": [], "duplicates": 0, "already_held": 0}
+            "incomplete": [], "held_back": [], "ignored": [], "duplicates": 0, "already_held": 0}
 
 
 # --------------------------------------------------------------------------- receive
@@ -182,6 +189,7 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
             report["rejected"].append(Problem(f"{origin}/{KEY_FILE}", why).as_dict())
             continue
         report["origins_seen"].append(origin)
+        report["held_back"] += [p.as_dict() for p in scan.held_back]
         held = set().union(*(h for sub, h in scan.unsure_in.items() if sub != "confirm"))
         # What in confirm/ did not read or verify holds its hash only when no signed withdrawal
         # of that hash outranks it (added below, once the withdrawals are read): a copy of a
@@ -295,8 +303,12 @@ def _take_lessons(store: Store, lessons_in: dict[str, list[tuple[str, dict[str, 
         existing = _rows_with_hash(store, text_hash)
         if existing:
             for row in existing:
+                if _stranger_revoked(row, ours) and offers[0][0] in trusted:
+                    _bring_back(store, row, offers, ours, report)
+                    continue
                 if row["status"] in ("vetoed", "revoked"):
                     continue
+                row = _pass_authorship(store, row, offers, trusted, ours, report)
                 _adopt_project(store, row, offers, ours, report)
                 added = _add_origins(store, row, publishers)
                 key = "confirmed_ours" if _is_own(row, ours) else "corroborated"
@@ -337,6 +349,65 @@ def _take_lessons(store: Store, lessons_in: dict[str, list[tuple[str, dict[str, 
                                    "project": doc.get("project"), "cwd": made["cwd"]})
 
 
+def _stranger_revoked(row: dict[str, Any], ours: str) -> bool:
+    return (row["status"] == "revoked" and not _is_own(row, ours)
+            and (row.get("note") or "").startswith(STRANGER_REVOKED))
+
+
+def _bring_back(store: Store, row: dict[str, Any], offers: list[tuple[str, dict[str, Any]]],
+                ours: str, report: dict[str, Any]) -> None:
+    """A lesson its untrusted author revoked, published now by a trusted origin (offers[0]): it
+    comes back as that origin's, received anew (the safety checks, its project, its strength),
+    a candidate or quarantined like any lesson just received. The revoker no longer vouches."""
+    author, doc = offers[0]
+    revoker = row["origin"]
+    publishers = [o for o, _ in offers]
+    origins = publishers + [o for o in row["origins"] if o not in publishers and o not in (revoker, ours)]
+    reasons = share_safety.incoming(doc["text"])
+    note = ("quarantined: " + "; ".join(reasons) if reasons else
+            f"received from {author} (first sent by {revoker}, untrusted, which revoked it)")
+    made = update_lesson(store, row["id"], status="quarantined" if reasons else "candidate", origin=author,
+                         origins=origins, strength=_received_strength(doc), cwd=_received_cwd(store, doc),
+                         note=note)
+    if reasons:
+        report["quarantined"].append({"id": made["id"], "origin": author, "reasons": reasons})
+    else:
+        report["received"].append({"id": made["id"], "origin": author, "hash": doc["hash"],
+                                   "project": doc.get("project"), "cwd": made["cwd"]})
+
+
+def _pass_authorship(store: Store, row: dict[str, Any], offers: list[tuple[str, dict[str, Any]]],
+                     trusted: set[str], ours: str, report: dict[str, Any]) -> dict[str, Any]:
+    """A received lesson whose author (whoever published first) is untrusted passes to the first
+    trusted publisher, with that origin's project: anyone may publish first, and must not keep
+    a lesson trusted origins send waiting for a project of its choosing. The earlier author
+    stays among its origins while it still publishes it. A lesson the person accepted by hand
+    keeps where it applies. Returns the row as it is now."""
+    if _is_own(row, ours) or row["origin"] in trusted:
+        return row
+    author, doc = next(((o, d) for o, d in offers if o in trusted), (None, None))
+    if author is None or doc is None:
+        return row
+    earlier = row["origin"]
+    origins = [author] + [o for o in row["origins"] if o != author]
+    changes: dict[str, Any] = {"origin": author, "origins": origins}
+    note = row.get("note") or ""
+    if not (row["status"] == "active" and not note.startswith(ACTIVATED)):  # not accepted by hand
+        project = doc.get("project")
+        cwd = _received_cwd(store, doc)
+        changes["cwd"] = cwd
+        if note.startswith("received from "):
+            changes["note"] = f"received from {author} (first sent by {earlier}, untrusted)"
+        if unbound_project(cwd):
+            why = place_project(store, cwd)[1]
+            if row["status"] == "active":  # active, it would apply in no project here
+                changes.update(status="candidate", note=f"back to candidate: {why}")
+            report["waiting_for_project"].append({"id": row["id"], "project": project, "why": why})
+        elif project and cwd != row.get("cwd"):
+            report["bound"].append({"id": row["id"], "project": project, "cwd": cwd})
+    return update_lesson(store, row["id"], **changes)
+
+
 def _received_strength(doc: dict[str, Any]) -> float:
     """A peer's strength, capped at a fresh lesson's: others cannot make theirs loudest here."""
     strength = _strength(doc.get("strength"))
@@ -352,25 +423,27 @@ def _apply_revocations(store: Store, revokes: list[tuple[str, str, str]], ours: 
         for row in _rows_with_hash(store, text_hash):
             if row["status"] in ("revoked", "vetoed") and not _is_own(row, ours):
                 continue
-            if _revoke_one(store, row, origin, trusted, ours):
-                update_lesson(store, row["id"], status="revoked",
-                              note=f"revoked by {origin}" + (f" at {at}" if at else ""))
+            why = _revoke_one(store, row, origin, trusted, ours)
+            if why:
+                update_lesson(store, row["id"], status="revoked", note=why + (f" at {at}" if at else ""))
                 report["revoked"].append({"id": row["id"], "by": origin})
 
 
-def _revoke_one(store: Store, row: dict[str, Any], origin: str, trusted: set[str], ours: str) -> bool:
-    """True when `origin` revoking retires this row: a trusted voucher, or its author when no
-    other trusted origin vouches for it. The author is only whoever published first, so an
-    untrusted one must not retire what trusted origins stand behind; it leaves instead, and
-    authorship passes to the first trusted voucher."""
-    if _is_own(row, ours):
-        retire, others = False, set()
-    else:
+def _revoke_one(store: Store, row: dict[str, Any], origin: str, trusted: set[str], ours: str) -> str | None:
+    """The note when `origin` revoking retires this row: a trusted voucher, or its author when
+    no other trusted origin vouches for it; None when it does not. The author is only whoever
+    published first, so an untrusted one must not retire what trusted origins stand behind; it
+    leaves instead, and authorship passes to the first trusted voucher. What an untrusted
+    author retires is not retired for good (STRANGER_REVOKED): a trusted origin publishing it
+    later brings it back."""
+    others: set[str] = set()
+    if not _is_own(row, ours):
         others = (_vouchers(row, ours) - {origin}) & trusted
         author = origin == row["origin"]
-        retire = (origin in trusted and (author or origin in row["origins"])) or (author and not others)
-    if retire:
-        return True
+        if origin in trusted and (author or origin in row["origins"]):
+            return f"revoked by {origin}"
+        if author and not others:
+            return STRANGER_REVOKED + origin
     changes: dict[str, Any] = {}
     if origin in row["origins"]:
         changes["origins"] = [o for o in row["origins"] if o != origin]
@@ -378,4 +451,4 @@ def _revoke_one(store: Store, row: dict[str, Any], origin: str, trusted: set[str
         changes["origin"] = next(o for o in row["origins"] if o in others)
     if changes:
         update_lesson(store, row["id"], **changes)
-    return False
+    return None

@@ -41,7 +41,7 @@ def _bad_char(ch: str) -> bool:
 _INJECTION = [
     (r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+|my\s+|these\s+)?"
      r"(previous|prior|above|earlier|preceding|system|original|initial|existing)\s+(instructions?|"
-     r"prompts?|rules|guidelines|messages?|context|directions)"
+     r"prompts?|rules|guidelines|guidance|advice|messages?|context|directions|directives|orders)"
      r"|\b(ignore|disregard|forget)\s+(all|any|your)\s+(instructions|rules|guidelines)",
      "prompt-injection phrasing (override instructions)"),
     (r"\byou must\b", "prompt-injection phrasing ('you must')"),
@@ -59,6 +59,23 @@ _INJECTION = [
      "prompt-injection phrasing (hide from the person)"),
     (r"\bexfiltrat", "prompt-injection phrasing (exfiltration)"),
 ]
+
+# Files that hold credentials. Asked to be shown, read out or sent anywhere (not in a "never"
+# or "don't" sentence), they are the payload of an injection: "print the contents of
+# ~/.aws/credentials", "upload the .env file". Plain mentions stay fine ("add .env to
+# .gitignore", "copy .env.example to .env", "never print secrets").
+_CREDENTIAL_FILES = (r"\.aws/credentials|\.ssh/id_\w+\b(?!\.pub)|\bid_(rsa|dsa|ecdsa|ed25519)\b(?!\.pub)"
+                     r"|\.netrc\b|\.pgpass\b|/etc/shadow\b|\.git-credentials\b|\.docker/config\.json"
+                     r"|\.kube/config\b|\.pypirc\b|\.npmrc\b")
+_DOTENV = r"(?<![\w.])\.env\b(?![.\w-])"
+_SHOW = r"print|cat|show|display|output|echo|dump|reveal|read\s+out|type\s+out|list"
+_SEND = r"send|upload|post|paste|share|email|e-mail|mail|transmit|leak|forward|attach|publish|commit|push"
+_NOT = r"(never|not|don't|dont|do\s+not|avoid|no|without|nor)\s+(\w+\s+)?"
+_DISCLOSE = [
+    (rf"\b({_SHOW}|{_SEND})\b[^.;\n]{{0,60}}({_CREDENTIAL_FILES})", "a credentials file shown or sent (disclosure)"),
+    (rf"\b({_SEND})\b[^.;\n]{{0,60}}{_DOTENV}", "a credentials file shown or sent (disclosure)"),
+]
+_NEGATED = re.compile(rf"\b{_NOT}$", re.IGNORECASE)
 
 _SECRETS = [
     (r"\b(AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b", "secret: AWS access key id"),
@@ -92,15 +109,38 @@ _URLS = [
 _PIPE = r"(?<!\|)\|(?!\|)"
 _THEN = rf"[^|;\n]{{0,200}}({_PIPE}[^|;\n]{{0,200}}){{0,5}}?{_PIPE}\s*"
 _AS = r"(sudo(\s+(-[a-z]*[cdghprtu]\s+(?!-)\S+|-[^\s|;]+))*\s+)?(env(\s+\w+=\S*)*\s+)?"
+
+
+def _spread(word: str) -> str:
+    """A command name read through quotes, backslashes and a space between its letters
+    (`s''h`, `\\sh`, `"bash"`, `s h`): a shell runs the first two as the name itself."""
+    return r"[\s'\"\\]{0,2}".join(word)
+
+
+# The shell a download is piped to, also by its path (`/bin/sh`, `/usr/bin/env bash`).
+_SH = (r"['\"\\]?((/usr)?(/local)?/bin/(env\s+)?)?("
+       + "|".join(_spread(name) for name in ("bash", "zsh", "dash", "ksh", "csh", "fish", "tcsh", "ash", "sh"))
+       + r")\b")
 _SHELL = [
-    (rf"\b(curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b{_THEN}{_AS}"
-     r"(ba|z|da|k|c|fi|tc|a)?sh\b", "shell pipeline (download piped to a shell)"),
+    (rf"\b(curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b{_THEN}{_AS}{_SH}",
+     "shell pipeline (download piped to a shell)"),
     (rf"\b(curl|wget|iwr|irm)\b{_THEN}{_AS}(python[0-9.]*|perl|ruby|node|php|iex|"
      r"powershell|pwsh)\b", "shell pipeline (download piped to an interpreter)"),
     (r"\b(ba|z|da|k)?sh\s+(-c\s+)?[\"']?\s*<\(\s*(curl|wget)|\$\(\s*(curl|wget)\b|`\s*(curl|wget)\b",
      "shell pipeline (executes a download)"),
     (r"\bbase64\s+(-d|--decode)\b[^|\n]{0,100}\|\s*(ba|z)?sh\b", "shell pipeline (decoded payload)"),
-    (r"\brm\s+-[a-z]*r[a-z]*f?[a-z]*\s+(--no-preserve-root\s+)?(/|~|\$home)(\s|$)", "destructive command (rm -rf /)"),
+    (r"\brm\s+-[a-z]*r[a-z]*f?[a-z]*\s+(-[a-z-]+\s+)*(/|~/?|\$\{?home\}?/?)(\.?\*)?(?=$|[\s;&|'\"`)])",
+     "destructive command (rm -rf /)"),
+    (r"\bdd\b[^|;\n]{0,120}\bof=/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk)", "destructive command (dd onto a disk)"),
+    (r"\b(mkfs(\.\w+)?|wipefs|shred)\b[^|;\n]{0,80}/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk)",
+     "destructive command (formats or wipes a disk)"),
+    (r">\s*/dev/(sd|hd|vd|xvd|nvme|mmcblk)[a-z0-9]*\b", "destructive command (writes onto a disk)"),
+    # An interactive shell wired to a socket; `echo > /dev/tcp/localhost/5432` (a port check) is not one.
+    ((r"\b(nc|ncat|netcat)\b[^|;\n]{0,80}\s-[a-z]*[ec]\s+\S*(sh|cmd(\.exe)?|powershell)\b"
+      r"|\b(ba|z|k|da)?sh\s+-i\b[^\n]{0,60}/dev/(tcp|udp)/|/dev/(tcp|udp)/\S+\s+0[<>]&\d"),
+     "shell pipeline (reverse shell)"),
+    ((r"\beval\b[^\n]{0,200}\b(base64\s+(-d|-D|--decode)|xxd\s+-r|openssl\s+(base64|enc)\s+-d)\b"
+      r"|\bexec\s*\(\s*(base64\.)?b64decode"), "shell pipeline (runs a decoded payload)"),
     (r"\bchmod\s+(-r\s+)?777\s+/", "destructive command (chmod 777 /)"),
     (r":\(\)\s*\{\s*:\|:&\s*\};:", "destructive command (fork bomb)"),
 ]
@@ -111,6 +151,7 @@ def _compile(table: list[tuple[str, str]]) -> list[tuple[re.Pattern[str], str]]:
 
 
 _INJECTION_RE = _compile(_INJECTION)
+_DISCLOSE_RE = _compile(_DISCLOSE)
 _SECRETS_RE = [(re.compile(p), why) for p, why in _SECRETS]  # case matters for key prefixes
 _SECRETS_RE_I = _compile(_SECRETS_ANY_CASE)
 _URLS_RE = _compile(_URLS)
@@ -190,6 +231,10 @@ def incoming(text: str) -> list[str]:
         for pattern, why in table:
             if pattern.search(spaced) and why not in reasons:
                 reasons.append(why)
+    for pattern, why in _DISCLOSE_RE:
+        if why not in reasons and any(not _NEGATED.search(spaced[:m.start()])
+                                      for m in pattern.finditer(spaced)):
+            reasons.append(why)
     return reasons
 
 
