@@ -36,6 +36,19 @@ def console(stderr: bool = False) -> Any:
     return _Console(stderr=stderr, highlight=False, soft_wrap=False)
 
 
+def go_ahead(question: str) -> bool:
+    """Ask a yes/no question on the terminal, no by default. End of input (Ctrl-D) is a no,
+    as Enter is; Ctrl-C is left to the CLI, which says "interrupted" (exit 130). Click's
+    confirm turns both into "Aborted!" and exit 1, as if something had failed."""
+    print(f"{question} [y/N]: ", end="", flush=True)
+    try:
+        answer = input()
+    except EOFError:
+        print()  # the terminal's line ends where Ctrl-D left it
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
 # C0 controls, DEL and C1 controls: ESC starts terminal sequences (retitle the window, clear
 # the screen, fake a line) and 0x9b is a one-byte CSI. Stored text comes from transcripts,
 # events and other people's lessons, so it reaches a terminal only through safe().

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from remem.commands._out import emit_json, open_store
+from remem.commands._out import emit_json, go_ahead, open_store
 
 
 def register(app: typer.Typer) -> None:
@@ -58,7 +58,7 @@ def register(app: typer.Typer) -> None:
             # No one to ask (a script, a pipe): refuse rather than replace the memory unasked.
             if sys.stdin is None or not sys.stdin.isatty():
                 raise ValueError("restore replaces the memory; confirm with --yes")
-            if not typer.confirm("Replace the current memory with this backup?"):
+            if not go_ahead("Replace the current memory with this backup?"):
                 print("nothing changed")  # no is an answer, not an error
                 return
         dest, kept = backup_mod.restore(path)
@@ -89,8 +89,7 @@ def register(app: typer.Typer) -> None:
             target = Path(file).expanduser()
             if target.is_dir():
                 raise ValueError(f"{file} is a folder; name a file, e.g. {target / 'memory.jsonl'}")
-            if not target.parent.is_dir():
-                raise ValueError(f"no folder {target.parent}; create it first or name another file")
+            backup_mod.need_folder(target)
             if not target.exists() or target.is_file():  # a FIFO or /dev/stdout is written to as it is
                 backup_mod.check_replaceable(target, backup_mod.is_export, "a remem export", force=force)
         with open_store() as store:

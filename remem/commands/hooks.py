@@ -7,7 +7,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from remem.commands._out import emit_json, safe, short, table
+from remem.commands._out import emit_json, go_ahead, safe, short, table
 
 
 def _rendered_summary(rendered: dict[str, Any], deleted: str, took: str) -> str:
@@ -19,19 +19,6 @@ def _rendered_summary(rendered: dict[str, Any], deleted: str, took: str) -> str:
     parts += [f"{took} {memory_md} MEMORY.md"] * bool(memory_md)
     parts += [f"{deleted} {folders} empty memory folder{'s' * (folders != 1)} sleep made"] * bool(folders)
     return " and ".join(parts) + " in Claude Code's projects folder"
-
-
-def _go_ahead(question: str) -> bool:
-    """Ask a yes/no question on the terminal, no by default. End of input (Ctrl-D) is a no,
-    as Enter is; Ctrl-C is left to the CLI, which says "interrupted" (exit 130). Click's
-    confirm turns both into "Aborted!" and exit 1, as if something had failed."""
-    print(f"{question} [y/N]: ", end="", flush=True)
-    try:
-        answer = input()
-    except EOFError:
-        print()  # the terminal's line ends where Ctrl-D left it
-        return False
-    return answer.strip().lower() in ("y", "yes")
 
 
 def register(app: typer.Typer) -> None:
@@ -139,7 +126,7 @@ def register(app: typer.Typer) -> None:
                 print(f"will {verb} {e.path} ({', '.join(e.what) or action})")
             if unrender:
                 print(f"will {_rendered_summary(rendered, 'delete', 'take remem out of')}")
-        if not yes and sys.stdin.isatty() and not json_out and not _go_ahead("Go ahead?"):
+        if not yes and sys.stdin.isatty() and not json_out and not go_ahead("Go ahead?"):
             print("nothing changed")  # no is an answer, not an error
             return
         if changed and not setup_mod.keeps_records(remove):

@@ -20,7 +20,7 @@ from typing import Any, Callable, TextIO
 
 from remem import config as config_mod
 from remem.engine import clock, llm
-from remem.engine.backup import check_replaceable
+from remem.engine.backup import check_replaceable, need_folder
 from remem.engine.lessons import list_lessons
 from remem.engine.store import Store, cap
 from remem.errors import RememError
@@ -181,8 +181,7 @@ def check_pairs_target(path: Path | str, *, force: bool = False) -> Path:
     if target.exists() and not target.is_file():  # a FIFO, /dev/stdout: written to as it is
         return target
     check_replaceable(target, _is_pairs_file, "a training-pairs file", force=force)
-    if not target.parent.is_dir():
-        raise ValueError(f"no folder {target.parent}; create it first or name another file")
+    need_folder(target)
     return target
 
 

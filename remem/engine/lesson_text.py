@@ -299,8 +299,11 @@ def _redacted(episode: dict[str, Any]) -> dict[str, Any]:
 
 # ----------------------------------------------------------------- refused calls
 
-def _refused(call: str) -> str:
-    """The lesson of a refused tool call ("Bash: git push …") the person gave no words for."""
+def _refused(call: str, cwd: Any = None) -> str:
+    """The lesson of a refused tool call ("Bash: git push …") the person gave no words for.
+    What another tool was refused on (a file's path) is written relative to the episode's
+    project `cwd` when it is inside it, as an error lesson writes its paths: the lesson holds
+    wherever the project is, and the absolute path names one person's folders."""
     tool, _, arg = call.partition(":")
     tool, arg = tool.strip(), arg.strip()
     if tool.lower() in SHELL_TOOLS:
@@ -308,6 +311,7 @@ def _refused(call: str) -> str:
         if words:
             return f"{REFUSAL_LEAD}running `{words}` {REFUSED} it)."
         return f"{REFUSAL_LEAD}running {tool} commands like this {REFUSED} one)."
+    arg = _in_project(arg, cwd)
     if arg:
         return f"{REFUSAL_LEAD}using {tool} on `{clip(arg.replace('`', ''), 80)}` {REFUSED} it)."
     return f"{REFUSAL_LEAD}using {tool} {REFUSED} it)."
@@ -327,7 +331,7 @@ def _draft(kind: str, episodes: Sequence[dict[str, Any]], representative: int) -
     if kind == "correction":
         words = person_words(rep)
         if words.lower().startswith("refused "):  # a refused call the person gave no words for
-            return _refused(words[len("refused "):])
+            return _refused(words[len("refused "):], rep.get("cwd"))
         return imperative(words) or _finish(clip(rep.get("title") or "a correction"))
     if kind == "error":
         from remem.engine.consolidate import error_class

@@ -26,6 +26,16 @@ def lesson_hash(text: str, kind: str) -> str:
     return sha256(f"{kind}\n{norm}".encode("utf-8")).hexdigest()[:32]
 
 
+def vector_text(text: str | None, kind: str | None) -> str:
+    """What a lesson's vector is computed from, wherever a lesson is embedded (the lessons
+    pass, a received share, an edit, a redaction, the sleep's embed pass): its own words, not
+    remem's template around them (`programs.matchable_text`: an error lesson's "failed here"
+    and its advice are left out). A prediction (no kind) from its whole text."""
+    from remem.engine.programs import matchable_text
+
+    return matchable_text(text or "", kind) if kind else (text or "")
+
+
 def _row(row: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in row.items() if k not in ("embedding", "seq")}
     out["sources"] = loads_list(row.get("sources"))
@@ -375,11 +385,9 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
     refusal = edit_refusal(current, ours)
     if refusal:
         raise ValueError(refusal)
-    from remem.engine.programs import matchable_text
-
-    embedder = get_embedder()
-    vector = to_blob(embedder.encode([matchable_text(text, current["kind"])])[0])
     text = cap(text, MAX_LESSON)
+    embedder = get_embedder()
+    vector = to_blob(embedder.encode([vector_text(text, current["kind"])])[0])
     stamp = clock.iso()
     new_hash = lesson_hash(text, current["kind"])
     own = not current.get("origin") or current["origin"] == ours

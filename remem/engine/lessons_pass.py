@@ -32,7 +32,7 @@ from remem.engine.detect_corrections import refused_call_kind
 from remem.engine.detect_errors import CLASS_OF_LABEL, ERROR_CLASSES, missing_name
 from remem.engine.detect_errors import error_class as detect_error_class
 from remem.engine.embed import to_blob
-from remem.engine.lessons import lesson_hash
+from remem.engine.lessons import lesson_hash, vector_text
 from remem.engine.shell_words import SHELL_TOOLS, program_words
 from remem.engine.store import Store, chunks, dumps, loads_list, new_id, stable_id
 
@@ -529,7 +529,7 @@ def _write_groups(
             "hash": lesson_hash(text, kind), "origins": "[]",
             "draft": draft if text != draft else None,
         })
-    vecs = ctx.embedder.encode([r["text"] for r in new_rows]) if new_rows else []
+    vecs = ctx.embedder.encode([vector_text(r["text"], r["kind"]) for r in new_rows]) if new_rows else []
     space = ctx.embedder.space
     for row, vec in zip(new_rows, vecs):
         row["space"], row["embedding"] = space, to_blob(vec)

@@ -192,7 +192,7 @@ def _lesson_changes(ctx: "Context", rows: list[dict[str, Any]]) -> list[Change]:
     """The lessons redaction changes; a new text brings its hash, its vector and its
     predictions' new words (made here, outside the write)."""
     from remem.engine.embed import to_blob
-    from remem.engine.lessons import MAX_LESSON, lesson_hash
+    from remem.engine.lessons import MAX_LESSON, lesson_hash, vector_text
 
     out = []
     for row in rows:
@@ -203,7 +203,8 @@ def _lesson_changes(ctx: "Context", rows: list[dict[str, Any]]) -> list[Change]:
     reworded = [(row, new) for row, new in out if "text" in new]
     if reworded:
         embedder = ctx.embedder
-        for (row, new), vector in zip(reworded, embedder.encode([new["text"] for _, new in reworded])):
+        vectors = embedder.encode([vector_text(new["text"], row["kind"]) for row, new in reworded])
+        for (row, new), vector in zip(reworded, vectors):
             new.update(hash=lesson_hash(new["text"], row["kind"]), space=embedder.space,
                        embedding=to_blob(vector))
             new["predictions"] = _prediction_changes(ctx, row["id"])

@@ -75,8 +75,10 @@ __all__ = [
 
 def sync(store: Store, folder: str | Path | None = None, *, identity_dir: Path | str | None = None,
          cfg: dict[str, Any] | None = None, embedder: Any = None) -> dict[str, Any]:
-    """export + receive (confirmations and revocations in) + confirmations out. Idempotent."""
-    root = resolve_folder(folder, cfg)
+    """export + receive (confirmations and revocations in) + confirmations out. Idempotent.
+    A missing share folder whose parent is a folder is made (a writer's step), from `remem
+    share sync` as from the TUI's sync."""
+    root = resolve_folder(folder, cfg, create=True)
     started = clock.iso()
     out = {"folder": str(root)}
     # One sync of a memory at a time (a scheduled one and a hand-run one would otherwise both

@@ -16,6 +16,7 @@ from remem.engine.lessons import (
     lesson_hash,
     unbound_project,
     update_lesson,
+    vector_text,
 )
 from remem.engine.share_files import (
     DOC_TYPES,
@@ -338,7 +339,8 @@ def _take_lessons(store: Store, lessons_in: dict[str, list[tuple[str, dict[str, 
         embedder = get_embedder()
     from remem.engine.embed import to_blob
 
-    vectors = embedder.encode([doc["text"] for doc, _ in fresh])  # outside any write
+    # outside any write; from the lesson's own words, as every lesson is embedded
+    vectors = embedder.encode([vector_text(doc["text"], doc["kind"]) for doc, _ in fresh])
     for (doc, publishers), vector in zip(fresh, vectors):
         made = add_lesson(store, doc["text"], doc["kind"], status="candidate", origin=publishers[0],
                           origins=publishers, strength=_received_strength(doc),

@@ -119,21 +119,21 @@ def _pass_embed(ctx: Context) -> Iterator[Progress]:
 
 
 def lesson_vector_text(row: dict[str, Any]) -> str:
-    """What a lesson is embedded from: its own words, not remem's template around them
-    (`programs.matchable_text`); a prediction from its text."""
-    from remem.engine.programs import matchable_text
+    """What a lesson or prediction row is embedded from (`lessons.vector_text`)."""
+    from remem.engine.lessons import vector_text
 
-    return matchable_text(row["text"] or "", row["kind"]) if row["kind"] else (row["text"] or "")
+    return vector_text(row["text"], row["kind"])
 
 
 def reembed_lessons(ctx: Context) -> int:
-    """Error lessons whose vector in the current space was computed from their whole text
-    (as the lessons pass, a received share or a release before `matchable_text` embeds them)
-    embedded again from their own words; returns how many. Run after every pass that writes
-    lessons: a lesson embedded from its template is shown for prompts about no error of its
-    ("find out why the build is failing" for every "…; find out why before running it
-    again."). A lesson already embedded so is left alone (its vector is the same), so this is
-    safe to re-run and costs an encoding of the error lessons, not a write."""
+    """A repair of stores from before: error lessons whose vector in the current space was
+    computed from their whole text, embedded again from their own words (`lessons.vector_text`);
+    returns how many. Every place that embeds a lesson now embeds those words when it writes
+    it; this is for the vectors computed before (an earlier release's lessons pass, received
+    share, redaction), which made a lesson show for prompts about no error of its ("find out
+    why the build is failing" for every "…; find out why before running it again."). A lesson
+    already embedded so is left alone (its vector is the same), so this is safe to re-run and
+    costs an encoding of the error lessons, not a write; the embed pass runs it."""
     import numpy as np
 
     from remem.engine.embed import to_blob
@@ -238,8 +238,6 @@ def _pass_lessons(ctx: Context) -> Iterator[Progress]:
 
     started = clock.iso()
     yield from lessons_pass.consolidate(ctx, last_watermark(ctx.store))
-    # The lessons it made were embedded from their whole text: from their own words now.
-    reembed_lessons(ctx)
     _stamp_task(ctx, "lessons", started)
 
 
