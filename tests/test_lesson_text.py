@@ -167,6 +167,15 @@ def test_a_secret_is_redacted_whatever_surrounds_it(secret, before, after):
     assert secret not in lesson_text.redact_secrets(f"{before} {secret} {after}")
 
 
+@given(st.sampled_from(_SECRETS), st.sampled_from(["deploy --token=", "export API_KEY=", "curl -u me:", ""]))
+def test_a_secret_at_the_end_of_a_code_span_leaves_the_span_closed(secret, lead):
+    """The closing backtick is the code span's, not the secret's: taking it left "`deploy
+    --token=[secret] failed here" with a span that never ends."""
+    redacted = lesson_text.redact_secrets(f"`{lead}{secret}` failed here (denied)")
+    assert secret not in redacted
+    assert redacted.count("`") == 2 and redacted.endswith("` failed here (denied)")
+
+
 def test_every_kind_of_lesson_is_drafted_without_secrets():
     key = "ghp_abcdefghijklmnopqrstuvwxyz0123"
     error = {"title": "Bash failed: auth", "gist": f"git clone x\nfix: export GH_TOKEN={key}"}

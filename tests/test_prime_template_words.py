@@ -26,7 +26,7 @@ def store_unembedded(store, texts=DRAFTED) -> list[dict]:
 
 def store_embedded_whole(store, texts=DRAFTED) -> list[dict]:
     """The lessons with a vector of their whole text, as a store made before the fix holds
-    them (and as the lessons pass and a received share still embed them)."""
+    them."""
     from remem.engine import lessons
     from remem.engine.embed import get_embedder, to_blob
 

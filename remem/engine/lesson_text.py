@@ -222,7 +222,19 @@ def _key_block_end(text: str, after: int) -> int:
 
 def _secret_span(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     """Where the secret a share_safety pattern found sits in `text` (its value, not its label);
-    None for a secret's name with no value after it."""
+    None for a secret's name with no value after it. A backtick ending the find closes the code
+    span the secret was written in ("`deploy --token=…`"): no key holds one, and taking it
+    would leave the span open."""
+    span = _secret_span_found(text, m)
+    if span is None:
+        return None
+    start, end = span
+    while end > start + 1 and text[end - 1] == "`":
+        end -= 1
+    return start, end
+
+
+def _secret_span_found(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     found = m.group(0)
     if _SECRET_NAME.fullmatch(found):  # "aws_secret_access_key=…": the name stays, its value goes
         value = _ASSIGNED.match(text, m.end())

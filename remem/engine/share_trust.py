@@ -58,6 +58,7 @@ def _similar_local(store: Store, rows: list[dict[str, Any]], ours: str | None,
     import numpy as np
 
     from remem.engine.embed import from_blob
+    from remem.engine.lessons import vector_text
 
     local = [r for r in list_lessons(store, statuses=("active",), with_vectors=True) if _is_own(r, ours)]
     if not local or not rows:
@@ -65,7 +66,8 @@ def _similar_local(store: Store, rows: list[dict[str, Any]], ours: str | None,
 
     def matrix(items: list[dict[str, Any]]) -> Any:
         missing = [i for i, r in enumerate(items) if r.get("space") != embedder.space or not r.get("embedding")]
-        fresh = embedder.encode([items[i]["text"] for i in missing]) if missing else []
+        fresh = embedder.encode([vector_text(items[i]["text"], items[i].get("kind")) for i in missing]) \
+            if missing else []
         out, j = [], 0
         for i, r in enumerate(items):
             if i in missing:
