@@ -137,11 +137,11 @@ def test_lessons_show_and_list_say_which_memory_a_received_lesson_came_from(cli:
 
     listed = cli("lessons", "list", "--status", "all")
     assert listed.exit_code == 0, listed.output
-    header = next(line for line in listed.stdout.splitlines() if "lesson" in line and "kind" in line)
-    assert "from" in header
-    rows = {line.split("│")[1].strip(): line for line in listed.stdout.splitlines() if line.count("│") > 3}
-    assert "laptop" in rows[made["accepted"]["id"]] and "laptop" in rows[made["quarantined"]["id"]]
-    assert "laptop" not in rows[made["own active"]["id"]]
+    flat = _cells(listed.stdout)
+    for name, row in made.items():
+        sent = bool(row.get("origin"))
+        assert (f"{row['text']} (from " in flat) is sent, name
+    assert f"{made['accepted']['text']} (from laptop)" in flat
 
     as_json = {l["id"]: l for l in json.loads(cli("lessons", "list", "--status", "all", "--json").stdout)}
     accepted = as_json[made["accepted"]["id"]]
@@ -150,11 +150,16 @@ def test_lessons_show_and_list_say_which_memory_a_received_lesson_came_from(cli:
     assert as_json[made["own active"]["id"]]["received"] is False
 
 
-def test_lessons_list_has_no_from_column_when_nothing_was_received(cli: Any, store: Any) -> None:
+def test_lessons_list_names_no_sender_when_nothing_was_received(cli: Any, store: Any) -> None:
     lessons.add_lesson(store, "Install packages with uv, never pip", "correction")
-    listed = cli("lessons", "list")
-    header = next(line for line in listed.stdout.splitlines() if "lesson" in line and "kind" in line)
-    assert "from" not in header
+    flat = _cells(cli("lessons", "list").stdout)
+    assert "Install packages with uv, never pip" in flat and "(from " not in flat
+
+
+def _cells(table: str) -> str:
+    """A table's words in reading order, each wrapped cell joined up again (one lesson row at a
+    time is enough here: the other columns are single words)."""
+    return " ".join(table.translate({ord(c): " " for c in "│┃┏┓┗┛┡┩└┘━─┳┻╇┴┬"}).split())
 
 
 # --------------------------------------------------------------------------- sleep

@@ -110,15 +110,19 @@ async def test_a_projects_lessons_are_the_same_from_the_cli_mcp_and_http(store: 
         (["--project", "shop", "--status", "all"], {"project": "shop", "status": "all"},
          "project=shop&status=all", in_shop_any_status),
         (["--status", "all"], {"status": "all"}, "status=all", every),
-        (["--status", "candidate", "--project", "shop"], {"status": "candidate", "project": "shop"},
-         "status=candidate&project=shop", [ids["candidate"]]),
     ]
     for options, _, _, expected in cases:
         assert [l["id"] for l in _json(cli("lessons", "list", *options, "--json"))] == expected, options
+    # Only the person asks for the lessons waiting for a decision: an agent is never handed a
+    # received one (memories.for_agents), so MCP and HTTP take no such status.
+    waiting = cli("lessons", "list", "--status", "candidate", "--project", "shop", "--json")
+    assert [l["id"] for l in _json(waiting)] == [ids["candidate"]]
     async with Client(server_in_process()) as client:
         for options, arguments, _, expected in cases:
             got = await call_ok(client, "lessons", arguments)
             assert [l["id"] for l in got["lessons"]] == expected, arguments
+        ok, refused = await call_tool(client, "lessons", {"status": "candidate", "project": "shop"})
+        assert not ok and "status" in refused and "\n" not in refused
         ok, refused = await call_tool(client, "lessons", {"project": "nowhere"})
         assert not ok and refused == 'no project named \'nowhere\'; give its folder path, e.g. `"project": "~/code/nowhere"`'
     env = {**os.environ, "REMEM_TOKEN": TOKEN}  # this test's REMEM_HOME and HOME

@@ -176,6 +176,14 @@ def test_a_secret_at_the_end_of_a_code_span_leaves_the_span_closed(secret, lead)
     assert redacted.count("`") == 2 and redacted.endswith("` failed here (denied)")
 
 
+@pytest.mark.parametrize("text", ["token=`ghp_abcdefghijklmnopqrstuvwxyz0123456789`",
+                                  "Set password: `hunter2hunter2xyz` then run it",
+                                  "api_key=`sk-abcdefghijklmnopqrstuvwxyz012345` in .env"])
+def test_a_secret_quoted_in_its_own_backticks_goes_with_both(text):
+    redacted = lesson_text.redact_secrets(text)
+    assert "[secret]" in redacted and redacted.count("`") % 2 == 0, redacted
+
+
 def test_every_kind_of_lesson_is_drafted_without_secrets():
     key = "ghp_abcdefghijklmnopqrstuvwxyz0123"
     error = {"title": "Bash failed: auth", "gist": f"git clone x\nfix: export GH_TOKEN={key}"}

@@ -62,6 +62,9 @@ def test_a_failed_tool_is_matched_by_its_own_name_before_its_next_call(store, to
     ("pip install httpx", UV),
     ("git push --force origin main", FORCE),
     ("git push -f origin main", FORCE),
+    ("git push -fu origin main", FORCE),                          # -f among combined flags
+    ("git add -A && git commit -m wip && git push --force", FORCE),  # the push is the chain's third
+    ("cd /tmp && pip install httpx", UV),
     ("mix phx.server", PHX),
 ])
 def test_a_correction_about_the_program_a_call_runs_is_shown_before_it(store, command, lesson):
@@ -72,6 +75,7 @@ def test_a_correction_about_the_program_a_call_runs_is_shown_before_it(store, co
 
 @pytest.mark.parametrize("tool,tool_input", [
     ("Bash", {"command": "git push origin main"}),            # git push, not forced
+    ("Bash", {"command": "git push origin main && rm -f /tmp/build.log"}),  # rm's -f, not push's
     ("Bash", {"command": "git push --force-with-lease origin main"}),  # the remedy itself
     ("Bash", {"command": "uv add httpx"}),                     # uv, which the lesson recommends
     ("Edit", {"file_path": f"{PROJECT}/migrations/0007_orders.py", "old_string": "a", "new_string": "b"}),

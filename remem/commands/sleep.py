@@ -151,15 +151,12 @@ def register(app: typer.Typer) -> None:
             else:
                 print(_no_lessons_yet())
             return
-        if any(l["received"] for l in found):  # a "from" column only when some came from a peer
-            table(None, ["id", "kind", "status", "strength", "seen", "from", "lesson"],
-                  [(l["id"], l["kind"], l["status"], f"{l['strength']:.1f}", l["seen"],
-                    _sender(l, short_form=True) if l["received"] else "-", short(l["text"], 70))
-                   for l in found])
-        else:
-            table(None, ["id", "kind", "status", "strength", "seen", "lesson"],
-                  [(l["id"], l["kind"], l["status"], f"{l['strength']:.1f}", l["seen"], short(l["text"], 80))
-                   for l in found])
+        # A received lesson says who sent it after its words, not in a column of its own: in
+        # 80 columns the lesson is already the narrowest column, and its words come first.
+        table(None, ["id", "kind", "status", "strength", "seen", "lesson"],
+              [(l["id"], l["kind"], l["status"], f"{l['strength']:.1f}", l["seen"],
+                short(l["text"], 80) + (f" (from {_sender(l, short_form=True)})" if l["received"] else ""))
+               for l in found])
         if more > 0:
             print(f"… {more} more; use --limit N (0: every lesson) or --json")
 
@@ -280,7 +277,7 @@ def register(app: typer.Typer) -> None:
 def _sender(lesson: dict, *, short_form: bool = False) -> str:
     """Who sent a lesson (or a corroborating origin, {"origin", "label"}): the label the person
     gave that peer and its origin, as `remem share candidates` names it (short_form: the label,
-    else the origin's first 8 characters, the prefix `remem share trust` takes)."""
+    else the origin's first 8 characters; `remem share peers` gives the full id)."""
     origin, label = lesson.get("origin") or "", lesson.get("origin_label", lesson.get("label"))
     if short_form:
         return safe(short(label, 16) if label else origin[:8])

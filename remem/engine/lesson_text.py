@@ -224,13 +224,15 @@ def _secret_span(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     """Where the secret a share_safety pattern found sits in `text` (its value, not its label);
     None for a secret's name with no value after it. A backtick ending the find closes the code
     span the secret was written in ("`deploy --token=…`"): no key holds one, and taking it
-    would leave the span open."""
+    would leave the span open; unless the find opens with one too (a value quoted in its own
+    backticks, "password: `…`"), when both go."""
     span = _secret_span_found(text, m)
     if span is None:
         return None
     start, end = span
-    while end > start + 1 and text[end - 1] == "`":
-        end -= 1
+    if text[start] != "`":  # a value written in its own backticks goes whole, both of them
+        while end > start + 1 and text[end - 1] == "`":
+            end -= 1
     return start, end
 
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Literal, NamedTuple
 
-from remem.engine.shell_words import ENV_ASSIGN, command_words, program_words, runs_command
+from remem.engine.shell_words import (DIRECTORY_CHANGES, ENV_ASSIGN, command_words, program_words, runs_command,
+                                      split_commands)
 
 # Command-line tools whose name, written as a plain word in a developer's prompt or lesson,
 # means the tool. Left out: names that are also everyday words or the name of a language or a
@@ -204,8 +205,18 @@ def _first_quoted(words: str) -> str:
 
 
 def commands_run(command: str) -> Commands:
-    """The commands a shell command runs, each as its leading words: its own, and the one it
-    runs through a runner ("uv run pytest -q" -> ("uv", "run", "pytest"), ("pytest",))."""
+    """The commands a shell command runs, each as its leading words: those of every simple
+    command of a chain ("git add -A && git push -f" runs git add and git push, a forced one),
+    and the one each runs through a runner ("uv run pytest -q" -> ("uv", "run", "pytest"),
+    ("pytest",)). A `cd` is where the rest runs, not a command a lesson is about."""
+    pieces = [text for _, text in split_commands(command, strict=False) or () if text.strip()]
+    found: list[tuple[str, ...]] = []
+    for piece in pieces or [command]:
+        found += _one_command_runs(piece)
+    return tuple(dict.fromkeys(c for c in found if c and c[0] not in DIRECTORY_CHANGES))
+
+
+def _one_command_runs(command: str) -> list[tuple[str, ...]]:
     found = [program_words(command)]
     words = command_words(command, limit=8).split()
     for _ in range(2):  # "sudo uv run …" at most
@@ -215,9 +226,18 @@ def commands_run(command: str) -> Commands:
         words = words[len(runner):]
         found.append(program_words(" ".join(words)))
     flagged = _FLAGGED.get(found[0][:2]) if found and found[0] else None
-    if flagged and any(w in flagged[0] for w in command.split()):
+    if flagged and any(_is_flag(w, flagged[0]) for w in command.split()):
         found.append(flagged[1])
-    return tuple(dict.fromkeys(c for c in found if c))
+    return found
+
+
+def _is_flag(word: str, flags: tuple[str, ...]) -> bool:
+    """Whether a word gives one of `flags` ("--force", "-f"), alone or among combined short
+    flags ("-fu")."""
+    if word in flags:
+        return True
+    shorts = {f[1] for f in flags if len(f) == 2 and f[0] == "-"}
+    return word.startswith("-") and not word.startswith("--") and any(ch in shorts for ch in word[1:])
 
 
 def is_refusal(text: str) -> bool:
