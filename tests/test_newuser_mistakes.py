@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from remem import paths
 from remem.engine import render_files
 from remem.engine.lessons import add_lesson, get_lesson
@@ -65,6 +67,24 @@ def test_remove_from_gemini_settings_changed_since_takes_out_only_remem_and_keep
     text = path.read_text()
     assert "// my theme" in text and "/* dark */" in text and "// mine" in text
     assert parse_jsonc(text) == {"theme": "Dracula", "vimMode": True}
+
+
+@pytest.mark.parametrize("text", ['{\n  // mine\n  "theme": "dark",\n  "hooks": {}\n}\n',
+                                  '{"theme": "dark", "hooks": {"BeforeTool": []}}\n'])
+def test_remove_leaves_empty_hooks_the_person_wrote_where_remem_never_was(cli, text):
+    path = gemini_settings(text)
+    out = cli("setup", "--remove", "--agent", "gemini", *WIN)
+    assert out.exit_code == 0, out.output
+    assert path.read_text() == text
+
+
+def test_remove_takes_out_what_it_emptied_and_keeps_the_persons_empty_event():
+    from remem.engine.setup_json import gemini_hooks, set_grouped_hooks, unset_grouped_hooks
+
+    data = {"hooks": {"Notification": []}}
+    set_grouped_hooks(data, gemini_hooks())
+    assert unset_grouped_hooks(data)
+    assert data == {"hooks": {"Notification": []}}
 
 
 # ------------------------------------------------------------------------------ doctor's exit status

@@ -287,11 +287,13 @@ def unset_grouped_hooks(data: dict[str, Any]) -> list[str]:
                     if not g["hooks"]:
                         continue
             keep.append(g)
-        if keep:
+        # Only what taking our hook out left empty goes: an empty list or `"hooks": {}` the
+        # person wrote is theirs.
+        if keep or event not in removed:
             hooks[event] = keep
         else:
             del hooks[event]
-    if not hooks:
+    if removed and not hooks:
         del data["hooks"]
     return [f"hooks {', '.join(dict.fromkeys(removed))}"] if removed else []
 
