@@ -327,16 +327,6 @@ def merge_into(store: Store, theme_id: str, other_id: str) -> dict[str, Any]:
     return get_lesson(store, theme["id"])
 
 
-def _sharing_origin(identity_dir: Any = None) -> str | None:
-    """This memory's origin when it has a sharing identity (it may have shared), else None."""
-    from remem.engine.share_sign import identity  # not at the top: cryptography is slow to load
-
-    try:
-        return identity(identity_dir, create=False).origin
-    except RememError:
-        return None
-
-
 def edit_refusal(lesson: dict[str, Any], ours: str | None) -> str | None:
     """Why the person cannot edit this lesson's words, in one line naming what to do instead;
     None when they can. A received lesson is its author's words: only one the person holds
@@ -381,7 +371,9 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
     text = " ".join((text or "").split())
     if not text:
         raise ValueError("a lesson needs text; veto it instead of emptying it")
-    ours = _sharing_origin(identity_dir) if current.get("origin") or current["status"] == "active" else None
+    from remem.engine.share_sign import own_origin  # not at the top: cryptography is slow to load
+
+    ours = own_origin(identity_dir) if current.get("origin") or current["status"] == "active" else None
     refusal = edit_refusal(current, ours)
     if refusal:
         raise ValueError(refusal)

@@ -197,11 +197,11 @@ def with_provenance(store: Store, lessons: Sequence[dict[str, Any]], *,
     another memory sent it: it has an origin that is not this memory's own), `origin_label`
     (the label the person gave that peer with `remem share trust --label`, or None) and
     `corroborated_by` (the other memories that sent the same lesson: origin and label each)."""
-    from remem.engine.lessons import _sharing_origin
+    from remem.engine.share_sign import own_origin
 
     if not any(l.get("origin") for l in lessons):  # nothing received: no identity or peers to read
         return [{**l, "received": False, "origin_label": None, "corroborated_by": []} for l in lessons]
-    ours = _sharing_origin(identity_dir)
+    ours = own_origin(identity_dir)
     labels = {r["origin"]: r["label"] for r in store.rows("SELECT origin, label FROM peers WHERE label IS NOT NULL")}
     out = []
     for lesson in lessons:

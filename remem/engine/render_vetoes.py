@@ -74,10 +74,10 @@ def _who_revoked(lesson: dict[str, Any]) -> str:
     """Who retired a revoked lesson, truly for each way a lesson gets there: the person (`share
     revoke`, or an edit that replaced its words), its author, another origin that vouched for
     it, or folding into the person's own lesson with the same words (the row's note says which)."""
-    from remem.engine.lessons import _sharing_origin
+    from remem.engine.share_sign import own_origin
 
     lid, origin, note = lesson["id"], lesson.get("origin"), lesson.get("note") or ""
-    if not origin or origin == _sharing_origin():
+    if not origin or origin == own_origin():
         return f"{lid} is your own lesson, revoked by you (`remem share revoke`, or an edit that replaced its words)"
     if not note or note.startswith(f"revoked by {origin}"):
         return f"{lid} was revoked by its author, {origin}"
@@ -156,9 +156,9 @@ def _before_veto(lesson: dict[str, Any]) -> tuple[str, str]:
         return entry["was"], entry.get("note") or ""
     from remem.engine import share_safety
     from remem.engine.share_projects import _is_own
-    from remem.engine.share_trust import _our_origin
+    from remem.engine.share_sign import own_origin
 
-    if _is_own(lesson, _our_origin(None)):
+    if _is_own(lesson, own_origin(None)):
         return "active", ""
     reasons = share_safety.incoming(lesson["text"])
     if reasons:

@@ -16,8 +16,8 @@ from remem.engine.share_export import _still_valid, write_confirmations
 from remem.engine.share_files import doc_path, is_origin, own_folder, remove, write_own
 from remem.engine.share_folder import VERSION, _cfg, _root, share_lock
 from remem.engine.share_projects import _is_own, place_project
-from remem.engine.share_sign import ShareError, file_bytes, identity, public_line
-from remem.engine.share_trust import (_our_origin, _similar_local, _trusted, _vouchers, activate, demote,
+from remem.engine.share_sign import ShareError, file_bytes, identity, own_origin, public_line
+from remem.engine.share_trust import (_similar_local, _trusted, _vouchers, activate, demote,
                                       fold_into_own, own_twin)
 from remem.engine.store import Store, loads_list
 
@@ -158,7 +158,7 @@ def accept(store: Store, lesson_id: str, *, force: bool = False, identity_dir: P
     applies in here. One that waits for its project (this memory has no project, or several,
     of the name its author sent) needs it; on any other it ties the lesson to that folder."""
     row = get_lesson(store, lesson_id)
-    ours = _our_origin(identity_dir)
+    ours = own_origin(identity_dir)
     if _is_own(row, ours):
         raise ShareError(f"lesson {row['id']} is your own; `remem share accept` is for received lessons")
     if row["status"] in ("revoked", "vetoed"):
@@ -214,7 +214,7 @@ def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = No
     The result carries `warning`: one line naming what the share folder refused (our
     confirmation then stays until a sync can write its withdrawal), or None."""
     row = get_lesson(store, lesson_id)
-    if _is_own(row, _our_origin(identity_dir)):
+    if _is_own(row, own_origin(identity_dir)):
         raise ShareError(f"lesson {row['id']} is your own; veto it with `remem lessons veto {row['id']}`")
     if row["status"] == "revoked":
         return {**row, "warning": None}
@@ -279,7 +279,7 @@ def _waiting_statuses(include_quarantined: bool) -> tuple[str, ...]:
 def count_candidates(store: Store, *, include_quarantined: bool = True,
                      identity_dir: Path | str | None = None) -> int:
     """How many lessons candidates() lists, read from their origins alone."""
-    ours = _our_origin(identity_dir)
+    ours = own_origin(identity_dir)
     statuses = _waiting_statuses(include_quarantined)
     rows = store.rows(f"SELECT origin FROM lessons WHERE status IN ({', '.join('?' for _ in statuses)})",
                       statuses)
@@ -295,7 +295,7 @@ def candidates(store: Store, *, include_quarantined: bool = True, identity_dir: 
     checks and the comparison with our own lessons are worked out for those rows alone."""
     if offset < 0 or (limit is not None and limit < 0):
         raise ValueError(f"limit and offset cannot be negative (limit={limit}, offset={offset})")
-    ours = _our_origin(identity_dir)
+    ours = own_origin(identity_dir)
     rows = [r for r in list_lessons(store, statuses=_waiting_statuses(include_quarantined), with_vectors=True)
             if not _is_own(r, ours)]
     rows = rows[offset:] if limit is None else rows[offset:offset + limit]
@@ -347,7 +347,7 @@ def full_origin(store: Store, given: str, *, identity_dir: Path | str | None = N
     minted in a second, so the one origin seen with them may be anyone's. What is no hex at
     all, or matches nothing, is returned for `_peer_id` to refuse in its own words."""
     origin = given.strip().lower()
-    ours = _our_origin(identity_dir)
+    ours = own_origin(identity_dir)
     hex_digits = bool(origin) and all(ch in "0123456789abcdef" for ch in origin)
     others = _known_origins(store) - {ours}
     if ours and hex_digits and ours.startswith(origin) and (

@@ -175,3 +175,12 @@ def identity(identity_dir: Path | str | None = None, *, create: bool = True) -> 
     if not pub_path.exists():
         _write_new(pub_path, public_line(public_raw).encode("ascii"), 0o644)
     return Identity(origin_of(public_raw), public_raw, key, directory)
+
+
+def own_origin(identity_dir: Path | str | None = None) -> str | None:
+    """This memory's origin when it has a sharing identity (it may have shared), else None;
+    none is made here."""
+    try:
+        return identity(identity_dir, create=False).origin
+    except RememError:
+        return None

@@ -13,15 +13,8 @@ from remem.engine.lessons import (
 )
 from remem.engine.share_folder import _cfg
 from remem.engine.share_projects import ACTIVATED, _is_own, bind_waiting
-from remem.engine.share_sign import ShareError, identity
+from remem.engine.share_sign import own_origin
 from remem.engine.store import Store
-
-
-def _our_origin(identity_dir: Path | str | None) -> str | None:
-    try:
-        return identity(identity_dir, create=False).origin
-    except ShareError:
-        return None
 
 
 def _trusted(store: Store) -> set[str]:
@@ -124,7 +117,7 @@ def fold_into_own(store: Store, ours: str | None) -> list[dict[str, Any]]:
 def activate(store: Store, *, identity_dir: Path | str | None = None, cfg: dict[str, Any] | None = None,
              embedder: Any = None) -> list[dict[str, Any]]:
     """Turn candidates that are now corroborated into active lessons; returns what changed."""
-    ours = _our_origin(identity_dir)
+    ours = own_origin(identity_dir)
     cut = float(_cfg(cfg)["corroborate_cut"])
     fold_into_own(store, ours)  # a twin of our own lesson is never activated beside it
     bind_waiting(store, ours)
@@ -159,7 +152,7 @@ def activate(store: Store, *, identity_dir: Path | str | None = None, cfg: dict[
 def demote(store: Store, *, identity_dir: Path | str | None = None) -> list[dict[str, Any]]:
     """Received lessons that trust made active and that trust no longer carries go back to
     `candidate` (after `trust --off` or `--forget`). Lessons the person accepted by hand stay."""
-    ours = _our_origin(identity_dir)
+    ours = own_origin(identity_dir)
     trusted = _trusted(store)
     changed: list[dict[str, Any]] = []
     for row in list_lessons(store, statuses=("active",)):
