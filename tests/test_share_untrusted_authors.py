@@ -15,6 +15,7 @@ from pathlib import Path
 from remem.engine import share
 from remem.engine.share_files import LEFT_OVER
 from remem.engine.share_sign import file_bytes
+from tests.test_share_withdrawals import _confirmed_by_b
 from tests.test_share import GOOD, Mem, add, folder, mems  # noqa: F401 (fixtures)
 
 TABS = "Prefer tabs over spaces in Makefiles"
@@ -130,21 +131,9 @@ def test_a_trusted_first_publisher_keeps_the_authorship(mems, folder):
 
 # --------------------------------------------------------------------------- temp files
 
-def _active_through_a_and_b(mems: dict[str, Mem], folder: Path) -> tuple[Mem, Mem, Path]:
-    """A's lesson GOOD, accepted by B (B confirms it), active in C through both."""
-    a, b, c = mems["A"], mems["B"], mems["C"]
-    add(a, GOOD)
-    a.sync(folder)
-    b.sync(folder)
-    share.accept(b.store, b.by_hash(GOOD)["id"], identity_dir=b.idir, folder=folder)
-    c.trust(a, b)
-    c.sync(folder)
-    assert c.by_hash(GOOD)["status"] == "active"
-    return b, c, folder / b.origin / "confirm"
-
-
 def test_a_temp_file_dated_in_the_future_does_not_hold_back_withdrawals(mems, folder):
-    b, c, confirm = _active_through_a_and_b(mems, folder)
+    _, b, c, confirmation = _confirmed_by_b(mems, folder)
+    confirm = confirmation.parent
     share.reject(b.store, b.by_hash(GOOD)["id"], identity_dir=b.idir, folder=folder)
     planted = confirm / ".syncthing.foo.tmp"
     planted.write_text("{")
@@ -158,7 +147,8 @@ def test_a_temp_file_dated_in_the_future_does_not_hold_back_withdrawals(mems, fo
 
 
 def test_a_temp_file_holding_back_withdrawals_is_reported(mems, folder):
-    b, c, confirm = _active_through_a_and_b(mems, folder)
+    _, b, c, confirmation = _confirmed_by_b(mems, folder)
+    confirm = confirmation.parent
     share.reject(b.store, b.by_hash(GOOD)["id"], identity_dir=b.idir, folder=folder)
     fresh = confirm / ".syncthing.foo.tmp"
     fresh.write_text("{")  # a write in progress: B's folder is not read whole this time
