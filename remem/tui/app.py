@@ -40,6 +40,8 @@ PALETTE = [
     ("sleep", "run_sleep", "Run sleep", "Run every pass (or the chosen one) and watch it"),
     ("shared", "accept", "Accept shared lesson", "Trust the selected candidate"),
     ("shared", "reject", "Reject shared lesson", "Drop the selected candidate"),
+    ("shared", "reject_origin", "Reject every lesson of an origin",
+     "Reject every waiting lesson the selected candidate's origin (or peer) sent, asked first"),
     ("shared", "trust", "Trust or distrust peer",
      "Toggle trust of the selected candidate's origin (in the Peers table: the selected peer)"),
     ("shared", "sync", "Sync now", "Export, receive, confirm and revoke through the sync folder"),

@@ -394,7 +394,7 @@ async def test_the_shared_tab_asks_the_engine_for_one_page(demo_home, monkeypatc
         await pilot.press("ctrl+r")
         await settle(pilot, lambda: table.row_count == 41)
         assert asked[-2:] == [(50, 50, 0), (50, 0, 41)]
-        assert table.row_count == 41 and _status(app, "#shared-status").startswith("sync folder")  # one page
+        assert table.row_count == 41 and _status(app, "#shared-status").startswith("a accept")  # one page
 
 
 async def test_the_shared_candidates_table_is_paged(demo_home):
@@ -405,7 +405,7 @@ async def test_the_shared_candidates_table_is_paged(demo_home):
         await pilot.pause()
         table = app.query_one("#candidate-table")
         assert table.row_count == 50
-        assert _status(app, "#shared-status").startswith("candidates 1-50 of 61 · n/p page · sync folder")
+        assert _status(app, "#shared-status").startswith("candidates 1-50 of 61 · n/p page · a accept")
         await pilot.press("n")
         await pilot.pause()
         assert table.row_count == 11 and _status(app, "#shared-status").startswith("candidates 51-61 of 61")

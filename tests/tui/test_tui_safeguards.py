@@ -5,6 +5,7 @@ lesson before revoking it, `t` says which tags it added, `f` shows the memory it
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -97,8 +98,9 @@ async def test_m_into_or_of_a_lesson_not_active_is_refused_and_keeps_the_active_
         errors = [str(n.message) for n in app._notifications if n.severity == "error"]
         assert len(errors) == 1 and said in errors[0], errors
     assert _lesson_or_none("L1")["status"] == "active" and _lesson_or_none(target) is not None
-    listed = cli("lessons", "list", "--status", "all").stdout
-    assert "Install packages with uv" in listed
+    # As JSON: the table's lesson column, narrower since it has a "from" column, wraps the text.
+    listed = json.loads(cli("lessons", "list", "--status", "all", "--json").stdout)
+    assert "Install packages with uv, not pip." in [lesson["text"] for lesson in listed]
 
 
 async def test_m_shows_both_lessons_before_merging_and_cancel_changes_nothing(demo_home):

@@ -114,7 +114,7 @@ async def test_a_write_does_not_start_while_a_sleep_run_goes_on(held):
 
 
 # Every key whose write asks something first: (its tab, the key).
-ASKING_KEYS = [("2", "f"), ("2", "t"), ("2", "i"), ("2", "c"), ("3", "e"), ("3", "m"), ("5", "R")]
+ASKING_KEYS = [("2", "f"), ("2", "t"), ("2", "i"), ("2", "c"), ("3", "e"), ("3", "m"), ("5", "R"), ("5", "X")]
 
 
 @pytest.mark.parametrize(("tab", "key"), ASKING_KEYS)

@@ -16,7 +16,7 @@ from remem.errors import NotFound
 from remem.engine.store import LESSON_STATUSES as STATUSES
 from remem.tui.paging import PagedPane
 from remem.tui.screens.modals import AskValue, Confirm, EditText
-from remem.tui.widgets.format import cell, cut, lines, markup, plain, since
+from remem.tui.widgets.format import cell, cut, lines, markup, plain, sender, since
 
 COLUMNS = ("kind", "status", "str", "seen", "lesson")
 
@@ -112,18 +112,24 @@ class LessonsPane(PagedPane):
         except NotFound:  # gone (merged, deleted) since the list was drawn; a database error is said
             target.update("")
             return
-        lesson = found["lesson"]
+        # Who sent a received lesson, by the label the person gave that peer (as `remem lessons
+        # show` says it); a lesson carrying this memory's own origin id is ours, not received.
+        (lesson,) = self.app.engine("memories").with_provenance(self.app.store, [found["lesson"]])
         parts: list[Content | str] = [
             markup("[b]$text[/b]", text=lesson["text"]),
             markup("[dim]$id · $kind · $status · learned $created[/dim]", id=lesson["id"], kind=lesson["kind"],
                    status=lesson["status"], created=lesson["created"][:10]),
         ]
         if lesson.get("draft") and lesson["draft"] != lesson["text"]:
-            parts.append(markup("[dim]deterministic text: $draft[/dim]", draft=lesson["draft"]))
+            # The words before the model's rewording or a person's edit (`remem lessons show`).
+            parts.append(markup("[dim]earlier text: $draft[/dim]", draft=lesson["draft"]))
         if lesson.get("note"):
             parts.append(markup("note: $note", note=lesson["note"]))
-        if lesson.get("origin"):
-            parts.append(plain(f"from {lesson['origin']}; corroborated by {', '.join(lesson['origins']) or 'nobody yet'}"))
+        if lesson["received"]:
+            parts.append(plain(f"from: {sender(lesson['origin'], lesson['origin_label'])}"))
+            parts.append(plain("corroborated by: " + (", ".join(sender(o["origin"], o["label"])
+                                                                for o in lesson["corroborated_by"])
+                                                      or "no other memory yet")))
         parts += ["", f"[b]sources[/b] ({len(lesson['sources'])})"]
         parts += [plain(f"  {e['at'][:10]} {e['kind']}: {cut(e['title'], 60)}") for e in found["episodes"][:10]]
         parts += ["", "[b]predictions[/b]"]

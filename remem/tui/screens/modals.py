@@ -168,6 +168,7 @@ HELP = """\
 | e / v / m | Lessons | edit, veto or restore, merge into another |
 | r | Sleep | run sleep (the chosen pass or all) |
 | a / x | Shared | accept / reject a candidate (A: accept a quarantined one after reading why) |
+| X | Shared | reject every waiting lesson of the selected candidate's origin (or peer), asked first |
 | T / y / R | Shared | trust or distrust the selected candidate's origin (or peer), sync now, revoke one of ours |
 | ctrl+r | anywhere | reload from the database |
 | q | anywhere | quit |

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Label, Static
 
 from remem.tui.paging import PagedPane
 from remem.tui.screens.modals import AskValue, Confirm
-from remem.tui.widgets.format import cell, lines, markup, plain
+from remem.tui.widgets.format import cell, cut, lines, markup, plain, sender
 
 
 def project_cell(c: dict[str, Any]) -> str:
@@ -39,10 +39,21 @@ def trust_said(out: dict[str, Any]) -> str:
     who = f"{out['label']} ({out['origin'][:8]})" if out.get("label") else out["origin"][:8]
     said = f"{'trusted' if out['trusted'] else 'untrusted'} {who}"
     if out.get("activated"):
-        said += f"; {len(out['activated'])} lessons activated"
+        said += f"; {lessons(len(out['activated']))} activated"
     if out.get("demoted"):
-        said += f"; {len(out['demoted'])} lessons back to candidate"
+        said += f"; {lessons(len(out['demoted']))} back to candidate"
     return said
+
+
+def lessons(count: int) -> str:
+    """'1 lesson', '3 lessons'."""
+    return f"{count} lesson{'' if count == 1 else 's'}"
+
+
+def origin_cell(c: dict[str, Any]) -> str:
+    """A candidate's sender in the table, as `remem lessons list` names it: the label the
+    person gave that peer, else the first 8 digits of its origin id."""
+    return cut(c["origin_label"], 12) if c.get("origin_label") else (c["origin"] or "?")[:8]
 
 
 class SharedPane(PagedPane):
@@ -50,6 +61,7 @@ class SharedPane(PagedPane):
         Binding("a", "accept", "Accept"),
         Binding("A", "accept_quarantined", "Accept anyway", show=False),
         Binding("x", "reject", "Reject"),
+        Binding("X", "reject_origin", "Reject all from origin", show=False),
         Binding("T", "trust", "Trust peer"),
         Binding("y", "sync", "Sync now"),
         Binding("R", "revoke", "Revoke ours"),
@@ -90,7 +102,7 @@ class SharedPane(PagedPane):
         table.clear()
         for c in page:
             safety = "ok" if c["safety"]["ok"] else "quarantined"
-            table.add_row(cell(c["status"]), cell((c["origin"] or "?")[:8]), cell(c["signature"]), safety,
+            table.add_row(cell(c["status"]), cell(origin_cell(c)), cell(c["signature"]), safety,
                           cell(project_cell(c), 20), cell(c["text"], 60), key=c["id"])
         peers = self.query_one("#peer-table", DataTable)
         keep_peer = self.selected_key("#peer-table")  # a second T acts on the same peer
@@ -104,8 +116,10 @@ class SharedPane(PagedPane):
         self.keep_cursor(peers, keep_peer)
         folder = self.app.engine("config").load()["share"]["folder"] or "not set (remem config set share.folder PATH)"
         where = f"candidates {self.page_span()} · n/p page · " if self.paged() else ""
+        # The keys first, the folder (a path of any length) last: in 80 columns the line wraps.
         self.query_one("#shared-status", Label).update(
-            plain(f"{where}sync folder: {folder} · a accept · x reject · T trust · y sync · R revoke"))
+            plain(f"{where}a accept · x reject · X reject all from origin · T trust · y sync · R revoke"
+                  f" · sync folder: {folder}"))
         self.show_detail(self.selected_key("#candidate-table"))
 
     def show_detail(self, lesson_id: str | None) -> None:
@@ -116,15 +130,21 @@ class SharedPane(PagedPane):
             return
         corr = c["corroboration"]
         closest = corr["closest_own"]
+        labels = {p["origin"]: p.get("label") for p in self.peers}
+        # The other memories that sent it too (the engine's list holds its sender as well), as
+        # `remem lessons show` says it.
+        others = [sender(o, labels.get(o)) + (" (trusted)" if o in corr["trusted_origins"] else "")
+                  for o in corr["origins"] if o != c["origin"]]
         parts: list[Content | str] = [
             markup("[b]$text[/b]", text=c["text"]),
-            markup("[dim]$id · $kind · from $origin ($trusted)[/dim]", id=c["id"], kind=c["kind"], origin=c["origin"],
+            markup("[dim]$id · $kind · from $origin ($trusted)[/dim]", id=c["id"], kind=c["kind"],
+                   origin=sender(c["origin"], c.get("origin_label")),
                    trusted="trusted" if c["origin_trusted"] else "not trusted"),
             plain(f"signature: {c['signature']}"),
             plain("safety: " + ("ok" if c["safety"]["ok"] else "; ".join(c["safety"]["reasons"]) or c.get("note")
                                 or "quarantined")),
             plain(project_line(c)),
-            plain(f"corroborated by: {', '.join(corr['origins']) or 'nobody yet'}"),
+            plain(f"corroborated by: {', '.join(others) or 'no other memory yet'}"),
             # The engine's words name the CLI's --project; here, `a` asks for the folder.
             plain(f"needs: its project's folder here: press {'A' if c['status'] == 'quarantined' else 'a'} "
                   "and name it (corroboration never activates it before)" if c["waits"]
@@ -186,10 +206,11 @@ class SharedPane(PagedPane):
             share = self.app.engine("share")
             self.run_action("rejected", lambda store: share.reject(store, lesson_id))
 
-    def _trust_target(self) -> tuple[str, bool] | None:
-        """The origin T acts on, and whether it is trusted now: the peer under the Peers table's
-        cursor when that table has the focus, else the selected candidate's origin (never a
-        peer the person is not looking at)."""
+    def _trust_target(self, what: str = "trust") -> tuple[str, bool] | None:
+        """The origin T (or X) acts on, all 16 digits, and whether it is trusted now: the peer
+        under the Peers table's cursor when that table has the focus, else the selected
+        candidate's origin (never a peer the person is not looking at). what: the action the
+        hint names when there is nothing to act on."""
         if self.app.focused is self.query_one("#peer-table", DataTable):
             origin = self.selected_key("#peer-table")
             if not origin:
@@ -198,7 +219,7 @@ class SharedPane(PagedPane):
             return origin, next((p["trusted"] for p in self.peers if p["origin"] == origin), False)
         candidate = self.candidates.get(self.selected_key("#candidate-table") or "")
         if not candidate or not candidate["origin"]:
-            self.app.notify("select a candidate to trust its origin, or a peer in the Peers table "
+            self.app.notify(f"select a candidate to {what} its origin, or a peer in the Peers table "
                             "(tab moves there)", severity="warning", markup=False)
             return None
         return candidate["origin"], bool(candidate["origin_trusted"])
@@ -210,6 +231,36 @@ class SharedPane(PagedPane):
         origin, trusted = target
         share = self.app.engine("share")
         self.run_action(trust_said, lambda store: share.trust(store, origin, not trusted))
+
+    def action_reject_origin(self) -> None:
+        """X: reject every lesson the selected origin sent that still waits for a decision
+        (`remem share reject --origin`), asked first: a flood from one sender goes in one step."""
+        if self.app.write_refused():  # before the dialog: the answer is not lost
+            return
+        target = self._trust_target("reject the waiting lessons of")
+        if target is None:
+            return
+        origin = target[0]
+        peer = next((p for p in self.peers if p["origin"] == origin), {})
+        who = sender(origin, peer.get("label"))
+        held = peer.get("lessons") or {}
+        waiting = int(held.get("candidate") or 0) + int(held.get("quarantined") or 0)
+        if not waiting:
+            self.app.notify(f"nothing from {who} waits for a decision", severity="warning", markup=False)
+            return
+        share_choices = self.app.engine("share_choices")
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.run_action(lambda out: f"rejected {lessons(len(out[1]))} from {who}",
+                                lambda store: share_choices.reject_origin(store, origin))
+
+        self.app.push_screen(Confirm(
+            f"Reject {lessons(waiting)} waiting from {who}?",
+            f"Every lesson {who} sent that waits for a decision (candidate or quarantined) is "
+            "rejected: none of them comes back, and none reaches your agents. What it sends later "
+            "arrives as new candidates. Its lessons already accepted or active stay.", "Reject all"),
+            confirmed)
 
     def has_folder(self) -> bool:
         """Whether a sync folder is set; when not, say how to set one (the engine's own message

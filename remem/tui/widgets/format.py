@@ -71,6 +71,12 @@ def since(stamp: str | None) -> str:
     return short  # '-', 'soon', or a date it could not read
 
 
+def sender(origin: str | None, label: str | None = None) -> str:
+    """Another memory, as `remem lessons show` names it: the label the person gave that peer
+    and its full origin id (the one `remem share trust` takes), or the id alone."""
+    return f"{label} ({origin})" if label else str(origin or "?")
+
+
 def cut(text: object, width: int) -> str:
     """One line of at most `width` characters, plain text (not markup: pass it to markup() as
     a value, or to cell() or plain())."""
