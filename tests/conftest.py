@@ -156,3 +156,19 @@ async def call_ok(client: Any, name: str, args: dict[str, Any]) -> dict[str, Any
     ok, got = await call_tool(client, name, args)
     assert ok, got
     return got
+
+
+def remem_at_its_question(args: list[str], question: bytes) -> tuple[subprocess.Popen[bytes], int]:
+    """`remem ARGS` with a terminal on stdin, read up to its `question`: the process and the
+    terminal's other end, to answer it (Ctrl-D, Ctrl-C, a word)."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "remem", *args],
+                            stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT),
+                            env=dict(os.environ))
+    os.close(slave)
+    seen = b""
+    while question not in seen:
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        assert chunk, f"remem {' '.join(args)} ended before asking: {seen!r} {proc.stderr.read()!r}"
+        seen += chunk
+    return proc, master

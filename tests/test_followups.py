@@ -13,13 +13,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from remem import paths
-from tests.conftest import ROOT, run_remem
+from tests.conftest import remem_at_its_question, run_remem
 
 CWD = "/home/dev/shop"
 SESSIONS = ("11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222")
@@ -216,17 +215,7 @@ def test_the_engines_sync_refuses_a_share_folder_with_no_parent(store, tmp_path:
 
 def restore_in_a_terminal(backup: Path) -> tuple[subprocess.Popen[bytes], int]:
     """`remem restore BACKUP` with a terminal on stdin, read up to its question."""
-    master, slave = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "remem", "restore", str(backup)],
-                            stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT),
-                            env=dict(os.environ))
-    os.close(slave)
-    seen = b""
-    while b"with this backup?" not in seen:
-        chunk = os.read(proc.stdout.fileno(), 4096)
-        assert chunk, f"restore ended before asking: {seen!r} {proc.stderr.read()!r}"
-        seen += chunk
-    return proc, master
+    return remem_at_its_question(["restore", str(backup)], b"with this backup?")
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from remem import paths
 from remem.engine import render_files
 from remem.engine.lessons import add_lesson, get_lesson
 from remem.engine.setup_json import parse_jsonc
-from tests.conftest import ROOT, run_remem
+from tests.conftest import remem_at_its_question, run_remem
 from tests.test_setup import FAKE_CRONTAB, agents_home  # noqa: F401  (agents_home: a fixture)
 
 WIN = ("--yes", "--no-schedule")
@@ -187,17 +186,7 @@ def test_a_memory_folder_holding_a_veto_not_yet_taken_stays(store, cli):
 
 def setup_in_a_terminal() -> tuple[subprocess.Popen[bytes], int]:
     """`remem setup` with a terminal on stdin, read up to its question."""
-    master, slave = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "remem", "setup", "--no-schedule", "--agent", "windsurf"],
-                            stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT),
-                            env=dict(os.environ))
-    os.close(slave)
-    seen = b""
-    while b"Go ahead?" not in seen:
-        chunk = os.read(proc.stdout.fileno(), 4096)
-        assert chunk, f"setup ended before asking: {seen!r} {proc.stderr.read()!r}"
-        seen += chunk
-    return proc, master
+    return remem_at_its_question(["setup", "--no-schedule", "--agent", "windsurf"], b"Go ahead?")
 
 
 def test_ctrl_d_at_go_ahead_is_a_no(agents_home):
