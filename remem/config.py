@@ -6,11 +6,11 @@ when writing, so reading config stays cheap on the hook path.
 
 from __future__ import annotations
 
-import copy
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from remem import paths
 from remem.errors import ConfigError
@@ -146,8 +146,18 @@ DEFAULTS: dict[str, Any] = {
 _cache: dict[str, tuple[float, dict[str, Any]]] = {}
 
 
+def _copy(value: Any) -> Any:
+    """A deep copy of a config (dicts and lists of TOML's immutable values): copy.deepcopy's
+    result, without its import and its cost on every hook."""
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    return value
+
+
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
+    out = _copy(base)
     for key, value in over.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = _merge(out[key], value)
@@ -162,18 +172,15 @@ def load(path: Path | None = None) -> dict[str, Any]:
     try:
         mtime = path.stat().st_mtime
     except OSError:
-        return copy.deepcopy(DEFAULTS)
+        return _copy(DEFAULTS)
     cached = _cache.get(str(path))
     if cached and cached[0] == mtime:
-        return copy.deepcopy(cached[1])
-    import tomllib  # only when there is a file: hooks with no config skip its import
-
+        return _copy(cached[1])
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line or move the file aside") from None
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path} ({exc}); fix its permissions or move it aside") from None
+    data = _parse(path, text)
     found = _problem(data, DEFAULTS)
     if found:
         fix = _fix(found[0])
@@ -181,7 +188,44 @@ def load(path: Path | None = None) -> dict[str, Any]:
         raise ConfigError(f"{path}: {found[1]}; {how}")
     merged = _merge(DEFAULTS, data)
     _cache[str(path)] = (mtime, merged)
-    return copy.deepcopy(merged)
+    return _copy(merged)
+
+
+PARSED_CACHE = "config-toml.json"  # in paths.vectors_dir(): the last config.toml read, parsed
+
+
+def _parse(path: Path, text: str) -> dict[str, Any]:
+    """tomllib.loads(text); for remem's own config.toml, the parse kept in the cache folder
+    when it was made of this very text (importing tomllib is most of what reading a config
+    costs a hook). The cache is keyed by the whole text, so an edit is never missed; what
+    JSON cannot hold as it is (dates, NaN) is parsed every time."""
+    import json
+
+    cache = paths.vectors_dir() / PARSED_CACHE if path == paths.config_path() else None
+    if cache is not None:
+        try:
+            kept = json.loads(cache.read_text(encoding="utf-8"))
+            if kept.get("text") == text and isinstance(kept.get("data"), dict):
+                return kept["data"]
+        except (OSError, ValueError, AttributeError):
+            pass
+    import tomllib  # only for a config not read before: most hooks skip its import
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line or move the file aside") from None
+    if cache is not None:
+        try:
+            record = json.dumps({"text": text, "data": data})
+            if json.loads(record)["data"] == data:
+                tmp = cache.with_name(f".{cache.name}.{os.getpid()}")
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                tmp.write_text(record, encoding="utf-8")
+                os.replace(tmp, cache)
+        except (OSError, TypeError, ValueError):
+            pass
+    return data
 
 
 def _type_name(value: Any) -> str:
@@ -198,12 +242,23 @@ def _type_name(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-class Range(NamedTuple):
-    """The numbers a key allows: low..high, both included unless `above` (then low is not)."""
+class Range:
+    """The numbers a key allows: low..high, both included unless `above` (then low is not).
+    A plain class: a NamedTuple costs every hook ~3 ms to create (namedtuple compiles code)."""
 
-    low: float
-    high: float
-    above: bool = False
+    __slots__ = ("above", "high", "low")
+
+    def __init__(self, low: float, high: float, above: bool = False) -> None:
+        self.low, self.high, self.above = low, high, above
+
+    def __repr__(self) -> str:
+        return f"Range(low={self.low!r}, high={self.high!r}, above={self.above!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Range) and (self.low, self.high, self.above) == (other.low, other.high, other.above)
+
+    def __hash__(self) -> int:
+        return hash((self.low, self.high, self.above))
 
     def holds(self, value: float) -> bool:
         # NaN compares false with everything, so it is never in range; inf is past any high.

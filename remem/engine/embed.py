@@ -292,9 +292,12 @@ class StaticEmbedder:
         # As model2vec does: max_length × the median vocabulary token length, in characters.
         if self._cut is None:
             wp = self.wordpiece()
-            vocab = wp.vocab if wp is not None else self.tokenizer.get_vocab()
-            lengths = sorted(len(t) for t in vocab)
-            self._cut = (self.max_length or 0) * (lengths[len(lengths) // 2] if lengths else 1)
+            if wp is not None:
+                median = wp.median_chars()  # kept in the tokenizer cache: no pass over the vocabulary
+            else:
+                lengths = sorted(len(t) for t in self.tokenizer.get_vocab())
+                median = lengths[len(lengths) // 2] if lengths else 1
+            self._cut = (self.max_length or 0) * median
         return self._cut
 
     def _truncate_chars(self, text: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
-from hashlib import sha256
 from typing import Any, Iterable, Sequence
 
 from remem.engine import clock
@@ -23,6 +22,8 @@ def lesson_hash(text: str, kind: str) -> str:
     """A lesson's identity across memories: sha256 of its normalised text and kind."""
     norm = unicodedata.normalize("NFKC", text).casefold()
     norm = " ".join(norm.split()).strip(" .!")
+    from hashlib import sha256  # here: it loads OpenSSL, which a hook showing no new lesson never needs
+
     return sha256(f"{kind}\n{norm}".encode("utf-8")).hexdigest()[:32]
 
 

@@ -20,13 +20,16 @@ stable stand-in, `session_key`: "transcript:<path>" when the payload names its t
 and `remem measure` all treat those calls as one session. Previews (record=False) use none.
 
 This module is on the hook path: no numpy. Vectors are compared in pure Python
-(`encode_py`, `from_blob_py`, `dot_py`).
+(`encode_py`, `from_blob_py`, `dot_py`); `select` passes over a lesson whose cosine an
+estimate made in C (`_falls_short`) puts surely below the bar.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
+import struct
 import time
 import zlib
 from typing import Any, Callable, Iterable, Mapping
@@ -278,6 +281,46 @@ def program_matcher(text: str, *, event: str = "prompt",
     return lesson_matcher(calls) if calls else None
 
 
+_SEQ, _ID, _TEXT, _KIND, _CWD = range(5)  # positions in candidates' rows
+
+
+def _tuples(store: Store, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+    """store.rows' rows as tuples (retried as store.rows is while the file is busy)."""
+    def fetch() -> list[tuple[Any, ...]]:
+        cursor = store.conn.cursor()
+        cursor.row_factory = None
+        return cursor.execute(sql, params).fetchall()
+
+    return store._retry(fetch)
+
+
+# How far below `need` a cosine's estimate must be for _falls_short: round(x, 4) adds at most
+# 0.00005; math.dist and math.hypot are within a few units in the last place, so 1e-9 of the
+# sizes involved is more than their error by millions.
+_ROUNDING = 0.0001
+_ESTIMATE_ERROR = 1e-9
+
+
+def _falls_short(qvec: list[float], qq: float, blob: bytes, need: float) -> bool:
+    """Whether the cosine of qvec (whose squared length is qq) with the stored vector `blob`
+    is surely below `need`, so the lesson is left out without its exact dot product. The
+    estimate is q.v = (|q|^2 + |v|^2 - |q - v|^2) / 2, whose sums math.dist and math.hypot
+    make in C: a lesson's exact cosine (dot_py, a Python-level sum over 256 values) was most
+    of what a hook costs. Any doubt (another length, NaN) says no: the exact sum decides."""
+    if need <= _ROUNDING:  # max(cos, 0) + the evidence may reach it whatever the vector
+        return False
+    try:
+        vec = struct.unpack(f"<{len(blob) // 4}f", blob)
+        apart = math.dist(qvec, vec)
+        size = math.hypot(*vec)
+    except (ValueError, TypeError, struct.error):
+        return False
+    vv, dd = size * size, apart * apart
+    estimate = (qq + vv - dd) / 2
+    upper = max(estimate + _ESTIMATE_ERROR * (1.0 + qq + vv + dd), 0.0)
+    return upper + _ROUNDING < need
+
+
 def candidates(
     store: Store,
     text: str,
@@ -288,9 +331,11 @@ def candidates(
     exclude: set[str] | None = None,
     command: str | None = None,
     kinds: tuple[str, ...] | None = None,
+    at_least: float | None = None,
 ) -> list[dict[str, Any]]:
     """Active lessons of the event's kinds (or of `kinds`, given), scored against text, best
-    first (no threshold). `command`: the shell command a pre-tool call runs, for the lessons
+    first (no threshold unless `at_least`: then only those whose relevance reaches it, as
+    `choose` keeps them). `command`: the shell command a pre-tool call runs, for the lessons
     about its program (`program_matcher`)."""
     from remem.engine.embed import dot_py, from_blob_py, get_embedder
 
@@ -300,11 +345,13 @@ def candidates(
     program_only = () if kinds else PROGRAM_MATCH_ONLY.get(event, ())
     kinds = kinds or EVENT_KINDS[event]
 
-    def active(of_kinds: tuple[str, ...], columns: str) -> list[dict[str, Any]]:
+    # Rows are plain tuples (seq, id, text, kind, cwd, strength[, space, embedding]): on the
+    # hook path a dict for each of 2,000 lessons cost ~5 ms.
+    def active(of_kinds: tuple[str, ...], columns: str) -> list[tuple[Any, ...]]:
         sql = f"SELECT {columns} FROM lessons WHERE status = 'active'"
         if of_kinds:
             sql += f" AND kind IN ({', '.join('?' for _ in of_kinds)})"
-        return store.rows(sql, list(of_kinds))
+        return _tuples(store, sql, list(of_kinds))
 
     columns = "seq, id, text, kind, cwd, strength"
     rows = active(tuple(k for k in kinds if k not in program_only) if kinds else (), f"{columns}, space, embedding")
@@ -313,37 +360,47 @@ def candidates(
     exclude = exclude or set()
     # A lesson tied to a project goes only to that project; lessons without cwd go anywhere.
     # An unknown cwd (a payload without one, the proxy) is no project: only lessons without cwd.
-    rows = [r for r in rows if r["id"] not in exclude and applies_in(r["cwd"], cwd)]
+    rows = [r for r in rows if r[_ID] not in exclude and applies_in(r[_CWD], cwd)]
     if event == "stop":
         from remem.engine.programs import is_refusal
 
-        rows = [r for r in rows if not is_refusal(r["text"])]
+        rows = [r for r in rows if not is_refusal(r[_TEXT])]
     about_program = program_matcher(text, event=event, command=command)
-    maybe = [r for r in maybe if r["id"] not in exclude and applies_in(r["cwd"], cwd)]
-    matched = {r["seq"] for r in [*rows, *maybe]
-               if about_program and about_program(r["text"] or "", r["kind"])}
-    if matched & {r["seq"] for r in maybe}:
-        rows += store.rows(f"SELECT {columns}, space, embedding FROM lessons "
-                           "WHERE seq IN (SELECT value FROM json_each(?))",
-                           (json.dumps([r["seq"] for r in maybe if r["seq"] in matched]),))
+    maybe = [r for r in maybe if r[_ID] not in exclude and applies_in(r[_CWD], cwd)]
+    matched = {r[_SEQ] for r in [*rows, *maybe]
+               if about_program and about_program(r[_TEXT] or "", r[_KIND])}
+    if matched & {r[_SEQ] for r in maybe}:
+        rows += _tuples(store, f"SELECT {columns}, space, embedding FROM lessons "
+                        "WHERE seq IN (SELECT value FROM json_each(?))",
+                        (json.dumps([r[_SEQ] for r in maybe if r[_SEQ] in matched]),))
     if not rows:
         return []
     embedder = get_embedder(cfg["embed"]["model"] if cfg else None)
-    qvec = embedder.encode_py(text[:TEXT_CAP])
-    keyword = _keyword_scores(store, text[:TEXT_CAP], (r["seq"] for r in rows), event=event,
-                              command=command, texts={r["seq"]: r["text"] for r in rows})
+    # A list, not the array('f') encode_py gives: the same floats, read 2,000 times over
+    # without making a float object of each value each time (~3 ms on the hook path).
+    qvec = embedder.encode_py(text[:TEXT_CAP]).tolist()
+    keyword = _keyword_scores(store, text[:TEXT_CAP], (r[_SEQ] for r in rows), event=event,
+                              command=command, texts={r[_SEQ]: r[_TEXT] for r in rows})
+    space = embedder.space
+    qq = math.fsum(x * x for x in qvec)
     out = []
-    for r in rows:
+    for seq, lesson_id, lesson_text, kind, lesson_cwd, strength, lesson_space, embedding in rows:
         cos = 0.0
-        if r["embedding"] and r["space"] == embedder.space:
-            cos = dot_py(qvec, from_blob_py(r["embedding"]))
-        kw = keyword.get(r["seq"], 0.0)
-        command = 1.0 if r["seq"] in matched else 0.0
+        kw = keyword.get(seq, 0.0)
+        by_program = 1.0 if seq in matched else 0.0
+        evidence = KEYWORD_WEIGHT * kw + COMMAND_WEIGHT * by_program
+        if embedding and lesson_space == space:
+            if at_least is not None and _falls_short(qvec, qq, embedding, at_least - evidence):
+                continue
+            cos = dot_py(qvec, from_blob_py(embedding))
+        relevance = round(max(cos, 0.0) + KEYWORD_WEIGHT * kw + COMMAND_WEIGHT * by_program, 4)
+        if at_least is not None and relevance < at_least:
+            continue
         out.append({
-            "id": r["id"], "text": r["text"], "kind": r["kind"], "cwd": r["cwd"],
-            "strength": r["strength"], "project": bool(r["cwd"]),
-            "semantic": round(cos, 4), "keyword": round(kw, 4), "command": command,
-            "relevance": round(max(cos, 0.0) + KEYWORD_WEIGHT * kw + COMMAND_WEIGHT * command, 4),
+            "id": lesson_id, "text": lesson_text, "kind": kind, "cwd": lesson_cwd,
+            "strength": strength, "project": bool(lesson_cwd),
+            "semantic": round(cos, 4), "keyword": round(kw, 4), "command": by_program,
+            "relevance": relevance,
         })
     out.sort(key=lambda c: (-c["relevance"], -float(c["strength"] or 0)))
     return out
@@ -384,7 +441,9 @@ def select(
         session_id = session_key(None, cwd=cwd, transcript_path=transcript_path)
     held_out = bool(pc.get("holdout", True)) and is_held_out(session_id)
     exclude = shown_in_session(store, session_id)
-    scored = candidates(store, text, event=event, cwd=cwd, cfg=cfg, exclude=exclude, command=command)
+    # Only what choose() keeps: the rest would be scored into dicts and sorted for nothing.
+    scored = candidates(store, text, event=event, cwd=cwd, cfg=cfg, exclude=exclude, command=command,
+                        at_least=float(pc["min_relevance"]))
     block, included = choose(scored, cfg)
     if not included:
         return empty

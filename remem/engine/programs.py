@@ -18,7 +18,7 @@ and shell_words are imported.
 from __future__ import annotations
 
 import re
-from typing import Callable, Literal, NamedTuple
+from typing import Callable, Literal
 
 from remem.engine.shell_words import (DIRECTORY_CHANGES, ENV_ASSIGN, command_words, program_words, runs_command,
                                       split_commands)
@@ -124,17 +124,28 @@ def _masked(text: str) -> str:
     return CODE_SPAN.sub(lambda m: "x" * len(m.group(0)), text) if "`" in text else text
 
 
-class ErrorLesson(NamedTuple):
-    """What an error lesson says failed and what it says to do (`read_error_lesson`)."""
+class ErrorLesson:
+    """What an error lesson says failed and what it says to do (`read_error_lesson`). A plain
+    class, not a NamedTuple: building one of those compiles code, which every hook paid for.
 
-    form: Literal["call", "fix", "unfixed", "prose"]  # which wording it is in (see above)
-    command: str  # the command, tool or missing name quoted as what failed; '' when none is
-    failed: str  # the words that say what failed, the remedy left out
-    how: str  # how it failed: a failed call's line; an unfixed error's title; else all the words
-    remedy: str  # the words of the remedy ('' when none): a fix, advice, what follows the ";"
-    # Whether `command` is a module a fix lesson names as missing ("On ModuleNotFoundError
-    # (`requests`): …"): a module's name, not a program's.
-    module: bool = False
+    form: which wording it is in ("call", "fix", "unfixed", "prose"; see above). command: the
+    command, tool or missing name quoted as what failed ('' when none is). failed: the words
+    that say what failed, the remedy left out. how: how it failed (a failed call's line; an
+    unfixed error's title; else all the words). remedy: the words of the remedy ('' when none:
+    a fix, advice, what follows the ";"). module: whether `command` is a module a fix lesson
+    names as missing ("On ModuleNotFoundError (`requests`): …"), a module's name, not a
+    program's."""
+
+    __slots__ = ("form", "command", "failed", "how", "remedy", "module")
+
+    def __init__(self, form: Literal["call", "fix", "unfixed", "prose"], command: str, failed: str,
+                 how: str, remedy: str, module: bool = False) -> None:
+        self.form, self.command, self.failed = form, command, failed
+        self.how, self.remedy, self.module = how, remedy, module
+
+    def __repr__(self) -> str:
+        return (f"ErrorLesson({self.form!r}, {self.command!r}, {self.failed!r}, {self.how!r}, "
+                f"{self.remedy!r}, module={self.module!r})")
 
 
 def read_error_lesson(text: str) -> ErrorLesson:

@@ -1,10 +1,12 @@
 """A pure-Python BERT WordPiece tokenizer, for the hook path.
 
 Loading `tokenizer.json` through `tokenizers` costs 25-80 ms on these machines, most of a
-hook's budget; the vocabulary alone, kept as one token per line in the cache folder, loads
-in a few. This reproduces exactly what `tokenizers` does for the configuration the bundled
-model uses (BertNormalizer + BertPreTokenizer + WordPiece; tests compare the two on many
-texts) and declines (`load` returns None) any other configuration, which then goes through
+hook's budget. The cache folder keeps the vocabulary with a hash index of it (`_Index`), so a
+hook looks up the few dozen pieces a text needs without building a dict of every token (which
+cost ~4 ms of CPU, a tenth of the hook's own work). This reproduces exactly what `tokenizers`
+does for the configuration the bundled model uses (BertNormalizer + BertPreTokenizer +
+WordPiece; tests compare the two on many texts) and declines (`load` returns None) any other
+configuration, which then goes through
 `tokenizers` as before.
 """
 
@@ -13,10 +15,15 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
+import zlib
+from array import array
+from binascii import a2b_base64, b2a_base64
 from pathlib import Path
 from typing import Any
 
-CACHE_VERSION = 2  # 2: the header counts the tokens and characters of the body
+# 2: the header counts the tokens and characters of the body.
+# 3: a hash index of the tokens follows the header (see `_Index`).
+CACHE_VERSION = 3
 _CHINESE = (
     (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
     (0x2B740, 0x2B81F), (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
@@ -71,10 +78,14 @@ def _is_punct(ch: str) -> bool:
 
 
 class WordPiece:
-    def __init__(self, tokens: list[str], meta: dict[str, Any]) -> None:
-        self.vocab = dict(zip(tokens, range(len(tokens))))
+    def __init__(self, tokens: list[str] | None, meta: dict[str, Any],
+                 index: _Index | None = None) -> None:
+        """From the tokens in id order (the vocabulary becomes a dict), or from the cache's
+        index (`_Index`: pieces are looked up in it, and the dict is made only if asked for)."""
+        self._index = index
+        self._vocab = dict(zip(tokens, range(len(tokens)))) if tokens is not None else None
         self.unk = meta["unk"]
-        self.unk_id = self.vocab.get(self.unk)
+        self.unk_id = self.lookup(self.unk)
         self.prefix = meta["prefix"]
         self.max_chars = int(meta["max_chars"])
         self.lowercase = bool(meta["lowercase"])
@@ -82,6 +93,28 @@ class WordPiece:
         self.chinese = bool(meta["chinese"])
         self.clean = bool(meta["clean"])
         self.added = {k: int(v) for k, v in meta["added"].items()}
+        self._median_chars = meta.get("median_chars")
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """Every token and its id."""
+        if self._vocab is None:
+            assert self._index is not None
+            self._vocab = self._index.vocab()
+        return self._vocab
+
+    def lookup(self, piece: str) -> int | None:
+        """The id of this token, or None."""
+        if self._vocab is not None:
+            return self._vocab.get(piece)
+        assert self._index is not None
+        return self._index.get(piece)
+
+    def median_chars(self) -> int:
+        """The median length of the vocabulary's tokens, in characters (1 when it has none)."""
+        if self._median_chars is None:
+            self._median_chars = _median_chars(self.vocab)
+        return int(self._median_chars)
 
     # -- loading -------------------------------------------------------------------------
     @classmethod
@@ -94,28 +127,31 @@ class WordPiece:
         cached = cache_dir / key if cache_dir else None
         if cached is not None:
             try:
-                head, _, body = cached.read_text(encoding="utf-8").partition("\n")
-                meta = json.loads(head)
+                raw = cached.read_bytes()
+                end = raw.find(b"\n")
+                meta = json.loads(raw[:end]) if end >= 0 else {}
                 if meta.get("source") == str(tokenizer_json):
                     if not meta.get("supported"):
                         return None
-                    tokens = body.split("\n")
-                    if len(body) == meta.get("chars") and len(tokens) == meta.get("count"):
-                        return cls(tokens, meta)
-                    _log(f"the tokenizer cache {cached} is incomplete ({len(tokens)} of "
-                         f"{meta.get('count')} tokens); rebuilt it from {tokenizer_json}")
-            except (OSError, ValueError):
+                    index = _Index.read(raw, end + 1, meta)
+                    if isinstance(index, list):
+                        return cls(index, meta)
+                    if index is not None:
+                        return cls(None, meta, index)
+                    _log(f"the tokenizer cache {cached} is incomplete or damaged; rebuilt it "
+                         f"from {tokenizer_json}")
+            except (OSError, ValueError, KeyError, TypeError):
                 pass
         data = json.loads(tokenizer_json.read_text(encoding="utf-8"))
         meta, tokens = cls._meta(data)
         meta["source"] = str(tokenizer_json)
-        body = "\n".join(tokens)
-        meta["count"], meta["chars"] = len(tokens), len(body)
         if cached is not None:
+            # A declined tokenizer is cached too (its header alone), so later loads skip the JSON.
+            content = _Index.build(tokens, meta) if meta["supported"] else json.dumps(meta).encode("utf-8") + b"\n"
             tmp = cached.with_name(f".{cached.name}.{os.getpid()}")
             try:
                 cached.parent.mkdir(parents=True, exist_ok=True)
-                tmp.write_text(json.dumps(meta) + "\n" + body, encoding="utf-8")
+                tmp.write_bytes(content)
                 os.replace(tmp, cached)
             except OSError:
                 try:
@@ -198,7 +234,7 @@ class WordPiece:
         return words
 
     def _pieces(self, word: str, out: list[int]) -> None:
-        vocab = self.vocab
+        lookup = self.lookup
         if len(word) > self.max_chars:
             out.append(self.unk_id)
             return
@@ -209,7 +245,7 @@ class WordPiece:
             piece_id = None
             while start < end:
                 piece = word[start:end] if start == 0 else self.prefix + word[start:end]
-                piece_id = vocab.get(piece)
+                piece_id = lookup(piece)
                 if piece_id is not None:
                     break
                 end -= 1
@@ -248,3 +284,99 @@ class WordPiece:
             return out
         self._encode_plain(text, out)
         return out
+
+
+def _median_chars(tokens: Any) -> int:
+    """Its tokens' median length in characters, as model2vec reads a vocabulary (1 for none)."""
+    lengths = sorted(len(t) for t in tokens)
+    return lengths[len(lengths) // 2] if lengths else 1
+
+
+class _Index:
+    """The cached vocabulary with a hash index: after the JSON header, one base64 line of
+    bucket offsets (unsigned 32-bit, little-endian), then the entries, "TOKEN<tab>ID" a line,
+    grouped by bucket (the CRC-32 of the token's UTF-8 bytes, modulo the bucket count). Loading
+    it reads one file and decodes a short line; a lookup hashes the piece and finds it among
+    the dozen or so entries of its bucket. A vocabulary with a tab in a token is kept as the
+    tokens alone, one a line in id order, and read into a dict (`indexed` false)."""
+
+    __slots__ = ("buckets", "data", "first")
+
+    def __init__(self, data: bytes, first: array) -> None:
+        self.data, self.first = data, first
+        self.buckets = len(first) - 1
+
+    def get(self, piece: str) -> int | None:
+        if "\t" in piece or "\n" in piece:  # no token holds either (a tab: not indexed)
+            return None
+        key = b"\n" + piece.encode("utf-8") + b"\t"
+        bucket = zlib.crc32(key[1:-1]) % self.buckets
+        data = self.data
+        # Each bucket's entries start right after a newline, which `key` begins with.
+        at = data.find(key, self.first[bucket] - 1, self.first[bucket + 1])
+        if at < 0:
+            return None
+        at += len(key)
+        return int(data[at:data.index(b"\n", at)])
+
+    def vocab(self) -> dict[str, int]:
+        pairs = (line.rpartition("\t") for line in self.data[1:-1].decode("utf-8").split("\n"))
+        return {token: int(i) for token, _, i in pairs} if self.buckets and len(self.data) > 1 else {}
+
+    @staticmethod
+    def build(tokens: list[str], meta: dict[str, Any]) -> bytes:
+        """The cache file: the JSON header (`meta`, with the counts and checksums that prove
+        the rest whole), the offsets line, then the entries."""
+        encoded = [t.encode("utf-8") for t in tokens]
+        header = dict(meta, count=len(tokens), median_chars=_median_chars(tokens))
+        if any(b"\t" in t for t in encoded):
+            data = b"".join(t + b"\n" for t in encoded)
+            header.update(indexed=False, buckets=0, data_bytes=len(data), data_crc=zlib.crc32(data))
+            return json.dumps(header).encode("utf-8") + b"\n\n" + data
+        buckets = 1 << max(0, (len(encoded) // 8).bit_length())  # about a dozen tokens a bucket
+        members: list[list[bytes]] = [[] for _ in range(buckets)]
+        for i, token in enumerate(encoded):
+            members[zlib.crc32(token) % buckets].append(token + b"\t" + str(i).encode("ascii") + b"\n")
+        parts, first, size = [b"\n"], array("I"), 1
+        for entries in members:
+            first.append(size)
+            chunk = b"".join(entries)
+            parts.append(chunk)
+            size += len(chunk)
+        first.append(size)
+        data = b"".join(parts)
+        packed = (_swapped(first) if _BIG_ENDIAN else first).tobytes()
+        header.update(indexed=True, buckets=buckets, data_bytes=len(data), data_crc=zlib.crc32(data),
+                      first_crc=zlib.crc32(packed))
+        return json.dumps(header).encode("utf-8") + b"\n" + b2a_base64(packed, newline=False) + b"\n" + data
+
+    @classmethod
+    def read(cls, raw: bytes, at: int, meta: dict[str, Any]) -> _Index | list[str] | None:
+        """What follows the header in `raw` (from offset `at`): the index, or the tokens of a
+        vocabulary kept without one; None unless the header's counts and checksums hold (a cut
+        or damaged file)."""
+        end = raw.find(b"\n", at)
+        if end < 0:
+            return None
+        data = raw[end + 1:]
+        if len(data) != meta["data_bytes"] or zlib.crc32(data) != meta["data_crc"]:
+            return None
+        if not meta["indexed"]:
+            tokens = data[:-1].decode("utf-8").split("\n") if data else []
+            return tokens if len(tokens) == meta["count"] else None
+        packed = a2b_base64(raw[at:end])
+        if len(packed) != 4 * (int(meta["buckets"]) + 1) or zlib.crc32(packed) != meta["first_crc"]:
+            return None
+        first = array("I")
+        first.frombytes(packed)
+        return cls(data, _swapped(first) if _BIG_ENDIAN else first)
+
+
+_BIG_ENDIAN = array("I", [1]).tobytes()[0] == 0
+assert array("I").itemsize == 4, "the tokenizer cache's index is of 32-bit unsigned integers"
+
+
+def _swapped(values: array) -> array:
+    out = array(values.typecode, values)
+    out.byteswap()
+    return out
