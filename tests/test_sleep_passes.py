@@ -46,7 +46,7 @@ def test_describe_counts_is_the_non_zero_numbers():
 
 
 def test_cli_and_tui_show_the_engines_counts(store, cli):
-    from remem.tui.screens.sleep import _changes
+    from remem.tui.screens.sleep import run_changes
 
     store.put_episodes([{"id": "n1", "kind": "note", "title": "a", "gist": "a", "at": "2026-01-01T00:00:00+00:00"}])
     res = cli("sleep")
@@ -55,6 +55,11 @@ def test_cli_and_tui_show_the_engines_counts(store, cli):
     table = " ".join(res.stdout.replace("│", " ").split())  # a long sentence wraps in its cell
     for name, counts in passes.items():
         assert f"{name} {sleep_describe.describe_pass(name, counts)}" in table, (name, table)
-    assert _changes({"embed": {"episodes": 0, "space": "m2v"}, "expire": {"ran": 5, "decayed": 2, "archived": 1},
-                     "connect": {"memories": 1}}) == "expire: ran 5, decayed 2; connect: memories 1"
-    assert _changes({"embed": {"episodes": 0}}) == "nothing to do"
+    # The TUI's history row: the passes that changed something, in the CLI's words, what was
+    # learned first; upkeep alone (strengths eased with age) is nothing new.
+    changed = {"embed": {"episodes": 0, "space": "m2v"}, "expire": {"ran": 5, "expired": 0, "deleted": 2},
+               "connect": {"memories": 1, "edges": 1}, "predict": {"made": 1}}
+    assert run_changes({"summary": {"passes": changed}}) == "; ".join(
+        f"{name}: {sleep_describe.describe_pass(name, changed[name])}" for name in ("predict", "expire", "connect"))
+    assert run_changes({"summary": {"passes": {"embed": {"episodes": 0}, "decay": {"decayed": 4, "archived": 0}}}}) \
+        == "nothing new"

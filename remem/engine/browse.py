@@ -69,13 +69,21 @@ def page_episodes(
     return rows, total
 
 
-_LESSON_COLUMNS = "id, kind, status, strength, seen, text, cwd, created, updated"
+# origin and origins: who sent a received lesson and who else sent it (memories.with_provenance
+# names them), so a list can tell a received lesson from one of this memory's own.
+_LESSON_COLUMNS = "id, kind, status, strength, seen, text, cwd, created, updated, origin, origins"
+
+
+def _lesson_listed(row: dict[str, Any]) -> dict[str, Any]:
+    row["origins"] = loads_list(row.get("origins"))  # stored as JSON, as get_lesson reads it
+    return row
 
 
 def page_lessons(store: Store, *, statuses: list[str] | tuple[str, ...] | None = None, limit: int = 50,
                  offset: int = 0) -> tuple[list[dict[str, Any]], int]:
     """One page of lessons (strongest first, as `remem lessons list` orders them; no vectors,
-    no sources) of the given statuses (None: every status), and how many there are in all."""
+    no sources; with `origin` and the list `origins`) of the given statuses (None: every
+    status), and how many there are in all."""
     where, params = "", []
     if statuses:
         where = f" WHERE status IN ({', '.join('?' for _ in statuses)})"
@@ -83,12 +91,13 @@ def page_lessons(store: Store, *, statuses: list[str] | tuple[str, ...] | None =
     rows = store.rows(f"SELECT {_LESSON_COLUMNS} FROM lessons{where} ORDER BY strength DESC, created, id "
                       "LIMIT ? OFFSET ?", [*params, int(limit), int(offset)])
     total = int(store.scalar(f"SELECT count(*) FROM lessons{where}", params) or 0)
-    return rows, total
+    return [_lesson_listed(r) for r in rows], total
 
 
 def lesson_row(store: Store, lesson_id: str) -> dict[str, Any] | None:
     """One lesson as page_lessons lists it (None: no lesson has that id now)."""
-    return store.one(f"SELECT {_LESSON_COLUMNS} FROM lessons WHERE id = ?", (lesson_id,))
+    row = store.one(f"SELECT {_LESSON_COLUMNS} FROM lessons WHERE id = ?", (lesson_id,))
+    return _lesson_listed(row) if row is not None else None
 
 
 def kinds_and_projects(store: Store) -> tuple[list[str], list[str]]:

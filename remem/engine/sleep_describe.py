@@ -169,3 +169,37 @@ def describe_pass(name: str, counts: dict[str, Any]) -> str:
         return describe(counts)
     except (TypeError, ValueError, KeyError):  # a damaged or older summary: its numbers
         return describe_counts(counts)
+
+
+# The counts that say a pass changed something a person looks for after a sleep. The rest of a
+# pass's work is upkeep every sleep does (strengths eased with age, open predictions looked at,
+# lesson files left as they were), which `remem sleep` says too but a one-line history leaves out.
+_CHANGES: dict[str, tuple[str, ...]] = {
+    "redact": ("episodes", "lessons"), "embed": ("episodes", "lessons", "predictions"),
+    "expire": ("expired", "deleted"), "decay": ("archived",),
+    "lessons": ("new_episodes", "joined", "created"), "merge": ("aliased",),
+    "verify": ("confirmed", "failed"), "predict": ("made",), "connect": ("edges",),
+    "render": ("written", "removed"),
+}
+
+
+def _number(value: Any) -> float:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def changed_passes(passes: dict[str, Any]) -> list[tuple[str, str]]:
+    """The passes of a sleep run's summary that changed something, in pass order, each with
+    what it did in describe_pass's words (those `remem sleep` prints): a short account of a
+    run, as the TUI's sleep history gives it. Counts a pass has no words for, or without any
+    of the numbers its words read (a summary of an older remem), are told by describe_counts."""
+    said: list[tuple[str, str]] = []
+    for name, counts in (passes or {}).items():
+        if not isinstance(counts, dict):
+            continue
+        keys = _CHANGES.get(name)
+        if keys and any(key in counts for key in keys):
+            if any(_number(counts.get(key)) for key in keys):
+                said.append((name, describe_pass(name, counts)))
+        elif shown := describe_counts(counts, empty=""):
+            said.append((name, shown))
+    return said

@@ -16,9 +16,41 @@ from remem.errors import NotFound
 from remem.engine.store import LESSON_STATUSES as STATUSES
 from remem.tui.paging import PagedPane
 from remem.tui.screens.modals import AskValue, Confirm, EditText
-from remem.tui.widgets.format import cell, cut, lines, markup, plain, sender, since
+from remem.tui.widgets.format import cell, cut, lines, markup, plain, sender, short_sender, since
 
 COLUMNS = ("kind", "status", "str", "seen", "lesson")
+# The fewest and the most characters of a lesson's words the table shows (its detail has them
+# all): between the two, as many as the table's width leaves beside the other columns.
+LESSON_WIDTH = (24, 56)
+
+
+def lesson_words(lesson: dict[str, Any], width: int) -> str:
+    """A lesson's words in the table, at most `width` characters. A received lesson's end in
+    who sent it, as `remem lessons list` says it (" (from laptop)"), kept whole when its words
+    are cut: the only sign in the list that another memory's author wrote them."""
+    suffix = (f" (from {short_sender(lesson.get('origin'), lesson.get('origin_label'))})"
+              if lesson.get("received") else "")
+    return cut(lesson["text"], max(width - len(suffix), 8)) + suffix
+
+
+def edit_refused(lesson: dict[str, Any], refusal: str, ours: str | None) -> str:
+    """The engine's refusal to edit a lesson (lessons.edit_refusal decides whether), worded for
+    the app, where the CLI's commands are keys: a received lesson waiting for a decision is
+    accepted or rejected in the Shared tab; a revoked lesson of our own names no command. The
+    other refusals name none and are said as the engine says them."""
+    lesson_id, status = lesson["id"], lesson["status"]
+    received = bool(lesson.get("origin")) and lesson.get("origin") != ours
+    if received and status == "candidate":
+        return (f"{lesson_id} is a received lesson waiting for a decision, in its author's words: accept it "
+                "first in the Shared tab (5, then a), then edit it here, or reject it there (x)")
+    if received and status == "quarantined":
+        return (f"{lesson_id} is a received lesson quarantined (its words failed the safety checks), in its "
+                "author's words: accept it anyway first in the Shared tab (5, then A), then edit it here, "
+                "or reject it there (x)")
+    if status == "revoked" and not received:
+        return (f"{lesson_id} is revoked: its words are withdrawn for good wherever they were shared, "
+                "and it cannot come back; nothing to edit (edit an active lesson instead)")
+    return refusal
 
 
 class LessonsPane(PagedPane):
@@ -32,6 +64,8 @@ class LessonsPane(PagedPane):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.changed_row: str | None = None  # the one row an action changed: redrawn alone
+        self.shown: dict[str, dict[str, Any]] = {}  # the page's lessons, in order, with who sent them
+        self.fitted_to = -1  # the table width the lesson column was last cut for
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="filters"):
@@ -43,35 +77,70 @@ class LessonsPane(PagedPane):
         yield Label("", id="lesson-status-line", classes="status")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for label in COLUMNS:
-            table.add_column(label, key=label)
         self.app.mounted(self)  # read when its tab is first shown
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._refit)
+
+    def _refit(self) -> None:
+        if self.query_one(DataTable).size.width != self.fitted_to:
+            self._fill(self.selected_id())
 
     def _statuses(self) -> list[str] | None:
         status = self.query_one("#lesson-status", Select)
         return None if status.is_blank() else [str(status.value)]
 
     @staticmethod
-    def _cells(r: dict[str, Any]) -> list[Any]:
-        return [cell(r["kind"]), cell(r["status"]), f"{r['strength']:.2f}", str(r["seen"]), cell(r["text"], 56)]
+    def _fixed(r: dict[str, Any]) -> list[str]:
+        """A lesson's cells but its words."""
+        return [r["kind"], r["status"], f"{r['strength']:.2f}", str(r["seen"])]
+
+    def _cells(self, r: dict[str, Any], width: int) -> list[Any]:
+        return [*(cell(text) for text in self._fixed(r)), cell(lesson_words(r, width))]
+
+    def _lesson_width(self) -> int:
+        """How much of a lesson the table shows: what its width leaves beside the other columns
+        (each with a cell of padding each side, and room for the scrollbar), so the end of a
+        line, where a received lesson names its sender, is in sight in 80 columns too."""
+        table = self.query_one(DataTable)
+        if not table.size.width:
+            return LESSON_WIDTH[1]
+        others = sum(max([len(label), *(len(self._fixed(r)[i]) for r in self.shown.values())])
+                     for i, label in enumerate(COLUMNS[:-1]))
+        room = (table.size.width - table.styles.scrollbar_size_vertical - others
+                - 2 * table.cell_padding * len(COLUMNS))
+        return max(LESSON_WIDTH[0], min(LESSON_WIDTH[1], room))
+
+    def _provenance(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows with who sent each received one (`received`, `origin_label`)."""
+        return self.app.engine("memories").with_provenance(self.app.store, rows)
 
     def reload(self) -> None:
         changed, self.changed_row = self.changed_row, None
         if changed and self._redraw_row(changed):
             return
-        table = self.query_one(DataTable)
         keep = self.selected_id()
         browse = self.app.engine("browse")
         statuses = self._statuses()
         rows = self.load_page(lambda limit, offset: browse.page_lessons(
             self.app.store, statuses=statuses, limit=limit, offset=offset))
-        table.clear()
-        for r in rows:
-            table.add_row(*self._cells(r), key=r["id"])
+        self.shown = {r["id"]: r for r in self._provenance(rows)}
         where = f"{self.page_span()} lessons · n/p page" if self.paged() else f"{self.total} lessons"
         self.query_one("#lesson-status-line", Label).update(
             f"{where} · e edit · v veto/restore · m merge into another")
+        self._fill(keep)
+
+    def _fill(self, keep: str | None) -> None:
+        """The page's lessons into the table, their words cut for the table's width now (the
+        columns are laid out again: a column keeps the widest cell it ever held)."""
+        table = self.query_one(DataTable)
+        self.fitted_to = table.size.width
+        table.clear(columns=True)
+        for label in COLUMNS:
+            table.add_column(label, key=label)
+        width = self._lesson_width()
+        for r in self.shown.values():
+            table.add_row(*self._cells(r, width), key=r["id"])
         self.keep_cursor(table, keep)
         self.show_detail(self.selected_id())
 
@@ -83,7 +152,9 @@ class LessonsPane(PagedPane):
         statuses = self._statuses()
         if row is None or lesson_id not in table.rows or (statuses and row["status"] not in statuses):
             return False
-        for label, value in zip(COLUMNS, self._cells(row)):
+        (row,) = self._provenance([row])
+        self.shown[lesson_id] = row
+        for label, value in zip(COLUMNS, self._cells(row, self._lesson_width())):
             table.update_cell(lesson_id, label, value)
         self.show_detail(self.selected_id())
         return True
@@ -160,12 +231,31 @@ class LessonsPane(PagedPane):
         current = self.still_there(lesson_id, lambda: lessons.get_lesson(self.app.store, lesson_id))
         if current is None:
             return
+        if self._edit_refused(current):  # before the dialog: what is typed there is not lost
+            return
 
         def done(text: str | None) -> None:
-            if text and text != current["text"]:
+            if not text or text == current["text"]:
+                return
+            try:  # it may have changed while the dialog was open (the Shared tab, another process)
+                now = lessons.get_lesson(self.app.store, lesson_id)
+            except Exception:  # gone meanwhile: edit_text says so, as for any failed write
+                now = None
+            if now is None or not self._edit_refused(now):
                 self._row_action("lesson saved", lesson_id, lambda store: lessons.edit_text(store, lesson_id, text))
 
         self.app.push_screen(EditText(f"Edit lesson {lesson_id}", current["text"]), done)
+
+    def _edit_refused(self, lesson: dict[str, Any]) -> bool:
+        """Whether the engine refuses to let the person edit this lesson (lessons.edit_refusal
+        decides, as edit_text does when it saves), said in the app's terms when it does: as the
+        veto key, at once. `ours` matters only for a lesson with an origin, and reading it loads
+        cryptography."""
+        ours = self.app.engine("share_sign").own_origin() if lesson.get("origin") else None
+        refusal = self.app.engine("lessons").edit_refusal(lesson, ours)
+        if refusal:
+            self.app.notify(edit_refused(lesson, refusal, ours), severity="warning", markup=False)
+        return bool(refusal)
 
     def action_veto(self) -> None:
         lesson_id = self.selected_id()

@@ -72,6 +72,7 @@ class SharedPane(PagedPane):
         super().__init__(**kwargs)
         self.candidates: dict[str, dict[str, Any]] = {}  # the page's, by id
         self.peers: list[dict[str, Any]] = []
+        self.sync_folder: str | None = None  # the share folder set when the tab was last read
 
     def compose(self) -> ComposeResult:
         yield Label("Candidates (received, not yet trusted)", classes="section")
@@ -114,7 +115,8 @@ class SharedPane(PagedPane):
                           cell(p.get("label") or ""), key=p["origin"])
         self.keep_cursor(table, keep)
         self.keep_cursor(peers, keep_peer)
-        folder = self.app.engine("config").load()["share"]["folder"] or "not set (remem config set share.folder PATH)"
+        self.sync_folder = self.app.engine("config").load()["share"]["folder"] or None
+        folder = self.sync_folder or "not set (remem config set share.folder PATH)"
         where = f"candidates {self.page_span()} · n/p page · " if self.paged() else ""
         # The keys first, the folder (a path of any length) last: in 80 columns the line wraps.
         self.query_one("#shared-status", Label).update(
@@ -126,7 +128,8 @@ class SharedPane(PagedPane):
         target = self.query_one("#candidate-detail-text", Static)
         c = self.candidates.get(lesson_id or "")
         if not c:
-            target.update("Nothing received. Set a sync folder and press y to sync.")
+            target.update(plain(f"Nothing received yet from {self.sync_folder}; press y to sync."
+                                if self.sync_folder else "Nothing received. Set a sync folder and press y to sync."))
             return
         corr = c["corroboration"]
         closest = corr["closest_own"]

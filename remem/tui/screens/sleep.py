@@ -13,7 +13,12 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Label, ProgressBar, RichLog, Select
 
 from remem.tui.widgets.pane import Pane, failure_line
-from remem.tui.widgets.format import cell, since
+from remem.tui.widgets.format import cell, cut, since
+
+HISTORY_COLUMNS = ("run", "started", "took", "status", "what changed")
+# The fewest characters of a run's account its row shows, and how many before the table's
+# width is known; else as many as the other columns leave.
+CHANGES_WIDTH = (30, 160)
 
 
 class SleepPane(Pane):
@@ -40,21 +45,46 @@ class SleepPane(Pane):
 
     def on_mount(self) -> None:
         self.log_lines: list[str] = []
-        self.query_one("#sleep-history", DataTable).add_columns("run", "started", "took", "status", "what changed")
+        self.runs: list[list[str]] = []  # the history's rows as cell texts, newest first
+        self.fitted_to = -1  # the table width the rows were last cut for
         self.app.mounted(self)  # read when its tab is first shown
 
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._refit)
+
+    def _refit(self) -> None:
+        if self.query_one("#sleep-history", DataTable).size.width != self.fitted_to:
+            self._fill()
+
     def reload(self) -> None:
-        table = self.query_one("#sleep-history", DataTable)
-        table.clear()
+        self.runs = []
         for run in self.app.engine("sleep").history(self.app.store, limit=20):
             took = "-"
             if run["finished"]:
                 clock = self.app.engine("clock")
                 took = f"{(clock.parse(run['finished']) - clock.parse(run['started'])).total_seconds():.1f}s"
-            table.add_row(str(run["id"]), since(run['started']), took, run["status"],
-                          cell(_changes(run["summary"].get("passes", run["summary"]))
-                               if run["status"] != "interrupted" else run["summary"].get("note", "")),
-                          key=str(run["id"]))
+            self.runs.append([str(run["id"]), since(run["started"]), took, run["status"],
+                              run_changes(run) if run["status"] != "interrupted"
+                              else run["summary"].get("note", "")])
+        self._fill()
+
+    def _fill(self) -> None:
+        """The history into its table, each run's account cut to the width the other columns
+        leave (laid out again: a column keeps the widest cell it ever held)."""
+        table = self.query_one("#sleep-history", DataTable)
+        self.fitted_to = table.size.width
+        width = CHANGES_WIDTH[1]
+        if table.size.width:
+            others = sum(max([len(label), *(len(texts[i]) for texts in self.runs)])
+                         for i, label in enumerate(HISTORY_COLUMNS[:-1]))
+            room = (table.size.width - table.styles.scrollbar_size_vertical - others
+                    - 2 * table.cell_padding * len(HISTORY_COLUMNS))
+            width = max(CHANGES_WIDTH[0], room)
+        table.clear(columns=True)
+        for label in HISTORY_COLUMNS:
+            table.add_column(label, key=label)
+        for texts in self.runs:
+            table.add_row(*(cell(t) for t in texts[:-1]), cell(cut(texts[-1], width)), key=texts[0])
 
     @on(Button.Pressed, "#sleep-run")
     def _pressed(self) -> None:
@@ -161,10 +191,17 @@ class SleepPane(Pane):
         self.app.refresh_all(except_sleep=True)
 
 
-def _changes(passes: dict[str, Any]) -> str:
-    """A run's history line: each pass that did something, with its first two numbers."""
-    from remem.engine.sleep_describe import describe_counts
+# What a person looks for after a sleep, first in a run's row: what it learned and checked;
+# then the rest in pass order (the cell is cut at the table's edge).
+LEARNING = ("lessons", "merge", "verify", "predict")
 
-    parts = [f"{name}: {shown}" for name, counts in (passes or {}).items()
-             if isinstance(counts, dict) and (shown := describe_counts(counts, most=2, empty=""))]
-    return "; ".join(parts)[:80] or "nothing to do"
+
+def run_changes(run: dict[str, Any]) -> str:
+    """A finished run's history line: each pass that changed something, in the words `remem
+    sleep` prints for it (sleep_describe.changed_passes), what it learned first."""
+    from remem.engine.sleep_describe import changed_passes
+
+    summary = run["summary"] if isinstance(run["summary"], dict) else {}
+    changes = changed_passes(summary.get("passes", summary))
+    changes.sort(key=lambda change: change[0] not in LEARNING)  # stable: pass order otherwise
+    return "; ".join(f"{name}: {words}" for name, words in changes) or "nothing new"

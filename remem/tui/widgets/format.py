@@ -77,6 +77,13 @@ def sender(origin: str | None, label: str | None = None) -> str:
     return f"{label} ({origin})" if label else str(origin or "?")
 
 
+def short_sender(origin: str | None, label: str | None = None) -> str:
+    """Another memory in a list, as `remem lessons list` names it after a received lesson's
+    words: the label the person gave that peer (its first 16 characters), else the first 8
+    characters of its origin id."""
+    return cut(label, 16) if label else str(origin or "?")[:8]
+
+
 def cut(text: object, width: int) -> str:
     """One line of at most `width` characters, plain text (not markup: pass it to markup() as
     a value, or to cell() or plain())."""
