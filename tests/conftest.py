@@ -158,17 +158,28 @@ async def call_ok(client: Any, name: str, args: dict[str, Any]) -> dict[str, Any
     return got
 
 
-def remem_at_its_question(args: list[str], question: bytes) -> tuple[subprocess.Popen[bytes], int]:
-    """`remem ARGS` with a terminal on stdin, read up to its `question`: the process and the
-    terminal's other end, to answer it (Ctrl-D, Ctrl-C, a word)."""
+def answer_remem_in_a_terminal(args: list[str], question: bytes, answer: bytes | None) -> tuple[int, bytes, bytes]:
+    """`remem ARGS` with a terminal on stdin, answered once it asks `question`: `answer` typed
+    (b"\\x04": Ctrl-D on an empty line, the end of input), or None for Ctrl-C (SIGINT, what the
+    terminal sends its process). Its exit status, stdout and stderr."""
+    import signal
+
     master, slave = os.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "remem", *args],
                             stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT),
                             env=dict(os.environ))
     os.close(slave)
-    seen = b""
-    while question not in seen:
-        chunk = os.read(proc.stdout.fileno(), 4096)
-        assert chunk, f"remem {' '.join(args)} ended before asking: {seen!r} {proc.stderr.read()!r}"
-        seen += chunk
-    return proc, master
+    try:
+        seen = b""
+        while question not in seen:
+            chunk = os.read(proc.stdout.fileno(), 4096)
+            assert chunk, f"remem {' '.join(args)} ended before asking: {seen!r} {proc.stderr.read()!r}"
+            seen += chunk
+        if answer is None:
+            proc.send_signal(signal.SIGINT)
+        else:
+            os.write(master, answer)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        os.close(master)
+    return proc.returncode, seen + out, err

@@ -10,15 +10,12 @@ read by the real ingest, the real sleep, the real CLI."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from remem import paths
-from tests.conftest import remem_at_its_question, run_remem
+from tests.conftest import answer_remem_in_a_terminal, run_remem
 
 CWD = "/home/dev/shop"
 SESSIONS = ("11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222")
@@ -213,11 +210,6 @@ def test_the_engines_sync_refuses_a_share_folder_with_no_parent(store, tmp_path:
 
 # --------------------------------------------------------------------------- 5. restore's question
 
-def restore_in_a_terminal(backup: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """`remem restore BACKUP` with a terminal on stdin, read up to its question."""
-    return remem_at_its_question(["restore", str(backup)], b"with this backup?")
-
-
 @pytest.fixture
 def backup(store, tmp_path: Path) -> Path:
     from remem.engine import memories
@@ -234,13 +226,8 @@ def memory_files() -> list[str]:
 
 def test_ctrl_d_at_restores_question_is_a_no(backup):
     before = memory_files()
-    proc, master = restore_in_a_terminal(backup)
-    try:
-        os.write(master, b"\x04")  # Ctrl-D on an empty line: the end of input
-        out, err = proc.communicate(timeout=120)
-    finally:
-        os.close(master)
-    assert proc.returncode == 0, err
+    code, out, err = answer_remem_in_a_terminal(["restore", str(backup)], b"with this backup?", b"\x04")
+    assert code == 0, err
     assert out.decode().rstrip().endswith("nothing changed")
     assert b"Aborted" not in out + err and err == b""
     assert memory_files() == before  # no memory.db.before-restore-…: nothing was replaced
@@ -248,13 +235,8 @@ def test_ctrl_d_at_restores_question_is_a_no(backup):
 
 def test_ctrl_c_at_restores_question_says_interrupted_and_exits_130(backup):
     before = memory_files()
-    proc, master = restore_in_a_terminal(backup)
-    try:
-        proc.send_signal(signal.SIGINT)  # what Ctrl-C sends the terminal's process
-        out, err = proc.communicate(timeout=120)
-    finally:
-        os.close(master)
-    assert proc.returncode == 130, err
+    code, out, err = answer_remem_in_a_terminal(["restore", str(backup)], b"with this backup?", None)
+    assert code == 130, err
     assert err.decode().strip() == "remem: interrupted"
     assert b"Aborted" not in out + err
     assert memory_files() == before

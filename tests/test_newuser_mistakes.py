@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ from remem import paths
 from remem.engine import render_files
 from remem.engine.lessons import add_lesson, get_lesson
 from remem.engine.setup_json import parse_jsonc
-from tests.conftest import remem_at_its_question, run_remem
+from tests.conftest import answer_remem_in_a_terminal, run_remem
 from tests.test_setup import FAKE_CRONTAB, agents_home  # noqa: F401  (agents_home: a fixture)
 
 WIN = ("--yes", "--no-schedule")
@@ -184,21 +182,14 @@ def test_a_memory_folder_holding_a_veto_not_yet_taken_stays(store, cli):
 
 # ------------------------------------------------------------------------------ Ctrl-D and Ctrl-C at "Go ahead?"
 
-def setup_in_a_terminal() -> tuple[subprocess.Popen[bytes], int]:
-    """`remem setup` with a terminal on stdin, read up to its question."""
-    return remem_at_its_question(["setup", "--no-schedule", "--agent", "windsurf"], b"Go ahead?")
+SETUP_WINDSURF = ["setup", "--no-schedule", "--agent", "windsurf"]
 
 
 def test_ctrl_d_at_go_ahead_is_a_no(agents_home):
     windsurf = agents_home["user"] / ".codeium" / "windsurf" / "mcp_config.json"
     before = windsurf.read_bytes()
-    proc, master = setup_in_a_terminal()
-    try:
-        os.write(master, b"\x04")  # Ctrl-D on an empty line: the end of input
-        out, err = proc.communicate(timeout=120)
-    finally:
-        os.close(master)
-    assert proc.returncode == 0, err
+    code, out, err = answer_remem_in_a_terminal(SETUP_WINDSURF, b"Go ahead?", b"\x04")
+    assert code == 0, err
     assert out.decode().rstrip().endswith("nothing changed")
     assert b"Aborted" not in out + err and err == b""
     assert windsurf.read_bytes() == before and not paths.setup_manifest().exists()
@@ -207,13 +198,8 @@ def test_ctrl_d_at_go_ahead_is_a_no(agents_home):
 def test_ctrl_c_at_go_ahead_says_interrupted_and_exits_130(agents_home):
     windsurf = agents_home["user"] / ".codeium" / "windsurf" / "mcp_config.json"
     before = windsurf.read_bytes()
-    proc, master = setup_in_a_terminal()
-    try:
-        proc.send_signal(signal.SIGINT)  # what Ctrl-C sends the terminal's process
-        out, err = proc.communicate(timeout=120)
-    finally:
-        os.close(master)
-    assert proc.returncode == 130, err
+    code, out, err = answer_remem_in_a_terminal(SETUP_WINDSURF, b"Go ahead?", None)
+    assert code == 130, err
     assert err.decode().strip() == "remem: interrupted"
     assert b"Aborted" not in out + err
     assert windsurf.read_bytes() == before and not paths.setup_manifest().exists()
