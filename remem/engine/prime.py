@@ -284,16 +284,6 @@ def program_matcher(text: str, *, event: str = "prompt",
 _SEQ, _ID, _TEXT, _KIND, _CWD = range(5)  # positions in candidates' rows
 
 
-def _tuples(store: Store, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
-    """store.rows' rows as tuples (retried as store.rows is while the file is busy)."""
-    def fetch() -> list[tuple[Any, ...]]:
-        cursor = store.conn.cursor()
-        cursor.row_factory = None
-        return cursor.execute(sql, params).fetchall()
-
-    return store._retry(fetch)
-
-
 # How far below `need` a cosine's estimate must be for _falls_short: round(x, 4) adds at most
 # 0.00005; math.dist and math.hypot are within a few units in the last place, so 1e-9 of the
 # sizes involved is more than their error by millions.
@@ -351,7 +341,7 @@ def candidates(
         sql = f"SELECT {columns} FROM lessons WHERE status = 'active'"
         if of_kinds:
             sql += f" AND kind IN ({', '.join('?' for _ in of_kinds)})"
-        return _tuples(store, sql, list(of_kinds))
+        return store.tuples(sql, list(of_kinds))
 
     columns = "seq, id, text, kind, cwd, strength"
     rows = active(tuple(k for k in kinds if k not in program_only) if kinds else (), f"{columns}, space, embedding")
@@ -370,7 +360,7 @@ def candidates(
     matched = {r[_SEQ] for r in [*rows, *maybe]
                if about_program and about_program(r[_TEXT] or "", r[_KIND])}
     if matched & {r[_SEQ] for r in maybe}:
-        rows += _tuples(store, f"SELECT {columns}, space, embedding FROM lessons "
+        rows += store.tuples(f"SELECT {columns}, space, embedding FROM lessons "
                         "WHERE seq IN (SELECT value FROM json_each(?))",
                         (json.dumps([r[_SEQ] for r in maybe if r[_SEQ] in matched]),))
     if not rows:
