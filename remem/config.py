@@ -219,10 +219,11 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
         try:
             record = json.dumps({"text": text, "data": data})
             if json.loads(record)["data"] == data:
-                tmp = cache.with_name(f".{cache.name}.{os.getpid()}")
-                cache.parent.mkdir(parents=True, exist_ok=True)
-                tmp.write_text(record, encoding="utf-8")
-                os.replace(tmp, cache)
+                from remem.engine.files import write_atomic
+
+                # Through a 0600 temp file (mkstemp), removed if the write fails: the copy holds
+                # what the config does (a token, an API key) and must be no more readable.
+                write_atomic(cache, record)
         except (OSError, TypeError, ValueError):
             pass
     return data

@@ -54,6 +54,33 @@ def test_an_edited_config_is_read_again_whatever_its_size_and_time(home):
         config.load()
 
 
+def test_the_kept_parse_of_a_config_is_no_more_readable_than_the_config(home):
+    """It holds what the config does (an API key): readable by its owner alone."""
+    from remem import config, paths
+
+    path = paths.config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('[llm]\napi_key = "sk-kept-secret"\n', encoding="utf-8")
+    path.chmod(0o600)
+    config.load()
+    kept = paths.vectors_dir() / config.PARSED_CACHE
+    assert "sk-kept-secret" in kept.read_text(encoding="utf-8")
+    assert kept.stat().st_mode & 0o077 == 0
+
+
+def test_a_parse_that_cannot_be_kept_leaves_no_file_behind(home):
+    from remem import config, paths
+
+    config.set_value("prime.max_lessons", 3)
+    kept = paths.vectors_dir() / config.PARSED_CACHE
+    kept.unlink(missing_ok=True)
+    kept.mkdir(parents=True)  # in its place: every write fails
+    for _ in range(3):
+        config._cache.clear()
+        assert config.load()["prime"]["max_lessons"] == 3
+    assert [p.name for p in kept.parent.iterdir() if config.PARSED_CACHE in p.name] == [kept.name]
+
+
 def test_a_config_json_cannot_hold_is_parsed_every_time(home):
     from remem import config, paths
 

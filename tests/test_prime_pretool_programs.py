@@ -107,3 +107,49 @@ def test_a_refusal_never_holds_the_hand_back(store):
                            event="stop", cwd=PROJECT)
     assert PHX not in [c["text"] for c in got]
     assert MIGRATIONS in [c["text"] for c in got]  # other corrections still may
+
+
+def test_a_here_documents_body_is_text_not_commands_it_runs():
+    """A script written through a here-document runs none of its lines (and a generated file of
+    thousands of lines must not be read as thousands of commands on the hook path)."""
+    from remem.engine.programs import MAX_CHAIN, commands_run
+
+    script = "cat > deploy.sh <<'EOF'\nnpm run build\ngit push --force origin main\nEOF\nchmod +x deploy.sh"
+    assert commands_run(script) == (("cat",), ("chmod", "+x", "deploy.sh"))
+    assert commands_run("git commit -F - <<-EOF\n\trm the old\n\tEOF") == (("git", "commit"),)
+    long = "cat > gen.py <<'PY'\n" + "\n".join(f"x{i} = {i}" for i in range(5000)) + "\nPY"
+    assert commands_run(long) == (("cat",),)
+    many = " && ".join(f"tool{i} run" for i in range(100))
+    assert len(commands_run(many)) <= MAX_CHAIN
+
+
+def test_a_here_document_does_not_show_the_lessons_of_what_its_body_names(store):
+    seed(store, LESSONS)
+    script = "cat > notes.md <<'EOF'\npip install httpx\ngit push --force origin main\nEOF"
+    shown = pre_tool("Bash", {"command": script}, session_in_arm(False))
+    assert UV not in shown and FORCE not in shown
+
+
+def test_a_lesson_about_cd_alone_still_names_cd():
+    from remem.engine.programs import commands_run
+
+    assert commands_run("cd frontend") == (("cd", "frontend"),)
+    assert commands_run("cd app && make") == (("make",),)  # where make runs, not a command of its own
+
+
+@pytest.mark.parametrize("lesson,harmless,meant", [
+    ("`pwd && ls && pytest -q` failed here (module not found: yaml); install pyyaml first.",
+     "ls -la", "pytest -q tests/"),
+    ("`git status && npm run build` failed here (heap out of memory); find out why before running it again.",
+     "git status", "npm run build"),
+    ("`make; ls` failed here (no such file); find out why before running it again.",
+     "make", "ls"),  # after the last ";" only the last command sets the status
+])
+def test_a_chained_error_lesson_is_about_the_commands_that_may_have_failed(store, lesson, harmless, meant):
+    from remem.engine import prime
+
+    seed(store, [(lesson, "error", PROJECT)])
+    for command, expected in ((harmless, 0.0), (meant, 1.0)):
+        got = {c["text"]: c for c in prime.candidates(store, f"Bash {command}", event="pre-tool", cwd=PROJECT,
+                                                      command=command)}
+        assert got[lesson]["command"] == expected, command

@@ -206,5 +206,5 @@ async def test_the_tuis_sleep_tab_shows_an_interrupted_run(store, monkeypatch):
         table = app.query_one("#sleep-history")
         await settle(pilot, lambda: table.row_count == 2)
         assert table.row_count == 2
-        assert table.get_row(str(left))[3] == "interrupted"
+        assert str(table.get_row(str(left))[3]) == "interrupted"
         assert "did not finish" in str(table.get_row(str(left))[4])  # not "nothing to do"

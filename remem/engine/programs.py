@@ -215,16 +215,67 @@ def _first_quoted(words: str) -> str:
     return span.group(1) if span else ""
 
 
-def commands_run(command: str) -> Commands:
+# At most this many commands of one line are read: a call or a lesson names a few; reading
+# thousands (a generated script) would cost the hook what it has.
+MAX_CHAIN = 12
+# A here-document's opening (`<<EOF`, `<<-'EOF'`, not `<<<`): its body is text, not commands.
+_HEREDOC = re.compile(r"(?<!<)<<(?!<)-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
+# Commands that only look (they change nothing and are rarely what failed): a lesson's chain
+# "`pwd && ls && pytest -q` failed" is about pytest, not every `ls`.
+_LOOKS_ONLY = frozenset("pwd ls cat echo printf true which type head tail wc env date whoami".split())
+_GIT_LOOKS_ONLY = frozenset("status log diff show".split())
+
+
+def commands_run(command: str, *, failed_only: bool = False) -> Commands:
     """The commands a shell command runs, each as its leading words: those of every simple
     command of a chain ("git add -A && git push -f" runs git add and git push, a forced one),
     and the one each runs through a runner ("uv run pytest -q" -> ("uv", "run", "pytest"),
-    ("pytest",)). A `cd` is where the rest runs, not a command a lesson is about."""
-    pieces = [text for _, text in split_commands(command, strict=False) or () if text.strip()]
+    ("pytest",)). A here-document's body is text, not commands; a `cd` before other commands is
+    where they run, not a command a lesson is about.
+
+    failed_only: the commands of a failed line that may have failed (a lesson's "`pwd && ls &&
+    pytest -q` failed here …"): those that can have set its exit status (after the last `;`,
+    not the left side of a pipe), less the ones that only look (`ls`, `git status`) while
+    another is left."""
+    pieces = split_commands(_without_heredoc_bodies(command), strict=False, most=MAX_CHAIN) or []
+    pieces = [(op, text) for op, text in pieces if text.strip()]
+    if failed_only and pieces:
+        last = max((i for i, (op, _) in enumerate(pieces) if op in (";", "&")), default=0)
+        pieces = [(op, text) for i, (op, text) in enumerate(pieces[last:], last)
+                  if not (i + 1 < len(pieces) and pieces[i + 1][0] == "|")]
     found: list[tuple[str, ...]] = []
-    for piece in pieces or [command]:
+    for _, piece in pieces or [("", command)]:
         found += _one_command_runs(piece)
-    return tuple(dict.fromkeys(c for c in found if c and c[0] not in DIRECTORY_CHANGES))
+    found = [c for c in found if c]
+    moves = [c for c in found if c[0] not in DIRECTORY_CHANGES]
+    found = moves or found  # `cd frontend` alone is about cd
+    if failed_only:
+        acts = [c for c in found if not _only_looks(c)]
+        found = acts or found
+    return tuple(dict.fromkeys(found))
+
+
+def _only_looks(command: tuple[str, ...]) -> bool:
+    if command[0] == "git":
+        return len(command) > 1 and command[1] in _GIT_LOOKS_ONLY
+    return command[0] in _LOOKS_ONLY
+
+
+def _without_heredoc_bodies(command: str) -> str:
+    """The command line without the bodies of its here-documents (up to their closing word)."""
+    if "<<" not in command:
+        return command
+    lines, out, i = command.split("\n"), [], 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        for opened in _HEREDOC.finditer(line):
+            word = opened.group(2)
+            while i < len(lines) and lines[i].strip() != word:
+                i += 1
+            i += 1  # the closing word
+    return "\n".join(out)
 
 
 def _one_command_runs(command: str) -> list[tuple[str, ...]]:
@@ -361,7 +412,7 @@ def _lesson_parts(text: str, kind: str | None) -> tuple[Commands, Calls]:
     if kind == "error":
         said = read_error_lesson(text)
         # Nothing quoted as what failed: the known tools its words name ("aws commands fail").
-        about = commands_run(said.command) if said.command else _named_in_lesson(said.failed)
+        about = commands_run(said.command, failed_only=True) if said.command else _named_in_lesson(said.failed)
         remedies = (tuple(_up_to_here(c) for c in commands_run(span))
                     for span in CODE_SPAN.findall(said.remedy))
         return about, tuple(r for r in remedies if r)
@@ -404,7 +455,7 @@ def _named_in_lesson(text: str) -> Commands:
         return tuple(dict.fromkeys(_named_in_prose(text, with_tail=False)))
     found: list[tuple[str, ...]] = []
     for span in CODE_SPAN.findall(text):
-        found += commands_run(span)
+        found += commands_run(span, failed_only=True)
     found += _named_in_prose(CODE_SPAN.sub(" ", text), with_tail=False)
     return tuple(dict.fromkeys(found))
 
