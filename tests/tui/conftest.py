@@ -136,6 +136,15 @@ async def settle(pilot, done, tries: int = 100) -> None:  # noqa: ANN001
         await pilot.pause(0.05)
 
 
+async def on_lesson(pilot, lesson_id: str) -> None:  # noqa: ANN001
+    """The Lessons tab open, its cursor on `lesson_id` once the table holds it."""
+    await pilot.press("3")
+    table = pilot.app.query_one("#lesson-table")
+    await settle(pilot, lambda: lesson_id in table.rows)
+    table.move_cursor(row=table.get_row_index(lesson_id))
+    await pilot.pause()
+
+
 async def acted(pilot) -> None:  # noqa: ANN001
     """Pause until the engine write a key started is done and its pane read the store again:
     the app runs each write in a thread of its own (Pane.run_action), so the UI never waits for

@@ -13,7 +13,7 @@ from remem import paths
 from remem.engine.sleep_describe import describe_pass
 from remem.engine.store import Store
 from remem.tui.screens.modals import EditText
-from tests.tui.conftest import acted, new_app, screen_text, settle
+from tests.tui.conftest import acted, new_app, on_lesson, screen_text, settle
 
 pytestmark = pytest.mark.anyio
 
@@ -30,21 +30,13 @@ def _sql(statement: str, params: tuple = ()) -> None:
         conn.execute(statement, params)
 
 
-async def _lessons_on(pilot, lesson_id: str) -> None:  # noqa: ANN001
-    await pilot.press("3")
-    table = pilot.app.query_one("#lesson-table")
-    await settle(pilot, lambda: lesson_id in table.rows)
-    table.move_cursor(row=table.get_row_index(lesson_id))
-    await pilot.pause()
-
-
 @pytest.mark.parametrize("status, key", [("candidate", "5, then a"), ("quarantined", "5, then A")])
 async def test_e_on_a_received_lesson_waiting_for_a_decision_refuses_before_the_editor_opens(
         demo_home, status, key):
     _sql("UPDATE lessons SET status = ? WHERE id = 'L3'", (status,))
     app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await _lessons_on(pilot, "L3")
+        await on_lesson(pilot, "L3")
         await pilot.press("e")
         await acted(pilot)
         # Nothing to type into: what would have been typed is not thrown away at save.
@@ -62,7 +54,7 @@ async def test_e_on_a_received_lesson_held_active_still_opens_the_editor(demo_ho
     _sql("UPDATE lessons SET status = 'active' WHERE id = 'L3'")
     app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await _lessons_on(pilot, "L3")
+        await on_lesson(pilot, "L3")
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(app.screen, EditText)
@@ -156,7 +148,7 @@ def _lesson_cell(app, lesson_id: str) -> str:  # noqa: ANN001
 async def test_lessons_table_names_who_sent_a_received_lesson_as_remem_lessons_list_does(demo_home):
     app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await _lessons_on(pilot, "L3")
+        await on_lesson(pilot, "L3")
         assert _lesson_cell(app, "L3") == f"{CANDIDATE_WORDS} (from laptop)"  # the peer's label
         assert _lesson_cell(app, "L1") == "Install packages with uv, not pip."  # ours: no sender
 
@@ -165,7 +157,7 @@ async def test_lessons_table_names_an_unlabelled_sender_by_its_origins_first_8_c
     _sql("UPDATE peers SET label = NULL")
     app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await _lessons_on(pilot, "L3")
+        await on_lesson(pilot, "L3")
         assert _lesson_cell(app, "L3") == f"{CANDIDATE_WORDS} (from b7e1c0ff)"
 
 
@@ -175,7 +167,7 @@ async def test_a_long_received_lesson_keeps_its_sender_in_sight_at_80_columns(de
     _sql("UPDATE lessons SET text = ? WHERE id = 'L3'", (long_words,))
     app = new_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await _lessons_on(pilot, "L3")
+        await on_lesson(pilot, "L3")
         row = next(line for line in screen_text(app).splitlines() if "candidate" in line)
         assert row.rstrip().endswith("… (from laptop)")
         assert "Format Python with ruff" in row
@@ -191,7 +183,7 @@ async def test_an_edited_row_keeps_its_sender(demo_home):
     _sql("UPDATE lessons SET status = 'active' WHERE id = 'L3'")
     app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await _lessons_on(pilot, "L3")
+        await on_lesson(pilot, "L3")
         await pilot.press("v")  # veto: the row is drawn again, alone
         await acted(pilot)
         assert "vetoed" in str(app.query_one("#lesson-table").get_cell("L3", "status"))

@@ -12,7 +12,7 @@ import pytest
 
 from remem.engine import lessons, share
 from remem.engine.store import Store
-from tests.tui.conftest import acted, new_app, screen_text, settle
+from tests.tui.conftest import acted, new_app, on_lesson, screen_text, settle
 
 pytestmark = pytest.mark.anyio
 
@@ -61,11 +61,7 @@ def received(demo_home: Path, tmp_path: Path, cli) -> dict[str, str]:  # noqa: A
 
 
 async def _lesson_detail(pilot, lesson_id: str) -> str:  # noqa: ANN001
-    await pilot.press("3")
-    table = pilot.app.query_one("#lesson-table")
-    await settle(pilot, lambda: lesson_id in table.rows)
-    table.move_cursor(row=table.get_row_index(lesson_id))
-    await pilot.pause()
+    await on_lesson(pilot, lesson_id)
     return str(pilot.app.query_one("#lesson-detail-text").render())
 
 
