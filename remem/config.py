@@ -114,6 +114,8 @@ DEFAULTS: dict[str, Any] = {
         "max_file_bytes": 65536,
         # Off: an origin's lessons wait as candidates until `remem share trust ORIGIN`.
         "trust_on_first_use": False,
+        # Origins (full 16-hex ids) whose folders receive never reads: `remem share block ORIGIN`.
+        "blocked_origins": [],
     },
     "server": {
         "host": "127.0.0.1",
@@ -240,6 +242,8 @@ def _type_name(value: Any) -> str:
         return "a string (in quotes)"
     if isinstance(value, dict):
         return "a [section]"
+    if isinstance(value, list):
+        return "a list"
     return f"a {type(value).__name__}"
 
 
@@ -361,8 +365,16 @@ def _host_problem(value: str) -> str | None:
     return None
 
 
-# Strings with a shape: each check returns what the key must be, or None when the value is fine.
-SHAPES: dict[str, Callable[[str], str | None]] = {
+def _origins_problem(value: list[Any]) -> str | None:
+    for item in value:
+        if not (isinstance(item, str) and len(item) == 16 and all(ch in "0123456789abcdef" for ch in item)):
+            return "a list of origin ids, each all 16 lowercase hex digits (`remem share peers` lists them)"
+    return None
+
+
+# Strings (and lists) with a shape: each check returns what the key must be, or None when the value is fine.
+SHAPES: dict[str, Callable[[Any], str | None]] = {
+    "share.blocked_origins": _origins_problem,
     "lifecycle.short_term_ttl": _duration_problem,
     "llm.url": _url_problem,
     "server.host": _host_problem,
@@ -421,7 +433,8 @@ def _fix(key: str) -> str | None:
         return None
     if isinstance(default, dict):
         return None
-    shown = ("true" if default else "false") if isinstance(default, bool) else str(default)
+    shown = (("true" if default else "false") if isinstance(default, bool)
+             else " ".join(default) if isinstance(default, list) else str(default))
     return f"remem config set {key} {shlex.quote(shown)}"
 
 
@@ -449,6 +462,8 @@ def _coerce(dotted: str, raw: str) -> Any:
             return int(raw)
         if isinstance(default, float):
             return float(raw)
+        if isinstance(default, list):  # "a b" or "a,b"; "" is the empty list
+            return raw.replace(",", " ").split()
     except ValueError:
         raise ConfigError(f"{dotted} must be {_type_name(default)}, not {raw!r}") from None
     return raw

@@ -1,4 +1,4 @@
-"""share export|receive|sync|keys|trust|peers|candidates|accept|reject|revoke."""
+"""share export|receive|sync|keys|trust|block|peers|candidates|accept|reject|revoke."""
 
 from __future__ import annotations
 
@@ -115,7 +115,8 @@ def register(app: typer.Typer) -> None:
         _print_receive(rep)
         print(f"received {len(rep['received'])}, quarantined {len(rep['quarantined'])}, rejected "
               f"{len(rep['rejected'])}, activated {len(rep['activated'])}, revoked {len(rep['revoked'])} "
-              f"from {len(rep['origins_seen'])} origin(s)")
+              f"from {len(rep['origins_seen'])} origin(s)"
+              + (f", {len(rep['blocked'])} blocked origin(s) skipped" if rep.get("blocked") else ""))
 
     @share_app.command("sync")
     def sync(folder: Optional[str] = typer.Option(None, "--folder", help=FOLDER_HELP),
@@ -145,6 +146,8 @@ def register(app: typer.Typer) -> None:
             ("withdrawn", "confirmations withdrawn"), ("folded", "folded into your own"),
             ("demoted", "back to candidate"), ("revocations_rewritten", "revocations rewritten"))
             if s.get(key)]
+        if s.get("blocked"):
+            changes.append(f"blocked origins skipped {s['blocked']}")
         if changes:
             print("  " + ", ".join(changes))
 
@@ -193,6 +196,32 @@ def register(app: typer.Typer) -> None:
             print(f"{rep['waiting']} of its lessons still wait: trust activates one when a second origin you "
                   "trust sent it too, or it means the same as a lesson of yours; take one by hand with "
                   "`remem share accept ID` (`remem share candidates` lists them)")
+
+    @share_app.command("block")
+    def block(origin: str = typer.Argument(..., help="An origin id, all 16 hex digits (`remem share peers` "
+                                           "lists them)."),
+              undo: bool = typer.Option(False, "--undo", help="Read it again: what it sends arrives "
+                                        "at the next sync (lessons already rejected stay rejected)."),
+              json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+        """Stop reading an origin: its folder in the share folder is skipped unread at every
+        sync, and its lessons still waiting are rejected. Kept in config share.blocked_origins.
+
+        Example: remem share block 9fdc95440e981985
+        """
+        from remem import config
+        from remem.engine import share
+
+        with open_store() as store:
+            rep = share.block(store, origin, undo=undo,
+                              save=lambda listed: config.set_value("share.blocked_origins", listed))
+        if json_out:
+            emit_json(rep)
+            return
+        if not rep["blocked"]:
+            print(f"{safe(rep['origin'])} no longer blocked; what it sends arrives at the next sync")
+        else:
+            print(f"{safe(rep['origin'])} {'blocked' if rep['changed'] else 'already blocked'}: its folder "
+                  f"is no longer read; rejected {len(rep['rejected'])} waiting lesson(s)")
 
     @share_app.command("peers")
     def peers(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
@@ -330,7 +359,7 @@ def _reject_origin(given: str, json_out: bool) -> None:
         emit_json({"origin": origin, "rejected": done})
         return
     print(f"rejected {len(done)} waiting lesson(s) from {origin}; none of them comes back "
-          "(what it sends later arrives as new candidates: docs/SHARING.md says how to stop reading it)")
+          f"(what it sends later arrives as new candidates; `remem share block {origin}` stops reading it)")
 
 
 @contextmanager

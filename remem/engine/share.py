@@ -5,7 +5,7 @@ receive         other origins' files -> verified -> safety-checked -> candidate 
                 lessons; confirmations grow `origins`; revocations retire lessons
 write_confirmations   <folder>/<origin>/confirm/<hash>.json for every received lesson we hold active
 sync            all of the above, idempotent
-trust / accept / reject / revoke / candidates / peers   what the CLI and the TUI call
+trust / accept / reject / revoke / block / candidates / peers   what the CLI and the TUI call
                 (accept and reject write or withdraw our confirmation at once when the
                 share folder is reachable: reachable_folder)
 
@@ -66,7 +66,8 @@ from remem.engine.store import Store, dumps
 __all__ = [
     "identity", "export_lessons", "receive", "write_confirmations", "sync", "activate", "demote",
     "fold_into_own", "bind_waiting", "shared_project", "place_project", "trust",
-    "forget_peer", "accept", "reject", "revoke", "candidates", "peers", "keys", "resolve_folder",
+    "forget_peer", "accept", "reject", "revoke", "candidates", "peers", "keys", "block",
+    "blocked_origins", "resolve_folder",
     "reachable_folder", "ShareError",
 ]
 
@@ -103,7 +104,7 @@ def summarise(out: dict[str, Any]) -> dict[str, int]:
         "exported": len(exp.get("exported", [])), "withheld": len(exp.get("withheld", [])),
         "received": len(rec.get("received", [])), "quarantined": len(rec.get("quarantined", [])),
         "rejected": len(rec.get("rejected", [])), "incomplete": len(rec.get("incomplete", [])),
-        "held_back": len(rec.get("held_back", [])),
+        "held_back": len(rec.get("held_back", [])), "blocked": len(rec.get("blocked", [])),
         "activated": len(rec.get("activated", [])), "corroborated": len(rec.get("corroborated", [])),
         "confirmed_ours": len(rec.get("confirmed_ours", [])), "revoked": len(rec.get("revoked", [])),
         "withdrawn": len(rec.get("withdrawn", [])), "folded": len(rec.get("folded", [])),
@@ -138,7 +139,7 @@ def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = No
 
 
 # The other choices and the views live in share_choices; share.trust() etc. still work.
-_CHOICES = ("trust", "forget_peer", "revoke", "candidates", "peers", "keys")
+_CHOICES = ("trust", "forget_peer", "revoke", "candidates", "peers", "keys", "block", "blocked_origins")
 
 
 def __getattr__(name: str) -> Any:

@@ -6,6 +6,7 @@ Re-exported by remem.engine.share, so callers use `share.trust(...)`, `share.can
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -377,6 +378,37 @@ def reject_origin(store: Store, given: str, *,
     waiting = [r["id"] for r in list_lessons(store, statuses=("candidate", "quarantined"))
                if r["origin"] == origin]
     return origin, [reject(store, lesson_id, identity_dir=identity_dir)["id"] for lesson_id in waiting]
+
+
+def blocked_origins(cfg: dict[str, Any] | None = None) -> list[str]:
+    """The origins receive does not read (config share.blocked_origins)."""
+    return list(_cfg(cfg).get("blocked_origins") or [])
+
+
+def block(store: Store, given: str, *, save: Callable[[list[str]], None], undo: bool = False,
+          identity_dir: Path | str | None = None, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Stop reading an origin (its full id): added to share.blocked_origins, so receive skips
+    its folder unread, and every lesson of it still waiting is rejected (reject_origin). undo:
+    taken off the list; what it sends arrives again at the next sync (its rejected lessons
+    stay rejected).
+
+    save writes the new list (the CLI's config.set_value: the engine never writes TOML); it is
+    called only when the list changes. This memory's own origin and a prefix are refused."""
+    listed = blocked_origins(cfg)
+    if undo:
+        origin = given.strip().lower()
+        if origin not in listed:
+            shown = f"blocked: {', '.join(listed)}" if listed else "no origin is blocked"
+            raise ShareError(f"{origin!r} is not blocked ({shown}); give the full id as "
+                             "`remem share block ORIGIN` took it")
+        save([o for o in listed if o != origin])
+        return {"origin": origin, "blocked": False, "changed": True, "rejected": []}
+    origin = _peer_id(store, full_origin(store, given, identity_dir=identity_dir))
+    changed = origin not in listed
+    if changed:
+        save(listed + [origin])
+    _, rejected = reject_origin(store, origin, identity_dir=identity_dir)
+    return {"origin": origin, "blocked": True, "changed": changed, "rejected": rejected}
 
 
 def peers(store: Store) -> list[dict[str, Any]]:

@@ -149,7 +149,8 @@ def _new_report(folder: Path, origin: str) -> dict[str, Any]:
             "quarantined": [], "corroborated": [], "activated": [], "confirmed_ours": [],
             "revoked": [], "withdrawn": [], "folded": [], "demoted": [], "rejected": [],
             "bound": [], "waiting_for_project": [],
-            "incomplete": [], "held_back": [], "ignored": [], "duplicates": 0, "already_held": 0}
+            "incomplete": [], "held_back": [], "ignored": [], "blocked": [], "duplicates": 0,
+            "already_held": 0}
 
 
 # --------------------------------------------------------------------------- receive
@@ -177,8 +178,14 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
     # Per origin whose folder was read whole: the hashes it still stands behind (publishes,
     # confirms, or has a file for that did not read or verify this time).
     holding: dict[str, set[str]] = {}
+    # Blocked origins (share.blocked_origins, `remem share block`): their folders are not read
+    # at all, so a flood costs nothing, no key is pinned, and nothing they send arrives.
+    blocked = set(share_cfg.get("blocked_origins") or ())
     for origin in origins:
         if origin == ident.origin:
+            continue
+        if origin in blocked:
+            report["blocked"].append(origin)
             continue
         scan = scan_origin(root, origin, cap)
         report["rejected"] += [p.as_dict() for p in scan.rejected]
