@@ -127,11 +127,8 @@ def register(app: typer.Typer) -> None:
         """
         from remem.engine import share
 
-        # Made when missing and its parent is there (the sync tool's folder): the quick start
-        # sets share.folder to ~/Sync/remem and syncs.
-        root = share.resolve_folder(folder, create=True)
-        with open_store() as store:
-            out = share.sync(store, root)
+        with open_store() as store:  # a missing folder whose parent is there is made (share.sync)
+            out = share.sync(store, folder)
         if json_out:
             emit_json(out)
             return
@@ -144,10 +141,9 @@ def register(app: typer.Typer) -> None:
         # What changed under lessons already held: said only when something did.
         changes = [f"{what} {s.get(key, 0)}" for key, what in (
             ("withdrawn", "confirmations withdrawn"), ("folded", "folded into your own"),
-            ("demoted", "back to candidate"), ("revocations_rewritten", "revocations rewritten"))
+            ("demoted", "back to candidate"), ("revocations_rewritten", "revocations rewritten"),
+            ("blocked", "blocked origins skipped"))
             if s.get(key)]
-        if s.get("blocked"):
-            changes.append(f"blocked origins skipped {s['blocked']}")
         if changes:
             print("  " + ", ".join(changes))
 

@@ -278,10 +278,10 @@ def _sender(lesson: dict, *, short_form: bool = False) -> str:
     """Who sent a lesson (or a corroborating origin, {"origin", "label"}): the label the person
     gave that peer and its origin, as `remem share candidates` names it (short_form: the label,
     else the origin's first 8 characters; `remem share peers` gives the full id)."""
-    origin, label = lesson.get("origin") or "", lesson.get("origin_label", lesson.get("label"))
-    if short_form:
-        return safe(short(label, 16) if label else origin[:8])
-    return safe(f"{label} ({origin})" if label else origin)
+    from remem.engine.memories import sender_name
+
+    return safe(sender_name(lesson.get("origin"), lesson.get("origin_label", lesson.get("label")),
+                            brief=short_form))
 
 
 def _where(cwd: str | None) -> str:

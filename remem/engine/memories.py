@@ -191,6 +191,16 @@ def episodes_by_ids(store: Store, ids: Sequence[str]) -> list[dict[str, Any]]:
     return [found[i] for i in wanted if i in found]
 
 
+def sender_name(origin: str | None, label: str | None = None, *, brief: bool = False) -> str:
+    """Another memory as every edge names it: the label the person gave that peer and its full
+    origin id (the one `remem share trust` takes), or the id alone; brief, in a list after a
+    lesson's words: the label (at most 16 characters), else the origin's first 8."""
+    label = " ".join((label or "").split())
+    if brief:
+        return (label if len(label) <= 16 else label[:15] + "…") if label else (origin or "?")[:8]
+    return f"{label} ({origin})" if label else (origin or "?")
+
+
 def with_provenance(store: Store, lessons: Sequence[dict[str, Any]], *,
                     identity_dir: Any = None) -> list[dict[str, Any]]:
     """`lessons`, each with where it came from, for the edges to show: `received` (True when

@@ -72,16 +72,17 @@ def since(stamp: str | None) -> str:
 
 
 def sender(origin: str | None, label: str | None = None) -> str:
-    """Another memory, as `remem lessons show` names it: the label the person gave that peer
-    and its full origin id (the one `remem share trust` takes), or the id alone."""
-    return f"{label} ({origin})" if label else str(origin or "?")
+    """Another memory, as `remem lessons show` names it (`memories.sender_name`)."""
+    from remem.engine.memories import sender_name
+
+    return sender_name(origin, label)
 
 
 def short_sender(origin: str | None, label: str | None = None) -> str:
-    """Another memory in a list, as `remem lessons list` names it after a received lesson's
-    words: the label the person gave that peer (its first 16 characters), else the first 8
-    characters of its origin id."""
-    return cut(label, 16) if label else str(origin or "?")[:8]
+    """Another memory after a received lesson's words, as `remem lessons list` names it."""
+    from remem.engine.memories import sender_name
+
+    return sender_name(origin, label, brief=True)
 
 
 def cut(text: object, width: int) -> str:
