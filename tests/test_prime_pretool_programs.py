@@ -153,3 +153,23 @@ def test_a_chained_error_lesson_is_about_the_commands_that_may_have_failed(store
         got = {c["text"]: c for c in prime.candidates(store, f"Bash {command}", event="pre-tool", cwd=PROJECT,
                                                       command=command)}
         assert got[lesson]["command"] == expected, command
+
+
+@pytest.mark.parametrize("lesson,about", [
+    ("Never edit an Alembic migration that has been applied.", ()),   # a file of alembic's
+    ("Keep the docker image under 200 MB.", ()),
+    ("Use the gh CLI for pull requests.", (("gh",),)),                # the tool itself
+    ("Run the pytest suite with -n auto.", (("pytest",),)),
+    ("Do not use the git push --force on main.", (("git", "push"),)),  # its subcommand
+    ("We use uv here, not pip.", (("pip",),)),
+])
+def test_a_tool_named_as_a_things_modifier_is_no_call_of_it(lesson, about):
+    from remem.engine.programs import lesson_commands
+
+    assert lesson_commands(lesson, "correction") == about
+
+
+def test_a_lesson_about_editing_a_tools_files_is_not_shown_before_running_the_tool(store):
+    alembic = "Never edit an Alembic migration that has been applied; create a new one instead."
+    seed(store, [(alembic, "correction", PROJECT)])
+    assert alembic not in pre_tool("Bash", {"command": "uv run alembic upgrade head"}, session_in_arm(False))

@@ -64,6 +64,11 @@ _CLAUSE_END = re.compile(r"[,.;:!?)]$")
 _CLAUSE = re.compile(r"[,;(]|\.(?:\s|$)")
 _REJECTS = re.compile(r"\b(?:not|never|instead of|rather than|avoid|don't|do not)\b", re.IGNORECASE)
 TAIL_WORDS = 3
+# A tool named after one of these and before a noun names a thing of that tool, not a call of
+# it: "Never edit an Alembic migration" is about editing a file, not `alembic upgrade`. Unless
+# the noun is the tool itself ("Use the gh CLI").
+_DETERMINERS = frozenset("a an the this that these those any every each your our its".split())
+_THE_TOOL_ITSELF = frozenset("cli command commands binary tool client executable suite run runs".split())
 # A program run many times a session whose subcommands do unrelated things: a lesson naming
 # one of them in prose ("Do not use git push --force on main") is about that subcommand, not
 # every call of the program (`git status`). Only these words, so prose goes on being prose.
@@ -354,6 +359,9 @@ def _named_in_prose(prose: str, with_tail: bool) -> list[tuple[str, ...]]:
             continue
         command = [words[i]]
         j = i + 1
+        if not with_tail and _names_a_thing(words, raw, i):
+            i = j
+            continue
         if not with_tail and j < len(words) and not _CLAUSE_END.search(raw[i]) \
                 and words[j] in PROSE_SUBCOMMANDS.get(words[i], ()):
             command.append(words[j])
@@ -370,6 +378,17 @@ def _named_in_prose(prose: str, with_tail: bool) -> list[tuple[str, ...]]:
         found.append(tuple(command))
         i = j
     return found
+
+
+def _names_a_thing(words: list[str], raw: list[str], i: int) -> bool:
+    """Whether the tool at words[i] is a lesson's noun modifier ("an Alembic migration", "the
+    pytest fixtures"): after a determiner, before a noun in the same clause that is neither the
+    tool itself nor one of its subcommands."""
+    if i == 0 or i + 1 >= len(words) or words[i - 1] not in _DETERMINERS or _CLAUSE_END.search(raw[i]):
+        return False
+    noun = words[i + 1]
+    return bool(_PLAIN_WORD.match(noun)) and noun not in _THE_TOOL_ITSELF \
+        and noun not in PROSE_SUBCOMMANDS.get(words[i], ()) and noun not in _SENTENCE_WORDS
 
 
 def query_commands(text: str) -> Calls:
