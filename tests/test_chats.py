@@ -928,3 +928,255 @@ def test_a_memory_home_where_the_new_file_cannot_be_made_beside_it_still_opens(h
     monkeypatch.setattr(sqlite3, "connect", refuse_the_new_file)
     with Store() as store:
         assert store.scalar("PRAGMA user_version") >= 1
+
+
+# Gemini CLI's shell tool as it records a command that ran and failed: the tool itself
+# succeeded (status "success"), the raw output is resultDisplay, and the exit code is only in
+# what the model was sent, after the output.
+def gemini_shell_call(output: str, exit_code: int | None, *, call_id: str = "run_shell_command-2") -> dict:
+    sent = f"Output: {output}" + (f"\nExit Code: {exit_code}" if exit_code else "") + "\nProcess Group PGID: 4242"
+    return {"id": call_id, "name": "run_shell_command", "args": {"command": "npm test"},
+            "result": [{"functionResponse": {"id": call_id, "name": "run_shell_command",
+                                             "response": {"output": sent}}}],
+            "status": "success", "timestamp": "2025-10-03T09:00:09.000Z", "displayName": "Shell",
+            "resultDisplay": output}
+
+
+def gemini_json_session(tmp_path: Path, tool_calls: list[dict]) -> Path:
+    chats_dir = tmp_path / "gemini-tmp" / "shopapi" / "chats"
+    chats_dir.mkdir(parents=True)
+    messages = [
+        {"id": "u1", "timestamp": "2025-10-03T09:00:00.000Z", "type": "user", "content": "run npm test"},
+        {"id": "g1", "timestamp": "2025-10-03T09:00:05.000Z", "type": "gemini", "content": "",
+         "toolCalls": tool_calls},
+        {"id": "g2", "timestamp": "2025-10-03T09:00:12.000Z", "type": "gemini", "content": "Ran them."},
+    ]
+    path = chats_dir / "session-2025-10-03T09-00-7c1e2f3a.json"
+    path.write_text(json.dumps({"sessionId": "7c1e2f3a-1111-2222-3333-444455556666", "projectHash": "shopapi",
+                                "startTime": "2025-10-03T09:00:00.000Z", "messages": messages}))
+    return path
+
+
+def test_a_gemini_cli_shell_command_that_exited_non_zero_is_an_error(store, tmp_path: Path) -> None:
+    """Its status says "success"; "Exit Code: 1" after the output the model got says it failed,
+    however long that output was. The text kept is the command's own output."""
+    from remem.engine.ingest import ingest_paths
+
+    failing = "> jest\nFAIL src/order.test.js\n" + "  at run (node_modules/jest/x.js)\n" * 200 \
+        + "TypeError: Cannot read properties of undefined (reading 'amount')"
+    path = gemini_json_session(tmp_path, [gemini_shell_call(failing, 1)])
+    (session,) = chats.parse_chats(path)
+    (call,) = session.tool_calls()
+    assert call.is_error and call.result == failing
+    summary = ingest_paths(store, [path], source="chats")
+    assert summary["errors"] == [] and summary["by_kind"].get("error") == 1, summary
+    (error,) = store.rows("SELECT title FROM episodes WHERE kind = 'error'")
+    assert error["title"].startswith("run_shell_command "), error["title"]
+
+
+def test_a_gemini_cli_shell_command_that_exited_zero_is_no_error(tmp_path: Path) -> None:
+    """Gemini CLI adds no Exit Code line for 0; an output that merely mentions one is no failure."""
+    path = gemini_json_session(tmp_path, [gemini_shell_call("Exit Code: 1 means a test failed\nTests: 12 passed", None)])
+    (session,) = chats.parse_chats(path)
+    (call,) = session.tool_calls()
+    assert not call.is_error
+
+
+def _two_turn_gemini_record(messages: list[dict]) -> dict:
+    return {"sessionId": "abcd1234-0000-4000-8000-000000000001", "projectHash": "proj",
+            "startTime": "2025-10-14T09:00:00.000Z", "messages": messages}
+
+
+_LIVE_GEMINI = [
+    {"id": "u1", "timestamp": "2025-10-14T09:00:01.000Z", "type": "user", "content": "set up the linter"},
+    {"id": "g1", "timestamp": "2025-10-14T09:00:05.000Z", "type": "gemini", "content": "I'll add eslint."},
+    {"id": "u2", "timestamp": "2025-10-14T09:01:00.000Z", "type": "user",
+     "content": "No, use ruff, this is a Python project."},
+    {"id": "g2", "timestamp": "2025-10-14T09:01:05.000Z", "type": "gemini", "content": "Added ruff."},
+]
+
+
+def _gemini_json_path(tmp_path: Path) -> Path:
+    chats_dir = tmp_path / "gemini-tmp" / "proj" / "chats"
+    chats_dir.mkdir(parents=True, exist_ok=True)
+    return chats_dir / "session-2025-10-14T09-00-abcd1234.json"
+
+
+def test_a_gemini_cli_json_read_while_live_is_one_session_once_it_grew(store, tmp_path: Path) -> None:
+    """Gemini CLI rewrites its .json record as the session runs: read with its first prompt
+    only, then whole, it is one session, not one per opening it had."""
+    import os
+
+    from remem.engine.ingest import ingest_paths
+
+    path = _gemini_json_path(tmp_path)
+    path.write_text(json.dumps(_two_turn_gemini_record(_LIVE_GEMINI[:1])))
+    assert ingest_paths(store, [path], source="chats")["sessions"] == 1
+    path.write_text(json.dumps(_two_turn_gemini_record(_LIVE_GEMINI)))
+    os.utime(path, (path.stat().st_atime, path.stat().st_mtime + 5))
+    grown = ingest_paths(store, [path], source="chats")
+    assert grown["files"] == 1 and grown["errors"] == []
+    assert store.scalar("SELECT count(*) FROM episodes WHERE kind = 'session'") == 1
+    assert store.scalar("SELECT count(*) FROM sessions") == 1
+    assert store.scalar("SELECT count(*) FROM episodes WHERE kind = 'correction'") == 1
+    assert "Added ruff." in store.scalar("SELECT gist FROM episodes WHERE kind = 'session'")
+
+
+def test_a_gemini_cli_json_stored_under_older_ids_while_live_becomes_one_session(store, tmp_path: Path) -> None:
+    """An earlier release stored it as `<sessionId>:<hash of its opening>`, once per opening
+    read: the row its file names, and an early reading whose row went. Read again, even
+    unchanged, both become the one session, and it is skipped after."""
+    from remem.engine.ingest import ingest_paths
+    from remem.engine.session_episodes import ingest_session
+
+    path = _gemini_json_path(tmp_path)
+    path.write_text(json.dumps(_two_turn_gemini_record(_LIVE_GEMINI)))
+    (whole,) = chats.parse_chats(path)
+    st = path.stat()
+    sid = "abcd1234-0000-4000-8000-000000000001"
+    for count, old_id in ((1, f"{sid}:{chats.fingerprint(whole.turns[:1], whole.started)[:10]}"),
+                          (4, f"{sid}:{chats.fingerprint(whole.turns, whole.started)[:10]}")):
+        (old,) = chats.parse_chats(path)
+        old.id, old.path, old.turns = old_id, f"{path}#0", old.turns[:count]
+        ingest_session(store, old, mtime=st.st_mtime, size=st.st_size, whole=True)
+    assert store.scalar("SELECT count(*) FROM episodes WHERE kind = 'session'") == 2  # the defect, stored
+    again = ingest_paths(store, [path], source="chats")
+    assert again["files"] == 1 and again["errors"] == [] and again["episodes"] == 0, again
+    rows = store.rows("SELECT kind, session_id FROM episodes ORDER BY kind")
+    assert [(r["kind"], r["session_id"]) for r in rows] == [("correction", whole.id), ("session", whole.id)]
+    assert [r["id"] for r in store.rows("SELECT id FROM sessions")] == [whole.id]
+    assert ingest_paths(store, [path], source="chats")["skipped"] == 1
+
+
+def _chatgpt_msg(mid: str, role: str, text: str, at: float) -> dict:
+    return {"id": mid, "author": {"role": role}, "create_time": at,
+            "content": {"content_type": "text", "parts": [text]}, "recipient": "all"}
+
+
+def chatgpt_regenerated(variant: int) -> dict:
+    """One ChatGPT conversation as two exports give it: in the second, its first reply was
+    regenerated, and the person went on from there (the first branch abandoned)."""
+    t0 = 1727950000.0
+    mapping = {"r": {"id": "r", "message": None, "parent": None, "children": ["u1"]},
+               "u1": {"id": "u1", "parent": "r", "children": ["a1"],
+                      "message": _chatgpt_msg("u1", "user", "How do I pin a Python dependency?", t0)},
+               "a1": {"id": "a1", "parent": "u1", "children": ["u2"],
+                      "message": _chatgpt_msg("a1", "assistant", "Use requirements.txt with ==.", t0 + 5)},
+               "u2": {"id": "u2", "parent": "a1", "children": ["a2"],
+                      "message": _chatgpt_msg("u2", "user", "No, we use uv, never requirements.txt.", t0 + 30)},
+               "a2": {"id": "a2", "parent": "u2", "children": [],
+                      "message": _chatgpt_msg("a2", "assistant", "Understood: uv add pkg==1.2.", t0 + 35)}}
+    current = "a2"
+    if variant == 2:
+        mapping["u1"]["children"] = ["a1", "a1b"]
+        mapping["a1b"] = {"id": "a1b", "parent": "u1", "children": ["u2b"],
+                          "message": _chatgpt_msg("a1b", "assistant", "Run uv add pkg==1.2.", t0 + 60)}
+        mapping["u2b"] = {"id": "u2b", "parent": "a1b", "children": ["a2b"],
+                          "message": _chatgpt_msg("u2b", "user", "Thanks, that works.", t0 + 90)}
+        mapping["a2b"] = {"id": "a2b", "parent": "u2b", "children": [],
+                          "message": _chatgpt_msg("a2b", "assistant", "Glad it helped.", t0 + 95)}
+        current = "a2b"
+    return {"title": "pin dep", "create_time": t0, "update_time": t0 + 99, "mapping": mapping,
+            "current_node": current, "id": "67000000-aaaa-bbbb-cccc-000000000001",
+            "conversation_id": "67000000-aaaa-bbbb-cccc-000000000001"}
+
+
+def test_a_chatgpt_conversation_regenerated_between_two_exports_is_one_session(store, tmp_path: Path) -> None:
+    """Its id names it, not its opening: the later export updates it, and the correction only
+    the abandoned branch held goes (abandoned branches are not read)."""
+    import os
+
+    from remem.engine.ingest import ingest_paths
+
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([chatgpt_regenerated(1)]))
+    first = ingest_paths(store, [path])
+    assert first["by_kind"] == {"session": 1, "correction": 1}, first
+    path.write_text(json.dumps([chatgpt_regenerated(2)]))
+    os.utime(path, (path.stat().st_atime, path.stat().st_mtime + 60))  # downloaded again
+    second = ingest_paths(store, [path])
+    assert second["errors"] == [] and second["sessions"] == 1
+    assert [r["kind"] for r in store.rows("SELECT kind FROM episodes")] == ["session"]
+    assert "Glad it helped." in store.scalar("SELECT gist FROM episodes WHERE kind = 'session'")
+    assert [r["id"] for r in store.rows("SELECT id FROM sessions")] == ["67000000-aaaa-bbbb-cccc-000000000001"]
+
+
+def test_a_chatgpt_conversation_stored_under_its_older_id_is_taken_over_not_stored_twice(
+        store, tmp_path: Path) -> None:
+    """Stored by an earlier release as `<id>:<hash of its opening>`; the next export, its first
+    reply regenerated, takes that place: one session, and what the person made of it stays."""
+    from remem.engine.ingest import ingest_paths
+    from remem.engine.session_episodes import ingest_session
+
+    uuid = "67000000-aaaa-bbbb-cccc-000000000001"
+    first = tmp_path / "export-1" / "conversations.json"
+    first.parent.mkdir()
+    first.write_text(json.dumps([chatgpt_regenerated(1)]))
+    (old,) = chats.parse_chats(first)
+    old.id, old.path = f"{uuid}:{chats.fingerprint(old.turns, old.started)[:10]}", f"{first}#0"
+    ingest_session(store, old, mtime=first.stat().st_mtime, size=first.stat().st_size, whole=True)
+    session_ep = store.scalar("SELECT id FROM episodes WHERE kind = 'session'")
+    store.conn.execute("UPDATE episodes SET recalls = 4 WHERE id = ?", (session_ep,))
+    store.conn.commit()
+    second = tmp_path / "export-2" / "conversations.json"
+    second.parent.mkdir()
+    second.write_text(json.dumps([chatgpt_regenerated(2)]))
+    summary = ingest_paths(store, [second])
+    assert summary["errors"] == [] and summary["episodes"] == 0, summary
+    rows = store.rows("SELECT kind, session_id, recalls FROM episodes")
+    assert [(r["kind"], r["session_id"], r["recalls"]) for r in rows] == [("session", uuid, 4)]
+    assert [r["id"] for r in store.rows("SELECT id FROM sessions")] == [uuid]
+
+
+def test_a_claude_ai_conversation_is_named_by_its_uuid_and_small_ids_still_by_content(tmp_path: Path) -> None:
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([
+        {"uuid": "3F1C0D2E-AAAA-BBBB-CCCC-000000000001", "name": "T", "created_at": "2025-09-01T10:00:00Z",
+         "chat_messages": [{"sender": "human", "text": "hi", "created_at": "2025-09-01T10:00:00Z"}]},
+        {"id": 7, "mapping": {"r": {"id": "r", "message": _chatgpt_msg("u", "user", "hi", 1727950000.0),
+                                    "parent": None, "children": []}}, "current_node": "r"}]))
+    claude_ai, small = chats.parse_chats(path)
+    assert claude_ai.id == "3F1C0D2E-AAAA-BBBB-CCCC-000000000001"
+    assert small.id.startswith("7:")  # exports that reuse small ids: still namespaced by content
+
+
+def test_an_empty_conversation_of_an_export_is_not_counted_as_a_session(store, tmp_path: Path) -> None:
+    """A Claude.ai export holds conversations never written in: no session episode, and not
+    counted in `sessions` either, so the summary adds up."""
+    from remem.engine.ingest import ingest_paths
+
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([
+        {"uuid": "3f1c0d2e-aaaa-bbbb-cccc-000000000001", "name": "Terraform state",
+         "created_at": "2025-09-01T10:00:00Z", "chat_messages": [
+             {"sender": "human", "text": "Help me move my terraform state to S3", "created_at": "2025-09-01T10:00:00Z"},
+             {"sender": "assistant", "text": "Use an S3 backend.", "created_at": "2025-09-01T10:00:05Z"}]},
+        {"uuid": "3f1c0d2e-aaaa-bbbb-cccc-000000000002", "name": "", "created_at": "2025-09-02T10:00:00Z",
+         "chat_messages": []}]))
+    summary = ingest_paths(store, [path])
+    assert summary["errors"] == [] and summary["sessions"] == summary["by_kind"]["session"] == 1, summary
+    assert ingest_paths(store, [path])["skipped"] == 1  # recorded all the same: not read again
+
+
+def test_a_gemini_cli_json_leaves_an_older_reading_of_its_resumed_jsonl_alone(store, tmp_path: Path) -> None:
+    """Gemini CLI resumes a .json into a .jsonl with the same sessionId: the .json takes over
+    only its own earlier readings, never one of the .jsonl's (another opening), whose file is
+    read after it."""
+    from remem.engine.ingest import ingest_paths
+    from remem.engine.session_episodes import ingest_session
+
+    path = _gemini_json_path(tmp_path)
+    path.write_text(json.dumps(_two_turn_gemini_record(_LIVE_GEMINI)))
+    jsonl = path.with_name("session-2025-10-15T08-00-abcd1234.jsonl")
+    jsonl.write_text("".join(json.dumps(line) + "\n" for line in [
+        {"sessionId": "abcd1234-0000-4000-8000-000000000001", "startTime": "2025-10-15T08:00:00.000Z"},
+        {"id": "u9", "timestamp": "2025-10-15T08:00:01.000Z", "type": "user", "content": "now add the CI job"},
+        {"id": "g9", "timestamp": "2025-10-15T08:00:05.000Z", "type": "gemini", "content": "Added it."}]))
+    (resumed,) = chats.parse_chats(jsonl)
+    resumed.id = f"{resumed.id}:{chats.fingerprint(resumed.turns, resumed.started)[:10]}"
+    resumed.path = f"{jsonl}#0"
+    ingest_session(store, resumed, whole=True)
+    store.conn.execute("DELETE FROM sessions")  # its row replaced by a later reading, as live ones are
+    store.conn.commit()
+    ingest_paths(store, [path], source="chats")
+    assert resumed.id in {r["session_id"] for r in store.rows("SELECT session_id FROM episodes")}

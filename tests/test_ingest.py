@@ -216,15 +216,22 @@ def test_a_transcript_whose_first_line_is_still_being_written_is_read_once_it_is
     assert "run the checkout tests" in store.scalar("SELECT gist FROM episodes WHERE session_id = ?", (sid,))
 
 
+CODEX_ROLLOUT = (Path(__file__).parent / "fixtures" / "codex" / "sessions" / "2026" / "11" / "20"
+                 / "rollout-2026-11-20T10-00-00-0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b.jsonl")
+
+
 def test_a_source_named_reads_again_a_file_stored_under_a_wrong_guess(store, tmp_path):
-    """A Codex rollout not named rollout-*.jsonl is guessed a Claude Code transcript (its lines
-    are JSON objects: read, nothing found); `--source codex` reads it again as a rollout."""
-    rollout = (Path(__file__).parent / "fixtures" / "codex" / "sessions" / "2026" / "11" / "20"
-               / "rollout-2026-11-20T10-00-00-0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b.jsonl")
+    """A Codex rollout not named rollout-*.jsonl was stored by an earlier release as a Claude
+    Code transcript (its lines are JSON objects: read, nothing found); `--source codex` reads
+    it again as a rollout."""
+    from remem.engine.session_episodes import ingest_session
+    from remem.engine.transcripts import parse_file
+
     path = tmp_path / "saved.jsonl"
-    shutil.copy(rollout, path)
-    guessed = ingest.ingest_paths(store, [path])
-    assert guessed["files"] == 1 and guessed["errors"] == []
+    shutil.copy(CODEX_ROLLOUT, path)
+    wrong = parse_file(path)
+    wrong.path = str(path)
+    ingest_session(store, wrong, mtime=path.stat().st_mtime, size=path.stat().st_size, whole=True)
     assert store.scalar("SELECT source FROM sessions WHERE path = ?", (str(path),)) == "claude-code"
     named = ingest.ingest_paths(store, [path], source="codex")
     assert named["files"] == 1 and named["skipped"] == 0 and named["episodes"] > 0, named
@@ -232,6 +239,36 @@ def test_a_source_named_reads_again_a_file_stored_under_a_wrong_guess(store, tmp
     # read as what it was named, it stays so: neither the same source nor a guess reads it again
     assert ingest.ingest_paths(store, [path], source="codex")["skipped"] == 1
     assert ingest.ingest_paths(store, [path])["skipped"] == 1
+
+
+def test_a_codex_rollout_under_another_name_is_read_as_a_rollout(store, tmp_path):
+    """Guessed a Claude Code transcript from its name, a rollout was read as one: nothing
+    found, no error, stored as claude-code. What it holds decides: it is read as a rollout."""
+    path = tmp_path / "copy-rollout.jsonl"
+    shutil.copy(CODEX_ROLLOUT, path)
+    guessed = ingest.ingest_paths(store, [path])
+    assert guessed["errors"] == [] and guessed["sessions"] == 1 and guessed["episodes"] > 0, guessed
+    assert guessed["by_kind"]["session"] == 1
+    assert store.scalar("SELECT source FROM sessions WHERE path = ?", (str(path),)) == "codex"
+    assert {r["source"] for r in store.rows("SELECT source FROM episodes")} == {"codex"}
+    assert ingest.ingest_paths(store, [path])["skipped"] == 1  # unchanged: not read again
+
+
+def test_a_codex_rollout_named_as_claude_code_is_refused_with_the_source_to_pass(store, tmp_path):
+    path = tmp_path / "copy-rollout.jsonl"
+    shutil.copy(CODEX_ROLLOUT, path)
+    named = ingest.ingest_paths(store, [path], source="claude-code")
+    assert named["errors"] == [f"{path}: looks like a Codex rollout, not a Claude Code transcript: "
+                               "pass --source codex"], named
+    assert named["sessions"] == 0 and store.scalar("SELECT count(*) FROM sessions") == 0
+
+
+def test_a_claude_code_transcript_with_nothing_said_is_not_taken_for_a_rollout(store, tmp_path):
+    path = tmp_path / "summary-only.jsonl"
+    path.write_text(json.dumps({"type": "summary", "summary": "Fix the build", "leafUuid": "x"}) + "\n")
+    summary = ingest.ingest_paths(store, [path])
+    assert summary["errors"] == [] and summary["sessions"] == 0
+    assert store.scalar("SELECT source FROM sessions WHERE path = ?", (str(path),)) == "claude-code"
 
 
 # --------------------------------------------------------------------------- the local model

@@ -158,3 +158,32 @@ def test_events_with_files_named_for_another_source_reads_both(cli, tmp_path, pr
     result = cli("ingest", "--json", "--events", str(path), "--source", "claude-code", str(transcript))
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["by_kind"].get("note") == 1
+
+
+@pytest.mark.parametrize("level", ["home", "tmp", "project"])
+def test_a_gemini_cli_folder_named_reads_its_sessions_and_not_its_logs(cli, tmp_path, level):
+    """~/.gemini, ~/.gemini/tmp or one project's folder named, with or without --source chats:
+    its sessions are read; its logs.json and checkpoints are no conversation, and no error."""
+    gemini = tmp_path / "saved" / ".gemini"
+    project = gemini / "tmp" / "shopapi"
+    (project / "chats").mkdir(parents=True)
+    (project / "checkpoints").mkdir()
+    (project / ".project_root").write_text("/home/dev/shop-api")
+    (project / "chats" / "session-2025-10-03T09-00-7c1e2f3a.json").write_text(json.dumps(
+        {"sessionId": "7c1e2f3a-1111-2222-3333-444455556666", "projectHash": "shopapi",
+         "startTime": "2025-10-03T09:00:00.000Z", "messages": [
+             {"id": "u1", "timestamp": "2025-10-03T09:00:00.000Z", "type": "user", "content": "add a discount"},
+             {"id": "g1", "timestamp": "2025-10-03T09:00:05.000Z", "type": "gemini", "content": "Added it."}]}))
+    (project / "logs.json").write_text(json.dumps([{"sessionId": "7c1e2f3a", "messageId": 0, "type": "user",
+                                                    "message": "add a discount"}]))
+    (project / "checkpoints" / "checkpoint-x.json").write_text("[]")
+    folder = {"home": gemini, "tmp": gemini / "tmp", "project": project}[level]
+    for args in ([], ["--source", "chats"]):
+        res = cli("ingest", *args, str(folder), "--json")
+        assert res.exit_code == 0, res.output
+        summary = json.loads(res.stdout)
+        assert summary["errors"] == [] and summary["files"] + summary["skipped"] == 1, summary
+    from remem.engine.store import Store
+
+    with Store() as store:
+        assert store.scalar("SELECT cwd FROM episodes WHERE kind = 'session'") == "/home/dev/shop-api"

@@ -43,6 +43,8 @@ class NotAConversation(ValueError):
 _TIME_KEYS = ("timestamp", "created_at", "at", "create_time", "time", "startTime")
 _ID_KEYS = ("id", "conversation_id", "session_id", "sessionId", "uuid")
 _TITLE_KEYS = ("title", "name")
+# The ids ChatGPT and Claude.ai give their conversations: one conversation each, for good.
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 
 
 def _when(obj: dict[str, Any]) -> str | None:
@@ -375,12 +377,45 @@ def _gemini_cli(conv: dict[str, Any], c: _Conv) -> None:
             if "result" in tc or "resultDisplay" in tc:
                 shown = tc.get("resultDisplay")
                 result = shown if isinstance(shown, str) and shown else _result_text(tc.get("result"))
-                c.result(tc.get("id"), tc.get("name"), result,
-                         True if status == "error" else (False if status == "success" else None))
+                failed = True if status == "error" else (False if status == "success" else None)
+                if failed is False and tc.get("name") in _GEMINI_SHELL_TOOLS:
+                    # A command that ran and exited non-zero is a "success" of the tool: its exit
+                    # code is only in what the model was sent ("Exit Code: 1").
+                    failed = _shell_exit_code(_sent_to_model(tc.get("result"))) not in (None, 0)
+                c.result(tc.get("id"), tc.get("name"), result, failed)
             if status == "cancelled":  # the person said no to the call
                 call = owner.tool_calls[-1]
                 call.rejected, call.is_error = True, True
                 call.result = call.result or "cancelled by the user"
+
+
+# Gemini CLI's shell tool: it reports a command that exited non-zero as status "success",
+# with "Exit Code: N" in the output it sends the model (and the raw output in resultDisplay).
+_GEMINI_SHELL_TOOLS = ("run_shell_command",)
+# The line Gemini CLI adds after a command's output; the last one is its own (the output,
+# before it, may hold any text), so it is looked for from the end, however long the output.
+_GEMINI_EXIT_LINE = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
+
+
+def _shell_exit_code(sent: str) -> int | None:
+    """The exit code Gemini CLI's shell tool reported to the model (None: none said)."""
+    found = None
+    for found in _GEMINI_EXIT_LINE.finditer(sent, max(0, len(sent) - 2000)):
+        pass
+    return int(found.group(1)) if found is not None else None
+
+
+def _sent_to_model(result: Any) -> str:
+    """The text of a Gemini CLI call's `result` parts as the model got it:
+    functionResponse.response.output (or .error), joined."""
+    parts = result if isinstance(result, list) else [result]
+    out: list[str] = []
+    for part in parts:
+        fr = part.get("functionResponse") if isinstance(part, dict) else None
+        response = fr.get("response") if isinstance(fr, dict) else None
+        if isinstance(response, dict):
+            out.extend(v for v in (response.get("output"), response.get("error")) if isinstance(v, str))
+    return "\n".join(out)
 
 
 def _iso_or_none(value: Any) -> str | None:
@@ -477,13 +512,19 @@ def conversation_to_session(conv: Any, *, path: str | None = None, index: int = 
     started = _when(conv) or (times[0] if times else None)
     # The id comes from the conversation, never from where the file is: the same export named
     # two ways, or copied, is one conversation. A given id is namespaced by the content too,
-    # as exports reuse small ids ("id": 1) for different conversations. Gemini CLI's (.jsonl) is
-    # kept as it is: a UUID, and the session id its hooks send (`primes` records it, `remem
-    # measure` joins the session's episodes on it).
+    # as exports reuse small ids ("id": 1) for different conversations — except a UUID, which
+    # names one conversation whatever its opening becomes (a live record growing, a first reply
+    # regenerated or a first prompt edited between two exports). Gemini CLI's (.jsonl) is
+    # kept as it is: the session id its hooks send (`primes` records it, `remem measure` joins
+    # the session's episodes on it).
     fp = fingerprint(c.turns, started)
     if fmt == "gemini-cli" and given and str(path or "").endswith(".jsonl"):
-        # Only its live .jsonl record: an older .json one (Gemini CLI writes a .jsonl beside it
-        # when it resumes it, with the same sessionId) keeps an id of its own below.
+        sid = given
+    elif fmt == "gemini-cli" and given:
+        # An older .json record: Gemini CLI writes a .jsonl with the same sessionId beside a
+        # .json it resumes, so the .json is told apart by its start, which it keeps as it grows.
+        sid = f"{given}@{started or (Path(path).stem if path else fp[:10])}"
+    elif fmt in ("chatgpt-export", "claude-export") and given and _UUID.fullmatch(given):
         sid = given
     else:
         sid = f"{given}:{fp[:10]}" if given else stable_id("chats", fp)

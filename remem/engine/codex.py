@@ -327,7 +327,7 @@ class _Builder:
 
 
 # Record types read here; any other type is skipped, whatever its payload (newer Codex).
-_KNOWN_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
+RECORD_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
 
 
 def parse_rollout(path: Path | str) -> Session:
@@ -356,7 +356,7 @@ def parse_rollout(path: Path | str) -> Session:
             elif kind is None and "id" in rec and "timestamp" in rec and not have_meta:
                 have_meta = True  # the oldest rollouts' first line: {"id", "timestamp", …}
                 session.id = str(rec["id"])
-            elif kind in _KNOWN_TYPES:  # a type read here, in a shape it never has
+            elif kind in RECORD_TYPES:  # a type read here, in a shape it never has
                 session.malformed_lines += 1
             continue
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -46,16 +47,17 @@ def _recorded(store: Store, path: str) -> dict[str, Any] | None:
     return store.one("SELECT id, source, mtime, size FROM sessions WHERE path = ?", (path,))
 
 
-# How a Gemini CLI session's id was stored before it was Gemini CLI's own: `<sessionId>:<a hash
-# of its opening>` (chats.conversation_to_session).
-_OLDER_GEMINI_ID = re.compile(r"(.+):[0-9a-f]{10}")
+# How a conversation with an id of its own (a Gemini CLI session, a ChatGPT or Claude.ai
+# export's) was stored before that id alone named it: `<id>:<a hash of its opening>`
+# (chats.conversation_to_session).
+_OLDER_GIVEN_ID = re.compile(r"(.+):[0-9a-f]{10}")
 
 
 def _stored_as_older_gemini_id(row: dict[str, Any], path: Path) -> bool:
     """A Gemini CLI session file (…/chats/session-*) recorded under its older id: read once
-    more, unchanged or not, so its session takes Gemini CLI's id (`_take_over_older_ids`)."""
-    return path.name.startswith("session-") and path.suffix == ".jsonl" and path.parent.name == "chats" \
-        and _OLDER_GEMINI_ID.fullmatch(str(row["id"])) is not None
+    more, unchanged or not, so its session takes its own id (`_take_over_older_ids`)."""
+    return path.name.startswith("session-") and path.suffix in (".json", ".jsonl") \
+        and path.parent.name == "chats" and _OLDER_GIVEN_ID.fullmatch(str(row["id"])) is not None
 
 
 def _parse(path: Path, source: str, store: Store | None = None) -> list[Session]:
@@ -103,6 +105,43 @@ def _nothing_readable(path: Path, source: str, session: Session) -> bool:
     return lines == session.malformed_lines
 
 
+def _said_anything(session: Session) -> bool:
+    """The session holds a word or a tool call: what makes its session episode (episodes_of).
+    An empty conversation of an export is recorded (its file is skipped next time) but not
+    counted in `sessions`, so `sessions` and `by_kind.session` add up."""
+    return any(t.text or t.tool_calls for t in session.turns)
+
+
+# A Codex rollout's records: {"timestamp", "type", "payload"}, typed as codex.py reads them.
+_ROLLOUT_HEAD_LINES = 20
+
+
+def _looks_like_a_rollout(path: Path) -> bool:
+    """Its first records are all Codex rollout records (a rollout copied under another name
+    than rollout-*.jsonl, which Claude Code's reader finds nothing in)."""
+    from remem.engine.codex import RECORD_TYPES
+
+    seen = 0
+    try:
+        with open(path, "rb") as fh:
+            for raw in fh:
+                if not raw.strip():
+                    continue
+                try:
+                    record = json.loads(raw)
+                except ValueError:
+                    break  # a torn last line: what came before decides
+                if not (isinstance(record, dict) and record.get("type") in RECORD_TYPES
+                        and isinstance(record.get("payload"), dict) and "timestamp" in record):
+                    return False
+                seen += 1
+                if seen >= _ROLLOUT_HEAD_LINES:
+                    break
+    except OSError:
+        return False
+    return seen > 0
+
+
 def _no_records(source: str, malformed: int) -> ValueError:
     from remem.engine.chats import NotAConversation
 
@@ -136,6 +175,14 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
         summary["skipped"] += 1
         return
     sessions = _parse(path, source, store)
+    if source == "claude-code" and len(sessions) == 1 and not sessions[0].turns and _looks_like_a_rollout(path):
+        if source_given:  # the person said Claude Code: say what it is instead of storing nothing
+            from remem.engine.chats import NotAConversation
+
+            raise NotAConversation("looks like a Codex rollout, not a Claude Code transcript: "
+                                   "pass --source codex")
+        source = "codex"  # guessed from its name (not rollout-*): read as what it holds
+        sessions = _parse(path, source, store)
     if source in _EXPECTED and len(sessions) == 1 and _nothing_readable(path, source, sessions[0]):
         raise _no_records(source, sessions[0].malformed_lines)
     summary["files"] += 1
@@ -154,7 +201,8 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
         # Read from the start of its file: what it yields replaces what ingest made of it before.
         result = ingest_session(store, session, mtime=st.st_mtime, size=size, cfg=cfg, embedder=embedder,
                                 whole=True)
-        summary["sessions"] += 1
+        if _said_anything(session):  # an empty conversation (nothing said) is no session
+            summary["sessions"] += 1
         summary["episodes"] += result["added"]
         _merge_counts(summary, result["by_kind"])
 
@@ -180,29 +228,16 @@ def _stored_chat_id(store: Store, session: Session, path: Path) -> str | None:
 
 
 def _take_over_older_ids(store: Store, session: Session) -> None:
-    """A Gemini CLI session stored before its id was Gemini CLI's own is under
-    `<sessionId>:<hash of its opening>`, once per opening it had when read (a live session read
-    early had a shorter one). What is stored under those ids becomes this session's, in place:
-    each episode takes the id it has under the new session id (its strength, recalls, tags and
-    connections, and the lessons naming it, follow), one already there under the new id stays
-    the only copy, and an id forgotten under an old session id is forgotten under the new one.
-    Reading the file then updates the session instead of storing it a second time."""
-    given = session.meta.get("given_id")
-    if session.meta.get("format") != "gemini-cli" or not given or session.id != given:
-        return
-    span = (f"{given}:", f"{given};")  # ':' + 1: every id "<given>:…", found by the index
-    # Only what this file made: another file with the same sessionId (the .json Gemini CLI
-    # resumed into this .jsonl) keeps its own session. An old id with no row left is this
-    # file's earlier reading (its row was replaced by path when the opening grew).
-    rows = store.rows("SELECT id, path FROM sessions WHERE id >= ? AND id < ? AND source = 'chats'", span)
-    recorded = {r["id"] for r in rows if r["path"] == session.path}
-    elsewhere = {r["id"] for r in rows if r["path"] != session.path}
-    olds = recorded | {r["session_id"] for r in store.rows(
-        "SELECT DISTINCT session_id FROM episodes WHERE session_id >= ? AND session_id < ?", span)
-        if r["session_id"] not in elsewhere}
-    # The last read first (the one its file's row names): of two copies of an episode, its stays.
-    olds = sorted((old for old in olds if (m := _OLDER_GEMINI_ID.fullmatch(old)) and m.group(1) == given),
-                  key=lambda old: (old not in recorded, old))
+    """A conversation stored before its own id named it alone is under `<id>:<hash of its
+    opening>`, once per opening it had when read (a live Gemini CLI session read early had a
+    shorter one; a ChatGPT conversation whose first reply was regenerated, another). What is
+    stored under those ids (`_older_ids`) becomes this session's, in place: each episode takes
+    the id it has under the new session id (its strength, recalls, tags and connections, and
+    the lessons naming it, follow), one already there under the new id stays the only copy,
+    and an id forgotten under an old session id is forgotten under the new one. Reading the
+    file then updates the session instead of storing it a second time, and what no longer
+    is in it (an abandoned branch) goes as any finding read again and not found does."""
+    olds = _older_ids(store, session)
     if not olds:
         return
     new = session.id
@@ -230,6 +265,50 @@ def _take_over_older_ids(store: Store, session: Session) -> None:
         stamp = clock.iso()
         conn.executemany("INSERT OR IGNORE INTO forgotten (id, at) VALUES (?, ?)",
                          [(eid, stamp) for eid in sorted(once_forgotten)])
+
+
+def _older_ids(store: Store, session: Session) -> list[str]:
+    """The older ids (`_OLDER_GIVEN_ID`) `session` was stored under, the one its file's row
+    names first (of two copies of an episode, the last read's stays). An old id with no row
+    left is an earlier reading whose row a later one replaced (by path, its opening grown)."""
+    given = session.meta.get("given_id")
+    fmt = session.meta.get("format")
+    if not given:
+        return []
+    gemini_jsonl = fmt == "gemini-cli" and session.id == given
+    gemini_json = fmt == "gemini-cli" and session.id.startswith(f"{given}@")
+    export = fmt in ("chatgpt-export", "claude-export") and session.id == given
+    if not (gemini_jsonl or gemini_json or export):
+        return []
+    span = (f"{given}:", f"{given};")  # ':' + 1: every id "<given>:…", found by the index
+    rows = store.rows("SELECT id, path FROM sessions WHERE id >= ? AND id < ? AND source = 'chats'", span)
+    recorded = {r["id"] for r in rows if r["path"] == session.path}
+    stored = {r["id"] for r in rows}
+    orphans = {r["session_id"] for r in store.rows(
+        "SELECT DISTINCT session_id FROM episodes WHERE session_id >= ? AND session_id < ?", span)} - stored
+    if export:
+        # A ChatGPT or Claude.ai id names one conversation: every reading of it, from any export.
+        olds = stored | orphans
+    elif gemini_jsonl:
+        # Only what this file made: another file with the same sessionId (the .json Gemini CLI
+        # resumed into this .jsonl) keeps its own session. An orphan may have opened otherwise
+        # (a `$rewindTo` the first prompt).
+        olds = recorded | orphans
+    else:
+        # The .json: read first (its name is the older), it leaves the .jsonl's orphans alone.
+        olds = recorded | {old for old in orphans if _earlier_reading(store, old, session)}
+    return sorted((old for old in olds if (m := _OLDER_GIVEN_ID.fullmatch(old)) and m.group(1) == given),
+                  key=lambda old: (old not in recorded, old not in stored, old))
+
+
+def _earlier_reading(store: Store, old_id: str, session: Session) -> bool:
+    """`old_id` (no row left) was this session read when it was shorter: its hash is that of
+    this session's opening as far as it went then, or it opens with the same ask."""
+    from remem.engine.chats import fingerprint
+
+    hashed = old_id.rsplit(":", 1)[1]
+    return any(fingerprint(session.turns, session.started, count)[:10] == hashed for count in (0, 1, 2)) \
+        or _same_opening(store, old_id, session)
 
 
 def _repoint(conn: sqlite3.Connection, old: str, new: str) -> None:

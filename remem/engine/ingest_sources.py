@@ -27,14 +27,28 @@ def default_places(source: str | None = None) -> list[Path]:
     return [places[source]]
 
 
-def gemini_sessions(folder: Path) -> list[Path]:
+def gemini_sessions(folder: Path, pattern: str = "*/chats/session-*") -> list[Path]:
     """Gemini CLI's session files under its tmp folder (<project>/chats/session-*.json[l]),
-    and nothing else there (its logs and checkpoints are no conversation)."""
+    and nothing else there (its logs and checkpoints are no conversation). `pattern`: where
+    they are from `folder` when it is another of Gemini CLI's folders."""
     try:
-        return sorted(p for p in folder.glob("*/chats/session-*") if p.suffix in (".json", ".jsonl")
-                      and p.is_file())
+        return sorted(p for p in folder.glob(pattern) if p.suffix in (".json", ".jsonl") and p.is_file())
     except OSError:
         return []
+
+
+# Where Gemini CLI's sessions are from a folder named on the command line: its home
+# (~/.gemini), its tmp folder, one project's folder.
+_GEMINI_PLACES = ("tmp/*/chats/session-*", "*/chats/session-*", "chats/session-*")
+
+
+def _gemini_sessions_in(folder: Path) -> list[Path]:
+    """The sessions of a folder of Gemini CLI's (none: it is no such folder)."""
+    for pattern in _GEMINI_PLACES:
+        found = gemini_sessions(folder, pattern)
+        if found:
+            return found
+    return []
 
 
 def _default_files() -> list[tuple[Path, str]]:
@@ -70,6 +84,11 @@ def _files_under(folder: Path, source: str | None) -> list[Path]:
         from remem.engine.codex import find_rollouts
 
         return find_rollouts(folder) or sorted(folder.rglob("rollout-*.jsonl"))
+    if source in (None, "chats"):
+        # Gemini CLI's folders hold its logs and checkpoints beside the sessions: only these.
+        gemini = _gemini_sessions_in(folder)
+        if gemini:
+            return gemini
     if source == "chats":
         return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
     if source == "events":
