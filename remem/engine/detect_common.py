@@ -17,6 +17,7 @@ from typing import Any
 
 from remem.engine.lesson_text import redact_secrets
 from remem.engine.session import ToolCall
+from remem.engine.shell_words import program_words, shell_command
 
 
 @dataclass
@@ -54,6 +55,33 @@ def redacted_head(text: str | None, width: int) -> str:
         if size >= len(text) or len(done) > width + _SECRET_TAIL:
             return done[:width]
         size *= 2
+
+
+def redacted_tail(text: str | None, width: int) -> str:
+    """The last `width` characters of the text with its secrets redacted: redacted_head from
+    the other end (a key that straddles the cut is redacted, not cut in half)."""
+    text = text or ""
+    if width <= 0:
+        return ""
+    size = width + 2 * _SECRET_TAIL
+    while True:
+        done = redact_secrets(text[-size:])
+        if size >= len(text) or len(done) > width + _SECRET_TAIL:
+            return done[-width:]
+        size *= 2
+
+
+def redacted_ends(text: str | None, width: int) -> str:
+    """The text with its secrets redacted, in about `width` characters: a longer one keeps its
+    first and its last half-width, with a line saying how much was left out between them. A
+    build log says what failed at its end, a traceback its exception; only the ends are read,
+    so a huge tool output costs little."""
+    text = text or ""
+    if len(text) <= width:
+        return redacted_head(text, width)
+    half = width // 2
+    return (f"{redacted_head(text, half)}\n… {len(text) - 2 * half:,} characters left out …\n"
+            f"{redacted_tail(text, half)}")
 
 
 def shorten(text: str | None, width: int = 100) -> str:
@@ -224,8 +252,34 @@ _INSTALL_CMD = re.compile(
     r"mix\s+deps\.get)"
 )
 # Tools that change a file (Claude Code, Codex, Gemini CLI, Cursor …), by their lower-case name.
+# Gemini CLI's edit tool is `replace` (old_string → new_string in file_path).
 EDIT_TOOLS = frozenset(("edit", "write", "multiedit", "notebookedit", "str_replace_based_edit_tool",
-                        "apply_patch", "create_file", "edit_file", "write_file", "str_replace"))
+                        "apply_patch", "create_file", "edit_file", "write_file", "str_replace", "replace"))
+PATCH_PROGRAMS = frozenset(("apply_patch", "applypatch"))
+# The files a Codex patch changes: its "*** Update File: src/order.js" headers, Add and Delete too.
+_PATCH_FILE = re.compile(r"^\s*\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$", re.M)
+
+
+def patch_of(call: ToolCall) -> str | None:
+    """The patch text of a Codex apply_patch call: its own tool (the patch as its input, or
+    {"input": patch} in older rollouts) or a shell command that runs it (`apply_patch <<'EOF'
+    …`, ["apply_patch", patch]); None for any other call."""
+    if call.name.lower() in PATCH_PROGRAMS:
+        inp = call.input
+        patch = inp.get("input") or inp.get("patch") if isinstance(inp, dict) else inp
+        return patch if isinstance(patch, str) else ""
+    command = shell_command(call.name, call.input)
+    if command and (program_words(command, most=1) in {(p,) for p in PATCH_PROGRAMS}
+                    or command.startswith("*** Begin Patch")):  # a patch sent as the command
+        return command
+    return None
+
+
+def patched_files(patch: str | None) -> list[str]:
+    """The paths a patch names in its file headers, in order, each once."""
+    return list(dict.fromkeys(_PATCH_FILE.findall(patch or "")))
+
+
 _TEXT_KINDS = (
     ("push", re.compile(r"\bpush(ing)?\b|\bopen (a |the )?(pull request|pr)\b|\bdeploy\b", re.I)),
     ("commit", re.compile(r"\bcommit(ting)?\b", re.I)),

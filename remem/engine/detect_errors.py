@@ -3,7 +3,8 @@
 - errors: failed tool results, classified (see ERROR_CLASSES); not a command whose exit
   status 1 only answered no (grep found nothing, diff found a difference: answers_no), nor
   the harness telling the agent how its call broke the harness's rules ("File has not been
-  read yet", "InputValidationError": harness_rule);
+  read yet", "InputValidationError", Codex's "apply_patch verification failed: Failed to
+  find expected lines": harness_rule);
 - surprises: stated surprises ("unexpectedly", "turns out", "that's odd", "I assumed … but");
 - environment: facts about the machine (a tool or module missing, a version, the OS, a path).
 """
@@ -15,7 +16,7 @@ import shlex
 from typing import Collection
 
 from remem.engine.detect_common import (SENTENCE_END, Finding, action_kind, command_of, dedupe, describe_call,
-                                        plain, quote, redact_secrets, redacted_head, shorten)
+                                        patch_of, plain, quote, redact_secrets, redacted_ends, redacted_head, shorten)
 from remem.engine.session import Session, ToolCall
 from remem.engine.shell_words import DIRECTORY_CHANGES, ENV_ASSIGN, shell_command, split_commands
 from remem.engine.toolresult import EXIT_LINE, TOOL_USE_ERRORS, exit_code, permission_not_granted
@@ -52,9 +53,11 @@ _ERROR_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"is not assignable to|cannot find name|expected .{1,40}, found|"
         r"has no attribute|NameError|undefined (method|variable|function)|error\[E\d+\]", re.I)),
     ("timeout", re.compile(r"timed? ?out|timeout|deadline exceeded|ETIMEDOUT", re.I)),
+    # ENOTFOUND (Node's DNS failure) is matched as a capitalised word: read regardless of case,
+    # Python's FileNotFoundError holds it ("fileNOTFOUNDerror") and would be a network error.
     ("network", re.compile(
         r"Connection refused|ECONNREFUSED|ECONNRESET|Could not resolve host|Name or service not known|"
-        r"Temporary failure in name resolution|Network is unreachable|getaddrinfo|ENOTFOUND|"
+        r"Temporary failure in name resolution|Network is unreachable|getaddrinfo|(?-i:\bENOTFOUND\b)|"
         r"SSL(Error|: )|certificate verify failed|Failed to connect|HTTP(Error| error)? 5\d\d|"
         r"\b50[234] (Bad Gateway|Service Unavailable|Gateway Timeout)|connection reset", re.I)),
     ("file_not_found", re.compile(
@@ -76,6 +79,8 @@ _MODULE_MISSING = [
 
 # Literal pieces (lowercase) that every match of a class's pattern contains. A substring test
 # is a hundred times cheaper than a case-insensitive alternation, and most outputs hit none.
+# A piece only lets the pattern be tried: "enotfound" is also inside "filenotfounderror",
+# and the pattern, which wants the word ENOTFOUND, then says no.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "command_not_found": ("not found", "not recognized", "no such command", "unknown command", "not installed"),
     "module_not_found": ("module", "importerror", "could not resolve", "unresolved import", "cannot find package",
@@ -141,8 +146,16 @@ _LABEL = {
     "git_conflict": "git conflict", "file_not_found": "file not found", "other": "failed",
 }
 CLASS_OF_LABEL = {label: cls for cls, label in _LABEL.items()}  # an error title's label: its class
-_NOISE = re.compile(r"^(Exit code:? -?\d+|Error:?|Traceback \(most recent call last\):|error:?)\s*$", re.I)
+# Lines that name no error: an exit status, a bare "Error:", a traceback's header, a rule of
+# dashes (IPython draws one above its tracebacks).
+_NOISE = re.compile(
+    r"^(Exit code:? -?\d+|Error:?|Traceback \(most recent call last\):|error:?|-{10,}|"
+    r"[A-Za-z_][\w.]*\s+Traceback \(most recent call last\))\s*$", re.I)
 _TRACEBACK = "Traceback (most recent call last):"
+_TRACEBACK_WORDS = "Traceback (most recent call last)"  # in either header
+# IPython's header (Jupyter, ChatGPT's code interpreter) names the exception before the words
+# and has no colon: "KeyError                                  Traceback (most recent call last)".
+_IPYTHON_HEADER = re.compile(r"^[ \t]*([A-Za-z_][\w.]*)[ \t]+Traceback \(most recent call last\)[ \t]*$", re.M)
 # The exception line that closes a Python traceback: `KeyError: 'amount'`, `psycopg.OperationalError`.
 _EXCEPTION_LINE = re.compile(
     r"^[\s|]*[A-Za-z_][\w.]*(Error|Exception|Warning|Interrupt|Exit|Iteration|Group)\b(:|\s*$)")
@@ -154,9 +167,15 @@ def _traceback_exception(text: str) -> str:
     The last traceback counts (a chained one ends with the exception raised last). After its
     header come the frames, indented deeper than the header; the first line back at the
     header's depth is the exception. A traceback cut short falls back to its last line that
-    names an exception, else its last non-empty line.
+    names an exception, else its last non-empty line. IPython's frames are not indented: its
+    exception is the last line that starts with the name its header gives, else as above.
     """
     at = text.rfind(_TRACEBACK)
+    ipython = None
+    for ipython in _IPYTHON_HEADER.finditer(text, max(at, 0)):
+        pass  # the last IPython header, if one comes after the last plain header
+    if ipython is not None:
+        return _ipython_exception(ipython.group(1), text[ipython.end():])
     if at < 0:
         return ""
     start = text.rfind("\n", 0, at) + 1
@@ -171,10 +190,23 @@ def _traceback_exception(text: str) -> str:
     for ln in rest if readable else ():  # prefixes that vary (timestamps): by name below
         if len(ln) - len(ln.lstrip()) <= depth and not _NOISE.match(ln.strip()):
             return ln.strip()
+    return _named_exception(rest)
+
+
+def _named_exception(rest: list[str]) -> str:
+    """The last line of a traceback's body that names an exception, else its last non-empty line."""
     named = [ln for ln in rest if _EXCEPTION_LINE.match(ln)]
     if named:
         return named[-1].strip()
+    rest = [ln for ln in rest if ln.strip() and not _NOISE.match(ln.strip())]
     return rest[-1].strip() if rest else ""
+
+
+def _ipython_exception(name: str, body: str) -> str:
+    """The exception line of an IPython traceback whose header names `name`."""
+    rest = [ln for ln in body.splitlines() if ln.strip()]
+    own = [ln.strip() for ln in rest if ln.strip() == name or ln.strip().startswith(f"{name}:")]
+    return own[-1] if own else _named_exception(rest)
 
 
 def _error_line(text: str, cls: str) -> str:
@@ -194,7 +226,7 @@ def _error_line(text: str, cls: str) -> str:
 
 def _telling_line(text: str, cls: str, lines: list[str]) -> tuple[str, int] | None:
     """The telling line (see _error_line) and where it stands among `lines`."""
-    exception = _traceback_exception(text) if _TRACEBACK in text else ""
+    exception = _traceback_exception(text) if _TRACEBACK_WORDS in text else ""
     pattern = dict(_ERROR_PATTERNS).get(cls)
 
     def last(line: str) -> tuple[str, int]:  # a traceback's exception closes it: the last such line
@@ -249,12 +281,27 @@ _HARNESS_RULES = re.compile(
     r"File is a Jupyter Notebook\. Use the \w+ to edit)")
 
 
+# Codex's answer to an apply_patch whose patch it cannot apply as written, checked before
+# anything is changed: the lines or the context to replace are not in the file (Claude Code's
+# "String to replace not found in file"), or the patch is not in the format. The agent reads
+# the file again and sends a patch that fits. A file that is not there ("Failed to read …") is
+# a fact about the project: still an error.
+_PATCH_RULES = re.compile(
+    r"\s*(?:Error:\s*)?(?:apply_patch verification failed:\s*)?(?:"
+    r"Failed to find (?:expected lines|context)\b|invalid patch\b|invalid hunk at line \d|"
+    r"patch detected without explicit call to apply_patch\b|patch rejected: empty patch\b)", re.I)
+
+
 def harness_rule(call: ToolCall, by_harness: Collection[str] = ()) -> bool:
     """The harness answered the call itself, telling the agent how it broke one of the
-    harness's rules (see _HARNESS_RULES): not a failure of the tool, no error is learned.
-    `by_harness`: the ids of the calls the harness answered (a Claude Code transcript's
-    TOOL_USE_ERRORS, whose results lost their tags); a result that kept them says so itself."""
+    harness's rules (see _HARNESS_RULES, _PATCH_RULES): not a failure of the tool, no error is
+    learned. `by_harness`: the ids of the calls the harness answered (a Claude Code
+    transcript's TOOL_USE_ERRORS, whose results lost their tags); a result that kept them says
+    so itself. Codex's answer to a patch it cannot apply is read from an apply_patch call's
+    result alone: no tool ran to print those words."""
     result = call.result or ""
+    if patch_of(call) is not None and _PATCH_RULES.match(result):
+        return True
     answered = call.id in by_harness or result.lstrip().startswith("<tool_use_error>")
     return answered and _HARNESS_RULES.match(result) is not None
 
@@ -274,7 +321,7 @@ def errors(session: Session) -> list[Finding]:
             title = f"{call.name} {_LABEL[cls]}: {line}" if line else f"{call.name} {_LABEL[cls]}"
             found.append(Finding(
                 kind="error", title=shorten(title, 160), text=f"{what}\n{line}",
-                detail=f"{what}\n\n{redacted_head(call.result, 4000)}", at=turn.at, turn=i,
+                detail=f"{what}\n\n{redacted_ends(call.result, 4000)}", at=turn.at, turn=i,
                 tags=[f"error:{cls}", f"tool:{call.name.lower()}"],
                 extra={"class": cls, "tool": call.name, "action": action_kind(call)},
             ))

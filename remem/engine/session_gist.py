@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from remem.engine.detect_common import EDIT_TOOLS, FINDING_KINDS, command_of, quote, shorten
+from remem.engine.detect_common import (EDIT_TOOLS, FINDING_KINDS, command_of, patch_of, patched_files, quote,
+                                        shorten)
 from remem.engine.projects import project_name
-from remem.engine.session import Session
+from remem.engine.session import Session, ToolCall
 
 
 def first_ask(session: Session) -> str:
@@ -56,6 +57,16 @@ def prompts_detail(session: Session) -> str:
     return "\n".join(lines)
 
 
+def edited_files(call: ToolCall) -> list[str]:
+    """The files an edit call changes: an edit tool's `file_path`, or the files a Codex patch
+    names ("*** Update File: src/order.js"), whether apply_patch is its own tool or run by
+    the shell; [] for any other call."""
+    inp = call.input if isinstance(call.input, dict) else {}
+    if call.name.lower() in EDIT_TOOLS and inp.get("file_path"):
+        return [str(inp["file_path"])]
+    return patched_files(patch_of(call))
+
+
 def session_gist(session: Session, found: dict[str, Any]) -> tuple[str, str]:
     """A deterministic title and gist: what was asked, what was done, how it ended."""
     asked = first_ask(session)
@@ -78,12 +89,13 @@ def session_gist(session: Session, found: dict[str, Any]) -> tuple[str, str]:
             # Recall gives the gist to agents: a call refused or failed did not do what it
             # asked, so it is told apart, never listed as done.
             outcome = "refused" if call.rejected else "failed" if call.is_error else ""
-            if call.name.lower() in EDIT_TOOLS and inp.get("file_path"):
-                name = Path(str(inp["file_path"])).name
-                if outcome:
-                    tried.append((f"edit {name}", outcome))
-                elif name not in edited:
-                    edited.append(name)
+            files = edited_files(call)
+            if files:
+                for name in (Path(f).name for f in files):
+                    if outcome:
+                        tried.append((f"edit {name}", outcome))
+                    elif name not in edited:
+                        edited.append(name)
             elif command_of(inp):
                 command = shorten(command_of(inp), 60)
                 if call.rejected:

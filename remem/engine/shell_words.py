@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 
-# Tools that run a shell command (Claude Code, Codex, Gemini CLI, Cursor, Cline …).
-SHELL_TOOLS = {"bash", "shell", "local_shell", "exec_command", "run_shell_command",
-                "run_terminal_cmd", "execute_command"}
+# Tools that run a shell command (Claude Code, Codex, Gemini CLI, Cursor, Cline …). Codex's
+# `shell` takes an argv list, its `shell_command` (current Codex CLI) and `exec_command` a string.
+SHELL_TOOLS = {"bash", "shell", "shell_command", "local_shell", "exec_command", "run_shell_command",
+               "run_terminal_cmd", "execute_command"}
 # Commands that only change the directory: what a command line runs is the command after them
 # ("cd app && mix test"), and they print nothing when they succeed.
 DIRECTORY_CHANGES = frozenset(("cd", "pushd"))
@@ -129,8 +130,9 @@ def runs_command(call: tuple[str, ...], lesson: tuple[str, ...]) -> bool:
 
 
 def shell_command(tool: object, tool_input: object) -> str | None:
-    """The command a shell tool call runs (Claude Code's `Bash` {"command": "…"}, Codex's
-    `shell` {"command": ["bash", "-lc", "…"]}), never its description; None for other tools."""
+    """The command a shell tool call runs (Claude Code's `Bash` and Codex's `shell_command`
+    {"command": "…"}, Codex's `shell` {"command": ["bash", "-lc", "…"]}, its `exec_command`
+    {"cmd": "…"}), never its description; None for other tools."""
     if not isinstance(tool, str) or tool.lower() not in SHELL_TOOLS:
         return None
     if isinstance(tool_input, str):
