@@ -71,6 +71,17 @@ def test_ingest_an_empty_folder_says_so_in_one_line(cli, tmp_path):
     assert len(lines) == 1 and lines[0].startswith(f"remem: no transcripts found in {folder}")
 
 
+def test_ingest_json_that_stores_nothing_says_its_error_on_stdout_and_stderr(cli, tmp_path):
+    folder = tmp_path / "nothing-here"
+    folder.mkdir()
+    result = cli("ingest", str(folder), "--json")
+    assert result.exit_code == 1
+    out = json.loads(result.stdout)
+    assert out["error"].startswith(f"no transcripts found in {folder}") and out["errors"] == [out["error"]]
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines == [f"remem: {out['error']}"]
+
+
 def test_ingest_with_nothing_found_names_only_the_places_the_source_searched(remem_cli):
     claude, codex, inbox = (str(paths.claude_projects_dir()), str(paths.codex_home()),
                             str(paths.inbox_dir()))

@@ -59,8 +59,15 @@ def register(app: typer.Typer) -> None:
                 if events:
                     ingest_mod.ingest_events(store, events, into=summary)
         summary = {k: summary[k] for k in SUMMARY_KEYS}
+        # Refused lines beside stored ones are a partial success (exit 0, the errors said and
+        # logged); nothing stored and nothing unchanged is a failure.
+        failed = bool(summary["errors"]) and not (summary["episodes"] or summary["sessions"] or summary["skipped"])
         if json_out:
-            emit_json(summary)
+            # As every command's --json error: an "error" key on stdout, one line on stderr.
+            said = summary["errors"][0] if len(summary["errors"]) == 1 else _errors_line(summary["errors"])
+            emit_json({**summary, "error": said} if failed else summary)
+            if failed:
+                print(f"remem: {said}", file=sys.stderr)
         elif quiet:
             if summary["errors"]:  # one line, so a script sees that something was refused
                 print(f"remem: {_errors_line(summary['errors'])}", file=sys.stderr)
@@ -70,9 +77,7 @@ def register(app: typer.Typer) -> None:
                 searched = _one_of([str(p) for p in default_places(source)])
                 print(f"remem: no agent sessions found in {searched}; name a file or "
                       "folder, or try `remem demo`", file=sys.stderr)
-        if summary["errors"] and not (summary["episodes"] or summary["sessions"] or summary["skipped"]):
-            # Refused lines beside stored ones are a partial success (exit 0, the errors said and
-            # logged); nothing stored and nothing unchanged is a failure.
+        if failed:
             raise typer.Exit(1)
 
 
