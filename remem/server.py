@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from remem import __version__
 from remem.errors import RememError, StoreError
 from remem.server_background import Background
-from remem.server_stdio import run_scrubbed_stdio, scrub, scrub_json
+from remem.server_stdio import TooDeep, run_scrubbed_stdio, scrub, scrub_json
 from remem.server_tools import _note, register_tools
 
 # Importable from here (tests and remem.commands.server): scrub_json and Background live in
@@ -71,7 +71,12 @@ class RememServer(MCPServer):
         return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        arguments = scrub(arguments) if arguments else arguments
+        try:
+            arguments = scrub(arguments) if arguments else arguments
+        except TooDeep as exc:  # a bad request, not a RecursionError further in
+            message = f"invalid arguments for {name}: {exc}"
+            _note(name, message)
+            raise ToolError(message) from None
         known = self.parameters.get(name)
         if known is not None and isinstance(arguments, dict):
             unknown = [key for key in arguments if key not in known]
@@ -307,7 +312,10 @@ async def call_tool(name: str, arguments: dict[str, Any], *, timeout: float = 30
     from remem.engine.files import in_use
     from remem.server_stdio import scrub
 
-    name, arguments = scrub(name), scrub(arguments)
+    try:
+        name, arguments = scrub(name), scrub(arguments)
+    except TooDeep as exc:
+        raise RememError(f"invalid arguments for {name}: {exc}") from None
     from mcp.client import Client
     from mcp.shared.exceptions import MCPError
 

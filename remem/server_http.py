@@ -18,7 +18,7 @@ from remem.engine.store import MAX_DETAIL, MAX_GIST, StoreBusy
 from remem.errors import RememError, StoreError
 from remem.hooks import MAX_STDIN
 from remem.server import _one_line, build_server
-from remem.server_stdio import scrub_json
+from remem.server_stdio import NESTED, request_id, scrub_json, too_deep
 from remem.server_tools import MissingMemory
 
 def check_port(host: str, port: int) -> None:
@@ -57,6 +57,8 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
     async def body(request: Request) -> dict[str, Any] | JSONResponse:
         try:
             data = await request.json()
+        except RecursionError:  # the Guard refuses a body this deep before it gets here
+            return JSONResponse({"error": f"the body has {NESTED}"}, 400)
         except (ValueError, UnicodeDecodeError):
             return JSONResponse({"error": "the body must be a JSON object, e.g. {\"query\": \"...\"}"}, 400)
         if not isinstance(data, dict):
@@ -95,9 +97,16 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
         data = await body(request)
         return data if isinstance(data, JSONResponse) else await call("remember", data)
 
+    def query_args(request: Request, tool: str) -> dict[str, Any]:
+        """The query's fields as the tool's arguments: one left empty (`?kind=&limit=`, as
+        docs/MCP.md shows the form) is unset, as an MCP client sends it; a field the tool does
+        not take is passed on, empty or not, for the tool to refuse by name."""
+        takes = set(getattr(mcp, "parameters", {}).get(tool, ()))
+        return {k: v for k, v in request.query_params.items() if v != "" or k not in takes}
+
     @mcp.custom_route("/memory/lessons", methods=["GET"])
     async def lessons_route(request: Request) -> JSONResponse:
-        return await call("lessons", dict(request.query_params))
+        return await call("lessons", query_args(request, "lessons"))
 
     @mcp.custom_route("/memory/{id}", methods=["GET", "DELETE"])
     async def memory_route(request: Request) -> JSONResponse:
@@ -107,13 +116,11 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
                                 status_code=405, headers={"Allow": _NAMED[memory_id]})
         # Every query field goes to the tool, which refuses one it does not take ("?hrad=true"
         # must not archive what was meant to be deleted); the id is the path's alone.
-        query = dict(request.query_params)
-        if "id" in query:
+        tool = "delete_memory" if request.method == "DELETE" else "get_memory"
+        if "id" in request.query_params:
             return JSONResponse({"error": f"unknown field 'id' in the query: the id is the path's, "
                                           f"{request.method} /memory/{memory_id}"}, status_code=400)
-        if request.method == "DELETE":
-            return await call("delete_memory", {**query, "id": memory_id})
-        return await call("get_memory", {**query, "id": memory_id})
+        return await call(tool, {**query_args(request, tool), "id": memory_id})
 
     # The SDK's own Host/Origin check is off: the Guard in front of every route is the one rule
     # for /mcp and /memory/* alike (the SDK's is narrower, with no port-less "localhost", no
@@ -189,9 +196,10 @@ class Guard:
             if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
                 await _deny(send, 413, TOO_LARGE, {})
                 return
-            scope, receive = await _scrubbed(scope, receive)
-            if receive is None:
-                await _deny(send, 413, TOO_LARGE, {})
+            try:
+                scope, receive = await _scrubbed(scope, receive)
+            except _Refused as refused:
+                await _send_json(send, refused.status, refused.answer, {})
                 return
         await self.app(scope, receive, send)
 
@@ -204,11 +212,41 @@ TOO_LARGE = (f"the request body is over {MAX_BODY_BYTES:,} bytes; send less (rem
              f"{MAX_GIST:,} characters of a memory's text and {MAX_DETAIL:,} of its detail)")
 
 
+class _Refused(Exception):
+    """A request body refused before the app sees it: the status and the JSON answer."""
+
+    def __init__(self, status: int, answer: dict[str, Any]) -> None:
+        super().__init__(status)
+        self.status, self.answer = status, answer
+
+
+def _too_deep_answer(scope: dict[str, Any], body: bytes) -> dict[str, Any] | None:
+    """The 400 answer for a body nested more than MAX_DEPTH levels, else None: at /mcp a
+    JSON-RPC error for the request's id (as the SDK answers a body it cannot parse), at
+    /memory/* {"error": "one line"}. Parsing it would recurse that deep (a plain-text 500)."""
+    refusal = too_deep(body, "the request" if _is_mcp(scope) else "the body")
+    if refusal is None:
+        return None
+    from remem.log import log
+
+    log("server", f"refused a request to {scope.get('path', '')}: {refusal}")
+    if not _is_mcp(scope):
+        return {"error": refusal}
+    from mcp_types import INVALID_REQUEST
+
+    return {"jsonrpc": "2.0", "id": request_id(body), "error": {"code": INVALID_REQUEST, "message": refusal}}
+
+
+def _is_mcp(scope: dict[str, Any]) -> bool:
+    path = str(scope.get("path", ""))
+    return path == "/mcp" or path.startswith("/mcp/")
+
+
 async def _scrubbed(scope: dict[str, Any], receive: Any) -> tuple[dict[str, Any], Any]:
     """The request with lone surrogate escapes ("\\ud83d", half an emoji) in its JSON body
     replaced by U+FFFD, as over stdio: pydantic refuses them, so /mcp would answer a parse
-    error and /memory/* a bad argument where the docs promise the text is stored. A body over
-    MAX_BODY_BYTES is read no further: (scope, None)."""
+    error and /memory/* a bad argument where the docs promise the text is stored. Raises
+    _Refused for a body over MAX_BODY_BYTES (413, read no further) or nested too deep (400)."""
     from collections import deque
 
     held: deque[dict[str, Any]] = deque()
@@ -220,12 +258,15 @@ async def _scrubbed(scope: dict[str, Any], receive: Any) -> tuple[dict[str, Any]
             break
         size += len(message.get("body", b""))
         if size > MAX_BODY_BYTES:
-            return scope, None
+            raise _Refused(413, {"error": TOO_LARGE})
         if not message.get("more_body", False):
             complete = True
             break
     if complete:
         body = b"".join(m.get("body", b"") for m in held)
+        deep = _too_deep_answer(scope, body)
+        if deep is not None:
+            raise _Refused(400, deep)
         fixed = scrub_json(body)
         if fixed is not None:
             data = fixed.encode("utf-8")
@@ -240,7 +281,11 @@ async def _scrubbed(scope: dict[str, Any], receive: Any) -> tuple[dict[str, Any]
 
 
 async def _deny(send: Any, status: int, message: str, extra: dict[str, str]) -> None:
-    payload = json.dumps({"error": message}).encode()
+    await _send_json(send, status, {"error": message}, extra)
+
+
+async def _send_json(send: Any, status: int, answer: dict[str, Any], extra: dict[str, str]) -> None:
+    payload = json.dumps(answer).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
     headers += [(k.encode(), v.encode()) for k, v in extra.items()]
     await send({"type": "http.response.start", "status": status, "headers": headers})

@@ -276,11 +276,18 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
 
     @tool
     def get_memory(id: Id) -> dict[str, Any]:
-        """Read one memory in full by id: text, kind, tags, importance, health, lifecycle fields."""
+        """Read one memory in full by id: text, kind, tags, importance, health, lifecycle fields.
+
+        A lesson's id (a `recall` or `search` hit of type "lesson") reads the lesson in full:
+        its text, kind, status, strength and the memories it came from (`sources`).
+        """
         with engine_errors("get_memory"), memory.store() as store:
             from remem.engine.memories import public
 
-            return _answer("get_memory", public(store.episode(id)))
+            lesson = _lesson_in_place_of(store, id)
+            if lesson is None:
+                return _answer("get_memory", public(store.episode(id)))
+            return _answer("get_memory", _readable_lesson(store, lesson))
 
     @tool
     def update_memory(
@@ -298,7 +305,7 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
         Give only the fields to change; returns the updated memory. Prefer this over storing
         a second, conflicting memory when something you remembered turns out wrong.
         """
-        with engine_errors("update_memory"), memory.store() as store:
+        with engine_errors("update_memory"), memory.store() as store, _not_a_lesson(store, "update_memory", id):
             from remem.engine.memories import update_memory as do_update
 
             return _answer("update_memory", do_update(
@@ -316,7 +323,7 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
         Use when the person says something you remembered is wrong or no longer applies. Only
         pass hard=true when they ask for it to be erased.
         """
-        with engine_errors("delete_memory"), memory.store() as store:
+        with engine_errors("delete_memory"), memory.store() as store, _not_a_lesson(store, "delete_memory", id):
             from remem.engine import lifecycle
 
             return _answer("delete_memory", lifecycle.forget(store, id, hard=hard))
@@ -324,7 +331,7 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
     @tool
     def promote(id: Id) -> dict[str, Any]:
         """Make a short-term memory long-term, so it no longer expires; returns the memory."""
-        with engine_errors("promote"), memory.store() as store:
+        with engine_errors("promote"), memory.store() as store, _not_a_lesson(store, "promote", id):
             from remem.engine import lifecycle
 
             return _answer("promote", lifecycle.promote(store, id))
@@ -340,7 +347,7 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
 
         Connecting the same pair with the same type twice keeps one edge.
         """
-        with engine_errors("connect"), memory.store() as store:
+        with engine_errors("connect"), memory.store() as store, _not_a_lesson(store, "connect", source, target):
             from remem.engine import graph
 
             return _answer("connect", graph.connect(store, source, target, type, weight=weight,
@@ -353,7 +360,7 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
         types: Annotated[Optional[list[EdgeType]], Field(description="Follow only these connection types.")] = None,
     ) -> dict[str, Any]:
         """Walk the connections from a memory, breadth first: the memories at each depth."""
-        with engine_errors("traverse"), memory.store() as store:
+        with engine_errors("traverse"), memory.store() as store, _not_a_lesson(store, "traverse", id):
             from remem.engine import graph
 
             levels = graph.traverse(store, id, depth=depth, types=types)
@@ -432,6 +439,12 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
             raise ResourceError("remem://lessons/ names no project; read remem://lessons/{project} with "
                                 "its folder name (remem://lessons/shop), or call the `lessons` tool "
                                 "without a project for every lesson")
+        if project.startswith("~") or "/" in project:
+            # A path, not a folder's name: "~" was read as the home folder (and "~/x" as a path).
+            message = (f"remem://lessons/{project} names a path, not a folder; give it with the `lessons` "
+                       f'tool, `"project": "{project}"` (a resource URI takes a folder name only)')
+            _note("lessons", message)
+            raise ResourceError(message)
         try:
             with engine_errors("lessons"), memory.store() as store:
                 found = _lessons(store, kind=None, project=project, status="active", limit=500,
@@ -644,3 +657,69 @@ def _lessons(store: Any, *, kind: Optional[str], project: Optional[str], status:
     else:
         found = lessons_mod.list_lessons(store, statuses=statuses, kind=kind)
     return for_agents(store, found)[:limit]
+
+
+def _lesson_named(store: Any, given: str) -> Optional[dict[str, Any]]:
+    """The lesson an id names (in full, by a unique prefix, or a merged-away id), or None."""
+    from remem.engine.lessons import get_lesson
+
+    try:
+        return get_lesson(store, given)
+    except (NotFound, RememError):  # none, or several: the memory's own "no memory" line stands
+        return None
+
+
+def _lesson_in_place_of(store: Any, given: str) -> Optional[dict[str, Any]]:
+    """The lesson `get_memory` reads for an id that names no memory, or None (a memory's id
+    comes first). A prefix that both a memory's and a lesson's id start with is refused."""
+    if store.one("SELECT 1 FROM episodes WHERE id = ?", (given,)):
+        return None
+    lesson = _lesson_named(store, given)
+    if lesson is None:
+        return None
+    if lesson["id"] != given and len(given) >= 4:
+        memory = store.one("SELECT id FROM episodes WHERE substr(id, 1, ?) = ? LIMIT 1", (len(given), given))
+        if memory:
+            raise RememError(f"ambiguous id {given!r}: matches memory {memory['id']} and lesson "
+                             f"{lesson['id']}; give more characters")
+    return lesson
+
+
+def _readable_lesson(store: Any, lesson: dict[str, Any]) -> dict[str, Any]:
+    """A lesson as the `lessons` tool gives it, with type "lesson", when an agent may read it
+    (engine.memories.for_agents); a received one nobody here accepted (a candidate, or
+    quarantined: it may be a prompt injection) is refused without a word of its text."""
+    from remem.engine.memories import for_agents
+
+    readable = for_agents(store, [lesson])
+    if not readable:
+        raise NotFound(f"lesson {lesson['id']} was received from another memory and is {lesson['status']}: "
+                       "an agent reads it only once the person accepts it (`remem share candidates`)")
+    return {**readable[0], "type": "lesson"}
+
+
+@contextmanager
+def _not_a_lesson(store: Any, tool: str, *ids: str) -> Iterator[None]:
+    """A tool for memories given a lesson's id says so in one line, naming how lessons change,
+    instead of "no memory with id …"."""
+    try:
+        yield
+    except NotFound:
+        for given in ids:
+            if store.one("SELECT 1 FROM episodes WHERE id = ? OR (length(?) >= 4 AND substr(id, 1, length(?)) = ?)",
+                         (given, given, given, given)):
+                continue  # a memory: not the id that was missing
+            lesson = _lesson_named(store, given)
+            if lesson is None:
+                continue
+            from remem.engine.memories import for_agents
+
+            read = "; `get_memory` reads it" if for_agents(store, [lesson]) else ""
+            if tool == "traverse":  # reading, not changing: where a lesson's links are
+                raise RememError(f"{lesson['id']} is a lesson, not a memory: traverse follows memories' "
+                                 f"connections, and a lesson has none but the memories it came from "
+                                 f"(its sources){read}") from None
+            raise RememError(f"{lesson['id']} is a lesson, not a memory: {tool} works on memories; a lesson "
+                             f"is changed by the person, with `remem lessons edit {lesson['id']}` or "
+                             f"`remem lessons veto {lesson['id']}`{read}") from None
+        raise

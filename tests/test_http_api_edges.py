@@ -1,7 +1,8 @@
 """`remem serve --http` (and `remem proxy`, which shares its token rules) at the edges: a
 token that is not ASCII, a token of only whitespace, one Host/Origin rule for /mcp and
-/memory/*, a busy memory answered 503 (not "bad arguments"), and query fields a DELETE does not
-take refused rather than ignored. Real servers, a real store, raw HTTP."""
+/memory/*, a busy memory answered 503 (not "bad arguments"), query fields a DELETE does not
+take refused rather than ignored (and empty ones read as unset), a lesson's id read by
+GET /memory/{id}, and a body nested too deep answered 400. Real servers, a real store, raw HTTP."""
 
 from __future__ import annotations
 
@@ -222,3 +223,63 @@ def test_a_broken_config_or_model_is_the_servers_fault_503_not_a_bad_request() -
     assert error_status(raised(ConfigError("recall.k must be from 1 to 100"))) == 503
     assert error_status(raised(StoreBusy("the memory is busy"))) == 503
     assert error_status(raised(ValueError("k must be a number"))) == 400
+
+
+def test_an_empty_query_value_is_unset_as_the_documented_form_sends_it(served: tuple[int, Path]) -> None:
+    """`?kind=&project=&status=&limit=` (the form docs/MCP.md shows) and `?hard=` were refused:
+    '' is no kind, status, number or boolean."""
+    port, _ = served
+    memory_id = _remember(port, "a note archived with an empty hard field")
+    status, text, _ = _request(port, "GET", "/memory/lessons?kind=&project=&status=&limit=",
+                               headers={"Authorization": AUTH})
+    assert status == 200 and "lessons" in json.loads(text), text
+    status, text, _ = _request(port, "DELETE", f"/memory/{memory_id}?hard=", headers={"Authorization": AUTH})
+    assert status == 200 and json.loads(text)["hard"] is False, text  # archived, as with no field
+    status, memory = _get(port, memory_id)
+    assert status == 200 and memory["archived"] is True
+    # A field the tool does not take is refused, empty or not.
+    status, text, _ = _request(port, "DELETE", f"/memory/{memory_id}?hrad=", headers={"Authorization": AUTH})
+    assert status == 400 and "unknown field 'hrad'" in json.loads(text)["error"], text
+    status, text, _ = _request(port, "GET", "/memory/lessons?kind=&limti=", headers={"Authorization": AUTH})
+    assert status == 400 and "unknown field 'limti'" in json.loads(text)["error"], text
+
+
+def test_get_memory_over_the_json_api_reads_a_lesson(served: tuple[int, Path]) -> None:
+    from remem.engine.lessons import add_lesson
+    from remem.engine.store import Store
+
+    port, home = served
+    with Store(home / "memory.db") as store:
+        lesson = add_lesson(store, "Deploy the shop with the blue profile", "correction")
+    status, got = _get(port, lesson["id"])
+    assert status == 200 and got["type"] == "lesson" and got["text"] == lesson["text"], got
+    status, text, _ = _request(port, "DELETE", f"/memory/{lesson['id']}", headers={"Authorization": AUTH})
+    assert status == 400 and json.loads(text)["error"].startswith(f"{lesson['id']} is a lesson, not a memory")
+
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def test_a_body_nested_too_deep_is_a_400_and_the_server_stays_up(served: tuple[int, Path]) -> None:
+    """Nested deeper than Python parses, with a lone surrogate (scrubbed first), /mcp answered a
+    plain-text 500; /memory/* a plain-text 500 with a traceback. Each is a 400 in JSON now."""
+    port, _ = served
+    status, text, headers = _request(port, "POST", "/mcp", json.dumps(INIT).encode(),
+                                     {**MCP_HEADERS, "Authorization": AUTH})
+    assert status == 200, text
+    session = {"mcp-session-id": headers["mcp-session-id"]} if "mcp-session-id" in headers else {}
+    deep_call = ('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"recall",'
+                 '"arguments":{"query":"\\ud83d x","k":' + _nested(3000) + '}}}').encode()
+    status, text, headers = _request(port, "POST", "/mcp", deep_call, {**MCP_HEADERS, **session, "Authorization": AUTH})
+    assert status == 400 and headers["content-type"] == "application/json", (status, text)
+    answer = json.loads(text)
+    assert answer["id"] == 7 and answer["error"]["code"] == -32600, answer
+    assert answer["error"]["message"].startswith("the request has lists or objects nested more than 100 levels")
+    for body in ('{"query": "\\ud83d x", "k": ' + _nested(3000) + "}", '{"query": "x", "k": ' + _nested(3000) + "}"):
+        status, text, headers = _request(port, "POST", "/memory/recall", body.encode(),
+                                         {"Authorization": AUTH, "Content-Type": "application/json"})
+        assert status == 400 and headers["content-type"] == "application/json", (status, text)
+        assert json.loads(text) == {"error": "the body has lists or objects nested more than 100 levels deep; "
+                                             "no remem tool takes more than a list of strings: send flatter JSON"}
+    assert _request(port, "GET", "/memory/health", headers={"Authorization": AUTH})[0] == 200

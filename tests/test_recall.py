@@ -166,6 +166,23 @@ def test_a_named_date_is_evidence(store):
 
 # ----------------------------------------------------------------------------- modes
 
+def test_keyword_mode_returns_only_memories_and_lessons_holding_a_word_of_the_query(cli, store, mems):
+    """Keyword mode is a search for exact words: it used to fill the k places with the most
+    recent and strongest memories, keyword 0, and a word found nowhere still got k hits."""
+    lesson = _lesson(store, "prefer ripgrep over grep for searching code")
+    assert recall(store, "zzzqqqxx", 3, mode="keyword", touch=False) == []
+    numpy = recall(store, "numpy", 5, mode="keyword", touch=False)
+    assert ids(numpy) == [mems["numpy"]] and numpy[0]["parts"]["keyword"] > 0  # fewer than k
+    staging = recall(store, "staging ripgrep", 10, mode="keyword", touch=False)
+    assert set(ids(staging)) == {mems["short"], lesson}, staging  # a lesson only when it matches
+    assert all(h["parts"]["keyword"] > 0 for h in staging)
+    # The CLI's --mode keyword is the same search; hybrid and semantic still rank every memory.
+    assert json.loads(cli("recall", "zzzqqqxx", "--mode", "keyword", "--json").stdout) == []
+    assert ids(json.loads(cli("recall", "numpy", "--mode", "keyword", "-k", "5", "--json").stdout)) == [mems["numpy"]]
+    for mode in ("hybrid", "semantic"):
+        assert len(recall(store, "zzzqqqxx", 3, mode=mode, touch=False)) == 3, mode
+
+
 def test_words_of_any_script_are_keywords(store):
     mid = remember(store, "le café près de la gare ferme à midi")["id"]
     assert recall(store, "café", 1, mode="keyword", touch=False)[0]["id"] == mid
@@ -400,7 +417,8 @@ def test_a_large_k_equals_an_exhaustive_scan_and_can_return_every_memory(store, 
                 a = recall(store, "kilo whiskey", k, mode=mode, touch=False)
                 b = recall(store, "kilo whiskey", k, mode=mode, cfg=wide, touch=False)
                 assert ids(a) == ids(b), (k, mode)
-        everything = recall(store, "zebra", 1500, mode="keyword", touch=False)  # matches none
+        everything = recall(store, "zebra", 1500, mode="hybrid", touch=False)  # no word matches
+        assert recall(store, "zebra", 1500, mode="keyword", touch=False) == []  # only matches
     assert len(everything) == 1200
 
 

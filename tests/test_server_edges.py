@@ -1,7 +1,8 @@
-"""The MCP server at its edges: text that is not valid Unicode, a memory.db deleted, replaced or
-read-only under a running server, misspelt arguments, a damaged store behind a resource, and the
-HTTP side's errors, token scheme and limits. Each against the real server: a `remem serve`
-subprocess (stdio or HTTP) or, for the tools, the server in-process behind the SDK's own client."""
+"""The MCP server at its edges: text that is not valid Unicode, a request nested too deep to
+parse, a memory.db deleted, replaced or read-only under a running server, misspelt arguments, a
+damaged store behind a resource, and the HTTP side's errors, token scheme and limits. Each
+against the real server: a `remem serve` subprocess (stdio or HTTP) or, for the tools, the server
+in-process behind the SDK's own client."""
 
 from __future__ import annotations
 
@@ -126,6 +127,42 @@ def test_a_lone_surrogate_over_stdio_is_answered_and_stored_replaced(home: Path)
     with Store() as store:  # stored, not just echoed
         gists = {r["gist"] for r in store.rows("SELECT gist FROM episodes")}
     assert gists == {"half an emoji \ufffd here", "a whole emoji \U0001F600 here"}
+
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def test_a_request_nested_too_deep_over_stdio_gets_an_error_and_the_server_stays_up(home: Path) -> None:
+    """A line with a lone surrogate and 500 levels of nesting stopped the server (RecursionError
+    while scrubbing it); one nested 200 levels deep without one got no reply at all (the SDK's
+    parser gives up there and drops the line). Each is answered with an error for its id."""
+    with_surrogate = ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall",'
+                      '"arguments":{"query":"\\ud83d x","k":' + _nested(500) + '}}}')
+    past_the_parser = ('{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"recall",'
+                       '"arguments":{"query":"x","tags":' + _nested(200) + '}}}')
+    # The id after the params: found all the same.
+    id_last = ('{"jsonrpc":"2.0","method":"tools/call","params":{"name":"recall","arguments":'
+               '{"query":"x","tags":' + _nested(150) + '}},"id":4}')
+    then = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                       "params": {"name": "remember", "arguments": {"text": "still answering"}}})
+    replies = {r.get("id"): r for r in _raw_stdio_call([with_surrogate, past_the_parser, id_last, then])}
+    assert sorted(replies, key=str) == sorted([1, 2, "three", 4, 5], key=str), replies
+    for request in (2, "three", 4):
+        error = replies[request]["error"]
+        assert error["code"] == -32600, error
+        assert error["message"].startswith("the request has lists or objects nested more than 100 levels deep")
+    assert replies[5]["result"]["structuredContent"]["gist"] == "still answering"
+
+
+def test_too_deep_reads_brackets_in_strings_as_text() -> None:
+    from remem.server_stdio import request_id, too_deep
+
+    assert too_deep(_nested(100)) is None and too_deep(_nested(101))
+    assert too_deep(json.dumps({"text": _nested(5000)})) is None  # a string: no nesting
+    assert too_deep(b'{"t": "\\"' + b"[" * 300 + b'"}') is None  # an escaped quote ends no string
+    assert request_id('{"params": {"id": 9, "a": ' + _nested(300) + '}, "id": "x"}') == "x"
+    assert request_id('{"method": "notifications/x", "params": ' + _nested(300) + "}") is None
 
 
 def test_scrub_json_leaves_clean_lines_alone() -> None:

@@ -95,6 +95,12 @@ def register(app: typer.Typer) -> None:
         """
         import anyio
 
+        from remem.server_stdio import NESTED, too_deep
+
+        # Refused before it is parsed, as the tool refuses it: Python's parser (and what
+        # follows it) would recurse that deep.
+        if too_deep(arguments):
+            raise ValueError(f"invalid arguments for {tool}: {NESTED}")
         try:
             args = json.loads(arguments)
         except ValueError as exc:

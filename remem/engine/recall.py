@@ -11,12 +11,14 @@
 
 s = `semantic_weight`, d = `date_weight` (only when the query names a date), v =
 `speaker_weight` (only when the query names someone who speaks in the store). Semantic mode uses
-the cosine alone, keyword mode the normalised BM25 alone. Importance above the neutral 0.5
-raises the floor of the retention part, flashbulb protection the floor of the recency part:
-neither lifts a memory that has nothing to do with the query. Nor does recency: a memory whose
-relevance is below `relevance_floor` × the best relevance of this query ranks after every one
-at or above it (each group by score; the score itself is unchanged, and such a hit's parts
-carry `demoted` and `relevance_floor`). Why these choices, and the measurements behind them: docs/RECALL.md.
+the cosine alone, keyword mode the normalised BM25 alone, and returns only memories (and
+lessons) holding a word of the query: fewer than k, or none, when fewer match. Importance above
+the neutral 0.5 raises the floor of the retention part, flashbulb protection the floor of the
+recency part: neither lifts a memory that has nothing to do with the query. Nor does recency: a
+memory whose relevance is below `relevance_floor` × the best relevance of this query ranks after
+every one at or above it (each group by score; the score itself is unchanged, and such a hit's
+parts carry `demoted` and `relevance_floor`). Why these choices, and the measurements behind
+them: docs/RECALL.md.
 
 Speed: cosines come from the memory-mapped vector cache (engine/vectors.py) in one matrix
 product; BM25 from FTS5 with a LIMIT. The top k is found by a threshold test over lists read
@@ -223,7 +225,8 @@ def recall(
 
     Filters narrow episodes (kinds, project folder and below, tags any/all, since/until on the
     memory's date, memory type, archived ones included). Active lessons compete too (type
-    "lesson") unless `lessons` is False (default: config recall.include_lessons).
+    "lesson") unless `lessons` is False (default: config recall.include_lessons). Mode "keyword"
+    (exact words) returns only what has keyword evidence: fewer than k when fewer match.
     """
     cfg = cfg or config_mod.load()
     rc = cfg["recall"]
@@ -297,17 +300,22 @@ def recall(
             cache = cos = None
 
     ctx = _Scoring(rc, sw, dw, spans, vw, said)
+    # Keyword mode is a search for the query's words: a memory without one of them is no
+    # answer, however recent or strong (it used to fill the k places with keyword 0).
+    matches_only = mode == "keyword"
     lesson_hits = []
     if with_lessons:
         for lesson in active:
             semantic = max(0.0, float(lesson["vec"] @ qvec)) if (qvec is not None and lesson["vec"] is not None) else 0.0
             keyword = lesson_kw.get(lesson["seq"], 0.0) / kw_max if kw_max > 0 else 0.0
+            if matches_only and keyword <= 0:
+                continue
             parts = ctx.parts(semantic, keyword, lesson["updated"], lesson["strength"], 0.5, None, None)
             lesson_hits.append((ctx.total(parts), -lesson["seq"], {"id": lesson["id"], "type": "lesson"}, parts))
     # The lessons' best relevance counts towards the floor the episodes are ranked against.
     lesson_best = max((parts["relevance"] for _, _, _, parts in lesson_hits), default=0.0)
     scored, floor = _top_episodes(store, flt, ctx, rc, k, pool_size, cache, cos, eligible, kw_raw,
-                                  kw_max, kw_floor, kw_match, lesson_best)
+                                  kw_max, kw_floor, kw_match, lesson_best, matches_only)
     scored += lesson_hits
     # Below the floor a memory ranks after every memory at or above it, whatever its score;
     # its parts say so (only its own: the others' parts stay as they were).
@@ -440,6 +448,7 @@ def _keyword(store: Store, match: str, rc: dict[str, Any], eligible: Any,
 def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any], k: int,
                   size: int, cache: Any, cos: Any, eligible: Any, kw_raw: dict[int, float],
                   kw_max: float, kw_floor: float, kw_match: str = "", lesson_best: float = 0.0,
+                  matches_only: bool = False,
                   ) -> tuple[list[tuple[float, int, dict[str, Any], dict[str, float]]], float]:
     """The k best episodes, without reading every row (threshold algorithm), and the relevance
     floor they were ranked against.
@@ -454,7 +463,8 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
     and its best relevance could not raise the floor past any of the top k, or if the k-th is
     at or above the floor and no unread one can reach it; else the lists are read four times
     deeper (at least once at any k, and until k are found). Exact up to
-    max(`recall.max_candidates`, 4 × pool) per list.
+    max(`recall.max_candidates`, 4 × pool) per list. `matches_only` (keyword mode): only
+    episodes with keyword evidence are candidates, and once every match was read, none is left.
     """
     import numpy as np
 
@@ -528,6 +538,8 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
             _recent_keywords(store, kw_match, rc, [q for q, _ in recent if q not in kwn], kw_max, kwn)
         new = list(cand - seen)
         seen.update(new)
+        if matches_only:
+            new = [q for q in new if kwn.get(q, 0.0) > 0]
         pool = _score_pool(store, flt, ctx, new, cache, cos, kwn)
         if pool is not None:
             scored = pool if scored is None else {
@@ -540,6 +552,8 @@ def _top_episodes(store: Store, flt: _Filters, ctx: _Scoring, rc: dict[str, Any]
             order = np.lexsort((-scored["seq"], -scored["total"], scored["relevance"] < floor))[:k]
         if len(recent) < r:  # the recency list held every episode that passes: all scored
             break
+        if matches_only and n >= len(kw_ranked) and kw_floor <= 0:
+            break  # every keyword match was read (none past the LIMIT): no other can be a hit
         if len(order) >= k:
             kw_n = kwn[kw_ranked[n]] if len(kw_ranked) > n else kw_floor
             rel_bound = max(base_n + (1 - sw) * kw_floor, (1 - sw) * kw_n + said_bonus)
