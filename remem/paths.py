@@ -11,8 +11,10 @@ from pathlib import Path
 
 
 def _env_path(var: str, default: Path) -> Path:
+    # Absolute: a relative REMEM_HOME written into an agent's config would give every project
+    # the agent opens a memory of its own.
     value = os.environ.get(var)
-    return Path(value).expanduser() if value else default
+    return Path(os.path.abspath(Path(value).expanduser())) if value else default
 
 
 def user_home() -> Path:

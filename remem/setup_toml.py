@@ -18,7 +18,7 @@ def _parse(text: str) -> Any:
     try:
         return tomlkit.parse(text)
     except ParseError as exc:
-        raise ValueError(str(exc)) from None
+        raise ValueError(f"is not valid TOML ({exc}); fix it by hand, then run `remem setup` again") from None
 
 
 def _append(text: str, block: str) -> str:
@@ -41,17 +41,64 @@ def _as_string(doc: Any, like: str) -> str:
     return out
 
 
-def _cut_table(text: str, header: str) -> str:
-    """Remove a table (its header line to the next header or comment) and the blank before it."""
+_HEADER = re.compile(r"""\s*\[\[?\s*((?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*')"""
+                     r"""(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*'))*)\s*\]\]?\s*(?:#.*)?""")
+
+
+def _header(line: str) -> str | None:
+    """A table header line's key as written (`mcp_servers.remem`), or None for any other line."""
+    m = _HEADER.fullmatch(line.rstrip("\r\n"))
+    return re.sub(r"\s*\.\s*", ".", m.group(1)) if m else None
+
+
+def _cut_table(text: str, key: str) -> str:
+    """Remove a table (its header line, the lines after it, and its sub-tables) up to the next
+    header, and the blank line before it. A comment block directly above that next header is
+    that table's, and stays; so do blank lines ending the cut table."""
     lines = text.splitlines(keepends=True)
     for i, line in enumerate(lines):
-        if line.strip() == header:
-            j = i + 1
-            while j < len(lines) and not lines[j].lstrip().startswith(("[", "#")):
-                j += 1
-            start = i - 1 if i > 0 and not lines[i - 1].strip() else i
-            return "".join(lines[:start] + lines[j:])
+        if _header(line) != key:
+            continue
+        j = i + 1
+        while j < len(lines) and (_header(lines[j]) is None or _header(lines[j]).startswith(key + ".")):
+            j += 1
+        if j < len(lines):
+            while j > i + 1 and lines[j - 1].lstrip().startswith("#"):
+                j -= 1
+        while j > i + 1 and not lines[j - 1].strip():
+            j -= 1
+        start = i - 1 if i > 0 and not lines[i - 1].strip() else i
+        return "".join(lines[:start] + lines[j:])
     return text
+
+
+def _without(data: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """The parsed document without data[keys[0]][keys[1]]…, a table emptied by that dropped too."""
+    import copy
+
+    out = copy.deepcopy(data)
+    node, parents = out, []
+    for k in keys[:-1]:
+        if not isinstance(node.get(k), dict):
+            return out
+        parents.append((node, k))
+        node = node[k]
+    node.pop(keys[-1], None)
+    for parent, k in reversed(parents):
+        if parent[k] == {}:
+            del parent[k]
+    return out
+
+
+def _same(text: str, wanted: dict[str, Any]) -> bool:
+    """Whether text is TOML that reads as exactly `wanted` (an emptied table counts as gone)."""
+    import tomllib
+
+    try:
+        got = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    return {k: v for k, v in got.items() if v != {}} == {k: v for k, v in wanted.items() if v != {}}
 
 
 _OURS = {"hooks": True}  # the [features] table setup appends
@@ -64,9 +111,14 @@ class TomlkitEditor:
 
     def add_server(self, text: str, name: str, server: dict[str, Any]) -> str:
         import tomlkit
+        from tomlkit.items import InlineTable
 
         doc = _parse(text)
         servers = doc.get("mcp_servers")
+        if isinstance(servers, InlineTable) and name not in servers:
+            # `[mcp_servers.remem]` appended after it would define the table twice.
+            raise ValueError("mcp_servers is an inline table; write it as [mcp_servers.NAME] tables, "
+                             "then run `remem setup` again")
         current = servers.get(name) if servers is not None else None
         if current is not None:
             if current.unwrap() == server:
@@ -81,19 +133,24 @@ class TomlkitEditor:
         return out
 
     def remove_server(self, text: str, name: str) -> str:
+        import tomllib
+
         doc = _parse(text)
         servers = doc.get("mcp_servers")
         if servers is None or name not in servers:
             return text
         key = name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else f'"{name}"'
-        out = _cut_table(text, f"[mcp_servers.{key}]")
-        try:
-            if name not in (_parse(out).get("mcp_servers") or {}):
-                return out
-        except ValueError:
-            pass
+        # Cut as text, so every comment stays; kept only when it reads as the file without the
+        # server and nothing else changed (a header the cut misjudged moves keys between tables).
+        wanted = _without(tomllib.loads(text), "mcp_servers", name)
+        out = _cut_table(text, f"mcp_servers.{key}")
+        if out != text and _same(out, wanted):
+            return out
         del servers[name]
-        return _as_string(doc, text)
+        out = _as_string(doc, text)
+        if not _same(out, wanted):  # pragma: no cover - defensive
+            raise ValueError(f"cannot take [mcp_servers.{key}] out as TOML; take it out by hand")
+        return out
 
     def enable_hooks(self, text: str) -> str:
         """Codex runs hooks.json with features.hooks (on by default in current releases; the
@@ -128,6 +185,13 @@ class TomlkitEditor:
             cut = _cut_features(text)
             if cut != text:
                 return cut
+            if added == "table":  # not as text (a dotted key, say): through tomlkit, checked
+                import tomllib
+
+                wanted = _without(tomllib.loads(text), "features")
+                del doc["features"]
+                out = _as_string(doc, text)
+                return out if _same(out, wanted) else text
         if added == "legacy":
             return text
         if features.get("hooks") is True:
@@ -137,6 +201,9 @@ class TomlkitEditor:
 
 
 def _cut_features(text: str) -> str:
-    """The text without a [features] table that holds only what remem writes there."""
-    out = _cut_table(text, "[features]")
-    return out if "features" not in _parse(out) else text
+    """The text without a [features] table that holds only what remem writes there; the text
+    as it was when the cut would change anything else."""
+    import tomllib
+
+    out = _cut_table(text, "features")
+    return out if out != text and _same(out, _without(tomllib.loads(text), "features")) else text

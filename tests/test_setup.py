@@ -404,7 +404,6 @@ def test_setup_never_changes_the_matcher_of_a_group_the_person_shares(cli, agent
     codex.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
         {"type": "command", "command": "/home/me/bin/audit.sh"},
         {"type": "command", "command": "remem hook pre-tool --agent codex"}]}]}}, indent=2) + "\n")
-    before = snapshot([claude, codex])
     args = ("--yes", "--agent", "claude-code", "--agent", "codex", "--no-schedule")
     assert cli("setup", *args).exit_code == 0
 
@@ -422,7 +421,12 @@ def test_setup_never_changes_the_matcher_of_a_group_the_person_shares(cli, agent
     assert again.exit_code == 0 and "nothing to change" in again.output
     assert snapshot([claude, codex]) == after_first
     assert cli("setup", "--remove", *args).exit_code == 0
-    assert snapshot([claude, codex]) == before
+    # The files held an earlier wiring of remem's: --remove takes remem's hooks out rather than
+    # put that one back, and the person's hooks keep their groups and matchers.
+    assert json.loads(claude.read_text()) == {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "/home/me/bin/block-rm.sh"}]}]}}
+    assert json.loads(codex.read_text()) == {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": "/home/me/bin/audit.sh"}]}]}}
 
     # Alone in its group, remem's hook gets remem's matcher.
     claude.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [

@@ -37,6 +37,7 @@ def test_no_to_setup_changes_nothing_and_exits_0(agents_home):
     assert "Aborted" not in res.stdout + res.stderr and res.stderr == ""
     assert windsurf.read_bytes() == before
     assert not paths.setup_manifest().exists()  # not even the choice of no schedule
+    assert not paths.home().exists()  # nor remem's home, nor its log folder
     # The same question answered yes goes ahead: the answer above was read, not skipped.
     res = answer_in_a_terminal("y", "setup", "--no-schedule", "--agent", "windsurf")
     assert res.returncode == 0, res.stderr

@@ -75,8 +75,6 @@ def register(app: typer.Typer) -> None:
         # --remove: the lesson files sleep rendered for this memory, and its lines of MEMORY.md.
         rendered = setup_mod.plan_unrender(agent or None) if remove else None
         unrender = bool(rendered and (rendered["files"] or rendered["memory_md"] or rendered["folders"]))
-        if not remove and not dry_run:
-            setup_mod.ensure_log_folder()
         if not agent and not remove and not json_out and not setup_mod.found_agents():
             scheduled = any(e.target == setup_mod.SCHEDULE and not e.error and not e.note for e in edits)
             only = "; only the nightly sleep is set up" if scheduled else ""
@@ -85,6 +83,8 @@ def register(app: typer.Typer) -> None:
         if dry_run or not (changed or unrender):
             errors += rendered["problems"] if rendered else []
             if not dry_run:  # nothing to write, but the choice of schedule still counts
+                if not remove:
+                    setup_mod.ensure_log_folder()  # a log folder deleted since: the nightly line needs it
                 setup_mod.remember_schedule_choice(schedule=not no_schedule, remove=remove)
             if json_out:
                 out = {"dry_run": dry_run, "changes": [dict(e.as_dict(), diff=e.diff()) for e in changed],
@@ -127,7 +127,7 @@ def register(app: typer.Typer) -> None:
             if unrender:
                 print(f"will {_rendered_summary(rendered, 'delete', 'take remem out of')}")
         if not yes and sys.stdin.isatty() and not json_out and not go_ahead("Go ahead?"):
-            print("nothing changed")  # no is an answer, not an error
+            print("nothing changed")  # no is an answer, not an error: not even $REMEM_HOME is made
             return
         if changed and not setup_mod.keeps_records(remove):
             notes.append(setup_mod.unrecorded_note(changed))
@@ -139,7 +139,7 @@ def register(app: typer.Typer) -> None:
         notes += [d["note"] for d in done if d.get("note")]
         unrendered = setup_mod.apply_unrender(agent or None) if unrender else rendered
         errors += unrendered["problems"] if unrendered else []
-        steps = setup_mod.next_steps(changed, remove=remove)
+        steps = setup_mod.next_steps(edits, remove=remove)  # with the errors: none for a half-wired agent
         if json_out:
             out = {"dry_run": False, "changes": [e.as_dict() for e in changed], "applied": done,
                    "errors": errors, "notes": notes, "next_steps": steps}

@@ -217,6 +217,12 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
                        "files": [w["path"] for w in rows if w["exists"]]})
         if agent not in found or any(w["error"] for w in rows):
             continue
+        off = next((w for w in rows if w.get("hooks_off")), None)
+        if off is not None and hooks:
+            # Wired, and the agent itself keeps every hook from running: the switch is named.
+            key = "[features] hooks" if agent == "codex" else '"disableAllHooks"'
+            problems.append({"problem": off["hooks_off"],
+                             "fix": f"set {key} to {'true' if agent == 'codex' else 'false'} in {off['path']}"})
         if not mcp and not hooks:
             if agent in removed:  # taken out on purpose: said, not a problem
                 notes.append(f"{agent}: remem was taken out with `remem setup --remove`; "

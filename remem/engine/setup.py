@@ -34,11 +34,12 @@ from remem.engine.schedule import (
     SCHEDULE, apply_crontab, disable_timer, schedule_edits, systemctl_reload, systemctl_timer,
 )
 from remem.engine.setup_edit import (
-    SERVER_NAME, Edit, is_ours, not_utf8, read_config, save_backup, server_entry, sha,
+    SERVER_NAME, Edit, read_config, save_backup, server_entry, sha, unreadable,
 )
 from remem.engine.setup_json import (
-    claude_hooks, codex_hooks, gemini_hooks, json_edit, parse_jsonc, set_cursor_hooks,
-    set_grouped_hooks, set_server, unset_cursor_hooks, unset_grouped_hooks, unset_server,
+    claude_hooks, codex_hooks, gemini_hooks, json_edit, our_hook_commands, parse_jsonc,
+    set_cursor_hooks, set_grouped_hooks, set_server, unset_cursor_hooks, unset_grouped_hooks,
+    unset_server,
 )
 
 AGENTS = ("claude-code", "codex", "gemini", "cursor", "windsurf", "claude-desktop", "vscode")
@@ -62,10 +63,12 @@ NEXT_STEPS = {
 
 
 def next_steps(edits: list[Edit], remove: bool = False) -> list[str]:
-    """The steps left to the person for the agents these edits wired (none on --remove)."""
+    """The steps left to the person for the agents these edits wired (none on --remove, and
+    none for an agent one of whose files could not be wired: its error says what to do first)."""
     if remove:
         return []
-    wired = {e.target for e in edits if e.changed and not e.error}
+    failed = {e.target for e in edits if e.error}  # half wired: its error comes first
+    wired = {e.target for e in edits if e.changed and not e.error} - failed
     return [NEXT_STEPS[t] for t in sorted(wired) if t in NEXT_STEPS]
 
 
@@ -103,8 +106,10 @@ def _agent_edits(agent: str, remove: bool, toml_editor: TomlEditor | None,
         return lambda d: set_grouped_hooks(d, wanted())
 
     if agent == "claude-code":
-        return [json_edit(agent, paths.claude_settings(), hooks(claude_hooks)),
-                json_edit(agent, paths.claude_user_config(), mcp("mcpServers", "claude-code"))]
+        settings = json_edit(agent, paths.claude_settings(), hooks(claude_hooks))
+        if not remove:
+            settings.note = hooks_off(agent, settings.path, settings.after)
+        return [settings, json_edit(agent, paths.claude_user_config(), mcp("mcpServers", "claude-code"))]
     if agent == "codex":
         return [_codex_toml(toml_editor, remove, files or {}),
                 json_edit(agent, paths.codex_hooks(), hooks(codex_hooks))]
@@ -128,16 +133,31 @@ def _agent_edits(agent: str, remove: bool, toml_editor: TomlEditor | None,
 
 
 def _codex_toml(editor: TomlEditor | None, remove: bool, files: dict[str, Any]) -> Edit:
+    edit = _codex_toml_edit(editor, remove, files)
+    edit.again = lambda: _codex_toml(editor, remove, files)
+    if not remove:
+        edit.note = hooks_off("codex", edit.path, edit.after)
+    return edit
+
+
+def _codex_toml_edit(editor: TomlEditor | None, remove: bool, files: dict[str, Any]) -> Edit:
     path = paths.codex_config()
     try:
         before = read_config(path)
-    except UnicodeDecodeError as exc:
-        return Edit("codex", str(path), None, None, error=not_utf8(path, exc))
+    except (OSError, UnicodeDecodeError) as exc:
+        return Edit("codex", str(path), None, None, error=unreadable(path, exc))
+    try:
+        parsed = tomllib.loads(before or "")
+    except tomllib.TOMLDecodeError as exc:
+        return Edit("codex", str(path), before, before,
+                    error=f"{path} is not valid TOML ({exc}); fix it by hand, then run `remem setup` again")
     if editor is None:
         return Edit("codex", str(path), before, before,
                     error="Codex's config.toml needs the TOML editor; run `remem setup` from the command line")
     server = f"MCP server {SERVER_NAME!r}"
     record: dict[str, Any] = {}
+    servers = parsed.get("mcp_servers")
+    had_ours = isinstance(servers, dict) and SERVER_NAME in servers
     try:
         if remove:
             if before is None:
@@ -161,10 +181,36 @@ def _codex_toml(editor: TomlEditor | None, remove: bool, files: dict[str, Any]) 
                 record["features"] = "none"
             if after == text and before is not None:
                 after, what = before, []
-    except (ValueError, tomllib.TOMLDecodeError) as exc:
+    except tomllib.TOMLDecodeError as exc:  # pragma: no cover - the editor checks what it writes
         return Edit("codex", str(path), before, before,
-                    error=f"{path} is not valid TOML ({exc}); fix it by hand, then run `remem setup` again")
-    return Edit("codex", str(path), before, after, what=what, record=record)
+                    error=f"{path} could not be edited ({exc}); fix it by hand, then run `remem setup` again")
+    except ValueError as exc:  # the editor's own words: what stops it, and the fix
+        return Edit("codex", str(path), before, before, error=f"{path}: {exc}")
+    return Edit("codex", str(path), before, after, what=what, record=record, had_ours=had_ours)
+
+
+def hooks_off(agent: str, path: str, text: str | None) -> str | None:
+    """The agent's own switch that turns every hook off, when it is set in this config: remem's
+    hooks are wired there but never run. Said by setup (a note) and by doctor (a problem)."""
+    if not text or not text.lstrip("\ufeff").strip():
+        return None
+    try:
+        if agent == "codex":
+            features = tomllib.loads(text).get("features")
+            if not isinstance(features, dict):
+                return None
+            key = "hooks" if "hooks" in features else "codex_hooks"
+            if features.get(key) is False:
+                return (f"Codex's hooks are switched off (`{key} = false` under [features] in {path}), so "
+                        "remem's hooks do not run there; set it to true")
+        elif agent == "claude-code":
+            data = parse_jsonc(text)
+            if isinstance(data, dict) and data.get("disableAllHooks") is True:
+                return (f"Claude Code's hooks are switched off (`\"disableAllHooks\": true` in {path}), so "
+                        "remem's hooks do not run there; take it out, or set it to false")
+    except ValueError:  # not JSON, not TOML: reported as such elsewhere
+        return None
+    return None
 
 
 # --------------------------------------------------------------------------- plan / apply
@@ -282,26 +328,39 @@ def plan(
         edits.extend(schedule_edits(remove, manifest))
     if remove:
         for e in edits:
-            rec = files.get(e.path)
-            if e.error and not rec and e.kind == "file":
-                # A file setup never wrote (no record) has nothing of setup's to take out:
-                # one it cannot read is no reason to fail --remove.
-                e.error, e.after = None, e.before
-            if e.kind != "file" or not rec or e.error or e.before is None:
-                continue
-            if sha(e.before) == rec.get("written"):
-                # Nothing else touched the file since: put back exactly what was there.
-                if rec.get("created"):
-                    e.after, e.restore = None, True
-                else:
-                    backup = Path(rec.get("backup") or "")
-                    if backup.is_file():
-                        e.after, e.restore = backup.read_bytes().decode("utf-8"), True
-            elif rec.get("created") and e.after is not None and empty_config(e.path, e.after):
-                # Setup made the file, and with remem's entries out nothing is left in it (the
-                # agent rewrote it since, say, in its own format): a `{}` stub would only stay behind.
-                e.after = None
+            _settle_removal(e, files)
+            if e.again is not None:
+                e.again = _settled(e.again, files)
     return edits
+
+
+def _settled(again: Callable[[], Edit], files: dict[str, Any]) -> Callable[[], Edit]:
+    """--remove's plan of a file made again (apply() calls it for a file changed since)."""
+    return lambda: _settle_removal(again(), files)
+
+
+def _settle_removal(e: Edit, files: dict[str, Any]) -> Edit:
+    """What --remove does with one file, given what setup.json recorded of it."""
+    rec = files.get(e.path)
+    if e.error and not rec and e.kind == "file":
+        # A file setup never wrote (no record) has nothing of setup's to take out:
+        # one it cannot read is no reason to fail --remove.
+        e.error, e.after = None, e.before
+    if e.kind != "file" or not rec or e.error or e.before is None:
+        return e
+    if sha(e.before) == rec.get("written"):
+        # Nothing else touched the file since: put back exactly what was there.
+        if rec.get("created"):
+            e.after, e.restore = None, True
+        else:
+            backup = Path(rec.get("backup") or "")
+            if backup.is_file():
+                e.after, e.restore = backup.read_bytes().decode("utf-8"), True
+    elif rec.get("created") and e.after is not None and empty_config(e.path, e.after):
+        # Setup made the file, and with remem's entries out nothing is left in it (the
+        # agent rewrote it since, say, in its own format): a `{}` stub would only stay behind.
+        e.after = None
+    return e
 
 
 def _real(path: Path) -> Path:
@@ -311,14 +370,36 @@ def _real(path: Path) -> Path:
 
 
 def _write(path: Path, text: str) -> None:
+    """Write whole or not at all (`files.write_atomic`: a temp file beside the file, 0600 from
+    its first byte, as a config may hold tokens, synced, given the file's mode, then renamed
+    over it). A new file then gets what the umask gives any new file."""
+    from remem.engine.files import write_atomic
+
     path = _real(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode if path.exists() else None
-    tmp = path.with_name(f".{path.name}.remem-tmp")
-    tmp.write_bytes(text.encode("utf-8"))
-    if mode is not None:
-        os.chmod(tmp, mode & 0o7777)
-    os.replace(tmp, path)
+    new = not path.exists()
+    write_atomic(path, text, fsync=True, through_links=True)
+    if new:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(path, 0o666 & ~umask)
+
+
+def _now(e: Edit) -> Edit | None:
+    """The edit for the file as it is now: itself when the file is as planned, planned again
+    when something else wrote it since (an agent, while setup waited at "Go ahead?"), so that
+    write is neither lost nor missing from the backup. None when nothing is left to change."""
+    try:
+        now = read_config(Path(e.path))
+    except (OSError, UnicodeDecodeError) as exc:
+        return Edit(e.target, e.path, None, None, error=unreadable(Path(e.path), exc))
+    if now == e.before:
+        return e
+    if e.again is None:
+        return Edit(e.target, e.path, now, now,
+                    error=f"{e.path} changed while setup waited; run `remem setup` again")
+    again = e.again()
+    return again if again.changed or again.error else None
 
 
 def ensure_log_folder() -> None:
@@ -349,7 +430,16 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
     for e in edits:
         if not e.changed:
             continue
+        if e.kind == "file":
+            fresh = _now(e)
+            if fresh is None:
+                continue
+            e = fresh
         entry = e.as_dict()
+        if e.error:
+            entry["error"] = e.error
+            done.append(entry)
+            continue
         try:
             if e.kind == "crontab":
                 apply_crontab(e, manifest, remove, backup=records)
@@ -372,7 +462,11 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
                         # What setup added stays known, so --remove still takes out only that.
                         rec = {"created": False, "backup": None,
                                **{k: v for k, v in rec.items() if k == "features"}}
-                    rec = rec or {"created": e.before is None, "backup": str(backup) if backup else None}
+                    # A file that held remem's entries already (an earlier wiring whose
+                    # setup.json is gone): its backup is no clean restore point, so --remove
+                    # takes remem's entries out instead of bringing the old ones back.
+                    rec = rec or {"created": e.before is None,
+                                  "backup": str(backup) if backup and not e.had_ours else None}
                     rec.update({k: v for k, v in e.record.items() if v})
                     rec.update(target=e.target, written=sha(e.after))
                     files[e.path] = rec
@@ -445,13 +539,15 @@ def _unrender_report(result: dict[str, Any], *, diff: bool) -> dict[str, Any]:
 # --------------------------------------------------------------------------- status (doctor)
 
 def wiring() -> list[dict[str, Any]]:
-    """Where remem is wired now: per agent, each file, whether remem's MCP server and hooks are in it."""
+    """Where remem is wired now: per agent, each file, whether remem's MCP server and hooks are
+    in it, and the agent's own switch turning every hook off (hooks_off), when it is set."""
     out = []
     for agent in AGENTS:
         for e in _agent_edits(agent, True, _ReadOnlyToml()):
             text = e.before
-            state = {"agent": agent, "path": e.path, "exists": Path(e.path).exists(),
-                     "error": e.error, "mcp": False, "hooks": []}
+            # os.path.exists: False, not an error, for a path behind a folder it may not search.
+            state = {"agent": agent, "path": e.path, "exists": os.path.exists(e.path),
+                     "error": e.error, "mcp": False, "hooks": [], "hooks_off": None}
             if text and not e.error:
                 if e.path.endswith(".toml"):
                     state["mcp"] = _ReadOnlyToml().has_server(text, SERVER_NAME)
@@ -460,22 +556,10 @@ def wiring() -> list[dict[str, Any]]:
                     for key in ("mcpServers", "servers"):
                         if isinstance(data.get(key), dict) and SERVER_NAME in data[key]:
                             state["mcp"] = True
-                    state["hooks"] = _our_hook_commands(data)
+                    state["hooks"] = our_hook_commands(data)
+                state["hooks_off"] = hooks_off(agent, e.path, text)
             out.append(state)
     return out
-
-
-def _our_hook_commands(data: dict[str, Any]) -> list[dict[str, str]]:
-    found = []
-    hooks = data.get("hooks")
-    if isinstance(hooks, dict):
-        for event, groups in hooks.items():
-            for g in groups if isinstance(groups, list) else []:
-                inner = g.get("hooks") if isinstance(g, dict) and "hooks" in g else [g]
-                for h in inner if isinstance(inner, list) else []:
-                    if isinstance(h, dict) and is_ours(h.get("command")):
-                        found.append({"event": event, "command": h["command"]})
-    return found
 
 
 class _ReadOnlyToml:

@@ -6,6 +6,7 @@ agents' configs and the nightly schedule run.
 from __future__ import annotations
 
 import difflib
+import errno
 import hashlib
 import os
 import re
@@ -14,7 +15,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from remem import paths
 from remem.engine import clock
@@ -42,6 +43,12 @@ class Edit:
     restore: bool = False  # --remove put back the backup byte for byte
     record: dict[str, Any] = field(default_factory=dict)  # kept in the manifest beside the file
     note: str | None = None  # said to the person; not an error
+    # The same edit planned again from the file as it is then: apply() calls it when the file
+    # changed after this plan (an agent writing it while setup waited at "Go ahead?").
+    again: Callable[[], Edit] | None = field(default=None, repr=False, compare=False)
+    # The text before already held remem's entries (an earlier wiring, its setup.json gone):
+    # that text is no clean restore point for --remove.
+    had_ours: bool = False
 
     @property
     def changed(self) -> bool:
@@ -103,7 +110,9 @@ def is_ours(cmd: Any) -> bool:
 
 def read_config(path: Path) -> str | None:
     """The file's text, a UTF-8 BOM kept (so a restore is byte for byte); None if missing.
-    Raises UnicodeDecodeError for a file that is not UTF-8 (callers report it, naming it)."""
+    Raises UnicodeDecodeError for a file that is not UTF-8, and OSError for one that cannot be
+    read (a folder in its place, a link to itself, no permission): callers report either with
+    unreadable(), naming it."""
     try:
         return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
@@ -115,6 +124,21 @@ def not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
             "save it as UTF-8, then run `remem setup` again")
 
 
+def unreadable(path: Path, exc: OSError | UnicodeDecodeError) -> str:
+    """Why a config cannot be read and what mends it, in one line."""
+    if isinstance(exc, UnicodeDecodeError):
+        return not_utf8(path, exc)
+    if isinstance(exc, IsADirectoryError):
+        fix = "move that folder aside"
+    elif isinstance(exc, PermissionError):
+        fix = "give yourself read and write access to it and to its folder"
+    elif exc.errno == errno.ELOOP:
+        fix = "point the link at a file, or delete it"
+    else:
+        fix = "check the path and its permissions"
+    return f"{path} cannot be read ({exc.strerror or exc}); {fix}, then run `remem setup` again"
+
+
 def sha(text: str | None) -> str | None:
     """The fingerprint the manifest keeps of what setup wrote: a later --remove tells by it
     whether anything else changed the file since."""
@@ -122,12 +146,25 @@ def sha(text: str | None) -> str | None:
 
 
 def save_backup(path: Path, text: str) -> Path:
-    """A copy of the text setup is about to replace, under backups/setup/, named by time and path."""
+    """A copy of the text setup is about to replace, under backups/setup/, named by time and path.
+
+    Configs hold tokens (an MCP server's env, an OAuth account): the folder is the owner's
+    alone (0700), and each copy 0600, or stricter when the file itself is."""
     folder = paths.backups_dir() / "setup"
     folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o700)
+    mode = 0o600
+    if path.is_absolute():  # the crontab is backed up as Path("crontab"): no file of its own
+        try:
+            mode &= os.stat(path).st_mode
+        except OSError:
+            pass
     stamp = clock.iso().replace(":", "").replace("-", "")
     name = f"{stamp}-{paths.project_folder_name(str(path)).strip('-')}"
     dest = folder / name
-    dest.write_bytes(text.encode("utf-8"))
+    # Created 0600, so no other user can open it before the chmod below.
+    with os.fdopen(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
+        fh.write(text.encode("utf-8"))
+    os.chmod(dest, mode | 0o400)  # however strict, remem must read it back to restore it
     return dest
 

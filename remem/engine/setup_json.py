@@ -6,12 +6,13 @@ its hooks in each agent's layout (Claude Code, Codex and Gemini group them; Curs
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import re
 from pathlib import Path
 from typing import Any, Callable
 
-from remem.engine.setup_edit import SERVER_NAME, Edit, command, is_ours, not_utf8, read_config
+from remem.engine.setup_edit import SERVER_NAME, Edit, command, is_ours, read_config, unreadable
 
 HOOK_TIMEOUT_S = 5
 # Codex cuts SessionEnd hooks off at 3 s and warns on every run when one asks for longer; the
@@ -44,24 +45,26 @@ def _dump(data: Any, like: str | None) -> str:
     return out
 
 
-# --------------------------------------------------------------------------- JSONC (VS Code, Gemini CLI)
+# --------------------------------------------------------------------------- edits as text (JSONC too)
 
-# One token at a time from the start, so `//` inside a string stays in its string.
-_TOKEN = re.compile(r'[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"/]+', re.DOTALL)
-_GONE = object()
+# One token at a time from the start, so `//` inside a string stays in its string: whitespace and
+# comments, then (group 1) a significant token, or nothing at the end of the text.
+_TOKEN = re.compile(r'(?:[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/)*'
+                    r'("(?:[^"\\\n]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"/]+|$)', re.DOTALL)
 
 
 def _tokens(text: str) -> list[tuple[int, int, str]]:
     """The significant tokens (no whitespace, no comments) with their spans."""
-    out, pos = [], 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m:
-            raise ValueError(f"unexpected {text[pos]!r} at character {pos}")
-        if not (m.group()[0] in " \t\r\n\ufeff" or m.group().startswith(("//", "/*"))):
-            out.append((m.start(), m.end(), m.group()))
+    out, pos, end = [], 0, len(text)
+    for m in _TOKEN.finditer(text):  # each match where the last ended, else a character no token takes
+        if m.start() != pos:
+            break
         pos = m.end()
-    return out
+        if m.start(1) == end:
+            return out
+        out.append((m.start(1), pos, m.group(1)))
+    pos += len(text[pos:]) - len(text[pos:].lstrip(" \t\r\n\ufeff"))
+    raise ValueError(f"unexpected {text[pos]!r} at character {pos}")
 
 
 def parse_jsonc(text: str) -> Any:
@@ -82,14 +85,31 @@ def _past(toks: list[tuple[int, int, str]], i: int) -> int:
             return i
 
 
-def _members(toks: list[tuple[int, int, str]], i: int) -> list[tuple[str, int, int, int]]:
-    """An object's members (toks[i] is its `{`): key, key index, value index, index past the value."""
-    out, i = [], i + 1
-    while toks[i][2] != "}":
-        end = _past(toks, i + 2)
-        out.append((json.loads(toks[i][2]), i, i + 2, end))
-        i = end + 1 if toks[end][2] == "," else end
+def _items(toks: list[tuple[int, int, str]], i: int) -> list[tuple[Any, int, int, int]]:
+    """A container's items (toks[i] is its `{` or `[`): key (an object's member) or index (an
+    array's element), index of the item's first token, of its value, and just past the value."""
+    out, j = [], i + 1
+    is_object = toks[i][2] == "{"
+    close = "}" if is_object else "]"
+    while toks[j][2] != close:
+        if is_object:
+            if toks[j + 1][2] != ":":
+                raise ValueError(f"no colon after {toks[j][2]}")
+            key, value = json.loads(toks[j][2]), j + 2
+        else:
+            key, value = len(out), j
+        end = _past(toks, value)
+        out.append((key, j, value, end))
+        j = end + 1 if toks[end][2] == "," else end
     return out
+
+
+def _locate(toks: list[tuple[int, int, str]], path: tuple[Any, ...]) -> int:
+    """The index of the first token of the value at path (object keys and array indexes)."""
+    i = 0
+    for key in path:
+        i = next(item[2] for item in _items(toks, i) if item[0] == key)
+    return i
 
 
 def _line_indent(text: str, pos: int) -> str:
@@ -97,62 +117,159 @@ def _line_indent(text: str, pos: int) -> str:
     return line[:len(line) - len(line.lstrip())]
 
 
-def _jsonc_set(text: str, path: tuple[str, ...], value: Any) -> str:
-    """Set (or, value _GONE, take out) one member as text; every comment elsewhere stays."""
-    toks, obj = _tokens(text), 0
-    for key in path[:-1]:
-        obj = next(m[2] for m in _members(toks, obj) if m[0] == key)
-    members = _members(toks, obj)
-    found = [m for m in members if m[0] == path[-1]]
-    if found and value is not _GONE:  # a new value in the old one's place
-        return text[:toks[found[0][2]][0]] + json.dumps(value, ensure_ascii=False) + text[toks[found[0][3] - 1][1]:]
-    if found:  # the member and one comma go; so does its line when nothing else is on it
-        _, k, _, end = found[0]
-        start, stop = toks[k][0], toks[end - 1][1]
-        comma: tuple[int, int] | None = None  # the last member's comma is the one before it
-        if toks[end][2] == ",":
-            stop = toks[end][1]
-        elif members.index(found[0]) > 0:
-            before = toks[members[members.index(found[0]) - 1][3]]
-            comma = (before[0], before[1])
-        line = text.rfind("\n", 0, start) + 1
-        eol = text.find("\n", stop)
-        if not text[line:start].strip() and eol >= 0 and not text[stop:eol].strip():
-            start, stop = line, eol + 1
-        text = text[:start] + text[stop:]
-        # Only the comma token itself: a comment between it and the member stays.
-        return text[:comma[0]] + text[comma[1]:] if comma else text
-    if value is _GONE:
-        return text
-    nl = "\r\n" if "\r\n" in text else "\n"
-    brace = toks[obj][1]
-    entry = f"{json.dumps(path[-1])}: {json.dumps(value, ensure_ascii=False)}"
-    if members and "\n" not in text[brace:toks[members[0][1]][0]]:
-        return text[:brace] + entry + ", " + text[brace:]
-    if members:  # first in the object, on its own line, indented as the next member is
-        indent = _line_indent(text, toks[members[0][1]][0])
-        return text[:brace] + nl + indent + entry + "," + text[brace:]
-    outer = _line_indent(text, toks[obj][0])
+def _unit(text: str) -> str:
     unit = _indent(text)
-    inner = outer + ("\t" if unit == "\t" else " " * int(unit))
-    close = toks[_past(toks, obj) - 1][0]
-    return (text[:brace] + nl + inner + entry
-            + (text[brace:close] if text[brace:close].strip() else nl + outer) + text[close:])
+    return unit if isinstance(unit, str) else " " * unit
 
 
-def _jsonc_edit(before: str, data: dict[str, Any], new: dict[str, Any]) -> str | None:
-    """`before` changed from data to new, two levels deep, as text; None when that cannot be done."""
-    after = before
+def _nl(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def _write_value(value: Any, text: str, indent: str | None) -> str:
+    """A value as the file would hold it: on one line (indent None), or laid out with the file's
+    indent unit, its lines after the first starting at `indent`."""
+    if indent is None:
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, indent=_unit(text), ensure_ascii=False).replace("\n", _nl(text) + indent)
+
+
+def _replace(text: str, path: tuple[Any, ...], value: Any) -> str:
+    """A new value in the old one's place, laid out on lines only where the old one was."""
+    toks = _tokens(text)
+    i = _locate(toks, path)
+    start, stop = toks[i][0], toks[_past(toks, i) - 1][1]
+    indent = _line_indent(text, start) if "\n" in text[start:stop] else None
+    return text[:start] + _write_value(value, text, indent) + text[stop:]
+
+
+def _remove(text: str, path: tuple[Any, ...]) -> str:
+    """Take one item out: it and one comma go; so does its line when nothing else is on it."""
+    toks = _tokens(text)
+    items = _items(toks, _locate(toks, path[:-1]))
+    k = next(n for n, item in enumerate(items) if item[0] == path[-1])
+    _, first, _, end = items[k]
+    start, stop = toks[first][0], toks[end - 1][1]
+    comma: tuple[int, int] | None = None  # the last item's comma is the one before it
+    if toks[end][2] == ",":
+        stop = toks[end][1]
+    elif k > 0:
+        before = toks[items[k - 1][3]]
+        comma = (before[0], before[1])
+    line = text.rfind("\n", 0, start) + 1
+    eol = text.find("\n", stop)
+    if not text[line:start].strip() and eol >= 0 and not text[stop:eol].strip():
+        start, stop = line, eol + 1
+    elif comma is None:  # `X, item, Y` loses `item, `; `X, item,}` loses ` item,`
+        after = len(text[stop:]) - len(text[stop:].lstrip(" \t"))
+        if text[stop + after:stop + after + 1] in ("}", "]"):
+            start -= len(text[:start]) - len(text[:start].rstrip(" \t"))
+        else:
+            stop += after
+    elif not text[comma[1]:start].strip(" \t"):  # `X, item` loses `, item`
+        start, comma = comma[0], None
+    text = text[:start] + text[stop:]
+    # Only the comma token itself: a comment between it and the item stays.
+    if comma:
+        text = text[:comma[0]] + text[comma[1]:]
+    if len(items) == 1:  # the container emptied: `{}` or `[]` again, unless a comment is left in it
+        toks = _tokens(text)
+        i = _locate(toks, path[:-1])
+        if not text[toks[i][1]:toks[i + 1][0]].strip():
+            text = text[:toks[i][1]] + text[toks[i + 1][0]:]
+    return text
+
+
+def _insert(text: str, path: tuple[Any, ...], value: Any) -> str:
+    """Add an item last in the container at path[:-1] (a member named path[-1], or an element
+    of an array), laid out as the items beside it are; a trailing comma style is kept."""
+    toks = _tokens(text)
+    o = _locate(toks, path[:-1])
+    is_object = toks[o][2] == "{"
+    items = _items(toks, o)
+    close = _past(toks, o) - 1
+    nl = _nl(text)
+
+    def entry(indent: str | None) -> str:
+        body = _write_value(value, text, indent)
+        return f"{json.dumps(path[-1], ensure_ascii=False)}: {body}" if is_object else body
+
+    brace = toks[o][1]
+    if not items:
+        if "\n" not in text.strip():  # a file on one line stays on one line
+            return text[:brace] + entry(None) + text[brace:]
+        outer = _line_indent(text, toks[o][0])
+        inner = outer + _unit(text)
+        inside = text[brace:toks[close][0]]
+        return text[:brace] + nl + inner + entry(inner) + (inside if inside.strip() else nl + outer) + text[toks[close][0]:]
+    last = items[-1]
+    value_end = toks[last[3] - 1][1]
+    trailing = toks[last[3]][2] == ","
+    after_last = toks[last[3]][1] if trailing else value_end
+    if "\n" not in text[brace:toks[items[0][1]][0]]:  # items on the container's own line
+        insert_at = after_last
+        piece = " " + entry(None) + ("," if trailing else "")
+    else:
+        first = toks[last[1]][0]
+        indent = _line_indent(text, first if not text[text.rfind("\n", 0, first) + 1:first].strip()
+                              else toks[items[0][1]][0])
+        # A container whose items are written each on one line ({"url": "…"}) gets one more
+        # such line; otherwise the new value is laid out as a pretty-printed file has it.
+        spans = [text[toks[it[2]][0]:toks[it[3] - 1][1]] for it in items]
+        one_line = (any(s.startswith(("{", "[")) for s in spans) and not any("\n" in s for s in spans))
+        piece = nl + indent + entry(None if one_line else indent) + ("," if trailing else "")
+        eol = text.find("\n", after_last)
+        if eol > 0 and text[eol - 1] == "\r":
+            eol -= 1
+        rest = text[after_last:eol].strip() if eol >= 0 else None
+        # After the last item's line (and a // comment ending it), unless the container closes on it.
+        insert_at = eol if (rest is not None and toks[close][0] > eol
+                            and (not rest or rest.startswith("//"))) else after_last
+    if trailing:
+        return text[:insert_at] + piece + text[insert_at:]
+    return text[:value_end] + "," + text[value_end:insert_at] + piece + text[insert_at:]
+
+
+def _edit_value(text: str, path: tuple[Any, ...], old: Any, new: Any) -> str:
+    """Change the value at path from old to new as text: objects member by member, arrays
+    element by element, so every byte of what did not change stays."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in old:
+            if key not in new:
+                text = _remove(text, (*path, key))
+        for key, want in new.items():
+            if key not in old:
+                text = _insert(text, (*path, key), want)
+            elif old[key] != want:
+                text = _edit_value(text, (*path, key), old[key], want)
+        return text
+    if isinstance(old, list) and isinstance(new, list):
+        ops = difflib.SequenceMatcher(None, [json.dumps(v, sort_keys=True) for v in old],
+                                      [json.dumps(v, sort_keys=True) for v in new], autojunk=False).get_opcodes()
+        for tag, i1, i2, j1, j2 in reversed(ops):  # from the end: an edit never moves what is left to do
+            if tag == "replace" and i2 - i1 == j2 - j1:
+                for k in reversed(range(i2 - i1)):
+                    text = _edit_value(text, (*path, i1 + k), old[i1 + k], new[j1 + k])
+                continue
+            if tag in ("delete", "replace"):
+                for k in reversed(range(i1, i2)):
+                    text = _remove(text, (*path, k))
+            if tag in ("insert", "replace"):
+                if i2 != len(old):  # new elements between old ones: the array is written anew
+                    return _replace(text, path, new)
+                for value in new[j1:j2]:
+                    text = _insert(text, (*path, None), value)
+        return text
+    return _replace(text, path, new)
+
+
+def _jsonc_edit(before: str, data: dict[str, Any], new: dict[str, Any], *, strict: bool = False) -> str | None:
+    """`before` changed from data to new as text, every byte of what did not change kept (its
+    comments, layout and key order); None when that cannot be done: the result must read back
+    as exactly `new` (as strict JSON too, for a file that was strict JSON)."""
     try:
-        for key in dict.fromkeys([*data, *new]):
-            old, want = data.get(key, _GONE), new.get(key, _GONE)
-            if isinstance(old, dict) and isinstance(want, dict):
-                for sub in dict.fromkeys([*old, *want]):
-                    if old.get(sub, _GONE) != want.get(sub, _GONE):
-                        after = _jsonc_set(after, (key, sub), want.get(sub, _GONE))
-            elif old != want:
-                after = _jsonc_set(after, (key,), want)
-        return after if parse_jsonc(after) == new else None
+        after = _edit_value(before, (), data, new)
+        return after if (parse_json(after) if strict else parse_jsonc(after)) == new else None
     except (ValueError, StopIteration, IndexError):
         return None
 
@@ -170,12 +287,21 @@ def json_edit(target: str, path: Path, change: Callable[[dict[str, Any]], list[s
               *, jsonc: bool = False) -> Edit:
     """Apply change(data) -> summary to a JSON file; unchanged data keeps the text as it is.
 
+    The file is edited as text, item by item (setup_json._jsonc_edit), so every line remem's
+    entries do not touch stays byte for byte: the diff and a dotfiles repository show only
+    them. Written whole (json.dumps, in the file's indent) only where that cannot be done.
     jsonc: the file may hold comments and trailing commas (VS Code's mcp.json, Gemini CLI's
-    settings.json); such a file is edited as text, member by member, so the comments stay."""
+    settings.json); such a file is never written whole, as that would lose its comments."""
+    edit = _json_edit(target, path, change, jsonc)
+    edit.again = lambda: json_edit(target, path, change, jsonc=jsonc)
+    return edit
+
+
+def _json_edit(target: str, path: Path, change: Callable[[dict[str, Any]], list[str]], jsonc: bool) -> Edit:
     try:
         before = read_config(path)
-    except UnicodeDecodeError as exc:
-        return Edit(target, str(path), None, None, error=not_utf8(path, exc))
+    except (OSError, UnicodeDecodeError) as exc:
+        return Edit(target, str(path), None, None, error=unreadable(path, exc))
     commented = False
     if before is not None and before.lstrip("\ufeff").strip():
         try:
@@ -192,18 +318,44 @@ def json_edit(target: str, path: Path, change: Callable[[dict[str, Any]], list[s
         data = {}
     new = copy.deepcopy(data)
     what = change(new)
+    had_ours = bool(before) and _holds_ours(data)
     if new == data:
-        return Edit(target, str(path), before, before, what=[])
+        return Edit(target, str(path), before, before, what=[], had_ours=had_ours)
     if not new and before is None:
         return Edit(target, str(path), None, None)
-    if commented:
-        after = _jsonc_edit(before, data, new)
-        if after is None:
+    if before is None or not before.lstrip("\ufeff").strip():
+        return Edit(target, str(path), before, _dump(new, before), what=what)
+    after = _jsonc_edit(before, data, new, strict=not commented)
+    if after is None:
+        if commented:
             return Edit(target, str(path), before, before,
                         error=f"{path} has comments remem cannot keep while editing it; add {', '.join(what)} "
                               "by hand, or take the comments out and run `remem setup` again")
-        return Edit(target, str(path), before, after, what=what)
-    return Edit(target, str(path), before, _dump(new, before), what=what)
+        after = _dump(new, before)
+    return Edit(target, str(path), before, after, what=what, had_ours=had_ours)
+
+
+def _holds_ours(data: dict[str, Any]) -> bool:
+    """Whether a config already holds remem's entries: its MCP server, or a hook running `remem hook`."""
+    for key in ("mcpServers", "servers"):
+        if isinstance(data.get(key), dict) and SERVER_NAME in data[key]:
+            return True
+    return bool(our_hook_commands(data))
+
+
+def our_hook_commands(data: dict[str, Any]) -> list[dict[str, str]]:
+    """remem's hook commands in a config, each with its event: grouped (Claude Code, Codex,
+    Gemini CLI) or listed (Cursor)."""
+    found = []
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict):
+        for event, groups in hooks.items():
+            for g in groups if isinstance(groups, list) else []:
+                inner = g.get("hooks") if isinstance(g, dict) and "hooks" in g else [g]
+                for h in inner if isinstance(inner, list) else []:
+                    if isinstance(h, dict) and is_ours(h.get("command")):
+                        found.append({"event": event, "command": h["command"]})
+    return found
 
 
 def set_server(data: dict[str, Any], key: str, entry: dict[str, Any]) -> list[str]:
