@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -132,6 +133,37 @@ def test_remove_takes_out_an_earlier_wiring_instead_of_restoring_it(cli, agents_
     assert not any("missing program" in p["problem"] for p in _problems(cli))
 
 
+def test_remove_takes_out_an_earlier_crontab_line_instead_of_restoring_it(cli, agents_home):
+    from tests.test_setup import OLD_CRON_LINE, _marked
+
+    cron = agents_home["cron"]
+    cron.write_text(cron.read_text() + OLD_CRON_LINE)  # an earlier install's line, no record of it
+    assert cli("setup", "--yes", "--agent", "windsurf").exit_code == 0
+    assert "/opt/old/bin" not in cron.read_text()
+    assert cli("setup", "--remove", "--yes", "--agent", "windsurf").exit_code == 0
+    assert _marked(cron.read_text()) == []  # not the dead /opt/old/bin line back
+    assert cron.read_text() == "MAILTO=dev@example.com\n0 9 * * 1 /home/dev/bin/weekly.sh\n"
+
+
+def test_a_systemd_unit_that_cannot_be_read_stops_nothing_else(cli, home, tmp_path, monkeypatch):
+    from tests.test_setup import FAKE_SYSTEMCTL
+
+    bin_dir = tmp_path / "only-systemd"
+    bin_dir.mkdir()
+    systemctl = bin_dir / "systemctl"
+    systemctl.write_text(FAKE_SYSTEMCTL)
+    systemctl.chmod(systemctl.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("FAKE_SYSTEMCTL_LOG", str(tmp_path / "systemctl.log"))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    units = Path(os.environ["HOME"]) / ".config" / "systemd" / "user"
+    (units / "remem-sleep.service").mkdir(parents=True)  # a folder where the unit goes
+    windsurf = Path(os.environ["HOME"]) / ".codeium" / "windsurf" / "mcp_config.json"
+    result = cli("setup", "--yes", "--agent", "windsurf")
+    assert result.exit_code == 1
+    assert "remem-sleep.service cannot be read" in result.stderr and "Traceback" not in result.output
+    assert "remem" in json.loads(windsurf.read_text())["mcpServers"]  # the rest went ahead
+
+
 # ------------------------------------------------------------------------------ backups hold tokens
 
 def test_backups_of_a_private_config_are_private(cli, agents_home, home):
@@ -144,7 +176,7 @@ def test_backups_of_a_private_config_are_private(cli, agents_home, home):
     backups = list(folder.iterdir())
     assert backups and all(stat.S_IMODE(p.stat().st_mode) & 0o077 == 0 for p in backups)
     assert stat.S_IMODE(claude_json.stat().st_mode) == 0o600  # the config keeps its mode
-    assert not list(claude_json.parent.glob(".*remem-tmp"))
+    assert not list(claude_json.parent.glob(f".{claude_json.name}.*"))  # no temp file left
 
 
 # ------------------------------------------------------------------------------ JSON edited as text

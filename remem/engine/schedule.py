@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from remem import paths
-from remem.engine.setup_edit import Edit, command, not_utf8, read_config, save_backup, sha
+from remem.engine.setup_edit import Edit, command, read_config, save_backup, sha, unreadable
 
 SCHEDULE = "schedule"
 CRON_MARK = "# remem: nightly sleep"
@@ -163,8 +163,8 @@ def _unit_edits(remove: bool) -> list[Edit]:
         path = unit_dir / name
         try:
             before = read_config(path)
-        except UnicodeDecodeError as exc:
-            edits.append(Edit(SCHEDULE, str(path), None, None, error=not_utf8(path, exc)))
+        except (OSError, UnicodeDecodeError) as exc:  # a folder in its place, no permission
+            edits.append(Edit(SCHEDULE, str(path), None, None, error=unreadable(path, exc)))
             continue
         edits.append(Edit(SCHEDULE, str(path), before, None if remove else text,
                           what=["nightly ingest and sleep (systemd user timer)"]))
@@ -181,7 +181,7 @@ def _stale_units(manifest: dict[str, Any]) -> list[Edit]:
         rec = files.get(str(path)) or {}
         try:
             before = read_config(path)
-        except UnicodeDecodeError:
+        except (OSError, UnicodeDecodeError):
             continue
         if (before is not None and rec.get("created") and sha(before) == rec.get("written")
                 and not enable_link().is_symlink()):
@@ -256,6 +256,10 @@ def apply_crontab(e: Edit, manifest: dict[str, Any], remove: bool, *, backup: bo
             # Changed by someone else since setup wrote it (a line the person added before an
             # upgrade rewrote remem's line): the first original is no longer a safe restore
             # point, so --remove will only take out remem's line.
+            rec = {"original": None, "exact": False}
+        if rec is None and CRON_MARK in (e.before or ""):
+            # remem's line was there before this setup (an earlier install, another REMEM_HOME):
+            # that crontab is no clean restore point, so --remove only takes remem's line out.
             rec = {"original": None, "exact": False}
         rec = rec or {"original": e.before}
         rec["written"] = sha(e.after)
