@@ -247,13 +247,101 @@ def test_refused_call_is_a_correction_with_the_persons_reason():
     assert f.text == "open a PR instead"
 
 
-def test_refused_call_then_typed_instruction_is_one_correction():
+def test_refused_call_then_a_redirect_is_one_correction_in_those_words():
     refused = Turn(role="assistant", tool_calls=[
         call("Edit", REJECT, True, True, file_path="/r/a.py"), call("Edit", REJECT, True, True, file_path="/r/b.py")])
-    s = convo("u: fix it", refused, "!", "u: edit b.py only")
+    s = convo("u: fix it", refused, "!", "u: only edit b.py")
     found = detect.corrections(s)
     assert len(found) == 1  # parallel calls refused together, and the words that followed
-    assert found[0].text == "edit b.py only" and found[0].extra["action"] == "edit"
+    assert found[0].text == "only edit b.py" and found[0].extra["how"] == "refused"
+    assert "unconfirmed" not in found[0].extra
+
+
+def _refused_rm(follow: str, interrupt: bool = True) -> Session:
+    refused = Turn(role="assistant", tool_calls=[
+        call(command="rm -rf build dist", result=REJECT, is_error=True, rejected=True)])
+    # Claude Code writes an interrupt after a refusal; a Codex refusal may have none
+    return convo("u: clean the build and re-run the app", refused, *(["!"] if interrupt else []), f"u: {follow}")
+
+
+@pytest.mark.parametrize("follow", ["continue", "sorry, go ahead", "what does this script do?", "hmm, one sec"])
+def test_a_refusal_then_a_resume_a_hold_or_a_question_stays_wordless(follow):
+    """Those messages say nothing about why the call was refused: they are not its words."""
+    (found,) = detect.corrections(_refused_rm(follow))
+    assert found.text == found.title == "refused Bash: rm -rf build dist"
+    assert "They said" not in found.detail
+
+
+@pytest.mark.parametrize("interrupt", [True, False])
+def test_a_refusal_then_a_plain_instruction_stays_wordless_and_the_instruction_waits_unconfirmed(interrupt):
+    """"ok just run the app" may only be the next task: the refusal does not take it as its
+    reason, and it is kept as an interrupt's plain instruction is, unconfirmed."""
+    refusal, instruction = detect.corrections(_refused_rm("ok just run the app", interrupt))
+    assert refusal.text == "refused Bash: rm -rf build dist" and refusal.extra["how"] == "refused"
+    assert instruction.text == "ok just run the app"
+    assert instruction.tags == ["interrupt", "unconfirmed"] and instruction.extra["unconfirmed"] is True
+
+
+def test_a_reason_typed_into_the_prompt_stays_the_refusals_words_whatever_follows():
+    refused = Turn(role="assistant", tool_calls=[call(
+        command="git push origin main", is_error=True, rejected=True,
+        result=REJECT + " To tell you how to proceed, the user said:\nopen a PR instead")])
+    (found,) = detect.corrections(convo("u: ship it", refused, "u: continue"))
+    assert found.text == "open a PR instead" and "unconfirmed" not in found.extra
+
+
+_CLAUDE_REJECT = REJECT + (" STOP what you are doing and wait for the user to tell you how to proceed.")
+
+
+def _claude_session(folder: Path, sid: str, day: int, ask: str, command: str, result: str,
+                    after: tuple[str, ...] = ()) -> None:
+    """A Claude Code transcript: an ask, one Bash call that failed with `result`, the person's
+    messages `after` it (an interrupt marker first, as Claude Code writes after a refusal,
+    when the result is a refusal), the agent's reply."""
+    marker = [("user", {"role": "user", "content": [
+        {"type": "text", "text": "[Request interrupted by user for tool use]"}]})] if result == _CLAUDE_REJECT else []
+    records = [
+        ("user", {"role": "user", "content": ask}),
+        ("assistant", {"id": "m1", "role": "assistant", "model": "claude-x", "content": [
+            {"type": "tool_use", "id": f"toolu_{sid[:4]}", "name": "Bash", "input": {"command": command}}]}),
+        ("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{sid[:4]}",
+                                                "is_error": True, "content": result}]}),
+        *marker,
+        *(("user", {"role": "user", "content": text}) for text in after),
+        ("assistant", {"id": "m2", "role": "assistant", "model": "claude-x",
+                       "content": [{"type": "text", "text": "Carrying on."}]}),
+    ]
+    lines = [json.dumps({"type": kind, "sessionId": sid, "uuid": f"{sid}-{n}", "cwd": "/home/dev/shop",
+                         "timestamp": f"2026-10-{day:02d}T10:00:{n:02d}.000Z", "message": message})
+             for n, (kind, message) in enumerate(records)]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{sid}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def _claude_session_refusing(folder: Path, sid: str, day: int, command: str, follow: str) -> None:
+    """A Bash call the person refused without words, then their next message."""
+    _claude_session(folder, sid, day, "ship the release", command, _CLAUDE_REJECT, (follow,))
+
+
+def test_two_wordless_git_push_refusals_followed_by_continue_make_the_git_push_lesson(store, tmp_path):
+    """Read from real transcripts, ingested and slept on: "continue" after a refusal is no
+    lesson ("Continue."), and the second wordless refusal of `git push` makes its lesson."""
+    from remem.engine import clock, ingest, sleep
+
+    folder = tmp_path / "projects" / "-home-dev-shop"
+    _claude_session_refusing(folder, "11111111-2222-4333-8444-555555555555", 12, "git push origin main", "continue")
+    with clock.frozen("2026-10-12T23:00:00Z"):
+        assert ingest.ingest_paths(store, [folder])["errors"] == []
+        first = sleep.run_sleep_collect(store)
+    assert store.rows("SELECT text FROM lessons") == []
+    assert first["passes"]["lessons"]["pending"] == 1  # one refusal waits for a second
+    _claude_session_refusing(folder, "22222222-2222-4333-8444-555555555555", 13, "git push origin main",
+                             "sorry, go ahead")
+    with clock.frozen("2026-10-13T23:00:00Z"):
+        ingest.ingest_paths(store, [folder])
+        sleep.run_sleep_collect(store)
+    assert [r["text"] for r in store.rows("SELECT text FROM lessons")] == [
+        "Ask before running `git push origin main` (the person refused it)."]
 
 
 @pytest.mark.parametrize("title, kind", [
@@ -755,3 +843,40 @@ def test_codex_style_command_lists():
     assert action_kind({"name": "shell", "input": {"command": ["bash", "-lc", "cargo test"]}}) == "run_tests"
     turn = Turn(role="assistant", tool_calls=[call("shell", "Python 3.13.1", command=["bash", "-lc", "python3 --version"])])
     assert [f.title for f in detect.environment(convo("u: x", turn))] == ["version: python3 3.13.1"]
+
+
+_PYTEST_WRONG_FLAG = (
+    "Exit code 4\nERROR: usage: pytest [options] [file_or_dir] [file_or_dir] [...]\n"
+    "pytest: error: unrecognized arguments: --cov=app --cov-report=term\n"
+    "  inifile: /home/dev/shop/pyproject.toml\n  rootdir: /home/dev/shop\n")
+
+
+@pytest.mark.parametrize("output, line", [
+    ("usage: mytool [-h] [--verbose]\nmytool: error: unrecognized arguments: --dry\n",
+     "mytool: error: unrecognized arguments: --dry"),
+    ("usage: python -m shop [-h] {serve,migrate}\npython -m shop: error: argument cmd: invalid choice: 'srv'\n",
+     "python -m shop: error: argument cmd: invalid choice: 'srv'"),
+    ("Usage: shop [OPTIONS] COMMAND [ARGS]...\nTry 'shop --help' for help.\n\nError: No such option: --dry\n",
+     "Error: No such option: --dry"),
+])
+def test_a_wrong_flags_error_names_the_error_line_not_the_usage_banner(output, line):
+    turn = Turn(role="assistant", tool_calls=[call(command="shop --dry", result="Exit code 2\n" + output, is_error=True)])
+    (found,) = detect.errors(convo("u: run it", turn))
+    assert found.title.endswith(line)
+
+
+def test_a_wrong_pytest_flag_makes_a_lesson_naming_the_flag_not_the_usage_banner(store, tmp_path):
+    """pytest without pytest-cov, on two days, ingested from real transcripts and slept on:
+    the lesson says which argument pytest did not know."""
+    from remem.engine import clock, ingest, sleep
+
+    folder = tmp_path / "projects" / "-home-dev-shop"
+    for n, day in enumerate((12, 13)):
+        _claude_session(folder, f"{n}1111111-2222-4333-8444-555555555555", day, "run the tests with coverage",
+                        "pytest --cov=app --cov-report=term", _PYTEST_WRONG_FLAG)
+    with clock.frozen("2026-10-13T23:00:00Z"):
+        assert ingest.ingest_paths(store, [folder])["errors"] == []
+        sleep.run_sleep_collect(store)
+    (lesson,) = [r["text"] for r in store.rows("SELECT text FROM lessons")]
+    assert "(pytest: error: unrecognized arguments: --cov=app --cov-report=term)" in lesson
+    assert "usage:" not in lesson

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -181,6 +182,69 @@ def test_a_sleep_starting_while_the_lock_is_looked_at_is_not_turned_away(store, 
     finally:
         os.close(looking)
     assert not sleep.is_running()
+
+
+# A child process that runs a real sleep and kills itself (SIGKILL, as `kill -9`) the moment the
+# pass named on its command line starts: the passes before it have committed, none after ran.
+SLEEP_KILLED_AT = """
+import os, signal, sys
+from remem.engine.sleep import run_sleep
+from remem.engine.store import Store
+
+with Store() as store:
+    for event in run_sleep(store):
+        if event.pass_name == sys.argv[1] and event.message == "starting":
+            os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _session_with_pushback(folder: Path) -> Path:
+    """A Claude Code transcript: the agent hands back after using pip, the person pushes back."""
+    sid = "33333333-2222-4333-8444-555555555555"
+    records = [("user", "install the dependencies"),
+               ("assistant", "Done: I ran pip install -r requirements.txt."),
+               ("user", "no, use uv not pip to install packages"),
+               ("assistant", "Sorry: uv pip install -r requirements.txt it is.")]
+    lines = [json.dumps({"type": role, "sessionId": sid, "uuid": f"u{n}", "cwd": "/home/dev/shop",
+                         "timestamp": f"2026-11-20T10:00:{n:02d}.000Z",
+                         "message": {"role": role, "content": text} if role == "user" else
+                         {"id": f"m{n}", "role": role, "model": "claude-x",
+                          "content": [{"type": "text", "text": text}]}})
+             for n, (role, text) in enumerate(records)]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{sid}.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_what_a_killed_sleep_learned_is_told_by_the_next_sleeps_report(store, monkeypatch, tmp_path):
+    """Killed after its lessons pass committed a lesson: the next sleep learns nothing new (the
+    lesson is there), and its morning report still tells the lesson the killed run learned."""
+    from remem import paths
+    from remem.engine import ingest
+
+    monkeypatch.setenv("REMEM_NOW", "2026-11-20T23:00:00+00:00")
+    assert ingest.ingest_paths(store, [_session_with_pushback(tmp_path / "shop")])["by_kind"]["correction"] == 1
+    monkeypatch.setenv("REMEM_NOW", "2026-11-21T04:15:00+00:00")
+    killed = subprocess.run([sys.executable, "-c", SLEEP_KILLED_AT, "merge"], check=False, cwd=str(ROOT))
+    assert killed.returncode == -signal.SIGKILL
+    [lesson] = store.rows("SELECT id, text FROM lessons WHERE status = 'active'")
+    [killed_run] = sleep.history(store)
+    assert killed_run["status"] == "interrupted"
+    assert killed_run["summary"]["events"]["learned"] == [lesson["id"]]  # recorded after its pass
+
+    monkeypatch.setenv("REMEM_NOW", "2026-11-21T04:20:00+00:00")
+    summary = sleep.run_sleep_collect(store)
+    assert summary["events"]["learned"] == []  # this run learned nothing itself
+    stored = _stored(store, killed_run["id"])
+    assert stored["status"] == "interrupted" and stored["summary"]["note"] == sleep.INTERRUPTED_NOTE
+    assert stored["summary"]["events"]["learned"] == [lesson["id"]]
+    assert stored["summary"]["passes"]["lessons"]["created"] == 1
+    assert "merge" not in stored["summary"]["passes"]  # it never ran
+    report = paths.morning_path().read_text()
+    learned = report.split("## Learned\n", 1)[1].split("\n## ", 1)[0]
+    assert f"- {lesson['text']} (correction, seen 1×, {lesson['id']})" in learned
+    assert "2 runs" in report
 
 
 # --------------------------------------------------------------------------- the TUI

@@ -129,7 +129,7 @@ def test_every_pass_says_what_it_did_in_words(store, cli):
     assert "no two lessons meant the same" in table
     # Scripts read the counts, whose keys stay as they were.
     passes = sleep.history(store, 1)[0]["summary"]["passes"]
-    assert set(passes["lessons"]) == {"new_episodes", "joined", "created", "pending"}
+    assert set(passes["lessons"]) == {"new_episodes", "joined", "created", "pending", "pending_earlier"}
     assert {"ran", "decayed"} <= set(passes["expire"]) and set(passes["decay"]) == {"decayed", "archived"}
 
 
@@ -208,3 +208,45 @@ def test_list_shows_the_year_when_the_page_reaches_into_another(store, cli, monk
     monkeypatch.setenv("REMEM_NOW", NOW)
     store.put_episodes([episode("old", "note", "the deploy script lives in ops/", at="2025-12-31T10:00:00+00:00")])
     assert "2025-12-31" in cli("list").stdout
+
+
+def test_the_lessons_line_of_each_sleep_adds_up_to_what_it_read(store):
+    """Its parts sum to the new episodes read; what waits from earlier sleeps is told apart,
+    never as a part of them ("0 seen only once", "2 made 1 new lesson or wait (5 …)")."""
+    errors = [episode("e1", "error", "ModuleNotFoundError: No module named 'requests'", tags=("error:module_not_found",)),
+              episode("e2", "error", "permission denied writing /etc/hosts", tags=("error:permission_denied",)),
+              episode("e3", "error", "git push rejected: non-fast-forward", tags=("error:git_conflict",))]
+
+    def lessons_line(*episodes: dict) -> str:
+        store.put_episodes(list(episodes))
+        return sleep_describe.describe_pass("lessons", sleep.run_sleep_collect(store)["passes"]["lessons"])
+
+    with clock.frozen(NOW):
+        first = lessons_line(*errors, episode("c1", "correction", "use uv, not pip, to install packages"))
+        assert first == ("read 4 new corrections and errors: 4 made 1 new lesson, except 3 seen only once, "
+                         "which wait for a second sighting")
+        clock.advance(days=1)
+        joined = lessons_line(episode("c2", "correction", "no, install dependencies with uv instead of pip",
+                                      at="2026-11-03T10:00:00+00:00"))
+        assert joined == ("read 1 new correction or error: 1 joined a lesson; "
+                          "3 from earlier sleeps still wait for a second sighting")
+        clock.advance(days=1)
+        mixed = lessons_line(
+            episode("c3", "correction", "stop using pip here, we use uv for packages", at="2026-11-04T10:00:00+00:00"),
+            episode("c4", "correction", "never push straight to main; open a pull request", at="2026-11-04T10:01:00+00:00"),
+            episode("e4", "error", "curl: (7) Failed to connect to localhost port 5432: Connection refused",
+                    at="2026-11-04T10:02:00+00:00", tags=("error:network",)))
+        assert mixed == ("read 3 new corrections and errors: 1 joined a lesson, the other 2 made 1 new lesson, "
+                         "except 1 seen only once, which waits for a second sighting; 3 from earlier sleeps "
+                         "still wait too")
+
+
+def test_the_lessons_line_of_a_summary_without_pending_earlier_still_adds_up():
+    """A summary an older remem recorded has no `pending_earlier`: what waits in all is told
+    apart, and a part of nothing ("0 seen only once") is never said."""
+    line = sleep_describe.describe_pass("lessons", {"new_episodes": 1, "joined": 1, "created": 0, "pending": 4})
+    assert line == ("read 1 new correction or error: 1 joined a lesson; "
+                    "4 from earlier sleeps still wait for a second sighting")
+    line = sleep_describe.describe_pass("lessons", {"new_episodes": 3, "joined": 1, "created": 1, "pending": 5})
+    assert line == ("read 3 new corrections and errors: 1 joined a lesson, the other 2 made 1 new lesson or "
+                    "wait for a second sighting; 5 seen only once wait in all, from this sleep and earlier ones")

@@ -2,8 +2,10 @@
 
 - corrections: the person pushes back after a hand-back ("no, …", "not what I asked", "try
   again", "I said", "don't", "instead", "stop"), interrupts and then pushes back or redirects,
-  or refuses a tool call; an interrupt followed by a plain instruction (a redirect or a new
-  task, which one message cannot tell) is kept too, tagged `interrupt` and `unconfirmed`,
+  or refuses a tool call (its words: a reason typed into the prompt, or the next message when
+  it is pushback or a redirect; any other message is read as after an interrupt); an
+  interrupt followed by a plain instruction (a redirect or a new task, which one message
+  cannot tell) is kept too, tagged `interrupt` and `unconfirmed`,
   unless the agent's last act was leaving plan mode with the person's approval (then it is
   the go for the plan's task);
 - offers: an assistant reply that offered to act ("shall I", "would you like me to", …), how
@@ -219,18 +221,27 @@ def corrections(session: Session) -> list[Finding]:
 
     turns = session.turns
     found: list[Finding] = []
-    refusal_answered: set[int] = set()
+    refusal_answered: set[int] = set()  # messages that gave a refusal its words
+    after_refusal: set[int] = set()  # messages after a wordless refusal: read as after an interrupt
     # Refused calls: one correction per assistant turn (parallel calls are refused together).
     for i, turn in enumerate(turns):
         refused = [c for c in turn.tool_calls if c.rejected]
         if not refused:
             continue
         first = refused[0]
-        reason = next((rejection_reason(c.result or "") for c in refused if rejection_reason(c.result or "")), "")
+        # A reason typed into the permission prompt is said about the refused call itself.
+        words = next((rejection_reason(c.result or "") for c in refused if rejection_reason(c.result or "")), "")
         follow = _next_instruction(turns, i)
-        words = reason or (follow[1].text if follow else "")
-        if follow and not reason:
-            refusal_answered.add(follow[0])
+        if follow and not words:
+            # The message after a refusal is read as after an interrupt: only pushback or a
+            # redirect says why the call was refused. "continue" or a question says nothing
+            # about it, and a plain instruction may only be the next task: the refusal stays
+            # wordless (it waits for a second one) and the message goes the interrupt's way.
+            if after_interrupt(follow[1].text) == REDIRECT:
+                words = follow[1].text
+                refusal_answered.add(follow[0])
+            else:
+                after_refusal.add(follow[0])
         what = describe_call(first)
         text = words or f"refused {what}"
         found.append(Finding(
@@ -244,11 +255,12 @@ def corrections(session: Session) -> list[Finding]:
             continue
         prev = turns[i - 1] if i else None
         unconfirmed = False
-        if prev is not None and prev.role == "user" and prev.interrupt:
+        interrupted = prev is not None and prev.role == "user" and prev.interrupt
+        if interrupted or i in after_refusal:
             read = after_interrupt(turn.text)
             if read is None:
                 continue  # resumed, held, or asked: nothing the agent did was corrected
-            if read == INSTRUCTION and _plan_approved_before(turns, i - 1):
+            if read == INSTRUCTION and interrupted and _plan_approved_before(turns, i - 1):
                 continue  # the person approved the plan, then gave the go: the next task
             how = "interrupt"
             # A plain instruction: kept, tagged `unconfirmed`; the sleep learns from it only

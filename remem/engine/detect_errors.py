@@ -242,6 +242,26 @@ def _telling_line(text: str, cls: str, lines: list[str]) -> tuple[str, int] | No
             return lines[n], n
     if exception:
         return last(exception)
+    return _first_telling(lines)
+
+
+# A command-line tool given a wrong flag or argument prints its usage, then the error:
+# argparse's "usage: prog [-h] …" and "prog: error: unrecognized arguments: --dry", pytest's
+# "ERROR: usage: pytest [options] …" and "pytest: error: …". The banner is the same whatever
+# went wrong; the error line names the flag.
+_USAGE_BANNER = re.compile(r"^(error:\s*)?usage:\s", re.I)
+_TOOL_ERROR = re.compile(r"^([\w.-]+(\s+-m\s+[\w.]+)?:\s+)?error:\s+\S", re.I)
+
+
+def _first_telling(lines: list[str]) -> tuple[str, int] | None:
+    """When no class or exception points at a line: a tool's own error line ("prog: error:
+    …"), else the first line that is not a usage banner, else the first line."""
+    for n, line in enumerate(lines):
+        if _TOOL_ERROR.match(line) and not _USAGE_BANNER.match(line):
+            return line, n
+    for n, line in enumerate(lines):
+        if not _USAGE_BANNER.match(line):
+            return line, n
     return (lines[0], 0) if lines else None
 
 

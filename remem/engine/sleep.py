@@ -3,8 +3,10 @@
 Passes, in order (PASSES): redact, embed, expire, decay, lessons, merge, verify, predict,
 connect, render. Each is a generator of Progress events so the CLI and the TUI can show it
 live; each is safe to re-run (a second sleep over the same memory changes nothing). A run is
-recorded in the `runs` table (kind 'sleep') with per-pass counts; the `lessons` pass keeps a
-watermark there (the last episode seq it consolidated) so only new episodes are read. The
+recorded in the `runs` table (kind 'sleep') with per-pass counts and events, written after
+each pass (a run killed midway keeps what its finished passes did, and the next report tells
+it); the `lessons` pass keeps a watermark there (the last episode seq it consolidated) so only
+new episodes are read. The
 `redact` pass (engine/scrub.py) redacts the secrets an older release stored, once: it keeps
 how far it got in the `redaction_sweep` table and reads nothing when that is done.
 
@@ -243,6 +245,8 @@ def _run(
                 last = event
                 yield event
             counts = ctx.counts.setdefault(name, {})
+            if run_id is not None:
+                _record_progress(real, run_id, ctx, wanted)
             total = last.total if last else 0
             yield Progress(name, total, total, describe_pass(name, counts), counts=counts)
         status = "dry-run" if dry_run else "ok"
@@ -273,6 +277,19 @@ def _start_run(store: Store, started: str, wanted: tuple[str, ...]) -> int:
         ).lastrowid)
 
 
+def _record_progress(store: Store, run_id: int, ctx: Context, wanted: tuple[str, ...]) -> None:
+    """What the passes done so far did (counts, events, faded), written into the run's row
+    after each pass: a run killed before its end keeps them, and the next report tells them
+    (sleep_passes.unreported reads interrupted runs too). Written once the pass's own writes
+    are committed, so a kill never records what a pass did whose changes were rolled back; a
+    kill in the instant between the two loses that pass's events from the report (the memory
+    keeps the changes)."""
+    summary = _summary(ctx, False) | {"planned": list(wanted)}
+    with store.write() as conn:
+        conn.execute("UPDATE runs SET summary = ? WHERE id = ? AND status = 'running'",
+                     (dumps(summary), run_id))
+
+
 def _record_run(store: Store, run_id: int | None, status: str, summary: dict[str, Any],
                 started: str) -> int:
     """A run's end: its row updated, or written now (run_id None: a dry run). Its id."""
@@ -298,10 +315,11 @@ def _loads(text: str | None) -> dict[str, Any]:
 
 
 def _interrupted(summary: dict[str, Any]) -> dict[str, Any]:
-    """An interrupted run's summary: the note that it did not finish. `passes`, as in a
-    finished run's summary, holds what each pass did: nothing was recorded. A run recorded by an
-    earlier release named the passes it was to run there (a list): they become `planned`, as a
-    run records them now."""
+    """An interrupted run's summary: the note that it did not finish, and what the passes it
+    finished did, as recorded after each (`_record_progress`): `passes` (counts), `events`,
+    `faded`, kept so the next report tells them. A run recorded by an earlier release named the
+    passes it was to run there (a list): they become `planned`, as a run records them now, and
+    `passes` is empty (nothing was recorded)."""
     out = dict(summary)
     if not isinstance(out.get("passes"), dict):
         planned = out.pop("passes", None)

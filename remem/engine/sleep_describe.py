@@ -72,37 +72,83 @@ def _describe_decay(c: dict[str, Any]) -> str:
                "archived (hidden from recall, restorable)" if archived else "none faded (normal)"))
 
 
+_SEEN_ONCE = "seen only once, waiting for a second sighting"
+
+
 def _describe_lessons(c: dict[str, Any]) -> str:
-    """The lessons pass in words whose numbers add up: each new episode joined a lesson, went
-    into a new lesson (a new lesson holds one or more episodes) or waits for a second sighting.
-    `pending` counts every episode still waiting, those of earlier sleeps too, so how the new
-    ones not joined split between new lessons and waiting is said only as far as the counts tell it."""
+    """The lessons pass in words whose numbers add up: the new episodes read are split into
+    those that joined a lesson and the other ones, which made new lessons (a new lesson holds
+    one or more episodes) or wait for a second sighting; the parts sum to the number read.
+    What waits from earlier sleeps is told after a semicolon, never as a part of them.
+    `pending` counts every episode still waiting, new or not; `pending_earlier` those of them
+    an earlier sleep read (a summary of an older remem has no such count)."""
     new, joined = int(c.get("new_episodes") or 0), int(c.get("joined") or 0)
     created, pending = int(c.get("created") or 0), int(c.get("pending") or 0)
-    waits = f"{pending} seen only once, waiting for a second sighting"
     if not new:
         made = _said([_n(created, "new lesson") if created else "",
-                      _n(joined, "joined a lesson", "joined lessons") if joined else "",
-                      waits if pending else ""], "nothing to learn")
-        return "no new corrections or errors" + (f"; {made}" if pending else "")
-    rest = max(new - joined, 0)  # the new episodes that did not join a lesson
-    # Each new lesson holds at least one new episode (the one that met its like), so at most
-    # rest - created of them wait; past that, the ones waiting are from earlier sleeps.
-    if created and pending and rest <= created:
-        of_rest = (f"{'the other ' if joined else ''}{rest} made {_n(created, 'new lesson')}; "
-                   f"{pending} from earlier sleeps still wait for a second sighting")
-    elif created and pending:
-        of_rest = f"{'the other ' if joined else ''}{rest} made {_n(created, 'new lesson')} or wait ({waits})"
-    elif created:
-        of_rest = f"{'the other ' if joined else ''}{rest} made {_n(created, 'new lesson')}"
-    elif pending:
-        earlier = pending - rest
-        of_rest = (f"{rest} seen only once, waiting for a second sighting"
-                   + (f" ({earlier} more from earlier sleeps wait too)" if earlier > 0 else ""))
+                      _n(joined, "joined a lesson", "joined lessons") if joined else ""], "")
+        still = f"{pending} from earlier sleeps still wait for a second sighting" if pending else ""
+        return "; ".join(p for p in ("no new corrections or errors", made, still) if p)
+    earlier = c.get("pending_earlier")
+    if isinstance(earlier, int) and not isinstance(earlier, bool):
+        made, after = _new_ones_known(new, joined, created, pending, min(max(earlier, 0), pending))
     else:
+        made, after = _new_ones_guessed(new, joined, created, pending)
+    return (f"read {_n(new, 'new correction or error', 'new corrections and errors')}: {made}"
+            + (f"; {after}" if after else ""))
+
+
+def _new_ones_known(new: int, joined: int, created: int, pending: int, earlier: int) -> tuple[str, str]:
+    """What became of the new episodes, when how many of them wait is known (those waiting
+    that no earlier sleep read), and what waits from earlier sleeps."""
+    waits = min(pending - earlier, new)
+    into = new - waits  # the new ones in a lesson now
+    rest = new - joined  # the new ones that did not join a lesson
+    after = (f"{earlier} from earlier sleeps still wait" + (" too" if waits else " for a second sighting")
+             if earlier else "")
+    # `joined` and `created` count waiting corrections read again too (a waiting "use pnpm"
+    # that joins the lesson a new "no, use pnpm not npm" made): when they do not fit the new
+    # ones (each new lesson holds one of them), which of the two each new one did is not told.
+    if not (joined <= into and (into - joined >= 1 if created else into == joined)):
+        return _said([
+            (f"{into} joined a lesson or made {_n(created, 'new lesson')}" if created
+             else _n(into, "joined a lesson", "joined lessons")) if into else "",
+            f"{waits} {_SEEN_ONCE}" if waits else ""], "nothing to learn"), after
+    other = "the other " if joined else ""
+    if not rest:
         of_rest = ""
-    made = _said([_n(joined, "joined a lesson", "joined lessons") if joined else "", of_rest], "nothing to learn")
-    return f"read {_n(new, 'new correction or error', 'new corrections and errors')}: {made}"
+    elif waits == rest:  # none made a lesson
+        of_rest = f"{other}{rest} {_SEEN_ONCE}"
+    elif waits:
+        of_rest = (f"{other}{rest} made {_n(created, 'new lesson')}, except {waits} seen only once, "
+                   f"which {'waits' if waits == 1 else 'wait'} for a second sighting")
+    else:
+        of_rest = f"{other}{rest} made {_n(created, 'new lesson')}"
+    return _said([_n(joined, "joined a lesson", "joined lessons") if joined else "", of_rest],
+                 "nothing to learn"), after
+
+
+def _new_ones_guessed(new: int, joined: int, created: int, pending: int) -> tuple[str, str]:
+    """As _new_ones_known, from a summary without `pending_earlier`: how many of the new ones
+    wait is told only where the counts say it; else the number waiting in all, apart."""
+    rest = max(new - joined, 0)
+    other = "the other " if joined else ""
+    after = f"{pending} from earlier sleeps still wait for a second sighting" if pending else ""
+    if not rest:
+        of_rest = ""
+    elif not created:  # none made a lesson: every one of them waits
+        more = pending - rest
+        of_rest = f"{other}{rest} {_SEEN_ONCE}" + (f" ({more} more from earlier sleeps wait too)" if more > 0 else "")
+        after = ""
+    elif rest <= created or not pending:
+        # Each new lesson holds at least one new episode: with as many lessons as episodes, or
+        # nothing waiting, every one of them went into a lesson; what waits is older.
+        of_rest = f"{other}{rest} made {_n(created, 'new lesson')}"
+    else:  # how many of them wait, the counts do not tell: the number waiting in all
+        of_rest = f"{other}{rest} made {_n(created, 'new lesson')} or wait for a second sighting"
+        after = f"{pending} seen only once wait in all, from this sleep and earlier ones"
+    return _said([_n(joined, "joined a lesson", "joined lessons") if joined else "", of_rest],
+                 "nothing to learn"), after
 
 
 def _describe_merge(c: dict[str, Any]) -> str:

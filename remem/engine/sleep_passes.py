@@ -237,7 +237,14 @@ def _pass_lessons(ctx: Context) -> Iterator[Progress]:
     from remem.engine import lessons_pass
 
     started = clock.iso()
-    yield from lessons_pass.consolidate(ctx, last_watermark(ctx.store))
+    watermark = last_watermark(ctx.store)
+    yield from lessons_pass.consolidate(ctx, watermark)
+    counts = ctx.counts.get("lessons")
+    if isinstance(counts, dict):
+        # Of those still waiting, the ones an earlier sleep read (at or below its watermark):
+        # the rest are this run's new episodes, so its account can say what became of each.
+        still = int(lessons_pass.waiting(ctx.store, ctx.cfg, watermark).get("total") or 0)
+        counts["pending_earlier"] = min(still, int(counts.get("pending") or 0))
     _stamp_task(ctx, "lessons", started)
 
 
@@ -341,7 +348,9 @@ def unreported(
 ) -> tuple[dict[str, list[Any]], int, dict[str, Any]]:
     """This run's events and faded count with those of every run since the person last read
     the report (render_morning.read_at): a second sleep in a day adds to the report, it does not
-    replace it. Runs that wrote no report (`--pass lessons`) count as unread; dry runs never.
+    replace it. Runs that wrote no report (`--pass lessons`) count as unread, and so do runs
+    that did not finish (killed): what their finished passes did was recorded after each pass,
+    and is told here; dry runs never count.
     At most REPORT_DAYS days and REPORT_RUNS_MAX runs (this one included); `covers` says the
     span: since (the first run's start), runs, previous_read (when the report before it was
     read, where the span starts; None: never) and left_out (unread runs beyond it)."""
@@ -356,7 +365,7 @@ def unreported(
     left_out, scanned, reached_read = 0, 0, False
     for row in store.rows(
         "SELECT started, finished, summary FROM runs WHERE kind = 'sleep' "
-        "AND status IN ('ok', 'error') ORDER BY id DESC LIMIT ?", (UNREPORTED_RUNS_MAX,)
+        "AND status IN ('ok', 'error', 'interrupted') ORDER BY id DESC LIMIT ?", (UNREPORTED_RUNS_MAX,)
     ):
         scanned += 1
         try:
