@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from remem.engine import consolidate
+from remem.engine.contradiction import contradicts, stance
 
 
 def _vectors(seed: int, n: int, dim: int = 12, centres: int = 5) -> np.ndarray:
@@ -67,3 +68,37 @@ def test_average_linkage_merge_only_touches_changed_groups():
     assert consolidate.merge_groups(t, [1, 1, 1], 0.9, [False, False, False]) == []
     assert consolidate.merge_groups(t, [1, 1, 1], 0.9, [True, False, False]) == [[0, 1]]
     assert consolidate.merge_groups(t, [1, 1, 1], 0.9, [True, False, False], classes=["a", "b", "a"]) == []
+
+
+UV, PIP = stance("use uv not pip"), stance("use pip not uv")
+
+
+def _run_pointed(kind: str, block: int, vecs: np.ndarray, pointed: list, pool: int,
+                 monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    monkeypatch.setattr(consolidate, "BLOCK", block)
+    ids = [f"e{i}" for i in range(len(vecs))]
+    groups = [consolidate.Group("L", ids[:2], vecs[:2].sum(axis=0), "", stance=pointed[0])]
+    p, n = slice(2, 2 + pool), slice(2 + pool, None)
+    for _ in consolidate.consolidate_kind(kind, groups, ids[p], vecs[p], [""] * pool, ids[n], vecs[n],
+                                          [""] * len(ids[n]), 0.55, pointed[p], pointed[n]):
+        pass
+    return [g.members for g in groups]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 60), pool=st.integers(0, 10),
+       kind=st.sampled_from(["correction", "error"]), block=st.integers(2, 40))
+def test_corrections_pointing_opposite_ways_never_share_a_group_in_blocks_or_one_at_a_time(seed, n, pool, kind, block):
+    vecs = _vectors(seed, n + pool + 2, centres=2)  # few topics: most episodes are alike
+    rng = np.random.default_rng(seed)
+    pointed = [(None, UV, PIP)[k] for k in rng.integers(0, 3, len(vecs))]
+    with pytest.MonkeyPatch.context() as mp:
+        one = _run_pointed(kind, 1, vecs, pointed, pool, mp)
+        many = _run_pointed(kind, block, vecs, pointed, pool, mp)
+    assert many == one
+    of = {f"e{i}": s for i, s in enumerate(pointed)}
+    for members in one:
+        taken = [of[m] for m in members if m not in ("e0", "e1")]  # the lesson's own sources aside
+        if members[:2] == ["e0", "e1"]:
+            taken.append(pointed[0])  # the lesson's direction
+        assert not any(contradicts(a, b) for a in taken for b in taken), members

@@ -10,6 +10,10 @@ lessons pass gives every error its class in one form (detect's names, e.g. modul
 with what failed: the command its call ran, or the module or command found missing
 (lessons_pass._with_what), since two error outputs share most of their words.
 
+A correction never meets a lesson or a pending correction that points the other way (its
+stance contradicts theirs: contradiction.py): "don't use uv anymore" is about what "use uv,
+not pip" is about, and close to it, but it takes it back.
+
 Episodes are taken in time order and in blocks: the similarities a block needs (block x
 lessons, block x pool, block x block) are three matrix products, and the greedy decisions
 inside the block are replayed exactly from them. All vectors are unit length, so the mean
@@ -23,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Generator, Sequence
 
 import numpy as np
+
+from remem.engine.contradiction import Directions, Stance, contradicts
 
 CONSOLIDATED_KINDS = ("correction", "error", "surprise")
 MUST_REPEAT = ("error", "surprise")
@@ -53,6 +59,7 @@ class Group:
     klass: str = ""
     added: list[str] = field(default_factory=list)  # members added in this run
     stand_in: int = 0  # 1 when the lesson's own vector (in `total`) stands for its gone sources
+    stance: Stance | None = None  # which way its lesson points (contradiction.stance), if known
 
     @property
     def n(self) -> int:
@@ -76,8 +83,13 @@ def consolidate_kind(
     new_vecs: np.ndarray,
     new_classes: list[str],
     cut: float,
+    pool_stances: Sequence[Stance | None] | None = None,
+    new_stances: Sequence[Stance | None] | None = None,
 ) -> Generator[int, None, Outcome]:
-    """Add the new episodes (time order) to `groups`, in place; yields how many are done."""
+    """Add the new episodes (time order) to `groups`, in place; yields how many are done.
+    The stances (contradiction.stance of each episode's words; None: unknown) keep an episode
+    from joining a group, or clustering with a pending episode, that points the other way; a
+    group without a stance takes that of its first member with one."""
     out = Outcome()
     dim = new_vecs.shape[1] if new_vecs.size else (pool_vecs.shape[1] if pool_vecs.size else 0)
     if not new_ids:
@@ -89,6 +101,12 @@ def consolidate_kind(
     p_cls = list(pool_classes)
     p_vec = pool_vecs.astype(np.float32, copy=False).reshape(-1, dim)
     p_alive = np.ones(len(p_ids), dtype=bool)
+    p_st: list[Stance | None] = list(pool_stances) if pool_stances is not None else [None] * len(p_ids)
+    new_st: Sequence[Stance | None] = new_stances if new_stances is not None else [None] * len(new_ids)
+    # Groups by their stance, the only ones an episode with a stance may contradict.
+    polar = Directions()
+    for g, group in enumerate(groups):
+        polar.add(g, group.stance)
     use_class = kind == "error"
     codes: dict[str, int] = {}
 
@@ -96,6 +114,7 @@ def consolidate_kind(
         X = new_vecs[start:start + BLOCK]
         ids = new_ids[start:start + BLOCK]
         cls = new_classes[start:start + BLOCK]
+        sts = new_st[start:start + BLOCK]
         B = len(ids)
         L0 = len(groups)
         S = np.stack([g.total for g in groups]).astype(np.float32) if L0 else np.zeros((0, dim), np.float32)
@@ -126,8 +145,14 @@ def consolidate_kind(
             means = dots / np.maximum(counts[:L], 1.0)
             if use_class and L:
                 means = np.where(g_cls[:L] == codes.setdefault(cls[i], len(codes)), means, -1.0)
+            for g in polar.against(sts[i]):
+                means[g] = -1.0
             best = int(np.argmax(means)) if L else -1
             if best >= 0 and means[best] >= cut:
+                if groups[best].stance is None and sts[i] is not None:
+                    # Its first member with a direction sets the group's: the other way never joins.
+                    groups[best].stance = sts[i]
+                    polar.add(best, sts[i])
                 groups[best].members.append(ids[i])
                 groups[best].added.append(ids[i])
                 counts[best] += 1
@@ -139,6 +164,7 @@ def consolidate_kind(
                 members = [ids[i]]
                 old_hits: list[int] = []
                 blk_hits: list[int] = [i]
+                pointed = sts[i]
             else:
                 # Errors and surprises: cluster with the pending episodes like this one.
                 old_hits = [int(q) for q in np.nonzero(p_alive & (C[i] >= cut))[0]] if len(p_ids) else []
@@ -146,13 +172,17 @@ def consolidate_kind(
                 if use_class:
                     old_hits = [q for q in old_hits if p_cls[q] == cls[i]]
                     blk_hits = [j for j in blk_hits if cls[j] == cls[i]]
+                # Those pointing the way it points, or the first direction among them.
+                old_hits, pointed = _agreeing(sts[i], old_hits, p_st)
+                blk_hits, pointed = _agreeing(pointed, blk_hits, sts)
                 if not old_hits and not blk_hits:
                     block_pool.append(i)
                     continue
                 blk_hits = blk_hits + [i]
                 members = [p_ids[q] for q in old_hits] + [ids[j] for j in blk_hits]
-            groups.append(Group(None, members, np.zeros(dim, np.float32), cls[i], list(members)))
+            groups.append(Group(None, members, np.zeros(dim, np.float32), cls[i], list(members), stance=pointed))
             gi = L
+            polar.add(gi, pointed)
             counts[gi] = len(members)
             g_cls[gi] = codes.setdefault(cls[i], len(codes))
             L += 1
@@ -174,16 +204,32 @@ def consolidate_kind(
         if block_pool:
             p_ids += [ids[j] for j in block_pool]
             p_cls += [cls[j] for j in block_pool]
+            p_st += [sts[j] for j in block_pool]
             p_vec = np.vstack([p_vec, X[block_pool]]) if len(p_vec) else X[block_pool].copy()
             p_alive = np.concatenate([p_alive, np.ones(len(block_pool), dtype=bool)])
         if (~p_alive).sum() > 1024:
             p_ids = [p for p, a in zip(p_ids, p_alive) if a]
             p_cls = [c for c, a in zip(p_cls, p_alive) if a]
+            p_st = [t for t, a in zip(p_st, p_alive) if a]
             p_vec = p_vec[p_alive]
             p_alive = np.ones(len(p_ids), dtype=bool)
         yield min(start + BLOCK, len(new_ids))
     out.pending = int(p_alive.sum())
     return out
+
+
+def _agreeing(pointed: Stance | None, hits: list[int], stances: Sequence[Stance | None]
+              ) -> tuple[list[int], Stance | None]:
+    """The hits (in order) that do not point against the cluster's direction, and that
+    direction after them: `pointed`, or the first one among the hits when it had none."""
+    kept = []
+    for h in hits:
+        if contradicts(pointed, stances[h]):
+            continue
+        if pointed is None:
+            pointed = stances[h]
+        kept.append(h)
+    return kept, pointed
 
 
 def medoid(vecs: np.ndarray) -> int:
@@ -196,11 +242,12 @@ def medoid(vecs: np.ndarray) -> int:
 
 def merge_groups(
     totals: np.ndarray, counts: Sequence[int], cut: float, changed: Sequence[bool],
-    classes: Sequence[str] | None = None,
+    classes: Sequence[str] | None = None, apart: Sequence[tuple[int, int]] = (),
 ) -> list[list[int]]:
     """Agglomerate groups whose average linkage is >= cut; only pairs touching a changed group
-    are considered (unchanged pairs were already below the cut). Returns clusters of indices
-    (each sorted, singletons left out)."""
+    are considered (unchanged pairs were already below the cut). Groups of different
+    `classes`, and the pairs in `apart` (lessons that contradict each other), are never put in
+    one cluster, however close. Returns clusters of indices (each sorted, singletons left out)."""
     n = len(counts)
     if n < 2 or not any(changed):
         return []
@@ -210,6 +257,11 @@ def merge_groups(
     members: dict[int, list[int]] = {i: [i] for i in range(n)}
     hot = np.asarray(changed, dtype=bool)
     cls = np.asarray(list(classes)) if classes is not None else None
+    # Which clusters may not join which (by the index that stands for each cluster).
+    kept_apart: dict[int, set[int]] = {}
+    for a, b in apart:
+        kept_apart.setdefault(a, set()).add(b)
+        kept_apart.setdefault(b, set()).add(a)
     while True:
         idx = np.nonzero(alive & hot)[0]
         if not idx.size:
@@ -219,6 +271,9 @@ def merge_groups(
         if cls is not None:
             link[cls[idx][:, None] != cls[None, :]] = -1.0
         link[np.arange(len(idx)), idx] = -1.0
+        for r, i in enumerate(idx.tolist()):
+            if i in kept_apart:
+                link[r, list(kept_apart[i])] = -1.0
         r, col = np.unravel_index(int(np.argmax(link)), link.shape)
         if link[r, col] < cut:
             break
@@ -228,6 +283,12 @@ def merge_groups(
         alive[b] = False
         members[a] += members.pop(b)
         hot[a] = True
+        if b in kept_apart:  # the cluster a now holds b's members: it is kept from b's others
+            others = kept_apart.pop(b)
+            kept_apart.setdefault(a, set()).update(others)
+            for o in others:
+                kept_apart[o].discard(b)
+                kept_apart[o].add(a)
     return [sorted(m) for m in members.values() if len(m) > 1]
 
 

@@ -7,12 +7,16 @@ ambiguous and a wrong lesson costs more than a late one: a refused tool call the
 no words for (it only meets refusals of the same kind of call), and an interrupt followed by a
 plain instruction, which detect tags `unconfirmed` (it meets any correction like it: another
 unconfirmed one, or a correction in words, whose lesson it joins). A lesson's sources are
-episode ids in time order; seen is how many; strength grows by one per source.
+episode ids in time order; seen is how many; strength grows by one per source. A
+correction never joins a lesson it contradicts (contradiction.py), nor does anything join a
+lesson a later correction superseded; after the corrections are placed, each that takes an
+older lesson back retires it in its project (contradiction.settle), and a lesson's project
+leaves out the sources taken back so (`_cwds`).
 
 merge: lessons of one kind whose sources mean the same (average linkage >= the cut) become
 one theme: a lesson whose text was rewritten (a person's edit) first, else the one with the
 most sources. The others become aliases (aliases table, with their created time kept) and
-their open predictions move to the theme.
+their open predictions move to the theme. Two corrections that contradict never merge.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Generator, Iterable, Iterator
 
 import numpy as np
 
-from remem.engine import clock, lesson_text
+from remem.engine import clock, contradiction, lesson_text
 from remem.engine.consolidate import (
     CONSOLIDATED_KINDS, MUST_REPEAT, Group, Outcome, as_matrix, consolidate_kind, error_class,
     medoid, merge_groups,
@@ -72,7 +76,7 @@ _DRAFTED = (f"{_TOOL}, gist, CASE WHEN "
 def _kind_rows(store: Store, kind: str, space: str) -> list[dict[str, Any]]:
     return store.rows(
         "SELECT seq, id, kind, at, cwd, title, archived, strength, embedding, "
-        f"{_DRAFTED if kind == 'error' else ''}"
+        f"{_DRAFTED if kind == 'error' else 'gist, ' if kind == 'correction' else ''}"
         "(SELECT substr(tag, 7) FROM tags WHERE memory_id = episodes.id AND tag LIKE 'error:%' "
         f"LIMIT 1) AS eclass, {_WORDLESS} AS wordless, {_UNCONFIRMED} AS unconfirmed FROM episodes "
         "WHERE kind = ? AND space = ? AND embedding IS NOT NULL ORDER BY at, seq",
@@ -326,11 +330,16 @@ def _common_cwd(cwds: list[str | None]) -> str | None:
 
 
 def _cwds(sources: list[str], rows: list[dict[str, Any]], index: dict[str, int],
-          lessons: list[tuple[str | None, list[str]]]) -> list[str | None]:
+          lessons: list[tuple[str | None, list[str]]], back: set[str] | frozenset[str] = frozenset()
+          ) -> list[str | None]:
     """The projects of the sources still here, and the cwd of each (cwd, sources) lesson with
-    a source gone, which stands for those: a lesson once learned in two projects stays in both."""
-    cwds = [rows[index[s]]["cwd"] for s in sources if s in index]
-    return cwds + [cwd for cwd, srcs in lessons if any(s not in index for s in srcs)]
+    a source gone, which stands for those: a lesson once learned in two projects stays in both.
+    Sources a later correction took back in their project (`back`: contradiction.taken_back)
+    do not count, unless nothing else would: the lesson has left that project."""
+    gone = [cwd for cwd, srcs in lessons if any(s not in index for s in srcs)]
+    live = [s for s in sources if s in index]
+    counted = [s for s in live if s not in back] or ([] if gone else live)
+    return [rows[index[s]]["cwd"] for s in counted] + gone
 
 
 def _full_rows(store: Store, ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -365,7 +374,7 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
     cut = ctx.cut(emb.space)
     faded_below = float(ctx.cfg["lifecycle"]["archive_below"])
     lessons = store.rows(
-        "SELECT id, kind, text, draft, cwd, strength, sources, created, origin, space, embedding "
+        "SELECT id, kind, text, draft, cwd, strength, sources, created, origin, space, embedding, status, note "
         "FROM lessons WHERE status != 'candidate' ORDER BY created, id"
     )
     consolidated: set[str] = set()
@@ -373,7 +382,10 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
     for lesson in lessons:
         srcs = [s for s in loads_list(lesson["sources"]) if isinstance(s, str)]
         consolidated.update(srcs)
-        by_kind[lesson["kind"]].append((lesson, srcs))
+        # A lesson a later correction superseded takes nothing in (unlike a person's veto,
+        # which holds): the same correction said again makes a new lesson, as the newest word.
+        if not contradiction.is_superseded(lesson["status"], lesson["note"]):
+            by_kind[lesson["kind"]].append((lesson, srcs))
     mark = _mark(store, watermark, faded_below, emb.space)
     plans = {}
     for kind in CONSOLIDATED_KINDS:
@@ -384,6 +396,7 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
     yield _progress("lessons", 0, total, f"{total} new episodes to consolidate")
     counts = {"new_episodes": 0, "joined": 0, "created": 0, "pending": 0}
     existing_ids = {r["id"] for r in store.rows("SELECT id FROM lessons UNION SELECT old FROM aliases")}
+    back = contradiction.taken_back(store)
     base = 0
     for kind, streams in plans.items():
         rows, index, matrix = _kind_data(ctx, kind)
@@ -392,6 +405,8 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
         for lesson, srcs in by_kind.get(kind, []):
             group = _group(lesson, srcs, rows, index, matrix, emb.space)
             if group is not None:
+                if kind == "correction" and not group.klass:  # a refusal's lesson points nowhere
+                    group.stance = contradiction.stance(lesson["text"])
                 groups.append(group)
                 originals[lesson["id"]] = {"lesson": lesson, "sources": srcs}
         # The streams of one kind share its lessons: a lesson one of them makes, the next can grow.
@@ -401,13 +416,15 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
                 rules, groups,
                 [rows[i]["id"] for i in pool_idx], matrix[pool_idx], [_klass(rows[i]) for i in pool_idx],
                 [rows[i]["id"] for i in new_idx], matrix[new_idx], [_klass(rows[i]) for i in new_idx],
-                cut,
+                cut, _stances(rows, pool_idx), _stances(rows, new_idx),
             ), base, total, kind)
             base += len(new_idx)
             counts["joined"] += outcome.joined
             counts["created"] += outcome.created
             counts["pending"] += outcome.pending
-        _write_groups(ctx, kind, groups, originals, rows, index, matrix, existing_ids)
+        placed = _write_groups(ctx, kind, groups, originals, rows, index, matrix, existing_ids, back)
+        if kind == "correction":
+            contradiction.settle(ctx, placed, rows, index)
     ctx.watermark = mark
     ctx.counts["lessons"] = counts
     # What made no lesson and why, for the summary and the people reading it.
@@ -468,6 +485,13 @@ def _split(rows: list[dict[str, Any]], among: Iterable[int], consolidated: set[s
     return pool_idx, new_idx
 
 
+def _stances(rows: list[dict[str, Any]], idx: list[int]) -> list[Any]:
+    """Which way each correction among rows[idx] points (contradiction.stance of the person's
+    words); None for a refusal the person gave no words for, and for every other kind."""
+    return [contradiction.episode_stance(rows[i]) if rows[i]["kind"] == "correction" and not rows[i]["wordless"]
+            else None for i in idx]
+
+
 def _lesson_vec(lesson: dict[str, Any], space: str, dim: int) -> np.ndarray | None:
     blob = lesson.get("embedding")
     if not blob or lesson.get("space") != space or len(blob) != 4 * dim:
@@ -499,12 +523,16 @@ def _group(lesson: dict[str, Any], srcs: list[str], rows: list[dict[str, Any]],
 def _write_groups(
     ctx: "Context", kind: str, groups: list[Group], originals: dict[str, dict[str, Any]],
     rows: list[dict[str, Any]], index: dict[str, int], matrix: np.ndarray, existing_ids: set[str],
-) -> None:
+    back: set[str],
+) -> dict[str, str]:
+    """Writes the lessons made and grown in this run; returns each episode they took in ->
+    its lesson's id."""
     store = ctx.store
     made = [g for g in groups if g.lesson_id is None]
     grown = [g for g in groups if g.lesson_id is not None and g.added]
+    placed: dict[str, str] = {}
     if not made and not grown:
-        return
+        return placed
     need = [m for g in made for m in g.members]
     full = _full_rows(store, need)
     new_rows: list[dict[str, Any]] = []
@@ -521,6 +549,7 @@ def _write_groups(
         if lesson_id in existing_ids:
             lesson_id = new_id()[:12]
         existing_ids.add(lesson_id)
+        placed.update(dict.fromkeys(members, lesson_id))
         new_rows.append({
             "id": lesson_id, "text": text, "kind": kind,
             "cwd": _common_cwd([rows[index[m]]["cwd"] for m in members]),
@@ -550,7 +579,7 @@ def _write_groups(
             for g in batch:
                 orig = originals[g.lesson_id]  # type: ignore[index]
                 sources = list(orig["sources"]) + [m for m in g.added if m not in orig["sources"]]
-                cwds = _cwds(sources, rows, index, [(orig["lesson"]["cwd"], orig["sources"])])
+                cwds = _cwds(sources, rows, index, [(orig["lesson"]["cwd"], orig["sources"])], back)
                 conn.execute(
                     "UPDATE lessons SET sources = ?, seen = ?, strength = strength + ?, cwd = ?, "
                     "updated = ? WHERE id = ?",
@@ -561,6 +590,9 @@ def _write_groups(
     ctx.events["grew"] += [g.lesson_id for g in grown]
     ctx.changed_lessons.update(r["id"] for r in new_rows)
     ctx.changed_lessons.update(g.lesson_id for g in grown if g.lesson_id)
+    for g in grown:
+        placed.update(dict.fromkeys(g.added, g.lesson_id))
+    return placed
 
 
 # --------------------------------------------------------------------------- merge
@@ -591,7 +623,7 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
         if len(lessons) < 2:
             continue
         rows, index, matrix = _kind_data(ctx, kind)
-        live, totals, sizes, classes, changed = [], [], [], [], []
+        live, totals, sizes, classes, changed, stances = [], [], [], [], [], []
         for lesson in lessons:
             srcs = [s for s in loads_list(lesson["sources"]) if isinstance(s, str)]
             group = _group(lesson, srcs, rows, index, matrix, space)
@@ -606,11 +638,15 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
             classes.append(group.klass if kind in ("error", "correction") else "")
             changed.append(everything or lesson["id"] in ctx.changed_lessons
                            or (lesson["updated"] or lesson["created"] or "") >= since)
+            stances.append(contradiction.stance(lesson["text"]) if kind == "correction" and not group.klass else None)
         if len(live) < 2:
             continue
-        clusters = merge_groups(np.stack(totals), sizes, cut, changed, classes)
+        # Lessons that point opposite ways mean the same topic, not the same thing: never one.
+        clusters = merge_groups(np.stack(totals), sizes, cut, changed, classes,
+                                contradiction.pairs_apart(stances))
         if clusters:
-            _write_merges(ctx, [[live[i] for i in c] for c in clusters], rows, index, counts)
+            _write_merges(ctx, [[live[i] for i in c] for c in clusters], rows, index, counts,
+                          contradiction.taken_back(store))
         yield _progress("merge", step, len(CONSOLIDATED_KINDS), kind)
     ctx.counts["merge"] = counts
 
@@ -626,7 +662,7 @@ def _theme(cluster: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _write_merges(ctx: "Context", clusters: list[list[dict[str, Any]]], rows: list[dict[str, Any]],
-                  index: dict[str, int], counts: dict[str, int]) -> None:
+                  index: dict[str, int], counts: dict[str, int], back: set[str]) -> None:
     stamp = clock.iso()
     with ctx.store.write() as conn:
         for cluster in clusters:
@@ -640,7 +676,7 @@ def _write_merges(ctx: "Context", clusters: list[list[dict[str, Any]]], rows: li
                         seen.add(s)
                         sources.append(s)
             sources.sort(key=lambda s: (index.get(s, -1), s))
-            cwds = _cwds(sources, rows, index, [(l["cwd"], l["_sources"]) for l in cluster])
+            cwds = _cwds(sources, rows, index, [(l["cwd"], l["_sources"]) for l in cluster], back)
             conn.execute(
                 "UPDATE lessons SET sources = ?, seen = ?, strength = ?, cwd = ?, updated = ? WHERE id = ?",
                 (dumps(sources), len(sources), float(sum(l["strength"] for l in cluster)),

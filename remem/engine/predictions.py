@@ -7,8 +7,13 @@ is deterministic; the prediction carries the lesson's vector.
 verify: an open prediction is confirmed by the first episode of the lesson's kind that
 happened after it was made and within `prediction_days` of it, and matches the lesson: it
 joined the lesson's sources, or its mean cosine to them reaches the cut (the consolidation
-cut in a model's space, 0.5 hashed). With no match in the window, it failed (an episode
-after the window never confirms it, even when no sleep ran inside the window).
+cut in a model's space, 0.5 hashed) and it does not point the other way (a correction that
+contradicts the lesson, contradiction.py, is about it but takes it back: no confirmation).
+With no match in the window, it failed (an episode after the window never confirms it, even
+when no sleep ran inside the window). Only an active lesson's predictions run: the open
+prediction of a lesson that is not active (vetoed by the person, superseded by a later
+correction, revoked) is withdrawn — deleted, so it counts neither way in the accuracy — and
+the predict pass makes a new one if the lesson is restored.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import numpy as np
 
 from remem.engine import clock
 from remem.engine.consolidate import as_matrix
+from remem.engine.contradiction import Stance, contradicts, stance
 from remem.engine.embed import space_is_model
 from remem.engine.store import loads_list, stable_id
 
@@ -56,10 +62,19 @@ def verify(ctx: "Context") -> Iterator["Progress"]:
     store, emb = ctx.store, ctx.embedder
     days = float(ctx.cfg["sleep"]["prediction_days"])
     open_preds = store.rows(
-        "SELECT p.id, p.lesson_id, p.made, l.kind, l.sources FROM predictions p "
+        "SELECT p.id, p.lesson_id, p.made, l.kind, l.sources, l.text, l.status FROM predictions p "
         "LEFT JOIN lessons l ON l.id = p.lesson_id WHERE p.resolved IS NULL ORDER BY p.made, p.id"
     )
+    # A lesson that is no longer active predicts nothing: its open prediction is withdrawn.
+    withdrawn = [p["id"] for p in open_preds if p["status"] not in (None, "active")]
+    if withdrawn:
+        with store.write() as conn:
+            conn.executemany("DELETE FROM predictions WHERE id = ? AND resolved IS NULL",
+                             [(pid,) for pid in withdrawn])
+        open_preds = [p for p in open_preds if p["status"] in (None, "active")]
     counts = {"open": len(open_preds), "confirmed": 0, "failed": 0}
+    if withdrawn:
+        counts["withdrawn"] = len(withdrawn)
     yield _progress("verify", 0, len(open_preds), f"{len(open_preds)} open predictions")
     cut = _verify_cut(ctx, emb.space)
     by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -71,14 +86,17 @@ def verify(ctx: "Context") -> Iterator["Progress"]:
     for kind, preds in by_kind.items():
         since = min(p["made"] for p in preds)
         rows = store.rows(
-            "SELECT id, at, embedding FROM episodes WHERE kind = ? AND at > ? AND archived = 0 "
+            f"SELECT id, at, embedding{', gist' if kind == 'correction' else ''} FROM episodes "
+            "WHERE kind = ? AND at > ? AND archived = 0 "
             "AND space = ? AND embedding IS NOT NULL ORDER BY at, seq", (kind, since, emb.space),
         ) if kind else []
         later = as_matrix([r["embedding"] for r in rows], emb.dim)
         ats = [r["at"] for r in rows]
+        stances: dict[int, Stance | None] = {}  # read once per episode, when a lesson points somewhere
         for pred in preds:
             sources = [s for s in loads_list(pred["sources"]) if isinstance(s, str)]
-            evidence = _match(store, emb, pred, sources, rows, ats, later, cut, days)
+            pointed = stance(pred["text"]) if kind == "correction" else None
+            evidence = _match(store, emb, pred, sources, rows, ats, later, cut, days, pointed, stances)
             if evidence:
                 resolved.append(("confirmed", evidence, now, pred["id"]))
                 counts["confirmed"] += 1
@@ -99,8 +117,11 @@ def verify(ctx: "Context") -> Iterator["Progress"]:
 
 def _match(store: Any, emb: Any, pred: dict[str, Any], sources: list[str],
            rows: list[dict[str, Any]], ats: list[str], later: np.ndarray, cut: float,
-           days: float) -> str | None:
-    """The first episode inside the prediction's window that matches its lesson, or None."""
+           days: float, pointed: Stance | None = None,
+           stances: dict[int, Stance | None] | None = None) -> str | None:
+    """The first episode inside the prediction's window that matches its lesson, or None.
+    pointed: the lesson's stance; an episode that contradicts it never matches (stances: the
+    episodes' stances read so far, by row)."""
     first = bisect_right(ats, pred["made"])  # rows are in time order
     # Only the window counts: when no sleep ran inside it, a later episode must not confirm it.
     until = clock.iso(clock.parse(pred["made"]) + timedelta(days=days))
@@ -109,6 +130,13 @@ def _match(store: Any, emb: Any, pred: dict[str, Any], sources: list[str],
         return None
     mask = np.zeros(len(rows), dtype=bool)
     mask[first:last] = True
+    if pointed is not None:
+        seen = stances if stances is not None else {}
+        for i in range(first, last):
+            if i not in seen:
+                seen[i] = stance(rows[i].get("gist"))
+            if contradicts(pointed, seen[i]):
+                mask[i] = False
     src = set(sources)
     for i in np.nonzero(mask)[0]:
         if rows[i]["id"] in src:

@@ -71,22 +71,60 @@ def covers_line(covers: dict[str, Any]) -> list[str]:
     return out
 
 
+def _not_active(lesson: dict[str, Any]) -> str:
+    """What a lesson that is not active is, in the report's words: agents are not shown it."""
+    from remem.engine.contradiction import is_superseded
+
+    if is_superseded(lesson.get("status"), lesson.get("note")):
+        return "superseded by a later correction, not shown to agents"
+    return f"{lesson.get('status')}, not shown to agents"
+
+
+_CONTRADICTED = {
+    "retired": "retired there (`remem lessons restore {old}` brings it back)",
+    "moved": "it applies only in {cwd} now",
+    "still applies": ("it still applies there: it was learned in other projects too, and a lesson "
+                      "applies in one project or in all (`remem lessons veto {old}` drops it everywhere)"),
+}
+
+
+def contradicted_lines(store: Store, since: str | None) -> list[str]:
+    """The Contradicted block: each older lesson a later correction took back since a time,
+    the project, the newer lesson, and where the older one stands now (contradiction.told_since)."""
+    from remem.engine.contradiction import told_since
+
+    lines = []
+    for said in told_since(store, since):
+        old, new = said["old"], said["new"]
+        state = _CONTRADICTED.get(said["state"], "{status}").format(
+            old=old["id"], cwd=old["cwd"], status=old["status"])
+        lines.append(f"- {old['text']} ({old['id']}) — taken back in {said['in']} by: {new['text']} "
+                     f"({new['id']}); {state}")
+    return lines
+
+
 def morning_report(store: Store, events: dict[str, list[Any]], faded: int, vetoed: list[str],
                    covers: dict[str, Any] | None = None) -> str:
     """What the night did, for the person (not for agents). `covers` is the span of runs the
     events come from (sleep_passes.unreported), told under the title."""
     from remem.engine import delegation
 
-    def lesson_line(lid: str) -> str:
-        row = store.one("SELECT id, text, kind, seen FROM lessons WHERE id = ?", (lid,))
-        return f"- {row['text']} ({row['kind']}, seen {row['seen']}×, {row['id']})" if row else f"- {lid}"
+    def lesson_line(lid: str, labelled: bool = True) -> str:
+        row = store.one("SELECT id, text, kind, seen, status, note FROM lessons WHERE id = ?", (lid,))
+        if not row:
+            return f"- {lid}"
+        # A lesson no longer handed to agents says so wherever it is listed (but under Vetoed).
+        label = f" — {_not_active(row)}" if labelled and row["status"] != "active" else ""
+        return f"- {row['text']} ({row['kind']}, seen {row['seen']}×, {row['id']}){label}"
 
     def pred_line(pid: str) -> str:
-        row = store.one("SELECT text, evidence FROM predictions WHERE id = ?", (pid,))
+        row = store.one("SELECT p.text, p.evidence, l.status, l.note FROM predictions p "
+                        "LEFT JOIN lessons l ON l.id = p.lesson_id WHERE p.id = ?", (pid,))
         if not row:
             return f"- {pid}"
         ev = f" — matched {row['evidence']}" if row.get("evidence") else ""
-        return f"- {row['text']}{ev}"
+        label = f" (its lesson is {_not_active(row)})" if row.get("status") not in (None, "active") else ""
+        return f"- {row['text']}{ev}{label}"
 
     out = [f"# remem — morning report, {clock.now().strftime('%Y-%m-%d %H:%M')} UTC", ""]
     if covers and covers.get("since"):
@@ -110,11 +148,13 @@ def morning_report(store: Store, events: dict[str, list[Any]], faded: int, vetoe
     block("Seen again", [lesson_line(i) for i in grew], "Nothing came again.")
     block("Merged", [f"- {', '.join(m['old'])} → {m['theme']}" for m in events.get("merged", [])],
           "No lessons merged.")
+    block("Contradicted", contradicted_lines(store, (covers or {}).get("since")),
+          "No lesson was taken back.")
     block("Predictions confirmed", [pred_line(i) for i in events.get("confirmed", [])], "None.")
     block("Predictions failed", [pred_line(i) for i in events.get("failed", [])], "None.")
     block("Faded", [f"- {faded} memories archived as they faded"] if faded else [], "Nothing faded.")
     # By its words, as every lesson here: an id alone tells the person nothing.
-    block("Vetoed", [lesson_line(v) for v in vetoed], "No new vetoes.")
+    block("Vetoed", [lesson_line(v, labelled=False) for v in vetoed], "No new vetoes.")
     deleg = delegation.count(store)
     lines = [
         f"- Asked, then told to act: {deleg['asked_told_to_act']} (the agent asked first and you "

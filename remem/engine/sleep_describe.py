@@ -158,10 +158,12 @@ def _describe_merge(c: dict[str, Any]) -> str:
 
 
 def _describe_verify(c: dict[str, Any]) -> str:
+    withdrawn = f"{c['withdrawn']} withdrawn (its lesson is no longer active)" if c.get("withdrawn") else ""
     if not c.get("open"):
-        return "no open prediction to check"
-    return (f"checked {_n(c['open'], 'open prediction')}: {c.get('confirmed') or 0} came true, "
+        return withdrawn or "no open prediction to check"
+    text = (f"checked {_n(c['open'], 'open prediction')}: {c.get('confirmed') or 0} came true, "
             f"{c.get('failed') or 0} did not in time")
+    return f"{text}, {withdrawn}" if withdrawn else text  # withdrawn: counted neither way
 
 
 def _describe_predict(c: dict[str, Any]) -> str:
