@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from remem.engine.programs import _CLAUSE, _REJECTS, KNOWN_PROGRAMS, _masked, _named_in_lesson
+from remem.engine.programs import CLAUSE, KNOWN_PROGRAMS, REJECTS, masked_spans, named_in_lesson
 from remem.engine.projects import is_under
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 SUPERSEDED = "superseded by "
 # A text longer than this is read only this far: a correction is a sentence or a few.
 _MOST = 600
-# Words that reject what follows them besides programs._REJECTS ("not", "never", "don't",
+# Words that reject what follows them besides programs.REJECTS ("not", "never", "don't",
 # "instead of" …): "stop using pip", "no more npm".
 _ALSO_REJECTS = re.compile(r"\b(?:stop(?:ped)?\s+(?:using|running)|no\s+more)\b", re.IGNORECASE)
 # Of those, the ones that set one thing against another: the X of "X, not Y", "X instead of
@@ -83,7 +83,7 @@ def _could_name_a_program(text: str) -> bool:
 def _one_program(words: str) -> str | None:
     """The program a stretch of words names when it names exactly one (a code span's command
     or a known tool, by name); None when it names none or several (unclear)."""
-    named = _named_in_lesson(words)
+    named = named_in_lesson(words)
     if len(named) != 1 or not named[0]:
         return None
     return _SAME_PROGRAM.get(named[0][0], named[0][0])
@@ -92,7 +92,7 @@ def _one_program(words: str) -> str | None:
 def _clause_start(masked: str, end: int) -> int:
     """Where the clause that ends at `end` starts (after the last clause mark before it)."""
     start = 0
-    for mark in _CLAUSE.finditer(masked, 0, end):
+    for mark in CLAUSE.finditer(masked, 0, end):
         start = mark.end()
     return start
 
@@ -105,14 +105,14 @@ def stance(text: str | None) -> Stance | None:
     text = (text or "")[:_MOST]
     if not text or not _could_name_a_program(text) or _CONDITION.search(text):
         return None
-    masked = _masked(text)  # a code span's "not" or "," is a command's, not the sentence's
+    masked = masked_spans(text)  # a code span's "not" or "," is a command's, not the sentence's
     rejects: set[str] = set()
     prefers: set[str] = set()
     spans: list[tuple[int, int]] = []  # the stretches that reject: a "use" inside is no preference
     rejecting = False
-    for found in sorted([*_REJECTS.finditer(masked), *_ALSO_REJECTS.finditer(masked)], key=lambda m: m.start()):
+    for found in sorted([*REJECTS.finditer(masked), *_ALSO_REJECTS.finditer(masked)], key=lambda m: m.start()):
         rejecting = True
-        clause = _CLAUSE.search(masked, found.end())
+        clause = CLAUSE.search(masked, found.end())
         end = clause.start() if clause else len(text)
         spans.append((found.start(), end))
         rejected = _one_program(text[found.end():end])
@@ -133,7 +133,7 @@ def stance(text: str | None) -> Stance | None:
     for found in _PREFERS.finditer(masked):
         if any(a <= found.start() < b for a, b in spans):
             continue
-        clause = _CLAUSE.search(masked, found.end())
+        clause = CLAUSE.search(masked, found.end())
         preferred = _one_program(text[found.end():clause.start() if clause else len(text)])
         if preferred:
             prefers.add(preferred)

@@ -61,8 +61,8 @@ RUNNERS = (("uv", "run"), ("uvx",), ("poetry", "run"), ("pipenv", "run"), ("pipx
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _EDGE = "\"'()[]{}<>,.;:!?*"  # what a word in prose may carry around it
 _CLAUSE_END = re.compile(r"[,.;:!?)]$")
-_CLAUSE = re.compile(r"[,;(]|\.(?:\s|$)")
-_REJECTS = re.compile(r"\b(?:not|never|instead of|rather than|avoid|don't|do not)\b", re.IGNORECASE)
+CLAUSE = re.compile(r"[,;(]|\.(?:\s|$)")
+REJECTS = re.compile(r"\b(?:not|never|instead of|rather than|avoid|don't|do not)\b", re.IGNORECASE)
 TAIL_WORDS = 3
 # A tool named after one of these and before a noun names a thing of that tool, not a call of
 # it: "Never edit an Alembic migration" is about editing a file, not `alembic upgrade`. Unless
@@ -123,7 +123,7 @@ _QUOTED_TITLE = re.compile(r"“[^“”\n]*”")
 _MODULE_MISSING = re.compile(r"module|import", re.IGNORECASE)
 
 
-def _masked(text: str) -> str:
+def masked_spans(text: str) -> str:
     """The text with its code spans blanked out, the same length: a span's ";", ":" or "not"
     is a command's, not the sentence's."""
     return CODE_SPAN.sub(lambda m: "x" * len(m.group(0)), text) if "`" in text else text
@@ -183,7 +183,7 @@ def read_error_lesson(text: str) -> ErrorLesson:
     if text.startswith(AVOID):
         title = text[len(AVOID):]
         return ErrorLesson("unfixed", _first_quoted(title), title, title, "")
-    masked = _masked(text)
+    masked = masked_spans(text)
     if text.startswith(FIX_LEAD):  # the error ends at the first ": " outside a code span or title
         end = _QUOTED_TITLE.sub(lambda m: "x" * len(m.group(0)), masked).find(": ")
         if end >= 0 and _ERROR_WORDS.search(masked, len(FIX_LEAD), end):
@@ -431,18 +431,18 @@ def _lesson_parts(text: str, kind: str | None) -> tuple[Commands, Calls]:
     if kind == "error":
         said = read_error_lesson(text)
         # Nothing quoted as what failed: the known tools its words name ("aws commands fail").
-        about = commands_run(said.command, failed_only=True) if said.command else _named_in_lesson(said.failed)
+        about = commands_run(said.command, failed_only=True) if said.command else named_in_lesson(said.failed)
         remedies = (tuple(_up_to_here(c) for c in commands_run(span))
                     for span in CODE_SPAN.findall(said.remedy))
         return about, tuple(r for r in remedies if r)
-    masked = _masked(text)  # a span's "not" is no prose: the cuts fall where the text's own are
-    rejects = _REJECTS.search(masked)
+    masked = masked_spans(text)  # a span's "not" is no prose: the cuts fall where the text's own are
+    rejects = REJECTS.search(masked)
     if rejects:  # what it rejects runs to the end of that clause ("never pip (uv add …)")
-        end = _CLAUSE.search(masked, rejects.end())
-        rejected = _named_in_lesson(text[rejects.end(): end.start() if end else len(text)])
+        end = CLAUSE.search(masked, rejects.end())
+        rejected = named_in_lesson(text[rejects.end(): end.start() if end else len(text)])
         if rejected:
             return _through_runners(rejected), ()
-    return _through_runners(_named_in_lesson(text)), ()
+    return _through_runners(named_in_lesson(text)), ()
 
 
 def _through_runners(named: Commands) -> Commands:
@@ -467,7 +467,7 @@ def _up_to_here(command: tuple[str, ...]) -> tuple[str, ...]:
     return command
 
 
-def _named_in_lesson(text: str) -> Commands:
+def named_in_lesson(text: str) -> Commands:
     """Each code span's command (and what it runs through a runner) and each known tool named
     as a word, alone."""
     if "`" not in text:
@@ -491,7 +491,7 @@ def program_names(text: str) -> frozenset[str]:
         said = read_error_lesson(text)
         if said.module:  # "why can't I import requests" shares the module's name, no program's
             text = f"{CODE_SPAN.sub(' ', said.failed)}: {said.remedy}"
-    return frozenset(command[0] for command in _named_in_lesson(text) if command)
+    return frozenset(command[0] for command in named_in_lesson(text) if command)
 
 
 def call_heads(calls: Calls) -> frozenset[str]:
