@@ -69,7 +69,8 @@ def vectors_dir() -> Path:
 
 def _demo_agent_home(name: str) -> Path | None:
     """The demo memory (`remem demo`) keeps its own agent homes: browsing it, or running its
-    sleep, never reads or writes the person's real ~/.claude or ~/.codex."""
+    sleep, never reads or writes the person's real ~/.claude or ~/.codex. It wins over
+    CLAUDE_CONFIG_DIR and CODEX_HOME, which name the person's real ones."""
     value = os.environ.get("REMEM_HOME")
     if value and (Path(value).expanduser() / ".remem-demo").is_file():
         return Path(value).expanduser() / name
@@ -77,7 +78,7 @@ def _demo_agent_home(name: str) -> Path | None:
 
 
 def claude_home() -> Path:
-    return _env_path("CLAUDE_CONFIG_DIR", _demo_agent_home("claude") or user_home() / ".claude")
+    return _demo_agent_home("claude") or _env_path("CLAUDE_CONFIG_DIR", user_home() / ".claude")
 
 
 def claude_projects_dir() -> Path:
@@ -91,12 +92,15 @@ def claude_settings() -> Path:
 def claude_user_config() -> Path:
     """Claude Code's user config with MCP servers (user scope): ~/.claude.json, or the one
     inside CLAUDE_CONFIG_DIR when that is set (Claude Code keeps it there then)."""
+    demo = _demo_agent_home("claude")
+    if demo:
+        return demo / ".claude.json"
     value = os.environ.get("CLAUDE_CONFIG_DIR")
     return (Path(value).expanduser() if value else user_home()) / ".claude.json"
 
 
 def codex_home() -> Path:
-    return _env_path("CODEX_HOME", _demo_agent_home("codex") or user_home() / ".codex")
+    return _demo_agent_home("codex") or _env_path("CODEX_HOME", user_home() / ".codex")
 
 
 def codex_config() -> Path:
@@ -161,8 +165,9 @@ def vscode_mcp_config() -> Path:
 
 
 def project_folder_name(cwd: str) -> str:
-    """Claude Code's name for a project folder: every non-alphanumeric character becomes '-'."""
-    return "".join(c if c.isalnum() and c.isascii() else "-" for c in cwd)
+    """Claude Code's name for a project folder: every non-alphanumeric character becomes '-'.
+    A trailing slash is no part of the folder ("/a/b/" is "/a/b", as Claude Code sees it)."""
+    return "".join(c if c.isalnum() and c.isascii() else "-" for c in (cwd.rstrip("/") or cwd[:1]))
 
 
 def all_paths() -> dict[str, Path]:

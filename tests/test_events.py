@@ -463,3 +463,30 @@ def test_secrets_in_explicit_events_are_stored_redacted(home: Path, cli: Any, st
         assert out.exit_code == 0, out.output
         assert "sk-proj-" not in out.stdout and "ghp_" not in out.stdout, out.stdout
         assert "[secret]" in out.stdout
+
+
+# --------------------------------------------------------------------------- the folder an event names
+
+def test_an_event_folder_with_a_trailing_slash_is_the_project_without_it(home: Path, cli: Any, store: Any,
+                                                                         tmp_path: Path) -> None:
+    """An event's cwd "/…/beta/" was stored as written: the lesson learned from it was counted
+    under no_project_folder and rendered nowhere, though `lessons list --project beta` showed
+    it. Stored in the one spelling the hooks and render use, it is beta's lesson."""
+    beta = tmp_path / "beta"
+    (beta / "sub").mkdir(parents=True)
+    memory = paths.claude_projects_dir() / paths.project_folder_name(str(beta)) / "memory"
+    memory.parent.mkdir(parents=True)
+    raw = [{"v": 1, "at": "2026-01-06T10:00:00Z", "kind": "correction", "cwd": f"{beta}/",
+            "text": "In beta, never commit the generated protobuf stubs."},
+           {"v": 1, "at": "2026-01-06T10:05:00Z", "kind": "note", "cwd": f"{beta}/sub/..//",
+            "text": "The beta staging db resets on Sundays."}]
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in raw))
+    assert cli("ingest", "--events", str(path)).exit_code == 0
+    assert [r["cwd"] for r in store.rows("SELECT cwd FROM episodes ORDER BY at")] == [str(beta)] * 2
+    slept = cli("sleep", "--json")
+    assert slept.exit_code == 0, slept.output
+    assert json.loads(slept.stdout)["passes"]["render"]["no_project_folder"] == 0
+    lesson = store.one("SELECT id, cwd FROM lessons WHERE text LIKE '%protobuf%'")
+    assert lesson["cwd"] == str(beta)
+    assert any(lesson["id"] in f.name for f in memory.iterdir())

@@ -34,3 +34,28 @@ def test_demo_ingests_into_its_own_claude_home(tmp_path, home):
     assert "4 sample sessions ingested" in text
     assert "correction: no, we use uv here, not pip" in text
     assert result["counts"]["sessions"] == 4
+
+
+def test_the_demo_wins_over_the_agent_homes_the_person_names(tmp_path, home):
+    """Someone who sets CLAUDE_CONFIG_DIR and CODEX_HOME (multi-account setups do) and browses
+    the demo memory: its paths and its sleep stay in the demo's own agent homes, never theirs."""
+    from pathlib import Path
+
+    from tests.conftest import run_remem
+
+    target = tmp_path / "demo"
+    demo.build_demo(target)
+    real_claude, real_codex = tmp_path / "real-claude", tmp_path / "real-codex"
+    real_project = real_claude / "projects" / paths.project_folder_name(demo.DEMO_PROJECT)
+    real_project.mkdir(parents=True)  # the demo's project, as if the person had one by that name
+    real_codex.mkdir()
+    env = {"REMEM_HOME": str(target), "CLAUDE_CONFIG_DIR": str(real_claude), "CODEX_HOME": str(real_codex)}
+    res = run_remem("paths", "--json", env=env)
+    assert res.returncode == 0, res.stderr
+    agent_paths = {k: v for k, v in res.json().items() if k.startswith(("claude_", "codex_")) and k != "claude_desktop"}
+    assert len(agent_paths) == 7
+    for name, where in agent_paths.items():
+        assert Path(where).is_relative_to(target), (name, where)
+    res = run_remem("sleep", "-q", "--pass", "render", env=env)
+    assert res.returncode == 0, res.stderr
+    assert list(real_project.iterdir()) == [] and list(real_codex.iterdir()) == []

@@ -1,11 +1,12 @@
 """`remem lessons` as a person runs it: `list` a page at a time (and every status its help names),
 `show` and the lesson detail behind it (sources up to a limit, aliases, every prediction, only
-the newest prime decisions), `edit` when no editor can run, and `veto` or `restore` saying so
-when there is nothing to do."""
+the newest prime decisions), `edit` when no editor can run, with secrets in the new words or
+text saved in another encoding, and `veto` or `restore` saying so when there is nothing to do."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -164,6 +165,81 @@ def test_lessons_edit_with_an_editor_that_cannot_run_is_one_line(home, monkeypat
     assert line.startswith(f"remem: could not run the editor ($EDITOR={editor}: ") and why in line, line
     assert line.endswith('); give the text with --text "…"'), line
     assert _stored(lesson["id"])["text"] == lesson["text"]  # unchanged
+
+
+def _editor(tmp_path: Path, saves: str) -> dict[str, str]:
+    """An $EDITOR that saves the file as `saves` (a printf format: octal escapes are bytes)."""
+    script = tmp_path / "editor.sh"
+    script.write_text(f'#!/bin/sh\nprintf "{saves}" > "$1"\n')
+    script.chmod(0o755)
+    return {"EDITOR": str(script), "VISUAL": ""}
+
+
+AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+PASSWORD = "hunter2hunter2"
+
+
+@pytest.mark.parametrize("how", ["--text", "$EDITOR"])
+def test_secrets_typed_into_an_edit_are_redacted_and_never_rendered(home, tmp_path, how):
+    """`remember` redacts a note as it is stored; an edit must too: the sleep's redact pass
+    reads each row once, so it never sees an edit, and render writes a lesson's words to agent
+    memory (MEMORY.md, the lesson file) and lessons.jsonl."""
+    project = home.parent / "user" / ".claude" / "projects" / "-work-shop"
+    project.mkdir(parents=True)  # a general lesson is rendered into every project
+    lesson = _lesson()
+    words = f"Use key {AWS_KEY} and password={PASSWORD} for the beta CI."
+    if how == "--text":
+        res = run_remem("lessons", "edit", lesson["id"], "--text", words)
+    else:
+        res = run_remem("lessons", "edit", lesson["id"], env=_editor(tmp_path, words + "\\n"))
+    assert res.returncode == 0, res.stderr
+    assert _stored(lesson["id"])["text"] == "Use key [secret] and password=[secret] for the beta CI."
+    said = [line for line in res.stdout.splitlines() if "[secret]" in line and line.startswith("  ")]
+    assert said == ["  a secret in the new words became [secret]: lessons are written to agent memory"], res.stdout
+    assert run_remem("sleep", "-q", "--pass", "render").returncode == 0
+    written = [*(project / "memory").iterdir(), home / "lessons.jsonl"]
+    assert any(lesson["id"] in path.name for path in written)  # rendered, so the check below means something
+    for path in written:
+        assert AWS_KEY not in path.read_text() and PASSWORD not in path.read_text(), path
+
+
+def test_an_edit_without_a_secret_says_nothing_of_secrets_even_when_cut(home):
+    """Only a replaced secret is told: a text cut to the lesson cap is no redaction."""
+    lesson = _lesson()
+    res = run_remem("lessons", "edit", lesson["id"], "--text", "Use uv here. " * 400)
+    assert res.returncode == 0, res.stderr
+    assert "secret" not in res.stdout
+    assert "[secret]" not in _stored(lesson["id"])["text"]
+
+
+def test_an_edit_saved_in_another_encoding_is_kept_and_the_line_names_the_fix(home, tmp_path):
+    """Invalid UTF-8 from the editor was "remem: 'utf-8' codec can't decode byte 0xff …" and
+    the words were lost with the editor's temp file: now one line naming the fix and the file
+    that keeps them, and the lesson unchanged."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    lesson = _lesson()
+    res = run_remem("lessons", "edit", lesson["id"],
+                    env={**_editor(tmp_path, "Use uv, not pip \\377\\376 here\\n"), "TMPDIR": str(temp)})
+    assert res.returncode == 1, res.stdout
+    line = res.stderr.strip()
+    assert "\n" not in line and "Traceback" not in line and "codec" not in line, res.stderr
+    assert line.startswith("remem: the edited text is not UTF-8 (byte 0xff)"), line
+    assert "save it as UTF-8" in line and '--text "…"' in line, line
+    kept = [p for p in temp.iterdir() if str(p) in line]
+    assert len(kept) == 1, (line, list(temp.iterdir()))
+    assert kept[0].read_bytes() == b"Use uv, not pip \xff\xfe here\n"  # nothing the person typed is lost
+    assert kept[0].stat().st_mode & 0o077 == 0  # the person's words, private to them
+    assert _stored(lesson["id"])["text"] == lesson["text"]
+
+
+def test_an_edit_saved_as_utf8_with_a_byte_order_mark_and_crlf_is_read(home, tmp_path):
+    """remem decodes the saved bytes itself now: as click did, a BOM and CRLF line ends go."""
+    lesson = _lesson()
+    res = run_remem("lessons", "edit", lesson["id"],
+                    env=_editor(tmp_path, "\\357\\273\\277Install with uv \\342\\200\\224 never pip.\\r\\n"))
+    assert res.returncode == 0, res.stderr
+    assert _stored(lesson["id"])["text"] == "Install with uv \u2014 never pip."
 
 
 # --------------------------------------------------------------------------- veto and restore

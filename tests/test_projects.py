@@ -188,3 +188,54 @@ def test_list_memories_takes_kinds_and_a_project(store: Any) -> None:
     with pytest.raises(ValueError, match="unknown kind"):
         lifecycle.list_memories(store, kinds=["nope"])
 
+
+
+# --------------------------------------------------------------------------- one spelling of a folder
+
+def test_a_lesson_whose_folder_ends_in_a_slash_is_rendered_into_its_project(home: Any) -> None:
+    """A chat export (or an older memory) may name its folder "/work/beta/": Claude Code's
+    folder for it is the one of "/work/beta", where render must put the lesson."""
+    from remem import paths
+    from remem.engine.lessons import add_lesson
+    from remem.engine.store import Store
+    from tests.conftest import run_remem
+
+    memory = paths.claude_projects_dir() / "-work-beta" / "memory"
+    memory.parent.mkdir(parents=True)
+    with Store() as store:
+        lesson = add_lesson(store, "In beta, never commit the generated stubs.", "correction", cwd="/work/beta/")
+    res = run_remem("sleep", "--pass", "render", "--json")
+    assert res.returncode == 0, res.stderr
+    assert res.json()["passes"]["render"]["no_project_folder"] == 0
+    assert any(lesson["id"] in f.name for f in memory.iterdir())
+    assert paths.project_folder_name("/") == "-" and paths.project_folder_name("") == ""
+
+
+def _before_normal_folders() -> int:
+    """The schema an older release left: every migration before the folders' one spelling."""
+    from remem.engine.schema import MIGRATIONS
+
+    return [fn.__name__ for fn in MIGRATIONS].index("_m008_normal_folders")
+
+
+# As an older release stored them (an event's cwd as written) -> as they are stored now.
+SPELLINGS = {"/work/beta/": "/work/beta", "/work/./beta//": "/work/beta", "/work/x/../gamma": "/work/gamma",
+             "/work/gamma": "/work/gamma", "/": "/", "//": "/", "": "", None: None}
+
+
+def test_an_older_memory_stores_its_folders_in_one_spelling_once_opened(home: Any) -> None:
+    from remem.engine.lessons import add_lesson
+    from remem.engine.store import Store
+    from tests.conftest import run_remem
+
+    with Store(migrate_upto=_before_normal_folders()) as old:
+        old.put_episodes([{"id": f"e{n}", "kind": "note", "title": f"note {n}", "gist": "the db resets",
+                           "cwd": cwd} for n, cwd in enumerate(SPELLINGS)])
+        made = {add_lesson(old, f"Lesson {n}: run the checks first.", "correction", cwd=cwd)["id"]: cwd
+                for n, cwd in enumerate(SPELLINGS)}
+    res = run_remem("lessons", "list", "--status", "all", "--json")  # the first open upgrades it
+    assert res.returncode == 0, res.stderr
+    assert {l["id"]: l["cwd"] for l in res.json()} == {i: SPELLINGS[cwd] for i, cwd in made.items()}
+    with Store() as store:
+        episodes = {r["id"]: r["cwd"] for r in store.rows("SELECT id, cwd FROM episodes")}
+    assert episodes == {f"e{n}": want for n, want in enumerate(SPELLINGS.values())}

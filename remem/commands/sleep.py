@@ -223,6 +223,8 @@ def register(app: typer.Typer) -> None:
                 raise ValueError("a lesson needs text; use `remem lessons veto ID` to drop it")
             changed = edit_text(store, lesson["id"], text)
         print(f"{safe(changed['id'])}: {safe(changed['text'], multiline=True)}")
+        if changed.get("redacted"):
+            print("  a secret in the new words became [secret]: lessons are written to agent memory")
         if changed["replaced"] and lesson.get("origin") and not changed.get("origin"):
             print(f"  your own lesson now; its author's words stay rejected as {safe(changed['replaced'])}")
         elif changed["replaced"]:
@@ -307,7 +309,8 @@ def _no_lessons_yet() -> str:
 
 def _edit(text: str) -> str | None:
     """The text after the person's $EDITOR (None: closed unsaved). An editor that is missing,
-    fails, or cannot run here (vim without a terminal) is one line naming --text."""
+    fails, or cannot run here (vim without a terminal) is one line naming --text; so is text
+    saved in another encoding than UTF-8, kept in a file of its own that the line names."""
     import os
 
     import click
@@ -318,7 +321,9 @@ def _edit(text: str) -> str | None:
         raise RememError('could not run the editor (no $VISUAL or $EDITOR set, and no terminal here '
                          'for vi); give the text with --text "…", or set $EDITOR')
     try:
-        return click.edit(text)
+        # Bytes in and out, decoded here: click decodes the saved file itself and deletes it,
+        # so words saved in another encoding would be lost with its UnicodeDecodeError.
+        saved = click.edit(text.encode("utf-8"))
     except click.ClickException as exc:
         var = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
         editor = os.environ.get(var)
@@ -328,6 +333,19 @@ def _edit(text: str) -> str | None:
             why = why[len(editor) + 2:]
         raise RememError(f"could not run the editor ({who}: {why}); give the text with "
                          '--text "…"') from None
+    if saved is None:
+        return None
+    try:
+        return bytes(saved).decode("utf-8-sig").replace("\r\n", "\n")
+    except UnicodeDecodeError as exc:
+        import tempfile
+
+        fd, kept = tempfile.mkstemp(prefix="remem-edit-", suffix=".txt")  # private to this user
+        with os.fdopen(fd, "wb") as out:
+            out.write(saved)
+        raise RememError(f"the edited text is not UTF-8 (byte 0x{exc.object[exc.start]:02x}): nothing was "
+                         f"changed, and your text is kept in {kept}; save it as UTF-8 in your editor, or "
+                         'give the text with --text "…"') from None
 
 
 @contextmanager

@@ -34,6 +34,7 @@ from remem import paths
 from remem.engine import clock
 from remem.engine.detect_common import redact_secrets
 from remem.engine.files import write_atomic
+from remem.engine.projects import normal_folder
 from remem.engine.session import Session, ToolCall, Turn
 from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_SPEAKER, MAX_TITLE, Store, stable_id
 from remem.engine.toolresult import looks_failed
@@ -134,6 +135,7 @@ def validate(ev: Any) -> dict[str, Any]:
     out["id"] = event_id
     for key in ("session", "source", "cwd"):
         out[key] = _string(ev, key, MAX_SHORT)
+    out["cwd"] = normal_folder(out["cwd"])  # "/a/b/" is the project "/a/b", as every hook sees it
     out["speaker"] = _string(ev, "speaker", MAX_SPEAKER)  # stored whole, so refused past it
     tags = ev.get("tags")
     if tags is None:

@@ -363,13 +363,20 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
       candidate and our confirmation of them is withdrawn.
     A received lesson not held active, or a revoked lesson, is refused (edit_refusal):
     ValueError naming the fix.
-    The result carries `replaced`: the id of that row, or None; and `revoked_words`: the id of
-    a revoked lesson of ours with the new words, or None. Those words are revoked for good (a
-    tombstone): the lesson is never exported again in them, only in other words."""
+    Secrets in the new words become "[secret]" (lesson_text.redact_secrets), as in a note.
+    The result carries `replaced`: the id of that row, or None; `redacted`: whether a secret
+    was replaced; and `revoked_words`: the id of a revoked lesson of ours with the new words,
+    or None. Those words are revoked for good (a tombstone): the lesson is never exported again
+    in them, only in other words."""
     from remem.engine.embed import get_embedder, to_blob
+    from remem.engine.lesson_text import redact_secrets  # here: hooks read lessons, never edit them
 
     current = get_lesson(store, lesson_id)
-    text = " ".join((text or "").split())
+    given = " ".join((text or "").split())
+    # Redacted as `remember` redacts a note: the sleep's redact pass reads each row once, so it
+    # would never see a secret typed into an edit, and these words are rendered to agent memory.
+    text = redact_secrets(given)
+    redacted = text != given
     if not text:
         raise ValueError("a lesson needs text; veto it instead of emptying it")
     from remem.engine.share_sign import own_origin  # not at the top: cryptography is slow to load
@@ -411,6 +418,7 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
     done["replaced"] = kept["id"] if kept else None
     mine = not done.get("origin") or done["origin"] == ours  # a received lesson edited is ours now
     done["revoked_words"] = _revoked_twin(store, done, ours) if mine else None
+    done["redacted"] = redacted
     return done
 
 

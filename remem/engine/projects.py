@@ -21,6 +21,15 @@ def _folder(folder: str) -> str:
     return folder.rstrip("/") or "/"
 
 
+def normal_folder(path: str | None) -> str | None:
+    """The one spelling of a folder that is stored ("/a/b/../c/" -> "/a/c", "/" stays "/"), so
+    a folder written with a trailing slash is the same project as the one without: rendered
+    into the same agent folder and matched by the same hooks. Empty or None: as given."""
+    if not path:
+        return path
+    return _folder(os.path.normpath(path))
+
+
 def is_under(path: str | None, folder: str | None) -> bool:
     """Whether `path` is `folder` or lies below it ("/a/b" is under "/a", "/ab" is not).
     False when either is missing."""

@@ -250,9 +250,28 @@ def _m007_redaction_sweep(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m008_normal_folders(conn: sqlite3.Connection) -> None:
+    """Every stored folder (`cwd` of episodes and lessons) in the one spelling ingest stores
+    now (projects.normal_folder): "/a/b/" and "/a/./b" are "/a/b", "/" stays "/". An older
+    release kept an event's folder as written, and a lesson learned in "/a/b/" was rendered
+    into no agent folder. The rule is written out here, not imported: a migration never
+    changes. Reads the distinct folders only (the cwd index for episodes), since a hook may
+    be the first to open the memory after an upgrade."""
+    import os
+
+    def normal(path: str) -> str:
+        return os.path.normpath(path).rstrip("/") or "/"
+
+    for table in ("episodes", "lessons"):
+        folders = [row[0] for row in conn.execute(f"SELECT DISTINCT cwd FROM {table} WHERE cwd <> ''")]
+        for folder in folders:
+            if normal(folder) != folder:
+                conn.execute(f"UPDATE {table} SET cwd = ? WHERE cwd = ?", (normal(folder), folder))
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     _m001_initial, _m002_lifecycle_indexes, _m003_vector_changes, _m004_flashbulb_index,
-    _m005_speakers, _m006_forgotten, _m007_redaction_sweep,
+    _m005_speakers, _m006_forgotten, _m007_redaction_sweep, _m008_normal_folders,
 ]
 
 
