@@ -239,3 +239,10 @@ def test_an_older_memory_stores_its_folders_in_one_spelling_once_opened(home: An
     with Store() as store:
         episodes = {r["id"]: r["cwd"] for r in store.rows("SELECT id, cwd FROM episodes")}
     assert episodes == {f"e{n}": want for n, want in enumerate(SPELLINGS.values())}
+
+
+def test_every_source_stores_a_folder_in_one_spelling(store):
+    # Chat exports and imports name the folder as they like; the store keeps one spelling.
+    store.put_episodes([{"id": "c1", "kind": "note", "title": "t", "gist": "g", "cwd": "/srv/shop/"},
+                        {"id": "c2", "kind": "note", "title": "t", "gist": "g", "cwd": "/srv/shop/./api/.."}])
+    assert {r["cwd"] for r in store.rows("SELECT cwd FROM episodes")} == {"/srv/shop"}

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from remem import paths
 from remem.engine import clock
+from remem.engine.projects import normal_folder
 from remem.engine.schema import MIGRATIONS, apply_migrations  # MIGRATIONS re-exported
 from remem.engine.text import clean_text  # re-exported: callers import it from here
 from remem.errors import NotFound, StoreError, store_problem
@@ -655,7 +656,7 @@ def prepare_episode(ep: dict[str, Any], stamp: str | None = None) -> dict[str, A
         "id": ep.get("id") or new_id(),
         "session_id": ep.get("session_id"),
         "source": ep.get("source") or "remember",
-        "cwd": ep.get("cwd"),
+        "cwd": normal_folder(ep.get("cwd")),  # one spelling, whatever the source wrote
         "kind": kind,
         "title": title,
         "gist": gist,
