@@ -97,6 +97,15 @@ DEFAULTS: dict[str, Any] = {
         # At most this many new memories get connections discovered per sleep (0 = all).
         "connect_max": 2000,
     },
+    "render": {
+        # remem's lines in each MEMORY.md: Claude Code reads only its first 200 lines (~25 KB),
+        # so the strongest lessons that fit, then one line naming the command that lists the rest.
+        "index_lines": 50,
+        "index_bytes": 8192,
+        # A lesson with no project goes to the project folders with a session in this many days
+        # (or with a memory folder remem did not make); 0: every project folder.
+        "general_days": 60,
+    },
     "prime": {
         "max_chars": 1200,
         "max_lessons": 3,
@@ -323,6 +332,10 @@ RANGES: dict[str, Range] = {
     "sleep.prediction_days": Range(1, _DAYS),
     "sleep.verify_cut_hashed": _SHARE,
     "sleep.connect_max": Range(0, 100_000_000),  # 0: all
+    "render.index_lines": Range(1, 1000),
+    # A line is at most ~600 bytes (120 characters of up to 4 bytes, and the link): one fits.
+    "render.index_bytes": Range(1024, 10_000_000),
+    "render.general_days": Range(0, _DAYS),  # 0: every project folder
     # Below about 230 not even one lesson fits in the fenced block: nothing would be injected.
     "prime.max_chars": Range(300, 100_000),
     "prime.max_lessons": Range(1, 50),

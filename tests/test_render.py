@@ -95,7 +95,8 @@ def test_memory_md_keeps_the_persons_content_exactly(store):
     folder.mkdir(parents=True)
     above = "# My notes\n\nKeep this *exactly*,   spaces and all.  \r\n\n"
     below = "\n\n## Later\n- my own line\n\ttabbed\n"
-    original = above + render_text.BEGIN + "\nold remem text\n" + render_text.END + below
+    old_line = f"- [Old lesson.]({render_files.lesson_filename('0ld1e55on000')})"  # remem's, rewritten
+    original = above + render_text.BEGIN + f"\n{old_line}\n" + render_text.END + below
     (folder / "MEMORY.md").write_bytes(original.encode("utf-8"))
     lesson = add_lesson(store, "Use uv, not pip.", "correction", sources=["x"])
     render.render(store)
@@ -103,7 +104,7 @@ def test_memory_md_keeps_the_persons_content_exactly(store):
     assert new.startswith(above) and new.endswith(below)
     section = new[len(above):len(new) - len(below)]
     assert section.startswith(render_text.BEGIN) and section.endswith(render_text.END)
-    assert render_files.lesson_filename(lesson["id"]) in section and "old remem text" not in section
+    assert render_files.lesson_filename(lesson["id"]) in section and "Old lesson." not in section
 
 
 def test_memory_md_without_markers_gets_the_section_appended(store):
@@ -119,8 +120,12 @@ def test_memory_md_without_markers_gets_the_section_appended(store):
 @settings(max_examples=60, deadline=None)
 @given(above=st.text(), below=st.text(), body=st.text(alphabet=st.characters(blacklist_characters="<")))
 def test_replace_section_keeps_everything_outside_the_markers(above, below, body):
-    original = above + render_text.BEGIN + "x" + render_text.END + below
-    if render_text.BEGIN in above or render_text.END in above or render_text.END in below or render_text.BEGIN in below:
+    # The markers are lines of their own: the text around them ends and starts a line.
+    above = above + "\n" if above else above
+    below = "\n" + below
+    original = above + render_text.BEGIN + "\n- [x](remem-00000000-x.md)\n" + render_text.END + below
+    if any(line.strip(" \t\r\ufeff") in (render_text.BEGIN, render_text.END)
+           for line in (above + below).split("\n")):
         return
     out = render_text.replace_section(original, body)
     assert out.startswith(above + render_text.BEGIN) and out.endswith(render_text.END + below)
@@ -491,7 +496,7 @@ def test_a_written_json_of_another_live_memory_is_never_acted_on_and_is_rewritte
     assert get_lesson(store, lesson["id"])["status"] == "active"
     written = json.loads(render_files.written_path().read_text())
     assert written["home"] == str(paths.home().resolve())
-    assert list(written["files"].values()) == [{"lesson": lesson["id"]}]
+    assert [info["lesson"] for info in written["files"].values()] == [lesson["id"]]
     # From now on the list is this memory's own: deleting its file is a veto.
     (folder / render_files.lesson_filename(lesson["id"])).unlink()
     assert render.render(store)["vetoed_ids"] == [lesson["id"]]

@@ -24,7 +24,8 @@ def first_json_line(path: Path) -> object | None:
         return None
 
 
-def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False, through_links: bool = False) -> bool:
+def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False, through_links: bool = False,
+                 refuse_protected: bool = False) -> bool:
     """Write via a dot-named temp file beside `path`, then rename over it.
 
     Returns False, writing nothing, when the file already holds these bytes (never compared
@@ -34,6 +35,12 @@ def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False, through_
     `through_links` is for the person's own files (MEMORY.md): a symlink is kept and its
     target written (the temp file beside the target, whose folder must exist), and the file
     keeps its mode. Without it a symlink is replaced by a file, never followed.
+
+    `refuse_protected` is for the person's files too: one that is there with new bytes to take
+    but write-protected (no write permission for this user, or none for anyone: root could
+    write it, the person said not to) raises PermissionError, and one with other hard links
+    (the rename would leave them holding the old bytes) raises OSError (EMLINK); nothing is
+    written. Each error's strerror says why and what to do.
     """
     import tempfile  # not at the top: every Store imports this module, hooks included
 
@@ -51,6 +58,8 @@ def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False, through_
             return False
     except OSError:
         pass
+    if refuse_protected:
+        _refuse_protected(path)
     if not linked:
         path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
@@ -70,6 +79,26 @@ def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False, through_
             pass
         raise
     return True
+
+
+def _refuse_protected(path: Path) -> None:
+    """Raise when `path` is there and the person made it a file remem must not replace:
+    write-protected, or hard-linked (write_atomic's `refuse_protected`)."""
+    import errno
+    import stat
+
+    try:
+        found = os.stat(path)
+    except OSError:
+        return  # not there (yet): a new file is written
+    if not stat.S_ISREG(found.st_mode):
+        return  # not a file: the rename fails with the system's own reason
+    if not (found.st_mode & 0o222) or not os.access(path, os.W_OK):
+        raise PermissionError(errno.EACCES, "it is write-protected; make it writable (chmod u+w) for "
+                              "remem to update it, or leave it so and remem leaves it as it is", str(path))
+    if found.st_nlink > 1:
+        raise OSError(errno.EMLINK, f"it has {found.st_nlink} hard links, which replacing it would break; "
+                      "make it a symlink instead (remem writes through symlinks and keeps them)", str(path))
 
 
 @contextmanager

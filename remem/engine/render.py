@@ -2,18 +2,29 @@
 
 - One `remem-<memory>-<id>.md` per active lesson into each project's Claude Code memory folder
   (`<claude projects>/<folder named after the cwd>/memory/`); a lesson with no cwd goes to
-  every project folder that exists. `<memory>` is a short id of this memory taken from its
+  every project folder in use (`_in_use`: a session in `render.general_days` days, a lesson of
+  its own, or a memory folder remem did not make). `<memory>` is a short id of this memory taken from its
   home (`memory_tag`): two memories rendering into one ~/.claude (a work and a personal one,
   or a test memory imported from the real one, whose lessons keep their ids) never write,
   remove or read as vetoed the same file. Files named `remem-<id>.md`, as before names
   carried the memory, are replaced by the new names at the next render, never taken as vetoes.
+- The lesson files are remem's, but one the person changed (its bytes are not those remem last
+  wrote: written.json keeps their sha256, and a hash of the lesson's words then) is left alone,
+  and said so, until the lesson's words are edited; one that is read-only or hard-linked is
+  left alone too (write_atomic's `refuse_protected`), and a link the person made stays.
 - In each folder's MEMORY.md only the section between `<!-- remem:begin -->` and
-  `<!-- remem:end -->` is rewritten; every other byte of the file is kept. The section is
-  shared: a memory rewrites its own index lines and keeps another memory's (those whose file
-  is still there), grouped by memory, so every memory renders the same section.
+  `<!-- remem:end -->` is rewritten; every other byte of the file is kept. Markers count only
+  as whole lines, one pair (render_text): a file with them out of place, read-only,
+  hard-linked, or linked into several project folders (whose lessons differ) gets none of
+  this memory's lines, and a problem naming the fix. This memory's index is cut at
+  `render.index_lines` / `render.index_bytes` (Claude Code reads only a MEMORY.md's start).
+  The section is shared: a memory rewrites its own index lines and keeps another memory's
+  (those whose file is still there), grouped by memory, so every memory renders the same section.
 - `written.json` (in remem's home) lists the files remem wrote. A listed file of an active
   lesson that is gone on the next render was deleted by the person: the lesson is vetoed
   (status 'vetoed', `vetoed.json`), never rendered again, and its other copies are removed.
+  A file remem wants gone but could not remove, or that the person changed, stays listed
+  (`remove`): the next render tries again, and its absence is never a veto.
   Sleep also takes these vetoes before its merge pass (take_vetoes), so a vetoed lesson never
   merges away. A memory acts only on the files it owns (`_owned_files`): a memory folder
   copied elsewhere never removes, nor takes as vetoed, the files of the one it was copied from.
@@ -25,7 +36,7 @@
 - `morning.md` (remem's home): the owner's report of the runs since they last read one.
 
 Every file is written atomically (a temp file in the same folder, then rename), and only
-when its bytes change. MEMORY.md, lessons.jsonl and morning.md may be symlinks the person
+when its bytes change. MEMORY.md, lesson files, lessons.jsonl and morning.md may be symlinks the person
 made (to a dotfiles repo, say): the link stays, its target is written (the temp file beside
 the target) and keeps its mode.
 
@@ -37,8 +48,11 @@ morning report's text in render_morning.
 
 from __future__ import annotations
 
+import errno
 import glob
+import hashlib
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +78,8 @@ from remem.engine.render_morning import morning_report
 from remem.engine.render_text import (
     BEGIN,
     END,
+    MarkersOutOfPlace,
+    has_section,
     lesson_file,
     others_lines,
     replace_section,
@@ -102,6 +118,8 @@ def _veto_deleted(store: Store, files: dict[str, dict[str, Any]], active: dict[s
     for path_s, info in sorted(files.items()):
         lid = info.get("lesson")
         path = Path(path_s)
+        if info.get("remove"):
+            continue  # listed only until remem removes it: gone is what it wanted
         if (lid in active and lid not in found and not path.exists() and path.parent.is_dir()
                 and not _left_for_another_memory(path, lid, tag)):
             found.append(lid)
@@ -143,10 +161,98 @@ def _provenance(store: Store, lessons: list[dict[str, Any]]) -> dict[str, list[t
 
 
 def _targets(lesson: dict[str, Any], projects: list[Path]) -> list[Path]:
+    """The memory folders a lesson goes to: its project's (when Claude Code has a folder for
+    it), or, for a lesson with no project, those of `projects` (the ones in use)."""
     if lesson.get("cwd"):
         folder = paths.claude_projects_dir() / paths.project_folder_name(lesson["cwd"])
         return [folder / "memory"] if folder.is_dir() else []
     return [p / "memory" for p in projects]
+
+
+def _last_session(project: Path) -> float:
+    """When a Claude Code project folder was last used, by the file system's times: its newest
+    transcript (`*.jsonl` directly in it) or the folder's own time (a session's new transcript,
+    or Claude Code's removal of old ones, changes it), whichever is later."""
+    try:
+        newest = project.stat().st_mtime
+        with os.scandir(project) as entries:
+            for entry in entries:
+                if entry.name.endswith(".jsonl") and entry.is_file():
+                    newest = max(newest, entry.stat().st_mtime)
+    except OSError:
+        return 0.0
+    return newest
+
+
+def _in_use(projects: list[Path], own: set[Path], made: set[Path], days: float) -> list[Path]:
+    """The project folders a lesson with no project goes to: with `days` (render.general_days),
+    those with a session in that many days, a lesson of their own project (`own`: their memory
+    folders), or a memory folder remem did not make (Claude Code's own memory, the person's);
+    a long-unused project gets no memory folder, nor a hundred lesson files, from remem. The
+    file system's clock, not remem's: the times compared are the file system's."""
+    if not days:
+        return projects
+    since = time.time() - days * 86400
+    out = []
+    for project in projects:
+        memory = _abs(project / "memory")
+        if (memory in own or (memory.is_dir() and memory not in made)
+                or _last_session(project) >= since):
+            out.append(project)
+    return out
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _words(lesson: dict[str, Any]) -> str:
+    """A short hash of a lesson's words exactly as they are: an edit changes it."""
+    return _sha256(lesson["text"].encode("utf-8"))[:16]
+
+
+def _changed_by_hand(path: Path, info: dict[str, Any] | None, wanted: bytes | None = None) -> bool:
+    """Whether a lesson file is no longer what remem last wrote in it (written.json's `sha256`
+    of those bytes), nor what it would write now (`wanted`): the person edited it. A file
+    listed with no such hash (written before remem kept one), or that cannot be read, is
+    remem's as before."""
+    if not info or not isinstance(info.get("sha256"), str):
+        return False
+    try:
+        found = path.read_bytes()
+    except OSError:
+        return False
+    return found != wanted and _sha256(found) != info["sha256"]
+
+
+def _cannot(exc: OSError) -> str:
+    """Why a file could not be written, and what to do: write_atomic's `refuse_protected`
+    reasons say it already; the system's reasons are about the folder."""
+    if exc.errno in (errno.EACCES, errno.EMLINK) and exc.strerror and exc.strerror.startswith("it "):
+        return exc.strerror
+    return f"{exc.strerror or exc}; check the folder's permissions"
+
+
+def _shared_memory_md(folders: list[Path]) -> dict[Path, list[Path]]:
+    """The folders whose MEMORY.md is one file with another folder's (linked to one file in a
+    dotfiles repo, say), each with every folder sharing it."""
+    by_file: dict[str, list[Path]] = {}
+    for folder in folders:
+        memory = folder / "MEMORY.md"
+        if os.path.lexists(memory):
+            by_file.setdefault(os.path.realpath(memory), []).append(folder)
+    return {folder: group for group in by_file.values() if len(group) > 1 for folder in group}
+
+
+def _listing(lessons: list[dict[str, Any]]) -> str:
+    """The command that lists a folder's lessons: by its project when a lesson there has one
+    (a folder name does not give the path back), else every lesson."""
+    import shlex
+
+    cwds = sorted({l["cwd"] for l in lessons if l.get("cwd")})
+    if len(cwds) == 1 and cwds[0].isprintable() and "`" not in cwds[0]:
+        return f"remem lessons list --project {shlex.quote(cwds[0])} --limit 0"
+    return "remem lessons list --limit 0"
 
 
 def render(
@@ -160,6 +266,9 @@ def render(
 ) -> dict[str, Any]:
     """Vetoes first, then lesson files, MEMORY.md sections, lessons.jsonl and morning.md
     (`covers`: the span of runs its events come from, sleep_passes.unreported)."""
+    from remem import config
+
+    settings = config.load()["render"]
     files = _owned_files()  # only this memory's: never another's, copied with the home
     vetoed = _read_json(vetoed_path(), {})
     active = {l["id"]: l for l in list_lessons(store, statuses=RENDERED_STATUSES)}
@@ -174,50 +283,88 @@ def render(
 
     # 2. Lesson files per project memory folder.
     root = paths.claude_projects_dir()
-    projects = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    projects = sorted(_abs(p) for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    made = _owned_folders()  # memory folders an earlier render made: unrender may remove them
+    own = {_abs(folder) for l in shown if l.get("cwd") for folder in _targets(l, [])}
+    in_use = _in_use(projects, own, made, settings["general_days"])
     per_folder: dict[Path, list[dict[str, Any]]] = {}
     homeless = 0  # a project's lessons before Claude Code has a folder for that project
     for lesson in shown:
-        targets = _targets(lesson, projects)
-        homeless += not targets
+        targets = _targets(lesson, in_use)
+        homeless += not targets and bool(lesson.get("cwd") or not projects)  # not: none in use
         for folder in targets:
             per_folder.setdefault(_abs(folder), []).append(lesson)
     prov = _provenance(store, shown)
     tag = memory_tag()
     new_files: dict[str, dict[str, Any]] = {}
-    made = _owned_folders()  # memory folders an earlier render made: unrender may remove them
     out = {"lessons": len(shown), "folders": len(per_folder), "written": 0, "removed": 0,
-           "no_project_folder": homeless, "vetoed": len(new_vetoes), "vetoed_ids": new_vetoes}
+           "no_project_folder": homeless, "vetoed": len(new_vetoes), "vetoed_ids": new_vetoes,
+           "edited_by_hand": 0}
     problems: list[str] = []
     for folder, lessons in sorted(per_folder.items()):
         new_folder = not folder.is_dir()
         for lesson in lessons:
             path = folder / lesson_filename(lesson["id"], tag)
+            info = files.get(str(path))
+            data = lesson_file(lesson, prov[lesson["id"]], tag).encode("utf-8")
+            if info is not None and _changed_by_hand(path, info, data) and info.get("words") == _words(lesson):
+                # The person's edit: theirs until they edit the lesson's words (then the file is
+                # written from those) or delete the file (a veto).
+                out["edited_by_hand"] += 1
+                problems.append(f"{path} was changed by hand, so remem leaves it as it is: put your words "
+                                f"into the lesson with `remem lessons edit {lesson['id']}` (remem then writes "
+                                "the file from them), or delete the file to veto the lesson")
+                new_files[str(path)] = info
+                continue
+            record = {"lesson": lesson["id"], "sha256": _sha256(data), "words": _words(lesson)}
+            # The person may have made it a link (to a dotfiles repo): the link stays, its target
+            # written, when that holds what remem wrote; a link to anything else (no hash of
+            # what remem wrote to compare with) is replaced by the file, its target untouched.
+            through = isinstance((info or {}).get("sha256"), str)
             try:
-                if not dry_run and write_atomic(path, lesson_file(lesson, prov[lesson["id"]], tag)):
+                if not dry_run and write_atomic(path, data, through_links=through, refuse_protected=True):
                     out["written"] += 1
             except OSError as exc:
-                problems.append(f"cannot write {path} ({exc.strerror or exc}); check the folder's permissions")
-                if not path.exists():
+                problems.append(f"cannot write {path} ({_cannot(exc)})")
+                if not os.path.lexists(path):
                     continue  # never recorded, so its absence is no veto
-            new_files[str(path)] = {"lesson": lesson["id"]}
+                record = info or {"lesson": lesson["id"]}  # it still holds what it held
+            new_files[str(path)] = record
         if new_folder and folder.is_dir():  # made by the first write above
             made.add(folder)
-    # Files we wrote before that are no longer wanted (merged, vetoed, revoked, or named as
-    # before names carried the memory): remove them.
-    for path_s in files:
-        if path_s not in new_files:
-            path = Path(path_s)
-            if path.exists() and not dry_run:
-                try:
-                    path.unlink()
-                    out["removed"] += 1
-                except OSError as exc:
-                    problems.append(f"cannot remove {path} ({exc.strerror or exc})")
+    # Files we wrote before that are no longer wanted (merged, vetoed, revoked, in a project
+    # no longer in use, or named as before names carried the memory): remove them. One that
+    # cannot be removed, or that the person changed, stays listed (`remove`): the next render
+    # tries again, and its absence is never a veto.
+    for path_s, info in files.items():
+        if path_s in new_files:
+            continue
+        path = Path(path_s)
+        if not os.path.lexists(path):
+            continue
+        if dry_run:
+            continue
+        if _changed_by_hand(path, info):
+            out["edited_by_hand"] += 1
+            problems.append(f"{path} was changed by hand; its lesson {info.get('lesson')} is no longer "
+                            "shown to agents here, so remem leaves your file as it is: delete it when you "
+                            "no longer need it")
+            new_files[path_s] = {**info, "remove": True}
+            continue
+        try:
+            path.unlink()
+            out["removed"] += 1
+        except OSError as exc:
+            problems.append(f"cannot remove {path} ({exc.strerror or exc}); the next sleep tries again, "
+                            "or delete it by hand")
+            new_files[path_s] = {**info, "remove": True}
     # 3. MEMORY.md sections: every folder we write to now or wrote to before.
-    folders = set(per_folder) | {Path(p).parent for p in files}
+    folders = sorted(set(per_folder) | {Path(p).parent for p in files})
     owned_names = _owned_names(files)
-    for folder in sorted(folders):
+    # Every project's MEMORY.md counts: one linked into a project remem writes nothing to is shared too.
+    shared = _shared_memory_md(sorted(set(folders) | {p / "memory" for p in projects}))
+    told: set[str] = set()
+    for folder in folders:
         if not folder.parent.is_dir():
             continue
         memory = folder / "MEMORY.md"
@@ -227,16 +374,36 @@ def render(
             original = ""
         except (OSError, UnicodeDecodeError):
             continue  # never overwrite a file we cannot read back exactly
-        others = others_lines(original, folder, tag, owned_names.get(folder, set()))
-        body = section_body(per_folder.get(folder, []), tag, others)
-        if not original and not body:
+        lessons = per_folder.get(folder, [])
+        if folder in shared:
+            real = os.path.realpath(memory)
+            if real not in told:
+                told.add(real)
+                names = ", ".join(str(f.parent.name) for f in shared[folder])
+                problems.append(f"{real} is the MEMORY.md of {len(shared[folder])} project folders ({names}): "
+                                "remem lists none of its lessons in a MEMORY.md several projects share (their "
+                                "lessons differ), and takes its earlier lines out; give each project its own "
+                                "MEMORY.md to have them listed")
+            lessons = []  # its own lines out of the section, if there is one; nothing added
+        try:
+            if folder in shared and not has_section(original):
+                continue
+            others = others_lines(original, folder, tag, owned_names.get(folder, set()))
+            body = section_body(lessons, tag, others, most_lines=settings["index_lines"],
+                                most_bytes=settings["index_bytes"], listing=_listing(lessons))
+            new = replace_section(original, body)
+        except MarkersOutOfPlace as exc:
+            problems.append(f"{memory}: {exc}")
+            continue
+        if (not original and not body) or new == original:
             continue
         if not dry_run:
             try:
-                # The person's file: a link (to a dotfiles repo, say) stays, its target is written.
-                write_atomic(memory, replace_section(original, body), through_links=True)
+                # The person's file: a link (to a dotfiles repo, say) stays, its target is written;
+                # one they made read-only, or hard-linked, is left alone.
+                write_atomic(memory, new, through_links=True, refuse_protected=True)
             except OSError as exc:
-                problems.append(f"cannot write {memory} ({exc.strerror or exc}); check the folder's permissions")
+                problems.append(f"cannot write {memory} ({_cannot(exc)})")
     if problems:
         from remem.log import log
 
@@ -271,6 +438,10 @@ def unrender(*, dry_run: bool = False) -> dict[str, Any]:
     the next sleep writes them again. A listed file already gone (deleted by the person, a veto
     no sleep has taken yet) keeps its entry, so that veto still counts.
 
+    A lesson file the person changed (its bytes are not those remem last wrote) stays, and
+    stays listed: their words are theirs to delete. A MEMORY.md whose markers are out of place
+    (render_text.MarkersOutOfPlace), or that is write-protected, is left alone, each a problem.
+
     A memory folder render made (`_owned_folders`) that is empty once these go is removed too;
     one that was there before, or holds anything else, stays, and so does one holding the place
     of a listed file already gone (its veto counts only while the folder is there).
@@ -299,8 +470,15 @@ def _unrender(*, dry_run: bool) -> dict[str, Any]:
         for path in folder.glob(f"remem-{tag}-*.md"):
             if _name_tag(path.name) == tag and (path.is_file() or path.is_symlink()):
                 doomed.add(path)
-    out: dict[str, Any] = {"files": [str(p) for p in sorted(doomed)], "memory_md": [], "folders": [],
-                           "problems": []}
+    out: dict[str, Any] = {"files": [], "memory_md": [], "folders": [], "problems": []}
+    for path in sorted(doomed):
+        if _changed_by_hand(path, files.get(str(path))):
+            # The person's words are in it: theirs to delete. Still listed, so it is never a veto.
+            out["problems"].append(f"{path} was changed by hand, so it stays; delete it yourself if you "
+                                   "no longer need it")
+            doomed.discard(path)
+        else:
+            out["files"].append(str(path))
     listed = {p for p in files if Path(p) in doomed}
     left = {p: info for p, info in files.items() if p not in listed}  # written.json once they go
     if not dry_run:
@@ -332,9 +510,9 @@ def _unrender(*, dry_run: bool) -> dict[str, Any]:
             if change["after"] is None:
                 memory.unlink()
             else:
-                write_atomic(memory, change["after"], through_links=True)
+                write_atomic(memory, change["after"], through_links=True, refuse_protected=True)
         except OSError as exc:
-            out["problems"].append(f"cannot write {memory} ({exc.strerror or exc}); take remem's section "
+            out["problems"].append(f"cannot write {memory} ({_cannot(exc)}); or take remem's section "
                                    f"({BEGIN} … {END}) out by hand")
     _remove_made_folders(made, left, out, dry_run=dry_run)
     return out
@@ -386,7 +564,11 @@ def _unrendered_memory_md(memory: Path, tag: str, owned: set[str],
         out["problems"].append(f"{memory} is not UTF-8 text; take remem's section ({BEGIN} … {END}) "
                                "out by hand")
         return None
-    after = without_own_lines(original, tag, owned)
+    try:
+        after = without_own_lines(original, tag, owned)
+    except MarkersOutOfPlace as exc:
+        out["problems"].append(f"{memory}: {exc}")
+        return None
     if after == original:
         return None
     gone = not after and not memory.is_symlink()
