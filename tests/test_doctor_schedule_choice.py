@@ -5,6 +5,8 @@ out stays a problem."""
 
 from __future__ import annotations
 
+import pytest
+
 from remem.engine import doctor, setup
 from remem.engine.schedule import CRON_MARK
 from tests.test_schedule_without_scheduler import machine  # noqa: F401  (fixture)
@@ -77,3 +79,56 @@ def test_no_schedule_with_nothing_else_to_change_is_remembered_on_a_machine_with
     # A dry run decides nothing.
     assert cli("setup", "--dry-run", "--agent", "windsurf").exit_code == 0
     assert setup.schedule_off() == "no-schedule"
+
+
+def _as_an_older_release_wrote_it() -> None:
+    """setup.json as a release before the choice was kept wrote it: no `schedule_off`."""
+    import json
+
+    from remem import paths
+
+    manifest = json.loads(paths.setup_manifest().read_text())
+    manifest.pop("schedule_off")
+    paths.setup_manifest().write_text(json.dumps(manifest))
+
+
+def test_an_older_setup_that_never_scheduled_the_job_is_a_note_after_the_upgrade(cli, agents_home):
+    """An older release's `setup --no-schedule` wrote no choice: its setup.json, with no trace
+    of a schedule setup made, counts as the job left out, not a problem (doctor exit 1)."""
+    assert cli("setup", "--yes", "--no-schedule", "--agent", "windsurf").exit_code == 0
+    _as_an_older_release_wrote_it()
+    report = doctor.diagnose(run_hooks=False)
+    assert _schedule_problems(report) == [] and report["schedule"]["off"] == "never"
+    assert _schedule_notes(report) == ["the nightly sleep is not scheduled: an older remem's setup left it out "
+                                       "(it kept no record of `--no-schedule`); `remem setup` schedules it"]
+    assert "note: the nightly sleep is not scheduled: an older remem's setup" in cli("doctor", "--no-run").output
+
+    # This release's setup keeps the choice from then on, either way.
+    assert cli("setup", "--yes", "--no-schedule", "--agent", "windsurf").exit_code == 0
+    assert setup.schedule_off() == "no-schedule"
+    assert cli("setup", "--yes", "--agent", "windsurf").exit_code == 0
+    assert setup.schedule_off() is None and doctor.diagnose(run_hooks=False)["schedule"]["wired"]
+
+
+@pytest.mark.parametrize("trace", ["crontab record", "nightly log"])
+def test_an_older_setup_whose_job_was_lost_since_is_still_a_problem(cli, agents_home, trace):
+    """What an older setup scheduled leaves a trace: its crontab record, or (a line that was
+    there already, so nothing recorded) the log the nightly job wrote. Gone since: a problem."""
+    from remem import paths
+
+    cron = agents_home["cron"]
+    theirs = cron.read_text()
+    if trace == "crontab record":
+        assert cli("setup", "--yes", "--agent", "windsurf").exit_code == 0
+    else:
+        from remem.engine.schedule import cron_line
+
+        cron.write_text(theirs + cron_line() + "\n")  # an earlier wiring's line: setup records nothing
+        assert cli("setup", "--yes", "--agent", "windsurf").exit_code == 0
+        assert "crontab" not in setup.load_manifest()
+        (paths.logs_dir() / "sleep.log").write_text("sleep: 3 passes\n")  # the job ran
+    _as_an_older_release_wrote_it()
+    cron.write_text(theirs)  # the line is gone
+    report = doctor.diagnose(run_hooks=False)
+    assert _schedule_notes(report) == [] and "off" not in report["schedule"]
+    assert [p["fix"] for p in _schedule_problems(report)] == ["remem setup"]

@@ -102,6 +102,15 @@ def check_fts(store) -> None:
         store.conn.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 1)")
 
 
+def rows_since_the_sweep(store) -> int:
+    """The rows stored after the last sweep's mark: what the next sweep reads."""
+    from remem.engine import scrub
+
+    marks = scrub.marks(store)
+    return sum(store.scalar(f"SELECT count(*) FROM {table} WHERE seq > ? AND {scope}", (marks[table]["checked"],))
+               for table, scope in scrub.SCOPE.items())
+
+
 def sleep_summary(store, **kw) -> dict:
     from remem.engine import sleep
 
@@ -190,10 +199,15 @@ def test_a_second_sleep_changes_nothing(home):
     with Store() as store, clock.frozen(clock.iso()):  # one instant: decay has nothing to do again
         assert sleep_summary(store)["passes"]["redact"]["episodes"] == 4
         before = {t: store.rows(f"SELECT * FROM {t} ORDER BY 1")
-                  for t in ("episodes", "lessons", "predictions", "tags", "connections", "redaction_sweep")}
+                  for t in ("episodes", "lessons", "predictions", "tags", "connections")}
+        # What the first sleep's later passes stored (its lessons) is read once, as any row
+        # stored after a sweep in a memory an older release made; nothing else is.
+        since = rows_since_the_sweep(store)
         again = sleep_summary(store)["passes"]["redact"]
         after = {t: store.rows(f"SELECT * FROM {t} ORDER BY 1") for t in before}
-    assert again == {"checked": 0, "episodes": 0, "renamed": 0, "lessons": 0}
+        assert rows_since_the_sweep(store) == 0
+        assert sleep_summary(store)["passes"]["redact"]["checked"] == 0
+    assert again == {"checked": since, "episodes": 0, "renamed": 0, "lessons": 0}
     assert after == before
 
 
@@ -219,13 +233,56 @@ def test_an_interrupted_sweep_goes_on_where_it_stopped(home, monkeypatch):
 
 
 def test_a_memory_made_by_this_release_has_nothing_to_sweep(store):
-    """Ingest redacts what it makes now: a new memory's rows are never read by the sweep."""
+    """Ingest redacts what it makes now, and no older release opens a memory this one made:
+    a new memory's rows are never read by the sweep, however many sleeps and rows come."""
     from remem.engine import scrub
 
     store.put_episodes([{"id": "n1", "kind": "note", "title": "t", "gist": f"password={PASSWORD}",
                          "source": "events"}])
     assert scrub.pending(store) == {}
     assert sleep_summary(store, passes=["redact"])["passes"]["redact"]["checked"] == 0
+    store.put_episodes([{"id": "n2", "kind": "note", "title": "t2", "gist": "more", "source": "events"}])
+    assert sleep_summary(store, passes=["redact"])["passes"]["redact"]["checked"] == 0
+    assert {t: (m["checked"], m["upto"]) for t, m in scrub.marks(store).items()} == {
+        "episodes": (0, 0), "lessons": (0, 0)}
+
+
+def test_what_an_older_process_running_across_the_upgrade_stores_is_redacted_by_the_next_sleep(home, cli):
+    """A `remem serve` (or a sleep) of an older release, open when this one upgraded the memory,
+    goes on storing unredacted words: each sleep reads the rows stored since the last one
+    (those alone), so none of them keeps a secret, and the sleep after reads nothing."""
+    from remem.engine import lessons
+    from remem.engine.embed import get_embedder
+    from remem.engine.store import Store
+
+    old_memory(home)
+
+    def redact_counts() -> dict:
+        res = cli("sleep", "--json")
+        assert res.exit_code == 0, res.output
+        return json.loads(res.stdout)["passes"]["redact"]
+
+    with Store(migrate_upto=_before_sweep_schema()) as older:  # opened before the upgrade
+        assert redact_counts()["episodes"] == 4  # this release upgrades the memory and sweeps it
+        gist = f"the staging API key is {API_KEY}"
+        older.put_episodes([{"id": "late-note", "kind": "note", "title": "staging key", "gist": gist,
+                             "source": "mcp", "space": get_embedder().space,
+                             "embedding": _vector(f"staging key\n{gist}")}])
+        text = f"Call the staging API with {API_KEY}."
+        lessons.add_lesson(older, text, "note", sources=["late-note"], space=get_embedder().space,
+                           embedding=_vector(text))
+
+    with Store() as store:
+        since = rows_since_the_sweep(store)  # those two, and the lessons this release's sleep made
+        assert 2 <= since < store.scalar("SELECT count(*) FROM episodes")
+    assert redact_counts() == {"checked": since, "episodes": 1, "renamed": 0, "lessons": 1}
+    with Store() as store:
+        assert API_KEY_WORD not in everything_stored(store)
+        assert store.episode("late-note")["gist"] == "the staging API key is [secret]"
+        since = rows_since_the_sweep(store)
+    found = cli("recall", "staging API key", "--json")
+    assert found.exit_code == 0 and API_KEY_WORD not in found.stdout
+    assert redact_counts() == {"checked": since, "episodes": 0, "renamed": 0, "lessons": 0}
 
 
 def test_a_dry_run_changes_nothing_and_says_what_a_sleep_would_redact(home):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import sqlite3
 import subprocess
 import time
@@ -140,6 +141,22 @@ def repair_fts() -> list[str]:
     return ["episodes_fts", "lessons_fts"]
 
 
+def failed_open(stderr: str) -> str | None:
+    """Why a hook did nothing, from what it said on stderr; None when it said no such thing.
+
+    A hook fails open (remem/hooks, remem/entry.py): whatever stops it, it exits 0 with
+    nothing (or the agent's neutral answer) on stdout, which looks like a hook that had
+    nothing to show, and says why in one line: `remem hook: prompt (claude-code) skipped:
+    REASON`, `remem: hook skipped: REASON`, or `remem hook: USAGE PROBLEM`. Hooks wired to an
+    older install still on disk say so after the memory was upgraded ("written by a newer
+    remem")."""
+    for line in stderr.splitlines():
+        line = line.strip()
+        if line.startswith(("remem hook: ", "remem: hook skipped: ")):
+            return line.split("skipped: ", 1)[1] if "skipped: " in line else line.split(": ", 1)[1]
+    return None
+
+
 def run_hook(command_text: str, event: str, timeout: float = 10.0) -> dict[str, Any]:
     """Run a wired hook command once with a harmless sample payload; time it."""
     payload = json.dumps(SAMPLES.get(event, {}))
@@ -154,8 +171,11 @@ def run_hook(command_text: str, event: str, timeout: float = 10.0) -> dict[str, 
         return {"ok": False, "ms": None, "error": str(exc)}
     ms = round((time.monotonic() - start) * 1000, 1)
     error = None
+    skipped = failed_open(res.stderr or "")
     if res.returncode != 0:
         error = f"exit {res.returncode}: {(res.stderr or '').strip()[:200]}"
+    elif skipped:
+        error = f"it did nothing: {skipped}"[:300]
     elif res.stdout.strip():
         try:
             json.loads(res.stdout)
@@ -173,12 +193,33 @@ def _event_of(command_text: str) -> str | None:
     return None
 
 
+def _program(command_text: str) -> Path | None:
+    """The program a command runs, as a resolved path (None when it names none there is)."""
+    try:
+        first = shlex.split(command_text)[0]
+    except (ValueError, IndexError):
+        return None
+    found = first if os.sep in first else shutil.which(first)
+    return Path(found).resolve() if found else None
+
+
+def _other_install(command_text: str) -> str:
+    """", it runs PROGRAM, not this install's PROGRAM" when the hook runs another remem (an
+    older install left on disk, which cannot read a memory this one upgraded); "" otherwise."""
+    from remem.engine.setup_edit import remem_argv
+
+    theirs, ours = _program(command_text), _program(shlex.join(remem_argv()))
+    if theirs is None or ours is None or theirs == ours:
+        return ""
+    return f"; it runs {theirs}, not this install's {ours}"
+
+
 def _program_exists(command_text: str) -> bool:
     try:
         first = shlex.split(command_text)[0]
     except (ValueError, IndexError):
         return False
-    return Path(first).exists() if os.sep in first else bool(__import__("shutil").which(first))
+    return Path(first).exists() if os.sep in first else bool(shutil.which(first))
 
 
 def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
@@ -204,7 +245,10 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
             result = run_hook(cmd, event)
             hooks_run.append({"agent": w["agent"], "event": h["event"], "command": cmd, **result})
             if not result["ok"]:
-                problems.append({"problem": f"{w['agent']} hook {h['event']} failed: {result['error']}",
+                # `remem setup --agent` wires this install's command (another one left on
+                # disk, as after an upgrade into a new place, is replaced).
+                problems.append({"problem": f"{w['agent']} hook {h['event']} failed: {result['error']}"
+                                            + _other_install(cmd),
                                  "fix": f"remem setup --agent {w['agent']}"})
     agents = []
     notes: list[str] = []

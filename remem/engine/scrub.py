@@ -24,6 +24,15 @@ redacting release first opened the memory). Progress is written with each batch,
 interrupted sleep goes on where it stopped; once `checked` reaches `upto`, nothing is read
 again. An import may bring rows of any age, new or over existing ones: it starts the sweep
 over (`rescan`). A restored backup carries its own marks, or gets them from the migration.
+
+An older process that had the memory open when it was upgraded (a `remem serve`, the TUI, an
+ingest or a sleep running across the upgrade) goes on writing unredacted rows: its migrations
+were checked when it opened the memory, never again. So in a memory an older release made,
+each sweep first moves `upto` to the newest row (`extend`): every row stored since the last
+sweep is read once, the nightly increment alone, and written only if it holds a secret. A
+memory this release made (every `upto` still 0: no older row when the sweep began, and no
+import since) never had an older writer, since an older release refuses to open it
+("written by a newer remem"): its sweep reads nothing.
 """
 
 from __future__ import annotations
@@ -75,6 +84,21 @@ def pending(store: Store) -> dict[str, int]:
     return {t: n for t, n in out.items() if n}
 
 
+def extend(store: Store) -> None:
+    """Before a sweep, in a memory an older release made: the rows stored since the last sweep
+    are read too (see the module's doc). Two max(seq) lookups; a write only when rows came."""
+    now = marks(store)
+    if not any(mark["upto"] > 0 for mark in now.values()):
+        return  # made by this release: no older process ever wrote here
+    newest = {table: int(store.scalar(f"SELECT coalesce(max(seq), 0) FROM {table}") or 0)
+              for table in SCOPE if table in now}
+    grown = {table: seq for table, seq in newest.items() if seq > now[table]["upto"]}
+    if grown:
+        with store.write() as conn:
+            for table, seq in grown.items():
+                conn.execute("UPDATE redaction_sweep SET upto = max(upto, ?) WHERE tbl = ?", (seq, table))
+
+
 def rescan(conn: sqlite3.Connection) -> None:
     """Inside a write that brought rows of any age in (an import): the next sleep reads every
     row again. `round` grows so a sweep running meanwhile records no progress over this."""
@@ -89,9 +113,10 @@ def sweep(ctx: "Context") -> Iterator["Progress"]:
     from remem.engine.sleep_passes import Progress
 
     store = ctx.store
+    extend(store)
     total = sum(pending(store).values())
     counts = ctx.counts["redact"] = {"checked": 0, "episodes": 0, "renamed": 0, "lessons": 0}
-    yield Progress("redact", 0, total, f"{total} rows stored before redaction to check")
+    yield Progress("redact", 0, total, f"{total} rows to check for secrets an older remem stored")
     for table, mark in marks(store).items():
         checked = mark["checked"]
         while table in SCOPE and checked < mark["upto"]:

@@ -223,14 +223,38 @@ def removed_agents() -> set[str]:
 # How the person left the nightly job out, as setup.json keeps it: doctor then notes an
 # unscheduled sleep instead of calling it a problem (whose fix would add the line they declined).
 SCHEDULE_OFF = {"no-schedule": "you chose `remem setup --no-schedule`",
-                "removed": "`remem setup --remove` took it out"}
+                "removed": "`remem setup --remove` took it out",
+                "never": "an older remem's setup left it out (it kept no record of `--no-schedule`)"}
 
 
 def schedule_off() -> str | None:
     """"no-schedule" or "removed" when the person left the nightly job out on purpose, and no
-    setup has scheduled it since; None otherwise."""
-    off = load_manifest().get("schedule_off")
-    return off if off in SCHEDULE_OFF else None
+    setup has scheduled it since; "never" when an older release's setup left it out; None
+    otherwise.
+
+    Each setup now writes `schedule_off` (null when it asks for the job). Older releases kept
+    no such key, and one kept it only for a job left out: a setup.json without it says nothing
+    of a choice. Setup ran (its "files" are there) but put no job in (no crontab record, no
+    systemd unit it wrote, no log a nightly run wrote): that setup left the job out, as
+    `--no-schedule` does (or, where no scheduler answered, could not add it; the note then
+    names the job to run from a scheduler of one's own). A job setup did put in and that was
+    lost since leaves its record or its log, and stays a problem."""
+    manifest = load_manifest()
+    if "schedule_off" in manifest:
+        off = manifest["schedule_off"]
+        return off if off in SCHEDULE_OFF else None
+    if "files" not in manifest or _ever_scheduled(manifest):  # no setup ran, or it scheduled
+        return None
+    return "never"
+
+
+def _ever_scheduled(manifest: dict[str, Any]) -> bool:
+    """Whether a setup put the nightly job in: its crontab record, the systemd units it wrote,
+    or the log the job appends to (a line setup found there already records nothing)."""
+    files = manifest.get("files") or {}
+    return (bool(manifest.get("crontab")) or any(r.get("target") == SCHEDULE for r in files.values()
+                                                  if isinstance(r, dict))
+            or (paths.logs_dir() / "sleep.log").exists())
 
 
 def keeps_records(remove: bool) -> bool:
@@ -248,17 +272,14 @@ def remember_schedule_choice(*, schedule: bool, remove: bool) -> None:
     if remove and not paths.setup_manifest().is_file():
         return
     manifest = load_manifest()
-    off = manifest.get("schedule_off")
-    if remove:
-        want = "removed" if schedule else off  # --remove --no-schedule leaves the job as it is
-    else:
-        want = None if schedule else "no-schedule"
-    if want == off:
+    if remove and not schedule:
+        return  # --remove --no-schedule leaves the job, and what was chosen for it, as they are
+    # Written also as null (the job asked for): its presence tells this release's setup.json
+    # from an older one's, which kept no choice (schedule_off()).
+    want = "removed" if remove else None if schedule else "no-schedule"
+    if "schedule_off" in manifest and manifest["schedule_off"] == want:
         return
-    if want is None:
-        manifest.pop("schedule_off", None)
-    else:
-        manifest["schedule_off"] = want
+    manifest["schedule_off"] = want
     _save_manifest(manifest)
 
 
