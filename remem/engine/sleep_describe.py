@@ -27,8 +27,8 @@ def _describe_redact(c: dict[str, Any]) -> str:
         return "no memory from before redaction left to check"
     found = _said([_n(c.get("episodes"), "memory", "memories") if c.get("episodes") else "",
                    _n(c.get("lessons"), "lesson") if c.get("lessons") else ""], "")
-    return (f"checked {_n(c['checked'], 'older row')}: "
-            + (f"secrets redacted in {found}" if found else "no secret found"))
+    rows = _n(c["checked"], "row an older release may have written", "rows an older release may have written")
+    return f"checked {rows}: " + (f"secrets redacted in {found}" if found else "no secret found")
 
 
 def _describe_embed(c: dict[str, Any]) -> str:
