@@ -10,7 +10,10 @@ stored gist rather than put in its place (`_merge_part`). Ids in the `forgotten`
 for good) are never added again.
 
 The `sessions` table makes re-runs cheap: a file whose mtime and size match its row is
-skipped (unless the source named, --source, is not the row's: a wrong guess is read again).
+skipped (unless the source named, --source, is not the row's: a wrong guess is read again;
+or the row says an older version of the detectors read it, `DETECTOR_VERSION`: it is read
+again, up to READ_AGAIN_BYTES_PER_RUN a run, counted in `reread`, so an upgrade's detection
+fixes reach sessions read before it).
 A file with a torn last line (still being written) records the size of its complete lines
 only, so it differs next time and is read again; one with no readable line at all is an error
 line and stores no session. Embedding happens before any write transaction, in one batch per
@@ -39,7 +42,12 @@ from typing import Any, Callable, Sequence
 from remem import config as config_mod
 from remem import paths as paths_mod
 from remem.engine.chats import NotAConversation
-from remem.engine.ingest_files import _add_events, _empty_summary, ingest_file
+from remem.engine.ingest_files import (
+    ReadAgainBudget,
+    _add_events,
+    _empty_summary,
+    ingest_file,
+)
 from remem.engine.ingest_sources import (
     _default_files,
     _files_under,
@@ -60,7 +68,8 @@ def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source
     """Ingest transcript files (or every source found, when no paths are given).
 
     Returns {files, skipped, sessions, episodes (added by this run), by_kind,
-    malformed_lines, errors}. A file that cannot be read is an error line; the rest go on.
+    malformed_lines, errors, reread (of `files`, the unchanged ones older detectors read)}.
+    A file that cannot be read is an error line; the rest go on.
     A failure of the store itself (busy, read-only, full, damaged) stops the run: StoreError,
     with one line naming the fix. Every error line is written to the log as well.
     """
@@ -111,9 +120,10 @@ def _ingest_paths(store: Store, summary: dict[str, Any], cfg: dict[str, Any],
         embedder = get_embedder()
     total = len(work)
     passed_over: set[Path] = set()
+    budget = ReadAgainBudget()
     for done, (path, src) in enumerate(work, start=1):
         try:
-            ingest_file(store, path, src, summary, cfg, embedder, source_given=source is not None)
+            ingest_file(store, path, src, summary, cfg, embedder, source_given=source is not None, budget=budget)
         except NotAConversation as exc:
             if path not in guessed:
                 summary["errors"].append(f"{path}: {exc}")

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Sequence
 
 from remem.engine import clock
 from remem.engine.projects import is_under
-from remem.engine.store import LESSON_STATUSES, Store, cap, dumps, loads_list, new_id
+from remem.engine.store import LESSON_STATUSES, Store, cap, chunks, dumps, loads_list, new_id
 from remem.errors import NotFound, RememError
 
 LESSON_KINDS = ("correction", "error", "surprise", "note")
@@ -430,3 +430,42 @@ def _revoked_twin(store: Store, lesson: dict[str, Any], ours: str | None) -> str
         if not row["origin"] or row["origin"] == ours:
             return row["id"]
     return None
+
+
+# The note of a lesson retired because the findings it was learned from were dropped when
+# their sessions were read again (reread.py): newer detectors no longer find them there.
+NOT_FOUND_AGAIN = "its findings were not found again when their sessions were re-read"
+
+
+def drop_sources(conn: Any, dropped: Sequence[str]) -> list[str]:
+    """Inside a write: findings a re-read dropped (reread.py: no detector finds them any more)
+    leave the `sources` of the lessons naming them (`seen` counts them no more). A lesson left
+    with no source by such drops alone was learned only from what was never there: when it is
+    this memory's own (no origin: not received), active, and in the words it was made with (no
+    draft other than its text: a person's edit, or a local model's rewording, is kept, as the
+    merge pass keeps it), it is retired: status `vetoed` with the note NOT_FOUND_AGAIN and no
+    vetoed.json record, so its words are not banned and `remem lessons restore` brings it back. Sources the lifecycle deleted stay named (lessons
+    outlive their episodes), so a lesson with one of those left keeps going. Returns the ids
+    retired."""
+    gone = set(dropped)
+    retired: list[str] = []
+    if not gone:
+        return retired
+    stamp = clock.iso()
+    for ids in chunks(list(dropped), 200):
+        naming = " OR ".join("instr(sources, ?) > 0" for _ in ids)
+        rows = conn.execute(f"SELECT id, sources, seen, status, origin, text, draft FROM lessons WHERE {naming}",
+                            [f'"{i}"' for i in ids]).fetchall()
+        for lid, sources, seen, status, origin, text, draft in rows:
+            before = loads_list(sources)
+            kept = [s for s in before if s not in gone]
+            if len(kept) == len(before):
+                continue
+            fields = {"sources": dumps(kept), "seen": max(1, int(seen or 1) - (len(before) - len(kept))),
+                      "updated": stamp}
+            if not kept and status == "active" and not origin and (not draft or draft == text):
+                fields.update(status="vetoed", note=NOT_FOUND_AGAIN)
+                retired.append(lid)
+            conn.execute(f"UPDATE lessons SET {', '.join(k + ' = ?' for k in fields)} WHERE id = ?",
+                         [*fields.values(), lid])
+    return retired

@@ -15,6 +15,11 @@ two, would learn from one failure. A session read whole replaces what ingest mad
   ingest does not write, a connection made by hand, importance raised or feelings changed,
   made short-term or flashbulb): then it is kept as it is. Archived or recalled is no touch:
   a finding the detectors no longer make is a wrong one, and recall should stop offering it.
+  It leaves the lessons naming it as a source, and a lesson of this memory's own learned from
+  such findings alone is retired (lessons.drop_sources): what it says was never there.
+
+Ingest reads a file again when it changed, and when an older version of the detectors read
+it (session_episodes.DETECTOR_VERSION), so an upgrade's fixes reach the sessions read before.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import sqlite3
 from typing import Any
 
 from remem.engine.detect_common import FINDING_KINDS, FINDING_WEIGHT
+from remem.engine.lessons import drop_sources
 from remem.engine.session import Session
 from remem.engine.store import Store, chunks, normalise_tag, prepare_episode, stable_id
 
@@ -90,9 +96,10 @@ def _touched(store: Store, rows: list[dict[str, Any]]) -> set[str]:
 
 
 def apply_replacements(conn: sqlite3.Connection, rekeyed: list[tuple[str, dict[str, Any]]],
-                        dropped: list[str], redated: list[tuple[str, str]]) -> None:
+                        dropped: list[str], redated: list[tuple[str, str]]) -> list[str]:
     """Inside the session's write: stale findings take their new ids (everything that names
-    them follows), the ones no longer found go, and re-dated ones take their new time."""
+    them follows), the ones no longer found go (and leave the lessons naming them), and
+    re-dated ones take their new time. Returns the ids of the lessons retired so."""
     for old, ep in rekeyed:
         row = prepare_episode(ep)
         conn.execute("UPDATE episodes SET id = ?, title = ?, gist = ?, detail = ?, at = ?, content_hash = ?, "
@@ -118,3 +125,4 @@ def apply_replacements(conn: sqlite3.Connection, rekeyed: list[tuple[str, dict[s
         conn.execute(f"DELETE FROM tags WHERE memory_id IN ({marks})", chunk)
         conn.execute(f"DELETE FROM connections WHERE src IN ({marks}) OR dst IN ({marks})", chunk + chunk)
     conn.executemany("UPDATE episodes SET at = ? WHERE id = ?", redated)
+    return drop_sources(conn, dropped)

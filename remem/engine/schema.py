@@ -269,9 +269,23 @@ def _m008_normal_folders(conn: sqlite3.Connection) -> None:
                 conn.execute(f"UPDATE {table} SET cwd = ? WHERE cwd = ?", (normal(folder), folder))
 
 
+def _m009_detector_version(conn: sqlite3.Connection) -> None:
+    """Which version of the detectors read each session (session_episodes.DETECTOR_VERSION).
+    Rows an older release wrote hold none (NULL), older than any: ingest reads such a file
+    again, unchanged or not, so findings the detectors no longer make go. One ALTER (no
+    rewrite of the table): a hook may be the first to open the memory after an upgrade."""
+    _run_script(
+        conn,
+        """
+        ALTER TABLE sessions ADD COLUMN detector_version INTEGER;
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     _m001_initial, _m002_lifecycle_indexes, _m003_vector_changes, _m004_flashbulb_index,
     _m005_speakers, _m006_forgotten, _m007_redaction_sweep, _m008_normal_folders,
+    _m009_detector_version,
 ]
 
 

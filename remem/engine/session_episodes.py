@@ -36,6 +36,16 @@ def safe_text(text: Any) -> str:
     return clean_text(os.fspath(text) if isinstance(text, os.PathLike) else str(text), "backslashreplace")
 
 
+# The version of what the detectors (detect.py and the detect_*.py it runs, through
+# episodes_of below) yield from a session: which findings, their titles and words. Bump it
+# with every change there that changes what a session yields. Each `sessions` row records
+# the version that read its session whole; ingest reads a file an older version read again
+# even when it is unchanged (ingest_files.ingest_file), so what an older release found
+# wrongly goes (reread.py) instead of staying forever. Rows an older release wrote hold
+# none (NULL), which counts as older than any.
+DETECTOR_VERSION = 1
+
+
 def episodes_of(session: Session, found: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The episodes a session yields (no vectors yet); the session episode first."""
     found = found if found is not None else detect_all(session)
@@ -256,23 +266,27 @@ def ingest_session(store: Store, session: Session, *, mtime: float | None = None
         offer["at"] = clock.normalise(offer.get("at")) or offer.get("at")
     total = len(known) - len(dropped) + len(fresh)
     path = safe_text(session.path) if session.path else None
+    retired: list[str] = []
     with store.write() as conn:
         if rekeyed or dropped or redated:
-            apply_replacements(conn, rekeyed, dropped, redated)
+            retired = apply_replacements(conn, rekeyed, dropped, redated)
         if path:
             # The place now holds this conversation (a rewritten export lists them in another
             # order); the one that was there is recorded again when its own turn comes.
             conn.execute("DELETE FROM sessions WHERE path = ? AND id != ?", (path, session.id))
+        # Only a session read whole was judged by these detectors from its start: a part
+        # (an events batch) leaves the version the row had.
         conn.execute(
-            "INSERT INTO sessions (id, path, source, mtime, size, ingested, episodes, offers) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET path = excluded.path, "
+            "INSERT INTO sessions (id, path, source, mtime, size, ingested, episodes, offers, detector_version) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET path = excluded.path, "
             "source = excluded.source, mtime = excluded.mtime, size = excluded.size, "
-            "ingested = excluded.ingested, episodes = excluded.episodes, offers = excluded.offers",
+            "ingested = excluded.ingested, episodes = excluded.episodes, offers = excluded.offers, "
+            "detector_version = coalesce(excluded.detector_version, sessions.detector_version)",
             (session.id, path, session.source, mtime, size, clock.iso(), total,
-             json.dumps(offers, ensure_ascii=False)),
+             json.dumps(offers, ensure_ascii=False), DETECTOR_VERSION if whole else None),
         )
     return {"added": added, "by_kind": by_kind, "offers": offer_summary(offers),
-            "replaced": len(rekeyed), "dropped": len(dropped)}
+            "replaced": len(rekeyed), "dropped": len(dropped), "retired": retired}
 
 
 def _same_session_text(new: dict[str, Any], stored: dict[str, Any]) -> bool:
