@@ -13,7 +13,7 @@ from remem import paths
 from tests.test_ingest_sessions import _failing_session, project  # noqa: F401 (project is a fixture)
 
 FIX = Path(__file__).parent / "fixtures" / "claude_code"
-KEYS = ["files", "skipped", "sessions", "episodes", "by_kind", "malformed_lines", "errors"]
+KEYS = ["files", "skipped", "reread", "sessions", "episodes", "by_kind", "malformed_lines", "errors"]
 
 
 def _projects() -> Path:

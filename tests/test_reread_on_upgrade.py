@@ -105,8 +105,8 @@ def test_an_upgrade_reads_unchanged_transcripts_again_once_and_the_wrong_finding
         assert _wrong_finding(SID, "error") in {r["id"] for r in store.rows("SELECT id FROM episodes")}
     first = cli("ingest", "--json")
     assert first.exit_code == 0, first.output
-    assert {k: json.loads(first.stdout)[k] for k in ("files", "skipped", "episodes")} == \
-        {"files": 2, "skipped": 0, "episodes": 0}
+    assert {k: json.loads(first.stdout)[k] for k in ("files", "skipped", "reread", "episodes")} == \
+        {"files": 2, "skipped": 0, "reread": 2, "episodes": 0}
     with Store() as store:
         for sid in (SID, OTHER):
             kinds = _kinds(store, sid)
@@ -210,6 +210,25 @@ def test_a_lesson_learned_only_from_findings_not_found_again_is_retired(project:
     assert restored.returncode == 0, restored.stderr
     with Store() as store:
         assert get_lesson(store, ids["wrong"])["status"] == "active"
+
+
+def test_a_correction_said_after_a_lesson_was_retired_so_makes_a_lesson_of_its_own(project: Path, tmp_path: Path) -> None:
+    _as_an_older_release_left_it()
+    with Store() as store:
+        retired = _lesson(store, "Create the beads.", [_wrong_finding(sid, k) for sid in (SID, OTHER) for k in WRONG])
+        ingest.ingest_paths(store)
+        assert get_lesson(store, retired)["note"] == NOT_FOUND_AGAIN
+    events = tmp_path / "events.jsonl"
+    events.write_text(json.dumps({"v": 1, "at": "2026-03-02T09:00:00Z", "kind": "correction", "cwd": CWD,
+                                  "text": "no, create the beads first"}) + "\n")
+    assert run_remem("ingest", "--events", str(events)).returncode == 0
+    slept = run_remem("sleep", "--json")
+    assert slept.returncode == 0, slept.stderr
+    with Store() as store:
+        # Not taken in by the retired lesson (a veto the person never made): a lesson of its own.
+        assert get_lesson(store, retired)["status"] == "vetoed" and get_lesson(store, retired)["sources"] == []
+        active = store.rows("SELECT text FROM lessons WHERE status = 'active' AND text LIKE '%beads%'")
+    assert len(active) == 1, active
 
 
 def test_the_docs_name_the_share_of_a_run_read_again() -> None:

@@ -14,7 +14,7 @@ from remem.commands._out import emit_json, open_store, table
 if TYPE_CHECKING:
     from remem.engine.store import Store
 
-SUMMARY_KEYS = ("files", "skipped", "sessions", "episodes", "by_kind", "malformed_lines", "errors")
+SUMMARY_KEYS = ("files", "skipped", "reread", "sessions", "episodes", "by_kind", "malformed_lines", "errors")
 
 
 def register(app: typer.Typer) -> None:
@@ -58,7 +58,7 @@ def register(app: typer.Typer) -> None:
                     summary = _with_progress(ingest_mod, store, paths or None, source)
                 if events:
                     ingest_mod.ingest_events(store, events, into=summary)
-        summary = {k: summary[k] for k in SUMMARY_KEYS}
+        summary = {k: summary.get(k, 0) for k in SUMMARY_KEYS}  # an events file alone reads nothing again
         # Refused lines beside stored ones are a partial success (exit 0, the errors said and
         # logged); nothing stored and nothing unchanged is a failure.
         failed = bool(summary["errors"]) and not (summary["episodes"] or summary["sessions"] or summary["skipped"])
@@ -129,6 +129,7 @@ def _with_progress(ingest_mod: ModuleType, store: Store, paths: Optional[List[st
 def _print(summary: dict) -> None:
     rows = [
         ("files read", summary["files"]),
+        *([("  read again (read by older detectors)", summary["reread"])] if summary["reread"] else []),
         ("files unchanged (skipped)", summary["skipped"]),
         ("sessions", summary["sessions"]),
         ("episodes added", summary["episodes"]),
