@@ -72,6 +72,13 @@ def test_a_correction_naming_no_program_with_a_direction_points_nowhere(text):
     # both directions known: it rejects make, not pnpm, so it takes nothing back
     ("Use pnpm, not npm.", "use npm run build, not make", False),
     ("Use uv not pip.", "never push straight to main", False),
+    # a way of running a program is not the program: neither takes the other back
+    ("Use pytest -x, not the whole suite.", "stop running pytest with -s", False),
+    ("Use pytest -k to pick the test, don't run everything.", "stop running pytest with -s", False),
+    ("Use git rebase, not merge, on feature branches.", "don't commit with git commit -a", False),
+    ("Don't use git push --force, use --force-with-lease.", "use git rebase, not merge, on feature branches", False),
+    ("Don't pip install into the system python, use a venv.",
+     "don't use `python setup.py install`, use pip install .", False),
 ])
 def test_two_corrections_contradict_when_one_prefers_what_the_other_rejects(older, newer, expected):
     assert contradicts(stance(older), stance(newer)) is expected

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from remem.engine.programs import CLAUSE, KNOWN_PROGRAMS, REJECTS, masked_spans, named_in_lesson
+from remem.engine.programs import CLAUSE, EDGE, KNOWN_PROGRAMS, REJECTS, SENTENCE_WORDS, masked_spans, named_in_lesson
 from remem.engine.projects import is_under
 
 if TYPE_CHECKING:
@@ -58,18 +58,26 @@ _FINE = re.compile(r"\b(?:is|are)\s+(?:fine|ok|okay|good|allowed)\b", re.IGNOREC
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.+-]*")
 # A condition makes a direction unclear: "if uv is not installed, use pip" prefers pip only then.
 _CONDITION = re.compile(r"\b(?:if|unless|except|otherwise)\b", re.IGNORECASE)
+# Words that may follow a program named as a whole ("we never use pip here", "uv is fine",
+# "not pip anymore"); any other word after it is a subcommand or an argument ("pip install").
+_GOES_ON = SENTENCE_WORDS | frozenset("""
+    not is are was here now anymore again instead either too then there everywhere any more
+""".split())
 # Two names of one program: "stop using pip3" rejects what "pip is fine" prefers.
 _SAME_PROGRAM = {"pip3": "pip", "ripgrep": "rg"}
 
 
 class Stance:
     """Which programs a text prefers and which it rejects (`stance`), by name; `rejecting`:
-    whether it rejects anything at all, a program or not ("not pytest directly", "not make")."""
+    whether it rejects anything at all, a program or not ("not pytest directly", "not make");
+    `whole`: the programs it names as a whole, not only a way of running them."""
 
-    __slots__ = ("prefers", "rejects", "rejecting")
+    __slots__ = ("prefers", "rejects", "rejecting", "whole")
 
-    def __init__(self, prefers: frozenset[str], rejects: frozenset[str], rejecting: bool) -> None:
+    def __init__(self, prefers: frozenset[str], rejects: frozenset[str], rejecting: bool,
+                 whole: frozenset[str] = frozenset()) -> None:
         self.prefers, self.rejects, self.rejecting = prefers, rejects, rejecting
+        self.whole = whole  # the programs it names as a whole somewhere (`_as_a_whole`)
 
     def __repr__(self) -> str:
         return f"Stance(prefers={sorted(self.prefers)}, rejects={sorted(self.rejects)})"
@@ -87,6 +95,22 @@ def _one_program(words: str) -> str | None:
     if len(named) != 1 or not named[0]:
         return None
     return _SAME_PROGRAM.get(named[0][0], named[0][0])
+
+
+def _as_a_whole(words: str) -> bool:
+    """Whether a stretch names its program as a whole, not a way of running it: a code span
+    holding the program alone, or a tool's name with no subcommand, argument or flag after it
+    ("never pip here", "uv is fine"; not "pip install", "git commit -a", "pytest with -s")."""
+    named = named_in_lesson(words)
+    if len(named) != 1 or len(named[0]) != 1:
+        return False
+    if "`" in words:
+        return True
+    tokens = [w.strip(EDGE).lower() for w in words.split()]
+    if any(t.startswith("-") for t in tokens) or named[0][0] not in tokens:
+        return False
+    after = tokens[tokens.index(named[0][0]) + 1:]
+    return not after or not after[0] or after[0] in _GOES_ON
 
 
 def _clause_start(masked: str, end: int) -> int:
@@ -110,35 +134,43 @@ def stance(text: str | None) -> Stance | None:
     prefers: set[str] = set()
     spans: list[tuple[int, int]] = []  # the stretches that reject: a "use" inside is no preference
     rejecting = False
+    whole: set[str] = set()
+
+    def named(words: str) -> str | None:
+        program = _one_program(words)
+        if program and _as_a_whole(words):
+            whole.add(program)
+        return program
+
     for found in sorted([*REJECTS.finditer(masked), *_ALSO_REJECTS.finditer(masked)], key=lambda m: m.start()):
         rejecting = True
         clause = CLAUSE.search(masked, found.end())
         end = clause.start() if clause else len(text)
         spans.append((found.start(), end))
-        rejected = _one_program(text[found.end():end])
+        rejected = named(text[found.end():end])
         if rejected:
             rejects.add(rejected)
             if _CONTRASTS.fullmatch(found.group(0)):  # "uv, not pip": the words before are preferred
                 head = masked[:found.start()].rstrip(" ,")
-                preferred = _one_program(text[_clause_start(masked, len(head)):len(head)])
+                preferred = named(text[_clause_start(masked, len(head)):len(head)])
                 if preferred:
                     prefers.add(preferred)
     for found in _ANYMORE.finditer(masked):
         rejecting = True
         start = _clause_start(masked, found.start())
         spans.append((start, found.end()))
-        rejected = _one_program(text[start:found.start()])
+        rejected = named(text[start:found.start()])
         if rejected:
             rejects.add(rejected)
     for found in _PREFERS.finditer(masked):
         if any(a <= found.start() < b for a, b in spans):
             continue
         clause = CLAUSE.search(masked, found.end())
-        preferred = _one_program(text[found.end():clause.start() if clause else len(text)])
+        preferred = named(text[found.end():clause.start() if clause else len(text)])
         if preferred:
             prefers.add(preferred)
     for found in _FINE.finditer(masked):
-        preferred = _one_program(text[_clause_start(masked, found.start()):found.start()])
+        preferred = named(text[_clause_start(masked, found.start()):found.start()])
         if preferred:
             prefers.add(preferred)
     both = prefers & rejects
@@ -146,18 +178,23 @@ def stance(text: str | None) -> Stance | None:
     rejects -= both
     if not prefers and not rejects:
         return None
-    return Stance(frozenset(prefers), frozenset(rejects), rejecting)
+    return Stance(frozenset(prefers), frozenset(rejects), rejecting, frozenset(whole & (prefers | rejects)))
 
 
 def contradicts(a: Stance | None, b: Stance | None) -> bool:
     """Whether two stances point opposite ways: one prefers a program the other rejects; and
     where each direction is known (one prefers something and the other rejects something),
-    it holds both ways. "Use pnpm, not npm" and "just use npm" contradict; "use npm run build,
-    not make" does not contradict "use pnpm, not npm" (it rejects make, not pnpm)."""
+    it holds both ways; and one of them names the program as a whole. "Use pnpm, not npm" and
+    "just use npm" contradict; "use npm run build, not make" does not contradict "use pnpm, not
+    npm" (it rejects make, not pnpm)."""
     if a is None or b is None:
         return False
-    forward = b.prefers & a.rejects
-    backward = a.prefers & b.rejects
+    # A program only one way of running of which is named on both sides ("use pytest -x" and
+    # "stop running pytest with -s", "use git rebase" and "don't commit with git commit -a")
+    # is no program one side takes back from the other.
+    named_whole = a.whole | b.whole
+    forward = b.prefers & a.rejects & named_whole
+    backward = a.prefers & b.rejects & named_whole
     if not forward and not backward:
         return False
     if b.prefers and a.rejecting and not forward:

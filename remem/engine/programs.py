@@ -59,7 +59,7 @@ RUNNERS = (("uv", "run"), ("uvx",), ("poetry", "run"), ("pipenv", "run"), ("pipx
            ("sudo",))
 # A `code span` in a prompt or lesson, its text in group 1 (the lessons pass reads spans so too).
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
-_EDGE = "\"'()[]{}<>,.;:!?*"  # what a word in prose may carry around it
+EDGE = "\"'()[]{}<>,.;:!?*"  # what a word in prose may carry around it
 _CLAUSE_END = re.compile(r"[,.;:!?)]$")
 CLAUSE = re.compile(r"[,;(]|\.(?:\s|$)")
 REJECTS = re.compile(r"\b(?:not|never|instead of|rather than|avoid|don't|do not)\b", re.IGNORECASE)
@@ -86,7 +86,7 @@ _PROGRAM_NAME = re.compile(r"[a-z][a-z0-9._+-]*$")
 _PLAIN_WORD = re.compile(r"[a-z0-9][a-z0-9._:@+-]*$")
 _ARGUMENT = re.compile(r"-{1,2}[A-Za-z0-9]|\S*/|\.\.?$|~|[A-Za-z_]\w*=|[|&;<>$]|\d>"
                        r"|[\w-]+(?:\.[\w-]+)*\.[A-Za-z][A-Za-z0-9]{0,4}$")
-_SENTENCE_WORDS = frozenset("""
+SENTENCE_WORDS = frozenset("""
     a an the this that these those it its my our your their all any some every each sure out up
     down where what how why when which who whether if to in on at of for with from by into
     about and or but please me us them
@@ -335,7 +335,7 @@ def reads_as_command(prompt: str) -> bool:
     for word in words[1: 1 + COMMAND_LEAD]:
         if _ARGUMENT.match(word):
             return True
-        if word in _SENTENCE_WORDS or not _PLAIN_WORD.match(word):
+        if word in SENTENCE_WORDS or not _PLAIN_WORD.match(word):
             return False
     return False
 
@@ -346,7 +346,7 @@ def _named_in_prose(prose: str, with_tail: bool) -> list[tuple[str, ...]]:
     "to"; at most TAIL_WORDS in all; a known tool among them is part of that command: "sudo
     pip install", "pip install pytest" runs no pytest), or alone."""
     raw = prose.split()
-    words = [w.strip(_EDGE).lower() for w in raw]
+    words = [w.strip(EDGE).lower() for w in raw]
     found: list[tuple[str, ...]] = []
     i = 0
     while i < len(words):
@@ -369,7 +369,7 @@ def _named_in_prose(prose: str, with_tail: bool) -> list[tuple[str, ...]]:
         elif with_tail and not _CLAUSE_END.search(raw[i]):  # "pip," names pip alone
             while j < len(words) and len(command) < TAIL_WORDS:
                 nxt = words[j]
-                if not nxt or nxt[0] == "-" or "/" in nxt or "=" in nxt or nxt in _SENTENCE_WORDS:
+                if not nxt or nxt[0] == "-" or "/" in nxt or "=" in nxt or nxt in SENTENCE_WORDS:
                     break
                 command.append(nxt)
                 j += 1
@@ -388,7 +388,7 @@ def _names_a_thing(words: list[str], raw: list[str], i: int) -> bool:
         return False
     noun = words[i + 1]
     return bool(_PLAIN_WORD.match(noun)) and noun not in _THE_TOOL_ITSELF \
-        and noun not in PROSE_SUBCOMMANDS.get(words[i], ()) and noun not in _SENTENCE_WORDS
+        and noun not in PROSE_SUBCOMMANDS.get(words[i], ()) and noun not in SENTENCE_WORDS
 
 
 def query_commands(text: str) -> Calls:
