@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -347,4 +348,20 @@ _PIECES = st.sampled_from(["password", "token", "=", ":", " ", "\n", "x", "abcde
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_PIECES, max_size=40).map("".join), st.integers(min_value=1, max_value=80))
 def test_a_redacted_tail_is_the_tail_of_the_redacted_text(text: str, width: int) -> None:
-    assert redacted_tail(text, width) == redact_secrets(text)[-width:]
+    whole = redact_secrets(text)
+    tail = redacted_tail(text, width)
+    assert whole[-width:].endswith(tail)  # the tail, from a word boundary when it was cut
+    if len(whole) <= width:
+        assert tail == whole
+
+
+@pytest.mark.parametrize("before", [1000, 1900, 2100, 5000])
+def test_a_private_key_cut_by_the_tail_is_redacted_not_half_kept(before: int) -> None:
+    """The tail of a huge output is cut from its end: a key whose BEGIN line lay before the
+    cut was no longer recognised, and its base64 lines were kept."""
+    body = [f"{n:02d}" + "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2" for n in range(25)]
+    key = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END RSA PRIVATE KEY-----"
+    output = "x " * (before // 2) + key + "\n" + "deploy: permission denied\n" * 40
+    tail = redacted_tail(output, 2000)
+    assert "deploy: permission denied" in tail
+    assert not any(line[:30] in tail for line in body), tail

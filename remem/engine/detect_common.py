@@ -41,6 +41,10 @@ class Finding:
 # A secret the patterns recognise is shorter than this; a fragment of one left at the end of
 # a redacted head (a key cut where the head ends) is never longer.
 _SECRET_TAIL = 64
+# The longest secret the patterns see whole from its telling start to its end: a PEM private
+# key (an RSA-4096 one is about 3,300 characters), a JWT, a certificate chain's block.
+_SECRET_SPAN = 8192
+_WHITESPACE = re.compile(r"\s")
 
 
 def redacted_head(text: str | None, width: int) -> str:
@@ -58,17 +62,20 @@ def redacted_head(text: str | None, width: int) -> str:
 
 
 def redacted_tail(text: str | None, width: int) -> str:
-    """The last `width` characters of the text with its secrets redacted: redacted_head from
-    the other end (a key that straddles the cut is redacted, not cut in half)."""
+    """The last `width` characters of the text with its secrets redacted. A secret's telling
+    start (a key's "-----BEGIN" line, a token's prefix) may lie before the cut, so the
+    _SECRET_SPAN characters before it are redacted with it; and the tail starts at a word
+    boundary, so no fragment of a token cut at its start shows."""
     text = text or ""
     if width <= 0:
         return ""
-    size = width + 2 * _SECRET_TAIL
-    while True:
-        done = redact_secrets(text[-size:])
-        if size >= len(text) or len(done) > width + _SECRET_TAIL:
-            return done[-width:]
-        size *= 2
+    done = redact_secrets(text[-(width + _SECRET_SPAN):])
+    tail = done[-width:]
+    if len(done) > width:
+        boundary = _WHITESPACE.search(tail, 0, _SECRET_TAIL * 4)
+        if boundary:
+            tail = tail[boundary.end():]
+    return tail
 
 
 def redacted_ends(text: str | None, width: int) -> str:
