@@ -290,6 +290,33 @@ def test_a_file_listed_to_be_removed_and_then_deleted_is_no_veto(store):
     assert out["vetoed"] == 0 and get_lesson(store, lesson["id"])["status"] == "active"
 
 
+def test_a_hand_edited_file_whose_project_is_in_use_again_is_vetoed_when_deleted(store):
+    """Kept (changed by hand) while its project was out of use, it stayed marked to remove
+    when the project came back, so deleting it was no veto and it was written again."""
+    folder = memory_folder("/home/u/a")
+    lesson = add_lesson(store, "Never push to main.", "correction", sources=["x"])
+    render_pass(store)
+    path = file_of(folder, lesson)
+    path.write_text(path.read_text() + "Mine: ask first.\n", encoding="utf-8")
+    transcript = folder.parent / "0b8e6c6e-session.jsonl"
+    transcript.write_text("{}\n")
+    for old in (transcript, folder, folder.parent):
+        _age(old, 200)
+    render_pass(store)  # out of use: kept, the person's edit
+    transcript.write_text("{}\n{}\n")  # a session there again
+    render_pass(store)
+    path.unlink()
+    out = render_pass(store)
+    assert out["vetoed"] == 1 and get_lesson(store, lesson["id"])["status"] == "vetoed"
+
+
+def test_taking_out_a_section_that_opens_the_file_keeps_its_byte_order_mark():
+    text = (f"\ufeff{BEGIN}\n{HEADING}\n- [Use uv](remem-0123abcd-L1.md)\n{END}\nmine\n")
+    assert render_text.without_own_lines(text, "0123abcd", set()) == "\ufeffmine\n"
+    alone = f"\ufeff{BEGIN}\n{HEADING}\n- [Use uv](remem-0123abcd-L1.md)\n{END}\n"
+    assert render_text.without_own_lines(alone, "0123abcd", set()) == "\ufeff"
+
+
 # --------------------------------------------------------------------------- lesson files the person changed
 
 

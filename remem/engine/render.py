@@ -211,6 +211,12 @@ def _words(lesson: dict[str, Any]) -> str:
     return _sha256(lesson["text"].encode("utf-8"))[:16]
 
 
+def _wanted(info: dict[str, Any]) -> dict[str, Any]:
+    """A listed file's record once its lesson is shown here again: no longer one to remove, so
+    deleting it is a veto again."""
+    return {k: v for k, v in info.items() if k != "remove"}
+
+
 def _changed_by_hand(path: Path, info: dict[str, Any] | None, wanted: bytes | None = None) -> bool:
     """Whether a lesson file is no longer what remem last wrote in it (written.json's `sha256`
     of those bytes), nor what it would write now (`wanted`): the person edited it. A file
@@ -314,7 +320,7 @@ def render(
                 problems.append(f"{path} was changed by hand, so remem leaves it as it is: put your words "
                                 f"into the lesson with `remem lessons edit {lesson['id']}` (remem then writes "
                                 "the file from them), or delete the file to veto the lesson")
-                new_files[str(path)] = info
+                new_files[str(path)] = _wanted(info)
                 continue
             record = {"lesson": lesson["id"], "sha256": _sha256(data), "words": _words(lesson)}
             # The person may have made it a link (to a dotfiles repo): the link stays, its target
@@ -328,7 +334,7 @@ def render(
                 problems.append(f"cannot write {path} ({_cannot(exc)})")
                 if not os.path.lexists(path):
                     continue  # never recorded, so its absence is no veto
-                record = info or {"lesson": lesson["id"]}  # it still holds what it held
+                record = _wanted(info or {"lesson": lesson["id"]})  # it still holds what it held
             new_files[str(path)] = record
         if new_folder and folder.is_dir():  # made by the first write above
             made.add(folder)
@@ -571,5 +577,5 @@ def _unrendered_memory_md(memory: Path, tag: str, owned: set[str],
         return None
     if after == original:
         return None
-    gone = not after and not memory.is_symlink()
+    gone = not after.lstrip("\ufeff") and not memory.is_symlink()  # nothing left but a byte-order mark
     return {"path": str(memory), "before": original, "after": None if gone else after}

@@ -278,6 +278,8 @@ def without_own_lines(original: str, tag: str, owned: set[str]) -> str:
         return original[:span.inner_start] + "".join(w + b for w, b, _ in lines) + original[span.inner_end:]
     persons = "".join(w + b for w, b, _ in lines if not _is_remems(w))
     before, after = original[:span.line_start], original[span.line_stop:]
+    if not before and original.startswith("\ufeff"):
+        before = "\ufeff"  # the file's byte-order mark, on the marker's line: the file's, not the section's
     if not after and not persons:
         brk = 2 if before.endswith("\r\n") else 1 if before.endswith("\n") else 0
         if brk and before[:-brk].endswith("\n"):
