@@ -66,6 +66,20 @@ def test_import_reports_bad_lines_and_keeps_the_rest(home, tmp_path):
         assert copy.scalar("SELECT count(*) FROM episodes") == 3
 
 
+def test_an_import_stores_a_folder_in_one_spelling(home, tmp_path):
+    with Store() as original:
+        _fill(original)
+        rows = list(backup_mod.export_rows(original))
+    for row in rows:
+        if row.get("table") in ("episodes", "lessons"):
+            row["cwd"] = "/srv/shop/./api/../"  # an export written by hand, or by another tool
+    with Store(tmp_path / "other.db") as copy:
+        result = backup_mod.import_jsonl(copy, iter(json.dumps(r, default=str) for r in rows))
+        assert result["errors"] == []
+        folders = {r["cwd"] for r in copy.rows("SELECT cwd FROM episodes UNION SELECT cwd FROM lessons")}
+    assert folders == {"/srv/shop"}
+
+
 def test_backup_then_restore_is_equal(home, tmp_path):
     with Store() as live:
         _fill(live)

@@ -177,6 +177,7 @@ def test_a_lesson_learned_only_from_findings_not_found_again_is_retired(project:
             # a re-read dropped the other: lessons outlive the episodes the lifecycle deletes
             "outlived": _lesson(store, "Pin yaml in requirements.", [faded_error, wrong[OTHER][0]]),
         }
+        store.conn.execute("UPDATE lessons SET strength = 3.0 WHERE id = ?", (ids["mixed"],))
         vetoed = _lesson(store, "Never create beads.", [wrong[OTHER][1]])
         store.conn.execute("UPDATE lessons SET status = 'vetoed', note = 'vetoed by the person' WHERE id = ?", (vetoed,))
         long_ago = clock.iso(clock.now() - timedelta(days=400))
@@ -195,6 +196,7 @@ def test_a_lesson_learned_only_from_findings_not_found_again_is_retired(project:
         shown = {l["id"] for l in prime.preview(store, CWD, None)["lessons"]}
     assert (got["wrong"]["status"], got["wrong"]["note"], got["wrong"]["sources"]) == ("vetoed", NOT_FOUND_AGAIN, [])
     assert (got["mixed"]["status"], got["mixed"]["sources"], got["mixed"]["seen"]) == ("active", [real_error], 1)
+    assert got["mixed"]["strength"] == 2.0  # what the dropped source added goes with it
     assert (got["edited"]["status"], got["edited"]["sources"]) == ("active", [])
     assert (got["received"]["status"], got["received"]["sources"]) == ("active", [])
     assert (got["outlived"]["status"], got["outlived"]["sources"]) == ("active", [faded_error])

@@ -21,6 +21,7 @@ from remem import paths
 from remem.engine import clock
 from remem.engine.files import sole_user
 from remem.engine.graph import SYMMETRIC
+from remem.engine.projects import normal_folder
 from remem.engine.store import EPISODE_KINDS, MIGRATIONS, Store, normalise_tag, set_orphaned_log_aside
 
 EXPORT_VERSION = 1
@@ -399,6 +400,8 @@ def _row_problem(table: str, row: dict[str, Any], types: dict[str, str] | None =
         if not isinstance(row["tag"], str) or not normalise_tag(row["tag"]):
             return f"tag is not a tag: {str(row['tag'])[:40]!r}"
         row["tag"] = normalise_tag(row["tag"])  # as `remember` stores it, so --tag finds it
+    if table in ("episodes", "lessons") and isinstance(row.get("cwd"), str):
+        row["cwd"] = normal_folder(row["cwd"])  # the one spelling the store keeps
     for key in _TIME_COLUMNS.get(table, ()):
         value = row.get(key)
         if value is None:

@@ -444,7 +444,8 @@ def drop_sources(conn: Any, dropped: Sequence[str]) -> list[str]:
     this memory's own (no origin: not received), active, and in the words it was made with (no
     draft other than its text: a person's edit, or a local model's rewording, is kept, as the
     merge pass keeps it), it is retired: status `vetoed` with the note NOT_FOUND_AGAIN and no
-    vetoed.json record, so its words are not banned and `remem lessons restore` brings it back. Sources the lifecycle deleted stay named (lessons
+    vetoed.json record, so its words are not banned and `remem lessons restore` brings it back.
+    Its strength loses what each dropped source added. Sources the lifecycle deleted stay named (lessons
     outlive their episodes), so a lesson with one of those left keeps going. Returns the ids
     retired."""
     gone = set(dropped)
@@ -454,15 +455,18 @@ def drop_sources(conn: Any, dropped: Sequence[str]) -> list[str]:
     stamp = clock.iso()
     for ids in chunks(list(dropped), 200):
         naming = " OR ".join("instr(sources, ?) > 0" for _ in ids)
-        rows = conn.execute(f"SELECT id, sources, seen, status, origin, text, draft FROM lessons WHERE {naming}",
-                            [f'"{i}"' for i in ids]).fetchall()
-        for lid, sources, seen, status, origin, text, draft in rows:
+        rows = conn.execute(f"SELECT id, sources, seen, strength, status, origin, text, draft FROM lessons "
+                            f"WHERE {naming}", [f'"{i}"' for i in ids]).fetchall()
+        for lid, sources, seen, strength, status, origin, text, draft in rows:
             before = loads_list(sources)
             kept = [s for s in before if s not in gone]
             if len(kept) == len(before):
                 continue
-            fields = {"sources": dumps(kept), "seen": max(1, int(seen or 1) - (len(before) - len(kept))),
-                      "updated": stamp}
+            lost = len(before) - len(kept)
+            # A source added one to both: a finding dropped and found again later (a live
+            # transcript read whole again) must not leave the lesson stronger each time.
+            fields = {"sources": dumps(kept), "seen": max(1, int(seen or 1) - lost),
+                      "strength": max(1.0, float(strength or 1.0) - lost), "updated": stamp}
             if not kept and status == "active" and not origin and (not draft or draft == text):
                 fields.update(status="vetoed", note=NOT_FOUND_AGAIN)
                 retired.append(lid)
