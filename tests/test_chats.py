@@ -1101,6 +1101,27 @@ def test_a_chatgpt_conversation_regenerated_between_two_exports_is_one_session(s
     assert [r["id"] for r in store.rows("SELECT id FROM sessions")] == ["67000000-aaaa-bbbb-cccc-000000000001"]
 
 
+def test_two_exports_of_one_conversation_are_not_read_in_turn(store, tmp_path: Path) -> None:
+    """Two exports kept side by side (its first reply regenerated between them): each ingest
+    read both, each replacing what the other stored. The newer export tells it."""
+    import os
+
+    from remem.engine.ingest import ingest_paths
+
+    older, newer = tmp_path / "a" / "conversations.json", tmp_path / "b" / "conversations.json"
+    for folder, branch in ((older, 1), (newer, 2)):
+        folder.parent.mkdir()
+        folder.write_text(json.dumps([chatgpt_regenerated(branch)]))
+    os.utime(older, (older.stat().st_atime, newer.stat().st_mtime - 86400))
+    ingest_paths(store, [older, newer])
+    told = store.rows("SELECT id, kind, gist FROM episodes ORDER BY id")
+    for _ in range(2):
+        again = ingest_paths(store, [older, newer])
+        assert again["episodes"] == 0 and store.rows("SELECT id, kind, gist FROM episodes ORDER BY id") == told
+    assert [r["kind"] for r in told] == ["session"]  # the newer export's branch: no correction
+    assert store.scalar("SELECT path FROM sessions") == f"{newer}#0"
+
+
 def test_a_chatgpt_conversation_stored_under_its_older_id_is_taken_over_not_stored_twice(
         store, tmp_path: Path) -> None:
     """Stored by an earlier release as `<id>:<hash of its opening>`; the next export, its first

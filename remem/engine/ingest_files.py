@@ -233,6 +233,8 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
         if source == "chats":
             session.path = f"{name}#{i}"
             session.id = _stored_chat_id(store, session, path) or session.id
+            if _held_by_a_newer_file(store, session.id, name, st.st_mtime):
+                continue  # the same conversation in a newer export: that one tells it
             _take_over_older_ids(store, session)
         else:
             session.path = name
@@ -267,6 +269,19 @@ def _stored_chat_id(store: Store, session: Session, path: Path) -> str | None:
                 and _same_opening(store, old, session):
             return old
     return None
+
+
+def _held_by_a_newer_file(store: Store, session_id: str, name: str, mtime: float) -> bool:
+    """Whether another file, newer than this one and still there, holds this conversation (two
+    exports of one ChatGPT or Claude.ai conversation, named by its id): the newer one tells it,
+    so the two are not read in turn, each replacing what the other stored, at every ingest."""
+    row = store.one("SELECT path FROM sessions WHERE id = ?", (session_id,))
+    if row is None or not row["path"] or str(row["path"]).rsplit("#", 1)[0] == name:
+        return False
+    try:
+        return Path(str(row["path"]).rsplit("#", 1)[0]).stat().st_mtime > mtime
+    except OSError:
+        return False  # gone (or unreadable): this file tells it now
 
 
 def _take_over_older_ids(store: Store, session: Session) -> None:
