@@ -72,14 +72,10 @@ def test_help_modal(demo_home, snap_compare):
 
 
 def _pressing(*keys: str):
-    """Press keys, each once the screen the one before opened is filled and laid out (a tab's
-    table fills in a worker: a modal opened over it at once caught its columns half sized), then
-    quiet the screen they opened (modals have their own cursors)."""
+    """Press keys, then quiet the screen they opened (modals have their own cursors)."""
     async def run(pilot) -> None:
-        for key in keys:
-            await pilot.press(key)
-            await pilot.app.workers.wait_for_complete()
-            await pilot.pause()
+        await pilot.press(*keys)
+        await pilot.pause()
         await _quiet(pilot)
 
     return run
