@@ -239,8 +239,7 @@ def test_one_agent_only_and_unknown_agent(cli, agents_home):
     assert bad.exit_code == 1 and "unknown agent" in bad.output
 
 
-def only_systemd(tmp_path: Path, monkeypatch) -> Path:
-    """A PATH with the fake systemctl alone (no crontab); returns the file it logs its calls to."""
+def test_systemd_timer_where_there_is_no_cron(cli, home, tmp_path, monkeypatch):
     bin_dir = tmp_path / "only-systemd"
     bin_dir.mkdir()
     systemctl = bin_dir / "systemctl"
@@ -249,11 +248,6 @@ def only_systemd(tmp_path: Path, monkeypatch) -> Path:
     log = tmp_path / "systemctl.log"
     monkeypatch.setenv("FAKE_SYSTEMCTL_LOG", str(log))
     monkeypatch.setenv("PATH", str(bin_dir))
-    return log
-
-
-def test_systemd_timer_where_there_is_no_cron(cli, home, tmp_path, monkeypatch):
-    log = only_systemd(tmp_path, monkeypatch)
     res = cli("setup", "--yes", "--agent", "windsurf")
     assert res.exit_code == 0, res.output
     units = Path(os.environ["HOME"]) / ".config" / "systemd" / "user"
@@ -646,7 +640,13 @@ def test_remove_after_an_upgrade_keeps_a_line_the_person_added_in_between(cli, a
 def test_the_systemd_service_ingests_then_sleeps_and_an_old_one_is_replaced(cli, home, tmp_path, monkeypatch):
     import shlex
 
-    only_systemd(tmp_path, monkeypatch)
+    bin_dir = tmp_path / "only-systemd"
+    bin_dir.mkdir()
+    systemctl = bin_dir / "systemctl"
+    systemctl.write_text(FAKE_SYSTEMCTL)
+    systemctl.chmod(systemctl.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("FAKE_SYSTEMCTL_LOG", str(tmp_path / "systemctl.log"))
+    monkeypatch.setenv("PATH", str(bin_dir))
     units = Path(os.environ["HOME"]) / ".config" / "systemd" / "user"
     service = units / "remem-sleep.service"
     _write(service, "[Unit]\nDescription=remem nightly sleep (consolidate memories into lessons)\n\n"
