@@ -262,6 +262,16 @@ def is_superseded(status: str | None, note: str | None) -> bool:
     return status == "vetoed" and (note or "").startswith(SUPERSEDED)
 
 
+def retired_by_remem(status: str | None, note: str | None) -> bool:
+    """Whether remem retired the lesson, not the person: superseded by a later correction, or
+    learned only from findings a re-read no longer found (lessons.NOT_FOUND_AGAIN). Such a
+    lesson takes nothing in (a person's veto holds; these do not): the same words said again
+    make a new lesson."""
+    from remem.engine.lessons import NOT_FOUND_AGAIN
+
+    return is_superseded(status, note) or (status == "vetoed" and note == NOT_FOUND_AGAIN)
+
+
 # --------------------------------------------------------------------------- the store side
 
 def taken_back(store: Any) -> set[str]:

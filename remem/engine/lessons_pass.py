@@ -36,7 +36,7 @@ from remem.engine.detect_corrections import refused_call_kind
 from remem.engine.detect_errors import CLASS_OF_LABEL, ERROR_CLASSES, missing_name
 from remem.engine.detect_errors import error_class as detect_error_class
 from remem.engine.embed import to_blob
-from remem.engine.lessons import NOT_FOUND_AGAIN, lesson_hash, vector_text
+from remem.engine.lessons import lesson_hash, vector_text
 from remem.engine.shell_words import SHELL_TOOLS, program_words
 from remem.engine.store import Store, chunks, dumps, loads_list, new_id, stable_id
 
@@ -385,8 +385,7 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
         # A lesson a later correction superseded, or one retired when its findings were not
         # found again, takes nothing in (unlike a person's veto, which holds): the same
         # correction said again makes a new lesson, as the newest word.
-        if not (contradiction.is_superseded(lesson["status"], lesson["note"])
-                or (lesson["status"] == "vetoed" and lesson["note"] == NOT_FOUND_AGAIN)):
+        if not contradiction.retired_by_remem(lesson["status"], lesson["note"]):
             by_kind[lesson["kind"]].append((lesson, srcs))
     mark = _mark(store, watermark, faded_below, emb.space)
     plans = {}
