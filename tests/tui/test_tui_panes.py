@@ -165,3 +165,49 @@ async def test_with_archived_shows_archived_memories_beside_the_live_ones_browsi
         app.query_one("#episode-archived").value = False
         await pilot.pause()
         assert "e05" not in listed() and listed()
+
+
+# --------------------------------------------------------------------------- tables laid out at once
+
+def _widths(table: Any) -> dict[str, int]:
+    """Each column's width as it is drawn now, padding left out."""
+    return {str(c.label): c.get_render_width(table) - 2 * table.cell_padding for c in table.ordered_columns}
+
+
+async def test_the_tables_are_laid_out_when_filled_not_when_next_idle(demo_home):
+    # A modal opened just after a tab shows (3, then e at once) sits over that tab as it is
+    # drawn then, and the screen under a modal is not drawn again: columns measured only when
+    # the table is next idle were as narrow as their headers ("cor…").
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        for pane_id, tables in (("#lessons-pane", {"#lesson-table": "kind"}),
+                                ("#sleep-pane", {"#sleep-history": "what changed"}),
+                                ("#shared-pane", {"#candidate-table": "lesson", "#peer-table": "origin"})):
+            app.query_one(pane_id).reload()  # no await after it: the tables have had no idle since
+            for table_id, column in tables.items():
+                table = app.query_one(table_id)
+                widths = _widths(table)
+                assert table.row_count
+                for key in table.rows:
+                    for label, value in zip(widths, table.get_row(key)):
+                        assert len(str(value)) <= widths[label], (table_id, label, str(value))
+                assert widths[column] > len(column)  # its cells', not its header's
+
+
+async def test_a_row_redrawn_wider_than_its_column_lays_the_page_out_again(demo_home):
+    from remem.engine.lessons import set_status
+    from remem.engine.store import Store
+    from tests.tui.conftest import acted, on_lesson
+
+    with Store() as store:  # a received lesson rejected in the Shared tab: a restore sends it back there
+        set_status(store, "L3", "vetoed")
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await on_lesson(pilot, "L3")
+        table = app.query_one("#lesson-table")
+        assert _widths(table)["status"] == len("vetoed")
+        await pilot.press("v")
+        await acted(pilot)
+        assert str(table.get_cell("L3", "status")) == "candidate"
+        assert _widths(table)["status"] == len("candidate")  # drawn whole, not "candi…"

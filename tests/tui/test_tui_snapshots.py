@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from tests.tui.conftest import new_app
 
 BIG = (120, 36)

@@ -14,6 +14,7 @@ from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static
 from remem.errors import NotFound
 from remem.tui.paging import PagedPane, paging_bindings
 from remem.tui.screens.modals import AskValue, ConfirmForget, ConnectTo
+from remem.tui.widgets.columns import room_left
 from remem.tui.widgets.format import ago, cell, cut, lines, markup, plain
 
 SORTS = ("when", "kind", "title", "project", "strength", "recalls")
@@ -150,12 +151,7 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
             for i, (label, fixed) in enumerate(COLUMNS)
         ]
         title = COLUMNS.index(("title", None))
-        if table.size.width:
-            # Each column has a cell of padding each side, and room is kept for the scrollbar.
-            others = sum(w for i, w in enumerate(widths) if i != title) + 2 * table.cell_padding * len(COLUMNS)
-            widths[title] = max(TITLE_WIDTH[0], table.size.width - table.styles.scrollbar_size_vertical - others)
-        else:
-            widths[title] = TITLE_WIDTH[1]
+        widths[title] = room_left(table, widths[:title] + widths[title + 1:], len(COLUMNS), *TITLE_WIDTH)
         return widths
 
     def selected_id(self) -> str | None:

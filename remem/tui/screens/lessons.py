@@ -16,6 +16,7 @@ from remem.errors import NotFound
 from remem.engine.store import LESSON_STATUSES as STATUSES
 from remem.tui.paging import PagedPane
 from remem.tui.screens.modals import AskValue, Confirm, EditText
+from remem.tui.widgets.columns import fill, fits, room_left, widest
 from remem.tui.widgets.format import cell, cut, lines, markup, plain, sender, short_sender, since
 
 COLUMNS = ("kind", "status", "str", "seen", "lesson")
@@ -66,6 +67,8 @@ class LessonsPane(PagedPane):
         self.changed_row: str | None = None  # the one row an action changed: redrawn alone
         self.shown: dict[str, dict[str, Any]] = {}  # the page's lessons, in order, with who sent them
         self.fitted_to = -1  # the table width the lesson column was last cut for
+        self.words_width = LESSON_WIDTH[1]  # how much of a lesson's words the page shows
+        self.widths: list[int] = []  # the columns' widths as laid out
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="filters"):
@@ -95,21 +98,15 @@ class LessonsPane(PagedPane):
         """A lesson's cells but its words."""
         return [r["kind"], r["status"], f"{r['strength']:.2f}", str(r["seen"])]
 
-    def _cells(self, r: dict[str, Any], width: int) -> list[Any]:
-        return [*(cell(text) for text in self._fixed(r)), cell(lesson_words(r, width))]
+    def _texts(self, r: dict[str, Any], width: int) -> list[str]:
+        return [*self._fixed(r), lesson_words(r, width)]
 
     def _lesson_width(self) -> int:
-        """How much of a lesson the table shows: what its width leaves beside the other columns
-        (each with a cell of padding each side, and room for the scrollbar), so the end of a
-        line, where a received lesson names its sender, is in sight in 80 columns too."""
-        table = self.query_one(DataTable)
-        if not table.size.width:
-            return LESSON_WIDTH[1]
-        others = sum(max([len(label), *(len(self._fixed(r)[i]) for r in self.shown.values())])
-                     for i, label in enumerate(COLUMNS[:-1]))
-        room = (table.size.width - table.styles.scrollbar_size_vertical - others
-                - 2 * table.cell_padding * len(COLUMNS))
-        return max(LESSON_WIDTH[0], min(LESSON_WIDTH[1], room))
+        """How much of a lesson the table shows: what its width leaves beside the other columns,
+        so the end of a line, where a received lesson names its sender, is in sight in 80
+        columns too."""
+        others = widest(COLUMNS[:-1], [self._fixed(r) for r in self.shown.values()])
+        return min(LESSON_WIDTH[1], room_left(self.query_one(DataTable), others, len(COLUMNS), *LESSON_WIDTH))
 
     def _provenance(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The rows with who sent each received one (`received`, `origin_label`)."""
@@ -131,31 +128,31 @@ class LessonsPane(PagedPane):
         self._fill(keep)
 
     def _fill(self, keep: str | None) -> None:
-        """The page's lessons into the table, their words cut for the table's width now (the
-        columns are laid out again: a column keeps the widest cell it ever held)."""
+        """The page's lessons into the table, their words cut for the table's width now."""
         table = self.query_one(DataTable)
         self.fitted_to = table.size.width
-        table.clear(columns=True)
-        for label in COLUMNS:
-            table.add_column(label, key=label)
-        width = self._lesson_width()
-        for r in self.shown.values():
-            table.add_row(*self._cells(r, width), key=r["id"])
+        self.words_width = self._lesson_width()
+        self.widths = fill(table, COLUMNS, [(r["id"], self._texts(r, self.words_width))
+                                            for r in self.shown.values()])
         self.keep_cursor(table, keep)
         self.show_detail(self.selected_id())
 
     def _redraw_row(self, lesson_id: str) -> bool:
         """After an action on one lesson, that row alone is drawn again when it is still on the
-        page and still passes the status filter (False: the page is read again instead)."""
+        page, still passes the status filter and still fits the columns (False: the page is
+        read again instead)."""
         table = self.query_one(DataTable)
         row = self.app.engine("browse").lesson_row(self.app.store, lesson_id)
         statuses = self._statuses()
         if row is None or lesson_id not in table.rows or (statuses and row["status"] not in statuses):
             return False
         (row,) = self._provenance([row])
+        texts = self._texts(row, self.words_width)
+        if not fits(self.widths, texts):  # "active" became "quarantined": lay the page out again
+            return False
         self.shown[lesson_id] = row
-        for label, value in zip(COLUMNS, self._cells(row, self._lesson_width())):
-            table.update_cell(lesson_id, label, value)
+        for label, text in zip(COLUMNS, texts):
+            table.update_cell(lesson_id, label, cell(text))
         self.show_detail(self.selected_id())
         return True
 

@@ -15,7 +15,12 @@ from textual.widgets import DataTable, Label, Static
 
 from remem.tui.paging import PagedPane
 from remem.tui.screens.modals import AskValue, Confirm
-from remem.tui.widgets.format import cell, cut, lines, markup, plain, sender
+from remem.tui.widgets.columns import fill
+from remem.tui.widgets.format import cut, lines, markup, plain, sender
+
+
+CANDIDATE_COLUMNS = ("status", "origin", "signature", "safety", "project", "lesson")
+PEER_COLUMNS = ("origin", "trusted", "first seen", "lessons", "label")
 
 
 def project_cell(c: dict[str, Any]) -> str:
@@ -85,9 +90,6 @@ class SharedPane(PagedPane):
         yield Label("", id="shared-status", classes="status")
 
     def on_mount(self) -> None:
-        self.query_one("#candidate-table", DataTable).add_columns("status", "origin", "signature", "safety",
-                                                                  "project", "lesson")
-        self.query_one("#peer-table", DataTable).add_columns("origin", "trusted", "first seen", "lessons", "label")
         self.app.mounted(self)  # read when its tab is first shown
 
     def reload(self) -> None:
@@ -100,19 +102,17 @@ class SharedPane(PagedPane):
         self.candidates = {c["id"]: c for c in page}
         table = self.query_one("#candidate-table", DataTable)
         keep = self.selected_key("#candidate-table")
-        table.clear()
-        for c in page:
-            safety = "ok" if c["safety"]["ok"] else "quarantined"
-            table.add_row(cell(c["status"]), cell(origin_cell(c)), cell(c["signature"]), safety,
-                          cell(project_cell(c), 20), cell(c["text"], 60), key=c["id"])
+        fill(table, CANDIDATE_COLUMNS, [
+            (c["id"], [c["status"], origin_cell(c), c["signature"], "ok" if c["safety"]["ok"] else "quarantined",
+                       cut(project_cell(c), 20), cut(c["text"], 60)])
+            for c in page])
         peers = self.query_one("#peer-table", DataTable)
         keep_peer = self.selected_key("#peer-table")  # a second T acts on the same peer
-        peers.clear()
         self.peers = share.peers(self.app.store)
-        for p in self.peers:
-            held = ", ".join(f"{k} {v}" for k, v in p["lessons"].items()) or "-"
-            peers.add_row(cell(p["origin"]), "yes" if p["trusted"] else "no", p["first_seen"][:10], cell(held),
-                          cell(p.get("label") or ""), key=p["origin"])
+        fill(peers, PEER_COLUMNS, [
+            (p["origin"], [p["origin"], "yes" if p["trusted"] else "no", p["first_seen"][:10],
+                           ", ".join(f"{k} {v}" for k, v in p["lessons"].items()) or "-", p.get("label") or ""])
+            for p in self.peers])
         self.keep_cursor(table, keep)
         self.keep_cursor(peers, keep_peer)
         self.sync_folder = self.app.engine("config").load()["share"]["folder"] or None

@@ -13,7 +13,8 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Label, ProgressBar, RichLog, Select
 
 from remem.tui.widgets.pane import Pane, failure_line
-from remem.tui.widgets.format import cell, cut, since
+from remem.tui.widgets.columns import fill, room_left, widest
+from remem.tui.widgets.format import cut, since
 
 HISTORY_COLUMNS = ("run", "started", "took", "status", "what changed")
 # The fewest characters of a run's account its row shows, and how many before the table's
@@ -70,21 +71,12 @@ class SleepPane(Pane):
 
     def _fill(self) -> None:
         """The history into its table, each run's account cut to the width the other columns
-        leave (laid out again: a column keeps the widest cell it ever held)."""
+        leave."""
         table = self.query_one("#sleep-history", DataTable)
         self.fitted_to = table.size.width
-        width = CHANGES_WIDTH[1]
-        if table.size.width:
-            others = sum(max([len(label), *(len(texts[i]) for texts in self.runs)])
-                         for i, label in enumerate(HISTORY_COLUMNS[:-1]))
-            room = (table.size.width - table.styles.scrollbar_size_vertical - others
-                    - 2 * table.cell_padding * len(HISTORY_COLUMNS))
-            width = max(CHANGES_WIDTH[0], room)
-        table.clear(columns=True)
-        for label in HISTORY_COLUMNS:
-            table.add_column(label, key=label)
-        for texts in self.runs:
-            table.add_row(*(cell(t) for t in texts[:-1]), cell(cut(texts[-1], width)), key=texts[0])
+        others = widest(HISTORY_COLUMNS[:-1], [texts[:-1] for texts in self.runs])
+        width = room_left(table, others, len(HISTORY_COLUMNS), *CHANGES_WIDTH)
+        fill(table, HISTORY_COLUMNS, [(texts[0], [*texts[:-1], cut(texts[-1], width)]) for texts in self.runs])
 
     @on(Button.Pressed, "#sleep-run")
     def _pressed(self) -> None:
