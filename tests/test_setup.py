@@ -239,7 +239,8 @@ def test_one_agent_only_and_unknown_agent(cli, agents_home):
     assert bad.exit_code == 1 and "unknown agent" in bad.output
 
 
-def test_systemd_timer_where_there_is_no_cron(cli, home, tmp_path, monkeypatch):
+def only_systemd(tmp_path: Path, monkeypatch) -> Path:
+    """A PATH with the fake systemctl alone (no crontab); returns the file it logs its calls to."""
     bin_dir = tmp_path / "only-systemd"
     bin_dir.mkdir()
     systemctl = bin_dir / "systemctl"
@@ -248,6 +249,11 @@ def test_systemd_timer_where_there_is_no_cron(cli, home, tmp_path, monkeypatch):
     log = tmp_path / "systemctl.log"
     monkeypatch.setenv("FAKE_SYSTEMCTL_LOG", str(log))
     monkeypatch.setenv("PATH", str(bin_dir))
+    return log
+
+
+def test_systemd_timer_where_there_is_no_cron(cli, home, tmp_path, monkeypatch):
+    log = only_systemd(tmp_path, monkeypatch)
     res = cli("setup", "--yes", "--agent", "windsurf")
     assert res.exit_code == 0, res.output
     units = Path(os.environ["HOME"]) / ".config" / "systemd" / "user"
@@ -640,13 +646,7 @@ def test_remove_after_an_upgrade_keeps_a_line_the_person_added_in_between(cli, a
 def test_the_systemd_service_ingests_then_sleeps_and_an_old_one_is_replaced(cli, home, tmp_path, monkeypatch):
     import shlex
 
-    bin_dir = tmp_path / "only-systemd"
-    bin_dir.mkdir()
-    systemctl = bin_dir / "systemctl"
-    systemctl.write_text(FAKE_SYSTEMCTL)
-    systemctl.chmod(systemctl.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("FAKE_SYSTEMCTL_LOG", str(tmp_path / "systemctl.log"))
-    monkeypatch.setenv("PATH", str(bin_dir))
+    only_systemd(tmp_path, monkeypatch)
     units = Path(os.environ["HOME"]) / ".config" / "systemd" / "user"
     service = units / "remem-sleep.service"
     _write(service, "[Unit]\nDescription=remem nightly sleep (consolidate memories into lessons)\n\n"

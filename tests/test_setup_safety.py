@@ -146,15 +146,9 @@ def test_remove_takes_out_an_earlier_crontab_line_instead_of_restoring_it(cli, a
 
 
 def test_a_systemd_unit_that_cannot_be_read_stops_nothing_else(cli, home, tmp_path, monkeypatch):
-    from tests.test_setup import FAKE_SYSTEMCTL
+    from tests.test_setup import only_systemd
 
-    bin_dir = tmp_path / "only-systemd"
-    bin_dir.mkdir()
-    systemctl = bin_dir / "systemctl"
-    systemctl.write_text(FAKE_SYSTEMCTL)
-    systemctl.chmod(systemctl.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("FAKE_SYSTEMCTL_LOG", str(tmp_path / "systemctl.log"))
-    monkeypatch.setenv("PATH", str(bin_dir))
+    only_systemd(tmp_path, monkeypatch)
     units = Path(os.environ["HOME"]) / ".config" / "systemd" / "user"
     (units / "remem-sleep.service").mkdir(parents=True)  # a folder where the unit goes
     windsurf = Path(os.environ["HOME"]) / ".codeium" / "windsurf" / "mcp_config.json"
