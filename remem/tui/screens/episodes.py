@@ -14,7 +14,7 @@ from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static
 from remem.errors import NotFound
 from remem.tui.paging import PagedPane, paging_bindings
 from remem.tui.screens.modals import AskValue, ConfirmForget, ConnectTo
-from remem.tui.widgets.columns import room_left
+from remem.tui.widgets.columns import FitsItsWidth, room_left
 from remem.tui.widgets.format import ago, cell, cut, lines, markup, plain
 
 SORTS = ("when", "kind", "title", "project", "strength", "recalls")
@@ -29,7 +29,7 @@ FORGET_TITLE = 50  # the forget dialog's question cuts a title here; the whole t
 
 # Its own list of keys, PagedPane's paging keys among them (not inherited): the footer shows
 # them in this order, n and p after / as ever.
-class EpisodesPane(PagedPane, inherit_bindings=False):
+class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
     BINDINGS = [
         Binding("slash", "search", "Search"),
         *paging_bindings(show=True),
@@ -50,7 +50,6 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
         self.query_text = ""
         self.hits: dict[str, dict[str, Any]] = {}
         self.shown: list[tuple[str, list[str]]] = []  # the page's rows as (id, cell texts)
-        self.fitted_to = -1  # the table width the columns were last laid out for
         self.kinds: list[str] | None = None
 
     def compose(self) -> ComposeResult:
@@ -68,12 +67,8 @@ class EpisodesPane(PagedPane, inherit_bindings=False):
     def on_mount(self) -> None:
         self.app.mounted(self)  # read when its tab is first shown
 
-    def on_resize(self) -> None:
-        self.call_after_refresh(self._refit)
-
-    def _refit(self) -> None:
-        if self.query_one(DataTable).size.width != self.fitted_to:
-            self._fill(keep=self.selected_id())
+    def refit(self) -> None:
+        self._fill(keep=self.selected_id())
 
     def _refresh_kinds(self) -> None:
         """The kind filter offers every kind in the store now (ingest and hooks add kinds

@@ -16,7 +16,7 @@ from remem.errors import NotFound
 from remem.engine.store import LESSON_STATUSES as STATUSES
 from remem.tui.paging import PagedPane
 from remem.tui.screens.modals import AskValue, Confirm, EditText
-from remem.tui.widgets.columns import fill, fits, room_left, widest
+from remem.tui.widgets.columns import FitsItsWidth, fill, fits, room_left, widest
 from remem.tui.widgets.format import cell, cut, lines, markup, plain, sender, short_sender, since
 
 COLUMNS = ("kind", "status", "str", "seen", "lesson")
@@ -54,7 +54,7 @@ def edit_refused(lesson: dict[str, Any], refusal: str, ours: str | None) -> str:
     return refusal
 
 
-class LessonsPane(PagedPane):
+class LessonsPane(FitsItsWidth, PagedPane):
     BINDINGS = [
         Binding("e", "edit", "Edit"),
         Binding("v", "veto", "Veto/restore"),
@@ -66,7 +66,6 @@ class LessonsPane(PagedPane):
         super().__init__(**kwargs)
         self.changed_row: str | None = None  # the one row an action changed: redrawn alone
         self.shown: dict[str, dict[str, Any]] = {}  # the page's lessons, in order, with who sent them
-        self.fitted_to = -1  # the table width the lesson column was last cut for
         self.words_width = LESSON_WIDTH[1]  # how much of a lesson's words the page shows
         self.widths: list[int] = []  # the columns' widths as laid out
 
@@ -82,12 +81,8 @@ class LessonsPane(PagedPane):
     def on_mount(self) -> None:
         self.app.mounted(self)  # read when its tab is first shown
 
-    def on_resize(self) -> None:
-        self.call_after_refresh(self._refit)
-
-    def _refit(self) -> None:
-        if self.query_one(DataTable).size.width != self.fitted_to:
-            self._fill(self.selected_id())
+    def refit(self) -> None:
+        self._fill(self.selected_id())
 
     def _statuses(self) -> list[str] | None:
         status = self.query_one("#lesson-status", Select)

@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Label, ProgressBar, RichLog, Select
 
 from remem.tui.widgets.pane import Pane, failure_line
-from remem.tui.widgets.columns import fill, room_left, widest
+from remem.tui.widgets.columns import FitsItsWidth, fill, room_left, widest
 from remem.tui.widgets.format import cut, since
 
 HISTORY_COLUMNS = ("run", "started", "took", "status", "what changed")
@@ -22,7 +22,8 @@ HISTORY_COLUMNS = ("run", "started", "took", "status", "what changed")
 CHANGES_WIDTH = (30, 160)
 
 
-class SleepPane(Pane):
+class SleepPane(FitsItsWidth, Pane):
+    fitted_table = "#sleep-history"
     BINDINGS = [Binding("r", "run_sleep", "Run sleep")]
     sleep_running = False
 
@@ -47,15 +48,10 @@ class SleepPane(Pane):
     def on_mount(self) -> None:
         self.log_lines: list[str] = []
         self.runs: list[list[str]] = []  # the history's rows as cell texts, newest first
-        self.fitted_to = -1  # the table width the rows were last cut for
         self.app.mounted(self)  # read when its tab is first shown
 
-    def on_resize(self) -> None:
-        self.call_after_refresh(self._refit)
-
-    def _refit(self) -> None:
-        if self.query_one("#sleep-history", DataTable).size.width != self.fitted_to:
-            self._fill()
+    def refit(self) -> None:
+        self._fill()
 
     def reload(self) -> None:
         self.runs = []

@@ -49,3 +49,21 @@ def fill(table: DataTable, labels: Sequence[str], rows: Sequence[tuple[Hashable,
 def fits(widths: Sequence[int], texts: Sequence[Any]) -> bool:
     """Whether a row's new cell texts fit the columns as laid out."""
     return all(shown_width(text) <= width for text, width in zip(texts, widths))
+
+
+class FitsItsWidth:
+    """A pane whose table is laid out for the table's width (`fitted_table`): laid out again,
+    by the pane's `refit`, when that width changes."""
+
+    fitted_table = "DataTable"
+    fitted_to = -1  # the table width the columns were last laid out for
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._refit)  # type: ignore[attr-defined]
+
+    def _refit(self) -> None:
+        if self.query_one(self.fitted_table, DataTable).size.width != self.fitted_to:  # type: ignore[attr-defined]
+            self.refit()
+
+    def refit(self) -> None:
+        raise NotImplementedError
