@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 # The due tasks run in a child process: a first run over a large store takes minutes, and
 # connection discovery shares recall's one-per-process vector cache, so in this process it
 # would hold the tools' lock all that time. A child leaves the tools answering meanwhile.
-TASKS_COMMAND = (sys.executable, "-m", "remem", "tasks", "--run", "--json")
+# -P: the server runs in the agent's project folder, and `-m` would put that folder first on
+# sys.path (a project's own remem.py or remem/ package would run instead of remem).
+TASKS_COMMAND = (sys.executable, "-P", "-m", "remem", "tasks", "--run", "--json")
 
 
 class Background:

@@ -621,10 +621,10 @@ def test_session_end_names_a_transcript_that_is_there_but_not_a_file(home, tmp_p
 def test_session_end_command_is_detached_ingest():
     from remem.hooks.session_end import ingest_command
 
-    assert ingest_command("/t.jsonl")[1:] == ["-m", "remem", "ingest", "/t.jsonl", "--quiet"]
+    assert ingest_command("/t.jsonl")[1:] == ["-P", "-m", "remem", "ingest", "/t.jsonl", "--quiet"]
     # The agent says what its transcript is; the file's name is the agent's to choose.
     assert ingest_command("/s/rollout-x.jsonl", "codex")[1:] == [
-        "-m", "remem", "ingest", "/s/rollout-x.jsonl", "--source", "codex", "--quiet"]
+        "-P", "-m", "remem", "ingest", "/s/rollout-x.jsonl", "--source", "codex", "--quiet"]
 
 
 CODEX_ROLLOUT = (Path(__file__).parent / "fixtures" / "codex" / "sessions" / "2026" / "11" / "20"
@@ -661,16 +661,79 @@ def test_codex_session_end_ingests_its_rollout_as_a_codex_rollout(home, tmp_path
 
 # ------------------------------------------------------------------------------ imports
 
-def test_hook_run_imports_no_edge_libraries(seeded, tmp_path):
-    dump = tmp_path / "modules.txt"
-    res = run_hook("prompt", _shown_session(fixture("claude-code", "prompt")),
-                   env={"REMEM_HOOK_MODULES_OUT": str(dump)})
-    assert res.returncode == 0 and res.stdout  # a full run that printed lessons
-    modules = set(dump.read_text().split())
-    assert "remem.hooks" in modules and "remem.engine.prime" in modules
-    heavy = {"textual", "mcp", "rich", "tomlkit", "typer", "click", "numpy", "sqlite_utils",
-             "model2vec", "remem.cli"}
-    assert not (heavy & modules), heavy & modules
+# What the hook path promises (remem/hooks/__init__.py) never to load, on every path it takes.
+HOOK_NEVER_IMPORTS = {"textual", "mcp", "rich", "tomlkit", "typer", "click", "numpy", "sqlite_utils",
+                      "model2vec", "remem.cli"}
+HOOK_AGENTS = ("claude-code", "codex", "gemini", "cursor")
+HOOK_EVENTS = ("prompt", "pre-tool", "stop", "session-end")
+# Where the agent has a channel for it, the call runs the whole way and prints lessons.
+HOOK_PRINTS_LESSONS = {("claude-code", "prompt"), ("claude-code", "pre-tool"), ("claude-code", "stop"),
+                       ("codex", "prompt"), ("codex", "pre-tool"), ("codex", "stop"),
+                       ("gemini", "prompt"), ("gemini", "stop")}
+
+
+def _hook_payload(agent: str, event: str, tmp_path: Path) -> dict:
+    """The agent's own fixture for the event, or Claude Code's where the agent has none."""
+    own = FIXTURES / f"{agent}.{event}.json"
+    payload = json.loads((own if own.is_file() else FIXTURES / f"claude-code.{event}.json").read_text())
+    if event == "session-end":
+        transcript = tmp_path / "session.jsonl"
+        transcript.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\n')
+        payload["transcript_path"] = str(transcript)
+    key = "conversation_id" if "conversation_id" in payload else "session_id"
+    return _shown_session(payload, key)
+
+
+def _modules_of_hook(event: str, payload: dict, agent: str, dump: Path) -> tuple[object, set[str]]:
+    res = run_hook(event, payload, agent=agent, env={"REMEM_HOOK_MODULES_OUT": str(dump)})
+    return res, set(dump.read_text().split())
+
+
+def test_the_import_check_covers_every_agent_and_event():
+    from remem.hooks import EVENTS
+    from remem.hooks.adapters import AGENTS
+
+    assert (set(HOOK_AGENTS), set(HOOK_EVENTS)) == (set(AGENTS), set(EVENTS))
+
+
+@pytest.mark.parametrize("agent", HOOK_AGENTS)
+@pytest.mark.parametrize("event", HOOK_EVENTS)
+def test_hook_run_imports_no_edge_libraries(seeded, home, tmp_path, agent, event):
+    try:
+        res, modules = _modules_of_hook(event, _hook_payload(agent, event, tmp_path), agent,
+                                        tmp_path / "modules.txt")
+    finally:
+        if event == "session-end":  # the detached ingest never outlives the test
+            from tests.real_agents import ingest_pid, running
+
+            pid = ingest_pid(home)
+            if pid is not None and running(pid):
+                os.kill(pid, signal.SIGTERM)
+    assert res.returncode == 0 and "skipped" not in res.stderr, res.stderr
+    assert "remem.hooks" in modules
+    if (agent, event) in HOOK_PRINTS_LESSONS:
+        assert res.stdout and "remem.engine.prime" in modules  # the whole way: lessons printed
+    if event == "session-end":
+        assert "remem.hooks.session_end" in modules
+    assert not (HOOK_NEVER_IMPORTS & modules), HOOK_NEVER_IMPORTS & modules
+
+
+@pytest.mark.parametrize("damage", ["corrupt store", "bad config.toml"])
+def test_a_failing_hook_imports_no_edge_libraries(seeded, home, tmp_path, damage):
+    """Failing open goes through the error reporting (store_problem, the log): light too."""
+    from remem import paths
+
+    if damage == "corrupt store":
+        seeded.close()
+        for suffix in ("-wal", "-shm"):
+            Path(f"{paths.db_path()}{suffix}").unlink(missing_ok=True)
+        paths.db_path().write_bytes(b"this is not sqlite at all" * 100)
+    else:
+        paths.config_path().write_text("[prime\ntimeout_ms = = 3\n", encoding="utf-8")
+    res, modules = _modules_of_hook("prompt", _shown_session(fixture("claude-code", "prompt")),
+                                    "claude-code", tmp_path / "modules.txt")
+    assert res.returncode == 0 and res.stdout == "" and "skipped" in res.stderr, res.stderr
+    assert not (HOOK_NEVER_IMPORTS & modules), HOOK_NEVER_IMPORTS & modules
 
 
 def test_hook_help_prints_usage(home):

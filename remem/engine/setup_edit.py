@@ -73,14 +73,16 @@ class Edit:
 # --------------------------------------------------------------------------- commands
 
 def remem_argv() -> list[str]:
-    """The installed `remem`, as an absolute path (or this Python with -m remem)."""
+    """The installed `remem`, as an absolute path (or this Python with -P -m remem)."""
     argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if argv0 is not None and argv0.name in ("remem", "remem.exe") and argv0.exists():
         return [str(argv0.absolute())]
     found = shutil.which("remem")
     if found:
         return [str(Path(found).absolute())]
-    return [str(Path(sys.executable).absolute()), "-m", "remem"]
+    # -P: agents run hooks and the MCP server in the project folder, which `-m` alone would put
+    # first on sys.path (a project's remem.py or remem/ package would run instead of remem).
+    return [str(Path(sys.executable).absolute()), "-P", "-m", "remem"]
 
 
 def _home_args() -> list[str]:

@@ -70,8 +70,20 @@ def tool_text(name: Any, tool_input: Any) -> str:
     return " ".join(p for p in parts if p)[:TOOL_TEXT_CAP]
 
 
+def _texts(content: Any) -> list[str]:
+    """The text of a transcript message's content: a string, or its text parts that are strings."""
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [c["text"] for c in content
+            if isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str)]
+
+
 def _last_assistant_from_transcript(path: str | None) -> str:
-    """The last assistant text in a Claude Code transcript (its last 256 KB), or ""."""
+    """The assistant's text since the person's last prompt in a Claude Code transcript (its last
+    256 KB), or "". Records of another shape are skipped; a subagent's (sidechain) are not the
+    hand-back; an earlier turn's answer is never taken for this one's."""
     if not path:
         return ""
     try:
@@ -89,15 +101,22 @@ def _last_assistant_from_transcript(path: str | None) -> str:
             rec = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(rec, dict) or rec.get("type") != "assistant":
+        if not isinstance(rec, dict) or rec.get("isSidechain") is True:
             continue
-        content = (rec.get("message") or {}).get("content")
-        if isinstance(content, str) and content.strip():
-            return content
-        if isinstance(content, list):
-            texts = [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
-            if any(t.strip() for t in texts):
-                return "\n".join(texts)
+        message = rec.get("message")
+        if not isinstance(message, dict):
+            continue
+        texts = _texts(message.get("content"))
+        if rec.get("type") == "user":
+            # A prompt ends the search (tool results, also "user" records, do not): what came
+            # before it answered an earlier turn. isMeta records are the harness's, not the person's.
+            if rec.get("isMeta") is not True and any(t.strip() for t in texts):
+                return ""
+            continue
+        if rec.get("type") != "assistant" or message.get("model") == "<synthetic>":
+            continue  # <synthetic>: written by the harness (an API error), not the agent
+        if any(t.strip() for t in texts):
+            return "\n".join(texts)
     return ""
 
 

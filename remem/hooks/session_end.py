@@ -22,7 +22,9 @@ SOURCES = {"gemini": "chats", "codex": "codex"}
 
 def ingest_command(transcript: str, agent: str | None = None) -> list[str]:
     source = ["--source", SOURCES[agent]] if agent in SOURCES else []
-    return [sys.executable, "-m", "remem", "ingest", transcript, *source, "--quiet"]
+    # -P: `-m` would put the working folder (the agent's project) first on sys.path, and a
+    # project holding a remem.py or a remem/ package would run instead of remem.
+    return [sys.executable, "-P", "-m", "remem", "ingest", transcript, *source, "--quiet"]
 
 
 def spawn_ingest(payload: dict[str, Any], agent: str | None = None) -> int | None:
