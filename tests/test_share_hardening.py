@@ -272,9 +272,9 @@ def test_rejecting_an_accepted_lesson_withdraws_our_confirmation_at_once(mems, f
     held = b.by_hash(GOOD)
     share.accept(b.store, held["id"], identity_dir=b.idir, folder=folder)
     confirms = folder / b.origin / "confirm"
-    assert [p.name for p in confirms.iterdir()]  # our confirmation went out
+    assert [p.name for p in confirms.glob("*.json")]  # our confirmation went out
     share.reject(b.store, held["id"], identity_dir=b.idir, folder=folder)
-    assert list(confirms.iterdir()) == []  # and is gone before the author's next sync
+    assert list(confirms.glob("*.json")) == []  # and is gone before the author's next sync
     a.sync(folder)
     assert b.origin not in a.by_hash(GOOD)["origins"]
 
@@ -362,7 +362,7 @@ def test_our_own_lesson_first_keeps_a_received_copy_from_being_stored(mems, fold
     assert rep["confirmed_ours"] == [{"id": mine["id"], "by": a.origin}]
     [row] = _with_hash(b, COMMIT)
     assert row["id"] == mine["id"] and row["status"] == "active" and row["origins"] == [a.origin]
-    assert not (folder / b.origin / "confirm").exists() or not list((folder / b.origin / "confirm").iterdir())
+    assert not list((folder / b.origin / "confirm").glob("*.json"))
 
 
 def test_our_own_vetoed_lesson_keeps_a_received_copy_from_activating(mems, folder):
@@ -383,7 +383,7 @@ def test_our_own_vetoed_lesson_keeps_a_received_copy_from_activating(mems, folde
     assert rows[received["id"]]["status"] == "revoked"
     assert rows[received["id"]]["note"] == f"the same lesson as your own lesson {vetoed['id']} (vetoed)"
     assert rows[vetoed["id"]]["origins"] == []  # a vetoed lesson gathers no origins
-    assert not (folder / b.origin / "confirm").exists() or not list((folder / b.origin / "confirm").iterdir())
+    assert not list((folder / b.origin / "confirm").glob("*.json"))
 
 
 def test_accepting_a_received_twin_of_our_own_lesson_is_refused(mems, folder):

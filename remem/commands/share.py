@@ -15,8 +15,10 @@ FOLDER_HELP = "The sync folder (default: config share.folder)."
 
 
 def _problems(title: str, items: list[dict[str, Any]]) -> None:
-    if items:
-        table(title, ["file", "reason"], [(p["path"], p["reason"]) for p in items])
+    # Export and confirmations may report the same thing (a copy of our identity elsewhere): once.
+    rows = list(dict.fromkeys((p["path"], p["reason"]) for p in items))
+    if rows:
+        table(title, ["file", "reason"], rows)
 
 
 def _reasons(item: dict[str, Any]) -> str:

@@ -25,7 +25,7 @@ def first_json_line(path: Path) -> object | None:
 
 
 def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False, through_links: bool = False,
-                 refuse_protected: bool = False) -> bool:
+                 refuse_protected: bool = False, mode: int | None = None) -> bool:
     """Write via a dot-named temp file beside `path`, then rename over it.
 
     Returns False, writing nothing, when the file already holds these bytes (never compared
@@ -41,20 +41,26 @@ def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False, through_
     write it, the person said not to) raises PermissionError, and one with other hard links
     (the rename would leave them holding the old bytes) raises OSError (EMLINK); nothing is
     written. Each error's strerror says why and what to do.
+
+    `mode` is for files others must read (the share folder's): the file gets these permission
+    bits, exactly (pass them with the umask applied), and so does one that already holds these
+    bytes (still returning False); one whose mode cannot be changed (another user's) is written
+    anew. Without it a new file is mkstemp's 0600, readable by its owner alone: private files
+    stay private.
     """
     import tempfile  # not at the top: every Store imports this module, hooks included
 
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    mode = None
     linked = through_links and path.is_symlink()
     if through_links:
         path = Path(os.path.realpath(path))
         try:
-            mode = os.stat(path).st_mode & 0o7777
+            mode = os.stat(path).st_mode & 0o7777 if mode is None else mode
         except OSError:
             pass  # a new file: mkstemp's 0600
     try:
-        if path.is_file() and not path.is_symlink() and path.read_bytes() == raw:
+        if (path.is_file() and not path.is_symlink() and path.read_bytes() == raw
+                and (mode is None or _has_mode(path, mode))):
             return False
     except OSError:
         pass
@@ -79,6 +85,17 @@ def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False, through_
             pass
         raise
     return True
+
+
+def _has_mode(path: Path, mode: int) -> bool:
+    """Whether the file has these permission bits, or could be given them now (chmod; never
+    through a link): False when it is another user's, so the caller writes it anew."""
+    try:
+        if os.stat(path, follow_symlinks=False).st_mode & 0o7777 != mode:
+            os.chmod(path, mode)
+        return True
+    except OSError:
+        return False
 
 
 def _refuse_protected(path: Path) -> None:

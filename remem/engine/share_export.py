@@ -12,6 +12,8 @@ from remem.engine import clock, share_safety
 from remem.engine.files import write_atomic
 from remem.engine.lessons import lesson_hash, list_lessons
 from remem.engine.share_files import (
+    KEEP_FILE,
+    KEEP_TEXT,
     KEY_FILE,
     MAX_OWN_BYTES,
     SUBDIRS,
@@ -45,15 +47,24 @@ from remem.engine.store import Store
 SIGNED_TIMES = "signed_times.json"
 
 
-def lesson_document(ident: Identity, lesson: dict[str, Any]) -> dict[str, Any]:
-    """The signed export of one of our lessons (its project's name, when it has one, signed too)."""
+def lesson_document(ident: Identity, lesson: dict[str, Any], *also: dict[str, Any]) -> dict[str, Any]:
+    """The signed export of one of our lessons (its project's name, when it has one, signed too).
+
+    `also`: our other rows with the same words (the same hash: one global and one in a project,
+    or in two projects, as `lessons edit` can make). A hash is one file, so one document speaks
+    for all of them: no project unless every row has the same one (a receiver applies it
+    wherever any of them does), the highest strength, the earliest created. Written per row,
+    the file would be written twice on every export, the last row winning, and receivers would
+    flip the lesson's project back and forth."""
+    rows = (lesson, *also)
+    projects = {shared_project(row.get("cwd")) for row in rows}
     doc = {
         "v": VERSION, "type": "lesson", "origin": ident.origin,
         "hash": lesson_hash(lesson["text"], lesson["kind"]), "text": lesson["text"],
-        "kind": lesson["kind"], "created": lesson["created"],
-        "strength": f"{float(lesson.get('strength') or 0):.2f}",
+        "kind": lesson["kind"], "created": min(row["created"] for row in rows),
+        "strength": f"{max(float(row.get('strength') or 0) for row in rows):.2f}",
     }
-    project = shared_project(lesson.get("cwd"))
+    project = projects.pop() if len(projects) == 1 else None
     if project:
         doc["project"] = project
     return ident.sign(doc)
@@ -216,17 +227,20 @@ def _export(store: Store, folder: str | Path, identity_dir: Path | str | None,
     lessons_dir = own_folder(root, ident.origin, "lessons")
     # Made even empty: a receiver takes an origin's folder as read whole (and so a confirmation
     # missing from it as withdrawn) only when lessons/ and confirm/ are both there.
-    own_folder(root, ident.origin, "confirm")
+    confirm_dir = own_folder(root, ident.origin, "confirm")
     report: dict[str, Any] = {"folder": str(root), "origin": ident.origin, "exported": [],
                               "unchanged": 0, "removed": [], "withheld": [], "not_ours": 0,
                               "revocations": [], "problems": [], "cleaned": []}
     problems = report["problems"]
     report["cleaned"] = _clean_left_overs(root, ident, problems)
     _put_own(root, root / ident.origin / KEY_FILE, public_line(ident.public_raw).encode("ascii"), problems)
+    for directory in (lessons_dir, confirm_dir):  # so that git carries them even empty
+        _put_own(root, directory / KEEP_FILE, KEEP_TEXT, problems)
     revoked = _revoked_hashes(root, ident)
     report["revocations"] = _keep_revocations(store, root, ident, revoked, problems)
     report["cleaned"] += _keep_only_ours(root, ident, "revoked", problems)
-    wanted: set[str] = set()
+    # Our rows that go out, by hash: rows with the same words are one lesson, one file.
+    wanted: dict[str, list[dict[str, Any]]] = {}
     for lesson in list_lessons(store, statuses=("active",)):
         if not _is_own(lesson, ident.origin):
             report["not_ours"] += 1  # received lessons are confirmed, never re-exported as ours
@@ -235,19 +249,110 @@ def _export(store: Store, folder: str | Path, identity_dir: Path | str | None,
         if reasons:
             report["withheld"].append({"id": lesson["id"], "reasons": reasons})
             continue
-        text_hash = lesson_hash(lesson["text"], lesson["kind"])
-        wanted.add(text_hash)
+        wanted.setdefault(lesson_hash(lesson["text"], lesson["kind"]), []).append(lesson)
+    exported = Exported(store, ident.origin)
+    for text_hash, rows in wanted.items():
         path = doc_path(root, ident.origin, "lessons", text_hash)
-        written = _put_own(root, path, file_bytes(lesson_document(ident, lesson)), problems)
+        doc = lesson_document(ident, *rows)
+        written = _put_own(root, path, file_bytes(doc), problems)
         if written:
-            report["exported"].append({"id": lesson["id"], "hash": text_hash})
+            report["exported"].append({"id": rows[0]["id"], "hash": text_hash})
         elif written is False:
             report["unchanged"] += 1
+        if written is not None:
+            exported.note(text_hash, doc["created"])
     # Stale lessons go, and so do sync tools' conflicted copies of ours: we wrote the original.
-    removed, odd = sweep(root, lessons_dir, lambda h, copy: h not in wanted or copy)
+    # Not a lesson file of ours that this memory never wrote (another machine's, with a copy of
+    # our identity): deleting it would be silent, and that machine would write it again.
+    known = set(wanted) | revoked | set(exported.hashes) | _own_hashes(store, ident.origin)
+    foreign = _not_written_here(root, ident, lessons_dir, "lesson", lambda h: h not in known)
+    removed, odd = sweep(root, lessons_dir, lambda h, copy: copy or (h not in wanted and h not in foreign))
     report["removed"] = removed
     problems += [p.as_dict() for p in odd]
+    _say_not_written_here(root, ident, foreign, report)
+    exported.save(problems)
     return report
+
+
+# Beside the memory: per origin, every hash this memory wrote a lesson file of (Exported).
+EXPORTED = "share_exported.json"
+
+
+class Exported:
+    """The hashes of every lesson file this memory wrote into its origin's lessons/ (each with
+    the `created` it carried), kept beside the memory file. What the memory once exported may
+    leave it (a lesson merged into another, deleted), and its file must still go; a file of
+    ours whose hash is neither here nor in the memory was written by another machine holding a
+    copy of our identity, and is not ours to delete. Unreadable, it is taken as empty."""
+
+    def __init__(self, store: Store, origin: str) -> None:
+        self.path = Path(store.path).parent / EXPORTED
+        self.origin = origin
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raw = {}
+        self.raw: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        mine = self.raw.get(origin)
+        self.hashes: dict[str, str] = {h: v for h, v in (mine.items() if isinstance(mine, dict) else ())
+                                       if is_hash(h) and isinstance(v, str)}
+        self.saved = dict(self.hashes)
+
+    def note(self, text_hash: str, created: str) -> None:
+        self.hashes[text_hash] = created
+
+    def save(self, problems: list[dict[str, str]]) -> None:
+        """Written when something changed (fsync: nothing else could rebuild it)."""
+        if self.hashes == self.saved:
+            return
+        data = json.dumps({**self.raw, self.origin: dict(sorted(self.hashes.items()))},
+                          sort_keys=True).encode("utf-8") + b"\n"
+        try:
+            write_atomic(self.path, data, fsync=True)
+            self.saved = dict(self.hashes)
+        except OSError as exc:
+            problems.append(Problem(str(self.path), (
+                f"cannot keep the list of the lessons this memory exported ({exc.strerror or exc}); "
+                "make the memory's folder writable, then sync again")).as_dict())
+
+
+NOT_WRITTEN_HERE = (
+    "files in lessons/ or confirm/ signed with this memory's key but not written by it: "
+    "a copy of this memory's identity/ is syncing from another machine (one memory moved by copying "
+    "$REMEM_HOME while the old one still syncs); give one of them a new identity (move its "
+    "identity/ aside, then `remem share sync` there makes one, for others to trust anew); "
+    "left in place")
+
+
+def _own_hashes(store: Store, ours: str) -> set[str]:
+    """Every hash of a lesson of ours this memory holds, whatever its status."""
+    return {r["hash"] for r in store.rows("SELECT hash, origin FROM lessons") if _is_own(r, ours)}
+
+
+def _not_written_here(root: Path, ident: Identity, directory: Path, kind: str,
+                      unknown: Any) -> set[str]:
+    """The hashes of the plain files in one of our sub-folders that hold our own signed `kind`
+    document although this memory never wrote it (`unknown(hash)` says the memory knows nothing
+    of the hash): only a copy of our identity elsewhere makes one."""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return set()
+    found = set()
+    for name in names:
+        parsed = parse_name(name)
+        if (parsed and not parsed[1] and unknown(parsed[0])
+                and _own_doc(root, directory / name, ident, kind, parsed[0]) is not None):
+            found.add(parsed[0])
+    return found
+
+
+def _say_not_written_here(root: Path, ident: Identity, hashes: set[str], report: dict[str, Any]) -> None:
+    """One line for all of them (the same in the export's report and the confirmations': said
+    once), and their hashes under `not_written_here`."""
+    report["not_written_here"] = sorted(hashes)
+    if hashes:
+        report["problems"].append(Problem(ident.origin, NOT_WRITTEN_HERE).as_dict())
 
 
 # --------------------------------------------------------------------------- confirmations
@@ -300,19 +405,38 @@ def _confirm(store: Store, folder: str | Path, identity_dir: Path | str | None) 
     # old confirmation put back later is then older than it, and no reader counts it. One whose
     # withdrawal cannot be written stays (said in problems): gone without it, any copy put back
     # would count again.
-    going = _going(directory, wanted)
+    # Not a confirmation of ours dated after every one we signed of that hash (and after our
+    # withdrawal of it): another machine's, with a copy of our identity. Withdrawing it would
+    # withdraw that one's word. Without our record of what we signed (lost, or never made),
+    # only one of a lesson this memory does not hold at all is taken for that.
+    signed, withdrew = times.latest("confirm", {}), times.latest("withdraw", {})
+    held = set() if times.read else {r["hash"] for r in store.rows("SELECT hash FROM lessons")}
+    foreign = {h for h in _not_written_here(root, ident, directory, "confirm",
+                                            lambda h: h not in wanted and h not in held)
+               if _later(_own_doc(root, doc_path(root, ident.origin, "confirm", h), ident, "confirm", h),
+                         signed.get(h), withdrew.get(h))}
+    going = [h for h in _going(directory, wanted) if h not in foreign]
     report["withdrawn"] = _withdraw(root, ident, going, times.latest("confirm", _dated(root, ident, "confirm")),
                                     times, report["problems"])
     report["stays"] = sorted(set(going) - set(report["withdrawn"]))
     stays = set(report["stays"])
-    removed, odd = sweep(root, directory, lambda h, copy: h not in stays and (h not in wanted or copy))
+    removed, odd = sweep(root, directory, lambda h, copy: copy or (h not in stays and h not in wanted
+                                                                   and h not in foreign))
     report["removed"] = removed
     report["problems"] += [p.as_dict() for p in odd]
+    _say_not_written_here(root, ident, foreign, report)
     # A withdrawal of what we confirm again goes (the new confirmation is later).
     report["cleaned"] = _keep_only_ours(root, ident, "withdrawn", report["problems"])
     _unwithdraw(root, ident, confirmed)
     times.save(report["problems"])
     return report
+
+
+def _later(doc: dict[str, Any] | None, *than: datetime | None) -> bool:
+    """Whether a document of ours is dated after each of these times we signed (a missing one
+    counts as none): one we never signed ourselves."""
+    at = _doc_time(doc) if doc else None
+    return at is not None and all(t is None or at > t for t in than)
 
 
 def _going(directory: Path, wanted: dict[str, dict[str, Any]]) -> list[str]:
@@ -405,10 +529,16 @@ class SignedTimes:
     def __init__(self, ident: Identity) -> None:
         self.path = ident.directory / SIGNED_TIMES
         self.times: dict[str, dict[str, datetime]] = {kind: {} for kind in self.KINDS}
+        # Whether this holds every confirmation this identity signed (so one of ours dated later
+        # than all of them was signed elsewhere): read, or not there (none signed yet).
+        self.read = True
         try:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except FileNotFoundError:
             raw = {}
+        except (OSError, ValueError):
+            raw, self.read = {}, False
+        self.read = self.read and isinstance(raw, dict)
         for kind in self.KINDS:
             entries = raw.get(kind) if isinstance(raw, dict) else None
             for text_hash, value in (entries.items() if isinstance(entries, dict) else ()):

@@ -16,6 +16,7 @@ import errno
 import json
 import os
 import re
+import shlex
 import stat
 import time
 from dataclasses import dataclass, field
@@ -32,6 +33,12 @@ SUBDIRS = ("lessons", "confirm", "revoked", "withdrawn")
 DOC_TYPES = {"lessons": "lesson", "confirm": "confirm", "revoked": "revoke", "withdrawn": "withdraw"}
 # Every export makes these two, even empty; without one, a folder is not read whole.
 REQUIRED = ("lessons", "confirm")
+# Kept by every export in each of REQUIRED: git (and any tool that carries files, not folders)
+# drops an empty folder, and an origin without lessons/ or confirm/ is never read whole.
+# Readers and sweeps skip it, as they skip .DS_Store.
+KEEP_FILE = ".remem-keep"
+KEEP_TEXT = (b"remem keeps this file so that tools which drop empty folders (git) carry this one; "
+             b"leave it here\n")
 # A temp file or a file that is not JSON yet, unchanged this long, is no write in progress:
 # Syncthing renames a finished file at once, and documents are a few hundred bytes. Nor is one
 # dated more than this ahead of our clock: no write in progress sets that, and anyone who
@@ -90,13 +97,18 @@ class Scan:
     # Temp files taken for a write in progress: each holds back withdrawals (its hash, or the
     # whole folder's), so the receive report names them.
     held_back: list[Problem] = field(default_factory=list)
+    # Whether a file is being written that may be any document (half-synced, or a temp file
+    # without a hash in its name): then not even a signed withdrawal of a hash can be taken at
+    # its word (a newer confirmation may be the file on its way). A folder missing lessons/ or
+    # confirm/ is not read whole, but is not being written for that (share_receive).
+    writing: bool = False
 
 
 def _is_temp(name: str) -> bool:
     """Our temp files and sync tools' own (.syncthing.*.tmp, .dropbox…, .DS_Store): not ours to read."""
     return name.startswith(".") and not name.startswith("..") and (
         name.endswith((".tmp", ".partial")) or name.startswith((".syncthing.", ".dropbox", ".~"))
-        or name in (".DS_Store", ".stfolder", ".stignore", ".stversions"))
+        or name in (".DS_Store", ".stfolder", ".stignore", ".stversions", KEEP_FILE))
 
 
 # Temp files of a write in progress (ours: .<name>.XXXX.tmp; Syncthing: .syncthing.<name>.tmp);
@@ -164,6 +176,10 @@ def read_capped(root: Path, path: Path, cap: int, cap_name: str = "share.max_fil
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)
+    except PermissionError as exc:
+        raise ShareError(f"cannot open ({exc.strerror}): its owner may read it alone (an older "
+                         "remem wrote share files so); its owner's next `remem share sync` makes "
+                         f"it readable, or `chmod a+r {shlex.quote(str(path))}`") from None
     except OSError as exc:
         raise ShareError(f"cannot open ({exc.strerror})") from None
     try:
@@ -220,10 +236,27 @@ def own_folder(root: Path, origin: str, sub: str | None = None, *, make: bool = 
     return path / sub if sub else path
 
 
+def shared_mode() -> int:
+    """The permission bits of a file others must read: 0o666 less the umask, as any tool makes
+    a file (0644 under the usual 022). A team sharing one folder (several users on one machine,
+    a network drive) reads each other's files: mkstemp's 0600 would lock out everyone else."""
+    try:  # Linux says it without changing it (os.umask would, for a moment, for every thread)
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_own(path: Path, data: bytes) -> bool:
-    """write_atomic into our own folder (checked by own_folder). A pipe, link or oversized file
-    someone planted at the name is removed unread (write_atomic would read it to compare);
-    a folder there is refused with ShareError."""
+    """write_atomic into our own folder (checked by own_folder), readable by whoever may read
+    the folder (shared_mode; a file of ours left private by an older remem is opened up too).
+    A pipe, link or oversized file someone planted at the name is removed unread (write_atomic
+    would read it to compare); a folder there is refused with ShareError."""
     try:
         info: os.stat_result | None = os.lstat(path)
     except FileNotFoundError:
@@ -235,7 +268,7 @@ def write_own(path: Path, data: bytes) -> bool:
     if info is not None and (not stat.S_ISREG(info.st_mode) or info.st_size > MAX_OWN_BYTES):
         remove(path)
     try:
-        return write_atomic(path, data)
+        return write_atomic(path, data, mode=shared_mode())
     except OSError as exc:
         raise ShareError(f"cannot write ({exc.strerror or exc})") from None
 
@@ -417,6 +450,7 @@ def scan_origin(root: Path, origin: str, cap: int) -> Scan:
                     unsure.add(named)
                 else:
                     scan.settled = False  # being written, and we cannot tell which document
+                    scan.writing = True
                 scan.held_back.append(Problem(rel(path), IN_PROGRESS))
                 continue
             parsed = parse_name(entry.name)
@@ -442,6 +476,7 @@ def scan_origin(root: Path, origin: str, cap: int) -> Scan:
                 else:
                     scan.incomplete.append(Problem(rel(path), str(exc)))
                     scan.settled = False  # a sync in progress: other files may not be here yet
+                    scan.writing = True
                 continue
             if doc.get("hash") != parsed[0]:
                 unsure.add(parsed[0])

@@ -178,6 +178,11 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
     # Per origin whose folder was read whole: the hashes it still stands behind (publishes,
     # confirms, or has a file for that did not read or verify this time).
     holding: dict[str, set[str]] = {}
+    # Per origin whose folder was not read whole, but with nothing being written in it (its
+    # lessons/ or confirm/ missing: git drops an empty folder): the hashes it signed a
+    # withdrawal of and has nothing else for. Its word, signed and later than any confirmation
+    # of it there: whatever else may be missing, it no longer stands behind those.
+    withdrew: dict[str, set[str]] = {}
     # Blocked origins (share.blocked_origins, `remem share block`): their folders are not read
     # at all, so a flood costs nothing, no key is pinned, and nothing they send arrives.
     blocked = set(share_cfg.get("blocked_origins") or ())
@@ -252,6 +257,8 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
                 elif sub == "revoked":
                     revokes_in.append((origin, doc["hash"], clock.iso(when) if when else ""))
         held |= doubted - withdrawn.keys()
+        if not scan.settled and not scan.writing:
+            withdrew[origin] = set(withdrawn) - held
     revoked_pairs = {(o, h) for o, h, _ in revokes_in}
     _take_lessons(store, lessons_in, revoked_pairs, ident.origin, report, embedder)
     _name_waiting(store, report)
@@ -268,7 +275,7 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
     for origin, text_hash in revoked_pairs:  # a revocation is no standing behind it
         if origin in holding:
             holding[origin].discard(text_hash)
-    report["withdrawn"] = _withdraw(store, holding, ident.origin)
+    report["withdrawn"] = _withdraw(store, holding, withdrew, ident.origin)
     report["folded"] = fold_into_own(store, ident.origin)
     report["bound"] += bind_waiting(store, ident.origin)  # after those _adopt_project bound
     report["demoted"] = demote(store, identity_dir=identity_dir)
@@ -276,20 +283,22 @@ def _receive(store: Store, folder: str | Path, identity_dir: Path | str | None,
     return report
 
 
-def _withdraw(store: Store, holding: dict[str, set[str]], ours: str) -> list[dict[str, str]]:
+def _withdraw(store: Store, holding: dict[str, set[str]], withdrew: dict[str, set[str]],
+              ours: str) -> list[dict[str, str]]:
     """Origins read whole this time leave the `origins` of lessons they no longer publish or
-    confirm (a confirmation withdrawn by `share reject`, a lesson they stopped exporting). Never
-    our own origin, never a lesson's author (its place is its `origin`; a revocation is what
-    retires it), never retired lessons."""
+    confirm (a confirmation withdrawn by `share reject`, a lesson they stopped exporting), and
+    the others those they signed a withdrawal of (`withdrew`). Never our own origin, never a
+    lesson's author (its place is its `origin`; a revocation is what retires it), never
+    retired lessons."""
     gone_all: list[dict[str, str]] = []
-    if not holding:
+    if not holding and not any(withdrew.values()):
         return gone_all
     ids = [r["id"] for r in store.rows(
         "SELECT id FROM lessons WHERE status IN ('active', 'candidate', 'quarantined') "
         "AND origins IS NOT NULL AND origins != '[]' ORDER BY created, id")]
     for row in (get_lesson(store, i) for i in ids):
-        gone = [o for o in row["origins"]
-                if o in holding and o != ours and o != row.get("origin") and row["hash"] not in holding[o]]
+        gone = [o for o in row["origins"] if o != ours and o != row.get("origin") and (
+            (o in holding and row["hash"] not in holding[o]) or row["hash"] in withdrew.get(o, ()))]
         if gone:
             update_lesson(store, row["id"], origins=[o for o in row["origins"] if o not in gone])
             gone_all += [{"id": row["id"], "by": o} for o in gone]
