@@ -173,3 +173,153 @@ def test_a_lesson_about_editing_a_tools_files_is_not_shown_before_running_the_to
     alembic = "Never edit an Alembic migration that has been applied; create a new one instead."
     seed(store, [(alembic, "correction", PROJECT)])
     assert alembic not in pre_tool("Bash", {"command": "uv run alembic upgrade head"}, session_in_arm(False))
+
+
+# ------------------------------------------------ the forms a call runs a program in
+PNPM = "Use pnpm, not npm, in this repo; npm rewrites the lockfile."
+PYTHON_MISSING = "`python` is not found on this Mac ('command not found: python'); call python3."
+SCRIPT_13 = "\n".join(f"cp build/part{i}.js dist/" for i in range(12)) + "\ngit push --force origin main"
+SCRIPT_LONG = "\n".join(f"echo 'step {i}' && cp build/part{i}.js dist/" for i in range(400)) \
+    + "\ngit push --force origin main"
+
+
+def matches(command: str, lesson: str, kind: str = "correction") -> bool:
+    """Whether the program match before a tool call gives this lesson to this shell command."""
+    from remem.engine.programs import commands_run, lesson_matcher
+
+    return lesson_matcher((commands_run(command),))(lesson, kind)
+
+
+@pytest.mark.parametrize("command,lesson", [
+    ("pip3 install requests", UV),                               # a versioned name
+    ("pip3.12 install requests", UV),
+    ("python3.12 -m pip install requests", UV),                  # a versioned runner
+    (".venv/bin/pip install requests", UV),                      # a path: its file name
+    ("/usr/local/bin/pip3 install requests", UV),
+    ("git -C /home/you/code/shop-api push --force origin main", FORCE),  # git's own options
+    ("git -c core.sshCommand=ssh --git-dir=.git --work-tree=. push -f origin main", FORCE),
+    ("/usr/bin/git --no-pager push --force origin main", FORCE),
+    ("timeout 60 git push --force origin main", FORCE),          # a program that runs another
+    ("timeout -k 5 2m git push --force origin main", FORCE),
+    ("env GIT_TRACE=1 git push --force origin main", FORCE),
+    ("env -i PATH=/usr/bin pip install requests", UV),
+    ("nice -n 10 git push --force origin main", FORCE),
+    ("time git push --force origin main", FORCE),
+    ("nohup git push --force origin main > push.log 2>&1 &", FORCE),
+    ("command git push --force origin main", FORCE),
+    ("exec git push --force origin main", FORCE),
+    ("sudo -H pip install requests", UV),
+    ("sudo -u deploy git push --force origin main", FORCE),
+    ("DEBUG=1 timeout 60 sudo -E pip install requests", UV),
+    ('bash -lc "git push --force origin main"', FORCE),          # a shell given a string
+    ("sh -c 'cd app && pip install requests'", UV),
+    ('bash -euo pipefail -c "npm run build && git push -f origin main"', FORCE),
+    ("{ git push --force origin main; }", FORCE),                # the shell's own words
+    ("if git diff --quiet; then git push --force origin main; fi", FORCE),
+    ("! git push --force origin main", FORCE),
+    ("for remote in origin backup; do git push --force $remote main; done", FORCE),
+    ("function publish { git push --force origin main; }; publish", FORCE),
+    pytest.param(SCRIPT_13, FORCE, id="13-line script ending in a push"),  # a script's last command
+    pytest.param(SCRIPT_LONG, FORCE, id="400-line script ending in a push"),
+])
+def test_a_correction_is_matched_whatever_form_the_call_runs_its_program_in(command, lesson):
+    assert matches(command, lesson), command
+
+
+@pytest.mark.parametrize("command", [
+    "pip3 install requests",
+    ".venv/bin/pip install requests",
+    "git -C /home/you/code/shop-api push --force origin main",
+    "timeout 60 git push --force origin main",
+    'bash -lc "git push --force origin main"',
+])
+def test_the_hook_shows_a_correction_before_a_wrapped_or_versioned_call(store, command):
+    seed(store, LESSONS)
+    shown = pre_tool("Bash", {"command": command}, session_in_arm(False))
+    assert UV in shown or FORCE in shown, command
+
+
+def test_a_prompt_running_a_versioned_program_gets_the_correction_about_it(store):
+    seed(store, LESSONS)
+    result = run_hook("prompt", {"prompt": "pip3 install fakeredis", "cwd": PROJECT,
+                                 "session_id": session_in_arm(False, "pip3")})
+    assert result.returncode == 0, result.stderr
+    assert UV in result.stdout
+
+
+@pytest.mark.parametrize("command,lesson,kind", [
+    ("pip3 install requests", PNPM, "correction"),       # pip is no npm, versioned or not
+    ("pip3 install requests", "Use pip3, not pip.", "correction"),  # a lesson naming both keeps them apart
+    ("python3 -m venv .venv", PYTHON_MISSING, "error"),
+    ("python3.12 manage.py runserver", PYTHON_MISSING, "error"),
+    ("sqlite3 app.db .tables", "Never open the production database with `sqlite`; use the admin.", "correction"),
+    ("env", UV, "correction"),                           # env alone runs nothing else
+    ("env | grep PIP_INDEX_URL", UV, "correction"),
+    ("command -v pip", UV, "correction"),                # looks pip up, does not run it
+    ("sudo -l pip", UV, "correction"),                   # lists what may be run
+    ("bash deploy.sh --force", FORCE, "correction"),     # a script, not a -c string
+    ("echo 'git push --force origin main' >> NOTES.md", FORCE, "correction"),
+])
+def test_a_wrapped_or_versioned_form_does_not_widen_the_match(command, lesson, kind):
+    assert not matches(command, lesson, kind), command
+
+
+@pytest.mark.parametrize("command,runs", [
+    ("env", (("env",),)),
+    ("timeout --help", (("timeout",),)),                 # no duration: timeout itself
+    ("./timeout fetch-prices", (("timeout", "fetch-prices"),)),  # a program named timeout, run as a thing
+    ("grep -rn timeout config/", (("grep",),)),
+    ("timeout 60 make deploy", (("timeout", "make", "deploy"), ("make", "deploy"))),
+])
+def test_timeout_and_env_are_wrappers_only_when_they_run_a_command(command, runs):
+    from remem.engine.programs import commands_run
+
+    assert commands_run(command) == runs
+
+
+@pytest.mark.parametrize("lesson,about", [
+    ("Never call `/usr/bin/pip`; we use uv.", (("pip",),)),         # a path: its file name
+    ("Do not run /usr/local/bin/pip3 here, we use uv.", (("pip3",),)),
+    ("Avoid pip3.12 here; uv manages the interpreter.", (("pip3.12",),)),
+])
+def test_a_lesson_names_a_program_by_its_path_or_versioned_name(lesson, about):
+    from remem.engine.programs import lesson_commands
+
+    assert lesson_commands(lesson, "correction") == about
+
+
+@pytest.mark.parametrize("lesson", [
+    "Never call `/usr/bin/pip`; we use uv.",
+    "Do not run /usr/local/bin/pip3 here, we use uv.",
+    "Never use pip3 in this repo; uv add is the way.",
+])
+def test_a_lesson_naming_one_name_of_a_program_is_about_the_others_too(lesson):
+    for command in ("pip install requests", "pip3 install requests", ".venv/bin/pip install requests"):
+        assert matches(command, lesson), (command, lesson)
+
+
+def test_a_long_script_is_read_at_its_start_and_its_end_within_the_bound():
+    from remem.engine.programs import MAX_CHAIN, commands_run
+
+    for script in (SCRIPT_13, SCRIPT_LONG):
+        run = commands_run(script)
+        assert ("git", "push", "--force") in run
+        assert len(run) <= MAX_CHAIN + 1  # the forced push is the push's second reading
+    assert ("cp",) in commands_run(SCRIPT_LONG)  # and the start is read too
+
+
+def test_a_lesson_about_a_wrapper_running_a_program_is_about_its_versioned_names_too():
+    assert matches("sudo -H pip3 install -r requirements.txt", "Stop using sudo for pip installs.")
+    # One that names both tells them apart: it rejects pip alone.
+    assert not matches("sudo -H pip3 install -r requirements.txt", "Use sudo pip3 for system tools, never pip.")
+
+
+@pytest.mark.parametrize("prompt", ["pip3.12 install requests", "./gradlew build", "/usr/local/bin/pip3 install httpx"])
+def test_a_prompt_starting_with_a_versioned_or_pathed_tool_reads_as_a_command(prompt):
+    from remem.engine.programs import reads_as_command
+
+    assert reads_as_command(prompt)
+
+
+def test_a_lesson_naming_one_versioned_name_is_about_another_of_its_family():
+    assert matches("python3.12 manage.py migrate", "Never run python3 directly here; use uv run.")

@@ -21,7 +21,7 @@ import re
 from typing import Callable, Literal
 
 from remem.engine.shell_words import (DIRECTORY_CHANGES, ENV_ASSIGN, command_words, program_words, runs_command,
-                                      split_commands)
+                                      split_commands, unwrap)
 
 # Command-line tools whose name, written as a plain word in a developer's prompt or lesson,
 # means the tool. Left out: names that are also everyday words or the name of a language or a
@@ -43,6 +43,16 @@ KNOWN_PROGRAMS = frozenset("""
     sed awk gawk grep egrep rg ripgrep fzf jq yq curl wget ssh scp rsync ssh-add ssh-keygen gpg
     openssl tmux chmod chown rm xargs systemctl journalctl crontab ngrok ffmpeg
 """.split())
+# Programs installed under versioned names as well as their own (pip3, pip3.12, python3.12,
+# gcc-13): a lesson naming one of a family and no other is about the program, whichever name a
+# call gives it ("We use uv here, not pip" for `pip3 install`); one naming two tells them apart
+# ("`python` is not found on this Mac …; call python3" is not about `python3 -m venv`). Only
+# these families: a name ending in digits is often another program (sqlite3, base64, k9s).
+VERSIONED_FAMILIES = frozenset("pip python pypy pydoc idle ruby gem irb perl php lua gcc g++ clang clang++".split())
+# A family's name in a lesson, versioned or not; a pattern, compiled on first use only (few
+# calls name a versioned program).
+_FAMILY_MEMBER = (r"(?<![\w.+-])(clang\+\+|g\+\+|" + "|".join(sorted(VERSIONED_FAMILIES - {"g++", "clang++"}))
+                  + r")(?:-?\d+(?:\.\d+)*)?(?![\w+-]|\.\d)")
 # Words of prose that name a command with its flag ("Never force-push to main"), and the flags
 # that make a call run it: `git push -f origin main` runs ("git", "push", "--force").
 PROSE_COMMANDS = {word: ("git", "push", "--force")
@@ -220,9 +230,14 @@ def _first_quoted(words: str) -> str:
     return span.group(1) if span else ""
 
 
-# At most this many commands of one line are read: a call or a lesson names a few; reading
-# thousands (a generated script) would cost the hook what it has.
-MAX_CHAIN = 12
+# At most this many commands of one line are read, the first and the last half of them: a call
+# or a lesson names a few, a script's last command is often what it is for (a push after the
+# build), and reading thousands (a generated script) would cost the hook what it has. Past
+# _TAIL_CHARS the last ones are read from the last lines only, so a long script costs no more
+# than its start and its end.
+MAX_CHAIN = 24
+_TAIL_CHARS = 4000
+SHELL_DEPTH = 2  # `bash -c "…"` strings read within one another at most
 # A here-document's opening (`<<EOF`, `<<-'EOF'`, not `<<<`): its body is text, not commands.
 _HEREDOC = re.compile(r"(?<!<)<<(?!<)-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
 # Commands that only look (they change nothing and are rarely what failed): a lesson's chain
@@ -233,24 +248,30 @@ _GIT_LOOKS_ONLY = frozenset("status log diff show".split())
 
 def commands_run(command: str, *, failed_only: bool = False) -> Commands:
     """The commands a shell command runs, each as its leading words: those of every simple
-    command of a chain ("git add -A && git push -f" runs git add and git push, a forced one),
-    and the one each runs through a runner ("uv run pytest -q" -> ("uv", "run", "pytest"),
-    ("pytest",)). A here-document's body is text, not commands; a `cd` before other commands is
-    where they run, not a command a lesson is about.
+    command of a chain ("git add -A && git push -f" runs git add and git push, a forced one;
+    of a longer chain than MAX_CHAIN, its first and last commands), by its program's file name
+    (".venv/bin/pip install" -> ("pip", "install")), and the one each runs through a runner
+    ("uv run pytest -q" -> ("uv", "run", "pytest"), ("pytest",)), a wrapper ("timeout 60 git
+    -C app push" -> ("timeout", "git", "push"), ("git", "push")) or a shell's -c string
+    ("bash -lc 'make'" -> ("bash",), ("make",)). A here-document's body is text, not
+    commands; a `cd` before other commands is where they run, not a command a lesson is about.
 
     failed_only: the commands of a failed line that may have failed (a lesson's "`pwd && ls &&
     pytest -q` failed here …"): those that can have set its exit status (after the last `;`,
     not the left side of a pipe), less the ones that only look (`ls`, `git status`) while
     another is left."""
-    pieces = split_commands(_without_heredoc_bodies(command), strict=False, most=MAX_CHAIN) or []
-    pieces = [(op, text) for op, text in pieces if text.strip()]
+    return _commands(command, failed_only, 0)
+
+
+def _commands(command: str, failed_only: bool, depth: int) -> Commands:
+    pieces = _chain(_without_heredoc_bodies(command))
     if failed_only and pieces:
         last = max((i for i, (op, _) in enumerate(pieces) if op in (";", "&")), default=0)
         pieces = [(op, text) for i, (op, text) in enumerate(pieces[last:], last)
                   if not (i + 1 < len(pieces) and pieces[i + 1][0] == "|")]
     found: list[tuple[str, ...]] = []
     for _, piece in pieces or [("", command)]:
-        found += _one_command_runs(piece)
+        found += _one_command_runs(piece, depth)
     found = [c for c in found if c]
     moves = [c for c in found if c[0] not in DIRECTORY_CHANGES]
     found = moves or found  # `cd frontend` alone is about cd
@@ -258,6 +279,26 @@ def commands_run(command: str, *, failed_only: bool = False) -> Commands:
         acts = [c for c in found if not _only_looks(c)]
         found = acts or found
     return tuple(dict.fromkeys(found))
+
+
+def _chain(text: str) -> list[tuple[str, str]]:
+    """The simple commands of a line with words (`split_commands`), at most MAX_CHAIN: the
+    first and the last half of a longer chain."""
+    half = MAX_CHAIN // 2
+    if len(text) <= _TAIL_CHARS:
+        pieces = [(op, words) for op, words in split_commands(text, strict=False) or () if words.strip()]
+        return pieces if len(pieces) <= MAX_CHAIN else pieces[:half] + pieces[-half:]
+    head = [(op, words) for op, words in split_commands(text, strict=False, most=MAX_CHAIN + 1) or ()
+            if words.strip()]
+    if len(head) <= MAX_CHAIN:
+        return head
+    start = text.find("\n", len(text) - _TAIL_CHARS)  # from a line's start, not within a word
+    tail = [(op, words) for op, words in split_commands(text[start:], strict=False) or ()
+            if words.strip()] if start >= 0 else []
+    if not tail:
+        return head[:MAX_CHAIN]
+    tail[0] = (";", tail[0][1])  # after a new line, as after ";"
+    return head[:half] + tail[-half:]
 
 
 def _only_looks(command: tuple[str, ...]) -> bool:
@@ -283,11 +324,44 @@ def _without_heredoc_bodies(command: str) -> str:
     return "\n".join(out)
 
 
-def _one_command_runs(command: str) -> list[tuple[str, ...]]:
-    found = [program_words(command)]
-    words = command_words(command, limit=8).split()
-    for _ in range(2):  # "sudo uv run …" at most
-        runner = next((r for r in RUNNERS if tuple(w.lower() for w in words[: len(r)]) == r), None)
+def _one_command_runs(command: str, depth: int) -> list[tuple[str, ...]]:
+    """What one simple command runs: past the shell's keywords and the programs that run
+    another (`shell_words.unwrap`), each wrapper with the words of what it runs ("sudo -H pip
+    install x": ("sudo", "pip", "install"), then ("pip", "install")), and what a shell's -c
+    string runs."""
+    wrappers, command, string = unwrap(command)
+    found: list[tuple[str, ...]] = []
+    if string is not None:  # "bash -lc 'git push -f'": bash, then what its string runs
+        found.append((wrappers[-1],))
+        if depth < SHELL_DEPTH:
+            found += _commands(string, False, depth + 1)
+        wrappers = wrappers[:-1]
+    elif command:
+        found += _program_runs(command)
+    for name in reversed(wrappers):
+        found.insert(0, (name, *(found[0] if found else ()))[:3])
+    return found
+
+
+def program_base(name: str) -> str:
+    """A program's name without the version some installs add to it (pip3 -> pip, python3.12 ->
+    python, gcc-13 -> gcc); any other name as it is (sqlite3, k9s)."""
+    if not name[-1:].isdigit():
+        return name
+    base = name.rstrip("0123456789.").removesuffix("-")
+    return base if base in VERSIONED_FAMILIES else name
+
+
+def _program_runs(command: str) -> list[tuple[str, ...]]:
+    """A command's own words, by its program's file name (`.venv/bin/pip install`: pip
+    install), and what it runs through a runner."""
+    found = [program_words(command, by_name=True)]
+    words = command_words(command, limit=8, by_name=True).split()
+    for _ in range(2):  # "poetry run python -m pytest" at most
+        lead = [w.lower() for w in words[:2]]
+        if lead:
+            lead[0] = program_base(lead[0])  # python3.12 -m pytest runs pytest too
+        runner = next((r for r in RUNNERS if tuple(lead[: len(r)]) == r), None)
         if runner is None or len(words) == len(runner):
             break
         words = words[len(runner):]
@@ -326,7 +400,7 @@ def reads_as_command(prompt: str) -> bool:
         words, assigned = words[1:], True
     if not words:
         return False
-    if words[0].lower() in KNOWN_PROGRAMS:
+    if _is_known(_prose_name(words[0].lower())):
         return True
     if not _PROGRAM_NAME.match(words[0]):
         return False
@@ -346,7 +420,7 @@ def _named_in_prose(prose: str, with_tail: bool) -> list[tuple[str, ...]]:
     "to"; at most TAIL_WORDS in all; a known tool among them is part of that command: "sudo
     pip install", "pip install pytest" runs no pytest), or alone."""
     raw = prose.split()
-    words = [w.strip(EDGE).lower() for w in raw]
+    words = [_prose_name(w.strip(EDGE).lower()) for w in raw]
     found: list[tuple[str, ...]] = []
     i = 0
     while i < len(words):
@@ -354,7 +428,7 @@ def _named_in_prose(prose: str, with_tail: bool) -> list[tuple[str, ...]]:
             found.append(PROSE_COMMANDS[words[i]])
             i += 1
             continue
-        if words[i] not in KNOWN_PROGRAMS:
+        if not _is_known(words[i]):
             i += 1
             continue
         command = [words[i]]
@@ -378,6 +452,19 @@ def _named_in_prose(prose: str, with_tail: bool) -> list[tuple[str, ...]]:
         found.append(tuple(command))
         i = j
     return found
+
+
+def _prose_name(word: str) -> str:
+    """A word of prose as a program's name: a program's path by its file name
+    ("/usr/bin/pip", ".venv/bin/pip", "./gradlew"); any other word as it is."""
+    if "/" in word and ("bin/" in word or word.startswith("./")):
+        return word.rsplit("/", 1)[-1]
+    return word
+
+
+def _is_known(name: str) -> bool:
+    """Whether a name is a well-known tool's, under a versioned name too (pip3.12, python3.11)."""
+    return name in KNOWN_PROGRAMS or program_base(name) != name
 
 
 def _names_a_thing(words: list[str], raw: list[str], i: int) -> bool:
@@ -526,8 +613,13 @@ def lesson_matcher(calls: Calls) -> Callable[[str, str | None], bool]:
     """Whether a lesson (text, kind) is about what one of these calls runs (`call_is_about`),
     for many lessons, cheaply: a lesson that does not contain the name of a program named here
     is passed over unread (one without a code span can only name a known tool)."""
-    heads = {c[0] for call in calls for c in call}
-    known = heads & KNOWN_PROGRAMS
+    by_base = tuple(tuple(_by_base(c) for c in call) for call in calls)
+    versioned = by_base != calls
+    # A lesson is passed over unless it holds a name read here; a family's base is part of each
+    # of its names ("pip" of "pip3"), so with it a lesson naming pip3 is read for `pip install`
+    # and one naming pip for `pip3 install`.
+    heads = {c[0] for call in calls + by_base for c in call}
+    known = {h for h in heads if _is_known(h) or h in VERSIONED_FAMILIES}
 
     def about(text: str, kind: str | None = None) -> bool:
         names = heads if "`" in text else known
@@ -538,6 +630,27 @@ def lesson_matcher(calls: Calls) -> Callable[[str, str | None], bool]:
                 word in low for word, named in PROSE_COMMANDS.items() if named[0] in names):
             return False
         subject, remedies = _lesson_parts(text, kind)
+        if (versioned or any(_by_base(c) != c for c in subject)
+                or any(_by_base(c) != c for r in remedies for c in r)) and not _tells_apart(text):
+            subject = tuple(_by_base(c) for c in subject)
+            remedies = tuple(tuple(_by_base(c) for c in r) for r in remedies)
+            return any(call_is_about(call, subject, remedies) for call in by_base)
         return any(call_is_about(call, subject, remedies) for call in calls)
 
     return about
+
+
+def _by_base(command: tuple[str, ...]) -> tuple[str, ...]:
+    """A command with its programs named by their family's base (`program_base`): the one it
+    runs and the one a wrapper runs ("sudo pip3 install": sudo pip install)."""
+    return tuple(program_base(word) for word in command)
+
+
+def _tells_apart(text: str) -> bool:
+    """Whether a lesson names two programs of one versioned family ("`python` is not found …;
+    call python3"): it is about the one it names, not the family."""
+    seen: dict[str, str] = {}
+    for member in re.finditer(_FAMILY_MEMBER, text, re.IGNORECASE):
+        if seen.setdefault(member.group(1).lower(), member.group().lower()) != member.group().lower():
+            return True
+    return False

@@ -122,6 +122,164 @@ def program_words(command: str, most: int = 3, by_name: bool = False) -> tuple[s
     return tuple(out)
 
 
+# Words that open, close or negate a compound command: the command is the word after them
+# ("if ! git diff --quiet; then git push --force; fi" runs git diff and git push).
+SHELL_KEYWORDS = frozenset("{ } ( ) ! if then else elif do done fi while until esac".split())
+# The headers of a loop or a case, which run nothing themselves ("for f in *.py; do …").
+_HEADERS = frozenset(("for", "select", "case"))
+# Programs that run the command after their own options ("timeout 60 git push", "env -i
+# PATH=/bin make", "sudo -u postgres psql"), each with those of its options that take a value.
+WRAPPERS: dict[str, frozenset[str]] = {
+    "timeout": frozenset(("-s", "--signal", "-k", "--kill-after")),
+    "env": frozenset(("-u", "--unset", "-C", "--chdir")),
+    "nice": frozenset(("-n", "--adjustment")),
+    "time": frozenset(("-o", "--output", "-f", "--format")),
+    "nohup": frozenset(),
+    "command": frozenset(),
+    "exec": frozenset(("-a",)),
+    "sudo": frozenset(("-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h",
+                       "--host", "-p", "--prompt", "-r", "--role", "-t", "--type", "-T",
+                       "--command-timeout", "-U", "--other-user")),
+}
+# Options after which a wrapper runs no command: `command -v pip` looks pip up, `sudo -l`
+# lists what may be run, `sudo -e` edits a file, `env -S` reads its command from one string.
+_RUNS_NOTHING = {"command": frozenset(("-v", "-V")), "env": frozenset(("-S", "--split-string")),
+                 "sudo": frozenset(("-l", "--list", "-v", "--validate", "-K", "--remove-timestamp",
+                                    "-e", "--edit", "-V", "--version", "--help"))}
+_ASSIGNS = frozenset(("env", "sudo"))  # VAR=… after their options is theirs, not a program
+_DURATION = r"\d+(?:\.\d+)?[smhd]?$"  # timeout's first argument: 60, 2.5s, 1h (compiled when used)
+SHELLS = frozenset(("bash", "sh", "zsh", "dash", "ksh"))
+_SHELL_VALUE_OPTIONS = frozenset(("-o", "+o", "-O", "+O", "--rcfile", "--init-file"))
+# A program's options before its subcommand, those that take a value: `git -C app push`.
+GLOBAL_OPTIONS = {"git": frozenset(("-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                                    "--super-prefix", "--config-env"))}
+# A shell word, its quotes kept, after the blanks before it.
+_WORD = re.compile(r"""\s*((?:[^\s'"\\]+|\\.|'[^']*'?|"(?:[^"\\]|\\.)*"?)*)""", re.DOTALL)
+# The parts of a quoted word, and a double quote's escapes: patterns compiled when first used
+# (most commands quote no program).
+_QUOTED_PART = r"""'([^']*)'?|"((?:[^"\\]|\\.)*)"?|\\(.)|([^'"\\]+)"""
+_DOUBLE_QUOTED_ESCAPE = r'\\([\\"$`])'
+UNWRAP_DEPTH = 4  # wrappers read around one command at most ("sudo timeout 60 nice make")
+
+
+def _word_at(text: str, pos: int) -> tuple[str, int]:
+    """The shell word at or after pos (its quotes kept) and where it ends; ('', end) at the end."""
+    word = _WORD.match(text, pos)
+    return word.group(1), word.end()
+
+
+def unquoted(word: str) -> str:
+    """A shell word as the program gets it: its quotes taken off, `\\"` inside double quotes
+    read as `"`."""
+    if "'" not in word and '"' not in word and "\\" not in word:
+        return word
+    out = []
+    for part in re.finditer(_QUOTED_PART, word, re.DOTALL):
+        single, double, escaped, plain = part.groups()
+        out.append(single if single is not None else
+                   re.sub(_DOUBLE_QUOTED_ESCAPE, r"\1", double) if double is not None else
+                   escaped if escaped is not None else plain)
+    return "".join(out)
+
+
+def unwrap(command: str) -> tuple[tuple[str, ...], str, str | None]:
+    """What one simple command runs past the shell's keywords and the programs that run another
+    (`WRAPPERS`, a shell's `-c`): the wrappers' names, the command they run (from its program,
+    a program's global options left out: `git -C app push` is "git push"), and the string a
+    shell runs with -c (None when none): "timeout 60 git push -f" -> (("timeout",),
+    "git push -f", None); "sudo bash -lc 'cd app && make'" -> (("sudo", "bash"), "",
+    "cd app && make"); "{ git push; }" piece "{ git push" -> ((), "git push", None). A
+    wrapper that runs nothing (`env` alone, `command -v pip`, a `timeout` without a duration)
+    is the command itself; a loop's header runs nothing: ((), "", None)."""
+    wrappers: list[str] = []
+    pos = 0
+    while True:
+        word, end = _word_at(command, pos)
+        if not word:
+            return tuple(wrappers), "", None
+        if word in SHELL_KEYWORDS or ENV_ASSIGN.match(word):
+            pos = end
+            continue
+        if word in _HEADERS:
+            return tuple(wrappers), "", None
+        if word == "function":  # "function deploy { git push -f": its body's command
+            pos = _word_at(command, end)[1]
+            continue
+        name = unquoted(word).rsplit("/", 1)[-1]
+        if name in SHELLS:
+            string = _shell_string(command, end)
+            if string is not None:
+                return (*wrappers, name), "", string
+        elif name in GLOBAL_OPTIONS:
+            rest = command[_past_options(command, end, GLOBAL_OPTIONS[name]):].lstrip()
+            return tuple(wrappers), f"{name} {rest}", None
+        elif name in WRAPPERS and len(wrappers) < UNWRAP_DEPTH:
+            after = _wrapped_command(name, command, end)
+            if after is not None:
+                wrappers.append(name)
+                pos = after
+                continue
+        return tuple(wrappers), command[pos:].strip(), None
+
+
+def _past_options(command: str, pos: int, takes_value: frozenset[str]) -> int:
+    """Where the words after pos that are options (with the values of those in takes_value)
+    end."""
+    while True:
+        word, end = _word_at(command, pos)
+        if not word.startswith("-") or word == "-":
+            return pos
+        if word == "--":
+            return end
+        pos = _word_at(command, end)[1] if word in takes_value else end
+
+
+def _wrapped_command(name: str, command: str, pos: int) -> int | None:
+    """Where the command a wrapper runs starts, after the wrapper's options (and, for env and
+    sudo, assignments; for timeout, its duration); None when it runs none."""
+    takes_value, stops = WRAPPERS[name], _RUNS_NOTHING.get(name, ())
+    while True:
+        word, end = _word_at(command, pos)
+        if word == "-" and name == "env":  # `env -` is `env -i`
+            pos = end
+            continue
+        if not word.startswith("-") or word == "-":
+            break
+        if word in stops or word.split("=", 1)[0] in stops:
+            return None
+        pos = end
+        if word == "--":
+            break
+        if word in takes_value:
+            pos = _word_at(command, pos)[1]
+    word, end = _word_at(command, pos)
+    while name in _ASSIGNS and ENV_ASSIGN.match(word):
+        pos = end
+        word, end = _word_at(command, pos)
+    if name == "timeout":
+        if not re.match(_DURATION, word):
+            return None
+        pos = end
+        word, end = _word_at(command, pos)
+    return pos if word else None
+
+
+def _shell_string(command: str, pos: int) -> str | None:
+    """The command string a shell is given with -c (`bash -lc "…"`, `sh -ec '…'`), unquoted;
+    None when it runs a script or reads its commands from elsewhere."""
+    given = False
+    while True:
+        word, end = _word_at(command, pos)
+        if word == "--":
+            word, end = _word_at(command, end)
+        elif word[:1] in ("-", "+") and len(word) > 1:
+            given = given or (not word.startswith("--") and "c" in word[1:])
+            takes_value = word in _SHELL_VALUE_OPTIONS or (word[1] != "-" and word[-1] in "oO")  # -euo pipefail
+            pos = _word_at(command, end)[1] if takes_value else end
+            continue
+        return unquoted(word) if given and word else None
+
+
 def runs_command(call: tuple[str, ...], lesson: tuple[str, ...]) -> bool:
     """Whether a call runs the command a lesson is about: the lesson's words start the call's
     (`pytest -q` for "`pytest` failed"; `npm install lodash` for "`npm install` fails"; not
