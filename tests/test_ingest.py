@@ -362,7 +362,8 @@ def test_plain_ingest_reads_claude_code_codex_and_the_inbox(store, projects, cli
     # read every session of it, which --events promises not to do: refused (tests/test_ingest_cli.py)
     data = json.loads(cli("ingest", "--events", str(path), "--json", "--source", "claude-code",
                           *sorted(str(p) for p in projects.glob("*.jsonl"))).stdout)
-    assert data["skipped"] == 3 and data["episodes"] == 0
+    # the three transcripts and the events file, read before: all four unchanged
+    assert data["skipped"] == 4 and data["episodes"] == 0
     refused = cli("ingest", "--events", str(path), "--json", "--source", "claude-code")
     assert refused.exit_code == 1 and "--events FILE reads only that file" in refused.output
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, List, Optional
 
 import typer
@@ -107,7 +108,7 @@ def register(app: typer.Typer) -> None:
 
         Example: remem remember "use uv, not pip, to install packages" --tag python
         """
-        from remem.engine.memories import remember as do_remember
+        from remem.engine.memories import remember_noting
 
         if ttl is not None and not ttl.strip():
             # The engine reads "" as "no lifetime" (MCP clients send it for unset), which would
@@ -116,7 +117,7 @@ def register(app: typer.Typer) -> None:
                              "(or leave --ttl out for a long-term memory)")
 
         with open_store() as store:
-            memory = do_remember(
+            memory, said = remember_noting(
                 store, text, kind=kind, tags=tag, importance=importance, valence=valence,
                 arousal=arousal, ttl=ttl, short_term=short_term, cwd=project_folder(store, project),
             )
@@ -127,6 +128,8 @@ def register(app: typer.Typer) -> None:
             if memory.get("expires_at"):
                 extra += f" (short-term, expires {memory['expires_at'][:16].replace('T', ' ')} UTC)"
             print(f"remembered {memory['id']}{extra}")
+        if said:  # stored otherwise than typed (cut, a secret replaced): never without a word
+            print(f"remem: {said}", file=sys.stderr)
 
     config_app = typer.Typer(help="Read and change config.toml (comments are kept).\n\n"
                              "Example: remem config set recall.k 8", no_args_is_help=True)
@@ -150,13 +153,20 @@ def register(app: typer.Typer) -> None:
     # `remem config set recall.k -3`: a value that starts with "-" is a value, not an unknown
     # option (the value is then checked by config.set_value).
     @config_app.command("set", context_settings={"ignore_unknown_options": True})
-    def config_set(key: str, value: str) -> None:
+    def config_set(
+        key: str,
+        value: str,
+        json_out: bool = typer.Option(False, "--json", help='Print {"key", "value"} as JSON, the value as set.'),
+    ) -> None:
         """Set one key. Example: remem config set recall.k 8"""
-        import tomlkit
-
         from remem import config
 
         config.set_value(key, value)
+        if json_out:
+            emit_json({"key": key, "value": config.get(key)})
+            return
+        import tomlkit
+
         print(f"{key} = {tomlkit.item(config.get(key)).as_string()}")  # as config.toml holds it
 
     @app.command()

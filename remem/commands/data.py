@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -46,6 +47,8 @@ def register(app: typer.Typer) -> None:
     def restore(
         path: str = typer.Argument(..., help="A backup made by `remem backup`."),
         yes: bool = typer.Option(False, "--yes", help="Do not ask (needed when stdin is not a terminal)."),
+        json_out: bool = typer.Option(False, "--json", help='Print {"restored", "into", "kept"} as JSON '
+                                      "(needs --yes: a question would mix with the JSON)."),
     ) -> None:
         """Replace the memory with a backup (the current one is kept beside it as
         memory.db.before-restore-YYYYMMDDTHHMMSS; earlier ones are never overwritten).
@@ -56,12 +59,16 @@ def register(app: typer.Typer) -> None:
 
         if not yes:
             # No one to ask (a script, a pipe): refuse rather than replace the memory unasked.
-            if sys.stdin is None or not sys.stdin.isatty():
+            if json_out or sys.stdin is None or not sys.stdin.isatty():
                 raise ValueError("restore replaces the memory; confirm with --yes")
             if not go_ahead("Replace the current memory with this backup?"):
                 print("nothing changed")  # no is an answer, not an error
                 return
         dest, kept = backup_mod.restore(path)
+        if json_out:
+            emit_json({"restored": str(Path(path).expanduser()), "into": str(dest),
+                       "kept": None if kept is None else str(kept)})
+            return
         print(f"restored {path} into {dest}")
         if kept is not None:
             print(f"the memory it replaced is kept as {kept}")

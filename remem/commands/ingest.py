@@ -60,7 +60,8 @@ def register(app: typer.Typer) -> None:
                     ingest_mod.ingest_events(store, events, into=summary)
         summary = {k: summary.get(k, 0) for k in SUMMARY_KEYS}  # an events file alone reads nothing again
         # Refused lines beside stored ones are a partial success (exit 0, the errors said and
-        # logged); nothing stored and nothing unchanged is a failure.
+        # logged); nothing stored and nothing unchanged is a failure. An events file whose good
+        # lines were stored by an earlier read is unchanged (`skipped`): the same exit every read.
         failed = bool(summary["errors"]) and not (summary["episodes"] or summary["sessions"] or summary["skipped"])
         if json_out:
             # As every command's --json error: an "error" key on stdout, one line on stderr.

@@ -204,27 +204,38 @@ def register(app: typer.Typer) -> None:
     def lessons_edit(
         lesson_id: str = typer.Argument(..., help="A lesson id."),
         text: Optional[str] = typer.Option(None, "--text", help="The new text (else $EDITOR opens)."),
+        json_out: bool = typer.Option(False, "--json", help="Print the lesson as JSON, with `changed`, "
+                                      "`redacted`, `cut`, `replaced` and `revoked_words`."),
     ) -> None:
         """Change a lesson's words; the next sleep renders them.
 
         Example: remem lessons edit 3fa2 --text "Install packages with uv, never pip."
         """
-        from remem.engine.lessons import edit_text, get_lesson
+        from remem.engine.lessons import MAX_LESSON, edit_text, get_lesson
 
         with open_store() as store:
             lesson = get_lesson(store, lesson_id)
             if text is None:
                 edited = _edit(lesson["text"] + "\n")
                 if edited is None:
-                    print("unchanged")
+                    if json_out:
+                        emit_json({**lesson, "changed": False})
+                    else:
+                        print("unchanged")
                     return
                 text = edited
             if not text.strip():
                 raise ValueError("a lesson needs text; use `remem lessons veto ID` to drop it")
             changed = edit_text(store, lesson["id"], text)
+        if json_out:
+            emit_json({**changed, "changed": True})
+            return
         print(f"{safe(changed['id'])}: {safe(changed['text'], multiline=True)}")
         if changed.get("redacted"):
             print("  a secret in the new words became [secret]: lessons are written to agent memory")
+        if changed.get("cut"):
+            print(f"  the words were over the {MAX_LESSON:,} characters a lesson holds: the last "
+                  f"{changed['cut']:,} were cut (a lesson is shared whole, so it stays short)")
         if changed["replaced"] and lesson.get("origin") and not changed.get("origin"):
             print(f"  your own lesson now; its author's words stay rejected as {safe(changed['replaced'])}")
         elif changed["replaced"]:
@@ -239,6 +250,8 @@ def register(app: typer.Typer) -> None:
     def lessons_veto(
         lesson_id: str = typer.Argument(..., help="A lesson id."),
         note: Optional[str] = typer.Option(None, "--note", help="Why (kept with the lesson)."),
+        json_out: bool = typer.Option(False, "--json", help="Print the lesson as JSON, with `changed` "
+                                      "(false: it was vetoed already)."),
     ) -> None:
         """Never hand this lesson to an agent again (its files go at the next sleep).
 
@@ -250,12 +263,19 @@ def register(app: typer.Typer) -> None:
             with open_store() as store:
                 lesson = veto_lesson(store, lesson_id, note=note, how="remem lessons veto")
         except NothingToDo as done:  # a no-op, as `restore` of an active lesson: not a failure
-            print(done)
+            _unchanged(lesson_id, done, json_out)
+            return
+        if json_out:
+            emit_json({**lesson, "changed": True})
             return
         print(f"vetoed {lesson['id']}; `remem sleep --pass render` removes its files now")
 
     @lessons_app.command("restore")
-    def lessons_restore(lesson_id: str = typer.Argument(..., help="A lesson id.")) -> None:
+    def lessons_restore(
+        lesson_id: str = typer.Argument(..., help="A lesson id."),
+        json_out: bool = typer.Option(False, "--json", help="Print the lesson as JSON, with `changed` "
+                                      "(false: no veto held it back)."),
+    ) -> None:
         """Undo a veto: the lesson goes back to the status it had (active: rendered again; a
         received lesson that was waiting for a decision waits again, in `remem share candidates`).
 
@@ -267,13 +287,28 @@ def register(app: typer.Typer) -> None:
             with open_store() as store:
                 lesson = restore_lesson(store, lesson_id)
         except NothingToDo as done:  # a no-op, as `veto` of a vetoed lesson: not a failure
-            print(done)
+            _unchanged(lesson_id, done, json_out)
+            return
+        if json_out:
+            emit_json({**lesson, "changed": True})
             return
         if lesson["status"] == "active":
             print(f"restored {lesson['id']}; the next sleep renders it again")
         else:
             print(f"restored {lesson['id']} to {lesson['status']}: it waits in `remem share candidates` "
                   "for you to accept or reject it")
+
+
+def _unchanged(lesson_id: str, done: Exception, json_out: bool) -> None:
+    """A veto or restore that found the lesson as asked already: its line, or with --json the
+    lesson as it is, `changed` false and that line as `message`."""
+    if not json_out:
+        print(done)
+        return
+    from remem.engine.lessons import get_lesson
+
+    with open_store() as store:
+        emit_json({**get_lesson(store, lesson_id), "changed": False, "message": str(done)})
 
 
 def _sender(lesson: dict, *, short_form: bool = False) -> str:

@@ -36,7 +36,7 @@ from remem.engine.detect_common import redact_secrets
 from remem.engine.files import write_atomic
 from remem.engine.projects import normal_folder
 from remem.engine.session import Session, ToolCall, Turn
-from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_SPEAKER, MAX_TITLE, Store, stable_id
+from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_SPEAKER, MAX_TITLE, Store, gist_and_detail, stable_id
 from remem.engine.toolresult import looks_failed
 
 VERSION = 1
@@ -271,11 +271,8 @@ def _episode_fields(ev: dict[str, Any], kind: str, tags: list[str]) -> dict[str,
     else:
         line = _first_line(text)[:120]
         title = f"{who}: {line}" if who else line
-    gist = text or detail
-    if not text and len(detail) <= MAX_GIST:
-        detail = ""  # the detail is the gist already; don't keep it twice
-    elif len(text) > MAX_GIST and not detail:
-        detail = text  # a kept message up to 64,000 characters: the gist is cut, this is not
+    # A kept message up to 64,000 characters: the gist is cut, the detail holds it whole.
+    gist, detail = gist_and_detail(text, detail)
     # A correction is embedded from the person's words alone; everything else with its title.
     embed_text = gist if kind == "correction" and gist else f"{title}\n{gist}".strip()
     return {"id": episode_id(ev), "kind": kind, "title": title, "gist": gist, "detail": detail,
@@ -303,7 +300,8 @@ def _lifecycle(ev: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def store_events(store: Store, events: list[dict[str, Any]]) -> dict[str, Any]:
-    """Episodes for validated events (non-message, and messages marked keep): {added, by_kind}.
+    """Episodes for validated events (non-message, and messages marked keep): {added, by_kind,
+    already (those stored before, or forgotten for good: not added again)}.
 
     One embedding batch and one write transaction for the whole list; ids already stored are
     skipped before embedding, so a re-read costs one query.
@@ -324,9 +322,10 @@ def store_events(store: Store, events: list[dict[str, Any]]) -> dict[str, Any]:
     ids = [f["id"] for _, f in wanted]
     # ids deleted for good (remem forget --hard, the lifecycle) count as stored: not re-added
     have = (_existing(store, ids) | store.forgotten(ids)) if wanted else set()
+    already = sum(1 for _, f in wanted if f["id"] in have)
     wanted = [(ev, f) for ev, f in wanted if f["id"] not in have]
     if not wanted:
-        return {"added": 0, "by_kind": {}}
+        return {"added": 0, "by_kind": {}, "already": already}
     from remem.engine.embed import get_embedder, to_blob
 
     cfg = config_mod.load()
@@ -348,7 +347,7 @@ def store_events(store: Store, events: list[dict[str, Any]]) -> dict[str, Any]:
     by_kind: dict[str, int] = {}
     for ep in episodes:
         by_kind[ep["kind"]] = by_kind.get(ep["kind"], 0) + 1
-    return {"added": added, "by_kind": by_kind}
+    return {"added": added, "by_kind": by_kind, "already": already}
 
 
 def _call(c: dict[str, Any], ev: dict[str, Any], n: int) -> ToolCall:
@@ -414,7 +413,7 @@ def ingest_events(store: Store, events: list[dict[str, Any]], *, origin: str | N
     by_kind = dict(stored["by_kind"])
     _merge_kinds(by_kind, ran["by_kind"])
     return {"events": len(events), "episodes": stored["added"] + ran["added"],
-            "sessions": len(sessions), "by_kind": by_kind,
+            "already": stored["already"], "sessions": len(sessions), "by_kind": by_kind,
             "errors": [f"session {sid}: {why}" for sid, why in ran["failed"].items()]}
 
 
@@ -434,10 +433,15 @@ def _read_capped(path: Path) -> tuple[str | None, str]:
 
 
 def ingest_events_file(store: Store, path: Path | str) -> dict[str, Any]:
-    """One events file -> summary {files, events, episodes, sessions, errors, malformed_lines}."""
+    """One events file -> summary {files, skipped, events, already, episodes, sessions, errors,
+    malformed_lines}. The file is read whole each time; `already` counts its events stored by
+    an earlier read. A file that holds nothing new (every event stored before, no conversation)
+    is an unchanged file, as a transcript read before is: `skipped` 1 and `files` 0. So reading
+    it again is a success however often it is read, and its refused lines, still there, are
+    reported each time (errors, malformed_lines) beside that success, as on the first read."""
     path = Path(path)
-    summary: dict[str, Any] = {"files": 1, "events": 0, "episodes": 0, "sessions": 0,
-                               "by_kind": {}, "errors": [], "malformed_lines": 0}
+    summary: dict[str, Any] = {"files": 1, "skipped": 0, "events": 0, "already": 0, "episodes": 0,
+                               "sessions": 0, "by_kind": {}, "errors": [], "malformed_lines": 0}
     text, problem = _read_capped(path)
     if text is None:
         summary["errors"].append(problem)
@@ -447,6 +451,9 @@ def ingest_events_file(store: Store, path: Path | str) -> dict[str, Any]:
     summary["errors"].extend(f"{path}:{line}: {reason}" for line, reason in bad)
     result = ingest_events(store, events, origin=str(path))
     summary["events"] = result["events"]
+    summary["already"] = result["already"]
+    if result["already"] and not result["episodes"] and not result["sessions"]:
+        summary["files"], summary["skipped"] = 0, 1  # nothing new in it: unchanged
     summary["episodes"] = result["episodes"]
     summary["sessions"] = result["sessions"]
     summary["by_kind"] = result["by_kind"]

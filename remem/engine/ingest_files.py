@@ -34,8 +34,8 @@ def _merge_counts(summary: dict[str, Any], by_kind: dict[str, int]) -> None:
 
 
 def _add_events(summary: dict[str, Any], result: Any) -> None:
-    """Fold an events summary (of a file, or of the inbox, whose unfinished files are
-    `waiting`) into ours."""
+    """Fold an events summary (of a file, counted in `skipped` when it held nothing new; or of
+    the inbox, whose unfinished files are `waiting`) into ours."""
     summary["files"] += int(result.get("files", 1) or 0)
     summary["skipped"] += int(result.get("skipped", result.get("waiting", 0)) or 0)
     summary["episodes"] += int(result.get("episodes", 0) or 0)

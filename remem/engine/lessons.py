@@ -9,7 +9,7 @@ from typing import Any, Iterable, Sequence
 
 from remem.engine import clock
 from remem.engine.projects import is_under
-from remem.engine.store import LESSON_STATUSES, Store, cap, chunks, dumps, loads_list, new_id
+from remem.engine.store import LESSON_STATUSES, Store, cap, chunks, cut_from, dumps, loads_list, new_id
 from remem.errors import NotFound, RememError
 
 LESSON_KINDS = ("correction", "error", "surprise", "note")
@@ -109,6 +109,16 @@ def get_lesson(store: Store, lesson_id: str) -> dict[str, Any]:
         short = " (an id prefix needs at least 4 characters)" if len(lesson_id) < 4 else ""
         raise NotFound(f"no lesson with id {lesson_id!r}{short}; `remem lessons list` shows the ids")
     return _row(row)
+
+
+def lesson_named(store: Store, given: str) -> dict[str, Any] | None:
+    """The lesson an id names (in full, by a unique prefix, or a merged-away id), or None
+    (no lesson, or a prefix of several): for an edge given a lesson's id where a memory's was
+    expected, to say so instead of "no memory with id …"."""
+    try:
+        return get_lesson(store, given)
+    except RememError:  # NotFound among them
+        return None
 
 
 def _by_prefix(store: Store, prefix: str) -> dict[str, Any] | None:
@@ -364,9 +374,10 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
     A received lesson not held active, or a revoked lesson, is refused (edit_refusal):
     ValueError naming the fix.
     Secrets in the new words become "[secret]" (lesson_text.redact_secrets), as in a note.
-    The result carries `replaced`: the id of that row, or None; `redacted`: whether a secret
-    was replaced; and `revoked_words`: the id of a revoked lesson of ours with the new words,
-    or None. Those words are revoked for good (a tombstone): the lesson is never exported again
+    Words past MAX_LESSON are cut with the marker. The result carries `replaced`: the id of
+    that row, or None; `redacted`: whether a secret was replaced; `cut`: how many characters
+    the cap left out (0: none); and `revoked_words`: the id of a revoked lesson of ours with
+    the new words, or None. Those words are revoked for good (a tombstone): the lesson is never exported again
     in them, only in other words."""
     from remem.engine.embed import get_embedder, to_blob
     from remem.engine.lesson_text import redact_secrets  # here: hooks read lessons, never edit them
@@ -385,6 +396,7 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
     refusal = edit_refusal(current, ours)
     if refusal:
         raise ValueError(refusal)
+    cut = cut_from(len(text), MAX_LESSON)
     text = cap(text, MAX_LESSON)
     embedder = get_embedder()
     vector = to_blob(embedder.encode([vector_text(text, current["kind"])])[0])
@@ -419,6 +431,7 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
     mine = not done.get("origin") or done["origin"] == ours  # a received lesson edited is ours now
     done["revoked_words"] = _revoked_twin(store, done, ours) if mine else None
     done["redacted"] = redacted
+    done["cut"] = cut
     return done
 
 

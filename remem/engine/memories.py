@@ -9,7 +9,8 @@ from remem.engine.embed import get_embedder, to_blob
 from remem.engine.lesson_text import redact_secrets
 from remem.engine.lifecycle import _clamp, creation_fields
 from remem.engine.store import (
-    EPISODE_KINDS, MAX_GIST, MAX_TITLE, Store, cap, chunks, clean_text, episode_hash, new_id, normalise_tag,
+    EPISODE_KINDS, MAX_DETAIL, MAX_GIST, MAX_TITLE, TRUNCATED, Store, cap, chunks, clean_text, cut_from,
+    episode_hash, gist_and_detail, new_id, normalise_tag,
 )
 
 REMEMBER_KINDS = ("note", "correction", "error", "surprise", "environment")
@@ -36,10 +37,39 @@ def remember(
     """Store one memory now and return it (without its vector).
 
     Secrets in the words (a key pasted into a note) are stored as "[secret]", as ingest and
-    explicit events store them: recall and the MCP tools hand memories to agents. `cwd` is a
-    folder's absolute path: edges turn a project argument into one with
-    projects.resolve_project."""
-    text = redact_secrets(clean_text((text or "").strip()))
+    explicit events store them: recall and the MCP tools hand memories to agents. Words longer
+    than a gist holds are kept whole in the detail (store.gist_and_detail, as for an event).
+    `cwd` is a folder's absolute path: edges turn a project argument into one with
+    projects.resolve_project. `remember_noting` also says what was cut or replaced."""
+    return remember_noting(
+        store, text, kind=kind, title=title, tags=tags, importance=importance, valence=valence,
+        arousal=arousal, ttl=ttl, short_term=short_term, cwd=cwd, session_id=session_id,
+        source=source, at=at, memory_id=memory_id)[0]
+
+
+def remember_noting(
+    store: Store,
+    text: str,
+    *,
+    kind: str = "note",
+    title: str | None = None,
+    tags: Sequence[str] = (),
+    importance: float = 0.5,
+    valence: float = 0.0,
+    arousal: float = 0.0,
+    ttl: str | float | None = None,
+    short_term: bool = False,
+    cwd: str | None = None,
+    session_id: str | None = None,
+    source: str = "remember",
+    at: str | None = None,
+    memory_id: str | None = None,
+) -> tuple[dict[str, Any], str | None]:
+    """`remember`, and one line saying what was stored otherwise than given (None: nothing
+    was): a secret replaced by "[secret]", words past the caps cut. For the edges to tell
+    the person (or the agent): nothing is changed or dropped without a word."""
+    given = clean_text((text or "").strip())
+    text = redact_secrets(given)
     if not text:
         raise ValueError("nothing to remember: the text is empty")
     if cwd is not None and not cwd.startswith("/"):
@@ -56,7 +86,9 @@ def remember(
     fields = creation_fields(
         memory_type=memory_type, ttl_s=ttl_s, importance=importance, valence=valence, arousal=arousal
     )
+    given_title = clean_text(title.strip()) if title and title.strip() else ""
     title = _title(title, text)
+    gist, detail = gist_and_detail(text)
     embedder = get_embedder()
     vector = embedder.encode([text if kind == "correction" else f"{title}\n{text}"])[0]
     stamp = clock.iso()
@@ -64,8 +96,8 @@ def remember(
         "id": memory_id or new_id(),
         "kind": kind,
         "title": title,
-        "gist": text,
-        "detail": "",
+        "gist": gist,
+        "detail": detail,
         "cwd": cwd,
         "session_id": session_id,
         "source": source,
@@ -80,7 +112,29 @@ def remember(
     from remem.engine import graph  # lazily: graph pulls in the vector cache
 
     graph.discover_for(store, episode["id"])  # auto-discovered similar_to connections
-    return public(store.episode(episode["id"]))
+    secrets = text != given or redact_secrets(given_title) != given_title
+    said = stored_otherwise(len(text), secrets=secrets,
+                            title_cut=cut_from(len(redact_secrets(given_title)), MAX_TITLE))
+    return public(store.episode(episode["id"])), said
+
+
+def stored_otherwise(length: int, *, secrets: bool = False, title_cut: int = 0) -> str | None:
+    """One line saying how words of `length` characters (secrets already replaced) were stored
+    otherwise than given, or None: where a text longer than the gist went, what past the
+    detail's cap was cut, a secret replaced, a title cut."""
+    said = []
+    if secrets:
+        said.append("a secret in the text was stored as [secret] (memories are handed to agents)")
+    lost = cut_from(length, MAX_DETAIL)
+    if lost:
+        said.append(f"the text is {length:,} characters, over the {MAX_DETAIL:,} cap: its last {lost:,} "
+                    "were cut (marked …[truncated by remem]); split it into several memories to keep it all")
+    elif length > MAX_GIST:
+        said.append(f"the text is {length:,} characters: recall shows the first {MAX_GIST:,}, and the "
+                    "whole text is kept in its detail")
+    if title_cut:
+        said.append(f"the title was cut to {MAX_TITLE:,} characters (its last {title_cut:,} left out)")
+    return "; ".join(said) or None
 
 
 def _title(given: str | None, text: str) -> str:
@@ -121,12 +175,18 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
     for name, lo, hi in (("importance", 0.0, 1.0), ("valence", -1.0, 1.0), ("arousal", 0.0, 1.0)):
         if name in fields:
             sets[name] = _clamp(fields[name], lo, hi, name)
-    title, text = row["title"], row["gist"]
+    title, text, detail = row["title"], row["gist"], row["detail"]
     if "text" in fields:
         text = redact_secrets(clean_text(str(fields["text"]).strip()))  # as `remember` stores it
         if not text:
             raise ValueError("text cannot be empty; delete the memory instead")
-        sets["gist"] = cap(text, MAX_GIST)
+        if _detail_is_the_text(row):
+            # The detail held the words whole (remember, gist_and_detail): it follows them, so
+            # the old words are not kept (and found) under the new ones.
+            sets["gist"], sets["detail"] = gist_and_detail(text)
+            detail = sets["detail"]
+        else:  # a detail of its own (a failed call's output): kept; the words cut to the gist
+            sets["gist"] = cap(text, MAX_GIST)
         if "title" not in fields and row["title"] == _title(None, row["gist"]):
             # A title made from the old text follows the text (else the old words stay found).
             title = sets["title"] = _title(None, text)
@@ -139,7 +199,7 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
         source = text if row["kind"] == "correction" else f"{title}\n{text}"
         sets["embedding"] = to_blob(embedder.encode([source])[0])
         sets["space"] = embedder.space
-        sets["content_hash"] = episode_hash(title, text, row["detail"])
+        sets["content_hash"] = episode_hash(title, text, detail)
     tags = None
     if "tags" in fields:
         raw = fields["tags"]
@@ -158,6 +218,12 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
                 "INSERT OR IGNORE INTO tags (memory_id, tag) VALUES (?, ?)", [(row["id"], t) for t in tags]
             )
     return public(store.episode(row["id"]))
+
+
+def _detail_is_the_text(row: dict[str, Any]) -> bool:
+    """The memory has no detail, or its detail is its text in full (the gist its cut start)."""
+    gist, detail = row["gist"] or "", row["detail"] or ""
+    return not detail or (gist.endswith(TRUNCATED) and detail.startswith(gist[: -len(TRUNCATED)]))
 
 
 def add_tags(store: Store, memory_id: str, tags: Sequence[str]) -> dict[str, Any]:

@@ -507,6 +507,12 @@ class Store:
                                f"{found[1]['id']}; give more characters")
             row = found[0] if found else None
         if row is None:
+            from remem.engine.lessons import lesson_named  # here: lessons imports the store
+
+            lesson = lesson_named(self, memory_id)
+            if lesson is not None:  # `remem recall` lists lessons beside memories, ids alike
+                raise NotFound(f"{lesson['id']} is a lesson, not a memory: `remem lessons veto "
+                               f"{lesson['id']}` hides it (`remem lessons show {lesson['id']}` reads it)")
             short = " (an id prefix needs at least 4 characters)" if len(memory_id) < 4 else ""
             raise NotFound(f"no memory with id {memory_id!r}{short}; `remem list` shows the ids")
         row["tags"] = self.tags_of(row["id"])
@@ -612,6 +618,25 @@ def cap(text: str | None, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: limit - len(TRUNCATED)] + TRUNCATED
+
+
+def gist_and_detail(text: str, detail: str = "") -> tuple[str, str]:
+    """An episode's gist and detail from its words (`text`) and longer material (`detail`),
+    the one rule for every way a memory is written (an event, `remember`, an update): the
+    gist is the text (else the detail); words longer than the gist holds, with no detail of
+    their own, are kept whole in the detail (to MAX_DETAIL), so cutting the gist loses nothing;
+    a detail that is all the gist holds is not kept twice."""
+    gist = text or detail
+    if not text and len(detail) <= MAX_GIST:
+        detail = ""  # the detail is the gist already; don't keep it twice
+    elif len(text) > MAX_GIST and not detail:
+        detail = text  # the gist is cut (with the marker), this is not
+    return gist, detail
+
+
+def cut_from(length: int, limit: int) -> int:
+    """How many characters of a text of `length` `cap(text, limit)` leaves out: 0 when it fits."""
+    return 0 if length <= limit else length - (limit - len(TRUNCATED))
 
 
 def normalise_tag(tag: str) -> str:
