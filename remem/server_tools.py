@@ -224,13 +224,16 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
         things that only matter for a while.
         """
         with engine_errors("remember"), memory.store() as store:
-            from remem.engine.memories import remember as do_remember
+            from remem.engine.memories import remember_noting
 
-            return _answer("remember", do_remember(
+            stored, note = remember_noting(
                 store, text, kind=kind, title=title, tags=tags or (), importance=importance,
                 valence=valence, arousal=arousal, ttl=ttl, short_term=short_term,
                 cwd=_project(store, project), source="mcp",
-            ))
+            )
+            # What was stored otherwise than given (a secret replaced, words cut), said to the
+            # agent as the CLI says it to the person.
+            return _answer("remember", {**stored, "note": note} if note else stored)
 
     @tool
     def search(
@@ -659,22 +662,14 @@ def _lessons(store: Any, *, kind: Optional[str], project: Optional[str], status:
     return for_agents(store, found)[:limit]
 
 
-def _lesson_named(store: Any, given: str) -> Optional[dict[str, Any]]:
-    """The lesson an id names (in full, by a unique prefix, or a merged-away id), or None."""
-    from remem.engine.lessons import get_lesson
-
-    try:
-        return get_lesson(store, given)
-    except (NotFound, RememError):  # none, or several: the memory's own "no memory" line stands
-        return None
-
-
 def _lesson_in_place_of(store: Any, given: str) -> Optional[dict[str, Any]]:
     """The lesson `get_memory` reads for an id that names no memory, or None (a memory's id
     comes first). A prefix that both a memory's and a lesson's id start with is refused."""
     if store.one("SELECT 1 FROM episodes WHERE id = ?", (given,)):
         return None
-    lesson = _lesson_named(store, given)
+    from remem.engine.lessons import lesson_named
+
+    lesson = lesson_named(store, given)
     if lesson is None:
         return None
     if lesson["id"] != given and len(given) >= 4:
@@ -709,7 +704,9 @@ def _not_a_lesson(store: Any, tool: str, *ids: str) -> Iterator[None]:
             if store.one("SELECT 1 FROM episodes WHERE id = ? OR (length(?) >= 4 AND substr(id, 1, length(?)) = ?)",
                          (given, given, given, given)):
                 continue  # a memory: not the id that was missing
-            lesson = _lesson_named(store, given)
+            from remem.engine.lessons import lesson_named
+
+            lesson = lesson_named(store, given)
             if lesson is None:
                 continue
             from remem.engine.memories import for_agents

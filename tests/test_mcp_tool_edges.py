@@ -287,3 +287,19 @@ def test_remem_call_refuses_arguments_nested_too_deep_in_one_line(cli: Any, stor
         deep = [deep]
     with pytest.raises(RememError, match="invalid arguments for recall: lists or objects nested"):
         anyio.run(lambda: call_in_process("recall", {"query": "x", "k": deep}))
+
+
+@pytest.mark.anyio
+async def test_remember_over_mcp_tells_the_agent_what_it_stored_otherwise(store: Any) -> None:
+    from mcp.client import Client
+
+    long_text = " ".join(f"step {i} of the release checklist" for i in range(400))  # ~12,000 chars
+    async with Client(server_in_process()) as client:
+        ok, memory = await call_tool(client, "remember", {"text": f"deploy with {API_KEY}"})
+        assert ok and "[secret]" in memory["note"] and API_KEY_WORD not in json.dumps(memory), memory
+        ok, memory = await call_tool(client, "remember", {"text": long_text})
+        assert ok and memory["note"], memory
+        ok, plain = await call_tool(client, "remember", {"text": "the deploy note"})
+        assert ok and "note" not in plain, plain  # nothing to say: nothing said
+    kept = store.one("SELECT detail FROM episodes WHERE id = ?", (memory["id"],))["detail"]
+    assert "step 399 of the release checklist" in kept  # the whole text, in the detail
