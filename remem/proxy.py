@@ -3,14 +3,17 @@
 Point a client's base URL at it. For /v1/chat/completions, /v1/responses and /v1/messages it
 adds the lessons the conversation bears on to the system prompt (the same selection as the
 prompt hook) and appends the exchange to the inbox; every other path passes through untouched.
-Bodies, paths and headers go upstream as given (auth included, never logged; while recording,
-Accept-Encoding keeps only the codings the recorder can read); answers, errors, streams and
-headers (repeated ones apart) come back as the upstream sent them.
+Bodies, paths and headers go upstream as given and nothing else (auth included, never logged;
+no header or cookie of the proxy's own; while recording, Accept-Encoding keeps only the codings
+the recorder can read); answers, errors, streams and headers (repeated ones apart) come back as
+the upstream sent them, and one the upstream breaks off reaches the client cut off too.
 """
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
+import logging
 import socket
 import zlib
 from collections import OrderedDict
@@ -36,6 +39,17 @@ RESPONSE_HOP_HEADERS = HOP_HEADERS - {"content-length"}
 MEMORY_HEADER = "x-remem"
 
 
+class NoCookies(http.cookiejar.DefaultCookiePolicy):
+    """The proxy's client keeps no cookie and sends none of its own: cookies are the client's
+    business, and pass through as its headers and the upstream's."""
+
+    def set_ok(self, cookie: http.cookiejar.Cookie, request: Any) -> bool:
+        return False
+
+    def return_ok(self, cookie: http.cookiejar.Cookie, request: Any) -> bool:
+        return False
+
+
 class MemoryCache:
     """The memory block chosen for each conversation, chosen once and reused on every turn."""
 
@@ -54,6 +68,33 @@ class MemoryCache:
         self._blocks.move_to_end(key)
         while len(self._blocks) > self._size:
             self._blocks.popitem(last=False)
+
+
+class BrokeOff(Exception):
+    """The upstream's answer ended before it was whole (RelayResponse cuts the client's too)."""
+
+
+class RelayResponse(StreamingResponse):
+    """The upstream's answer, chunk by chunk. One the upstream broke off is not ended: without
+    its last (empty) chunk the server closes the connection, so the client sees an answer cut
+    short, as it would from the upstream itself, never one that looks whole."""
+
+    async def stream_response(self, send: Any) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        try:
+            async for chunk in self.body_iterator:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except BrokeOff:
+            return
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class _NotEnded(logging.Filter):
+    """uvicorn's error line for an answer RelayResponse leaves unended on purpose: the proxy's
+    own log says why, in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "ASGI callable returned without completing response."
 
 
 # How long a request waits for its memory to be chosen before it goes on without it.
@@ -108,15 +149,19 @@ def _read_reply(style: str, payload: bytes, encoding: str, streamed: bool) -> tu
 
 
 def _record(body: dict[str, Any], style: str, reply: str, session: str | None = None,
-            turn: str = "", at: str | None = None) -> None:
+            turn: str = "", at: str | None = None, recorded: proxying.Recorded | None = None) -> None:
     from remem.engine import events
 
     try:
         # An answer that cannot be read (an odd shape, an unknown coding, cut short) still
-        # leaves the request's own turns recorded.
-        found = proxying.exchange_events(body, style, reply, at or clock.iso(), session=session, turn=turn)
+        # leaves the request's own turns recorded; of a conversation recorded before, only
+        # the turns not written yet.
+        found = proxying.exchange_events(body, style, reply, at or clock.iso(), session=session, turn=turn,
+                                         recorded=recorded)
         if found:
             events.append_to_inbox(found)
+            if recorded is not None:
+                recorded.remember(found)
     except Exception as exc:  # recording must never break the client's request
         log("proxy", f"could not record an exchange: {exc!r}")
 
@@ -201,7 +246,12 @@ def create_app(upstream: str, *, style: str = "auto", inject: bool = True, recor
 def _create_app(upstream: str, *, style: str, inject: bool, record: bool, timeout_s: float) -> Starlette:
     upstream = upstream.rstrip("/")
     cache = MemoryCache()
-    client = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout_s, connect=10.0), trust_env=False)
+    # Faithful: no cookie jar (an upstream's Set-Cookie would go back upstream on every later
+    # request, of any client) and no default headers (a client that sent no Accept-Encoding
+    # would get gzip bytes it never asked for).
+    client = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout_s, connect=10.0), trust_env=False,
+                                cookies=http.cookiejar.CookieJar(policy=NoCookies()))
+    client.headers.clear()
 
     def style_for(path: str) -> str | None:
         """The API family of a path (matched by suffix, so prefixed base URLs work too).
@@ -216,9 +266,12 @@ def _create_app(upstream: str, *, style: str, inject: bool, record: bool, timeou
         return None
 
     threads = proxying.Threads()
+    recorded = proxying.Recorded()
 
     async def memory_for(body: dict[str, Any], kind: str, key: str, request: Request) -> dict[str, Any]:
         if not inject or request.headers.get(MEMORY_HEADER, "").lower() == "off":
+            return body
+        if not proxying.can_inject(body, kind):  # nothing chosen (nor logged in primes) for nothing
             return body
         block = cache.get(key)
         if block is None:
@@ -298,10 +351,15 @@ def _create_app(upstream: str, *, style: str, inject: bool, record: bool, timeou
 
         async def relay() -> AsyncIterator[bytes]:
             try:
-                async for chunk in reply.aiter_raw():
-                    if should_record or keep_thread:
-                        collected.append(chunk)
-                    yield chunk
+                try:
+                    async for chunk in reply.aiter_raw():
+                        if should_record or keep_thread:
+                            collected.append(chunk)
+                        yield chunk
+                except httpx2.TransportError as exc:  # broke off, timed out: after() keeps the question
+                    log("proxy", f"the upstream broke off its answer to {request.method} {path}: "
+                                 f"{type(exc).__name__}; the client's connection is cut, not ended")
+                    raise BrokeOff from None
                 done["whole"] = True
                 if keep_thread and body is not None and key:
                     # Known before the client can send its next turn (which names this answer).
@@ -322,16 +380,15 @@ def _create_app(upstream: str, *, style: str, inject: bool, record: bool, timeou
             if not done["whole"]:
                 # The client left (or the upstream broke off) mid-answer: what it got is not the
                 # answer, so only the question is recorded.
-                _record(body, kind, "", at=arrived)
+                _record(body, kind, "", at=arrived, recorded=recorded)
                 return
             if "text" in done:
-                _record(body, kind, done["text"], done["session"], done["turn"], at=arrived)
+                _record(body, kind, done["text"], done["session"], done["turn"], at=arrived, recorded=recorded)
                 return
             text, _ = _read_reply(kind, b"".join(collected), encoding, streamed)
-            _record(body, kind, text, at=arrived)
+            _record(body, kind, text, at=arrived, recorded=recorded)
 
-        response = StreamingResponse(relay(), status_code=reply.status_code,
-                                     background=BackgroundTask(after))
+        response = RelayResponse(relay(), status_code=reply.status_code, background=BackgroundTask(after))
         response.raw_headers = out_headers
         return response
 
@@ -385,6 +442,7 @@ def serve(upstream: str, *, host: str = "127.0.0.1", port: int = 4546, style: st
         threading.Thread(target=_warm, name="remem-proxy-warm", daemon=True).start()
     app = create_app(upstream, style=style, inject=inject, record=record, token=token,
                      local_only=is_loopback(host))
+    logging.getLogger("uvicorn.error").addFilter(_NotEnded())
     # The upstream's own Server and Date headers come through; uvicorn's would double them.
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", server_header=False,
                             date_header=False)

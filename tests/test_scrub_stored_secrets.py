@@ -107,7 +107,8 @@ def rows_since_the_sweep(store) -> int:
     from remem.engine import scrub
 
     marks = scrub.marks(store)
-    return sum(store.scalar(f"SELECT count(*) FROM {table} WHERE seq > ? AND {scope}", (marks[table]["checked"],))
+    return sum(store.scalar(f"SELECT count(*) FROM {table} WHERE {scrub._SEQ[table]} > ? AND {scope}",
+                            (marks[table]["checked"],))
                for table, scope in scrub.SCOPE.items())
 
 
@@ -131,7 +132,7 @@ def test_sleep_redacts_what_an_older_release_stored_and_keeps_every_other_word(h
 
         counts = sleep_summary(store)["passes"]["redact"]
 
-        assert counts == {"checked": 5, "episodes": 4, "renamed": 2, "lessons": 1}
+        assert counts == {"checked": 5, "episodes": 4, "renamed": 2, "lessons": 1, "primes": 0}
         stored = everything_stored(store)
         for secret in SECRETS:
             assert secret not in stored
@@ -207,7 +208,7 @@ def test_a_second_sleep_changes_nothing(home):
         after = {t: store.rows(f"SELECT * FROM {t} ORDER BY 1") for t in before}
         assert rows_since_the_sweep(store) == 0
         assert sleep_summary(store)["passes"]["redact"]["checked"] == 0
-    assert again == {"checked": since, "episodes": 0, "renamed": 0, "lessons": 0}
+    assert again == {"checked": since, "episodes": 0, "renamed": 0, "lessons": 0, "primes": 0}
     assert after == before
 
 
@@ -244,7 +245,7 @@ def test_a_memory_made_by_this_release_has_nothing_to_sweep(store):
     store.put_episodes([{"id": "n2", "kind": "note", "title": "t2", "gist": "more", "source": "events"}])
     assert sleep_summary(store, passes=["redact"])["passes"]["redact"]["checked"] == 0
     assert {t: (m["checked"], m["upto"]) for t, m in scrub.marks(store).items()} == {
-        "episodes": (0, 0), "lessons": (0, 0)}
+        "episodes": (0, 0), "lessons": (0, 0), "primes": (0, 0)}
 
 
 def test_what_an_older_process_running_across_the_upgrade_stores_is_redacted_by_the_next_sleep(home, cli):
@@ -275,14 +276,14 @@ def test_what_an_older_process_running_across_the_upgrade_stores_is_redacted_by_
     with Store() as store:
         since = rows_since_the_sweep(store)  # those two, and the lessons this release's sleep made
         assert 2 <= since < store.scalar("SELECT count(*) FROM episodes")
-    assert redact_counts() == {"checked": since, "episodes": 1, "renamed": 0, "lessons": 1}
+    assert redact_counts() == {"checked": since, "episodes": 1, "renamed": 0, "lessons": 1, "primes": 0}
     with Store() as store:
         assert API_KEY_WORD not in everything_stored(store)
         assert store.episode("late-note")["gist"] == "the staging API key is [secret]"
         since = rows_since_the_sweep(store)
     found = cli("recall", "staging API key", "--json")
     assert found.exit_code == 0 and API_KEY_WORD not in found.stdout
-    assert redact_counts() == {"checked": since, "episodes": 0, "renamed": 0, "lessons": 0}
+    assert redact_counts() == {"checked": since, "episodes": 0, "renamed": 0, "lessons": 0, "primes": 0}
 
 
 def test_a_dry_run_changes_nothing_and_says_what_a_sleep_would_redact(home):

@@ -60,6 +60,14 @@ KEYWORD_WEIGHT = 0.15  # how much a full keyword match adds to the cosine
 # (…)"; "pip install requests" 0.43 against "We use uv here, never pip (uv add / uv sync)").
 COMMAND_WEIGHT = 0.3
 QUERY_CAP = 500  # characters of the query kept in `primes`
+# A query is kept with its secrets redacted (stored_query). Redaction reads the kept part and
+# this much past it, so a secret the cap cuts is still seen whole and goes whole.
+REDACT_MARGIN = 200
+# Every secret redaction recognises (share_safety's patterns) holds one of these: a query
+# without any is kept as it is, and redaction's import (tens of ms) stays off the hook's path.
+_MAY_HOLD_SECRET = re.compile(
+    r"AKIA|ASIA|AGPA|AIDA|AROA|sk-|[srp]k_|gh[pousr]_|github_pat_|glpat-|xox|AIza|hf_|npm_|eyJ|-----BEGIN"
+    r"|://|(?i:pass|pwd|secret|token|key|bearer|basic)")
 TEXT_CAP = 4000  # characters of the text that are embedded
 OPEN_TAG = "<remem-memory>"
 CLOSE_TAG = "</remem-memory>"
@@ -440,15 +448,32 @@ def select(
     if deadline is not None and time.monotonic() > deadline:
         return {**empty, "late": True}  # no choice made: a caller that keeps choices keeps none
     if record:
-        block, included = _record(store, session_id, agent, event, held_out, text, included,
+        block, included = _record(store, session_id, agent, event, held_out, stored_query(text), included,
                                   int(pc["max_chars"]))
         if not included:
             return empty
     return {"lessons": included, "text": "" if held_out else block, "held_out": held_out}
 
 
+def stored_query(text: str) -> str:
+    """The query as `primes` keeps it: its secrets redacted as ingest redacts them
+    (lesson_text.redact_secrets), cut to QUERY_CAP. Cheap when there is nothing to redact."""
+    window = (text or "")[:QUERY_CAP + REDACT_MARGIN]
+    if not _MAY_HOLD_SECRET.search(window):
+        return window[:QUERY_CAP]
+    from remem.engine.lesson_text import redact_secrets
+
+    # The cut can leave a key-like word at its end: again until nothing changes.
+    for _ in range(4):
+        again = redact_secrets(window)[:QUERY_CAP]
+        if again == window:
+            break
+        window = again
+    return window
+
+
 def _record(store: Store, session_id: str | None, agent: str | None, event: str, held_out: bool,
-            text: str, included: list[dict[str, Any]], max_chars: int) -> tuple[str, list[dict[str, Any]]]:
+            query: str, included: list[dict[str, Any]], max_chars: int) -> tuple[str, list[dict[str, Any]]]:
     """Record the decision; returns the block and lessons to show (only what was recorded).
 
     One write transaction: the session's shown lessons are read again under the write lock and
@@ -467,7 +492,7 @@ def _record(store: Store, session_id: str | None, agent: str | None, event: str,
                 "INSERT INTO primes (at, session_id, agent, event, lesson_ids, held_out, query, chars) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (clock.iso(), session_id, agent, event, json.dumps([c["id"] for c in included]),
-                 int(held_out), text[:QUERY_CAP], len(block)),
+                 int(held_out), query, len(block)),
             )
     except BaseException:
         conn.execute("ROLLBACK")

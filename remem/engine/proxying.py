@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from collections import OrderedDict
 from hashlib import sha1
 from typing import Any, Iterable
@@ -113,9 +114,19 @@ def query_text(body: dict[str, Any], style: str, limit: int = 2000) -> str:
     return (users[-1] if users else "")[-limit:]
 
 
+def can_inject(body: dict[str, Any], style: str) -> bool:
+    """Whether the field memory goes into is missing or of a type the API takes. One of
+    another type (`"system": 5`, `"instructions": ["a"]`, `"messages": "hi"`) is the
+    upstream's to refuse: the body goes as sent, without memory."""
+    field, kinds = {ANTHROPIC: ("system", (str, list)), RESPONSES: ("instructions", (str,))}.get(
+        style, ("messages", (list,)))
+    return body.get(field) is None or isinstance(body[field], kinds)
+
+
 def inject(body: dict[str, Any], style: str, block: str) -> dict[str, Any]:
-    """A copy of the request with the memory block added to its system prompt."""
-    if not block:
+    """A copy of the request with the memory block added to its system prompt; the body
+    itself when there is no block or it cannot take one (can_inject)."""
+    if not block or not can_inject(body, style):
         return body
     out = copy.deepcopy(body)
     if style == ANTHROPIC:
@@ -217,33 +228,70 @@ def session_key(turns: list[tuple[str, str]], style: str) -> str:
     return "proxy-" + sha1(_utf8(f"{style}\n{opening}")).hexdigest()[:16]
 
 
+class Recorded:
+    """What the proxy has written of each recorded conversation (its session): the id of the
+    last turn written. Every request repeats the history; with this, only the turns after that
+    one are written again, not the whole conversation on every turn. Bounded, the oldest
+    conversation forgotten first (its next turn is written whole again, and ingest reads the
+    repeats once: the ids are the same). Shared by the proxy's worker threads."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._last: OrderedDict[str, str] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def last(self, session: str) -> str | None:
+        with self._lock:
+            return self._last.get(session)
+
+    def remember(self, events: list[dict[str, Any]]) -> None:
+        """After `events` (one exchange's) were written."""
+        if not events:
+            return
+        with self._lock:
+            self._last[events[-1]["session"]] = events[-1]["id"]
+            self._last.move_to_end(events[-1]["session"])
+            while len(self._last) > self._size:
+                self._last.popitem(last=False)
+
+
 def exchange_events(body: dict[str, Any], style: str, reply: str, at: str, source: str = "proxy",
-                    session: str | None = None, turn: str = "") -> list[dict[str, Any]]:
-    """The exchange as conversation events (docs/PROTOCOL.md §0).
+                    session: str | None = None, turn: str = "",
+                    recorded: Recorded | None = None) -> list[dict[str, Any]]:
+    """The exchange as conversation events (docs/PROTOCOL.md §0), secrets redacted.
 
     Every request repeats the history; an event's id is a hash of the conversation up to and
-    including its turn, so the repeats ingest once, while a turn of another conversation (the
-    same position, a different history) keeps its own id. A turn of a conversation the server
-    keeps (Threads) gives its `session` and a `turn` (its answer's id) that sets its ids apart.
+    including its turn (the words as sent, before redaction), so the repeats ingest once, while
+    a turn of another conversation (the same position, a different history) keeps its own id.
+    With `recorded`, only the turns after the last one it says were written come back (all of
+    them when that turn is not in this history: a conversation not seen, or edited). A turn of
+    a conversation the server keeps (Threads) gives its `session` and a `turn` (its answer's
+    id) that sets its ids apart.
     """
     from remem.engine.events import MAX_MESSAGE_TEXT
-    from remem.engine.store import cap
+    from remem.engine.scrub import redacted
 
     turns = messages_of(body, style)
     if reply:
         turns.append(("assistant", reply))
     session = session or session_key(turns, style)
     prefix = sha1(_utf8(f"{style}\n{turn}" if turn else style))  # one running hash: linear in the conversation's size
-    events = []
+    ids = []
     for index, (role, text) in enumerate(turns):
         data = f"{role}\n{text}".encode("utf-8", "surrogatepass")
         prefix.update(f"{len(data)}:".encode("ascii") + data)
+        ids.append(f"{session}-{index}-{prefix.hexdigest()[:16]}")
+    last = recorded.last(session) if recorded is not None else None
+    first_new = ids.index(last) + 1 if last in ids else 0
+    events = []
+    for index in range(first_new, len(turns)):
+        role, text = turns[index]
         if not text.strip():
             continue
         events.append({
-            "v": 1, "id": f"{session}-{index}-{prefix.hexdigest()[:16]}", "at": at, "kind": "message",
-            "role": role,
-            # A huge pasted message is kept shortened (with a marker), never dropped.
-            "text": cap(clean_text(text), MAX_MESSAGE_TEXT), "session": session, "source": source,
+            "v": 1, "id": ids[index], "at": at, "kind": "message", "role": role,
+            # Secrets go as ingest's episodes lose them ("[secret]"); a huge pasted message is
+            # kept shortened (with a marker), never dropped.
+            "text": redacted(clean_text(text), MAX_MESSAGE_TEXT), "session": session, "source": source,
         })
     return events

@@ -5,6 +5,9 @@ every explicit event), but what a release before that stored keeps them in title
 details until its file happens to be read again, and an explicit event never is; lessons made
 from such episodes may quote them. Recall, MCP and hooks would hand them to agents.
 
+An older release also kept the query each lesson choice was made for (`primes`: a hook's
+prompt, a proxied question) as it came, keys included.
+
 The sleep's first pass (`redact`) reads those rows once, in batches, and rewrites only the ones
 whose words change, with the redaction ingest uses:
 
@@ -15,6 +18,9 @@ whose words change, with the redaction ingest uses:
   lessons citing it follow), so reading that session again adds no twin beside it.
 - a lesson this memory made: text and draft, its hash and vector anew, and its predictions'
   words. A peer's lesson is left as received (checked then; its hash is its identity there).
+- a lesson choice (`primes`): its query, as prime keeps one now (prime.stored_query). The
+  queries joined the sweep later: the first sweep that finds no mark for them marks every one
+  stored so far (`_mark_primes`), and their older writers are told apart from the others'.
 
 The full-text indexes follow by their triggers, the vector caches by `vector_changes`.
 
@@ -38,7 +44,7 @@ import since) never had an older writer, since an older release refuses to open 
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from remem.engine import clock
 from remem.engine.lesson_text import redact_secrets
@@ -48,10 +54,15 @@ if TYPE_CHECKING:
     from remem.engine.sleep_passes import Context, Progress
 
 BATCH = 500
-# The rows the sweep reads: every episode, and the lessons this memory made (not a peer's).
-SCOPE = {"episodes": "TRUE", "lessons": "origin IS NULL"}
+# The rows the sweep reads: every episode, the lessons this memory made (not a peer's), and
+# the queries the lesson choices (`primes`) were made for.
+SCOPE = {"episodes": "TRUE", "lessons": "origin IS NULL", "primes": "query IS NOT NULL"}
+# What agents are handed (recall, hooks, MCP): what `remem doctor` warns of while unread.
+RECALLED = ("episodes", "lessons")
+_GROUPS = (RECALLED, ("primes",))  # redacted as written since one release, then since a later one
+_SEQ = {"episodes": "seq", "lessons": "seq", "primes": "id"}  # each table's row order
 _COLUMNS = {"episodes": "seq, id, session_id, kind, title, gist, detail, at",
-            "lessons": "seq, id, kind, text, draft"}
+            "lessons": "seq, id, kind, text, draft", "primes": "id AS seq, query"}
 _EPISODE_FIELDS = (("title", MAX_TITLE), ("gist", MAX_GIST), ("detail", MAX_DETAIL))
 
 
@@ -72,26 +83,40 @@ def marks(store: Store) -> dict[str, dict[str, Any]]:
     return {r["tbl"]: r for r in store.rows("SELECT tbl, checked, upto, round FROM redaction_sweep")}
 
 
-def pending(store: Store) -> dict[str, int]:
-    """How many rows of each table the sweep has still to read: two range counts on seq,
-    nothing read once the sweep is done (for `remem doctor`)."""
+def pending(store: Store, tables: Iterable[str] = RECALLED) -> dict[str, int]:
+    """How many rows of each table the sweep has still to read: a range count on seq per
+    table, nothing read once the sweep is done (for `remem doctor`: what agents are handed)."""
     out: dict[str, int] = {}
     for table, mark in marks(store).items():
-        if table in SCOPE and mark["checked"] < mark["upto"]:
+        if table in SCOPE and table in tables and mark["checked"] < mark["upto"]:
+            seq = _SEQ[table]
             out[table] = int(store.scalar(
-                f"SELECT count(*) FROM {table} WHERE seq > ? AND seq <= ? AND {SCOPE[table]}",
+                f"SELECT count(*) FROM {table} WHERE {seq} > ? AND {seq} <= ? AND {SCOPE[table]}",
                 (mark["checked"], mark["upto"])) or 0)
     return {t: n for t, n in out.items() if n}
+
+
+def _mark_primes(store: Store) -> None:
+    """The queries of `primes` joined the sweep after the rest (a release before kept them
+    unredacted): the first sweep that finds no mark for them reads every one stored so far."""
+    if "primes" not in marks(store):
+        with store.write() as conn:
+            conn.execute("INSERT OR IGNORE INTO redaction_sweep (tbl, upto) "
+                         "SELECT 'primes', coalesce(max(id), 0) FROM primes")
 
 
 def extend(store: Store) -> None:
     """Before a sweep, in a memory an older release made: the rows stored since the last sweep
     are read too (see the module's doc). Two max(seq) lookups; a write only when rows came."""
     now = marks(store)
-    if not any(mark["upto"] > 0 for mark in now.values()):
+    # Per group of tables a release began to redact at once: one with rows from before (upto
+    # above 0) may have had an older writer since; a group without is this release's alone.
+    older = [table for group in _GROUPS if any(now.get(t, {}).get("upto", 0) > 0 for t in group)
+             for table in group if table in now]
+    if not older:
         return  # made by this release: no older process ever wrote here
-    newest = {table: int(store.scalar(f"SELECT coalesce(max(seq), 0) FROM {table}") or 0)
-              for table in SCOPE if table in now}
+    newest = {table: int(store.scalar(f"SELECT coalesce(max({_SEQ[table]}), 0) FROM {table}") or 0)
+              for table in older}
     grown = {table: seq for table, seq in newest.items() if seq > now[table]["upto"]}
     if grown:
         with store.write() as conn:
@@ -101,10 +126,11 @@ def extend(store: Store) -> None:
 
 def rescan(conn: sqlite3.Connection) -> None:
     """Inside a write that brought rows of any age in (an import): the next sleep reads every
-    row again. `round` grows so a sweep running meanwhile records no progress over this."""
-    for table in SCOPE:
+    row again (an import brings memories and lessons, no lesson choices). `round` grows so a
+    sweep running meanwhile records no progress over this."""
+    for table in RECALLED:
         conn.execute(f"UPDATE redaction_sweep SET checked = 0, round = round + 1, "
-                     f"upto = (SELECT coalesce(max(seq), 0) FROM {table}) WHERE tbl = ?", (table,))
+                     f"upto = (SELECT coalesce(max({_SEQ[table]}), 0) FROM {table}) WHERE tbl = ?", (table,))
 
 
 def sweep(ctx: "Context") -> Iterator["Progress"]:
@@ -113,25 +139,31 @@ def sweep(ctx: "Context") -> Iterator["Progress"]:
     from remem.engine.sleep_passes import Progress
 
     store = ctx.store
+    _mark_primes(store)
     extend(store)
-    total = sum(pending(store).values())
-    counts = ctx.counts["redact"] = {"checked": 0, "episodes": 0, "renamed": 0, "lessons": 0}
+    total = sum(pending(store, SCOPE).values())
+    counts = ctx.counts["redact"] = {"checked": 0, "episodes": 0, "renamed": 0, "lessons": 0, "primes": 0}
     yield Progress("redact", 0, total, f"{total} rows to check for secrets an older remem stored")
     for table, mark in marks(store).items():
         checked = mark["checked"]
         while table in SCOPE and checked < mark["upto"]:
-            rows = store.rows(f"SELECT {_COLUMNS[table]} FROM {table} WHERE seq > ? AND seq <= ? "
-                              f"AND {SCOPE[table]} ORDER BY seq LIMIT ?", (checked, mark["upto"], BATCH))
+            seq = _SEQ[table]
+            rows = store.rows(f"SELECT {_COLUMNS[table]} FROM {table} WHERE {seq} > ? AND {seq} <= ? "
+                              f"AND {SCOPE[table]} ORDER BY {seq} LIMIT ?", (checked, mark["upto"], BATCH))
             last = rows[-1]["seq"] if len(rows) == BATCH else mark["upto"]  # a short batch is the last
             if table == "episodes":
                 changed = _episode_changes(ctx, rows)
-            else:
+            elif table == "lessons":
                 changed = _lesson_changes(ctx, rows)
+            else:
+                changed = _prime_changes(rows)
             with store.write() as conn:
                 if table == "episodes":
                     _write_episodes(conn, changed, counts)
-                else:
+                elif table == "lessons":
                     _write_lessons(conn, changed, counts)
+                else:
+                    _write_primes(conn, changed, counts)
                 # Progress only in the round this sweep began in: an import meanwhile starts over.
                 kept = conn.execute("UPDATE redaction_sweep SET checked = ? WHERE tbl = ? AND round = ?",
                                     (last, table, mark["round"])).rowcount
@@ -266,3 +298,18 @@ def _write_lessons(conn: sqlite3.Connection, changed: list[Change], counts: dict
         conn.executemany("UPDATE predictions SET text = ?, space = ?, embedding = ? WHERE id = ? AND text = ?",
                          predictions)
         counts["lessons"] += 1
+
+
+# --------------------------------------------------------------------------- primes
+
+def _prime_changes(rows: list[dict[str, Any]]) -> list[Change]:
+    """The queries redaction changes, as prime keeps a query now (prime.stored_query)."""
+    from remem.engine.prime import stored_query
+
+    return [(row, {"query": new}) for row in rows if (new := stored_query(row["query"])) != row["query"]]
+
+
+def _write_primes(conn: sqlite3.Connection, changed: list[Change], counts: dict[str, int]) -> None:
+    for row, new in changed:
+        counts["primes"] += conn.execute("UPDATE primes SET query = ? WHERE id = ? AND query = ?",
+                                         (new["query"], row["seq"], row["query"])).rowcount
