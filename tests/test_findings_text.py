@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from remem.engine import detect
 from remem.engine.codex import parse_rollout
 from remem.engine.detect_common import Finding, plain, quote, redacted_head, shorten
-from remem.engine.lesson_text import redact_secrets
+from remem.engine.redaction import redact_secrets
 from remem.engine.session import Session, ToolCall, Turn
 from tests.test_detect import convo as detect_convo
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from remem.engine import lesson_text, share_safety
+from remem.engine import lesson_text, redaction, share_safety
 
 
 def test_pushback_filler_is_taken_off_and_the_words_kept():
@@ -156,7 +156,7 @@ def test_a_secrets_name_with_no_value_after_it_is_kept(words, lesson):
 
 @given(st.sampled_from(["aws_secret_access_key", "AWS_SECRET_ACCESS_KEY", "aws_session_token", "AWS_SESSION_TOKEN"]),
        st.sampled_from([" ", "  ", "\t", "=", ": ", " = ", " '", "=\""]),
-       st.text(alphabet="abcXYZ019/+", min_size=16, max_size=60).filter(lesson_text._looks_like_key))
+       st.text(alphabet="abcXYZ019/+", min_size=16, max_size=60).filter(redaction._looks_like_key))
 def test_a_key_after_a_secrets_name_never_survives(name, sep, value):
     redacted = lesson_text.redact_secrets(f"set {name}{sep}{value} now")
     assert value not in redacted and name in redacted

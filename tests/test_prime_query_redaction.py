@@ -10,7 +10,7 @@ from tests.test_hooks import run_hook, seed, session_in_arm
 API_KEY = "sk-proj-Qw3rTy7UiOp9AsDfGh2JkL5zXc"
 API_KEY_WORD = "Qw3rTy7UiOp9AsDfGh2JkL5zXc"
 
-# One secret of each kind redaction knows (share_safety's patterns), in the order they are listed.
+# One secret of each kind redaction knows (redaction.SECRETS_RE and SECRETS_RE_I), in the order they are listed.
 SAMPLES = [
     "AKIAIOSFODNN7EXAMPLE",
     API_KEY,
@@ -34,10 +34,10 @@ def test_every_kind_of_secret_redaction_knows_passes_the_quick_test_before_it():
     """prime keeps a query as it is when the quick test finds nothing: a kind of secret added
     to the patterns without a sample here fails this test, which asks to check the quick test."""
     from remem.engine import prime
-    from remem.engine.lesson_text import redact_secrets
-    from remem.engine.share_safety import _SECRETS_RE, _SECRETS_RE_I
+    from remem.engine.redaction import redact_secrets
+    from remem.engine.redaction import SECRETS_RE, SECRETS_RE_I
 
-    patterns = [pattern for pattern, _ in (*_SECRETS_RE, *_SECRETS_RE_I)]
+    patterns = [pattern for pattern, _ in (*SECRETS_RE, *SECRETS_RE_I)]
     for pattern in patterns:
         assert any(pattern.search(sample) for sample in SAMPLES), f"no sample of {pattern.pattern!r}"
     for sample in SAMPLES:
@@ -88,6 +88,7 @@ def test_a_hook_loads_redaction_only_for_a_prompt_that_may_hold_a_secret(store, 
     res = run_hook("prompt", {"prompt": prompt, "cwd": "/tmp", "session_id": session_in_arm(False, "q")},
                    env={"REMEM_HOOK_MODULES_OUT": str(dump)})
     assert "docker build needs --platform" in res.stdout, res.stderr
-    assert ("remem.engine.lesson_text" in dump.read_text().split()) == loads
+    modules = dump.read_text().split()
+    assert ("remem.engine.redaction" in modules) == loads and "remem.engine.lesson_text" not in modules
     (query,) = [r["query"] for r in store.rows("SELECT query FROM primes")]
     assert API_KEY_WORD not in query

@@ -5,7 +5,7 @@ action kind).
 Finding text is shown to agents (recall) and people and turned into lessons, so it is made
 safe where it is made: `shorten` redacts what it keeps (before cutting, so a key is never
 cut short of what the patterns recognise), and a Finding redacts its title, text and detail
-when it is built. Redaction is lesson_text.redact_secrets, deterministic: the same words
+when it is built. Redaction is redaction.redact_secrets, deterministic: the same words
 give the same title, so episode ids stay stable across re-reads.
 """
 
@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from remem.engine.lesson_text import redact_secrets
+from remem.engine.redaction import redact_secrets
 from remem.engine.session import ToolCall
 from remem.engine.shell_words import program_words, shell_command
 

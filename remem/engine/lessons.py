@@ -373,14 +373,14 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
       candidate and our confirmation of them is withdrawn.
     A received lesson not held active, or a revoked lesson, is refused (edit_refusal):
     ValueError naming the fix.
-    Secrets in the new words become "[secret]" (lesson_text.redact_secrets), as in a note.
+    Secrets in the new words become "[secret]" (redaction.redact_secrets), as in a note.
     Words past MAX_LESSON are cut with the marker. The result carries `replaced`: the id of
     that row, or None; `redacted`: whether a secret was replaced; `cut`: how many characters
     the cap left out (0: none); and `revoked_words`: the id of a revoked lesson of ours with
     the new words, or None. Those words are revoked for good (a tombstone): the lesson is never exported again
     in them, only in other words."""
     from remem.engine.embed import get_embedder, to_blob
-    from remem.engine.lesson_text import redact_secrets  # here: hooks read lessons, never edit them
+    from remem.engine.redaction import redact_secrets  # here: hooks read lessons, never edit them
 
     current = get_lesson(store, lesson_id)
     given = " ".join((text or "").split())

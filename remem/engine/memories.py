@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from remem.engine import clock
 from remem.engine.embed import get_embedder, to_blob
-from remem.engine.lesson_text import redact_secrets
+from remem.engine.redaction import redact_secrets
 from remem.engine.lifecycle import _clamp, creation_fields
 from remem.engine.store import (
     EPISODE_KINDS, MAX_DETAIL, MAX_GIST, MAX_TITLE, TRUNCATED, Store, cap, chunks, clean_text, cut_from,

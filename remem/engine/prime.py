@@ -63,8 +63,9 @@ QUERY_CAP = 500  # characters of the query kept in `primes`
 # A query is kept with its secrets redacted (stored_query). Redaction reads the kept part and
 # this much past it, so a secret the cap cuts is still seen whole and goes whole.
 REDACT_MARGIN = 200
-# Every secret redaction recognises (share_safety's patterns) holds one of these: a query
-# without any is kept as it is, and redaction's import (tens of ms) stays off the hook's path.
+# Every secret redaction recognises (redaction.SECRETS_RE, SECRETS_RE_I) holds one of these: a
+# query without any is kept as it is, and compiling redaction's patterns (a few ms) stays off
+# the hook's path.
 _MAY_HOLD_SECRET = re.compile(
     r"AKIA|ASIA|AGPA|AIDA|AROA|sk-|[srp]k_|gh[pousr]_|github_pat_|glpat-|xox|AIza|hf_|npm_|eyJ|-----BEGIN"
     r"|://|(?i:pass|pwd|secret|token|key|bearer|basic)")
@@ -457,11 +458,11 @@ def select(
 
 def stored_query(text: str) -> str:
     """The query as `primes` keeps it: its secrets redacted as ingest redacts them
-    (lesson_text.redact_secrets), cut to QUERY_CAP. Cheap when there is nothing to redact."""
+    (redaction.redact_secrets), cut to QUERY_CAP. Cheap when there is nothing to redact."""
     window = (text or "")[:QUERY_CAP + REDACT_MARGIN]
     if not _MAY_HOLD_SECRET.search(window):
         return window[:QUERY_CAP]
-    from remem.engine.lesson_text import redact_secrets
+    from remem.engine.redaction import redact_secrets
 
     # The cut can leave a key-like word at its end: again until nothing changes.
     for _ in range(4):

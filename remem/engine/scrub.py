@@ -1,6 +1,6 @@
 """The redaction sweep: secrets an older release stored are redacted where they lie.
 
-Ingest redacts secrets as episodes are made (lesson_text.redact_secrets, in every Finding and
+Ingest redacts secrets as episodes are made (redaction.redact_secrets, in every Finding and
 every explicit event), but what a release before that stored keeps them in titles, gists and
 details until its file happens to be read again, and an explicit event never is; lessons made
 from such episodes may quote them. Recall, MCP and hooks would hand them to agents.
@@ -47,7 +47,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from remem.engine import clock
-from remem.engine.lesson_text import redact_secrets
+from remem.engine.redaction import redact_secrets
 from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_TITLE, Store, cap, episode_hash, stable_id
 
 if TYPE_CHECKING:

@@ -19,6 +19,8 @@ import socket
 import unicodedata
 from functools import lru_cache
 
+from remem.engine.redaction import SECRETS_RE as _SECRETS_RE, SECRETS_RE_I as _SECRETS_RE_I
+
 MAX_TEXT = 2000
 
 # Characters that render as nothing or reorder text: zero-width, bidi controls, tag
@@ -77,28 +79,6 @@ _DISCLOSE = [
 ]
 _NEGATED = re.compile(rf"\b{_NOT}$", re.IGNORECASE)
 
-_SECRETS = [
-    (r"\b(AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b", "secret: AWS access key id"),
-    (r"\bsk-(proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}", "secret: API key (sk-…)"),
-    (r"\b(sk|rk|pk)_(live|test)_[A-Za-z0-9]{10,}", "secret: Stripe key"),
-    (r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}", "secret: GitHub token"),
-    (r"\bglpat-[A-Za-z0-9_\-]{16,}", "secret: GitLab token"),
-    (r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", "secret: Slack token"),
-    (r"\bAIza[0-9A-Za-z_\-]{30,}", "secret: Google API key"),
-    (r"\bhf_[A-Za-z0-9]{30,}", "secret: Hugging Face token"),
-    (r"\bnpm_[A-Za-z0-9]{30,}", "secret: npm token"),
-    (r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----", "secret: private key block"),
-    (r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", "secret: JWT"),
-    (r"://[^/\s:@]+:[^/\s@]+@", "secret: credentials in a URL"),
-]
-# These read the same in any case.
-_SECRETS_ANY_CASE = [
-    (r"aws_secret_access_key|aws_session_token", "secret: AWS secret key"),
-    (r"\b(password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret)"
-     r"\s*[:=]\s*['\"]?[^\s'\"]{6,}", "secret: credential assignment"),
-    (r"\b(bearer|basic)\s+[A-Za-z0-9_\-\.=+/]{20,}", "secret: authorization header"),
-]
-
 _URLS = [
     (r"\b(https?|ftp|ftps|sftp|file|ssh|git|ws|wss|data|javascript)://\S+|\b(data|javascript):\S{4,}"
      r"|\bwww\.[a-z0-9\-]+\.[a-z]{2,}\b", "URL"),
@@ -152,8 +132,6 @@ def _compile(table: list[tuple[str, str]]) -> list[tuple[re.Pattern[str], str]]:
 
 _INJECTION_RE = _compile(_INJECTION)
 _DISCLOSE_RE = _compile(_DISCLOSE)
-_SECRETS_RE = [(re.compile(p), why) for p, why in _SECRETS]  # case matters for key prefixes
-_SECRETS_RE_I = _compile(_SECRETS_ANY_CASE)
 _URLS_RE = _compile(_URLS)
 _SHELL_RE = _compile(_SHELL)
 

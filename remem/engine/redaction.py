@@ -1,0 +1,154 @@
+"""Secrets: what counts as one (API keys, tokens, passwords, private keys, credentials in
+URLs), and their redaction to "[secret]". Its own small module, importing only `re`: the
+hooks redact the query they log (prime.stored_query), share_safety flags what it finds, and
+lesson_text, ingest, `remember` and the sleep's redact pass redact with the same rules."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+SECRETS = [
+    (r"\b(AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b", "secret: AWS access key id"),
+    (r"\bsk-(proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}", "secret: API key (sk-…)"),
+    (r"\b(sk|rk|pk)_(live|test)_[A-Za-z0-9]{10,}", "secret: Stripe key"),
+    (r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}", "secret: GitHub token"),
+    (r"\bglpat-[A-Za-z0-9_\-]{16,}", "secret: GitLab token"),
+    (r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", "secret: Slack token"),
+    (r"\bAIza[0-9A-Za-z_\-]{30,}", "secret: Google API key"),
+    (r"\bhf_[A-Za-z0-9]{30,}", "secret: Hugging Face token"),
+    (r"\bnpm_[A-Za-z0-9]{30,}", "secret: npm token"),
+    (r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----", "secret: private key block"),
+    (r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", "secret: JWT"),
+    (r"://[^/\s:@]+:[^/\s@]+@", "secret: credentials in a URL"),
+]
+# These read the same in any case.
+SECRETS_ANY_CASE = [
+    (r"aws_secret_access_key|aws_session_token", "secret: AWS secret key"),
+    (r"\b(password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret)"
+     r"\s*[:=]\s*['\"]?[^\s'\"]{6,}", "secret: credential assignment"),
+    (r"\b(bearer|basic)\s+[A-Za-z0-9_\-\.=+/]{20,}", "secret: authorization header"),
+]
+SECRETS_RE = [(re.compile(p), why) for p, why in SECRETS]  # case matters for key prefixes
+SECRETS_RE_I = [(re.compile(p, re.IGNORECASE), why) for p, why in SECRETS_ANY_CASE]
+
+
+SECRET = "[secret]"
+# The label before a secret's value is kept ("password=[secret]", "Bearer [secret]",
+# "https://[secret]@host"): the lesson still says what was there.
+_LABEL = re.compile(r"^(?:://|[^:=\s]*\s*[:=]\s*['\"]?|(?:bearer|basic)\s+)", re.IGNORECASE)
+# What some patterns find is a secret's name ("aws_secret_access_key", "AWS_SESSION_TOKEN"),
+# not its value: snake case in one case, which a random key practically never is. The name
+# stays; its value is what follows it after ":" or "=", or after a space when that word looks
+# like a key (`aws configure set aws_secret_access_key wJalr…`), not prose ("AWS_SESSION_TOKEN
+# before you deploy"). A name with no value after it is left as it is.
+_SECRET_NAME = re.compile(r"[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+")
+_ASSIGNED = re.compile(r"\s*[:=]\s*['\"]?([^\s'\"]+)")
+_FOLLOWING = re.compile(r"\s+['\"]?([^\s'\"]+)")
+_KEY_CHARS = (re.compile(r"[a-z]"), re.compile(r"[A-Z]"), re.compile(r"[0-9]"))
+KEY_MIN = 16  # a key, token or password of fewer characters is not told from a word after a space
+
+
+def _looks_like_key(word: str) -> bool:
+    """A word long enough and mixed enough (two of lower case, upper case, digits) to be a key
+    rather than prose or a path."""
+    return len(word) >= KEY_MIN and sum(1 for c in _KEY_CHARS if c.search(word)) >= 2
+
+
+def _key_block_end(text: str, after: int) -> int:
+    """Where a private key block whose header ends at `after` ends: past its END line, else
+    at the end of the text."""
+    end = text.find("-----END", after)
+    close = text.find("-----", end + len("-----END")) if end >= 0 else -1
+    return close + len("-----") if close >= 0 else len(text)
+
+
+def _secret_span(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """Where the secret a share_safety pattern found sits in `text` (its value, not its label);
+    None for a secret's name with no value after it. A backtick ending the find closes the code
+    span the secret was written in ("`deploy --token=…`"): no key holds one, and taking it
+    would leave the span open; unless the find opens with one too (a value quoted in its own
+    backticks, "password: `…`"), when both go."""
+    span = _secret_span_found(text, m)
+    if span is None:
+        return None
+    start, end = span
+    if text[start] != "`":  # a value written in its own backticks goes whole, both of them
+        while end > start + 1 and text[end - 1] == "`":
+            end -= 1
+    return start, end
+
+
+def _secret_span_found(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    found = m.group(0)
+    if _SECRET_NAME.fullmatch(found):  # "aws_secret_access_key=…": the name stays, its value goes
+        value = _ASSIGNED.match(text, m.end())
+        if not value:
+            value = _FOLLOWING.match(text, m.end())
+            value = value if value and _looks_like_key(value.group(1)) else None
+        return value.span(1) if value else None
+    if found.startswith("-----BEGIN"):  # the pattern finds a key block's header: take all of it
+        return m.start(), _key_block_end(text, m.end())
+    label = _LABEL.match(found)
+    start = m.start() + (label.end() if label and label.end() < len(found) else 0)
+    return start, m.end() - 1 if found.endswith("@") else m.end()
+
+
+# What follows "password=", "token:", "pwd=" and the like without being a secret: a path
+# after pwd (`PWD=/home/me/app`, the working directory), a reference to where the secret is
+# kept (`$API_TOKEN`, `${TOKEN}`, `$(cat ~/.token)`, `<your-token>`, `{{ token }}`), a type
+# in code (`token: string;`), and code that fetches it (`os.getenv("TOKEN")`,
+# `request.form["password"]`).
+_PWD_PATH = re.compile(r"pwd\s*[:=]\s*['\"]?[~.]*/", re.IGNORECASE)
+_NOT_A_VALUE = re.compile(
+    r"(?:\$\{?[A-Z_][A-Z0-9_]*\}?|%[A-Z_][A-Z0-9_]*%|<[^<>\s]+>|"
+    r"string|number|boolean|bigint|object|unknown|undefined|Optional|String)(?![\w-])"
+    r"|\$\(|\{\{|[A-Za-z_][\w.]*[(\[]"
+)
+_ASSIGNMENT = next(p for p, why in SECRETS_RE_I if why == "secret: credential assignment")
+
+
+def _not_a_secret(found: str) -> bool:
+    """A credential assignment share_safety flags whose value is no secret (see above)."""
+    label = _LABEL.match(found)
+    value = found[label.end():] if label else found
+    return bool(_PWD_PATH.match(found) or _NOT_A_VALUE.match(value))
+
+
+def redact_secrets(text: str) -> str:
+    """The text with every secret share_safety recognises (API keys, tokens, passwords,
+    private keys, credentials in URLs) replaced by "[secret]": lessons are written to agent
+    memory, reports and prompts, and episodes are recalled by agents, where a secret must
+    never go. Deterministic and idempotent: redacting twice is redacting once.
+
+    An ellipsis marks where a text was cut and is never part of a secret: "password=abc…"
+    is not read as a six-character password."""
+    # Redacting one secret can bring the text around it together into another (a key
+    # inside an assignment whose value then ends elsewhere): go on until nothing changes.
+    for _ in range(4):
+        once = _redact_once(text)
+        if once == text:
+            break
+        text = once
+    return text
+
+
+def _redact_once(text: str) -> str:
+    scan = text.replace("…", " ")  # same length: spans found in `scan` are spans of `text`
+    spans = sorted(span for pattern, _why in (*SECRETS_RE, *SECRETS_RE_I)
+                   for m in pattern.finditer(scan)
+                   if not (pattern is _ASSIGNMENT and _not_a_secret(m.group(0)))
+                   and (span := _secret_span(scan, m)))
+    out, at = [], 0
+    for start, end in spans:  # overlapping finds (a key inside "token=…") redact once
+        if end <= at:
+            continue
+        out.append(text[at:max(start, at)] + (SECRET if start >= at else ""))
+        at = end
+    return "".join(out) + text[at:]
+
+
+def _redacted(episode: dict[str, Any]) -> dict[str, Any]:
+    """An episode whose words (gist, title, detail) carry no secrets."""
+    return {k: redact_secrets(v) if k in ("gist", "title", "detail") and isinstance(v, str) else v
+            for k, v in episode.items()}
