@@ -25,11 +25,29 @@ HELP_ORDER = ("demo", "status", "remember", "recall", "ingest", "list", "sleep",
               "paths", "backup", "restore", "export", "import", "hook")
 
 # Commands that only make sense on a memory that exists: given a --home that does not exist (a
-# typo, most often), they stop with a line rather than start an empty memory there.
+# typo, most often), they stop with a line rather than start an empty memory there. The others
+# (ingest, remember, import, demo, restore …) start one.
 NEEDS_A_MEMORY = frozenset({
     "status", "recall", "list", "sleep", "morning", "lessons", "context", "tui", "forget", "promote",
     "connect", "graph", "tasks", "measure", "compare", "goals", "experiment", "backup", "export",
-    "share", "call", "doctor"})
+    "share", "call", "doctor", "serve"})
+
+# Commands whose errors are JSON on stdout too, whether or not they were given --json: their
+# output is always JSON.
+ALWAYS_JSON = frozenset({"call"})
+
+# What a Ctrl-C leaves behind, for the long commands: said instead of a bare "interrupted".
+INTERRUPTED = {
+    "sleep": "sleep interrupted; the passes it finished are kept: run `remem sleep` again to do the rest",
+    "ingest": "ingest interrupted; what it read so far is kept: run the same command again (unchanged "
+              "files are skipped)",
+    "import": "import interrupted; the lines read so far are kept: run the same `remem import` again "
+              "(same ids are updated, not duplicated)",
+    "demo": "demo interrupted; run `remem demo` again: it builds the demo anew",
+    "backup": "backup interrupted; no half-written copy is left: run `remem backup` again",
+    "export": "export interrupted; what it wrote is incomplete: run `remem export` again",
+}
+DRY_RUN_INTERRUPTED = "{} --dry-run interrupted; nothing was changed"
 
 
 class WholeHelpGroup(TyperGroup):
@@ -65,16 +83,18 @@ class RememGroup(WholeHelpGroup):
             raise
 
     def invoke(self, ctx: Any) -> Any:
-        global _json_errors
+        global _json_errors, _command_words
         # The command's own words (`list --json`, `lessons show ID --json`): an error is then
         # also {"error": …} on stdout, so a script reading JSON reads why it failed.
-        _json_errors = _asks_for_json([*getattr(ctx, "_protected_args", []), *ctx.args])
+        words = [*getattr(ctx, "_protected_args", []), *ctx.args]
+        _command_words = words[:words.index("--")] if "--" in words else words
+        _json_errors = _asks_for_json(words) or bool(words) and words[0] in ALWAYS_JSON
         try:
             return super().invoke(ctx)
         except (RememError, ValueError) as exc:
             _fail(str(exc))
         except KeyboardInterrupt:
-            _fail("interrupted", 130)
+            _fail(_interrupted(ctx.invoked_subcommand, _command_words), 130)
         except BrokenPipeError:
             _reader_gone()
         except OSError as exc:
@@ -114,8 +134,18 @@ WRITE_ERRNOS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "
 
 _NEGATIVE = re.compile(r"-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
-# Set for each command run: whether its arguments ask for JSON (see RememGroup.invoke).
+# Set for each command run: whether its arguments ask for JSON, and its words after remem's
+# own options, up to any -- (see RememGroup.invoke).
 _json_errors = False
+_command_words: list[str] = []
+
+
+def _interrupted(command: str | None, words: list[str]) -> str:
+    """The line a Ctrl-C ends `command` (given `words`, up to any --) with: for a long command,
+    what was kept and what to run next; else just "interrupted" (a question, a quick command)."""
+    if command and "--dry-run" in words:
+        return DRY_RUN_INTERRUPTED.format(command)
+    return INTERRUPTED.get(command or "", "interrupted")
 
 
 def _asks_for_json(args: list[str]) -> bool:
@@ -224,13 +254,50 @@ def main(
         # '' would fall back to REMEM_HOME or ~/.remem: the real memory, not the one asked for.
         raise RememError(f"--home is empty; name a folder, e.g. remem --home ~/.remem-demo "
                          f"{ctx.invoked_subcommand or 'status'}")
+    command = ctx.invoked_subcommand
+    if command == "hook":
+        # Hooks never stop here: they fail open in remem/hooks (entry.py runs them without
+        # this app; this is `remem hook` reached some other way).
+        return
+    from remem import paths
+    from remem.commands import _out
+
+    _out.home_flag = _out.named_home = _out.named_by = None  # one command's, not the last one's
     if home:
         os.environ["REMEM_HOME"] = os.path.abspath(os.path.expanduser(home))
-        from remem.commands import _out
-
         _out.home_flag = os.environ["REMEM_HOME"]
-        if ctx.invoked_subcommand in NEEDS_A_MEMORY:
-            _out.named_home = os.environ["REMEM_HOME"]
+        named_by = "--home"
+    else:
+        problem = paths.empty_home_problem()
+        if problem:
+            raise RememError(problem)
+        named_by = "REMEM_HOME" if os.environ.get("REMEM_HOME") else None
+    where = str(paths.home())
+    if os.path.exists(where) and not os.path.isdir(where):
+        how = {"--home": "--home DIR", "REMEM_HOME": "REMEM_HOME=DIR"}.get(named_by or "", "--home DIR")
+        raise RememError(f"{where} is a file, not a folder; give a folder ({how}) or move the file aside")
+    if named_by != "--home" or os.path.isdir(where):
+        # A REMEM_HOME not made yet is how a memory is often named before its first ingest (an
+        # agent's MCP entry, a script): it is used as it is.
+        return
+    # A home named by --home that does not exist: a typo, most often.
+    if command in NEEDS_A_MEMORY:
+        _out.named_home, _out.named_by = where, named_by
+    words = _command_words
+    if "--help" in words:
+        return
+    if command == "config" and words[1:2] == ["set"]:
+        import shlex
+
+        # config.toml alone in a new folder would pass for a memory configured, and is not the
+        # one the person meant when the name is a typo: the folder is made on purpose first.
+        raise RememError(f"{_out.missing_home(where, named_by)}; to configure a new memory before "
+                         f"its first ingest, make the folder first: mkdir -p {shlex.quote(where)}")
+    if command == "setup" and "--remove" not in words:
+        # Setup may well prepare a new home (the first ingest starts the memory): said, not refused.
+        print(f"remem: {where} does not exist yet (check {named_by} if you meant another memory); "
+              "setup wires the agents to it and the first ingest starts the memory there",
+              file=sys.stderr)
 
 
 for _name in COMMAND_MODULES:

@@ -491,6 +491,28 @@ def _leaf_default(dotted: str) -> Any:
     return default
 
 
+def usable_model(ref: str) -> str:
+    """`embed.model` as `remem config set` is to write it, once the embedder has loaded it here,
+    offline, as every command and hook will: a model that cannot be loaded raises ConfigError, so
+    it is refused before it is written (it would stop most commands and silence every hook). A
+    relative folder becomes absolute: hooks run in each project's folder, where it would name
+    another folder or none. (set_value itself writes any string: a model can also go missing
+    after it was set, and that is named when it is used.)"""
+    if ref in ("", "hashed"):  # the bundled model (checked by `remem doctor`) and the fallback
+        return ref
+    from remem.engine import embed
+
+    if not embed._looks_like_path(ref) and Path(ref).is_dir():
+        ref = os.path.abspath(ref)  # `models/m2v` as typed here, not a hub id
+    elif ref.startswith("."):
+        ref = os.path.abspath(ref)
+    found = embed.model_problem(ref)
+    if found:
+        raise ConfigError(f"{found['problem']}; config.toml was left unchanged (embed.model takes \"\" "
+                          "for the bundled model, a model2vec folder, or a hub id already downloaded)")
+    return ref
+
+
 def set_value(dotted: str, value: Any, path: Path | None = None) -> None:
     """Write one key into config.toml, keeping the person's comments and formatting.
 

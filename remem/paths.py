@@ -13,8 +13,22 @@ from pathlib import Path
 def _env_path(var: str, default: Path) -> Path:
     # Absolute: a relative REMEM_HOME written into an agent's config would give every project
     # the agent opens a memory of its own.
+    # A blank value is no folder (it would be one named "  " in the current folder): the
+    # default, as for an empty one.
     value = os.environ.get(var)
-    return Path(os.path.abspath(Path(value).expanduser())) if value else default
+    return Path(os.path.abspath(Path(value).expanduser())) if value and value.strip() else default
+
+
+def empty_home_problem() -> str | None:
+    """The one line refusing a REMEM_HOME set but empty (`REMEM_HOME= remem …`, or a variable
+    that was never set, as in REMEM_HOME=$TYPO), or None. home() itself falls back to ~/.remem
+    then: the hooks, which must never refuse, keep the default; the CLI asks this first and
+    stops, as for `--home ''`, rather than answer from a memory that was not the one meant."""
+    value = os.environ.get("REMEM_HOME")
+    if value is None or value.strip():
+        return None
+    return ("REMEM_HOME is set but empty; name a folder (export REMEM_HOME=~/.remem-work), or "
+            "unset it for ~/.remem (unset REMEM_HOME)")
 
 
 def user_home() -> Path:

@@ -85,7 +85,7 @@ def test_a_server_side_traceback_stays_out_of_the_one_error_line(home: Path, cli
     _remembered(cli, "a note to recall")
     proc = subprocess.run([sys.executable, "-c", BROKEN_RECALL], capture_output=True, text=True,
                           env=dict(os.environ), cwd=str(ROOT), timeout=120)
-    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.returncode == 1 and json.loads(proc.stdout) == {"error": proc.stderr.strip().removeprefix("remem: ")}
     assert proc.stderr == "remem: Error executing tool recall\n", proc.stderr
 
 
@@ -151,7 +151,9 @@ def test_call_prints_what_a_remem_serve_process_answers_over_stdio(
         result = cli("call", name, json.dumps(args))
         if not ok:
             hint = " (`remem tools` lists them)" if answer.startswith("Unknown tool") else ""
-            assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"remem: {answer}{hint}\n"), name
+            # call's output is JSON: its error is {"error": …} on stdout too, the line on stderr.
+            assert (result.exit_code, json.loads(result.stdout), result.stderr) == (
+                1, {"error": f"{answer}{hint}"}, f"remem: {answer}{hint}\n"), name
             continue
         assert result.exit_code == 0, (name, result.stderr)
         printed = result.stdout

@@ -312,7 +312,7 @@ def test_call_command_goes_through_a_client_session(shared: dict[str, Any]) -> N
     assert out.returncode == 0, out.stderr
     assert out.json()["tags"] == ["cli"]
     bad = run_remem("call", "remember", '{"text": "x", "importance": 7}', env=shared["env"])
-    assert bad.returncode == 1 and bad.stdout == ""
+    assert bad.returncode == 1 and json.loads(bad.stdout) == {"error": bad.stderr.strip().removeprefix("remem: ")}
     assert bad.stderr.count("\n") == 1 and "importance" in bad.stderr
     junk = run_remem("call", "recall", "{not json", env=shared["env"])
     assert junk.returncode == 1 and "JSON object" in junk.stderr
@@ -444,7 +444,8 @@ def test_call_names_why_the_server_could_not_start(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text("[recall\nk = 3\n")
     out = run_remem("call", "recall", '{"query": "x"}')
-    assert out.returncode == 1 and out.stdout == "" and out.stderr.count("\n") == 1, out.stderr
+    assert out.returncode == 1 and out.stderr.count("\n") == 1, out.stderr
+    assert json.loads(out.stdout) == {"error": out.stderr.strip().removeprefix("remem: ")}
     assert "config.toml is not valid TOML" in out.stderr and "Connection closed" not in out.stderr
 
 

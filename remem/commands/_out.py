@@ -92,19 +92,27 @@ def short(text: str | None, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-# The folder `--home` named, for any command; and again for a command that reads a memory
-# (cli.NEEDS_A_MEMORY). None without --home.
+# The folder `--home` named, for any command. For a command that reads a memory
+# (cli.NEEDS_A_MEMORY), the home named by --home or REMEM_HOME when it does not exist, and which
+# of the two named it. None otherwise.
 home_flag: str | None = None
 named_home: str | None = None
+named_by: str | None = None
+
+
+def missing_home(where: str, by: str | None) -> str:
+    """'no memory at WHERE …': the home named by `by` (--home or REMEM_HOME) is not there."""
+    return f"no memory at {where} (the folder does not exist); check {by or 'REMEM_HOME'}"
 
 
 def require_memory() -> None:
-    """Stop with one line when --home names a folder that does not exist: a typo, most often."""
+    """Stop with one line when --home or REMEM_HOME names a folder that does not exist (a typo,
+    most often), before anything would create it."""
     if named_home and not os.path.exists(named_home):
         from remem.errors import RememError
 
-        raise RememError(f"no memory at {named_home} (the folder does not exist); check --home, or "
-                         f"start one there with `remem --home {named_home} ingest`")
+        start = (f"remem --home {named_home} ingest" if named_by == "--home" else "remem ingest")
+        raise RememError(f"{missing_home(named_home, named_by)}, or start one there with `{start}`")
 
 
 def open_store() -> Any:

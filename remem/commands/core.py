@@ -161,6 +161,8 @@ def register(app: typer.Typer) -> None:
         """Set one key. Example: remem config set recall.k 8"""
         from remem import config
 
+        if key.strip() == "embed.model":  # one that cannot be loaded would silence every hook
+            value = config.usable_model(value)
         config.set_value(key, value)
         if json_out:
             emit_json({"key": key, "value": config.get(key)})

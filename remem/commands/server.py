@@ -31,13 +31,15 @@ def register(app: typer.Typer) -> None:
         from remem.engine.store import Store
 
         from remem import paths
+        from remem.commands._out import require_memory
         from remem.engine.files import in_use
 
+        if not http and (host is not None or port is not None):  # `--port 0` too: no port for stdio
+            raise ValueError("--host and --port go with --http; plain `remem serve` speaks stdio")
+        require_memory()  # a home --home or REMEM_HOME names that is not there: never a new one
         cfg = config.load()
         Store().close()  # a damaged or foreign memory.db: one line naming the fix, before serving
         if not http:
-            if host or port:
-                raise ValueError("--host and --port go with --http; plain `remem serve` speaks stdio")
             from remem.server import serve_stdio
 
             with in_use(paths.db_path()):  # `remem restore` waits for this to end
