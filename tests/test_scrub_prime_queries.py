@@ -56,3 +56,11 @@ def test_a_query_an_older_process_logs_after_the_first_sweep_is_redacted_by_the_
     assert res.exit_code == 0 and json.loads(res.stdout)["passes"]["redact"]["primes"] == 1
     with Store() as store:
         assert store.scalar("SELECT query FROM primes WHERE id = ?", (late,)) == "token=[secret]"
+
+
+def test_the_morning_line_of_the_redact_pass_names_the_logged_queries_it_redacted():
+    from remem.engine.sleep_describe import describe_pass
+
+    line = describe_pass("redact", {"checked": 5, "episodes": 0, "lessons": 1, "primes": 2})
+    assert line == "checked 5 rows an older release may have written: secrets redacted in 1 lesson, 2 logged queries"
+    assert describe_pass("redact", {"checked": 2, "primes": 0}).endswith("no secret found")

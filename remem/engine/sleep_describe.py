@@ -26,7 +26,8 @@ def _describe_redact(c: dict[str, Any]) -> str:
     if not c.get("checked"):
         return "no memory from before redaction left to check"
     found = _said([_n(c.get("episodes"), "memory", "memories") if c.get("episodes") else "",
-                   _n(c.get("lessons"), "lesson") if c.get("lessons") else ""], "")
+                   _n(c.get("lessons"), "lesson") if c.get("lessons") else "",
+                   _n(c.get("primes"), "logged query", "logged queries") if c.get("primes") else ""], "")
     rows = _n(c["checked"], "row an older release may have written", "rows an older release may have written")
     return f"checked {rows}: " + (f"secrets redacted in {found}" if found else "no secret found")
 
