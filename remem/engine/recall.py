@@ -379,14 +379,15 @@ class _Scoring:
 
     def parts(self, semantic: float, keyword: float, at: str, strength: float,
               importance: float, flash: str | None, speaker: str | None) -> dict[str, float]:
+        at, strength, importance = _iso_or_never(at), _number(strength), _number(importance)
         when = closeness(clock.parse(at), self.spans, self.date_half) if self.spans else 0.0
         said = 1.0 if speaker in self.speakers else 0.0
         relevance = (self.mix * (self.sw * semantic + (1 - self.sw) * keyword) + self.dw * when
                      + self.vw * said)
-        protected = bool(flash) and clock.parse(flash) > self.now
+        protected = bool(flash) and clock.parse(_iso_or_never(flash)) > self.now
         recency = 1.0 if protected else 2.0 ** (-clock.days_between(at, self.now) / self.half)
-        floor = min(1.0, max(0.0, 2.0 * (float(importance) - 0.5)))
-        retention = max(min(float(strength), 2.0) / 2.0, floor)
+        floor = min(1.0, max(0.0, 2.0 * (importance - 0.5)))
+        retention = max(min(strength, 2.0) / 2.0, floor)
         return {
             "relevance": relevance, "semantic": semantic, "keyword": keyword, "when": when,
             "speaker": said, "recency": recency, "strength": retention, "importance": float(importance),
@@ -633,7 +634,8 @@ def _score_pool(store: Store, flt: _Filters, ctx: _Scoring, pool: list[int], cac
     now = np.datetime64(ctx.now.replace(tzinfo=None), "us")
     age = np.maximum((now - at) / np.timedelta64(1, "D"), 0.0)
     now_iso = clock.iso(ctx.now)
-    protected = np.fromiter((bool(r[5]) and _iso(r[5]) > now_iso for r in rows), dtype=bool, count=len(rows))
+    protected = np.fromiter((bool(r[5]) and _iso_or_never(r[5]) > now_iso for r in rows), dtype=bool,
+                            count=len(rows))
     recency = np.where(protected, 1.0, np.exp2(-age / ctx.half))
     when = np.zeros(len(rows))
     if ctx.spans:
@@ -642,8 +644,7 @@ def _score_pool(store: Store, flt: _Filters, ctx: _Scoring, pool: list[int], cac
             lo, hi = np.datetime64(first, "D"), np.datetime64(last, "D")
             gap = np.where(day < lo, (lo - day), np.where(day > hi, (day - hi), 0)).astype(np.float64)
             when = np.maximum(when, np.exp2(-gap / ctx.date_half))
-    strength = np.fromiter((float(r[3]) for r in rows), dtype=np.float64, count=len(rows))
-    importance = np.fromiter((float(r[4]) for r in rows), dtype=np.float64, count=len(rows))
+    strength, importance = _numbers(rows, 3), _numbers(rows, 4)
     retention = np.maximum(np.minimum(strength, 2.0) / 2.0, np.clip(2.0 * (importance - 0.5), 0.0, 1.0))
     said = np.fromiter((r[6] in ctx.speakers for r in rows), dtype=np.float64, count=len(rows))
     relevance = ctx.mix * (ctx.sw * sem + (1 - ctx.sw) * kw) + ctx.dw * when + ctx.vw * said
@@ -663,11 +664,44 @@ def _iso(text: str) -> str:
     return text if len(text) == 32 and text.endswith("+00:00") else clock.iso(clock.parse(text))
 
 
+# A stored time that is no time (a row damaged by hand or by another tool) counts as this: the
+# memory is very old, and one bad row never fails a search.
+NEVER = "1970-01-01T00:00:00.000000+00:00"
+
+
+def _iso_or_never(text: Any) -> str:
+    try:
+        return _iso(text)
+    except (TypeError, ValueError, AttributeError):
+        return NEVER
+
+
 def _as_datetime64(texts: list[str]) -> Any:
     """Stored ISO times (UTC) -> numpy datetime64[us], without a parse per row when canonical."""
     import numpy as np
 
-    return np.array([_iso(t)[:26] for t in texts], dtype="datetime64[us]")
+    try:
+        return np.array([_iso(t)[:26] for t in texts], dtype="datetime64[us]")
+    except (TypeError, ValueError, AttributeError):  # a damaged row: read each one carefully
+        return np.array([_iso_or_never(t)[:26] for t in texts], dtype="datetime64[us]")
+
+
+def _number(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _numbers(rows: list[Any], column: int) -> Any:
+    """One number column of the rows as float64; a value that is no number (a damaged row) is
+    0, read that carefully only when the fast read fails."""
+    import numpy as np
+
+    try:
+        return np.fromiter((float(r[column]) for r in rows), dtype=np.float64, count=len(rows))
+    except (TypeError, ValueError):
+        return np.fromiter((_number(r[column]) for r in rows), dtype=np.float64, count=len(rows))
 
 
 _lesson_cache: dict[tuple[str, str], tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
