@@ -45,7 +45,8 @@ INTERRUPTED = {
               "(same ids are updated, not duplicated)",
     "demo": "demo interrupted; run `remem demo` again: it builds the demo anew",
     "backup": "backup interrupted; no half-written copy is left: run `remem backup` again",
-    "export": "export interrupted; what it wrote is incomplete: run `remem export` again",
+    "export": "export interrupted; no file is left half-written (what went to a pipe is cut short): "
+              "run `remem export` again",
 }
 DRY_RUN_INTERRUPTED = "{} --dry-run interrupted; nothing was changed"
 

@@ -221,3 +221,17 @@ def test_an_embedding_model_that_loads_is_written_by_its_whole_path(home, cli, t
     assert f'"{tmp_path / "models" / "m2v"}"' in (home / "config.toml").read_text()
     for good in ["hashed", ""]:
         assert cli("config", "set", "embed.model", good).exit_code == 0
+
+
+def test_an_interrupted_export_leaves_no_half_file(cli, store, monkeypatch, tmp_path):
+    from remem.engine import backup
+
+    def half_then_interrupted(store: object, out: object) -> None:
+        out.write('{"type": "episode"}\n')  # type: ignore[attr-defined]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(backup, "export_jsonl", half_then_interrupted)
+    target = tmp_path / "memory.jsonl"
+    result = cli("export", str(target))
+    assert result.exit_code == 130 and "export interrupted" in result.stderr
+    assert not target.exists() and not list(tmp_path.glob("*.partial"))

@@ -121,11 +121,13 @@ def register(app: typer.Typer) -> None:
                     with open(tmp, "w", encoding="utf-8") as out:
                         counts = backup_mod.export_jsonl(store, out)
                     os.replace(tmp, target)
-                except OSError as exc:
+                except BaseException as exc:  # a failed write, a Ctrl-C: no half export left behind
                     if tmp.is_file():
                         tmp.unlink(missing_ok=True)
-                    raise ValueError(f"cannot write to {target} ({exc.strerror}); check the path "
-                                     "and its permissions") from None
+                    if isinstance(exc, OSError):
+                        raise ValueError(f"cannot write to {target} ({exc.strerror}); check the path "
+                                         "and its permissions") from None
+                    raise
         print(f"exported to {target}: " + ", ".join(f"{n} {t}" for t, n in counts.items()), file=sys.stderr)
 
     @app.command("import")
