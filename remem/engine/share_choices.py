@@ -232,6 +232,17 @@ def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = No
     return {**done, "warning": warning}
 
 
+def revoke_check(store: Store, lesson_id: str, *, identity_dir: Path | str | None = None) -> dict[str, Any]:
+    """The lesson revoke() would withdraw, or ShareError when it is not ours to revoke (only
+    its author can): asked before anything else, so a caller can ask it before it asks the
+    person to confirm. No identity is made here."""
+    row = get_lesson(store, lesson_id)
+    if not _is_own(row, own_origin(identity_dir)):
+        raise ShareError(f"lesson {row['id']} came from {row['origin']}; only its author can revoke it "
+                         f"(`remem share reject {row['id']}` retires it here)")
+    return row
+
+
 def revoke(store: Store, lesson_id: str, folder: str | Path, *, identity_dir: Path | str | None = None
            ) -> dict[str, Any]:
     """Withdraw one of our lessons everywhere: revoked here, then a signed revocation, our
@@ -244,10 +255,7 @@ def revoke(store: Store, lesson_id: str, folder: str | Path, *, identity_dir: Pa
     lessons stay exported); ShareError says so."""
     ident = identity(identity_dir)
     root = _root(folder)
-    row = get_lesson(store, lesson_id)
-    if not _is_own(row, ident.origin):
-        raise ShareError(f"lesson {row['id']} came from {row['origin']}; only its author can revoke it "
-                         f"(`remem share reject {row['id']}` retires it here)")
+    row = revoke_check(store, lesson_id, identity_dir=identity_dir)
     text_hash = lesson_hash(row["text"], row["kind"])
     path = doc_path(root, ident.origin, "revoked", text_hash)
     with share_lock(store):  # an export running beside us would write the lesson back

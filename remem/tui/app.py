@@ -141,10 +141,7 @@ class RememApp(App[None]):
 
     def reload_tab(self, tab: str) -> None:
         self.stale.discard(tab)
-        try:
-            self.pane(tab).reload()
-        except Exception as exc:  # a pane that cannot load says so; the rest go on
-            self.notify(f"{tab}: {exc}", severity="error", markup=False)
+        self.pane(tab).safe_reload()  # a pane that cannot load says so; the rest go on
 
     def begin_work(self) -> None:
         """An engine write has started: the header says so at once and, when it takes long

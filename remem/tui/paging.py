@@ -50,6 +50,7 @@ class PagedPane(Pane):
 
     def first_page(self) -> None:
         self.page_start = 0
+        self.new_list = True
 
     def load_page(self, fetch: Callable[[int, int], tuple[list[Any], int]]) -> list[Any]:
         """The rows of the page, from fetch(limit, offset) -> (rows, how many in all). When the
@@ -80,12 +81,14 @@ class PagedPane(Pane):
     def action_next_page(self) -> None:
         if self._can_turn(True):
             self.page_start += self.page_size
-            self.reload()
+            self.new_list = True
+            self.safe_reload()
 
     def action_prev_page(self) -> None:
         if self._can_turn(False):
             self.page_start = max(0, self.page_start - self.page_size)
-            self.reload()
+            self.new_list = True
+            self.safe_reload()
 
     def _focused_table(self) -> DataTable:
         focused = self.app.focused

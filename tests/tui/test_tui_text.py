@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.cells import cell_len
 from textual.content import Content
 
 from remem.engine.store import Store
@@ -26,7 +27,7 @@ def test_any_text_in_our_markup_parses_and_is_shown_as_written(text, width):
     shown = markup("[b]$text[/b] · [dim]$text[/dim]", text=text)
     assert shown.plain == f"{text} · {text}"
     short = cut(text, width)
-    assert len(short) <= width and "\n" not in short
+    assert cell_len(short) <= width and "\n" not in short  # terminal cells, as the columns measure
     assert markup("[b]$short[/b][dim]x[/dim]", short=short).plain == f"{short}x"
     assert cell(text, width).plain == short
     assert plain(text).plain == text

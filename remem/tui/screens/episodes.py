@@ -14,7 +14,7 @@ from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static
 from remem.errors import NotFound
 from remem.tui.paging import PagedPane, paging_bindings
 from remem.tui.screens.modals import AskValue, ConfirmForget, ConnectTo
-from remem.tui.widgets.columns import FitsItsWidth, room_left
+from remem.tui.widgets.columns import FitsItsWidth, figure, room_left
 from remem.tui.widgets.format import ago, cell, cut, lines, markup, plain
 
 SORTS = ("when", "kind", "title", "project", "strength", "recalls")
@@ -68,7 +68,7 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
         self.app.mounted(self)  # read when its tab is first shown
 
     def refit(self) -> None:
-        self._fill(keep=self.selected_id())
+        self._fill(self.selected_id(), self.query_one(DataTable).cursor_row)
 
     def _refresh_kinds(self) -> None:
         """The kind filter offers every kind in the store now (ingest and hooks add kinds
@@ -98,6 +98,7 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
 
     def reload(self, keep_selection: bool = True) -> None:
         keep = self.selected_id() if keep_selection else None
+        place = self.cursor_place(self.query_one(DataTable))
         self._refresh_kinds()
         store = self.app.store
         filters = self._filters()
@@ -120,14 +121,11 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
             arrow = "↓" if self.descending else "↑"
             status = plain(f"{self.page_span()} · sorted by {self.sort} {arrow} · n/p page · s sort")
         project_name = self.app.engine("projects").project_name
-        self.shown = [(r["id"], [r["kind"], f"(archived) {r['title']}" if r.get("archived") else r["title"],
-                                 project_name(r.get("cwd")), ago(r["at"]),
-                                 f"{r['strength']:.2f}", str(r["recalls"]), ",".join(r.get("tags", []))])
-                      for r in rows]
+        self.shown = [(r["id"], _cells(r, project_name)) for r in rows]
         self.query_one("#episode-status", Label).update(status)
-        self._fill(keep)
+        self._fill(keep, place)
 
-    def _fill(self, keep: str | None) -> None:
+    def _fill(self, keep: str | None, place: int | None = None) -> None:
         """The page's rows into the table, its columns laid out for the table's width now."""
         table = self.query_one(DataTable)
         self.fitted_to = table.size.width
@@ -137,8 +135,8 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
             table.add_column(label, width=width, key=label)
         for key, texts in self.shown:
             table.add_row(*(cell(text, width) for text, width in zip(texts, widths)), key=key)
-        self.keep_cursor(table, keep)
-        self.show_detail(self.selected_id())
+        self.keep_cursor(table, keep, place)
+        self.safe_detail(self.selected_id())
 
     def _widths(self, table: DataTable) -> list[int]:
         widths = [
@@ -171,7 +169,7 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
         parts: list[Content | str] = [
             markup("[b]$title[/b]", title=row["title"]),
             markup("[dim]$id · $kind · $type · $at[/dim]", id=row["id"], kind=row["kind"],
-                   type=row["memory_type"], at=row["at"][:16]),
+                   type=row["memory_type"], at=str(row["at"])[:16]),
             "",
             plain(row["gist"] or ""),
         ]
@@ -179,11 +177,12 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
             parts += ["", plain(cut(row["detail"], 600))]
         parts += [
             "",
-            f"strength {row['strength']:.2f} · recalls {row['recalls']} · health {row['health']:.0f} · "
-            f"importance {row['importance']:.2f}",
-            f"valence {row['valence']:+.1f} · arousal {row['arousal']:.1f}"
-            + (f" · flashbulb until {row['flashbulb_until'][:10]}" if row.get("flashbulb_until") else "")
-            + (f" · expires {row['expires_at'][:16]}" if row.get("expires_at") else ""),
+            # A stored value that is no number (a corrupt row) shows as "?", the rest as ever.
+            plain(f"strength {figure(row['strength'])} · recalls {row['recalls']} · "
+                  f"health {figure(row['health'], '.0f')} · importance {figure(row['importance'])}"),
+            plain(f"valence {figure(row['valence'], '+.1f')} · arousal {figure(row['arousal'], '.1f')}"
+                  + (f" · flashbulb until {str(row['flashbulb_until'])[:10]}" if row.get("flashbulb_until") else "")
+                  + (f" · expires {str(row['expires_at'])[:16]}" if row.get("expires_at") else "")),
             markup("tags: $tags", tags=", ".join(row["tags"]) or "-"),
             markup("session: $session ($source)", session=row["session_id"] or "-", source=row["source"] or "-")
             + (markup(" · said by $who", who=row["speaker"]) if row.get("speaker") else ""),
@@ -204,26 +203,34 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
     # -- events --------------------------------------------------------------------------
     @on(DataTable.RowHighlighted, "#episode-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.show_detail(str(event.row_key.value) if event.row_key else None)
+        self.safe_detail(str(event.row_key.value) if event.row_key else None)
 
     @on(Input.Submitted, "#episode-search")
     def _search(self, event: Input.Submitted) -> None:
         self.query_text = event.value.strip()
         self.first_page()
-        self.reload(keep_selection=False)  # a new search starts at its best result
+        if not self.safe_reload(keep_selection=False):  # a new search starts at its best result
+            self.query_text = ""  # it failed (said): the pages shown stay what n/p and s act on
         self.query_one(DataTable).focus()
 
     @on(Select.Changed, "#episode-kind")
     @on(Checkbox.Changed, "#episode-archived")
     def _filter(self) -> None:
         self.first_page()
-        self.reload()
+        self.safe_reload()
 
     def key_escape(self) -> None:
+        """Esc clears the search: what was typed in the box (searched or not), the results
+        shown, and the focus goes back to the table, where 1-5 and q are keys again."""
+        search = self.query_one("#episode-search", Input)
+        had_focus = search.has_focus
+        search.value = ""
+        if had_focus:
+            self.query_one(DataTable).focus()
         if self.query_text:
             self.query_text = ""
-            self.query_one("#episode-search", Input).value = ""
-            self.reload()
+            self.first_page()
+            self.safe_reload()
 
     # -- actions -------------------------------------------------------------------------
     def action_search(self) -> None:
@@ -237,7 +244,7 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
             self.sort = SORTS[(index + 1) % len(SORTS)]
             self.descending = True
         self.first_page()
-        self.reload()
+        self.safe_reload()
 
     def _act(self, verb: str, fn: Any, *args: Any) -> None:
         memory_id = self.selected_id()
@@ -259,7 +266,7 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
             # The view shows live memories only: this one was archived elsewhere meanwhile.
             self.app.notify(f"{row['id'][:10]} was archived meanwhile; the view is reloaded",
                             severity="warning", markup=False)
-            self.reload()
+            self.safe_reload()
             return
         life = self.app.engine("lifecycle")
         archived = row["archived"]
@@ -346,6 +353,15 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
 
         if self.selected_id():
             self.app.push_screen(ConnectTo(CONNECTION_TYPES), done)
+
+
+def _cells(r: dict[str, Any], project_name: Any) -> list[str]:
+    """An episode's cells in the table; a stored value that is no number (a corrupt row) shows
+    as "?", and the page's other rows as ever."""
+    title = r["title"] if isinstance(r["title"], str) else str(r["title"])
+    return [str(r["kind"]), f"(archived) {title}" if r.get("archived") else title, project_name(r.get("cwd")),
+            ago(r["at"]) if isinstance(r["at"], str) else "?", figure(r["strength"]), str(r["recalls"]),
+            ",".join(r.get("tags", []))]
 
 
 def _set_importance(store: Any, memory_id: str, value: float) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from rich.cells import cell_len
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,7 +17,7 @@ from remem.errors import NotFound
 from remem.engine.store import LESSON_STATUSES as STATUSES
 from remem.tui.paging import PagedPane
 from remem.tui.screens.modals import AskValue, Confirm, EditText
-from remem.tui.widgets.columns import FitsItsWidth, fill, fits, room_left, widest
+from remem.tui.widgets.columns import FitsItsWidth, figure, fill, fits, room_left, widest
 from remem.tui.widgets.format import cell, cut, lines, markup, plain, sender, short_sender, since
 
 COLUMNS = ("kind", "status", "str", "seen", "lesson")
@@ -31,7 +32,7 @@ def lesson_words(lesson: dict[str, Any], width: int) -> str:
     are cut: the only sign in the list that another memory's author wrote them."""
     suffix = (f" (from {short_sender(lesson.get('origin'), lesson.get('origin_label'))})"
               if lesson.get("received") else "")
-    return cut(lesson["text"], max(width - len(suffix), 8)) + suffix
+    return cut(lesson["text"], max(width - cell_len(suffix), 8)) + suffix
 
 
 def edit_refused(lesson: dict[str, Any], refusal: str, ours: str | None) -> str:
@@ -82,7 +83,7 @@ class LessonsPane(FitsItsWidth, PagedPane):
         self.app.mounted(self)  # read when its tab is first shown
 
     def refit(self) -> None:
-        self._fill(self.selected_id())
+        self._fill(self.selected_id(), self.query_one(DataTable).cursor_row)
 
     def _statuses(self) -> list[str] | None:
         status = self.query_one("#lesson-status", Select)
@@ -91,7 +92,7 @@ class LessonsPane(FitsItsWidth, PagedPane):
     @staticmethod
     def _fixed(r: dict[str, Any]) -> list[str]:
         """A lesson's cells but its words."""
-        return [r["kind"], r["status"], f"{r['strength']:.2f}", str(r["seen"])]
+        return [str(r["kind"]), str(r["status"]), figure(r["strength"]), str(r["seen"])]
 
     def _texts(self, r: dict[str, Any], width: int) -> list[str]:
         return [*self._fixed(r), lesson_words(r, width)]
@@ -112,6 +113,7 @@ class LessonsPane(FitsItsWidth, PagedPane):
         if changed and self._redraw_row(changed):
             return
         keep = self.selected_id()
+        place = self.cursor_place(self.query_one(DataTable))
         browse = self.app.engine("browse")
         statuses = self._statuses()
         rows = self.load_page(lambda limit, offset: browse.page_lessons(
@@ -120,17 +122,17 @@ class LessonsPane(FitsItsWidth, PagedPane):
         where = f"{self.page_span()} lessons · n/p page" if self.paged() else f"{self.total} lessons"
         self.query_one("#lesson-status-line", Label).update(
             f"{where} · e edit · v veto/restore · m merge into another")
-        self._fill(keep)
+        self._fill(keep, place)
 
-    def _fill(self, keep: str | None) -> None:
+    def _fill(self, keep: str | None, place: int | None = None) -> None:
         """The page's lessons into the table, their words cut for the table's width now."""
         table = self.query_one(DataTable)
         self.fitted_to = table.size.width
         self.words_width = self._lesson_width()
         self.widths = fill(table, COLUMNS, [(r["id"], self._texts(r, self.words_width))
                                             for r in self.shown.values()])
-        self.keep_cursor(table, keep)
-        self.show_detail(self.selected_id())
+        self.keep_cursor(table, keep, place)
+        self.safe_detail(self.selected_id())
 
     def _redraw_row(self, lesson_id: str) -> bool:
         """After an action on one lesson, that row alone is drawn again when it is still on the
@@ -148,7 +150,7 @@ class LessonsPane(FitsItsWidth, PagedPane):
         self.shown[lesson_id] = row
         for label, text in zip(COLUMNS, texts):
             table.update_cell(lesson_id, label, cell(text))
-        self.show_detail(self.selected_id())
+        self.safe_detail(self.selected_id())
         return True
 
     def _row_action(self, message: str, lesson_id: str, action: Callable[[Any], Any],
@@ -181,7 +183,7 @@ class LessonsPane(FitsItsWidth, PagedPane):
         parts: list[Content | str] = [
             markup("[b]$text[/b]", text=lesson["text"]),
             markup("[dim]$id · $kind · $status · learned $created[/dim]", id=lesson["id"], kind=lesson["kind"],
-                   status=lesson["status"], created=lesson["created"][:10]),
+                   status=lesson["status"], created=str(lesson["created"])[:10]),
         ]
         if lesson.get("draft") and lesson["draft"] != lesson["text"]:
             # The words before the model's rewording or a person's edit (`remem lessons show`).
@@ -208,12 +210,12 @@ class LessonsPane(FitsItsWidth, PagedPane):
 
     @on(DataTable.RowHighlighted, "#lesson-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.show_detail(str(event.row_key.value) if event.row_key else None)
+        self.safe_detail(str(event.row_key.value) if event.row_key else None)
 
     @on(Select.Changed, "#lesson-status")
     def _filter(self) -> None:
         self.first_page()
-        self.reload()
+        self.safe_reload()
 
     def action_edit(self) -> None:
         lesson_id = self.selected_for_write()

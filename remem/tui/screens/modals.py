@@ -1,4 +1,8 @@
-"""Modal screens: confirm, ask for a value, edit text, pick a forget mode, show the keys."""
+"""Modal screens: confirm, ask for a value, edit text, pick a forget mode, show the keys.
+
+A dialog is never taller than the screen leaves it (app.tcss: #dialog), whatever the text it
+shows: that text scrolls in the dialog's body, and its buttons (or its input) are docked at the
+dialog's bottom, in sight at 80x24 with a lesson or a memory of any length above them."""
 
 from __future__ import annotations
 
@@ -25,14 +29,20 @@ class ConfirmForget(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(f"Forget “{self.memory_title}”?", id="question", markup=False)
-            if self.text:
-                yield Static(self.text, id="text", classes="shown", markup=False)
-            yield Static("Archive hides it from recall and keeps it; delete removes it from every index "
-                         "and cannot be undone.", classes="hint", markup=False)
+            with VerticalScroll(classes="body"):
+                if self.text:
+                    yield Static(self.text, id="text", classes="shown", markup=False)
+                yield Static("Archive hides it from recall and keeps it; delete removes it from every index "
+                             "and cannot be undone.", classes="hint", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Archive", id="soft", variant="primary")
                 yield Button("Delete for good", id="hard", variant="error")
                 yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        # Archive, the choice that can be undone, not the body the text scrolls in (first in the
+        # focus chain): enter archives, in sight of the button that says so.
+        self.query_one("#soft", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(None if event.button.id == "cancel" else event.button.id)
@@ -53,7 +63,8 @@ class Confirm(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="wide"):
             yield Label(self.question, id="question", markup=False)
-            yield Static(self.detail, id="text", classes="shown", markup=False)
+            with VerticalScroll(classes="body"):
+                yield Static(self.detail, id="text", classes="shown", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button(self.yes, id="yes", variant="error")
                 yield Button("Cancel", id="cancel")
@@ -82,9 +93,14 @@ class AskValue(ModalScreen[str | None]):
         with Vertical(id="dialog"):
             yield Label(self.question, id="question", markup=False)
             if self.detail:  # a Static, not a Label: it wraps instead of being cut at the edge
-                yield Static(self.detail, id="detail", classes="hint", markup=False)
-            yield Input(value=self.value, placeholder=self.placeholder, id="answer")
-            yield Label("Enter to save, Esc to cancel", classes="hint")
+                with VerticalScroll(classes="body"):
+                    yield Static(self.detail, id="detail", classes="hint", markup=False)
+            with Vertical(classes="foot"):
+                yield Input(value=self.value, placeholder=self.placeholder, id="answer")
+                yield Label("Enter to save, Esc to cancel", classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#answer", Input).focus()  # not the detail's body, first in the focus chain
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip() or None)

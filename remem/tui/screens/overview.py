@@ -1,5 +1,6 @@
 """Overview, the first screen: counts, last ingest and sleep, corrections per day, the
-primed-versus-held-out comparison, and the morning report.
+primed-versus-held-out comparison, and the morning report (shown as written, line by line:
+never read as Markdown, since the lessons in it may come from another memory).
 
 The measures read every correction, error and prime decision (most of a second at 100,000
 episodes), so they are worked out in a thread after the rest is drawn: the first paint does
@@ -14,10 +15,28 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Label, Markdown, Sparkline, Static
+from textual.widgets import Label, Sparkline, Static
 
 from remem.tui.widgets.pane import Pane
 from remem.tui.widgets.format import lines, markup, plain, since
+
+NO_REPORT = ("# No morning report yet\n\n`remem sleep` writes one: what was learned, merged, confirmed, "
+             "failed and faded overnight.")
+
+
+def report_lines(text: str) -> Content:
+    """A morning report as it reads: its headings ("# ", "## ") in bold, every other line as
+    written. Read as Markdown, a lesson in it lost its dunders (`__init__` came out as "init"),
+    its HTML, and a link's address behind clickable words."""
+    shown: list[Content | str] = []
+    for line in text.splitlines():
+        if line.startswith("# "):
+            shown.append(markup("[b $accent]$title[/]", title=line[2:]))
+        elif line.startswith("## "):
+            shown.append(markup("[b]$title[/b]", title=line[3:]))
+        else:
+            shown.append(plain(line))
+    return lines(shown)
 
 
 class OverviewPane(Pane):
@@ -29,7 +48,7 @@ class OverviewPane(Pane):
                 yield Sparkline([], id="overview-sparkline")
                 yield Static("", id="overview-measure")
         with VerticalScroll(id="overview-morning"):
-            yield Markdown("", id="overview-report")
+            yield Static("", id="overview-report")
 
     def on_mount(self) -> None:
         self.app.mounted(self)
@@ -53,10 +72,8 @@ class OverviewPane(Pane):
         self.query_one("#overview-sparkline", Sparkline).data = browse.corrections_by_day(store, 30)
         self.query_one("#overview-measure", Static).update(plain("measuring…"))
         self.call_after_refresh(self._measure, store.path)  # once the rest is on screen
-        text = self.app.engine("sleep").morning_report() or (
-            "# No morning report yet\n\n`remem sleep` writes one: what was learned, merged, "
-            "confirmed, failed and faded overnight.")
-        self.query_one("#overview-report", Markdown).update(text)
+        text = self.app.engine("sleep").morning_report() or NO_REPORT
+        self.query_one("#overview-report", Static).update(report_lines(text))
 
     @work(thread=True, exclusive=True, group="overview-measure")
     def _measure(self, db: Any) -> None:

@@ -102,19 +102,21 @@ class SharedPane(PagedPane):
         self.candidates = {c["id"]: c for c in page}
         table = self.query_one("#candidate-table", DataTable)
         keep = self.selected_key("#candidate-table")
+        place = self.cursor_place(table)
         fill(table, CANDIDATE_COLUMNS, [
             (c["id"], [c["status"], origin_cell(c), c["signature"], "ok" if c["safety"]["ok"] else "quarantined",
                        cut(project_cell(c), 20), cut(c["text"], 60)])
             for c in page])
         peers = self.query_one("#peer-table", DataTable)
         keep_peer = self.selected_key("#peer-table")  # a second T acts on the same peer
+        peer_place = peers.cursor_row
         self.peers = share.peers(self.app.store)
         fill(peers, PEER_COLUMNS, [
-            (p["origin"], [p["origin"], "yes" if p["trusted"] else "no", p["first_seen"][:10],
+            (p["origin"], [p["origin"], "yes" if p["trusted"] else "no", str(p["first_seen"] or "")[:10],
                            ", ".join(f"{k} {v}" for k, v in p["lessons"].items()) or "-", p.get("label") or ""])
             for p in self.peers])
-        self.keep_cursor(table, keep)
-        self.keep_cursor(peers, keep_peer)
+        self.keep_cursor(table, keep, place)
+        self.keep_cursor(peers, keep_peer, peer_place)
         self.sync_folder = self.app.engine("config").load()["share"]["folder"] or None
         folder = self.sync_folder or "not set (remem config set share.folder PATH)"
         where = f"candidates {self.page_span()} · n/p page · " if self.paged() else ""
@@ -122,7 +124,7 @@ class SharedPane(PagedPane):
         self.query_one("#shared-status", Label).update(
             plain(f"{where}a accept · x reject · X reject all from origin · T trust · y sync · R revoke"
                   f" · sync folder: {folder}"))
-        self.show_detail(self.selected_key("#candidate-table"))
+        self.safe_detail(self.selected_key("#candidate-table"))
 
     def show_detail(self, lesson_id: str | None) -> None:
         target = self.query_one("#candidate-detail-text", Static)
@@ -159,7 +161,7 @@ class SharedPane(PagedPane):
 
     @on(DataTable.RowHighlighted, "#candidate-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.show_detail(str(event.row_key.value) if event.row_key else None)
+        self.safe_detail(str(event.row_key.value) if event.row_key else None)
 
     def action_accept(self) -> None:
         lesson_id = self.selected_key("#candidate-table")
@@ -296,9 +298,9 @@ class SharedPane(PagedPane):
         def asked(answer: str | None) -> None:
             if not answer:
                 return
-            try:
-                lesson = self.app.engine("lessons").get_lesson(self.app.store, answer)
-            except Exception as exc:  # an id no lesson has, an ambiguous prefix: the engine's line
+            try:  # the engine's check before the dialog: a lesson another memory wrote is not ours to revoke
+                lesson = self.app.engine("share_choices").revoke_check(self.app.store, answer)
+            except Exception as exc:  # that, an id no lesson has, an ambiguous prefix: the engine's line
                 self.app.notify(str(exc), severity="error", markup=False)
                 return
             lesson_id = lesson["id"]

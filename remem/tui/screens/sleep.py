@@ -62,7 +62,7 @@ class SleepPane(FitsItsWidth, Pane):
                 took = f"{(clock.parse(run['finished']) - clock.parse(run['started'])).total_seconds():.1f}s"
             self.runs.append([str(run["id"]), since(run["started"]), took, run["status"],
                               run_changes(run) if run["status"] != "interrupted"
-                              else run["summary"].get("note", "")])
+                              else (run["summary"].get("note", "") if isinstance(run["summary"], dict) else "")])
         self._fill()
 
     def _fill(self) -> None:
@@ -175,7 +175,7 @@ class SleepPane(FitsItsWidth, Pane):
         else:
             self.say("sleep finished")
             self.app.notify("sleep finished")
-        self.reload()
+        self.safe_reload()
         self.app.refresh_all(except_sleep=True)
 
 

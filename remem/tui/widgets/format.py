@@ -11,6 +11,7 @@ a MarkupError; and a text ending in a backslash swallows the "[" of the tag afte
 
 from __future__ import annotations
 
+from rich.cells import cell_len, chop_cells
 from rich.text import Text
 from textual.content import Content
 
@@ -86,7 +87,15 @@ def short_sender(origin: str | None, label: str | None = None) -> str:
 
 
 def cut(text: object, width: int) -> str:
-    """One line of at most `width` characters, plain text (not markup: pass it to markup() as
-    a value, or to cell() or plain())."""
+    """One line of at most `width` terminal cells (a wide character, as in Chinese or Japanese,
+    takes two: what the table's columns measure), plain text (not markup: pass it to markup()
+    as a value, or to cell() or plain()). Text that fits is kept as it is; the rest is cut
+    between two characters, never through a wide one, and ends in "…"."""
     text = " ".join(_text(text).split())
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+    if cell_len(text) <= width:
+        return text
+    room = max(0, width - 1)
+    # A cut never needs more characters than this (only text thick with zero-width marks gets
+    # cut a little short), so a long memory is not measured whole to show its start.
+    kept = chop_cells(text[: 4 * room + 4], room) if room else []
+    return (kept[0] if kept else "") + "…"

@@ -34,6 +34,9 @@ def failure_line(exc: BaseException, component: str) -> str:
 class Pane(Vertical):
     """A tab's content. Subclasses implement reload()."""
 
+    new_list = False  # the next reload shows another list: its cursor starts at the top (cursor_place)
+    last_failure: str | None = None  # the last read failure said (read_failed)
+
     def reload(self) -> None:  # pragma: no cover - every pane overrides it
         raise NotImplementedError
 
@@ -54,14 +57,63 @@ class Pane(Vertical):
             return None
         return self.selected_key()
 
-    def keep_cursor(self, table: DataTable, key: str | None) -> None:
-        """Put the cursor back on the row it was on before a reload, if that row is still there."""
+    def cursor_place(self, table: DataTable) -> int | None:
+        """Where a table's cursor is, read before a reload for keep_cursor; None when that
+        reload shows another list (a page turned, a filter or a sort changed: new_list), whose
+        cursor starts at the top."""
+        if self.new_list:
+            self.new_list = False
+            return None
+        return table.cursor_row
+
+    def keep_cursor(self, table: DataTable, key: str | None, place: int | None = None) -> None:
+        """Put the cursor back on the row it was on before a reload; when that row is gone
+        (archived, deleted, rejected, filtered out), on the row now in its place (the one that
+        followed it, or the last): a key pressed again acts on a row next to the one the person
+        picked, never on the first row of the page. `place`: the cursor's row before the
+        reload (cursor_place)."""
         if key is None:
             return
         try:
             table.move_cursor(row=table.get_row_index(key))
-        except RowDoesNotExist:  # the row is gone (archived, deleted, filtered out)
-            pass
+        except RowDoesNotExist:  # table.clear() put the cursor back on the first row
+            if place is not None and table.row_count:
+                table.move_cursor(row=min(place, table.row_count - 1))
+
+    def guarded(self, read: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:
+        """read(*args, **kwargs), a failure said in one line instead of stopping the app: a
+        corrupt row, a database that cannot be read. Every key and event that reads the store
+        again goes through here (safe_reload, safe_detail). Whether it worked."""
+        try:
+            read(*args, **kwargs)
+        except Exception as exc:
+            self.read_failed(exc)
+            return False
+        return True
+
+    def safe_reload(self, **kwargs: Any) -> bool:
+        """reload(), guarded: whether it worked. Once it works, a failure is said again when
+        it comes back."""
+        worked = self.guarded(self.reload, **kwargs)
+        if worked:
+            self.last_failure = None
+        return worked
+
+    def safe_detail(self, key: str | None) -> None:
+        """show_detail(key), guarded: a row that cannot be shown leaves the others listed."""
+        self.guarded(self.show_detail, key)
+
+    def show_detail(self, key: str | None) -> None:  # pragma: no cover - panes with a detail override it
+        pass
+
+    def read_failed(self, exc: BaseException) -> None:
+        """A read failed: said in one line, logged (failure_line), naming the tab. The same
+        line again (the cursor back on the same bad row) is not said twice in a row."""
+        tab = (self.id or "").removesuffix("-pane")
+        line = f"{tab}: {failure_line(exc, 'tui.read')}"
+        if line != self.last_failure:
+            self.last_failure = line
+            self.app.notify(line, severity="error", markup=False)
 
     def run_action(self, message: str | Callable[[Any], str], action: Callable[[Any], Any],
                    done: Callable[[Any], None] | None = None) -> None:
@@ -110,12 +162,12 @@ class Pane(Vertical):
         if event.error is not None:
             self.app.notify(event.error, severity="error", markup=False)
             return
-        if event.then:
-            event.then(event.result)
+        if event.then:  # the write is done: whatever this says, the view is read again
+            self.guarded(event.then, event.result)
         said = event.said(event.result) if callable(event.said) else event.said
         if said:
             self.app.notify(said, markup=False)  # it may hold what was typed: a tag, an id
-        self.reload()
+        self.safe_reload()
         self.app.others_changed(self)
 
     def still_there(self, row_id: str, fetch: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
@@ -126,12 +178,12 @@ class Pane(Vertical):
             row = fetch()
         except Exception as exc:
             self.app.notify(f"{exc}; the view is reloaded", severity="warning", markup=False)
-            self.reload()
+            self.safe_reload()
             return None
         if row.get("id") != row_id:
             self.app.notify(f"{row_id} was merged into {row.get('id')} meanwhile; the view is reloaded",
                             severity="warning", markup=False)
-            self.reload()
+            self.safe_reload()
             return None
         return row
 
