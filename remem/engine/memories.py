@@ -16,35 +16,17 @@ from remem.engine.store import (
 REMEMBER_KINDS = ("note", "correction", "error", "surprise", "environment")
 
 
-def remember(
-    store: Store,
-    text: str,
-    *,
-    kind: str = "note",
-    title: str | None = None,
-    tags: Sequence[str] = (),
-    importance: float = 0.5,
-    valence: float = 0.0,
-    arousal: float = 0.0,
-    ttl: str | float | None = None,
-    short_term: bool = False,
-    cwd: str | None = None,
-    session_id: str | None = None,
-    source: str = "remember",
-    at: str | None = None,
-    memory_id: str | None = None,
-) -> dict[str, Any]:
-    """Store one memory now and return it (without its vector).
+def remember(store: Store, text: str, **options: Any) -> dict[str, Any]:
+    """Store one memory now and return it (without its vector); the options are
+    remember_noting's (kind, title, tags, importance, valence, arousal, ttl, short_term, cwd,
+    session_id, source, at, memory_id), which also says what was cut or replaced.
 
     Secrets in the words (a key pasted into a note) are stored as "[secret]", as ingest and
     explicit events store them: recall and the MCP tools hand memories to agents. Words longer
     than a gist holds are kept whole in the detail (store.gist_and_detail, as for an event).
     `cwd` is a folder's absolute path: edges turn a project argument into one with
-    projects.resolve_project. `remember_noting` also says what was cut or replaced."""
-    return remember_noting(
-        store, text, kind=kind, title=title, tags=tags, importance=importance, valence=valence,
-        arousal=arousal, ttl=ttl, short_term=short_term, cwd=cwd, session_id=session_id,
-        source=source, at=at, memory_id=memory_id)[0]
+    projects.resolve_project."""
+    return remember_noting(store, text, **options)[0]
 
 
 def remember_noting(
