@@ -96,3 +96,18 @@ def test_episodes_by_ids_keeps_the_order_given_and_leaves_out_the_missing(store)
     assert rows[1]["tags"] == ["x"] and rows[0]["tags"] == []
     assert {"kind", "title", "cwd", "at", "strength", "recalls"} <= set(rows[0]) and "embedding" not in rows[0]
     assert memories.episodes_by_ids(store, []) == []
+
+
+def test_new_text_longer_than_a_memory_holds_is_capped_as_remember_caps_it(store):
+    from remem.engine.memories import remember, update_memory
+    from remem.engine.store import MAX_DETAIL, MAX_GIST, episode_hash
+
+    memory = remember(store, "the release note")
+    long_text = " ".join(f"line {i} of the changelog" for i in range(10_000))  # ~230,000 chars
+    update_memory(store, memory["id"], text=long_text)
+    row = store.one("SELECT title, gist, detail, content_hash FROM episodes WHERE id = ?", (memory["id"],))
+    assert len(row["gist"]) == MAX_GIST and len(row["detail"]) == MAX_DETAIL
+    assert row["content_hash"] == episode_hash(row["title"], row["gist"], row["detail"])
+    again = remember(store, long_text)  # the same words remembered anew are stored alike
+    new = store.one("SELECT gist, detail FROM episodes WHERE id = ?", (again["id"],))
+    assert (new["gist"], new["detail"]) == (row["gist"], row["detail"])

@@ -165,7 +165,8 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
         if _detail_is_the_text(row):
             # The detail held the words whole (remember, gist_and_detail): it follows them, so
             # the old words are not kept (and found) under the new ones.
-            sets["gist"], sets["detail"] = gist_and_detail(text)
+            gist, detail = gist_and_detail(text)
+            sets["gist"], sets["detail"] = cap(gist, MAX_GIST), cap(detail, MAX_DETAIL)
             detail = sets["detail"]
         else:  # a detail of its own (a failed call's output): kept; the words cut to the gist
             sets["gist"] = cap(text, MAX_GIST)
@@ -181,7 +182,7 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
         source = text if row["kind"] == "correction" else f"{title}\n{text}"
         sets["embedding"] = to_blob(embedder.encode([source])[0])
         sets["space"] = embedder.space
-        sets["content_hash"] = episode_hash(title, text, detail)
+        sets["content_hash"] = episode_hash(title, sets.get("gist", row["gist"]), detail)  # as stored
     tags = None
     if "tags" in fields:
         raw = fields["tags"]
