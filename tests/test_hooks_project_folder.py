@@ -106,3 +106,30 @@ def test_a_setup_without_a_remem_on_path_wires_hooks_that_run_remem_in_any_proje
     assert not marker.exists(), "the project's remem ran instead of remem's hook"
     assert res.returncode == 0, res.stderr
     assert "docker build needs --platform" in json.loads(res.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_session_end_with_a_blank_REMEM_HOME_ingests_into_the_default_home(home, tmp_path, monkeypatch):
+    """The hooks read a blank REMEM_HOME as ~/.remem; the ingest they start is a command, which
+    refuses it: it must be started on ~/.remem too, or every session is silently lost."""
+    import os
+    import signal
+
+    from tests.real_agents import ingest_pid, running, wait_for_ingest
+    from tests.test_hooks import CODEX_ROLLOUT, run_hook
+
+    session_id = "0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b"
+    rollout = tmp_path / f"{session_id}.jsonl"
+    rollout.write_bytes(CODEX_ROLLOUT.read_bytes())
+    default = home.parent / "user" / ".remem"  # HOME is the test's own
+    payload = {"session_id": session_id, "transcript_path": str(rollout), "cwd": "/home/dev/shop",
+               "hook_event_name": "SessionEnd", "reason": "other"}
+    try:
+        res = run_hook("session-end", payload, agent="codex", env={"REMEM_HOME": "  "})
+        assert res.returncode == 0 and res.stdout == "", res.stderr
+        monkeypatch.setenv("REMEM_HOME", str(default))  # where wait_for_ingest reads the episodes
+        episodes = wait_for_ingest(default, session_id)
+    finally:  # the detached ingest never outlives the test
+        pid = ingest_pid(default)
+        if pid is not None and running(pid):
+            os.kill(pid, signal.SIGTERM)
+    assert episodes and {e["source"] for e in episodes} == {"codex"}

@@ -38,9 +38,14 @@ def spawn_ingest(payload: dict[str, Any], agent: str | None = None) -> int | Non
             raise FileNotFoundError(f"transcript {transcript} not found; nothing to ingest")
         # A folder, a device (/dev/zero) or a pipe: there, but nothing an ingest can read.
         raise ValueError(f"transcript {transcript} is not a regular file; nothing to ingest")
+    env = dict(os.environ)
+    if not env.get("REMEM_HOME", "x").strip():
+        # Set but blank: the hooks use ~/.remem, as paths.home() does; the ingest, a command,
+        # would refuse it (the command line names that mistake) and the session would be lost.
+        del env["REMEM_HOME"]
     kwargs: dict[str, Any] = {
         "stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
-        "close_fds": True, "env": dict(os.environ),
+        "close_fds": True, "env": env,
     }
     if os.name == "posix":
         kwargs["start_new_session"] = True
