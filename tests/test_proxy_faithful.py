@@ -236,7 +236,7 @@ def test_an_answer_the_upstream_breaks_off_reaches_the_client_cut_and_only_its_q
 
 # ------------------------------------------------------------------ what is recorded
 
-def test_the_second_turn_of_a_conversation_writes_only_that_turn(proxy, home):
+def test_a_later_turn_of_a_conversation_writes_its_exchange_and_the_one_before_not_the_whole(proxy, home):
     import httpx2
 
     seen, started = proxy
@@ -245,10 +245,16 @@ def test_the_second_turn_of_a_conversation_writes_only_that_turn(proxy, home):
     assert len(_inbox_files(home, 1)) == 1
     second = [*first, {"role": "assistant", "content": ANSWER}, {"role": "user", "content": "and the broker?"}]
     httpx2.post(started.url + "/v1/chat/completions", json={"model": "m", "messages": second})
-    files = _inbox_files(home, 2)
+    third = [*second, {"role": "assistant", "content": ANSWER}, {"role": "user", "content": "and zookeeper?"}]
+    httpx2.post(started.url + "/v1/chat/completions", json={"model": "m", "messages": third})
+    files = _inbox_files(home, 3)
+    # Each file from the person's turn before the new ones (a correction is read against the
+    # answer it pushes back on), never the whole history again.
     assert [[(e["role"], e["text"]) for e in f] for f in files] == [
         [("user", "which kafka client version?"), ("assistant", ANSWER)],
-        [("user", "and the broker?"), ("assistant", ANSWER)],
+        [("user", "which kafka client version?"), ("assistant", ANSWER), ("user", "and the broker?"),
+         ("assistant", ANSWER)],
+        [("user", "and the broker?"), ("assistant", ANSWER), ("user", "and zookeeper?"), ("assistant", ANSWER)],
     ]
     assert len({e["session"] for f in files for e in f}) == 1
 

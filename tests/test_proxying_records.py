@@ -44,20 +44,46 @@ def test_redaction_keeps_the_ids_so_a_resent_history_with_a_key_is_ingested_once
     assert texts.count("my key is [secret], why the 401?") == 1 and texts.count("rotate it") == 1
 
 
-def test_the_second_request_of_a_conversation_gives_only_its_new_turns():
+def test_a_later_request_of_a_conversation_gives_its_new_turns_from_the_persons_turn_before():
     recorded = px.Recorded()
     first = px.exchange_events(_chat("which kafka client?"), px.CHAT, "3.6", AT, recorded=recorded)
     recorded.remember(first)
-    second = px.exchange_events(_chat("which kafka client?", "3.6", "and the broker?"), px.CHAT, "3.7", LATER,
+    history = _chat("which kafka client?", "3.6", "and the broker?", "3.7", "and zookeeper?")
+    second = px.exchange_events(_chat(*[m["content"] for m in history["messages"][:3]]), px.CHAT, "3.7", LATER,
                                 recorded=recorded)
-    assert [(e["role"], e["text"]) for e in second] == [("user", "and the broker?"), ("assistant", "3.7")]
-    whole = px.exchange_events(_chat("which kafka client?", "3.6", "and the broker?"), px.CHAT, "3.7", LATER)
-    assert second == whole[2:]  # the same events, ids included
+    recorded.remember(second)
+    third = px.exchange_events(history, px.CHAT, "3.8", LATER, recorded=recorded)
+    assert [(e["role"], e["text"]) for e in third] == [
+        ("user", "and the broker?"), ("assistant", "3.7"), ("user", "and zookeeper?"), ("assistant", "3.8")]
+    whole = px.exchange_events(history, px.CHAT, "3.8", LATER)
+    assert third == whole[2:]  # the same events, ids included
     # A history edited before the last turn written is written whole again (ingest reads the
     # turns it already has once).
     edited = px.exchange_events(_chat("which kafka client?", "3.5", "and the broker?"), px.CHAT, "3.7", LATER,
                                 recorded=recorded)
     assert len(edited) == 4
+
+
+def test_a_correction_is_found_when_ingest_ran_between_two_exchanges(store):
+    from remem.engine import events
+
+    def ingest(exchange: list[dict]) -> None:  # as `remem ingest` reads the inbox: parsed, then stored
+        good, errors = events.parse_event_lines([json.dumps(e) for e in exchange])
+        assert errors == []
+        events.ingest_events(store, good)
+
+    recorded = px.Recorded()
+    asked = "Set up a virtualenv for this project and install requests."
+    answer = "Done: I ran pip install requests in a new venv."
+    pushback = "No, don't use pip here, we always use uv for this project (uv add requests)."
+    first = px.exchange_events(_chat(asked), px.CHAT, answer, AT, recorded=recorded)
+    recorded.remember(first)
+    ingest(first)
+    second = px.exchange_events(_chat(asked, answer, pushback), px.CHAT, "Understood, I used uv add requests.",
+                                LATER, recorded=recorded)
+    ingest(second)
+    corrections = store.rows("SELECT gist FROM episodes WHERE kind = 'correction'")
+    assert any("uv" in r["gist"] for r in corrections), corrections
 
 
 def test_the_turns_written_are_remembered_for_a_bounded_number_of_conversations():

@@ -263,8 +263,10 @@ def exchange_events(body: dict[str, Any], style: str, reply: str, at: str, sourc
     Every request repeats the history; an event's id is a hash of the conversation up to and
     including its turn (the words as sent, before redaction), so the repeats ingest once, while
     a turn of another conversation (the same position, a different history) keeps its own id.
-    With `recorded`, only the turns after the last one it says were written come back (all of
-    them when that turn is not in this history: a conversation not seen, or edited). A turn of
+    With `recorded`, only the turns from the person's turn before the first one not yet written
+    come back (each turn is written at most twice, and the detectors see the answer a correction
+    pushes back on); all of them when the last turn written is not in this history (a
+    conversation not seen, or edited). A turn of
     a conversation the server keeps (Threads) gives its `session` and a `turn` (its answer's
     id) that sets its ids apart.
     """
@@ -283,6 +285,9 @@ def exchange_events(body: dict[str, Any], style: str, reply: str, at: str, sourc
         ids.append(f"{session}-{index}-{prefix.hexdigest()[:16]}")
     last = recorded.last(session) if recorded is not None else None
     first_new = ids.index(last) + 1 if last in ids else 0
+    # From the person's turn before the new ones: ingest may have read the earlier ones by now,
+    # and a correction is read against the answer it pushes back on and what was asked.
+    first_new = max([i for i in range(first_new) if turns[i][0] == "user"], default=first_new)
     events = []
     for index in range(first_new, len(turns)):
         role, text = turns[index]
