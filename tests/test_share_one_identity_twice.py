@@ -4,11 +4,12 @@ silently, on every sync; instead what this memory never wrote is left alone, and
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 from remem.engine import share
-from remem.engine.share_export import NOT_WRITTEN_HERE
+from remem.engine.share_export import EXPORTED, NOT_WRITTEN_HERE, SIGNED_TIMES
 from remem.engine.store import Store
 from tests.test_share import GOOD, Mem, add, folder, mems  # noqa: F401 (fixtures)
 
@@ -83,3 +84,60 @@ def test_what_this_memory_wrote_and_no_longer_shares_still_goes(mems, folder):
     assert left == {lessons.by_hash(a.store, lessons.lesson_hash("Use uv, never pip, to install packages",
                                                                   "correction"))["hash"]}
     assert rep["not_written_here"] == [] and not rep["problems"]
+
+
+def _as_an_older_remem_left_it(mem: Mem) -> None:
+    """An older remem kept no record of what it exported or signed: the files it wrote are in
+    the share folder, and neither list is beside the memory or its key."""
+    (Path(mem.store.path).parent / EXPORTED).unlink(missing_ok=True)
+    (mem.idir / SIGNED_TIMES).unlink(missing_ok=True)
+
+
+def test_lesson_files_an_older_remem_exported_still_go_when_the_lesson_leaves(mems, folder):
+    a = mems["A"]
+    merged = add(a, "Keep the changelog current")
+    add(a, GOOD)
+    a.sync(folder)
+    _as_an_older_remem_left_it(a)
+    with a.store.write() as conn:  # as a merge into another lesson leaves it: gone from the memory
+        conn.execute("DELETE FROM lessons WHERE id = ?", (merged["id"],))
+
+    rep = a.sync(folder)["export"]
+
+    left = {p.stem for p in (folder / a.origin / "lessons").glob("*.json")}
+    assert left == {a.by_hash(GOOD)["hash"]}
+    assert rep["removed"] == [merged["hash"]]
+    assert rep["not_written_here"] == [] and not rep["problems"]
+    # From now on there is a record: a file of ours this memory never wrote is told apart.
+    assert a.origin in json.loads((Path(a.store.path).parent / EXPORTED).read_text())
+
+
+def test_confirmations_an_older_remem_signed_are_still_withdrawn(mems, folder):
+    a, author = mems["A"], mems["C"]
+    add(author, "Read the changelog before upgrading a dependency")
+    author.sync(folder)
+    a.sync(folder)
+    taken = a.by_hash("Read the changelog before upgrading a dependency")
+    share.accept(a.store, taken["id"], identity_dir=a.idir, folder=folder)
+    author.sync(folder)
+    assert author.by_hash("Read the changelog before upgrading a dependency")["origins"] == [a.origin]
+    _as_an_older_remem_left_it(a)
+    share.reject(a.store, taken["id"], identity_dir=a.idir)  # no folder at hand: the next sync withdraws
+
+    rep = a.sync(folder)["confirmations"]
+
+    assert rep["withdrawn"] == [taken["hash"]] and rep["removed"] == [taken["hash"]]
+    assert rep["not_written_here"] == [] and not rep["problems"]
+    assert not (folder / a.origin / "confirm" / f"{taken['hash']}.json").exists()
+    author.sync(folder)
+    assert author.by_hash("Read the changelog before upgrading a dependency")["origins"] == []
+    assert (a.idir / SIGNED_TIMES).exists()
+
+
+def test_a_memory_that_never_signed_a_confirmation_keeps_a_record_of_that(mems, folder):
+    """The first sync leaves both lists, even empty: a copy of the memory made after it tells the
+    other machine's files apart from its first sync on."""
+    a = mems["A"]
+    a.sync(folder)
+    assert json.loads((Path(a.store.path).parent / EXPORTED).read_text()) == {a.origin: {}}
+    assert json.loads((a.idir / SIGNED_TIMES).read_text()) == {"confirm": {}, "withdraw": {}}

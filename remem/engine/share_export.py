@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -266,6 +267,14 @@ def _export(store: Store, folder: str | Path, identity_dir: Path | str | None,
     # our identity): deleting it would be silent, and that machine would write it again.
     known = set(wanted) | revoked | set(exported.hashes) | _own_hashes(store, ident.origin)
     foreign = _not_written_here(root, ident, lessons_dir, "lesson", lambda h: h not in known)
+    if not exported.recorded:
+        # No record of what this memory wrote (an older remem kept none, or it was lost or does
+        # not read): every lesson file of ours there is taken as written here, and the record
+        # starts with them. Taken for another machine's, a lesson that left the memory since
+        # would stay in the folder for good, and every receiver would keep it.
+        for text_hash, doc in foreign.items():
+            exported.note(text_hash, doc["created"] if isinstance(doc.get("created"), str) else "")
+        foreign = {}
     removed, odd = sweep(root, lessons_dir, lambda h, copy: copy or (h not in wanted and h not in foreign))
     report["removed"] = removed
     problems += [p.as_dict() for p in odd]
@@ -283,7 +292,9 @@ class Exported:
     the `created` it carried), kept beside the memory file. What the memory once exported may
     leave it (a lesson merged into another, deleted), and its file must still go; a file of
     ours whose hash is neither here nor in the memory was written by another machine holding a
-    copy of our identity, and is not ours to delete. Unreadable, it is taken as empty."""
+    copy of our identity, and is not ours to delete. Missing, unreadable, or without this
+    origin, there is no record (`recorded` False): saved then even empty, so that from the
+    first export on, what this memory did not write is told apart."""
 
     def __init__(self, store: Store, origin: str) -> None:
         self.path = Path(store.path).parent / EXPORTED
@@ -297,19 +308,21 @@ class Exported:
         self.hashes: dict[str, str] = {h: v for h, v in (mine.items() if isinstance(mine, dict) else ())
                                        if is_hash(h) and isinstance(v, str)}
         self.saved = dict(self.hashes)
+        self.recorded = isinstance(mine, dict)
 
     def note(self, text_hash: str, created: str) -> None:
         self.hashes[text_hash] = created
 
     def save(self, problems: list[dict[str, str]]) -> None:
-        """Written when something changed (fsync: nothing else could rebuild it)."""
-        if self.hashes == self.saved:
+        """Written when something changed or no record was there (fsync: nothing else could
+        rebuild it)."""
+        if self.hashes == self.saved and self.recorded:
             return
         data = json.dumps({**self.raw, self.origin: dict(sorted(self.hashes.items()))},
                           sort_keys=True).encode("utf-8") + b"\n"
         try:
             write_atomic(self.path, data, fsync=True)
-            self.saved = dict(self.hashes)
+            self.saved, self.recorded = dict(self.hashes), True
         except OSError as exc:
             problems.append(Problem(str(self.path), (
                 f"cannot keep the list of the lessons this memory exported ({exc.strerror or exc}); "
@@ -330,24 +343,25 @@ def _own_hashes(store: Store, ours: str) -> set[str]:
 
 
 def _not_written_here(root: Path, ident: Identity, directory: Path, kind: str,
-                      unknown: Any) -> set[str]:
-    """The hashes of the plain files in one of our sub-folders that hold our own signed `kind`
+                      unknown: Any) -> dict[str, dict[str, Any]]:
+    """By hash, the plain files in one of our sub-folders that hold our own signed `kind`
     document although this memory never wrote it (`unknown(hash)` says the memory knows nothing
-    of the hash): only a copy of our identity elsewhere makes one."""
+    of the hash), with that document: only a copy of our identity elsewhere makes one."""
     try:
         names = sorted(os.listdir(directory))
     except OSError:
-        return set()
-    found = set()
+        return {}
+    found = {}
     for name in names:
         parsed = parse_name(name)
-        if (parsed and not parsed[1] and unknown(parsed[0])
-                and _own_doc(root, directory / name, ident, kind, parsed[0]) is not None):
-            found.add(parsed[0])
+        if parsed and not parsed[1] and unknown(parsed[0]):
+            doc = _own_doc(root, directory / name, ident, kind, parsed[0])
+            if doc is not None:
+                found[parsed[0]] = doc
     return found
 
 
-def _say_not_written_here(root: Path, ident: Identity, hashes: set[str], report: dict[str, Any]) -> None:
+def _say_not_written_here(root: Path, ident: Identity, hashes: Iterable[str], report: dict[str, Any]) -> None:
     """One line for all of them (the same in the export's report and the confirmations': said
     once), and their hashes under `not_written_here`."""
     report["not_written_here"] = sorted(hashes)
@@ -407,14 +421,19 @@ def _confirm(store: Store, folder: str | Path, identity_dir: Path | str | None) 
     # would count again.
     # Not a confirmation of ours dated after every one we signed of that hash (and after our
     # withdrawal of it): another machine's, with a copy of our identity. Withdrawing it would
-    # withdraw that one's word. Without our record of what we signed (lost, or never made),
-    # only one of a lesson this memory does not hold at all is taken for that.
+    # withdraw that one's word. With our record of what we signed there but unreadable, only one
+    # of a lesson this memory does not hold at all is taken for that. With no record at all (an
+    # older remem kept none, or it was deleted), every confirmation of ours there is taken as
+    # signed here, and the record starts with them: taken for another machine's, one this
+    # memory signed and no longer stands behind would never be withdrawn.
     signed, withdrew = times.latest("confirm", {}), times.latest("withdraw", {})
     held = set() if times.read else {r["hash"] for r in store.rows("SELECT hash FROM lessons")}
-    foreign = {h for h in _not_written_here(root, ident, directory, "confirm",
-                                            lambda h: h not in wanted and h not in held)
-               if _later(_own_doc(root, doc_path(root, ident.origin, "confirm", h), ident, "confirm", h),
-                         signed.get(h), withdrew.get(h))}
+    unknown = _not_written_here(root, ident, directory, "confirm", lambda h: h not in wanted and h not in held)
+    foreign = {h for h, doc in unknown.items() if times.found and _later(doc, signed.get(h), withdrew.get(h))}
+    for text_hash, doc in unknown.items():
+        at = _doc_time(doc)
+        if not times.found and at is not None:
+            times.note("confirm", text_hash, at)
     going = [h for h in _going(directory, wanted) if h not in foreign]
     report["withdrawn"] = _withdraw(root, ident, going, times.latest("confirm", _dated(root, ident, "confirm")),
                                     times, report["problems"])
@@ -522,7 +541,8 @@ class SignedTimes:
     """The latest `at` this identity signed, per kind ("confirm", "withdraw") and hash, kept
     beside its key (SIGNED_TIMES): the files in the share folder may be deleted, and brought
     back later by a sync tool, so what was signed is remembered here. Unreadable, it is taken
-    as empty (the folder's own files still count)."""
+    as empty (the folder's own files still count). Missing (`found` False), there is no record
+    at all (none signed yet, or an older remem kept none): saved then even empty."""
 
     KINDS = ("confirm", "withdraw")
 
@@ -532,10 +552,11 @@ class SignedTimes:
         # Whether this holds every confirmation this identity signed (so one of ours dated later
         # than all of them was signed elsewhere): read, or not there (none signed yet).
         self.read = True
+        self.found = True
         try:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raw = {}
+            raw, self.found = {}, False
         except (OSError, ValueError):
             raw, self.read = {}, False
         self.read = self.read and isinstance(raw, dict)
@@ -565,13 +586,14 @@ class SignedTimes:
                            for kind in self.KINDS}, sort_keys=True).encode("utf-8") + b"\n"
 
     def save(self, problems: list[dict[str, str]]) -> None:
-        """Written when something changed (fsync: nothing else could rebuild it)."""
+        """Written when something changed or the file was missing (fsync: nothing else could
+        rebuild it)."""
         data = self._encoded()
-        if data == self.saved:
+        if data == self.saved and self.found:
             return
         try:
             write_atomic(self.path, data, fsync=True)
-            self.saved = data
+            self.saved, self.found = data, True
         except OSError as exc:
             problems.append(Problem(str(self.path), (
                 f"cannot keep the times of our confirmations and withdrawals ({exc.strerror or exc}); "

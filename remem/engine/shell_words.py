@@ -128,10 +128,11 @@ SHELL_KEYWORDS = frozenset("{ } ( ) ! if then else elif do done fi while until e
 # The headers of a loop or a case, which run nothing themselves ("for f in *.py; do …").
 _HEADERS = frozenset(("for", "select", "case"))
 # Programs that run the command after their own options ("timeout 60 git push", "env -i
-# PATH=/bin make", "sudo -u postgres psql"), each with those of its options that take a value.
+# PATH=/bin make", "sudo -u postgres psql"), each with those of its options that take a value
+# (bundled or not: "sudo -iu postgres psql", "timeout -sKILL 5 make").
 WRAPPERS: dict[str, frozenset[str]] = {
     "timeout": frozenset(("-s", "--signal", "-k", "--kill-after")),
-    "env": frozenset(("-u", "--unset", "-C", "--chdir")),
+    "env": frozenset(("-u", "--unset", "-C", "--chdir", "-a", "--argv0")),
     "nice": frozenset(("-n", "--adjustment")),
     "time": frozenset(("-o", "--output", "-f", "--format")),
     "nohup": frozenset(),
@@ -139,7 +140,8 @@ WRAPPERS: dict[str, frozenset[str]] = {
     "exec": frozenset(("-a",)),
     "sudo": frozenset(("-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h",
                        "--host", "-p", "--prompt", "-r", "--role", "-t", "--type", "-T",
-                       "--command-timeout", "-U", "--other-user")),
+                       "--command-timeout", "-U", "--other-user", "-R", "--chroot", "-a",
+                       "--auth-type", "-c", "--login-class")),
 }
 # Options after which a wrapper runs no command: `command -v pip` looks pip up, `sudo -l`
 # lists what may be run, `sudo -e` edits a file, `env -S` reads its command from one string.
@@ -252,6 +254,12 @@ def _wrapped_command(name: str, command: str, pos: int) -> int | None:
             break
         if word in takes_value:
             pos = _word_at(command, pos)[1]
+        elif not word.startswith("--"):
+            taken = _bundled_value(word, takes_value, stops)
+            if taken is None:
+                return None
+            if taken:
+                pos = _word_at(command, pos)[1]
     word, end = _word_at(command, pos)
     while name in _ASSIGNS and ENV_ASSIGN.match(word):
         pos = end
@@ -262,6 +270,19 @@ def _wrapped_command(name: str, command: str, pos: int) -> int | None:
         pos = end
         word, end = _word_at(command, pos)
     return pos if word else None
+
+
+def _bundled_value(word: str, takes_value: frozenset[str], stops: frozenset[str] | tuple[()]) -> bool | None:
+    """For a group of short options ("-iu", "-Eu", "-sKILL", "-n5"), whether it takes the next
+    word as a value: its first option that takes one is given the rest of the group ("-sKILL"),
+    or, ending it, the next word ("-iu postgres": postgres is sudo's user, not the program).
+    None when an option before that one runs nothing ("-lu deploy": sudo lists)."""
+    for at, letter in enumerate(word[1:], 1):
+        if f"-{letter}" in stops:
+            return None
+        if f"-{letter}" in takes_value:
+            return at == len(word) - 1
+    return False
 
 
 def _shell_string(command: str, pos: int) -> str | None:
