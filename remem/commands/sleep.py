@@ -218,17 +218,19 @@ def register(app: typer.Typer) -> None:
             if text is None:
                 edited = _edit(lesson["text"] + "\n")
                 if edited is None:
-                    if json_out:
-                        emit_json({**lesson, "changed": False})
-                    else:
-                        print("unchanged")
+                    # The keys an edit's JSON always has, as an edit that wrote nothing has them.
+                    said = {"replaced": None, "revoked_words": None, "redacted": False, "cut": 0}
+                    _edit_unchanged({**lesson, **said}, "unchanged: the editor was closed unsaved", json_out)
                     return
                 text = edited
             if not text.strip():
                 raise ValueError("a lesson needs text; use `remem lessons veto ID` to drop it")
             changed = edit_text(store, lesson["id"], text)
+        if not changed["changed"]:
+            _edit_unchanged(changed, f"{changed['id']} says this already: nothing to change", json_out)
+            return
         if json_out:
-            emit_json({**changed, "changed": True})
+            emit_json(changed)
             return
         print(f"{safe(changed['id'])}: {safe(changed['text'], multiline=True)}")
         if changed.get("redacted"):
@@ -297,6 +299,15 @@ def register(app: typer.Typer) -> None:
         else:
             print(f"restored {lesson['id']} to {lesson['status']}: it waits in `remem share candidates` "
                   "for you to accept or reject it")
+
+
+def _edit_unchanged(lesson: dict, why: str, json_out: bool) -> None:
+    """An edit that changed nothing: its line, or with --json the lesson as it is, `changed`
+    false and that line as `message` (as a veto of a vetoed lesson says it)."""
+    if json_out:
+        emit_json({**lesson, "changed": False, "message": why})
+    else:
+        print(safe(why))
 
 
 def _unchanged(lesson_id: str, done: Exception, json_out: bool) -> None:

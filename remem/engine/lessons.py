@@ -378,7 +378,8 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
     that row, or None; `redacted`: whether a secret was replaced; `cut`: how many characters
     the cap left out (0: none); and `revoked_words`: the id of a revoked lesson of ours with
     the new words, or None. Those words are revoked for good (a tombstone): the lesson is never exported again
-    in them, only in other words."""
+    in them, only in other words. `changed`: False when the words, once redacted and cut, are
+    the lesson's own already: nothing is written then (no draft, no new vector, no `updated`)."""
     from remem.engine.embed import get_embedder, to_blob
     from remem.engine.redaction import redact_secrets  # here: hooks read lessons, never edit them
 
@@ -398,6 +399,9 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
         raise ValueError(refusal)
     cut = cut_from(len(text), MAX_LESSON)
     text = cap(text, MAX_LESSON)
+    if text == current["text"]:
+        return {**current, "changed": False, "replaced": None, "revoked_words": None, "redacted": redacted,
+                "cut": cut}
     embedder = get_embedder()
     vector = to_blob(embedder.encode([vector_text(text, current["kind"])])[0])
     stamp = clock.iso()
@@ -432,6 +436,7 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
     done["revoked_words"] = _revoked_twin(store, done, ours) if mine else None
     done["redacted"] = redacted
     done["cut"] = cut
+    done["changed"] = True
     return done
 
 

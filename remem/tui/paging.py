@@ -43,6 +43,7 @@ class PagedPane(Pane):
         super().__init__(**kwargs)
         self.page_start = 0
         self.total = 0
+        self.stepped_back = False  # the last load_page showed the page before: the list shrank under it
 
     def can_page(self) -> bool:
         """Whether the list shown is paged now (a pane showing search results may say no)."""
@@ -54,12 +55,22 @@ class PagedPane(Pane):
 
     def load_page(self, fetch: Callable[[int, int], tuple[list[Any], int]]) -> list[Any]:
         """The rows of the page, from fetch(limit, offset) -> (rows, how many in all). When the
-        list shrank under the page (a veto here, a delete elsewhere), its last page."""
+        list shrank under the page (a veto here, a delete elsewhere), its last page, whose last
+        row the cursor goes to (keep_cursor): the row now nearest the one that went."""
         rows, self.total = fetch(self.page_size, self.page_start)
-        if not rows and self.total and self.page_start >= self.total:
+        self.stepped_back = not rows and bool(self.total) and self.page_start >= self.total
+        if self.stepped_back:
             self.page_start = (self.total - 1) // self.page_size * self.page_size
             rows, self.total = fetch(self.page_size, self.page_start)
         return rows
+
+    def keep_cursor(self, table: DataTable, key: str | None, place: int | None = None) -> None:
+        """Pane.keep_cursor; when the page shown went and the one before it is shown instead
+        (load_page), the row gone is past that page's end: the cursor goes to its last row."""
+        if self.stepped_back and place is not None and table is self._table():
+            place = table.row_count - 1
+        self.stepped_back = False
+        super().keep_cursor(table, key, place)
 
     def paged(self) -> bool:
         """Whether the list is longer than a page."""

@@ -42,6 +42,7 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
         Binding("c", "connect", "Connect"),
     ]
     paged_table = "#episode-table"
+    detail_text = "#episode-detail-text"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -155,7 +156,7 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
         return not self.query_text
 
     def show_detail(self, memory_id: str | None) -> None:
-        target = self.query_one("#episode-detail-text", Static)
+        target = self.query_one(self.detail_text, Static)
         if not memory_id:
             target.update("Nothing here yet. `remem ingest` reads your sessions.")
             return
@@ -207,10 +208,12 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
 
     @on(Input.Submitted, "#episode-search")
     def _search(self, event: Input.Submitted) -> None:
+        before = self.query_text, self.page_start, self.new_list, self.hits, self.total
         self.query_text = event.value.strip()
         self.first_page()
         if not self.safe_reload(keep_selection=False):  # a new search starts at its best result
-            self.query_text = ""  # it failed (said): the pages shown stay what n/p and s act on
+            # It failed (said): the list shown, its page among them, stays what n/p and s act on.
+            self.query_text, self.page_start, self.new_list, self.hits, self.total = before
         self.query_one(DataTable).focus()
 
     @on(Select.Changed, "#episode-kind")

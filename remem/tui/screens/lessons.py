@@ -62,6 +62,7 @@ class LessonsPane(FitsItsWidth, PagedPane):
         Binding("m", "merge", "Merge into…"),
     ]
     paged_table = "#lesson-table"
+    detail_text = "#lesson-detail-text"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -153,7 +154,7 @@ class LessonsPane(FitsItsWidth, PagedPane):
         self.safe_detail(self.selected_id())
         return True
 
-    def _row_action(self, message: str, lesson_id: str, action: Callable[[Any], Any],
+    def _row_action(self, message: str | Callable[[Any], str], lesson_id: str, action: Callable[[Any], Any],
                     done: Callable[[Any], None] | None = None) -> None:
         """run_action for an action that changes one lesson: when it worked, the reload after
         it draws that row again rather than the page."""
@@ -168,7 +169,7 @@ class LessonsPane(FitsItsWidth, PagedPane):
         return self.selected_key()
 
     def show_detail(self, lesson_id: str | None) -> None:
-        target = self.query_one("#lesson-detail-text", Static)
+        target = self.query_one(self.detail_text, Static)
         if not lesson_id:
             target.update("No lessons yet. `remem sleep` turns repeated corrections and errors into lessons.")
             return
@@ -236,7 +237,9 @@ class LessonsPane(FitsItsWidth, PagedPane):
             except Exception:  # gone meanwhile: edit_text says so, as for any failed write
                 now = None
             if now is None or not self._edit_refused(now):
-                self._row_action("lesson saved", lesson_id, lambda store: lessons.edit_text(store, lesson_id, text))
+                # The same words, spaced otherwise, change nothing (edit_text writes nothing).
+                self._row_action(lambda done: "lesson saved" if done["changed"] else "nothing to change",
+                                 lesson_id, lambda store: lessons.edit_text(store, lesson_id, text))
 
         self.app.push_screen(EditText(f"Edit lesson {lesson_id}", current["text"]), done)
 

@@ -72,6 +72,7 @@ class SharedPane(PagedPane):
         Binding("R", "revoke", "Revoke ours"),
     ]
     paged_table = "#candidate-table"
+    detail_text = "#candidate-detail-text"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -127,7 +128,7 @@ class SharedPane(PagedPane):
         self.safe_detail(self.selected_key("#candidate-table"))
 
     def show_detail(self, lesson_id: str | None) -> None:
-        target = self.query_one("#candidate-detail-text", Static)
+        target = self.query_one(self.detail_text, Static)
         c = self.candidates.get(lesson_id or "")
         if not c:
             target.update(plain(f"Nothing received yet from {self.sync_folder}; press y to sync."

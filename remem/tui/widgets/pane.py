@@ -8,8 +8,10 @@ from typing import Any, Callable
 
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
+
+from remem.tui.widgets.format import plain
 
 
 def failure_line(exc: BaseException, component: str) -> str:
@@ -35,7 +37,10 @@ class Pane(Vertical):
     """A tab's content. Subclasses implement reload()."""
 
     new_list = False  # the next reload shows another list: its cursor starts at the top (cursor_place)
-    last_failure: str | None = None  # the last read failure said (read_failed)
+    # The last read failure (read_failed): the row whose detail it was (None: the list's
+    # reload), and its line, said once.
+    last_failure: tuple[str | None, str] | None = None
+    detail_text: str | None = None  # the selector of the Static show_detail writes the detail into
 
     def reload(self) -> None:  # pragma: no cover - every pane overrides it
         raise NotImplementedError
@@ -92,28 +97,43 @@ class Pane(Vertical):
         return True
 
     def safe_reload(self, **kwargs: Any) -> bool:
-        """reload(), guarded: whether it worked. Once it works, a failure is said again when
-        it comes back."""
+        """reload(), guarded: whether it worked. Once it works, a failure of the list's reload
+        is said again when it comes back (a row's detail that failed within it is not: the
+        cursor's next move onto that row would say it twice)."""
         worked = self.guarded(self.reload, **kwargs)
-        if worked:
+        if worked and self.last_failure is not None and self.last_failure[0] is None:
             self.last_failure = None
         return worked
 
     def safe_detail(self, key: str | None) -> None:
-        """show_detail(key), guarded: a row that cannot be shown leaves the others listed."""
-        self.guarded(self.show_detail, key)
+        """show_detail(key), guarded: a row that cannot be shown leaves the others listed, and
+        its detail says why (never the detail of the row shown before it, as if it were this
+        one's). Once a detail is shown, a failure is said again when it comes back (the cursor
+        back on a bad row)."""
+        try:
+            self.show_detail(key)
+        except Exception as exc:
+            line = self.read_failed(exc, key)
+            if self.detail_text:
+                self.query_one(self.detail_text, Static).update(plain(f"cannot show this row: {line}"))
+            return
+        self.last_failure = None
 
     def show_detail(self, key: str | None) -> None:  # pragma: no cover - panes with a detail override it
         pass
 
-    def read_failed(self, exc: BaseException) -> None:
-        """A read failed: said in one line, logged (failure_line), naming the tab. The same
-        line again (the cursor back on the same bad row) is not said twice in a row."""
-        tab = (self.id or "").removesuffix("-pane")
-        line = f"{tab}: {failure_line(exc, 'tui.read')}"
-        if line != self.last_failure:
-            self.last_failure = line
-            self.app.notify(line, severity="error", markup=False)
+    def read_failed(self, exc: BaseException, key: str | None = None) -> str:
+        """A read failed (the list's, or the detail of row `key`): said in one line, logged
+        (failure_line), naming the tab; that line. The same line again before a read works
+        (the cursor back on the same bad row, every row of a damaged database) is not said
+        twice in a row."""
+        line = failure_line(exc, "tui.read")
+        said_already = self.last_failure is not None and self.last_failure[1] == line
+        self.last_failure = (key, line)
+        if not said_already:
+            tab = (self.id or "").removesuffix("-pane")
+            self.app.notify(f"{tab}: {line}", severity="error", markup=False)
+        return line
 
     def run_action(self, message: str | Callable[[Any], str], action: Callable[[Any], Any],
                    done: Callable[[Any], None] | None = None) -> None:
