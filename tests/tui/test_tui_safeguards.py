@@ -196,16 +196,35 @@ async def test_t_in_the_peers_table_acts_on_that_peer_again_and_again(demo_home)
 
 # --------------------------------------------------------------------------- R: revoke
 
-async def test_r_shows_the_lesson_before_revoking_it_and_says_when_it_already_was(demo_home, cli, tmp_path):
-    folder = tmp_path / "sync"
+async def _revoking(pilot: Any, cli: Any, folder: Any) -> None:
+    """The Shared tab with a sync folder, R pressed: the dialog asking which lesson."""
     folder.mkdir()
     assert cli("config", "set", "share.folder", str(folder)).exit_code == 0
+    await pilot.press("5")
+    await pilot.pause()
+    await pilot.press("R")
+    await pilot.pause()
+
+
+async def test_revoke_of_someone_elses_lesson_is_refused_before_the_dialog(demo_home, cli, tmp_path):
+    # With the engine's own line (share_choices.revoke_check, the check revoke() makes itself),
+    # before the "cannot be undone" dialog opens.
     app = new_app()
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.press("5")
-        await pilot.pause()
-        await pilot.press("R")
-        await pilot.pause()
+        await _revoking(pilot, cli, tmp_path / "sync")
+        await _answer(pilot, "L3")  # the demo's candidate from the laptop
+        assert type(app.screen).__name__ != "Confirm"
+        said: list[Any] = [n for n in app._notifications if n.severity == "error"]
+        assert len(said) == 1
+        assert str(said[0].message).startswith("lesson L3 came from b7e1c0ffee00aa11; only its author can revoke it")
+    with Store() as store:
+        assert get_lesson(store, "L3")["status"] == "candidate"
+
+
+async def test_r_shows_the_lesson_before_revoking_it_and_says_when_it_already_was(demo_home, cli, tmp_path):
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _revoking(pilot, cli, tmp_path / "sync")
         await _answer(pilot, "L1")
         assert type(app.screen).__name__ == "Confirm"
         shown = _shown(app)
