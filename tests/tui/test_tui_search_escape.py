@@ -38,8 +38,9 @@ async def test_escape_after_a_search_shows_the_pages_again(demo_home):
         await settle(pilot, lambda: table.row_count == 10)
         await pilot.press("slash", *"uv", "enter")
         pane = app.query_one("#episodes-pane")
-        await settle(pilot, lambda: table.row_count < 10)
-        assert pane.query_text == "uv"
+        status = app.query_one("#episode-status")
+        await settle(pilot, lambda: "results for" in str(status.render()))
+        assert pane.query_text == "uv" and "results for" in str(status.render())
         await pilot.press("escape")
         await settle(pilot, lambda: table.row_count == 10)
         assert pane.query_text == "" and app.query_one("#episode-search", Input).value == ""
