@@ -9,6 +9,13 @@ API_KEY = "sk-proj-Qw3rTy7UiOp9AsDfGh2JkL5zXc"
 API_KEY_WORD = "Qw3rTy7UiOp9AsDfGh2JkL5zXc"
 
 
+def _before_primes_sweep() -> int:
+    """The schema the release before left: every migration before the one marking the queries."""
+    from remem.engine.schema import MIGRATIONS
+
+    return [fn.__name__ for fn in MIGRATIONS].index("_m010_primes_redaction_sweep")
+
+
 def _log_choice(store, query: str) -> int:
     """A lesson choice as an older release logged it: the query as it came."""
     with store.write() as conn:
@@ -21,7 +28,7 @@ def test_a_raw_query_an_older_release_logged_is_redacted_by_remem_sleep(home, cl
     from remem.engine import scrub
     from remem.engine.store import Store
 
-    with Store() as store:
+    with Store(migrate_upto=_before_primes_sweep()) as store:  # the release before logged these
         raw = _log_choice(store, f"why does the API say 401 with {API_KEY}?")
         plain = _log_choice(store, "why does the docker build fail?")
 
@@ -47,10 +54,10 @@ def test_a_query_an_older_process_logs_after_the_first_sweep_is_redacted_by_the_
     logging queries as they came: the next sleep reads the ones logged since the last."""
     from remem.engine.store import Store
 
-    with Store() as store:
+    with Store(migrate_upto=_before_primes_sweep()) as store:
         _log_choice(store, "an early question")
     assert cli("sleep", "--json").exit_code == 0
-    with Store() as store:
+    with Store() as store:  # the older process, still running after the upgrade
         late = _log_choice(store, f"token={API_KEY_WORD}")
     res = cli("sleep", "--json")
     assert res.exit_code == 0 and json.loads(res.stdout)["passes"]["redact"]["primes"] == 1
@@ -64,3 +71,19 @@ def test_the_morning_line_of_the_redact_pass_names_the_logged_queries_it_redacte
     line = describe_pass("redact", {"checked": 5, "episodes": 0, "lessons": 1, "primes": 2})
     assert line == "checked 5 rows an older release may have written: secrets redacted in 1 lesson, 2 logged queries"
     assert describe_pass("redact", {"checked": 2, "primes": 0}).endswith("no secret found")
+
+
+def test_a_memory_this_release_made_never_reads_its_logged_queries_again(home, cli):
+    """Its queries were redacted as they were logged (prime.stored_query): no sleep reads them."""
+    from remem.engine import scrub
+    from remem.engine.store import Store
+
+    with Store() as store:
+        _log_choice(store, "why does the docker build fail?")
+    for _ in range(2):
+        with Store() as store:
+            _log_choice(store, "and the cache?")
+        res = cli("sleep", "--json")
+        assert res.exit_code == 0 and json.loads(res.stdout)["passes"]["redact"]["checked"] == 0
+    with Store() as store:
+        assert scrub.marks(store)["primes"]["upto"] == 0

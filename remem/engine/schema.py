@@ -282,10 +282,24 @@ def _m009_detector_version(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m010_primes_redaction_sweep(conn: sqlite3.Connection) -> None:
+    """The queries logged with lesson choices (`primes.query`) join the redaction sweep: a
+    release before this one kept them as they came, keys included. Every row stored so far may
+    hold one, as _m007 marked the episodes and lessons; prime redacts the ones logged from now
+    on. A memory made by this release marks none (no older writer ever logged there)."""
+    _run_script(
+        conn,
+        """
+        INSERT OR IGNORE INTO redaction_sweep (tbl, upto)
+        SELECT 'primes', coalesce(max(id), 0) FROM primes;
+        """,
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [
     _m001_initial, _m002_lifecycle_indexes, _m003_vector_changes, _m004_flashbulb_index,
     _m005_speakers, _m006_forgotten, _m007_redaction_sweep, _m008_normal_folders,
-    _m009_detector_version,
+    _m009_detector_version, _m010_primes_redaction_sweep,
 ]
 
 

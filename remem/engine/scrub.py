@@ -19,8 +19,8 @@ whose words change, with the redaction ingest uses:
 - a lesson this memory made: text and draft, its hash and vector anew, and its predictions'
   words. A peer's lesson is left as received (checked then; its hash is its identity there).
 - a lesson choice (`primes`): its query, as prime keeps one now (prime.stored_query). The
-  queries joined the sweep later: the first sweep that finds no mark for them marks every one
-  stored so far (`_mark_primes`), and their older writers are told apart from the others'.
+  queries joined the sweep a release later (migration 10 marks them), so their older writers
+  are told apart from the others'.
 
 The full-text indexes follow by their triggers, the vector caches by `vector_changes`.
 
@@ -96,15 +96,6 @@ def pending(store: Store, tables: Iterable[str] = RECALLED) -> dict[str, int]:
     return {t: n for t, n in out.items() if n}
 
 
-def _mark_primes(store: Store) -> None:
-    """The queries of `primes` joined the sweep after the rest (a release before kept them
-    unredacted): the first sweep that finds no mark for them reads every one stored so far."""
-    if "primes" not in marks(store):
-        with store.write() as conn:
-            conn.execute("INSERT OR IGNORE INTO redaction_sweep (tbl, upto) "
-                         "SELECT 'primes', coalesce(max(id), 0) FROM primes")
-
-
 def extend(store: Store) -> None:
     """Before a sweep, in a memory an older release made: the rows stored since the last sweep
     are read too (see the module's doc). Two max(seq) lookups; a write only when rows came."""
@@ -139,7 +130,6 @@ def sweep(ctx: "Context") -> Iterator["Progress"]:
     from remem.engine.sleep_passes import Progress
 
     store = ctx.store
-    _mark_primes(store)
     extend(store)
     total = sum(pending(store, SCOPE).values())
     counts = ctx.counts["redact"] = {"checked": 0, "episodes": 0, "renamed": 0, "lessons": 0, "primes": 0}
