@@ -213,7 +213,7 @@ def unwrap(command: str) -> tuple[tuple[str, ...], str, str | None]:
             if string is not None:
                 return (*wrappers, name), "", string
         elif name in GLOBAL_OPTIONS:
-            rest = command[_past_options(command, end, GLOBAL_OPTIONS[name]):].lstrip()
+            rest = command[_past_options(command, end, GLOBAL_OPTIONS[name]) or end:].lstrip()
             return tuple(wrappers), f"{name} {rest}", None
         elif name in WRAPPERS and len(wrappers) < UNWRAP_DEPTH:
             after = _wrapped_command(name, command, end)
@@ -224,34 +224,20 @@ def unwrap(command: str) -> tuple[tuple[str, ...], str, str | None]:
         return tuple(wrappers), command[pos:].strip(), None
 
 
-def _past_options(command: str, pos: int, takes_value: frozenset[str]) -> int:
-    """Where the words after pos that are options (with the values of those in takes_value)
-    end."""
+def _past_options(command: str, pos: int, takes_value: frozenset[str],
+                  stops: frozenset[str] | tuple[()] = ()) -> int | None:
+    """Where the words after pos that are options end (with the values of those in
+    takes_value, given apart or bundled: "-C app", "-iu postgres", "-sKILL"); None at an option
+    in `stops`, after which the program runs no command."""
     while True:
         word, end = _word_at(command, pos)
         if not word.startswith("-") or word == "-":
             return pos
-        if word == "--":
-            return end
-        pos = _word_at(command, end)[1] if word in takes_value else end
-
-
-def _wrapped_command(name: str, command: str, pos: int) -> int | None:
-    """Where the command a wrapper runs starts, after the wrapper's options (and, for env and
-    sudo, assignments; for timeout, its duration); None when it runs none."""
-    takes_value, stops = WRAPPERS[name], _RUNS_NOTHING.get(name, ())
-    while True:
-        word, end = _word_at(command, pos)
-        if word == "-" and name == "env":  # `env -` is `env -i`
-            pos = end
-            continue
-        if not word.startswith("-") or word == "-":
-            break
         if word in stops or word.split("=", 1)[0] in stops:
             return None
-        pos = end
         if word == "--":
-            break
+            return end
+        pos = end
         if word in takes_value:
             pos = _word_at(command, pos)[1]
         elif not word.startswith("--"):
@@ -260,6 +246,20 @@ def _wrapped_command(name: str, command: str, pos: int) -> int | None:
                 return None
             if taken:
                 pos = _word_at(command, pos)[1]
+
+
+def _wrapped_command(name: str, command: str, pos: int) -> int | None:
+    """Where the command a wrapper runs starts, after the wrapper's options (and, for env and
+    sudo, assignments; for timeout, its duration); None when it runs none."""
+    while True:
+        after = _past_options(command, pos, WRAPPERS[name], _RUNS_NOTHING.get(name, ()))
+        if after is None:
+            return None
+        word, end = _word_at(command, after)
+        if not (word == "-" and name == "env"):  # `env -` is `env -i`
+            pos = after
+            break
+        pos = end
     word, end = _word_at(command, pos)
     while name in _ASSIGNS and ENV_ASSIGN.match(word):
         pos = end
