@@ -302,8 +302,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _edit_unchanged(lesson: dict, why: str, json_out: bool) -> None:
-    """An edit that changed nothing: its line, or with --json the lesson as it is, `changed`
-    false and that line as `message` (as a veto of a vetoed lesson says it)."""
+    """An edit, veto or restore that changed nothing: its line, or with --json the lesson as it
+    is, `changed` false and that line as `message`."""
     if json_out:
         emit_json({**lesson, "changed": False, "message": why})
     else:
@@ -311,15 +311,15 @@ def _edit_unchanged(lesson: dict, why: str, json_out: bool) -> None:
 
 
 def _unchanged(lesson_id: str, done: Exception, json_out: bool) -> None:
-    """A veto or restore that found the lesson as asked already: its line, or with --json the
-    lesson as it is, `changed` false and that line as `message`."""
+    """A veto or restore that found the lesson as asked already (_edit_unchanged, the lesson
+    read only for --json)."""
     if not json_out:
-        print(done)
+        _edit_unchanged({}, str(done), False)
         return
     from remem.engine.lessons import get_lesson
 
     with open_store() as store:
-        emit_json({**get_lesson(store, lesson_id), "changed": False, "message": str(done)})
+        _edit_unchanged(get_lesson(store, lesson_id), str(done), True)
 
 
 def _sender(lesson: dict, *, short_form: bool = False) -> str:
