@@ -14,8 +14,8 @@ from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static
 from remem.errors import NotFound
 from remem.tui.paging import PagedPane, paging_bindings
 from remem.tui.screens.modals import AskValue, ConfirmForget, ConnectTo
-from remem.tui.widgets.columns import FitsItsWidth, figure, room_left
-from remem.tui.widgets.format import ago, cell, cut, lines, markup, plain
+from remem.tui.widgets.columns import FitsItsWidth, room_left, widest
+from remem.tui.widgets.format import ago, cell, cut, figure, lines, markup, plain
 
 SORTS = ("when", "kind", "title", "project", "strength", "recalls")
 # The table's columns and their widths: None is as wide as its values; the title gets what
@@ -140,10 +140,8 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
         self.safe_detail(self.selected_id())
 
     def _widths(self, table: DataTable) -> list[int]:
-        widths = [
-            fixed or max([len(label), *(len(texts[i]) for _, texts in self.shown)])
-            for i, (label, fixed) in enumerate(COLUMNS)
-        ]
+        measured = widest([label for label, _ in COLUMNS], [texts for _, texts in self.shown])
+        widths = [fixed or width for (_, fixed), width in zip(COLUMNS, measured)]
         title = COLUMNS.index(("title", None))
         widths[title] = room_left(table, widths[:title] + widths[title + 1:], len(COLUMNS), *TITLE_WIDTH)
         return widths

@@ -17,8 +17,8 @@ from remem.errors import NotFound
 from remem.engine.store import LESSON_STATUSES as STATUSES
 from remem.tui.paging import PagedPane
 from remem.tui.screens.modals import AskValue, Confirm, EditText
-from remem.tui.widgets.columns import FitsItsWidth, figure, fill, fits, room_left, widest
-from remem.tui.widgets.format import cell, cut, lines, markup, plain, sender, short_sender, since
+from remem.tui.widgets.columns import FitsItsWidth, fill, fits, room_left, widest
+from remem.tui.widgets.format import cell, cut, figure, lines, markup, plain, sender, short_sender, since
 
 COLUMNS = ("kind", "status", "str", "seen", "lesson")
 # The fewest and the most characters of a lesson's words the table shows (its detail has them

@@ -18,14 +18,6 @@ def shown_width(text: object) -> int:
     return cell_len(cell(text).plain)
 
 
-def figure(value: object, spec: str = ".2f") -> str:
-    """A stored number as a cell or a detail shows it; "?" for a value that is no number (a
-    corrupt row): one bad value never keeps a page, or the rest of a detail, from being shown."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return "?"
-    return format(value, spec)
-
-
 def widest(labels: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[int]:
     """Each column's width: its label's or its widest cell's, whichever is wider."""
     return [max([len(label), *(shown_width(texts[i]) for texts in rows)]) for i, label in enumerate(labels)]

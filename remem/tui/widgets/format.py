@@ -46,6 +46,14 @@ def cell(text: object, width: int | None = None) -> Text:
     return Text(shown, end="", no_wrap=True, overflow="ellipsis")
 
 
+def figure(value: object, spec: str = ".2f") -> str:
+    """A stored number as a cell or a detail shows it; "?" for a value that is no number (a
+    corrupt row): one bad value never keeps a page, or the rest of a detail, from being shown."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "?"
+    return format(value, spec)
+
+
 def ago(stamp: str | None) -> str:
     """'3m', '5h', '12d', '2y' before the engine's now (frozen in tests)."""
     if not stamp:
@@ -97,5 +105,8 @@ def cut(text: object, width: int) -> str:
     room = max(0, width - 1)
     # A cut never needs more characters than this (only text thick with zero-width marks gets
     # cut a little short), so a long memory is not measured whole to show its start.
-    kept = chop_cells(text[: 4 * room + 4], room) if room else []
-    return (kept[0] if kept else "") + "…"
+    lines = chop_cells(text[: 4 * room + 4], room) if room else []
+    kept = lines[0] if lines else ""
+    while cell_len(kept) > room:  # chop_cells keeps a joined sequence whole, wider than the room
+        kept = kept[:-1]
+    return kept + "…"
