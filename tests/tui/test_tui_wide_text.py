@@ -6,7 +6,7 @@ wrote it, and its table scrolled sideways."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
@@ -33,6 +33,7 @@ def _as_shown(text: str) -> str:
 
 @settings(max_examples=400, deadline=None)
 @given(text=st.one_of(ANY_TEXT, WIDE_TEXT), width=st.integers(min_value=1, max_value=120))
+@example(text="\u200d\u200d\u2e80" + "0", width=2)  # joiners before a wide character: kept whole by chop_cells
 def test_a_cut_never_takes_more_cells_than_its_width(text, width):
     short = cut(text, width)
     assert cell_len(short) <= width
