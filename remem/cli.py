@@ -263,27 +263,25 @@ def main(
     from remem import paths
     from remem.commands import _out
 
-    _out.home_flag = _out.named_home = _out.named_by = None  # one command's, not the last one's
+    _out.home_flag = _out.named_home = None  # one command's, not the last one's
     if home:
         os.environ["REMEM_HOME"] = os.path.abspath(os.path.expanduser(home))
         _out.home_flag = os.environ["REMEM_HOME"]
-        named_by = "--home"
     else:
         problem = paths.empty_home_problem()
         if problem:
             raise RememError(problem)
-        named_by = "REMEM_HOME" if os.environ.get("REMEM_HOME") else None
     where = str(paths.home())
     if os.path.exists(where) and not os.path.isdir(where):
-        how = {"--home": "--home DIR", "REMEM_HOME": "REMEM_HOME=DIR"}.get(named_by or "", "--home DIR")
+        how = "REMEM_HOME=DIR" if not home and os.environ.get("REMEM_HOME") else "--home DIR"
         raise RememError(f"{where} is a file, not a folder; give a folder ({how}) or move the file aside")
-    if named_by != "--home" or os.path.isdir(where):
+    if not home or os.path.isdir(where):
         # A REMEM_HOME not made yet is how a memory is often named before its first ingest (an
         # agent's MCP entry, a script): it is used as it is.
         return
     # A home named by --home that does not exist: a typo, most often.
     if command in NEEDS_A_MEMORY:
-        _out.named_home, _out.named_by = where, named_by
+        _out.named_home = where
     words = _command_words
     if "--help" in words:
         return
@@ -292,11 +290,11 @@ def main(
 
         # config.toml alone in a new folder would pass for a memory configured, and is not the
         # one the person meant when the name is a typo: the folder is made on purpose first.
-        raise RememError(f"{_out.missing_home(where, named_by)}; to configure a new memory before "
+        raise RememError(f"{_out.missing_home(where)}; to configure a new memory before "
                          f"its first ingest, make the folder first: mkdir -p {shlex.quote(where)}")
     if command == "setup" and "--remove" not in words:
         # Setup may well prepare a new home (the first ingest starts the memory): said, not refused.
-        print(f"remem: {where} does not exist yet (check {named_by} if you meant another memory); "
+        print(f"remem: {where} does not exist yet (check --home if you meant another memory); "
               "setup wires the agents to it and the first ingest starts the memory there",
               file=sys.stderr)
 

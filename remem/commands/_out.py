@@ -92,27 +92,25 @@ def short(text: str | None, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-# The folder `--home` named, for any command. For a command that reads a memory
-# (cli.NEEDS_A_MEMORY), the home named by --home or REMEM_HOME when it does not exist, and which
-# of the two named it. None otherwise.
+# The folder `--home` named, for any command; and again for a command that reads a memory
+# (cli.NEEDS_A_MEMORY) when it does not exist. None without --home.
 home_flag: str | None = None
 named_home: str | None = None
-named_by: str | None = None
 
 
-def missing_home(where: str, by: str | None) -> str:
-    """'no memory at WHERE …': the home named by `by` (--home or REMEM_HOME) is not there."""
-    return f"no memory at {where} (the folder does not exist); check {by or 'REMEM_HOME'}"
+def missing_home(where: str) -> str:
+    """'no memory at WHERE …': the folder --home named is not there (a typo, most often)."""
+    return f"no memory at {where} (the folder does not exist); check --home"
 
 
 def require_memory() -> None:
-    """Stop with one line when --home or REMEM_HOME names a folder that does not exist (a typo,
-    most often), before anything would create it."""
+    """Stop with one line when --home names a folder that does not exist, before anything
+    would create it."""
     if named_home and not os.path.exists(named_home):
         from remem.errors import RememError
 
-        start = (f"remem --home {named_home} ingest" if named_by == "--home" else "remem ingest")
-        raise RememError(f"{missing_home(named_home, named_by)}, or start one there with `{start}`")
+        raise RememError(f"{missing_home(named_home)}, or start one there with "
+                         f"`remem --home {named_home} ingest`")
 
 
 def open_store() -> Any:
