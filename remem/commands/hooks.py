@@ -47,7 +47,8 @@ def register(app: typer.Typer) -> None:
         yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask (never asked when stdin is not a terminal)."),
         no_schedule: bool = typer.Option(False, "--no-schedule", help="Leave the nightly ingest and sleep out "
                                          "(remembered: doctor notes it, not as a problem)."),
-        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        json_out: bool = typer.Option(False, "--json", help="Print JSON (in a terminal, needs --yes: a question "
+                                      "would mix with the JSON)."),
     ) -> None:
         """Wire remem into your agents: hooks, the MCP server, and `remem ingest` before each nightly `remem sleep`.
 
@@ -75,11 +76,15 @@ def register(app: typer.Typer) -> None:
         # --remove: the lesson files sleep rendered for this memory, and its lines of MEMORY.md.
         rendered = setup_mod.plan_unrender(agent or None) if remove else None
         unrender = bool(rendered and (rendered["files"] or rendered["memory_md"] or rendered["folders"]))
-        if not agent and not remove and not json_out and not setup_mod.found_agents():
+        if not agent and not remove and not setup_mod.found_agents():
             scheduled = any(e.target == setup_mod.SCHEDULE and not e.error and not e.note for e in edits)
             only = "; only the nightly sleep is set up" if scheduled else ""
-            print(f"remem: no agent found ({', '.join(setup_mod.AGENTS)}){only}. Install one, or "
-                  "name it with --agent", file=sys.stderr)
+            warning = (f"no agent found ({', '.join(setup_mod.AGENTS)}){only}. Install one, or "
+                       "name it with --agent")
+            if json_out:
+                notes.insert(0, warning)
+            else:
+                print(f"remem: {warning}", file=sys.stderr)
         if dry_run or not (changed or unrender):
             errors += rendered["problems"] if rendered else []
             if not dry_run:  # nothing to write, but the choice of schedule still counts
@@ -88,7 +93,8 @@ def register(app: typer.Typer) -> None:
                 setup_mod.remember_schedule_choice(schedule=not no_schedule, remove=remove)
             if json_out:
                 out = {"dry_run": dry_run, "changes": [dict(e.as_dict(), diff=e.diff()) for e in changed],
-                       "errors": errors, "notes": notes, "applied": []}
+                       "errors": errors, "notes": notes, "applied": [],
+                       "next_steps": setup_mod.next_steps(edits, remove=remove)}
                 if rendered is not None:
                     out["rendered"] = rendered
                 emit_json(out)
@@ -126,7 +132,11 @@ def register(app: typer.Typer) -> None:
                 print(f"will {verb} {e.path} ({', '.join(e.what) or action})")
             if unrender:
                 print(f"will {_rendered_summary(rendered, 'delete', 'take remem out of')}")
-        if not yes and sys.stdin.isatty() and not json_out and not go_ahead("Go ahead?"):
+        if not yes and sys.stdin.isatty() and json_out:
+            # A question would mix with the JSON (as with `remem restore --json`): nothing written.
+            raise ValueError("setup --json asks no question, so in a terminal it writes only with --yes; "
+                             "add --yes (or --dry-run to see the changes)")
+        if not yes and sys.stdin.isatty() and not go_ahead("Go ahead?"):
             print("nothing changed")  # no is an answer, not an error: not even $REMEM_HOME is made
             return
         if changed and not setup_mod.keeps_records(remove):
@@ -134,7 +144,9 @@ def register(app: typer.Typer) -> None:
         # Only with a config to change: apply() writes setup.json, which a remove that only
         # deletes lesson files has no reason to create.
         done = setup_mod.apply(edits, remove=remove) if changed else []
-        setup_mod.remember_schedule_choice(schedule=not no_schedule, remove=remove)
+        took_out = any(d.get("target") == setup_mod.SCHEDULE and d.get("changed") and not d.get("error")
+                       for d in done)
+        setup_mod.remember_schedule_choice(schedule=not no_schedule, remove=remove, took_out=took_out)
         errors += [d["error"] for d in done if d.get("error")]
         notes += [d["note"] for d in done if d.get("note")]
         unrendered = setup_mod.apply_unrender(agent or None) if unrender else rendered

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import sqlite3
@@ -181,7 +182,7 @@ def run_hook(command_text: str, event: str, timeout: float = 10.0) -> dict[str, 
             json.loads(res.stdout)
         except ValueError:
             error = f"stdout is not JSON: {res.stdout.strip()[:120]!r}"
-    return {"ok": error is None, "ms": ms, "error": error}
+    return {"ok": error is None, "ms": ms, "error": error, "reason": skipped}
 
 
 def _event_of(command_text: str) -> str | None:
@@ -222,6 +223,44 @@ def _program_exists(command_text: str) -> bool:
     return Path(first).exists() if os.sep in first else bool(shutil.which(first))
 
 
+def wired_home(command_text: str) -> Path | None:
+    """The memory a wired command uses: its `--home DIR` (before the subcommand), else the
+    default one; None when the command cannot be read."""
+    try:
+        words = shlex.split(command_text)
+    except ValueError:
+        return None
+    for i, word in enumerate(words[1:], 1):
+        if word == "--home" and i + 1 < len(words):
+            return Path(os.path.abspath(Path(words[i + 1]).expanduser()))
+        if word.startswith("--home="):
+            return Path(os.path.abspath(Path(word[len("--home="):]).expanduser()))
+        if word in ("hook", "serve"):
+            break
+    return paths.user_home() / ".remem"
+
+
+def _same_place(a: Path, b: Path) -> bool:
+    return a == b or a.resolve() == b.resolve()
+
+
+def _elsewhere(wiring: list[dict[str, Any]], job: str | None) -> list[dict[str, str]]:
+    """The wired commands (and the nightly job) that use another memory than the one doctor
+    checks (setup run with REMEM_HOME set, doctor without it, or the other way round): one
+    problem per memory."""
+    here = paths.home()
+    others: dict[Path, list[str]] = {}
+    wired = [(w["agent"], cmd) for w in wiring
+             for cmd in [h["command"] for h in w["hooks"]] + [w["server"]] * bool(w.get("server"))]
+    for what, cmd in wired + [("the nightly job", job)] * bool(job):
+        home = wired_home(cmd)
+        if home is not None and not _same_place(home, here) and what not in others.get(home, []):
+            others.setdefault(home, []).append(what)
+    return [{"problem": f"remem is wired to the memory at {home} in {', '.join(agents)}, not to the one "
+                        f"this doctor checks ({here})",
+             "fix": f"remem --home {shlex.quote(str(home))} doctor"} for home, agents in others.items()]
+
+
 def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
     """Everything doctor reports, with a flat list of problems and their fixes."""
     problems: list[dict[str, str]] = []
@@ -232,6 +271,10 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
     for w in wiring:
         if w["error"]:
             problems.append({"problem": w["error"], "fix": f"fix {w['path']} by hand"})
+        if w.get("server") and not _program_exists(w["server"]):
+            problems.append({"problem": f"{w['agent']}'s MCP server runs a missing program: {w['server']} "
+                                        f"(in {w['path']})",
+                             "fix": f"remem setup --agent {w['agent']}"})
         for h in w["hooks"]:
             cmd = h["command"]
             event = _event_of(cmd)
@@ -245,11 +288,20 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
             result = run_hook(cmd, event)
             hooks_run.append({"agent": w["agent"], "event": h["event"], "command": cmd, **result})
             if not result["ok"]:
-                # `remem setup --agent` wires this install's command (another one left on
-                # disk, as after an upgrade into a new place, is replaced).
+                reason = result.get("reason") or ""
+                if f"no memory yet at {paths.db_path()};" in reason:
+                    continue  # the store check below says it once, with its fix (`remem ingest`)
+                # A reason that names its own command (other than setup) is fixed by it;
+                # otherwise `remem setup --agent` wires this install's command (another one
+                # left on disk, as after an upgrade into a new place, is replaced).
+                named = re.search(r"`remem ([^`]+)`", reason)
+                home = wired_home(cmd)
+                fix = (f"remem {named.group(1)}" if named and not named.group(1).startswith("setup")
+                       else f"remem setup --agent {w['agent']}")
+                if named and home is not None and not _same_place(home, paths.home()):
+                    fix = f"remem --home {shlex.quote(str(home))} {named.group(1)}"  # the hook's memory
                 problems.append({"problem": f"{w['agent']} hook {h['event']} failed: {result['error']}"
-                                            + _other_install(cmd),
-                                 "fix": f"remem setup --agent {w['agent']}"})
+                                            + _other_install(cmd), "fix": fix})
     agents = []
     notes: list[str] = []
     removed = setup.removed_agents()
@@ -299,6 +351,8 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
     store = store_health()
     problems.extend(store["problems"])
     schedule = schedule_state()
+    elsewhere = _elsewhere(wiring, schedule.get("command") if schedule["wired"] else None)
+    problems[:0] = elsewhere  # first: every other line of this report is about the memory it checks
     off = setup.schedule_off()
     if not schedule["wired"] and off:
         # Left out on purpose (SETUP.md): said, not a problem whose fix adds what was declined.
@@ -313,11 +367,15 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
         problems.append({"problem": schedule.get("problem") or "the nightly sleep is not scheduled",
                          "fix": schedule.get("fix") or "remem setup"})
     else:
+        if schedule.get("missing"):
+            problems.append({"problem": f"the nightly job runs a missing program: {schedule['missing']}",
+                             "fix": "remem setup   (writes the job with this install's remem)"})
         if not schedule.get("ingests", True):
             problems.append({"problem": "the nightly job sleeps without ingesting first, so the inbox "
                                         "and sessions whose SessionEnd hook never fired are never read",
                              "fix": "remem setup   (the job then runs remem ingest, then remem sleep)"})
-        if not paths.logs_dir().is_dir():
+        job_home = wired_home(schedule["command"]) if schedule.get("command") else None
+        if not paths.logs_dir().is_dir() and (job_home is None or _same_place(job_home, paths.home())):
             # The scheduled line appends to a log there; the shell refuses a missing folder, so
             # the sleep would never start.
             problems.append({"problem": f"the nightly sleep logs to {paths.logs_dir()}, which does not exist",

@@ -48,8 +48,37 @@ def is_comment(line: str) -> bool:
 
 def cron_line() -> str:
     # Found again by CRON_MARK alone, so the line of an earlier release (sleep only) is
-    # replaced in place, never doubled.
-    return f"{CRON_TIME} {nightly_command()} {CRON_MARK}"
+    # replaced in place, never doubled. Cron turns a bare `%` into a newline (a home named
+    # `50%`): each is written `\%`, which cron gives the shell as `%`.
+    job = nightly_command().replace("%", "\\%")
+    return f"{CRON_TIME} {job} {CRON_MARK}"
+
+
+def _cron_command(line: str) -> str:
+    """The shell text a crontab line runs: after its five time fields, `\\%` as cron reads it."""
+    fields = line.split(None, 5)
+    return fields[5].replace("\\%", "%") if len(fields) == 6 else ""
+
+
+def _exec_command(line: str) -> str:
+    """The shell text an `ExecStart=/bin/sh -c '…'` line runs, `%%` as systemd reads it."""
+    try:
+        words = shlex.split(line.split("=", 1)[1].replace("%%", "%"))
+    except (ValueError, IndexError):
+        return ""
+    return words[2] if words[:2] == ["/bin/sh", "-c"] and len(words) > 2 else ""
+
+
+def missing_program(command_text: str) -> str | None:
+    """The program a nightly job's shell text runs first, when it is not there (an install
+    moved or deleted since setup wrote the job); None when it is, or names none."""
+    try:
+        first = shlex.split(command_text)[0]
+    except (ValueError, IndexError):
+        return None
+    if "/" in first:
+        return None if Path(first).exists() else first
+    return None if shutil.which(first) else first
 
 
 def _crontab(*args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -145,7 +174,8 @@ def _unit_texts() -> tuple[str, str]:
         "consolidate memories into lessons)\n\n"
         # One shell, as in the crontab: a second ExecStart line would not run after a failed
         # ingest (unless marked `-`), and both schedulers run the same text.
-        f"[Service]\nType=oneshot\nExecStart=/bin/sh -c {shlex.quote(nightly_command())}\n"
+        # `%%`: systemd reads `%h` and the like in ExecStart as specifiers (a home named `50%`).
+        f"[Service]\nType=oneshot\nExecStart=/bin/sh -c {shlex.quote(nightly_command()).replace('%', '%%')}\n"
     )
     timer = (
         "[Unit]\nDescription=Run remem ingest and sleep every night\n\n"
@@ -344,7 +374,11 @@ def schedule_state() -> dict[str, Any]:
         mine = [line for line in marked if not is_comment(line)]  # a commented-out line never runs
         state = ("crontab line present" if mine else "crontab line commented out" if marked
                  else "no crontab line")
-        return {"wired": bool(mine), "how": "crontab", "state": state,
+        missing = next((m for m in (missing_program(_cron_command(l)) for l in mine) if m), None)
+        if missing:
+            state += ", but the program it runs is missing"
+        return {"wired": bool(mine), "how": "crontab", "state": state, "missing": missing,
+                "command": _cron_command(mine[0]) if mine else None,
                 "ingests": all(_ingests(l) for l in mine), "commented": len(marked) - len(mine)}
     own = _own_job()
     if not shutil.which("systemctl"):
@@ -354,11 +388,14 @@ def schedule_state() -> dict[str, Any]:
     unit = paths.systemd_user_dir() / SYSTEMD_UNITS[1]
     service = paths.systemd_user_dir() / SYSTEMD_UNITS[0]
     try:
-        ingests = _ingests("\n".join(l for l in service.read_text(encoding="utf-8", errors="replace")
-                                     .splitlines() if l.startswith("ExecStart")))
+        starts = [l for l in service.read_text(encoding="utf-8", errors="replace").splitlines()
+                  if l.startswith("ExecStart")]
     except OSError:
-        ingests = True  # no service to read: reported as not wired, or by systemd itself
-    out: dict[str, Any] = {"wired": False, "how": "systemd", "path": str(unit), "ingests": ingests}
+        starts = []  # no service to read: reported as not wired, or by systemd itself
+    ingests = not starts or _ingests("\n".join(starts))
+    missing = next((m for m in (missing_program(_exec_command(l)) for l in starts) if m), None)
+    out: dict[str, Any] = {"wired": False, "how": "systemd", "path": str(unit), "ingests": ingests,
+                           "missing": missing, "command": _exec_command(starts[0]) if starts else None}
     manager = user_manager_problem()
     if manager:
         if unit.exists() and enable_link().is_symlink():
@@ -385,4 +422,5 @@ def schedule_state() -> dict[str, Any]:
     if not timer_enabled():
         return {**out, "state": "written but not enabled", "problem": "the nightly timer is written but not enabled",
                 "fix": f"systemctl --user enable --now {SYSTEMD_UNITS[1]}"}
-    return {**out, "wired": True, "state": "timer enabled"}
+    return {**out, "wired": True,
+            "state": "timer enabled" + (", but the program it runs is missing" if missing else "")}

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import tomllib
@@ -263,17 +264,17 @@ def keeps_records(remove: bool) -> bool:
     return not remove or paths.home().is_dir()
 
 
-def remember_schedule_choice(*, schedule: bool, remove: bool) -> None:
+def remember_schedule_choice(*, schedule: bool, remove: bool, took_out: bool = False) -> None:
     """Keep in setup.json whether the person left the nightly job out (--no-schedule, or a
     --remove that took it out) or asked for it (a setup without --no-schedule). Called for every
-    setup that goes ahead, also when no file changes. A --remove writes it only into a
-    setup.json there is: one with $REMEM_HOME gone keeps no records (keeps_records), and one
-    that only deletes lesson files has no setup of its own to record."""
-    if remove and not paths.setup_manifest().is_file():
+    setup that goes ahead, also when no file changes. A --remove records "removed" only when it
+    really took a job out (`took_out`): one that left it (--no-schedule, an --agent while other
+    agents stay wired, no job there) leaves the job, and what was chosen for it, as they are.
+    It writes only into a setup.json there is: one with $REMEM_HOME gone keeps no records
+    (keeps_records), and one that only deletes lesson files has no setup of its own to record."""
+    if remove and not (took_out and paths.setup_manifest().is_file()):
         return
     manifest = load_manifest()
-    if remove and not schedule:
-        return  # --remove --no-schedule leaves the job, and what was chosen for it, as they are
     # Written also as null (the job asked for): its presence tells this release's setup.json
     # from an older one's, which kept no choice (schedule_off()).
     want = "removed" if remove else None if schedule else "no-schedule"
@@ -334,6 +335,7 @@ def plan(
     """Every edit setup (or --remove) would make; nothing is written."""
     manifest = load_manifest()
     files = manifest.get("files") or {}
+    explicit = agents is not None
     if agents is None:
         agents = found_agents()
         if remove:
@@ -346,13 +348,32 @@ def plan(
     for agent in dict.fromkeys(agents):
         edits.extend(_agent_edits(agent, remove, toml_editor, files))
     if schedule:
-        edits.extend(schedule_edits(remove, manifest))
+        job = schedule_edits(remove, manifest)
+        # The nightly job serves every agent: `--remove --agent X` takes it out only with the
+        # last agent remem is wired into, and otherwise says it stays.
+        others = wired_elsewhere(agents) if remove and explicit else []
+        if others:
+            if any(e.changed for e in job):
+                edits.append(Edit(SCHEDULE, job[0].path, None, None, kind="crontab",
+                                  note=f"the nightly ingest and sleep stay scheduled, as remem is still wired "
+                                       f"into {', '.join(others)}; `remem setup --remove` takes it out"))
+        else:
+            edits.extend(job)
     if remove:
         for e in edits:
             _settle_removal(e, files)
             if e.again is not None:
                 e.again = _settled(e.again, files)
     return edits
+
+
+def wired_elsewhere(agents: list[str]) -> list[str]:
+    """The agents other than these that remem is wired into now (its MCP server or a hook in
+    their configs), or that setup.json says setup wrote to."""
+    files = load_manifest().get("files") or {}
+    wired = {r.get("target") for r in files.values() if isinstance(r, dict)}
+    wired |= {w["agent"] for w in wiring() if w["mcp"] or w["hooks"]}
+    return [a for a in AGENTS if a in wired and a not in agents]
 
 
 def _settled(again: Callable[[], Edit], files: dict[str, Any]) -> Callable[[], Edit]:
@@ -568,31 +589,44 @@ def wiring() -> list[dict[str, Any]]:
             text = e.before
             # os.path.exists: False, not an error, for a path behind a folder it may not search.
             state = {"agent": agent, "path": e.path, "exists": os.path.exists(e.path),
-                     "error": e.error, "mcp": False, "hooks": [], "hooks_off": None}
+                     "error": e.error, "mcp": False, "server": None, "hooks": [], "hooks_off": None}
             if text and not e.error:
                 if e.path.endswith(".toml"):
                     state["mcp"] = _ReadOnlyToml().has_server(text, SERVER_NAME)
+                    state["server"] = _server_command(_ReadOnlyToml().servers(text))
                 else:
                     data = parse_jsonc(text) if text.lstrip("\ufeff").strip() else {}
                     for key in ("mcpServers", "servers"):
                         if isinstance(data.get(key), dict) and SERVER_NAME in data[key]:
                             state["mcp"] = True
+                            state["server"] = _server_command(data[key])
                     state["hooks"] = our_hook_commands(data)
                 state["hooks_off"] = hooks_off(agent, e.path, text)
             out.append(state)
     return out
 
 
+def _server_command(servers: Any) -> str | None:
+    """The command line remem's MCP server entry runs (its command and args), as shell text;
+    None when the entry names no command."""
+    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return None
+    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    return shlex.join([entry["command"], *(str(a) for a in args)])
+
+
 class _ReadOnlyToml:
     """Reads Codex's config.toml with tomllib (for status); never writes."""
 
-    def has_server(self, text: str, name: str) -> bool:
-        import tomllib
-
+    def servers(self, text: str) -> Any:
         try:
-            return name in (tomllib.loads(text).get("mcp_servers") or {})
+            return tomllib.loads(text).get("mcp_servers")
         except tomllib.TOMLDecodeError:
-            return False
+            return None
+
+    def has_server(self, text: str, name: str) -> bool:
+        return name in (self.servers(text) or {})
 
     def add_server(self, text: str, name: str, server: dict[str, Any]) -> str:
         return text

@@ -55,19 +55,28 @@ class Edit:
         return self.error is None and self.before != self.after
 
     def diff(self) -> str:
-        old = (self.before or "").splitlines(keepends=True)
-        new = (self.after or "").splitlines(keepends=True)
+        """A unified diff, as `patch` reads it: a last line with no newline is marked `\\ No
+        newline at end of file`, so the next file's diff starts on a line of its own."""
         label = self.path
-        return "".join(difflib.unified_diff(
-            old, new, fromfile=f"{label} (now)" if self.before is not None else "/dev/null",
+        lines = difflib.unified_diff(
+            _lines(self.before or ""), _lines(self.after or ""),
+            fromfile=f"{label} (now)" if self.before is not None else "/dev/null",
             tofile=f"{label} (after)" if self.after is not None else "/dev/null",
-        ))
+        )
+        return "".join(l if l.endswith("\n") else l + "\n\\ No newline at end of file\n" for l in lines)
 
     def as_dict(self) -> dict[str, Any]:
         return {"target": self.target, "path": self.path, "changed": self.changed,
                 "what": self.what, "error": self.error, "kind": self.kind,
                 "action": ("delete" if self.after is None else "restore" if self.restore
                            else "create" if self.before is None else "update") if self.changed else "none"}
+
+
+def _lines(text: str) -> list[str]:
+    """The text's lines, each with its `\\n` (a `\\r` before it stays in the line): split at
+    `\\n` alone, as `patch` reads a file, not at every break str.splitlines knows."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 # --------------------------------------------------------------------------- commands

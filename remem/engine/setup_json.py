@@ -274,6 +274,28 @@ def _jsonc_edit(before: str, data: dict[str, Any], new: dict[str, Any], *, stric
         return None
 
 
+def _holds_comment(text: str, toks: list[tuple[int, int, str]], path: tuple[Any, ...]) -> bool:
+    """Whether the value at path has a comment inside: what lies between its tokens is
+    whitespace or a comment."""
+    i = _locate(toks, path)
+    end = _past(toks, i)
+    return any(text[toks[k][1]:toks[k + 1][0]].strip(" \t\r\n\ufeff") for k in range(i, end - 1))
+
+
+def _keep_commented(text: str, toks: list[tuple[int, int, str]], path: tuple[Any, ...],
+                    old: Any, new: Any) -> None:
+    """An object or list the change takes out (emptied of remem's entries) stays, empty, when a
+    comment is inside it (`"mcpServers": { // "old": {…} }`): every comment stays."""
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return
+    for key, value in old.items():
+        if key in new:
+            _keep_commented(text, toks, (*path, key), value, new[key])
+        elif isinstance(value, (dict, list)) and _holds_comment(text, toks, (*path, key)):
+            new[key] = type(value)()
+            _keep_commented(text, toks, (*path, key), value, new[key])
+
+
 def _lenient(text: str) -> Any:
     try:
         return parse_jsonc(text)
@@ -317,7 +339,12 @@ def _json_edit(target: str, path: Path, change: Callable[[dict[str, Any]], list[
     else:
         data = {}
     new = copy.deepcopy(data)
-    what = change(new)
+    try:
+        what = change(new)
+    except Misshapen as exc:  # the person's entries where remem's go: never replaced
+        return Edit(target, str(path), before, before, error=f"{path}: {exc}")
+    if commented:
+        _keep_commented(before, _tokens(before), (), data, new)
     had_ours = bool(before) and _holds_ours(data)
     if new == data:
         return Edit(target, str(path), before, before, what=[], had_ours=had_ours)
@@ -358,10 +385,30 @@ def our_hook_commands(data: dict[str, Any]) -> list[dict[str, str]]:
     return found
 
 
+class Misshapen(ValueError):
+    """A key remem writes into holds a value of another shape than the agent reads there (an
+    object where a list goes, a list or null where an object goes): what it holds may be the
+    person's own, so the file is left as it is, and the message names the key and the fix."""
+
+
+_SHAPES = {dict: "an object", list: "a list", str: "a string", bool: "true or false",
+           int: "a number", float: "a number", type(None): "null"}
+
+
+def _member(parent: dict[str, Any], key: str, shape: type, where: str) -> Any:
+    """parent[key], made empty when missing; Misshapen when it holds another shape."""
+    if key not in parent:
+        parent[key] = shape()
+    value = parent[key]
+    if not isinstance(value, shape):
+        fix = "wrap it in [ ]" if shape is list else 'make it an object ({"NAME": {…}}), or take it out'
+        raise Misshapen(f'"{where}" is {_SHAPES.get(type(value), "another value")}, where {_SHAPES[shape]} '
+                        f"belongs; {fix}, then run `remem setup` again")
+    return value
+
+
 def set_server(data: dict[str, Any], key: str, entry: dict[str, Any]) -> list[str]:
-    servers = data.get(key)
-    if not isinstance(servers, dict):
-        servers = data[key] = {}
+    servers = _member(data, key, dict, key)
     if servers.get(SERVER_NAME) != entry:
         servers[SERVER_NAME] = entry
         return [f"MCP server {SERVER_NAME!r} in {key}"]
@@ -386,14 +433,10 @@ def set_grouped_hooks(data: dict[str, Any], wanted: dict[str, dict[str, Any]]) -
     changed only when remem's hook is alone in it: the person's hooks beside it keep the
     matcher they chose, and remem's hook moves out to a group of its own.
     """
-    hooks = data.get("hooks")
-    if not isinstance(hooks, dict):
-        hooks = data["hooks"] = {}
+    hooks = _member(data, "hooks", dict, "hooks")
     done = []
     for event, group in wanted.items():
-        groups = hooks.get(event)
-        if not isinstance(groups, list):
-            groups = hooks[event] = []
+        groups = _member(hooks, event, list, f"hooks.{event}")
         placed = False
         for g in list(groups):
             if not isinstance(g, dict) or not isinstance(g.get("hooks"), list):
@@ -495,12 +538,8 @@ def gemini_hooks() -> dict[str, dict[str, Any]]:
 
 def set_cursor_hooks(data: dict[str, Any]) -> list[str]:
     data.setdefault("version", 1)
-    hooks = data.get("hooks")
-    if not isinstance(hooks, dict):
-        hooks = data["hooks"] = {}
-    entries = hooks.get("beforeSubmitPrompt")
-    if not isinstance(entries, list):
-        entries = hooks["beforeSubmitPrompt"] = []
+    hooks = _member(data, "hooks", dict, "hooks")
+    entries = _member(hooks, "beforeSubmitPrompt", list, "hooks.beforeSubmitPrompt")
     wanted = {"command": command("hook", "prompt", "--agent", "cursor")}
     for i, e in enumerate(entries):
         if isinstance(e, dict) and is_ours(e.get("command")):
