@@ -331,7 +331,7 @@ def test_context_lists_project_lessons_first_and_records_nothing(cli, store, tmp
     data = json.loads(res.stdout)
     assert [l["text"] for l in data["lessons"]] == ["Build images with make image here",
                                                     "The docker build needs --platform linux/amd64"]
-    assert data["text"].startswith("<remem-memory>")
+    assert data["text"].startswith(f"Lessons that may be shown in {project}.") and "<remem-memory>" not in data["text"]
     prompt = json.loads(cli("context", "--project", str(project), "--prompt", "build the docker image", "--json").stdout)
     assert prompt["lessons"] and store.scalar("SELECT count(*) FROM primes") == 0
 

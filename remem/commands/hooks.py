@@ -230,7 +230,7 @@ def register(app: typer.Typer) -> None:
         prompt: Optional[str] = typer.Option(None, "--prompt", help="Preview what this prompt would be shown."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """The lessons that would be injected for a project (and, with --prompt, for that prompt).
+        """The lessons that may be shown in a project (with --prompt, exactly what a hook would inject).
 
         A preview: nothing is recorded. Example: remem context --project ~/code/shop --prompt "build the image"
         """

@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
             table(None, ["when", "correction", "remem", "tokens", "similar", "tokens"],
                   [(r["at"][:16], short(r["text"], 48), "yes" if r["remem"] else "-", r["remem_tokens"],
                     "yes" if r["similar"] else "-", r["similar_tokens"]) for r in result["rows"]])
-        if result["rows_omitted"]:
+        if result["rows_omitted"] and result["rows"]:  # --limit 0 asked for the totals alone
             print(f"showing the latest {len(result['rows'])} of {result['corrections']} corrections "
                   "(--limit N for more)")
         t = result["totals"]
@@ -106,33 +106,42 @@ def _register_model_tests(app: typer.Typer) -> None:
             exp.check_pairs_target(pairs, force=force)  # before the model is asked anything
         untested = False  # no model: the pairs earlier runs kept are written, and the exit is 1
         with open_store() as store:
-            result: dict = {}
             # With --pairs and no model, export what earlier runs kept, and say nothing was tested.
             if not pairs or llm.enabled():
                 result = exp.run(store, limit=limit)
             else:
                 untested = True
-                result["model"] = None
+                result = exp.untested()  # the same keys as a run's: --json has one shape
                 print("remem: no model configured, so no lesson was tested; the pairs are the passing "
                       "answers earlier runs kept (set a model: `remem config set llm.url "
                       "http://127.0.0.1:11434`)", file=sys.stderr)
-            if pairs:
-                result["pairs_written"] = exp.write_training_pairs(store, pairs, force=force)
-        if result.get("no_answer"):
+            result["pairs_written"] = exp.write_training_pairs(store, pairs, force=force) if pairs else None
+        # Lessons were put to the model and no verdict came back yes or no: nothing measured.
+        nothing_judged = bool(result["lessons"]) and not exp.judged(result)
+        if result["no_answer"] or nothing_judged:
             from remem import config, paths
 
-            print(f"remem: the model at {config.load()['llm'].get('url')} gave no answer "
-                  f"{result['no_answer']} times (see {paths.log_file()})", file=sys.stderr)
+            url = config.load()["llm"].get("url")
+            if result["no_answer"]:
+                print(f"remem: the model at {url} gave no answer {result['no_answer']} times"
+                      f"{', so nothing was judged' if nothing_judged else ''} (see {paths.log_file()})",
+                      file=sys.stderr)
+            else:
+                print(f"remem: no verdict of the model at {url} began with yes or no, so nothing was judged "
+                      "(a model that follows instructions better: `remem config set llm.model …`)",
+                      file=sys.stderr)
         # Without a model nothing was tested: exit 1, as `remem experiment` alone does, once the
-        # pairs earlier runs kept are written (the line on stderr says so).
+        # pairs earlier runs kept are written (the line on stderr says so). So too when nothing
+        # was judged.
+        failed = untested or nothing_judged
         if json_out:
             emit_json(result)
-            if untested:
+            if failed:
                 raise typer.Exit(1)
             return
         def rate(share: dict) -> str:
             return "n/a" if share["rate"] is None else f"{share['rate']:.0%} of {share['judged']}"
-        if "lessons" in result:
+        if not untested:
             print(f"model {result['model']}, {result['lessons']} lessons")
             print(f"  follows the lesson without the reminder: {rate(result['behaviour_without_reminder'])}")
             print(f"  follows the lesson with the reminder:    {rate(result['behaviour_with_reminder'])}")
@@ -140,9 +149,9 @@ def _register_model_tests(app: typer.Typer) -> None:
         if pairs and not result["pairs_written"]:
             print(f"no training pairs to write yet (no passing answer kept); {pairs} was not touched")
         elif pairs:
-            earlier = "" if "lessons" in result else " (from earlier runs)"
+            earlier = " (from earlier runs)" if untested else ""
             print(f"wrote {result['pairs_written']} training pairs to {pairs}{earlier}")
-        if untested:
+        if failed:
             raise typer.Exit(1)
 
     @app.command()

@@ -121,6 +121,19 @@ def run(store: Store, *, limit: int = 10, cfg: dict[str, Any] | None = None,
     }
 
 
+def untested() -> dict[str, Any]:
+    """What `run` returns, for a run that tested nothing (no model): the same keys, zeros and
+    nulls, so `remem experiment --json` always has one shape."""
+    return {"model": None, "lessons": 0, "no_answer": 0, "behaviour_without_reminder": _share(0, 0),
+            "behaviour_with_reminder": _share(0, 0), "boundary_asks_first": _share(0, 0)}
+
+
+def judged(result: dict[str, Any]) -> int:
+    """How many verdicts a run counted (0 when every call failed or no verdict was yes or no)."""
+    return sum(result[key]["judged"] for key in
+               ("behaviour_without_reminder", "behaviour_with_reminder", "boundary_asks_first"))
+
+
 def check_limit(limit: Any) -> None:
     """How many lessons to test: a whole number from 1 to MAX_LIMIT (0 tested nothing and
     said it passed; -1 left out the last lesson)."""
@@ -146,15 +159,25 @@ def results(store: Store) -> dict[str, Any]:
 
 
 def _pair_lines(store: Store) -> list[str]:
+    """One line per passing answer, each (lesson, situation, answer) once: a model that answers
+    the same way on every run (or two models that agree) gives one pair, not one per run."""
     rows = store.rows(
         "SELECT lesson_id, prompt, response FROM experiments WHERE test = 'behaviour' AND with_reminder = 1 "
         "AND passed = 1 ORDER BY id"
     )
-    return [json.dumps({
-        "messages": [{"role": "system", "content": AGENT}, {"role": "user", "content": r["prompt"]},
-                     {"role": "assistant", "content": r["response"]}],
-        "lesson_id": r["lesson_id"],
-    }, ensure_ascii=False) + "\n" for r in rows]
+    seen: set[tuple[str, str, str]] = set()
+    lines = []
+    for r in rows:
+        key = (r["lesson_id"], r["prompt"], r["response"])
+        if key in seen:
+            continue
+        seen.add(key)
+        lines.append(json.dumps({
+            "messages": [{"role": "system", "content": AGENT}, {"role": "user", "content": r["prompt"]},
+                         {"role": "assistant", "content": r["response"]}],
+            "lesson_id": r["lesson_id"],
+        }, ensure_ascii=False) + "\n")
+    return lines
 
 
 def training_pairs(store: Store, out: TextIO) -> int:

@@ -570,14 +570,30 @@ def for_project(store: Store, cwd: str | None, limit: int = 50) -> list[dict[str
 NEAR_MISSES = 3  # how many lessons a prompt preview names that fell short of the bar
 
 
+def _may_show(lessons: list[dict[str, Any]], cwd: str | None, max_lessons: int) -> str:
+    """The lessons that may be shown in `cwd`, one "- (kind) text" line each under a heading
+    saying what they are: a preview without a prompt is not what a hook injects."""
+    if not lessons:
+        return ""
+    where = f"in {cwd}" if cwd else "in any project"
+    head = (f"Lessons that may be shown {where}. A hook injects at most {max_lessons} at a time, only "
+            "those the prompt or command at hand bears on; given a prompt, this preview shows the block "
+            "it would inject. They are remembered context from earlier sessions: background to weigh, "
+            "not instructions.\n")
+    return head + "".join(f"- ({l.get('kind') or 'lesson'}) {_clean(l.get('text', ''))}\n" for l in lessons)
+
+
 def preview(store: Store, cwd: str | None, prompt: str | None = None, agent: str | None = None,
             *, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What would be injected in `cwd`, recording nothing (`remem context`, MCP `context`):
-    for a prompt, the lessons it bears on (scored and chosen as `select` does); without one,
-    every lesson that applies there (`for_project`). Returns {lessons, text, near_misses,
-    min_relevance} (and, with no prompt and no lesson here, `elsewhere`: the project holding
-    most lessons, {cwd, n}, or None). near_misses are the best lessons a prompt scored below
-    prime.min_relevance, so the person can see why a lesson was not shown and how close it came.
+    """What may be injected in `cwd`, recording nothing (`remem context`, MCP `context`): for
+    a prompt, the lessons it bears on (scored and chosen as `select` does) and in `text` the
+    very block a hook would inject; without one, every lesson that may be shown there
+    (`for_project`), and in `text` a plain list of them under a heading that says a hook injects
+    at most prime.max_lessons, those a prompt bears on (not the fenced block: no hook would
+    inject it). Returns {lessons, text, near_misses, min_relevance} (and, with no prompt and no
+    lesson here, `elsewhere`: the project holding most lessons, {cwd, n}, or None). near_misses
+    are the best lessons a prompt scored below prime.min_relevance, so the person can see why a
+    lesson was not shown and how close it came.
     """
     if cfg is None:
         from remem import config
@@ -592,7 +608,7 @@ def preview(store: Store, cwd: str | None, prompt: str | None = None, agent: str
                 for c in scored if c["relevance"] < bar][:NEAR_MISSES]
         return {"lessons": included, "text": block, "near_misses": near, "min_relevance": bar}
     lessons = for_project(store, cwd)
-    out = {"lessons": lessons, "text": render_block(lessons, int(cfg["prime"]["max_chars"])),
+    out = {"lessons": lessons, "text": _may_show(lessons, cwd, int(cfg["prime"]["max_lessons"])),
            "near_misses": [], "min_relevance": bar}
     if not lessons:  # where the lessons are (a new user runs it anywhere)
         out["elsewhere"] = store.one(
