@@ -81,6 +81,11 @@ def vectors_dir() -> Path:
     return home() / "cache"
 
 
+def is_demo() -> bool:
+    """Whether this memory is the demo (`remem demo`), which keeps agent homes of its own."""
+    return (home() / ".remem-demo").is_file()
+
+
 def _demo_agent_home(name: str) -> Path | None:
     """The demo memory (`remem demo`) keeps its own agent homes: browsing it, or running its
     sleep, never reads or writes the person's real ~/.claude or ~/.codex. It wins over

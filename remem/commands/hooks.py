@@ -61,7 +61,7 @@ def register(app: typer.Typer) -> None:
         from remem.engine import setup as setup_mod
         from remem.setup_toml import TomlkitEditor
 
-        if (paths.home() / ".remem-demo").is_file() and not remove:
+        if paths.is_demo() and not remove:
             # Wiring real agents (~/.claude.json, the nightly timer) to the demo is never wanted.
             message = (f"{paths.home()} is the demo memory; run `remem setup` without --home to wire "
                        "your own")

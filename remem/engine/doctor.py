@@ -348,13 +348,21 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
         embed_problem = model_problem()
         if embed_problem:
             problems.append(embed_problem)
+    if paths.is_demo():
+        # The demo keeps agent homes of its own and refuses `remem setup`: its agents and its
+        # nightly job are not this memory's to wire, so they are not problems to fix here.
+        problems = [p for p in problems if not p["fix"].startswith("remem setup")]
+        notes.append(f"{paths.home()} is the demo memory (`remem demo`): agents and the nightly job "
+                     "are not checked; `remem setup` without --home wires your own memory")
     store = store_health()
     problems.extend(store["problems"])
     schedule = schedule_state()
     elsewhere = _elsewhere(wiring, schedule.get("command") if schedule["wired"] else None)
     problems[:0] = elsewhere  # first: every other line of this report is about the memory it checks
     off = setup.schedule_off()
-    if not schedule["wired"] and off:
+    if paths.is_demo():
+        pass  # said in the notes above
+    elif not schedule["wired"] and off:
         # Left out on purpose (SETUP.md): said, not a problem whose fix adds what was declined.
         schedule["off"] = off
         again = (schedule.get("fix") if schedule.get("state") == "no scheduler on this machine"
