@@ -68,6 +68,12 @@ def call(name="Bash", result="", is_error=False, rejected=False, **inp) -> ToolC
     ("Don't forget, I said no new dependencies", "I said"),
     ("don't push to main", "don't"),
     ("no, use uv instead", "no"),
+    # beside the praise below, the pushback it is not
+    ("No way, that's wrong.", "no"),
+    ("Revert is needed, the change broke CI", "undo"),
+    ("Why did you say the tests pass? They fail.", "undo"),
+    ("No need to revert, but don't touch the lockfile", "don't"),
+    ("Never use var here", "don't"),
 ])
 def test_pushback_after_a_handback_is_a_correction(reply, how):
     s = convo("u: tidy the imports", "a: Done, I tidied the imports.", f"u: {reply}")
@@ -98,6 +104,14 @@ def test_pushback_after_a_handback_is_a_correction(reply, how):
     "nah, all good",
     "Thanks! Why did you pick SQLite over Postgres here?",
     "Great. Don't forget to update the changelog too.",
+    # praise and encouragement in pushback's words
+    "Don't hesitate to refactor the helper if needed. Great work!",
+    "No way, that's brilliant! Commit it.",
+    "Never thought this would be so easy, thanks!",
+    "Nope, no more changes needed. Ship it.",
+    "Revert is not needed, the change is good.",
+    "No need to revert, the change is good.",
+    "Why did you say the tests pass? … just curious",
 ])
 def test_ordinary_replies_are_not_corrections(reply):
     s = convo("u: tidy the imports", "a: Done.", f"u: {reply}")

@@ -165,9 +165,13 @@ def test_explicit_paths_and_bad_paths(store, projects, tmp_path):
 
 
 def test_progress_is_reported_per_file(store, projects):
+    """Each file is named before it is read (a long one shows while it takes its time), then
+    the run ends at total."""
     seen = []
-    ingest.ingest_paths(store, progress=lambda done, total, path: seen.append((done, total)))
-    assert seen == [(1, 3), (2, 3), (3, 3)]
+    ingest.ingest_paths(store, progress=lambda done, total, path: seen.append((done, total, Path(path).name)))
+    names = [name for *_, name in seen[:3]]
+    assert sorted(names) == ["v1_sidechain.jsonl", "v2_stream.jsonl", "v2_tools.jsonl"]
+    assert seen == [(0, 3, names[0]), (1, 3, names[1]), (2, 3, names[2]), (3, 3, names[2])]
 
 
 def test_an_unreadable_file_is_an_error_not_a_crash(store, projects):

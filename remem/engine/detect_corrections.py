@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from remem.engine.detect_common import SENTENCE_END, Finding, action_kind, describe_call, quote, shorten
+from remem.engine.detect_common import (SENTENCE_END, Finding, action_kind, describe_call, quote, scan_text,
+                                        shorten)
 from remem.engine.session import Session, Turn
 
 
@@ -42,25 +43,38 @@ _PUSHBACK = [
     ("I said", re.compile(
         r"\bI (already )?(said|told you|asked (you )?(to|for|not))\b|\bas I said\b|\blike I said\b", re.I)),
     # "don't forget to …" adds a step; it does not say the work was wrong
-    ("don't", re.compile(r"(^|[.!?;]\s+|,\s*|\bplease\s+)(don'?t|do not|never)\b(?!\s*(mind|worry|forget))", re.I)),
+    # "don't hesitate to …" and "never thought …" encourage, or wonder
+    ("don't", re.compile(r"(^|[.!?;]\s+|,\s*(but\s+)?|\bplease\s+)(don'?t|do not|never)\b"
+                         r"(?!\s*(mind|worry|forget|hesitate|thought))", re.I)),
     ("instead", re.compile(r"\binstead\b", re.I)),
     ("stop", re.compile(r"^(please\s+)?stop\b(?!\s+(the|a|my|your|that|this)?\s*"
                         r"(server|process|container|service|daemon|job|watcher|dev server|timer|app))", re.I)),
-    # "why did you pick X?" asks for a reason; "why did you delete X?" objects to what was done
-    ("undo", re.compile(r"^(please\s+)?(undo|revert|roll ?back)\b|\bwhy did you\b(?!\s+(pick|choose|chose|select|"
+    # "revert is not needed" keeps the change; "why did you pick X?" asks for a reason, "why did
+    # you delete X?" objects to what was done
+    ("undo", re.compile(r"^(please\s+)?(undo|revert|roll ?back)\b(?!\s+(is|was)(\s+not|n'?t)\s+(needed|necessary))|"
+                        r"\bwhy did you\b(?!\s+(pick|choose|chose|select|"
                         r"prefer|go (with|for)|decide|opt|settle|recommend|suggest)\b)|"
                         r"\byou (broke|deleted|removed|reverted)\b", re.I)),
 ]
 # "No, looks good" / "Nope, that's it" / "No need, it's fine": a "no" answering "anything
 # else?", followed by approval. Only the leading "no" is discounted: the rest is still read.
 _NO_THEN_APPROVAL = re.compile(
-    r"^(no|nope|nah)(\s+need)?[\s,.!-]+("
+    r"^(no|nope|nah|no way)(\s+need)?[\s,.!-]+("
     r"(it |that |this |everything )?(looks?|seems) (good|great|fine|right|perfect|ok|okay)|lgtm|"
     r"(it|that|this|everything) (works|worked)|works for me|"
-    r"(it|that|this|everything)('s|’s| is| was) (it|all|fine|good|great|perfect|correct|right|enough|ok|okay)|"
-    r"all (good|set)|thanks|thank you|perfect|great)\b"
+    r"(it|that|this|everything)('s|’s| is| was) (it|all|fine|good|great|perfect|correct|right|enough|ok|okay|"
+    r"brilliant|amazing|awesome|excellent)|"
+    r"no (more )?(changes|edits|fixes) needed|to (revert|undo|roll ?back)( [^,.!;:?\n]{1,40})?|"
+    r"all (good|set)|thanks|thank you|perfect|great|brilliant|amazing|awesome)\b"
     # the approval ends its clause: "no, that is all wrong" is pushback
     r"(\s+(to|for) (me|now|today))?(?=\s*([.,!;:)]|$)|\s+(thanks|thank you|ship it)\b)",
+    re.I,
+)
+# A message that ends in clear approval ("… Great work!", "… Ship it.") or says it only asks
+# ("why did you say the tests pass? just curious") is no pushback, whatever it said before.
+_ENDS_APPROVING = re.compile(
+    r"\b((great|good|nice|excellent|awesome) (work|job)|well done|brilliant|ship it|commit it|"
+    r"looks good( to me)?|lgtm|(just|only) curious)[\s.!…:)]*$",
     re.I,
 )
 _APPROVAL = re.compile(
@@ -119,8 +133,8 @@ def prose(text: str) -> str:
 def pushback(text: str) -> str | None:
     """Which pushback pattern a reply after a hand-back shows, or None. Only the person's own
     words are read, not the code or log they pasted."""
-    text = prose(text)
-    if not text or _NOT_PUSHBACK.match(text):
+    text = prose(scan_text(text))
+    if not text or _NOT_PUSHBACK.match(text) or _ENDS_APPROVING.search(text):
         return None
     approving = _NO_THEN_APPROVAL.match(text) is not None
     for name, pattern in _PUSHBACK:
@@ -172,7 +186,7 @@ def after_interrupt(text: str) -> str | None:
     - None: resuming ("continue", "go ahead"), holding ("wait"), a question, or no words of
       their own (only pasted code or a log): no correction.
     """
-    words = prose(text)
+    words = prose(scan_text(text))
     if not words or _RESUME.match(words) or _HOLD.match(words) or _is_question(words):
         return None
     if pushback(words) is not None or _REDIRECT.search(words) is not None:
@@ -238,7 +252,7 @@ def corrections(session: Session) -> list[Finding]:
             # about it, and a plain instruction may only be the next task: the refusal stays
             # wordless (it waits for a second one) and the message goes the interrupt's way.
             if after_interrupt(follow[1].text) == REDIRECT:
-                words = follow[1].text
+                words = scan_text(follow[1].text)
                 refusal_answered.add(follow[0])
             else:
                 after_refusal.add(follow[0])
@@ -253,11 +267,12 @@ def corrections(session: Session) -> list[Finding]:
     for i, turn in enumerate(turns):
         if turn.role != "user" or not turn.text or i in refusal_answered:
             continue
+        said = scan_text(turn.text)  # a 60 MB paste: its ends, for the patterns and the finding
         prev = turns[i - 1] if i else None
         unconfirmed = False
         interrupted = prev is not None and prev.role == "user" and prev.interrupt
         if interrupted or i in after_refusal:
-            read = after_interrupt(turn.text)
+            read = after_interrupt(said)
             if read is None:
                 continue  # resumed, held, or asked: nothing the agent did was corrected
             if read == INSTRUCTION and interrupted and _plan_approved_before(turns, i - 1):
@@ -270,21 +285,21 @@ def corrections(session: Session) -> list[Finding]:
             handback = _handback_before(turns, i)
             if handback is None:
                 continue
-            how = pushback(turn.text)
+            how = pushback(said)
             if how is None:
                 continue
-            if _BARE_DECLINE.match(turn.text.strip()) and offer_in(handback.text):
+            if _BARE_DECLINE.match(said.strip()) and offer_in(handback.text):
                 continue  # "no thanks" to an offer is a declined offer, not a correction
         asked = _previous_ask(turns, i)
         detail = (f"Asked: {shorten(asked, 300)}\n" if asked else "") + \
-                 _agent_since(turns, i) + f"The person said: {turn.text}"
+                 _agent_since(turns, i) + f"The person said: {said}"
         if unconfirmed:
             detail += ("\nUnconfirmed: an interrupt, then a plain instruction (a redirect or a new "
                        "task); learned only if a correction like it comes again.")
         found.append(Finding(
-            kind="correction", title=shorten(turn.text, 120), text=turn.text, detail=detail,
+            kind="correction", title=shorten(said, 120), text=said, detail=detail,
             at=turn.at, turn=i, tags=["interrupt", "unconfirmed"] if unconfirmed else [f"pushback:{how}"],
-            extra={"how": how, "action": action_kind(turn.text)} | ({"unconfirmed": True} if unconfirmed else {}),
+            extra={"how": how, "action": action_kind(said)} | ({"unconfirmed": True} if unconfirmed else {}),
         ))
     found.sort(key=lambda f: f.turn)
     return _unique_titles(found)

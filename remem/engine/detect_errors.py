@@ -16,7 +16,8 @@ import shlex
 from typing import Collection
 
 from remem.engine.detect_common import (SENTENCE_END, Finding, action_kind, command_of, dedupe, describe_call,
-                                        patch_of, plain, quote, redact_secrets, redacted_ends, redacted_head, shorten)
+                                        patch_of, plain, quote, redact_secrets, redacted_ends, redacted_head, scan_text,
+                                        shorten)
 from remem.engine.session import Session, ToolCall
 from remem.engine.shell_words import DIRECTORY_CHANGES, ENV_ASSIGN, shell_command, split_commands
 from remem.engine.toolresult import EXIT_LINE, TOOL_USE_ERRORS, exit_code, permission_not_granted
@@ -498,9 +499,10 @@ _SURPRISE = re.compile(
 def surprises(session: Session) -> list[Finding]:
     found: list[Finding] = []
     for i, turn in enumerate(session.turns):
-        if not turn.text or not _SURPRISE.search(turn.text):
+        text = scan_text(turn.text or "")
+        if not text or not _SURPRISE.search(text):
             continue
-        for sentence in SENTENCE_END.split(turn.text):
+        for sentence in SENTENCE_END.split(text):
             # "- **Interestingly**, …" reads as words: bullet, heading and emphasis marks off
             sentence = plain(sentence.strip(" -#>")).strip(" -*#>`")
             if len(sentence) < 12 or not _SURPRISE.search(sentence):

@@ -384,20 +384,30 @@ def message_sessions(events: list[dict[str, Any]], origin: str | None = None) ->
 
 
 def _run_sessions(store: Store, sessions: list[Session]) -> dict[str, Any]:
-    """Message sessions through ingest (the detectors): {added, by_kind, failed: {id: reason}}."""
+    """Message sessions through ingest (the detectors): {added, by_kind, failed: {id: reason},
+    unchanged: how many were stored already as they are (read again, nothing new)}."""
     from remem.engine import session_episodes
 
-    added, by_kind, failed = 0, {}, {}
+    added, by_kind, failed, unchanged = 0, {}, {}, 0
     for session in sessions:
+        before = _session_episode(store, session.id)
         try:
             result = session_episodes.ingest_session(store, session)
         except (ValueError, OSError) as exc:
             failed[session.id] = str(exc)
             continue
+        if before is not None and not (result.get("added") or result.get("replaced") or result.get("dropped")) \
+                and _session_episode(store, session.id) == before:
+            unchanged += 1
         added += int(result.get("added", 0))
         for kind, n in (result.get("by_kind") or {}).items():
             by_kind[kind] = by_kind.get(kind, 0) + int(n)
-    return {"added": added, "by_kind": by_kind, "failed": failed}
+    return {"added": added, "by_kind": by_kind, "failed": failed, "unchanged": unchanged}
+
+
+def _session_episode(store: Store, sid: str) -> dict[str, Any] | None:
+    """What a conversation's session episode says (None: not stored yet)."""
+    return store.one("SELECT title, gist, detail, at FROM episodes WHERE id = ?", (stable_id(sid, "session", sid),))
 
 
 def _merge_kinds(into: dict[str, int], more: dict[str, int]) -> None:
@@ -413,7 +423,8 @@ def ingest_events(store: Store, events: list[dict[str, Any]], *, origin: str | N
     by_kind = dict(stored["by_kind"])
     _merge_kinds(by_kind, ran["by_kind"])
     return {"events": len(events), "episodes": stored["added"] + ran["added"],
-            "already": stored["already"], "sessions": len(sessions), "by_kind": by_kind,
+            "already": stored["already"] + ran["unchanged"], "sessions": len(sessions) - ran["unchanged"],
+            "by_kind": by_kind,
             "errors": [f"session {sid}: {why}" for sid, why in ran["failed"].items()]}
 
 
@@ -432,6 +443,19 @@ def _read_capped(path: Path) -> tuple[str | None, str]:
         return None, f"{path}: cannot read ({exc.strerror or exc})"
 
 
+def _complete_lines(text: str) -> list[str]:
+    """A file's lines (not splitlines: U+2028 is valid inside JSON), without a last line that
+    has no newline after it and is no JSON yet: still being written, it is read next time, as
+    a transcript's is, not refused at every read."""
+    lines = text.split("\n")
+    if lines[-1].strip():
+        try:
+            json.loads(lines[-1])
+        except ValueError:
+            lines.pop()
+    return lines
+
+
 def ingest_events_file(store: Store, path: Path | str) -> dict[str, Any]:
     """One events file -> summary {files, skipped, events, already, episodes, sessions, errors,
     malformed_lines}. The file is read whole each time; `already` counts its events stored by
@@ -446,7 +470,7 @@ def ingest_events_file(store: Store, path: Path | str) -> dict[str, Any]:
     if text is None:
         summary["errors"].append(problem)
         return summary
-    events, bad = parse_event_lines(text.split("\n"))  # not splitlines: U+2028 is valid inside JSON
+    events, bad = parse_event_lines(_complete_lines(text))
     summary["malformed_lines"] = len(bad)
     summary["errors"].extend(f"{path}:{line}: {reason}" for line, reason in bad)
     result = ingest_events(store, events, origin=str(path))

@@ -11,7 +11,7 @@ for good) are never added again.
 
 The `sessions` table makes re-runs cheap: a file whose mtime and size match its row is
 skipped (unless the source named, --source, is not the row's: a wrong guess is read again;
-or the row says an older version of the detectors read it, `DETECTOR_VERSION`: it is read
+or, guessed, its first lines are no records of the row's source; or the row says an older version of the detectors read it, `DETECTOR_VERSION`: it is read
 again, up to READ_AGAIN_BYTES_PER_RUN a run, counted in `reread`, so an upgrade's detection
 fixes reach sessions read before it).
 A file with a torn last line (still being written) records the size of its complete lines
@@ -86,14 +86,23 @@ def ingest_paths(store: Store, paths: Sequence[str | Path] | None = None, source
 
 def _ingest_paths(store: Store, summary: dict[str, Any], cfg: dict[str, Any],
                   paths: Sequence[str | Path] | None, source: str | None, progress: Progress | None) -> None:
+    from remem.engine.backup import cannot_read
+
     work: list[tuple[Path, str]] = []
+    unreadable: list[tuple[Path, OSError]] = []  # project folders that cannot be listed
     inbox = False
     if not paths:
         if source is None:
-            work = _default_files()
+            work = _default_files(unreadable)
             inbox = True
         elif source in ("claude-code", "codex"):
-            work = [(p, source) for place in default_places(source) for p in _files_under(place, source)]
+            for place in default_places(source):
+                try:
+                    work.extend((p, source) for p in _files_under(place, source, unreadable))
+                except FileNotFoundError:
+                    pass  # no such agent here
+                except OSError as exc:
+                    unreadable.append((place, exc))
         elif source == "events":
             inbox = True
         else:  # chats: Gemini CLI's sessions; other exports are named one by one
@@ -104,15 +113,22 @@ def _ingest_paths(store: Store, summary: dict[str, Any], cfg: dict[str, Any],
         # Absolute: a file named `export.json` today and by its full path tomorrow is one file.
         path = Path(raw).expanduser().absolute()
         if path.is_dir():
-            found = [(p, source or _guess_source(p)) for p in _files_under(path, source)]
+            try:
+                found = [(p, source or _guess_source(p)) for p in _files_under(path, source, unreadable)]
+            except OSError as exc:
+                unreadable.append((path, exc))
+                continue
             work.extend(found)
             folders[path] = [p for p, _ in found]
             if source is None:
                 guessed.update(p for p, src in found if src == "chats")
-        elif path.exists():
+        elif path.is_file():
             work.append((path, source or _guess_source(path)))
+        elif path.exists():
+            summary["errors"].append(_not_a_file(path))
         else:
             summary["errors"].append(f"{path}: no such file or folder")
+    summary["errors"].extend(cannot_read(folder, exc) for folder, exc in unreadable)
     embedder = None
     if work:
         from remem.engine.embed import get_embedder
@@ -121,9 +137,17 @@ def _ingest_paths(store: Store, summary: dict[str, Any], cfg: dict[str, Any],
     total = len(work)
     passed_over: set[Path] = set()
     budget = ReadAgainBudget()
+    read: set[Path] = set()
     for done, (path, src) in enumerate(work, start=1):
+        if progress is not None:
+            progress(done - 1, total, str(path))  # the file being read, while it is
         try:
-            ingest_file(store, path, src, summary, cfg, embedder, source_given=source is not None, budget=budget)
+            # A symlink is the file it points to: one file named two ways is read once, as one.
+            real = path.resolve() if path.is_symlink() else path
+            if real in read:
+                continue
+            read.add(real)
+            ingest_file(store, real, src, summary, cfg, embedder, source_given=source is not None, budget=budget)
         except NotAConversation as exc:
             if path not in guessed:
                 summary["errors"].append(f"{path}: {exc}")
@@ -134,8 +158,6 @@ def _ingest_paths(store: Store, summary: dict[str, Any], cfg: dict[str, Any],
             if stop is not None:
                 raise stop from exc
             if isinstance(exc, OSError):  # unreadable (permissions, a socket): the path once, the fix
-                from remem.engine.backup import cannot_read
-
                 summary["errors"].append(cannot_read(path, exc))
             else:
                 summary["errors"].append(f"{path}: {exc}")
@@ -145,8 +167,8 @@ def _ingest_paths(store: Store, summary: dict[str, Any], cfg: dict[str, Any],
                 log_exception("ingest", exc)
             except Exception:
                 pass
-        if progress is not None:
-            progress(done, total, str(path))
+    if progress is not None and total:
+        progress(total, total, str(work[-1][0]))
     for folder, files in folders.items():
         if all(p in passed_over for p in files):  # a folder named, nothing in it read: say so
             if source is None:
@@ -198,6 +220,12 @@ def _log_errors(errors: list[str]) -> None:
         log("ingest", err)
 
 
+def _not_a_file(path: Path) -> str:
+    """The line for a path that is no regular file (a pipe, a socket, a device): reading it
+    could wait for ever."""
+    return f"{path}: not a regular file (a pipe, a socket, a device or a folder); name a file"
+
+
 def ingest_events(store: Store, path: str | Path, into: dict[str, Any] | None = None) -> dict[str, Any]:
     """`remem ingest --events FILE`: the open event format, through the events module. Its
     counts are added to `into` (an `ingest_paths` summary) when given; returns the summary."""
@@ -206,7 +234,11 @@ def ingest_events(store: Store, path: str | Path, into: dict[str, Any] | None = 
     summary = _empty_summary() if into is None else into
     before = len(summary["errors"])
     try:
-        _add_events(summary, ingest_events_file(store, Path(path)))
+        path = Path(path).expanduser()
+        if path.exists() and not path.is_file():
+            summary["errors"].append(_not_a_file(path))
+        else:
+            _add_events(summary, ingest_events_file(store, path))
     except Exception as exc:
         stop = store_failure(exc, store, f"ingest stopped at {safe_text(path)}")
         if stop is not None:

@@ -7,7 +7,7 @@ import os
 import re
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from remem.engine import clock
 from remem.engine.detect_common import shorten
@@ -119,27 +119,12 @@ def _parse(path: Path, source: str, store: Store | None = None) -> list[Session]
     raise ValueError(f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
 
 
-# What each JSONL source expects, for the line that says a file holds none of it.
-_EXPECTED = {"claude-code": ("a Claude Code transcript", "codex or chats"),
-             "codex": ("a Codex rollout", "claude-code or chats")}
-
-
-def _nothing_readable(path: Path, source: str, session: Session) -> bool:
-    """Every complete line of a transcript or rollout was unreadable: the file is no
-    transcript at all (`garbage`), not one with a few bad lines. A last line still being
-    written is left out: a file whose only line is torn is read again next time, not refused."""
-    if not session.malformed_lines or session.turns:  # the common case costs nothing more
-        return False
-    if source == "codex":
-        from remem.engine.codex import _read_bytes  # a .zst rollout, decompressed
-
-        data = _read_bytes(path)
-    else:
-        data = path.read_bytes()
-    if session.torn_tail:
-        data = data[:data.rfind(b"\n") + 1]
-    lines = sum(1 for line in data.split(b"\n") if line.strip())
-    return lines == session.malformed_lines
+# What each JSONL source is, for the lines that say a file holds none of it.
+_WHAT = {"claude-code": "a Claude Code transcript", "codex": "a Codex rollout",
+         "chats": "a chat export (one message a line)", "events": "an events file"}
+_OTHERS = {"claude-code": "codex or chats", "codex": "claude-code or chats"}
+# How many lines tell a file stored as one source from one the name now guesses.
+_SNIFF_LINES = 20
 
 
 def _said_anything(session: Session) -> bool:
@@ -149,44 +134,95 @@ def _said_anything(session: Session) -> bool:
     return any(t.text or t.tool_calls for t in session.turns)
 
 
-# A Codex rollout's records: {"timestamp", "type", "payload"}, typed as codex.py reads them.
-_ROLLOUT_HEAD_LINES = 20
-
-
-def _looks_like_a_rollout(path: Path) -> bool:
-    """Its first records are all Codex rollout records (a rollout copied under another name
-    than rollout-*.jsonl, which Claude Code's reader finds nothing in)."""
+def _record_of(record: Any) -> str | None:
+    """The source a JSON line is a record of, by the keys each writes; None: of none read here."""
+    from remem.engine.chats import _GEMINI_CLI_TYPES as GEMINI_CLI_TYPES
+    from remem.engine.codex import _RESPONSE_TYPES as RESPONSE_TYPES
     from remem.engine.codex import RECORD_TYPES
+    from remem.engine.events import KINDS
+    from remem.engine.transcripts import RECORD_TYPES as CLAUDE_TYPES
 
-    seen = 0
-    try:
-        with open(path, "rb") as fh:
-            for raw in fh:
-                if not raw.strip():
-                    continue
-                try:
-                    record = json.loads(raw)
-                except ValueError:
-                    break  # a torn last line: what came before decides
-                if not (isinstance(record, dict) and record.get("type") in RECORD_TYPES
-                        and isinstance(record.get("payload"), dict) and "timestamp" in record):
-                    return False
-                seen += 1
-                if seen >= _ROLLOUT_HEAD_LINES:
-                    break
-    except OSError:
+    if not isinstance(record, dict):
+        return None
+    kind = record.get("type")
+    if (kind in RECORD_TYPES and isinstance(record.get("payload"), dict) and "timestamp" in record) \
+            or (kind in RESPONSE_TYPES and "payload" not in record):  # the oldest rollouts' bare items
+        return "codex"
+    if record.get("kind") in KINDS:
+        return "events"
+    if "role" in record or (kind in GEMINI_CLI_TYPES and "content" in record and "message" not in record):
+        return "chats"
+    if isinstance(kind, str) and (kind in CLAUDE_TYPES or "sessionId" in record or "uuid" in record):
+        return "claude-code"  # a type Claude Code added since, on a record shaped as its others
+    return None
+
+
+def _lines_are(path: Path, source: str, head: int | None = None) -> tuple[str | None, int]:
+    """What a file's JSON lines are records of: `source` as soon as one line is one of its
+    records, else the first other source one is (None: no line is a record of any), and how
+    many complete lines it has (a last line still being written is not one). `head`: only
+    that many lines are looked at."""
+    other, lines = None, 0
+    for raw in _raw_lines(path):
+        if not raw.strip():
+            continue
+        try:
+            found = _record_of(json.loads(raw))
+        except (ValueError, RecursionError):
+            if not raw.endswith(b"\n"):
+                break  # torn: still being written
+            found = None
+        lines += 1
+        if found == source:
+            return source, lines
+        other = other or found
+        if head is not None and lines >= head:
+            break
+    return other, lines
+
+
+def _raw_lines(path: Path) -> Iterator[bytes]:
+    if path.name.endswith(".zst"):
+        from remem.engine.codex import _read_bytes  # a .zst rollout, decompressed
+
+        yield from _read_bytes(path).splitlines(keepends=True)
+        return
+    with open(path, "rb") as fh:
+        yield from fh
+
+
+def _held_by_a_newer_file(store: Store, session_id: str, name: str, st: os.stat_result,
+                          grows: bool = False) -> bool:
+    """Whether another file, newer than this one and still there, holds this conversation (two
+    exports of one ChatGPT or Claude.ai conversation, named by its id; a copy of a transcript or
+    rollout kept elsewhere): the newer one tells it, so the two are not read in turn, each
+    replacing what the other stored, at every ingest. A transcript or rollout only `grows`: of
+    two copies the longer tells it (the newer, when they are as long)."""
+    row = store.one("SELECT path FROM sessions WHERE id = ?", (session_id,))
+    if row is None or not row["path"] or str(row["path"]).rsplit("#", 1)[0] == name:
         return False
-    return seen > 0
+    try:
+        there = Path(str(row["path"]).rsplit("#", 1)[0]).stat()
+    except OSError:
+        return False  # gone (or unreadable): this file tells it now
+    if grows:
+        return (there.st_size, there.st_mtime) > (st.st_size, st.st_mtime)
+    return there.st_mtime > st.st_mtime
 
 
-def _no_records(source: str, malformed: int) -> ValueError:
+def _no_records(source: str, lines: int) -> ValueError:
     from remem.engine.chats import NotAConversation
 
-    what, others = _EXPECTED[source]
     # No path here: ingest puts it in front of every error it reports.
     return NotAConversation(
-        f"no records found ({malformed} unreadable line{'s' if malformed != 1 else ''}); expected "
-        f"{what}, one JSON object per line (another kind of file: pass --source {others})")
+        f"no records found ({lines} unreadable line{'s' if lines != 1 else ''}); expected "
+        f"{_WHAT[source]}, one JSON object per line (another kind of file: pass --source {_OTHERS[source]})")
+
+
+def _not_this_source(found: str, source: str) -> ValueError:
+    from remem.engine.chats import NotAConversation
+
+    return NotAConversation(f"looks like {_WHAT[found]}, not {_WHAT[source]}: pass --source {found}")
 
 
 def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
@@ -198,8 +234,10 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
     file an older version of the detectors read is read again (counted in `reread`) while the
     run's `budget` lasts (none given: always).
 
-    A transcript or rollout with no readable line at all raises NotAConversation and stores
-    no session (nothing is recorded, so it is read again next time)."""
+    A transcript or rollout with no record of its source raises NotAConversation and stores
+    no session (nothing is recorded, so it is read again next time): no readable line at all,
+    or another source's records (guessed from its name, a rollout and a transcript are read
+    as what they are instead). A copy of a session another, longer file tells is `skipped`."""
     if source == "events":
         from remem.engine.events import ingest_events_file
 
@@ -211,33 +249,34 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
     row = _recorded(store, key)
     if row is not None and row["mtime"] == st.st_mtime and row["size"] == st.st_size \
             and not (source == "chats" and _stored_as_older_gemini_id(row, path)) \
-            and not (source_given and row["source"] != source):
+            and not _stored_as_another_source(row, path, source, source_given):
         if not _read_by_older_detectors(row) or (budget is not None and not budget.take(st.st_size)):
             summary["skipped"] += 1
             return
         summary["reread"] += 1  # unchanged, but judged by older detectors: read again
     sessions = _parse(path, source, store)
-    if source == "claude-code" and len(sessions) == 1 and not sessions[0].turns and _looks_like_a_rollout(path):
-        if source_given:  # the person said Claude Code: say what it is instead of storing nothing
-            from remem.engine.chats import NotAConversation
-
-            raise NotAConversation("looks like a Codex rollout, not a Claude Code transcript: "
-                                   "pass --source codex")
-        source = "codex"  # guessed from its name (not rollout-*): read as what it holds
-        sessions = _parse(path, source, store)
-    if source in _EXPECTED and len(sessions) == 1 and _nothing_readable(path, source, sessions[0]):
-        raise _no_records(source, sessions[0].malformed_lines)
-    summary["files"] += 1
+    if source in _OTHERS and len(sessions) == 1 and not sessions[0].turns:
+        found, lines = _lines_are(path, source)
+        if found is None and lines:  # `echo garbage > g.jsonl`: no transcript at all
+            raise _no_records(source, lines)
+        if found not in (source, None):
+            if source_given or found not in _OTHERS:  # say what it is instead of storing nothing
+                raise _not_this_source(found, source)
+            source = found  # guessed from its name: read as what it holds
+            sessions = _parse(path, source, store)
+    told_elsewhere = 0
     for i, session in enumerate(sessions):
         summary["malformed_lines"] += session.malformed_lines
         if source == "chats":
             session.path = f"{name}#{i}"
             session.id = _stored_chat_id(store, session, path) or session.id
-            if _held_by_a_newer_file(store, session.id, name, st.st_mtime):
-                continue  # the same conversation in a newer export: that one tells it
-            _take_over_older_ids(store, session)
         else:
             session.path = name
+        if _held_by_a_newer_file(store, session.id, name, st, grows=source != "chats"):
+            told_elsewhere += 1
+            continue  # the same conversation in a newer export, a longer copy: that one tells it
+        if source == "chats":
+            _take_over_older_ids(store, session)
         size = st.st_size
         if session.torn_tail:
             # Record only the complete lines, so the file differs next time and is read again.
@@ -249,6 +288,17 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
             summary["sessions"] += 1
         summary["episodes"] += result["added"]
         _merge_counts(summary, result["by_kind"])
+    # Every conversation it holds told by another file: it adds nothing, as an unchanged file.
+    summary["skipped" if sessions and told_elsewhere == len(sessions) else "files"] += 1
+
+
+def _stored_as_another_source(row: dict[str, Any], path: Path, source: str, source_given: bool) -> bool:
+    """The file's row names another source than the one it is read as now: the source named
+    (--source) reads it again as that; a guess from its name does when its first lines are no
+    records of the row's source (a Claude Code transcript once named as a Codex rollout)."""
+    if row["source"] == source:
+        return False
+    return source_given or _lines_are(path, row["source"], head=_SNIFF_LINES)[0] != row["source"]
 
 
 # --------------------------------------------------------------------------- chat ids carried over
@@ -269,19 +319,6 @@ def _stored_chat_id(store: Store, session: Session, path: Path) -> str | None:
                 and _same_opening(store, old, session):
             return old
     return None
-
-
-def _held_by_a_newer_file(store: Store, session_id: str, name: str, mtime: float) -> bool:
-    """Whether another file, newer than this one and still there, holds this conversation (two
-    exports of one ChatGPT or Claude.ai conversation, named by its id): the newer one tells it,
-    so the two are not read in turn, each replacing what the other stored, at every ingest."""
-    row = store.one("SELECT path FROM sessions WHERE id = ?", (session_id,))
-    if row is None or not row["path"] or str(row["path"]).rsplit("#", 1)[0] == name:
-        return False
-    try:
-        return Path(str(row["path"]).rsplit("#", 1)[0]).stat().st_mtime > mtime
-    except OSError:
-        return False  # gone (or unreadable): this file tells it now
 
 
 def _take_over_older_ids(store: Store, session: Session) -> None:

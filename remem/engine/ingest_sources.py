@@ -51,12 +51,12 @@ def _gemini_sessions_in(folder: Path) -> list[Path]:
     return []
 
 
-def _default_files() -> list[tuple[Path, str]]:
+def _default_files(unreadable: list[tuple[Path, OSError]] | None = None) -> list[tuple[Path, str]]:
     from remem.engine.codex import find_rollouts
     from remem.engine.transcripts import project_files
 
     claude, codex, gemini, _inbox = default_places()
-    found = [(p, "claude-code") for p in project_files(claude)]
+    found = [(p, "claude-code") for p in project_files(claude, unreadable)]
     try:
         found.extend((p, "codex") for p in find_rollouts(codex))
     except OSError:
@@ -76,8 +76,11 @@ def _guess_source(path: Path) -> str:
     return "claude-code"
 
 
-def _files_under(folder: Path, source: str | None) -> list[Path]:
-    """The transcript files a folder holds for a source (subagent folders never)."""
+def _files_under(folder: Path, source: str | None,
+                 unreadable: list[tuple[Path, OSError]] | None = None) -> list[Path]:
+    """The transcript files a folder holds for a source (subagent folders never). OSError when
+    the folder itself cannot be listed; its project folders that cannot be are added to
+    `unreadable`."""
     resolved = folder.resolve()
     codex_home = paths_mod.codex_home().resolve()
     if source == "codex" or (source is None and (resolved == codex_home or codex_home in resolved.parents)):
@@ -91,16 +94,20 @@ def _files_under(folder: Path, source: str | None) -> list[Path]:
             return gemini
     if source == "chats":
         return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
-    if source == "events":
-        return sorted(folder.glob("*.jsonl"))
-    from remem.engine.transcripts import project_files
+    from remem.engine.transcripts import jsonl_files, project_files
 
-    # A Claude home, its projects folder, one project folder, or any folder of transcripts.
+    files = jsonl_files(folder)  # listed first: a folder that cannot be is said by its name
+    if source == "events":
+        return sorted(files)
+    # A Claude home or its projects folder (one holding no transcript of its own: a copy of
+    # it under another name): the top level of each project. One project folder, or any
+    # folder of transcripts: its own files, never its subfolders (subagents/, memory/).
     claude_home = (folder / "projects").is_dir()
     if claude_home:
         folder = folder / "projects"
-    files = [p for p in folder.glob("*.jsonl") if p.is_file()]
-    files.extend(project_files(folder))
+        files = jsonl_files(folder)
+    if claude_home or folder.name == "projects" or not files:
+        files.extend(project_files(folder, unreadable))
     if source is None:
         # Guessed from each name, as for files named one by one: a folder of chat exports
         # (top level only: a Claude home's own *.json are settings) and Codex rollouts kept

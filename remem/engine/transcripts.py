@@ -19,6 +19,7 @@ and skipped; the lines around it are kept.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -29,6 +30,10 @@ from remem.engine.text import content_text  # re-exported: a message's text, "te
 from remem.engine.toolresult import TOOL_USE_ERRORS, permission_not_granted, scrub_surrogates
 
 SOURCE = "claude-code"
+# The record types Claude Code writes (only user and assistant records are read): what tells
+# a transcript from another kind of JSONL file.
+RECORD_TYPES = ("user", "assistant", "system", "summary", "progress", "file-history-snapshot",
+                "queue-operation")
 
 # What the harness writes in the person's name, never their own words, as tagged blocks before,
 # after or between them: slash commands and their output, `!` shell mode, reminders, hook output,
@@ -67,10 +72,13 @@ _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 
 # --------------------------------------------------------------------------- files
 
-def project_files(root: Path | None = None) -> list[Path]:
+def project_files(root: Path | None = None,
+                  unreadable: list[tuple[Path, OSError]] | None = None) -> list[Path]:
     """Every top-level `*.jsonl` under every project folder, oldest first.
 
-    Subfolders of a project (`subagents/`, `memory/`, tool-result caches) are never read.
+    Subfolders of a project (`subagents/`, `memory/`, tool-result caches) are never read. A
+    folder that cannot be listed (its permissions) is added to `unreadable`, with why; a
+    projects folder that is not there holds nothing.
     """
     from remem import paths
 
@@ -78,14 +86,27 @@ def project_files(root: Path | None = None) -> list[Path]:
     found: list[Path] = []
     try:
         projects = [p for p in root.iterdir() if p.is_dir()]
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         return []
+    except OSError as exc:
+        projects = []
+        if unreadable is not None:
+            unreadable.append((root, exc))
     for project in projects:
         try:
-            found.extend(p for p in project.glob("*.jsonl") if p.is_file())
-        except OSError:
-            continue
+            found.extend(jsonl_files(project))
+        except OSError as exc:
+            if unreadable is not None:
+                unreadable.append((project, exc))
     return sorted(found, key=_mtime_key)
+
+
+def jsonl_files(folder: Path) -> list[Path]:
+    """The `*.jsonl` files a folder holds itself. OSError (naming the folder) when it cannot
+    be listed: a folder the person may not read is said, not taken for an empty one."""
+    with os.scandir(folder) as entries:
+        return [Path(e.path) for e in entries
+                if e.name.endswith(".jsonl") and not e.name.startswith(".") and e.is_file()]
 
 
 def _mtime_key(path: Path) -> tuple[float, str]:
@@ -360,7 +381,9 @@ _BAD = object()
 def _loads(line: bytes | str) -> Any:
     try:
         return json.loads(line)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+    except UnicodeDecodeError:  # a byte that is no UTF-8 (a latin-1 é): replaced, the record kept
+        return _loads(line.decode("utf-8", "replace")) if isinstance(line, bytes) else _BAD
+    except (ValueError, RecursionError):
         return _BAD
 
 
