@@ -119,7 +119,7 @@ def test_a_correction_taking_back_a_lesson_is_not_joined_to_it_and_the_lesson_le
     assert [r["id"] for r in measure.repeats(store, "correction") if r["lesson"] == uv["id"] and r["repeat"]] == ["u3"]
     assert taken["events"]["contradicted"] == [
         {"old": uv["id"], "new": pip["id"], "in": SHOP, "by": "p1", "how": "narrowed"}]
-    assert "contradicted" not in again["events"]
+    assert again["events"]["contradicted"] == []
     [line] = _block(paths.morning_path().read_text(), "Contradicted")
     assert line.startswith(f"- Use uv not pip. ({uv['id']}) — taken back in {SHOP} by: ") and pip["text"] in line
     assert line.endswith(f"it applies only in {NOTES} now"), line
@@ -181,7 +181,7 @@ def test_lessons_pointing_opposite_ways_in_two_projects_never_merge_nor_confirm_
         store.put_episodes([_said("p1", "no, use pip not uv", 2, INFRA)])
         summary = run(store)
     assert [(l["cwd"], l["sources"]) for l in _active(store)] == [(NOTES, '["u1"]'), (INFRA, '["p1"]')]
-    assert summary["passes"]["merge"]["aliased"] == 0 and "contradicted" not in summary["events"]
+    assert summary["passes"]["merge"]["aliased"] == 0 and summary["events"]["contradicted"] == []
     # The notes lesson does not apply in infra: it stands, and its prediction waits for its like.
     assert store.rows("SELECT outcome FROM predictions WHERE lesson_id = ?", (uv["id"],)) == [{"outcome": None}]
 
@@ -194,7 +194,7 @@ def test_the_same_uv_correction_in_five_wordings_is_one_lesson(store):
     with clock.frozen(_at(DAY)):
         for n, (text, cwd) in enumerate(said):
             store.put_episodes([_said(f"w{n}", text, 2 * n, cwd)])
-            assert "contradicted" not in run(store)["events"]
+            assert run(store)["events"]["contradicted"] == []
             clock.advance(days=2)
     [lesson] = _active(store)
     assert lesson["sources"] == '["w0","w1","w2","w3","w4"]' and lesson["cwd"] is None

@@ -247,19 +247,21 @@ def test_a_failed_edit_is_named_by_its_tool_not_by_one_projects_path():
     assert lesson_text.draft("error", sources[::-1], 1) == lesson
 
 
-@pytest.mark.parametrize("title, gist, lesson", [
+@pytest.mark.parametrize("title, gist, told, called", [
     ("Build failed: missing env var STRIPE_KEY", "Note: set STRIPE_KEY before npm run build",
+     # told: a note is no command ("set STRIPE_KEY before npm run build" does not read as one)
+     "Avoid repeating this error: Build failed: missing env var STRIPE_KEY.",
      "`set STRIPE_KEY before npm run build` failed here (missing env var STRIPE_KEY); find out why before "
      "running it again."),
     ("Deploy timed out: helm upgrade hung", "Context: helm upgrade --install api ./chart",
      "`helm upgrade --install api ./chart` failed here (timed out: helm upgrade hung); give it more time "
-     "or a smaller scope."),
+     "or a smaller scope.", None),
 ])
-def test_an_error_no_tool_call_made_is_named_by_its_command_not_by_its_label(title, gist, lesson):
+def test_an_error_no_tool_call_made_is_named_by_its_command_not_by_its_label(title, gist, told, called):
     """Only a failed tool call's gist starts with its tool ("Edit: …", tagged `tool:edit`): the
     label of an error a person told was taken for a tool ("`Note` failed here")."""
-    assert lesson_text.draft("error", [{"title": title, "gist": gist}]) == lesson
-    assert lesson_text.draft("error", [{"title": title, "gist": gist, "tool": "bash"}]) == lesson
+    assert lesson_text.draft("error", [{"title": title, "gist": gist}]) == told
+    assert lesson_text.draft("error", [{"title": title, "gist": gist, "tool": "bash"}]) == (called or told)
 
 
 def test_a_lesson_about_a_fix_keeps_its_code_span_closed_and_what_is_missing():

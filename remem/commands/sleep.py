@@ -145,10 +145,12 @@ def register(app: typer.Typer) -> None:
             if folder:
                 print(f"no {'' if status == 'all' else status + ' '}lessons{f' of kind {kind}' if kind else ''} "
                       f"apply in {safe(folder)}; without --project every project's are listed")
-            elif status != "active" or kind:
-                print(f"no {'' if status == 'all' else status + ' '}lessons{f' of kind {kind}' if kind else ''}; "
+            elif status == "all" and kind:
+                print(f"no lessons of kind {kind}; without --kind every kind is listed")
+            elif status not in ("active", "all") or kind:
+                print(f"no {status} lessons{f' of kind {kind}' if kind else ''}; "
                       "`remem lessons list --status all` shows every lesson")
-            else:
+            else:  # no active lesson, or none at all: why, and what waits
                 print(_no_lessons_yet())
             return
         # A received lesson says who sent it after its words, not in a column of its own: in

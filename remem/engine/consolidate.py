@@ -8,7 +8,11 @@ pending one like them) cluster into a new lesson. Errors only meet errors of the
 (`ModuleNotFoundError` never joins `FileNotFoundError`, however close the words); the
 lessons pass gives every error its class in one form (detect's names, e.g. module_not_found),
 with what failed: the command its call ran, or the module or command found missing
-(lessons_pass._with_what), since two error outputs share most of their words.
+(lessons_pass._with_what), since two error outputs share most of their words. Corrections
+meet only corrections about the same known programs (`programs_named`, `same_programs`): "use
+pnpm" joins "Use pnpm, not npm", but "Use yarn, not npm" never does, nor does "use ruff for
+linting" meet a correction naming no program ("use black for formatting"), however close the
+words; each would be lost in a lesson that speaks for the other.
 
 A correction never meets a lesson or a pending correction that points the other way (its
 stance contradicts theirs: contradiction.py): "don't use uv anymore" is about what "use uv,
@@ -29,6 +33,7 @@ from typing import Generator, Sequence
 import numpy as np
 
 from remem.engine.contradiction import Directions, Stance, contradicts
+from remem.engine.programs import program_base, program_names
 
 CONSOLIDATED_KINDS = ("correction", "error", "surprise")
 MUST_REPEAT = ("error", "surprise")
@@ -49,6 +54,23 @@ def error_class(text: str) -> str:
     return ""
 
 
+Names = frozenset[str]
+NONE: Names = frozenset()
+
+
+def programs_named(text: str) -> Names:
+    """The known programs a correction names (programs.program_names, versions dropped: pip3
+    is pip): "Use pnpm, not npm" -> {npm, pnpm}."""
+    return frozenset(program_base(name) for name in program_names(text or ""))
+
+
+def same_programs(a: Names, b: Names) -> bool:
+    """Whether two corrections (or a correction and a lesson: the programs all its sources
+    name) may meet: both name no program, or both do and one names all the other names ("use
+    pnpm" and "Use pnpm, not npm"; not "Use yarn, not npm" and "Use pnpm, not npm")."""
+    return bool(a) == bool(b) and (a <= b or b <= a)
+
+
 @dataclass
 class Group:
     """A lesson being built or extended: its members (episode ids) and the sum of their vectors."""
@@ -60,6 +82,7 @@ class Group:
     added: list[str] = field(default_factory=list)  # members added in this run
     stand_in: int = 0  # 1 when the lesson's own vector (in `total`) stands for its gone sources
     stance: Stance | None = None  # which way its lesson points (contradiction.stance), if known
+    names: Names = NONE  # the programs its corrections name (`programs_named`), all together
 
     @property
     def n(self) -> int:
@@ -85,8 +108,13 @@ def consolidate_kind(
     cut: float,
     pool_stances: Sequence[Stance | None] | None = None,
     new_stances: Sequence[Stance | None] | None = None,
+    pool_names: Sequence[Names] | None = None,
+    new_names: Sequence[Names] | None = None,
 ) -> Generator[int, None, Outcome]:
     """Add the new episodes (time order) to `groups`, in place; yields how many are done.
+    Episodes meet only their own class (errors: `error_class`); the programs each names
+    (`programs_named`; none: every episode that is no correction in words) keep it from
+    joining a group, or clustering with a pending episode, about other programs (`same_programs`).
     The stances (contradiction.stance of each episode's words; None: unknown) keep an episode
     from joining a group, or clustering with a pending episode, that points the other way; a
     group without a stance takes that of its first member with one."""
@@ -103,6 +131,8 @@ def consolidate_kind(
     p_alive = np.ones(len(p_ids), dtype=bool)
     p_st: list[Stance | None] = list(pool_stances) if pool_stances is not None else [None] * len(p_ids)
     new_st: Sequence[Stance | None] = new_stances if new_stances is not None else [None] * len(new_ids)
+    p_nm: list[Names] = list(pool_names) if pool_names is not None else [NONE] * len(p_ids)
+    new_nm: Sequence[Names] = new_names if new_names is not None else [NONE] * len(new_ids)
     # Groups by their stance, the only ones an episode with a stance may contradict.
     polar = Directions()
     for g, group in enumerate(groups):
@@ -115,6 +145,7 @@ def consolidate_kind(
         ids = new_ids[start:start + BLOCK]
         cls = new_classes[start:start + BLOCK]
         sts = new_st[start:start + BLOCK]
+        nms = new_nm[start:start + BLOCK]
         B = len(ids)
         L0 = len(groups)
         S = np.stack([g.total for g in groups]).astype(np.float32) if L0 else np.zeros((0, dim), np.float32)
@@ -148,7 +179,10 @@ def consolidate_kind(
             for g in polar.against(sts[i]):
                 means[g] = -1.0
             best = int(np.argmax(means)) if L else -1
+            if best >= 0 and means[best] >= cut and not same_programs(nms[i], groups[best].names):
+                best = _best_about(means, cut, nms[i], groups)
             if best >= 0 and means[best] >= cut:
+                groups[best].names = groups[best].names | nms[i]
                 if groups[best].stance is None and sts[i] is not None:
                     # Its first member with a direction sets the group's: the other way never joins.
                     groups[best].stance = sts[i]
@@ -165,6 +199,7 @@ def consolidate_kind(
                 old_hits: list[int] = []
                 blk_hits: list[int] = [i]
                 pointed = sts[i]
+                named = nms[i]
             else:
                 # Errors and surprises: cluster with the pending episodes like this one.
                 old_hits = [int(q) for q in np.nonzero(p_alive & (C[i] >= cut))[0]] if len(p_ids) else []
@@ -175,12 +210,15 @@ def consolidate_kind(
                 # Those pointing the way it points, or the first direction among them.
                 old_hits, pointed = _agreeing(sts[i], old_hits, p_st)
                 blk_hits, pointed = _agreeing(pointed, blk_hits, sts)
+                old_hits, named = _about(nms[i], old_hits, p_nm)
+                blk_hits, named = _about(named, blk_hits, nms)
                 if not old_hits and not blk_hits:
                     block_pool.append(i)
                     continue
                 blk_hits = blk_hits + [i]
                 members = [p_ids[q] for q in old_hits] + [ids[j] for j in blk_hits]
-            groups.append(Group(None, members, np.zeros(dim, np.float32), cls[i], list(members), stance=pointed))
+            groups.append(Group(None, members, np.zeros(dim, np.float32), cls[i], list(members), stance=pointed,
+                                names=named))
             gi = L
             polar.add(gi, pointed)
             counts[gi] = len(members)
@@ -205,12 +243,14 @@ def consolidate_kind(
             p_ids += [ids[j] for j in block_pool]
             p_cls += [cls[j] for j in block_pool]
             p_st += [sts[j] for j in block_pool]
+            p_nm += [nms[j] for j in block_pool]
             p_vec = np.vstack([p_vec, X[block_pool]]) if len(p_vec) else X[block_pool].copy()
             p_alive = np.concatenate([p_alive, np.ones(len(block_pool), dtype=bool)])
         if (~p_alive).sum() > 1024:
             p_ids = [p for p, a in zip(p_ids, p_alive) if a]
             p_cls = [c for c, a in zip(p_cls, p_alive) if a]
             p_st = [t for t, a in zip(p_st, p_alive) if a]
+            p_nm = [m for m, a in zip(p_nm, p_alive) if a]
             p_vec = p_vec[p_alive]
             p_alive = np.ones(len(p_ids), dtype=bool)
         yield min(start + BLOCK, len(new_ids))
@@ -232,6 +272,27 @@ def _agreeing(pointed: Stance | None, hits: list[int], stances: Sequence[Stance 
     return kept, pointed
 
 
+def _best_about(means: np.ndarray, cut: float, names: Names, groups: list[Group]) -> int:
+    """The group with the highest mean (ties: the first) of those at the cut or above that are
+    about the programs `names` are (`same_programs`); -1 when none is."""
+    at_cut = np.nonzero(means >= cut)[0]
+    for g in at_cut[np.argsort(-means[at_cut], kind="stable")].tolist():
+        if same_programs(names, groups[g].names):
+            return g
+    return -1
+
+
+def _about(names: Names, hits: list[int], hit_names: Sequence[Names]) -> tuple[list[int], Names]:
+    """The hits (in order) about the programs the cluster is about (`same_programs`), and the
+    programs they all name together after them."""
+    kept = []
+    for h in hits:
+        if same_programs(names, hit_names[h]):
+            names = names | hit_names[h]
+            kept.append(h)
+    return kept, names
+
+
 def medoid(vecs: np.ndarray) -> int:
     """The row closest to the group's mean direction (ties: the earliest)."""
     if len(vecs) <= 2:
@@ -243,10 +304,12 @@ def medoid(vecs: np.ndarray) -> int:
 def merge_groups(
     totals: np.ndarray, counts: Sequence[int], cut: float, changed: Sequence[bool],
     classes: Sequence[str] | None = None, apart: Sequence[tuple[int, int]] = (),
+    names: Sequence[Names] | None = None,
 ) -> list[list[int]]:
     """Agglomerate groups whose average linkage is >= cut; only pairs touching a changed group
     are considered (unchanged pairs were already below the cut). Groups of different
-    `classes`, and the pairs in `apart` (lessons that contradict each other), are never put in
+    `classes`, the pairs in `apart` (lessons that contradict each other), and clusters about
+    other programs (`names`: those their corrections name; `same_programs`) are never put in
     one cluster, however close. Returns clusters of indices (each sorted, singletons left out)."""
     n = len(counts)
     if n < 2 or not any(changed):
@@ -257,6 +320,11 @@ def merge_groups(
     members: dict[int, list[int]] = {i: [i] for i in range(n)}
     hot = np.asarray(changed, dtype=bool)
     cls = np.asarray(list(classes)) if classes is not None else None
+    # The programs each cluster's corrections name, one column a program (`same_programs`).
+    vocab = sorted(set().union(*names)) if names is not None else []
+    named = np.zeros((n, len(vocab)), dtype=np.float32)
+    for i, these in enumerate(names or []):
+        named[i, [vocab.index(name) for name in these]] = 1.0
     # Which clusters may not join which (by the index that stands for each cluster).
     kept_apart: dict[int, set[int]] = {}
     for a, b in apart:
@@ -274,6 +342,10 @@ def merge_groups(
         for r, i in enumerate(idx.tolist()):
             if i in kept_apart:
                 link[r, list(kept_apart[i])] = -1.0
+        if vocab:
+            shared, size = named[idx] @ named.T, named.sum(axis=1)
+            mine, theirs = size[idx][:, None], size[None, :]
+            link[((mine == 0) != (theirs == 0)) | ((shared < mine) & (shared < theirs))] = -1.0
         r, col = np.unravel_index(int(np.argmax(link)), link.shape)
         if link[r, col] < cut:
             break
@@ -282,6 +354,7 @@ def merge_groups(
         c[a] += c[b]
         alive[b] = False
         members[a] += members.pop(b)
+        named[a] = np.maximum(named[a], named[b])
         hot[a] = True
         if b in kept_apart:  # the cluster a now holds b's members: it is kept from b's others
             others = kept_apart.pop(b)

@@ -15,20 +15,24 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from remem.engine.programs import AVOID, FAILED_HERE, FIX_LEAD, REFUSAL_LEAD, REFUSED, read_error_lesson
+from remem.engine.programs import (
+    AVOID, FAILED_HERE, FIX_LEAD, REFUSAL_LEAD, REFUSED, SENTENCE_WORDS, read_error_lesson, reads_as_command,
+)
 from remem.engine.redaction import _redacted, redact_secrets
 from remem.engine.shell_words import SHELL_TOOLS, command_words
 
 MAX_CHARS = 200
 ERROR_CHARS = 160  # an error line carries paths and output: keep the lesson to its gist
 # Words that only soften or introduce what follows: always taken off.
-_SOFT = (r"hmm+|um+|uh+|ugh|actually|sorry|again|ok(?:ay)?|so|well|hey|i said|i told you|as i said|"
-         r"like i said|i already said|please|pls")
+_SOFT = (r"hmm+|um+|uh+|ugh|actually|sorry|again|ok(?:ay)?|so|well|hey|"
+         r"(?:as |like )?i(?:'ve| have)? (?:already )?(?:said|told you)(?: (?:already|before|twice))?|"
+         r"please|pls")
 # Words that carry the meaning when a sentence goes on from them ("no emojis", "stop adding
 # comments", "wait for CI"): taken off only as an interjection, i.e. followed by a comma, a
 # period, a dash, "!", "?" or nothing ("no, use pnpm", "Stop!").
 _BLUNT = (r"no+|nope|nah|stop|wait|hold on|wrong|that's wrong|that is wrong|not like that|"
-          r"don't do that")
+          r"don't do that|(?:that's |that is )?not (?:it|right|that)|that's incorrect|that is incorrect|"
+          r"(?:that's |that is )?not what i (?:asked|meant|wanted)(?: for)?")
 _INTERJECTION_END = r"(?=\s*(?:[,.!?:;…—–]|-(?!\w)|$))"
 _FILLER = re.compile(
     rf"^(?:(?:{_SOFT})(?![\w'’]|-\w)|(?:{_BLUNT})(?:\s+(?:{_BLUNT}))*\b{_INTERJECTION_END})"
@@ -59,8 +63,31 @@ def clip(text: str, limit: int = MAX_CHARS) -> str:
     return cut.rstrip(",;:") + "…"
 
 
+# Quotes around a whole text, each with the quotes inside it that would end it early (an
+# apostrophe between letters, "don't", does not end a single-quoted text).
+_ENCLOSED = {('"', '"'): re.compile('"'), ("“", "”"): re.compile("[“”]"),
+             ("'", "'"): re.compile(r"(?<![A-Za-z])'|'(?![A-Za-z])")}
+
+
+def _unquoted(text: str) -> str:
+    """The text without the quotes that enclose all of it ("'use pnpm'"), or a double quote
+    at one end that nothing else in it closes or opens; a quote that ends what another in it
+    opened ("No module named 'requests'") stays."""
+    while len(text) > 1:
+        inside = _ENCLOSED.get((text[0], text[-1]))
+        if inside is None or inside.search(text, 1, len(text) - 1):
+            break
+        text = text[1:-1].strip()
+    double = re.compile('["“”]')
+    if text[:1] in '"“' and not double.search(text, 1):
+        text = text[1:].strip()
+    if text[-1:] in '"”' and not double.search(text, 0, len(text) - 1):
+        text = text[:-1].strip()
+    return text
+
+
 def _finish(text: str) -> str:
-    text = text.strip().strip("\"'“”")
+    text = _unquoted(text.strip())
     if len(text) > 1 and text[0] == text[-1] == "`" and text.count("`") == 2:
         text = text[1:-1]  # one code span around it all; a backtick that closes a span stays
     if not text:
@@ -94,6 +121,13 @@ def imperative(words: str) -> str:
     return _finish(clip(out or text))
 
 
+def says_nothing(words: str) -> bool:
+    """Whether a correction's words leave nothing to learn once its filler is off: pushback
+    that says only that something was wrong ("No, that's wrong.", "no, that's not it"). It
+    makes no lesson: primed to an agent, it would tell it nothing."""
+    return not imperative(words)
+
+
 def find_fix(episode: dict[str, Any]) -> str:
     """The fix recorded with an error episode ('fix: …' in its gist or detail), or ''."""
     for field in ("gist", "detail"):
@@ -123,24 +157,34 @@ _SHELL_PREFIX = re.compile(r"^(?:/bin/)?(?:ba|z)?sh: (?:line …: )?")
 def _error_from_call(episode: dict[str, Any]) -> str:
     """'`<command>` failed here (<label>: <detail>); <advice>.' for a detected tool failure, or ''.
 
-    The command is what the gist's first line names: for an episode of a failed tool call
-    (`episode["tool"]`, from its tag `tool:<name>`) that line is "<Tool>: <input>". A shell call
+    For an episode of a failed tool call (`episode["tool"]`, from its tag `tool:<name>`) the
+    command is what the gist's first line names: that line is "<Tool>: <input>". A shell call
     is named by its command; any other tool by its own name ("`Edit` failed here"): what it
     touched (a file's absolute path, a URL, a pattern) says where it failed, not what to avoid,
     and a path names one project's folder while the lesson may hold in several. Paths inside
-    the episode's project are written relative to it for the same reason. Any other error's
-    first line is its command, after a label if it has one ("Context: helm upgrade …")."""
+    the episode's project are written relative to it for the same reason. Any other error (one
+    a person or another program told) is named by the command its title starts with ("make
+    deploy failed: …"), else by its gist's first line, after a label if it has one ("Context:
+    helm upgrade …"), when that reads as a command; else it has no command (''): its output
+    ("deploy.sh: line 12: AWS_PROFILE: unbound variable") is no command to avoid."""
     title = " ".join((episode.get("title") or "").split())
-    call = ((episode.get("gist") or "").splitlines() or [""])[0].strip()
+    first = ((episode.get("gist") or "").splitlines() or [""])[0].strip()
     label = next((lab for lab in _ADVICE if f" {lab}:" in title or title.endswith(f" {lab}")), "")
-    if not label or not call:
-        return ""
-    tool, named, arg = call.partition(": ")
-    if named and tool.lower() == str(episode.get("tool") or "").lower() and tool.lower() not in SHELL_TOOLS:
-        command = tool
-    else:
-        command = arg if named else call
     detail = title.split(": ", 1)[1] if ": " in title else ""
+    if not label:
+        return ""
+    if episode.get("tool"):
+        tool, named, arg = first.partition(": ")
+        if named and tool.lower() == str(episode["tool"]).lower() and tool.lower() not in SHELL_TOOLS:
+            command = tool
+        else:
+            command = arg if named else first
+    else:
+        command = _told_command(title[:title.find(f" {label}")], first)
+        if not detail and first.startswith(f"{title}: "):  # "npm run build failed: Cannot find …"
+            detail = first[len(title) + 2:]
+    if not command:
+        return ""
     # A test runner's line ("ERROR tests/t.py::test_x - redis.ConnectionError: …"): its end
     # says what went wrong; a dash with no words after it says nothing.
     detail = next((part for part in reversed(detail.split(" - ")) if re.search(r"\w", part)), detail)
@@ -158,6 +202,20 @@ def _error_from_call(episode: dict[str, Any]) -> str:
 
 
 _HOW_CHARS = 90  # what went wrong, in a lesson about a failed call
+_TYPED = re.compile(r"[a-z][a-z0-9._+/-]*(?: [a-z0-9][a-z0-9._:@+/=-]*){1,3}")
+
+
+def _told_command(head: str, first: str) -> str:
+    """The command an error no tool call made names: the head of its title, before how it
+    failed, when it is written as a command ("make deploy", "npm run build": as typed, in
+    lower case, two to four words, none of a sentence's); else its gist's first line (after a
+    label: "Context: helm upgrade …") when that reads as one; else ''."""
+    words = head.split()
+    if reads_as_command(head) or (_TYPED.fullmatch(head) and not SENTENCE_WORDS.intersection(words)):
+        return head
+    _, named, said = first.partition(": ")
+    said = (said if named else first).strip()
+    return said if said and reads_as_command(said) else ""
 
 
 def _in_project(text: str, cwd: Any) -> str:
@@ -223,7 +281,10 @@ def _draft(kind: str, episodes: Sequence[dict[str, Any]], representative: int) -
         words = person_words(rep)
         if words.lower().startswith("refused "):  # a refused call the person gave no words for
             return _refused(words[len("refused "):], rep.get("cwd"))
-        return imperative(words) or _finish(clip(rep.get("title") or "a correction"))
+        # The lessons pass keeps a correction that says nothing out of every lesson; were one
+        # the most typical of a group, another member's words are the lesson.
+        said = (imperative(person_words(e)) for e in (rep, *episodes))
+        return next((text for text in said if text), "") or _finish(clip(rep.get("title") or "a correction"))
     if kind == "error":
         from remem.engine.consolidate import error_class
 

@@ -122,14 +122,21 @@ def lesson_named(store: Store, given: str) -> dict[str, Any] | None:
 
 
 def _by_prefix(store: Store, prefix: str) -> dict[str, Any] | None:
-    # substr, not LIKE: `%` and `_` in what a person typed are no wildcards. Two matches are an
-    # error, never a guess: `remem lessons veto` must not veto the wrong lesson.
+    """The lesson whose id, or a merged-away id of which, starts with `prefix` (the theme, for a
+    merged-away one). substr, not LIKE: `%` and `_` in what a person typed are no wildcards.
+    Two lessons matched are an error, never a guess: `remem lessons veto` must not veto the
+    wrong lesson (ids that lead to one lesson, its own and its aliases', are one match)."""
     rows = store.rows("SELECT * FROM lessons WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 2",
                       (len(prefix), prefix))
-    if len(rows) > 1:
-        raise RememError(f"ambiguous id {prefix!r}: matches {rows[0]['id']} and {rows[1]['id']}; "
-                         "give more characters")
-    return rows[0] if rows else None
+    aliases = store.rows("SELECT old, new FROM aliases WHERE substr(old, 1, ?) = ? ORDER BY old LIMIT 2",
+                         (len(prefix), prefix))
+    named = {r["id"]: r["id"] for r in rows} | {a["old"]: a["new"] for a in aliases}
+    if len(set(named.values())) > 1:
+        first, second = sorted(named)[:2]
+        raise RememError(f"ambiguous id {prefix!r}: matches {first} and {second}; give more characters")
+    if rows:
+        return rows[0]
+    return store.one("SELECT * FROM lessons WHERE id = ?", (aliases[0]["new"],)) if aliases else None
 
 
 def list_lessons(

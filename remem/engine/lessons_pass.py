@@ -6,7 +6,8 @@ correction follow the rules of errors instead — they must repeat — because o
 ambiguous and a wrong lesson costs more than a late one: a refused tool call the person gave
 no words for (it only meets refusals of the same kind of call), and an interrupt followed by a
 plain instruction, which detect tags `unconfirmed` (it meets any correction like it: another
-unconfirmed one, or a correction in words, whose lesson it joins). A lesson's sources are
+unconfirmed one, or a correction in words, whose lesson it joins). Corrections meet only those
+about the same known programs (consolidate.same_programs). A lesson's sources are
 episode ids in time order; seen is how many; strength grows by one per source. A
 correction never joins a lesson it contradicts (contradiction.py), nor does anything join a
 lesson a later correction superseded; after the corrections are placed, each that takes an
@@ -16,7 +17,8 @@ leaves out the sources taken back so (`_cwds`).
 merge: lessons of one kind whose sources mean the same (average linkage >= the cut) become
 one theme: a lesson whose text was rewritten (a person's edit) first, else the one with the
 most sources. The others become aliases (aliases table, with their created time kept) and
-their open predictions move to the theme. Two corrections that contradict never merge.
+their open predictions move to the theme. Two corrections that contradict never merge, nor
+two about other programs.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ import numpy as np
 
 from remem.engine import clock, contradiction, lesson_text
 from remem.engine.consolidate import (
-    CONSOLIDATED_KINDS, MUST_REPEAT, Group, Outcome, as_matrix, consolidate_kind, error_class,
-    medoid, merge_groups,
+    CONSOLIDATED_KINDS, MUST_REPEAT, NONE, Group, Names, Outcome, as_matrix, consolidate_kind,
+    error_class, medoid, merge_groups, programs_named,
 )
 from remem.engine.detect_corrections import refused_call_kind
 from remem.engine.detect_errors import CLASS_OF_LABEL, ERROR_CLASSES, missing_name
@@ -106,12 +108,14 @@ _WAIT_NAMES = {  # reason: (one, many, what must come again)
 
 def waiting(store: Store, cfg: dict[str, Any] | None = None, watermark: int | None = None) -> dict[str, int]:
     """What makes no lesson yet, and why: {errors, surprises, refusals, unconfirmed, total,
-    next_sleep}.
+    next_sleep; unclear when some are}.
 
     The four reasons count episodes the lessons pass has read (seq <= watermark) that are in
     no lesson and must be seen again: errors and stated surprises, refused tool calls the
     person gave no words for, and plain instructions after an interrupt (`total` is their
-    sum). A correction in words never waits: it makes a lesson at once. `next_sleep` counts
+    sum). A correction in words never waits: it makes a lesson at once, unless it says only
+    that something was wrong ("No, that's wrong."): those read make no lesson at all
+    (`unclear`, not in `total`: seeing one again teaches nothing either). `next_sleep` counts
     the learnable episodes the next sleep's lessons pass reads as new (stored since the last
     one, or archived by hand and restored since). watermark: the last episode seq the lessons
     pass read; None reads it from the last finished sleep. Archived-by-hand episodes are left
@@ -128,16 +132,17 @@ def waiting(store: Store, cfg: dict[str, Any] | None = None, watermark: int | No
     for row in store.rows("SELECT sources FROM lessons WHERE status != 'candidate'"):
         held.update(s for s in loads_list(row["sources"]) if isinstance(s, str))
     kinds = ",".join(f"'{k}'" for k in CONSOLIDATED_KINDS)
-    out = {reason: 0 for reason in WAIT_REASONS}
+    out = {reason: 0 for reason in (*WAIT_REASONS, "unclear")}
     out["next_sleep"] = 0
     for row in store.rows(
-        f"SELECT id, seq, kind, {_WORDLESS} AS wordless, {_UNCONFIRMED} AS unconfirmed FROM episodes "
-        f"WHERE kind IN ({kinds}) AND {_LEARNABLE}", (faded_below,)
+        f"SELECT id, seq, kind, gist, title, {_WORDLESS} AS wordless, {_UNCONFIRMED} AS unconfirmed "
+        f"FROM episodes WHERE kind IN ({kinds}) AND {_LEARNABLE}", (faded_below,)
     ):
         if row["id"] in held:
             continue
         if row["kind"] == "correction":
-            reason = "refusals" if row["wordless"] else "unconfirmed" if row["unconfirmed"] else None
+            reason = ("refusals" if row["wordless"] else "unclear" if says_nothing(row)
+                      else "unconfirmed" if row["unconfirmed"] else None)
         else:
             reason = row["kind"] + "s"
         if row["seq"] > watermark or reason is None:
@@ -145,6 +150,8 @@ def waiting(store: Store, cfg: dict[str, Any] | None = None, watermark: int | No
         else:
             out[reason] += 1
     out["total"] = sum(out[reason] for reason in WAIT_REASONS)
+    if not out["unclear"]:
+        del out["unclear"]  # a key of its own only when some did
     return out
 
 
@@ -155,10 +162,14 @@ def _plural(n: int, one: str, many: str) -> str:
 def waiting_text(counts: dict[str, int], detail: bool = True) -> str | None:
     """What waits (`waiting`'s counts) in words for people, None when nothing does: how many
     corrections and errors were seen once, the rule that makes them wait, and (detail) each
-    reason."""
+    reason; then how many corrections said nothing to learn from (`unclear`)."""
     total = int(counts.get("total") or 0)
+    unclear = int(counts.get("unclear") or 0)
+    nothing = (f"{_plural(unclear, 'correction', 'corrections')} said only that something was wrong, "
+               f"so {'it makes' if unclear == 1 else 'they make'} no lesson: a lesson needs words "
+               "that say what to do instead.") if unclear else ""
     if not total:
-        return None
+        return nothing or None
     present = [r for r in WAIT_REASONS if counts.get(r)]
     corrections = int(counts.get("refusals") or 0) + int(counts.get("unconfirmed") or 0)
     heads = [_plural(n, one, many) for n, one, many in (
@@ -171,7 +182,7 @@ def waiting_text(counts: dict[str, int], detail: bool = True) -> str | None:
     text = f"{head} {seen}: a lesson needs a second sighting of the same {same} (in this session or another)."
     if detail and (len(present) > 1 or corrections):
         text += " Waiting: " + ", ".join(_plural(int(counts[r]), *_WAIT_NAMES[r][:2]) for r in present) + "."
-    return text
+    return f"{text} {nothing}" if nothing else text
 
 
 def no_lessons_why(counts: dict[str, int] | None, slept: bool, *, detail: bool = True) -> dict[str, str | None]:
@@ -191,6 +202,10 @@ def no_lessons_why(counts: dict[str, int] | None, slept: bool, *, detail: bool =
                else "`remem sleep` learns them from the corrections and errors of your agents' sessions")
         return {"why": why, "run": "remem sleep", "fix": "remem sleep   (turns corrections and errors into lessons)"}
     told = waiting_text(counts, detail=detail)
+    if told and not counts.get("total"):  # only corrections that said nothing to learn from
+        return {"why": told, "run": None,
+                "fix": "nothing to run: lessons come from corrections that say what to do, and from errors, "
+                       "in your agents' sessions"}
     if told:
         where = "" if detail else " (`remem lessons list` says what waits)"
         return {"why": told, "run": None,
@@ -235,7 +250,7 @@ def _klass(row: dict[str, Any]) -> str:
     is one form of its class, whether tagged (`error:ModuleNotFoundError`, stored lower-cased)
     or only named in its title. A wordless refusal's class is the kind of call refused
     (`refused:shell git push`), which no error class shares; every other correction has none
-    (''), so an unconfirmed one meets any correction."""
+    (''), so an unconfirmed one meets any correction (about the same programs: `_names`)."""
     if row.get("wordless"):
         return _refused_klass(row.get("title") or "")
     if row.get("kind") == "correction":
@@ -308,6 +323,16 @@ def _lesson_klass(lesson: dict[str, Any]) -> str:
         if found:
             return _refused_klass("refused " + call.format(*found.groups()))
     return ""
+
+
+def _names(row: dict[str, Any]) -> Names:
+    """The known programs a correction in words names (consolidate.programs_named of the
+    person's words), which keep it from meeting corrections about others; none for a wordless
+    refusal (its class keeps it apart) and for every other kind. Read once per row."""
+    if "_names" not in row:
+        row["_names"] = (programs_named(lesson_text.person_words(row))
+                         if row.get("kind") == "correction" and not row.get("wordless") else NONE)
+    return row["_names"]
 
 
 # Python classes whose name detect's patterns miss, though their message would match.
@@ -396,6 +421,9 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
     total = sum(len(new_idx) for streams in plans.values() for _, _, new_idx, _ in streams)
     yield _progress("lessons", 0, total, f"{total} new episodes to consolidate")
     counts = {"new_episodes": 0, "joined": 0, "created": 0, "pending": 0}
+    # New corrections that said nothing to learn from (`says_nothing`), when there are some.
+    unclear = sum(1 for r in _kind_data(ctx, "correction")[0] if watermark < r["seq"] <= mark
+                  and r["id"] not in consolidated and says_nothing(r))
     existing_ids = {r["id"] for r in store.rows("SELECT id FROM lessons UNION SELECT old FROM aliases")}
     back = contradiction.taken_back(store)
     base = 0
@@ -418,6 +446,7 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
                 [rows[i]["id"] for i in pool_idx], matrix[pool_idx], [_klass(rows[i]) for i in pool_idx],
                 [rows[i]["id"] for i in new_idx], matrix[new_idx], [_klass(rows[i]) for i in new_idx],
                 cut, _stances(rows, pool_idx), _stances(rows, new_idx),
+                [_names(rows[i]) for i in pool_idx], [_names(rows[i]) for i in new_idx],
             ), base, total, kind)
             base += len(new_idx)
             counts["joined"] += outcome.joined
@@ -427,7 +456,7 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
         if kind == "correction":
             contradiction.settle(ctx, placed, rows, index)
     ctx.watermark = mark
-    ctx.counts["lessons"] = counts
+    ctx.counts["lessons"] = {**counts, "unclear": unclear} if unclear else counts
     # What made no lesson and why, for the summary and the people reading it.
     ctx.waiting = waiting(store, ctx.cfg, mark)
 
@@ -455,13 +484,15 @@ def _streams(kind: str, rows: list[dict[str, Any]], consolidated: set[str], wate
     (an interrupt, then a plain instruction), under the rules of errors too; their class is
     that of any correction, so one joins a lesson a correction in words made, even in this
     run. They are read again at every sleep rather than kept in the pool (where only a newcomer
-    can meet them): a correction in words that comes after one of them then confirms it too."""
+    can meet them): a correction in words that comes after one of them then confirms it too.
+    A correction that says only that something was wrong (`says_nothing`) is in none of them."""
     if kind != "correction":
         every = range(len(rows))
         return [(kind, *_split(rows, every, consolidated, watermark, mark, kind in MUST_REPEAT, faded_below), 0)]
     wordless = [i for i, r in enumerate(rows) if r["wordless"]]
-    unconfirmed = [i for i, r in enumerate(rows) if r["unconfirmed"] and not r["wordless"]]
-    said = [i for i, r in enumerate(rows) if not r["wordless"] and not r["unconfirmed"]]
+    worded = [i for i, r in enumerate(rows) if not r["wordless"] and not says_nothing(r)]
+    unconfirmed = [i for i in worded if rows[i]["unconfirmed"]]
+    said = [i for i in worded if not rows[i]["unconfirmed"]]
     _, waiting = _split(rows, unconfirmed, consolidated, watermark, mark, False, faded_below)
     again = sum(1 for i in waiting if rows[i]["seq"] <= watermark)
     return [("error", *_split(rows, wordless, consolidated, watermark, mark, True, faded_below), 0),
@@ -484,6 +515,16 @@ def _split(rows: list[dict[str, Any]], among: Iterable[int], consolidated: set[s
         else:
             new_idx.append(i)
     return pool_idx, new_idx
+
+
+def says_nothing(row: dict[str, Any]) -> bool:
+    """Whether a correction in words says only that something was wrong ("No, that's
+    wrong."; lesson_text.says_nothing): it makes no lesson, joins none, and waits (`unclear`
+    in `waiting`). Read once per row."""
+    if "_says_nothing" not in row:
+        row["_says_nothing"] = (row.get("kind") == "correction" and not row.get("wordless")
+                                and lesson_text.says_nothing(lesson_text.person_words(row)))
+    return row["_says_nothing"]
 
 
 def _stances(rows: list[dict[str, Any]], idx: list[int]) -> list[Any]:
@@ -509,7 +550,8 @@ def _group(lesson: dict[str, Any], srcs: list[str], rows: list[dict[str, Any]],
     members = [s for s in srcs if s in index]
     if members:
         idx = [index[s] for s in members]
-        return Group(lesson["id"], members, matrix[idx].sum(axis=0), _klass(rows[idx[0]]))
+        return Group(lesson["id"], members, matrix[idx].sum(axis=0), _klass(rows[idx[0]]),
+                     names=frozenset().union(*(_names(rows[i]) for i in idx)))
     if lesson.get("origin"):
         return None
     vec = _lesson_vec(lesson, space, matrix.shape[1])
@@ -518,7 +560,8 @@ def _group(lesson: dict[str, Any], srcs: list[str], rows: list[dict[str, Any]],
     kind = lesson.get("kind")
     klass = (_lesson_klass(lesson) if kind == "correction" else _error_lesson_klass(lesson) if kind == "error"
              else _text_klass(lesson["text"]))
-    return Group(lesson["id"], [], vec, klass, stand_in=1)
+    names = programs_named(lesson.get("draft") or lesson["text"]) if kind == "correction" and not klass else NONE
+    return Group(lesson["id"], [], vec, klass, stand_in=1, names=names)
 
 
 def _write_groups(
@@ -624,7 +667,7 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
         if len(lessons) < 2:
             continue
         rows, index, matrix = _kind_data(ctx, kind)
-        live, totals, sizes, classes, changed, stances = [], [], [], [], [], []
+        live, totals, sizes, classes, changed, stances, names = [], [], [], [], [], [], []
         for lesson in lessons:
             srcs = [s for s in loads_list(lesson["sources"]) if isinstance(s, str)]
             group = _group(lesson, srcs, rows, index, matrix, space)
@@ -635,8 +678,10 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
             totals.append(group.total)
             sizes.append(group.n)
             # Errors merge within their class, refusal lessons within the call refused
-            # (`git push` and `git pull` stay apart); worded corrections have class "".
+            # (`git push` and `git pull` stay apart); worded corrections have class "", and
+            # merge only with those about the same programs.
             classes.append(group.klass if kind in ("error", "correction") else "")
+            names.append(group.names)
             changed.append(everything or lesson["id"] in ctx.changed_lessons
                            or (lesson["updated"] or lesson["created"] or "") >= since)
             stances.append(contradiction.stance(lesson["text"]) if kind == "correction" and not group.klass else None)
@@ -644,7 +689,7 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
             continue
         # Lessons that point opposite ways mean the same topic, not the same thing: never one.
         clusters = merge_groups(np.stack(totals), sizes, cut, changed, classes,
-                                contradiction.pairs_apart(stances))
+                                contradiction.pairs_apart(stances), names)
         if clusters:
             _write_merges(ctx, [[live[i] for i in c] for c in clusters], rows, index, counts,
                           contradiction.taken_back(store))

@@ -20,6 +20,8 @@
   `render.index_lines` / `render.index_bytes` (Claude Code reads only a MEMORY.md's start).
   The section is shared: a memory rewrites its own index lines and keeps another memory's
   (those whose file is still there), grouped by memory, so every memory renders the same section.
+  A file whose marker lines the person deleted gets the section appended again, and this
+  memory's own lines left from the old one (its index lines, its heading) are taken out first.
 - `written.json` (in remem's home) lists the files remem wrote. A listed file of an active
   lesson that is gone on the next render was deleted by the person: the lesson is vetoed
   (status 'vetoed', `vetoed.json`), never rendered again, and its other copies are removed.
@@ -52,6 +54,7 @@ import errno
 import glob
 import hashlib
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -76,8 +79,11 @@ from remem.engine.render_files import (
 )
 from remem.engine.render_morning import morning_report
 from remem.engine.render_text import (
+    _INDEX_LINE,
+    _MORE_LINE,
     BEGIN,
     END,
+    HEADING,
     MarkersOutOfPlace,
     has_section,
     lesson_file,
@@ -250,6 +256,33 @@ def _shared_memory_md(folders: list[Path]) -> dict[Path, list[Path]]:
     return {folder: group for group in by_file.values() if len(group) > 1 for folder in group}
 
 
+def _would_change(path: Path, data: bytes) -> bool:
+    """Whether writing `data` to `path` would change it (a dry run's count)."""
+    try:
+        return path.read_bytes() != data
+    except OSError:
+        return True
+
+
+def _without_unmarked_own_lines(original: str, tag: str, owned: set[str]) -> str:
+    """MEMORY.md whose marker lines the person took out, without the lines of remem's section
+    this memory wrote, still there without their markers: its index lines (`tag` in the linked
+    name, or a name it owned, `owned`; a file since removed too), its "… more" line, and, when
+    one of those went, remem's heading. The section appended next lists what holds now; kept,
+    they would stand twice, and point at files that are gone. Every other line stays."""
+    pieces = re.split(r"(?<=\n)", original)
+    kept: list[str] = []
+    for piece in pieces:
+        words = piece.rstrip("\r\n").strip()
+        index, more = _INDEX_LINE.fullmatch(words), _MORE_LINE.fullmatch(words)
+        if (index and (_name_tag(index.group(1)) == tag or index.group(1) in owned)) or (more and more.group(1) == tag):
+            continue
+        kept.append(piece)
+    if len(kept) == len(pieces):
+        return original
+    return "".join(p for p in kept if p.rstrip("\r\n").strip() != HEADING)
+
+
 def _listing(lessons: list[dict[str, Any]]) -> str:
     """The command that lists a folder's lessons: by its project when a lesson there has one
     (a folder name does not give the path back), else every lesson."""
@@ -303,9 +336,11 @@ def render(
     prov = _provenance(store, shown)
     tag = memory_tag()
     new_files: dict[str, dict[str, Any]] = {}
+    # written / removed: the files this run wrote (lesson files and MEMORY.md) and removed; in a
+    # dry run, those it would write and remove.
     out = {"lessons": len(shown), "folders": len(per_folder), "written": 0, "removed": 0,
            "no_project_folder": homeless, "vetoed": len(new_vetoes), "vetoed_ids": new_vetoes,
-           "edited_by_hand": 0}
+           "edited_by_hand": 0, "dry_run": dry_run}
     problems: list[str] = []
     for folder, lessons in sorted(per_folder.items()):
         new_folder = not folder.is_dir()
@@ -328,7 +363,9 @@ def render(
             # what remem wrote to compare with) is replaced by the file, its target untouched.
             through = isinstance((info or {}).get("sha256"), str)
             try:
-                if not dry_run and write_atomic(path, data, through_links=through, refuse_protected=True):
+                if dry_run:
+                    out["written"] += _would_change(path, data)
+                elif write_atomic(path, data, through_links=through, refuse_protected=True):
                     out["written"] += 1
             except OSError as exc:
                 problems.append(f"cannot write {path} ({_cannot(exc)})")
@@ -349,6 +386,7 @@ def render(
         if not os.path.lexists(path):
             continue
         if dry_run:
+            out["removed"] += not _changed_by_hand(path, info)
             continue
         if _changed_by_hand(path, info):
             out["edited_by_hand"] += 1
@@ -397,17 +435,21 @@ def render(
             others = others_lines(original, folder, tag, owned_names.get(folder, set()))
             body = section_body(lessons, tag, others, most_lines=settings["index_lines"],
                                 most_bytes=settings["index_bytes"], listing=_listing(lessons))
-            new = replace_section(original, body)
+            kept = original if has_section(original) else _without_unmarked_own_lines(
+                original, tag, owned_names.get(folder, set()))
+            new = replace_section(kept, body)
         except MarkersOutOfPlace as exc:
             problems.append(f"{memory}: {exc}")
             continue
         if (not original and not body) or new == original:
             continue
-        if not dry_run:
+        if dry_run:
+            out["written"] += 1
+        else:
             try:
                 # The person's file: a link (to a dotfiles repo, say) stays, its target is written;
                 # one they made read-only, or hard-linked, is left alone.
-                write_atomic(memory, new, through_links=True, refuse_protected=True)
+                out["written"] += write_atomic(memory, new, through_links=True, refuse_protected=True)
             except OSError as exc:
                 problems.append(f"cannot write {memory} ({_cannot(exc)})")
     if problems:

@@ -85,18 +85,21 @@ def _describe_lessons(c: dict[str, Any]) -> str:
     an earlier sleep read (a summary of an older remem has no such count)."""
     new, joined = int(c.get("new_episodes") or 0), int(c.get("joined") or 0)
     created, pending = int(c.get("created") or 0), int(c.get("pending") or 0)
+    unclear = int(c.get("unclear") or 0)  # new corrections that said nothing to learn from
+    nothing = (f"; {_n(unclear, 'new correction')} said only that something was wrong (no lesson)"
+               if unclear else "")
     if not new:
         made = _said([_n(created, "new lesson") if created else "",
                       _n(joined, "joined a lesson", "joined lessons") if joined else ""], "")
         still = f"{pending} from earlier sleeps still wait for a second sighting" if pending else ""
-        return "; ".join(p for p in ("no new corrections or errors", made, still) if p)
+        return "; ".join(p for p in ("no new corrections or errors", made, still) if p) + nothing
     earlier = c.get("pending_earlier")
     if isinstance(earlier, int) and not isinstance(earlier, bool):
         made, after = _new_ones_known(new, joined, created, pending, min(max(earlier, 0), pending))
     else:
         made, after = _new_ones_guessed(new, joined, created, pending)
     return (f"read {_n(new, 'new correction or error', 'new corrections and errors')}: {made}"
-            + (f"; {after}" if after else ""))
+            + (f"; {after}" if after else "") + nothing)
 
 
 def _new_ones_known(new: int, joined: int, created: int, pending: int, earlier: int) -> tuple[str, str]:
@@ -185,17 +188,22 @@ def _describe_connect(c: dict[str, Any]) -> str:
 
 
 def _describe_render(c: dict[str, Any]) -> str:
-    if not c.get("lessons") and not c.get("removed") and not c.get("vetoed"):
+    if not c.get("lessons") and not c.get("written") and not c.get("removed") and not c.get("vetoed"):
         return "no active lesson to write"
     parts = [f"{_n(c.get('lessons'), 'lesson')} for agents"]
     if c.get("folders"):
         parts.append(f"in {_n(c['folders'], 'project folder')}")
+    if c.get("dry_run"):  # what a real run would do
+        written = "would write " + _n(c["written"], "file") if c.get("written") else ""
+        removed = "would remove " + _n(c["removed"], "file") if c.get("removed") else ""
+    else:
+        written = _n(c.get("written"), "file") + " written" if c.get("written") else ""
+        removed = _n(c.get("removed"), "file") + " removed" if c.get("removed") else ""
     text = " ".join(parts) + ": " + _said([
-        _n(c.get("written"), "file") + " written" if c.get("written") else "",
-        _n(c.get("removed"), "file") + " removed" if c.get("removed") else "",
+        written, removed,
         f"{c['no_project_folder']} wait for a project folder" if c.get("no_project_folder") else "",
         _n(c.get("vetoed"), "lesson") + " vetoed" if c.get("vetoed") else "",
-    ], "files unchanged")
+    ], "no file would change" if c.get("dry_run") else "files unchanged")
     return text
 
 

@@ -32,6 +32,7 @@ class Context:
     counts: dict[str, dict[str, Any]] = field(default_factory=dict)
     events: dict[str, list[Any]] = field(default_factory=lambda: {
         "learned": [], "grew": [], "merged": [], "confirmed": [], "failed": [], "vetoed": [],
+        "contradicted": [],  # contradiction.settle's: every key is in every summary, empty or not
     })
     changed_lessons: set[str] = field(default_factory=set)
     watermark: int | None = None
@@ -185,7 +186,8 @@ def _pass_expire(ctx: Context) -> Iterator[Progress]:
     own = {name: 0 for name in OWN_PASS_TASKS}
     cfg = {**ctx.cfg, "tasks": {**ctx.cfg.get("tasks", {}), **own}}
     report = lifecycle.run_due_tasks(ctx.store, cfg=cfg)
-    counts: dict[str, Any] = {"ran": 0}
+    # The numbers every summary has, whether a task was due or not (a script reads them).
+    counts: dict[str, Any] = {"ran": 0, "expired": 0, "decayed": 0, "deleted": 0}
     by_task: dict[str, Any] = {}
     for name, info in report.items():
         if info.get("ran") and name not in own:
@@ -262,6 +264,8 @@ def _pass_verify(ctx: Context) -> Iterator[Progress]:
     from remem.engine import predictions
 
     yield from predictions.verify(ctx)
+    if isinstance(ctx.counts.get("verify"), dict):  # in every summary, none withdrawn or some
+        ctx.counts["verify"].setdefault("withdrawn", 0)
 
 
 def _pass_predict(ctx: Context) -> Iterator[Progress]:
