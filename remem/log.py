@@ -8,6 +8,10 @@ import traceback
 from pathlib import Path
 
 MAX_LOG_BYTES = 2_000_000
+# The homes this process has written its log in: one of them gone since (moved or deleted under
+# a running server) is not made again for a log line, which would leave a stray home behind
+# and nest the real one in it when it is moved back.
+_homes: set[Path] = set()
 
 
 def _path() -> Path:
@@ -22,12 +26,16 @@ def log(component: str, message: str, *, stderr: bool = False) -> None:
 
     line = f"{clock.iso()} {component} {message}".replace("\n", " ")
     if stderr:
-        try:
-            print(f"remem: {message}", file=sys.stderr)
-        except (OSError, UnicodeError, ValueError):  # a closed or narrow stderr
-            pass
+        _to_stderr(f"remem: {message}")
     try:
         path = _path()
+        home = path.parent.parent
+        if home.is_dir():
+            _homes.add(home)
+        elif home in _homes:  # gone since: the line goes to stderr, no home is made for it
+            if not stderr:
+                _to_stderr(f"remem: {line}")
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
             os.replace(path, path.with_suffix(".log.1"))
@@ -35,6 +43,13 @@ def log(component: str, message: str, *, stderr: bool = False) -> None:
         with path.open("a", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(line + "\n")
     except OSError:
+        pass
+
+
+def _to_stderr(text: str) -> None:
+    try:
+        print(text, file=sys.stderr)
+    except (OSError, UnicodeError, ValueError):  # a closed or narrow stderr
         pass
 
 

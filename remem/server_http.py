@@ -120,6 +120,10 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
         if "id" in request.query_params:
             return JSONResponse({"error": f"unknown field 'id' in the query: the id is the path's, "
                                           f"{request.method} /memory/{memory_id}"}, status_code=400)
+        if (await request.body()).strip():  # {"hard": true} read by no one would archive instead
+            fields = "; give hard as ?hard=true" if tool == "delete_memory" else ""
+            return JSONResponse({"error": f"{request.method} /memory/{memory_id} takes no body{fields}"},
+                                status_code=400)
         return await call(tool, {**query_args(request, tool), "id": memory_id})
 
     # The SDK's own Host/Origin check is off: the Guard in front of every route is the one rule

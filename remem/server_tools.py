@@ -49,6 +49,9 @@ PROJECT_EXAMPLE = '`"project": "{}"`'
 # text), each character escaped at most about 3 times over; docs/RELIABILITY.md, "Limits".
 MAX_ANSWER_BYTES = 200_000  # the answer as JSON (UTF-8); past it, the last items are left out
 MAX_HIT_TEXT = 1_000  # characters of each recall/search hit's text, and of the query echoed back
+# What the note on a long remembered text says of where its words are read over MCP
+# (memories.READ_IN_FULL is the CLI's).
+READ_OVER_MCP = (MAX_HIT_TEXT, "`get_memory` reads it whole")
 
 # Hints per tool: (readOnly, destructive, idempotent). recall is not read-only on purpose:
 # like remembering, it strengthens what it returns; `search` looks without touching.
@@ -229,11 +232,9 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
             stored, note = remember_noting(
                 store, text, kind=kind, title=title, tags=tags or (), importance=importance,
                 valence=valence, arousal=arousal, ttl=ttl, short_term=short_term,
-                cwd=_project(store, project), source="mcp",
+                cwd=_project(store, project), source="mcp", read=READ_OVER_MCP,
             )
-            # What was stored otherwise than given (a secret replaced, words cut), said to the
-            # agent as the CLI says it to the person.
-            return _answer("remember", {**stored, "note": note} if note else stored)
+            return _answer("remember", _written(stored, note))
 
     @tool
     def search(
@@ -309,11 +310,11 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
         a second, conflicting memory when something you remembered turns out wrong.
         """
         with engine_errors("update_memory"), memory.store() as store, _not_a_lesson(store, "update_memory", id):
-            from remem.engine.memories import update_memory as do_update
+            from remem.engine.memories import update_memory_noting
 
-            return _answer("update_memory", do_update(
+            return _answer("update_memory", _written(*update_memory_noting(
                 store, id, title=title, text=text, tags=tags, importance=importance,
-                valence=valence, arousal=arousal))
+                valence=valence, arousal=arousal, read=READ_OVER_MCP)))
 
     @tool
     def delete_memory(
@@ -412,8 +413,15 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
             folder = _project(store, project)
             # The same preview as `remem context`: nothing goes into the primes log.
             shown = prime.preview(store, folder, prompt, agent="mcp")
-        # The folder the lessons are for, as `remem context --json` reports it (not the name typed).
-        return _answer("context", {"project": folder, "lessons": shown["lessons"], "text": shown["text"]})
+            # The folder the lessons are for, as `remem context --json` reports it (not the name typed).
+            answer = {"project": folder, "lessons": shown["lessons"], "text": shown["text"]}
+            if shown["near_misses"]:  # what the prompt came close to, as `remem context` shows it
+                answer["near_misses"] = shown["near_misses"]
+            if not shown["lessons"]:
+                note = _no_lessons_note(store, folder, shown.get("elsewhere"))
+                if note:
+                    answer["note"] = note
+        return _answer("context", answer)
 
     @mcp.resource("remem://morning", name="morning", title="Morning report", mime_type="text/markdown",
                   description="What the last sleep learned, confirmed, failed and let fade.")
@@ -494,7 +502,29 @@ def _shown(text: str) -> str:
 
 
 def _hits(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**h, "text": _shown(h.get("text") or "")} for h in hits]
+    """Hits as recall and search answer with them: each text shortened (`_shown`), and at most
+    the tags a memory may be given (a memory kept from before that cap may have thousands:
+    the first ones, and `more_tags` saying how many more; `get_memory` has them all)."""
+    from remem.engine.events import MAX_TAGS
+
+    shown = []
+    for h in hits:
+        hit = {**h, "text": _shown(h.get("text") or "")}
+        tags = h.get("tags") or []
+        if len(tags) > MAX_TAGS:
+            hit["tags"], hit["more_tags"] = tags[:MAX_TAGS], len(tags) - MAX_TAGS
+        shown.append(hit)
+    return shown
+
+
+def _written(memory: dict[str, Any], note: Optional[str]) -> dict[str, Any]:
+    """A memory `remember` or `update_memory` stored, as the tool answers with it: its detail
+    (up to 64,000 characters of the words just sent) as its length, `detail_chars`
+    (`get_memory` reads it); and the `note` saying what was stored otherwise than given (a
+    secret replaced, words cut), as the CLI says it to the person."""
+    shown = {k: v for k, v in memory.items() if k != "detail"}
+    shown["detail_chars"] = len(memory.get("detail") or "")
+    return {**shown, "note": note} if note else shown
 
 
 def _listed(row: dict[str, Any]) -> dict[str, Any]:
@@ -511,10 +541,11 @@ def _size(value: Any) -> int:
 
 
 def _answer(tool: str, value: dict[str, Any], limit: int = MAX_ANSWER_BYTES) -> dict[str, Any]:
-    """`value` within `limit` bytes of JSON. Past it, the largest part gives way, in turn: a
-    list (hits, lessons, a traverse's levels) keeps its first items and the answer's `truncated`
-    line says how many were left out; a text (a memory's detail) is cut with the truncation
-    marker, and the line says which."""
+    """`value`, its numbers rounded (`_rounded`), within `limit` bytes of JSON. Past it, the
+    largest part gives way, in turn: a list (hits, lessons, a traverse's levels) keeps its first
+    items that fit and the answer's `truncated` line says how many were left out; a text (a
+    memory's detail) is cut with the truncation marker, and the line says which."""
+    value = _rounded(value)
     if _size(value) <= limit:
         return value
     from remem.engine.store import TRUNCATED
@@ -549,6 +580,18 @@ def _answer(tool: str, value: dict[str, Any], limit: int = MAX_ANSWER_BYTES) -> 
     return value
 
 
+def _rounded(value: Any) -> Any:
+    """Every number in `value` to 6 decimals: an importance kept as 0.49999999336525697 is
+    shown as 0.5."""
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
 def _cut_to(text: str, budget: int) -> str:
     """`text` cut with the truncation marker to the most characters whose JSON fits `budget`
     bytes (at least the marker, always shorter than `text`). Measured in bytes of JSON, not
@@ -573,7 +616,9 @@ def _count(items: list[Any]) -> int:
 
 def _first_fitting(items: list[Any], budget: int) -> tuple[list[Any], int]:
     """The first of `items` that fit `budget` bytes of JSON (of a list of lists, as a traverse's
-    levels, the first items across them in order), and how many were left out."""
+    levels, the first items across them in order), and how many were left out. An item too
+    large to fit on its own is passed over, not the end of the list: one memory with a huge
+    answer of its own must not empty every answer that finds it."""
     state = {"used": 2, "full": False}  # "[]"
 
     def keep(part: list[Any]) -> tuple[list[Any], int]:
@@ -588,6 +633,9 @@ def _first_fitting(items: list[Any], budget: int) -> tuple[list[Any], int]:
                     state["used"] += 4  # its brackets and a separator
                 continue
             size = _size(item) + 2  # and a separator
+            if size + 2 > budget:  # would not fit in an empty list
+                left += 1
+                continue
             if state["full"] or state["used"] + size > budget:
                 state["full"] = True
                 left += 1
@@ -662,6 +710,21 @@ def _lessons(store: Any, *, kind: Optional[str], project: Optional[str], status:
     return for_agents(store, found)[:limit]
 
 
+def _no_lessons_note(store: Any, folder: Optional[str], elsewhere: Optional[dict[str, Any]]) -> Optional[str]:
+    """Where the lessons are, when `context` has none to give (as `remem context` says it): a
+    call without a project gets only the lessons that apply everywhere."""
+    if folder is None:
+        if store.one("SELECT 1 FROM lessons WHERE status = 'active' AND cwd IS NOT NULL AND cwd != '' LIMIT 1"):
+            return ("no project given: only the lessons that apply everywhere were looked at, and none is "
+                    "shown; lessons learned in a project apply there: pass `project`, the folder you work in")
+        return None
+    if elsewhere:
+        n = elsewhere["n"]
+        return (f"no lessons apply in {folder}; {n} active {'lesson is' if n == 1 else 'lessons are'} for "
+                f'other projects, e.g. "project": "{elsewhere["cwd"]}"')
+    return None
+
+
 def _lesson_in_place_of(store: Any, given: str) -> Optional[dict[str, Any]]:
     """The lesson `get_memory` reads for an id that names no memory, or None (a memory's id
     comes first). A prefix that both a memory's and a lesson's id start with is refused."""
@@ -696,7 +759,10 @@ def _readable_lesson(store: Any, lesson: dict[str, Any]) -> dict[str, Any]:
 @contextmanager
 def _not_a_lesson(store: Any, tool: str, *ids: str) -> Iterator[None]:
     """A tool for memories given a lesson's id says so in one line, naming how lessons change,
-    instead of "no memory with id …"."""
+    instead of "no memory with id …"; a prefix of both a memory's id and a lesson's is refused
+    before the tool acts (`_lesson_in_place_of`), as `get_memory` refuses it."""
+    for given in ids:
+        _lesson_in_place_of(store, given)
     try:
         yield
     except NotFound:

@@ -199,6 +199,21 @@ def test_a_misspelt_delete_field_is_refused_and_the_memory_left_as_it_was(served
     assert _get(port, memory_id)[0] == 404
 
 
+def test_a_delete_with_a_body_is_refused_and_the_memory_left_as_it_was(served: tuple[int, Path]) -> None:
+    """{"hard": true} in the body was read by no one: the memory was archived, not deleted."""
+    port, _ = served
+    memory_id = _remember(port, "a note meant to be erased")
+    status, text, _ = _request(port, "DELETE", f"/memory/{memory_id}", json.dumps({"hard": True}).encode(),
+                               {"Authorization": AUTH, "Content-Type": "application/json"})
+    assert status == 400 and json.loads(text)["error"] == (
+        f"DELETE /memory/{memory_id} takes no body; give hard as ?hard=true"), text
+    status, memory = _get(port, memory_id)
+    assert status == 200 and memory["archived"] is False
+    status, text, _ = _request(port, "DELETE", f"/memory/{memory_id}?hard=true", b"",
+                               {"Authorization": AUTH})  # an empty body is no body
+    assert status == 200 and json.loads(text)["hard"] is True, text
+
+
 def test_get_memory_refuses_a_query_field_too(served: tuple[int, Path]) -> None:
     port, _ = served
     memory_id = _remember(port, "a note read back with a stray field")

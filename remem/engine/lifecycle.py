@@ -193,12 +193,15 @@ def _days(now: datetime, since: datetime) -> float:
 
 # --------------------------------------------------------------------------- the rules
 
+# A short-term memory past its TTL, given the time now: deleted by the expire task, and gone for
+# every read before it runs (recall, search, `remem list`).
+EXPIRED = "(memory_type = 'short_term' AND coalesce(expires_at <= ?, 0))"
+
+
 def expire_short_term(store: Store, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     """Delete short-term memories past their TTL (everywhere: they were never kept)."""
     now = clock.iso()
-    ids = [r["id"] for r in store.rows(
-        "SELECT id FROM episodes WHERE memory_type = 'short_term' AND expires_at IS NOT NULL "
-        "AND expires_at <= ?", (now,))]
+    ids = [r["id"] for r in store.rows(f"SELECT id FROM episodes WHERE {EXPIRED}", (now,))]
     return {"expired": store.hard_delete(ids)}
 
 
@@ -512,7 +515,8 @@ def list_memories(
 
     tags: any of them (all of them with all_tags). since/until bound `field` (created,
     last_touched or at). archived: False live only, True archived only, None both. kind, or
-    kinds: any of them. project: memories of that folder and the folders below it.
+    kinds: any of them. project: memories of that folder and the folders below it. A
+    short-term memory past its TTL is never listed (EXPIRED), as recall never finds one.
     """
     if field not in LIST_FIELDS:
         raise ValueError(f"field must be one of {', '.join(LIST_FIELDS)}, not {field!r}")
@@ -543,6 +547,8 @@ def list_memories(
     if memory_type:
         where.append("memory_type = ?")
         params.append(memory_type)
+    where.append(f"NOT {EXPIRED}")  # as recall leaves it out
+    params.append(clock.iso())
     if archived is not None:
         where.append("archived = ?")
         params.append(1 if archived else 0)

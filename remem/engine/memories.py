@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 from remem.engine import clock
 from remem.engine.embed import get_embedder, to_blob
+from remem.engine.events import MAX_TAGS
 from remem.engine.redaction import redact_secrets
 from remem.engine.lifecycle import _clamp, creation_fields
 from remem.engine.store import (
@@ -14,6 +15,9 @@ from remem.engine.store import (
 )
 
 REMEMBER_KINDS = ("note", "correction", "error", "surprise", "environment")
+# Where the words of a long text are read, as the note about them names it: how many
+# characters recall shows, and where the rest is. The CLI's; the MCP tools name their own.
+READ_IN_FULL = (MAX_GIST, "the whole text is kept in its detail")
 
 
 def remember(store: Store, text: str, **options: Any) -> dict[str, Any]:
@@ -46,10 +50,12 @@ def remember_noting(
     source: str = "remember",
     at: str | None = None,
     memory_id: str | None = None,
+    read: tuple[int, str] = READ_IN_FULL,
 ) -> tuple[dict[str, Any], str | None]:
     """`remember`, and one line saying what was stored otherwise than given (None: nothing
     was): a secret replaced by "[secret]", words past the caps cut. For the edges to tell
-    the person (or the agent): nothing is changed or dropped without a word."""
+    the person (or the agent): nothing is changed or dropped without a word. `read`: how many
+    characters of a long text the reader's recall shows, and where the rest is (READ_IN_FULL)."""
     given = clean_text((text or "").strip())
     text = redact_secrets(given)
     if not text:
@@ -69,6 +75,7 @@ def remember_noting(
         memory_type=memory_type, ttl_s=ttl_s, importance=importance, valence=valence, arousal=arousal
     )
     given_title = clean_text(title.strip()) if title and title.strip() else ""
+    tags, tag_secrets = stored_tags(tags)
     title = _title(title, text)
     gist, detail = gist_and_detail(text)
     embedder = get_embedder()
@@ -85,7 +92,7 @@ def remember_noting(
         "source": source,
         "at": at or stamp,
         "created": stamp,
-        "tags": list(dict.fromkeys(normalise_tag(t) for t in tags if str(t).strip())),
+        "tags": tags,
         "space": embedder.space,
         "embedding": to_blob(vector),
         **fields,
@@ -95,25 +102,46 @@ def remember_noting(
 
     graph.discover_for(store, episode["id"])  # auto-discovered similar_to connections
     secrets = text != given or redact_secrets(given_title) != given_title
-    said = stored_otherwise(len(text), secrets=secrets,
+    said = stored_otherwise(len(text), secrets=secrets, tag_secrets=tag_secrets, read=read,
                             title_cut=cut_from(len(redact_secrets(given_title)), MAX_TITLE))
     return public(store.episode(episode["id"])), said
 
 
-def stored_otherwise(length: int, *, secrets: bool = False, title_cut: int = 0) -> str | None:
-    """One line saying how words of `length` characters (secrets already replaced) were stored
-    otherwise than given, or None: where a text longer than the gist went, what past the
-    detail's cap was cut, a secret replaced, a title cut."""
+def stored_tags(tags: Sequence[str] | str) -> tuple[list[str], bool]:
+    """Tags as a memory keeps them: each with its secrets replaced by "[secret]" (recall hands
+    tags to agents too), normalised, blank and repeated ones dropped; and whether a secret was
+    replaced. More than MAX_TAGS (the event format's limit) are refused: a memory's tags come
+    back with it in every answer that finds it."""
+    if isinstance(tags, str):
+        tags = [tags]
+    given = [str(t) for t in tags if str(t).strip()]
+    kept = [t for t in dict.fromkeys(normalise_tag(redact_secrets(t)) for t in given) if t]
+    if len(kept) > MAX_TAGS:
+        raise ValueError(f"at most {MAX_TAGS} tags a memory, not {len(kept):,}; keep the ones you "
+                         "would search by")
+    return kept, any(redact_secrets(t) != t for t in given)
+
+
+def stored_otherwise(length: int | None, *, secrets: bool = False, tag_secrets: bool = False,
+                     title_cut: int = 0, read: tuple[int, str] = READ_IN_FULL,
+                     room: int = MAX_DETAIL) -> str | None:
+    """One line saying how words of `length` characters (secrets already replaced; None: no
+    new text) were stored otherwise than given, or None: where a text longer than recall
+    shows went (`read`, READ_IN_FULL), what past the cap was cut (`room`: the detail's, or
+    the gist's for a memory whose detail is not its text), a secret replaced in the text or a
+    tag, a title cut."""
     said = []
     if secrets:
         said.append("a secret in the text was stored as [secret] (memories are handed to agents)")
-    lost = cut_from(length, MAX_DETAIL)
+    if tag_secrets:
+        said.append("a secret in a tag was stored as [secret]")
+    shown, rest = read
+    lost = cut_from(length or 0, room)
     if lost:
-        said.append(f"the text is {length:,} characters, over the {MAX_DETAIL:,} cap: its last {lost:,} "
+        said.append(f"the text is {length:,} characters, over the {room:,} cap: its last {lost:,} "
                     "were cut (marked …[truncated by remem]); split it into several memories to keep it all")
-    elif length > MAX_GIST:
-        said.append(f"the text is {length:,} characters: recall shows the first {MAX_GIST:,}, and the "
-                    "whole text is kept in its detail")
+    elif length and length > shown:
+        said.append(f"the text is {length:,} characters: recall shows the first {shown:,}, and {rest}")
     if title_cut:
         said.append(f"the title was cut to {MAX_TITLE:,} characters (its last {title_cut:,} left out)")
     return "; ".join(said) or None
@@ -144,8 +172,16 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
     """Change a memory's title, text, tags, importance, valence or arousal; returns it.
 
     A changed title or text is re-embedded (outside the write). Raising arousal here never
-    makes a flashbulb: that rule applies at creation only.
+    makes a flashbulb: that rule applies at creation only. update_memory_noting also says
+    what was stored otherwise than given.
     """
+    return update_memory_noting(store, memory_id, **fields)[0]
+
+
+def update_memory_noting(store: Store, memory_id: str, *, read: tuple[int, str] = READ_IN_FULL,
+                         **fields: Any) -> tuple[dict[str, Any], str | None]:
+    """`update_memory`, and the line remember_noting gives (stored_otherwise) when a secret
+    was replaced or words were cut, or None."""
     unknown = sorted(set(fields) - set(UPDATABLE))
     if unknown:
         raise ValueError(f"cannot update {', '.join(unknown)}; updatable: {', '.join(UPDATABLE)}")
@@ -158,10 +194,16 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
         if name in fields:
             sets[name] = _clamp(fields[name], lo, hi, name)
     title, text, detail = row["title"], row["gist"], row["detail"]
+    said: dict[str, Any] = {}  # for stored_otherwise
+    tags = None
+    if "tags" in fields:
+        tags, said["tag_secrets"] = stored_tags(fields["tags"])
     if "text" in fields:
-        text = redact_secrets(clean_text(str(fields["text"]).strip()))  # as `remember` stores it
+        given = clean_text(str(fields["text"]).strip())
+        text = redact_secrets(given)  # as `remember` stores it
         if not text:
             raise ValueError("text cannot be empty; delete the memory instead")
+        said.update(length=len(text), secrets=text != given)
         if _detail_is_the_text(row):
             # The detail held the words whole (remember, gist_and_detail): it follows them, so
             # the old words are not kept (and found) under the new ones.
@@ -170,6 +212,7 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
             detail = sets["detail"]
         else:  # a detail of its own (a failed call's output): kept; the words cut to the gist
             sets["gist"] = cap(text, MAX_GIST)
+            said["room"] = MAX_GIST
         if "title" not in fields and row["title"] == _title(None, row["gist"]):
             # A title made from the old text follows the text (else the old words stay found).
             title = sets["title"] = _title(None, text)
@@ -177,18 +220,15 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
         if not str(fields["title"]).strip():
             raise ValueError("title cannot be empty")
         title = sets["title"] = _title(str(fields["title"]), text)
+        given_title = clean_text(str(fields["title"]).strip())
+        said["secrets"] = said.get("secrets") or redact_secrets(given_title) != given_title
+        said["title_cut"] = cut_from(len(redact_secrets(given_title)), MAX_TITLE)
     if "text" in fields or "title" in fields:
         embedder = get_embedder()
         source = text if row["kind"] == "correction" else f"{title}\n{text}"
         sets["embedding"] = to_blob(embedder.encode([source])[0])
         sets["space"] = embedder.space
         sets["content_hash"] = episode_hash(title, sets.get("gist", row["gist"]), detail)  # as stored
-    tags = None
-    if "tags" in fields:
-        raw = fields["tags"]
-        if isinstance(raw, str):
-            raw = [raw]
-        tags = sorted({normalise_tag(t) for t in raw if str(t).strip()})
     with store.write() as conn:
         if sets:
             conn.execute(
@@ -200,7 +240,7 @@ def update_memory(store: Store, memory_id: str, **fields: Any) -> dict[str, Any]
             conn.executemany(
                 "INSERT OR IGNORE INTO tags (memory_id, tag) VALUES (?, ?)", [(row["id"], t) for t in tags]
             )
-    return public(store.episode(row["id"]))
+    return public(store.episode(row["id"])), stored_otherwise(said.pop("length", None), read=read, **said)
 
 
 def _detail_is_the_text(row: dict[str, Any]) -> bool:
@@ -210,12 +250,10 @@ def _detail_is_the_text(row: dict[str, Any]) -> bool:
 
 
 def add_tags(store: Store, memory_id: str, tags: Sequence[str]) -> dict[str, Any]:
-    """Add tags to a memory, keeping the ones it has (blank ones skipped, each normalised);
-    returns the memory. NotFound when there is no such memory."""
-    if isinstance(tags, str):
-        tags = [tags]
+    """Add tags to a memory, keeping the ones it has (as stored_tags keeps them); returns the
+    memory. NotFound when there is no such memory."""
     row = store.episode(memory_id)
-    new = sorted({normalise_tag(t) for t in tags if str(t).strip()})
+    new, _ = stored_tags(tags)
     if new:
         with store.write() as conn:  # one statement: a tag added elsewhere meanwhile is kept
             conn.executemany("INSERT OR IGNORE INTO tags (memory_id, tag) VALUES (?, ?)",
