@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -33,7 +34,7 @@ def register(app: typer.Typer) -> None:
                              "the backups folder")
         with open_store() as store:
             if path:
-                dest, removed = backup_mod.backup(store, path, force=force), []
+                dest, removed = backup_mod.backup(store, path, force=force, check=True), []
             else:
                 dest, removed = backup_mod.rotated_backup(store, int(config.get("backup.keep")))
         if json_out:
@@ -47,7 +48,7 @@ def register(app: typer.Typer) -> None:
     def restore(
         path: str = typer.Argument(..., help="A backup made by `remem backup`."),
         yes: bool = typer.Option(False, "--yes", help="Do not ask (needed when stdin is not a terminal)."),
-        json_out: bool = typer.Option(False, "--json", help='Print {"restored", "into", "kept"} as JSON '
+        json_out: bool = typer.Option(False, "--json", help='Print {"restored", "into", "kept", "next"} as JSON '
                                       "(needs --yes: a question would mix with the JSON)."),
     ) -> None:
         """Replace the memory with a backup (the current one is kept beside it as
@@ -65,13 +66,17 @@ def register(app: typer.Typer) -> None:
                 print("nothing changed")  # no is an answer, not an error
                 return
         dest, kept = backup_mod.restore(path)
+        source, dest = Path(os.path.expanduser(path)).absolute(), dest.absolute()
+        # The lesson files (lessons.jsonl, MEMORY.md, remem-*.md) still tell the replaced memory.
+        then = "run `remem sleep --pass render` to rewrite the lesson files from the restored memory"
         if json_out:
-            emit_json({"restored": str(Path(path).expanduser()), "into": str(dest),
-                       "kept": None if kept is None else str(kept)})
+            emit_json({"restored": str(source), "into": str(dest),
+                       "kept": None if kept is None else str(kept), "next": then})
             return
-        print(f"restored {path} into {dest}")
+        print(f"restored {source} into {dest}")
         if kept is not None:
             print(f"the memory it replaced is kept as {kept}")
+        print(f"next: {then}")
 
     @app.command("export")
     def export_cmd(
@@ -82,9 +87,6 @@ def register(app: typer.Typer) -> None:
 
         Example: remem export memory.jsonl
         """
-        import os
-        from pathlib import Path
-
         from remem.engine import backup as backup_mod
 
         if file == "-":  # as `remem import -` reads stdin
@@ -93,7 +95,7 @@ def register(app: typer.Typer) -> None:
             raise ValueError("the export file is empty; name a file, or - (or nothing) for stdout")
         target: Path | None = None
         if file is not None:
-            target = Path(file).expanduser()
+            target = Path(os.path.expanduser(file))  # ~nobody/… stays as typed, never a crash
             if target.is_dir():
                 raise ValueError(f"{file} is a folder; name a file, e.g. {target / 'memory.jsonl'}")
             backup_mod.need_folder(target)
@@ -139,22 +141,31 @@ def register(app: typer.Typer) -> None:
 
         Example: remem import memory.jsonl
         """
+        import io
+
         from remem.engine import backup as backup_mod
 
+        # A byte that is not UTF-8 is read as U+FFFD, from a file as from stdin, and the rest of
+        # its line is imported: one bad byte never stops an import halfway.
         with open_store() as store:
             if file == "-":
-                result = backup_mod.import_jsonl(store, sys.stdin)
+                raw = getattr(sys.stdin, "buffer", None)
+                if raw is None:  # a stdin that is text only
+                    result = backup_mod.import_jsonl(store, sys.stdin)
+                else:
+                    stream = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+                    try:
+                        result = backup_mod.import_jsonl(store, stream)
+                    finally:
+                        stream.detach()  # stdin stays open
             else:
+                file = os.path.expanduser(file)  # as `export` writes a quoted ~/…
                 try:
-                    handle = open(file, encoding="utf-8")
+                    handle = open(file, encoding="utf-8", errors="replace")
                 except OSError as exc:
                     raise ValueError(backup_mod.cannot_read(file, exc)) from None
                 with handle:
-                    try:
-                        result = backup_mod.import_jsonl(store, handle)
-                    except UnicodeDecodeError:
-                        raise ValueError(f"{file} is not text; `remem import` reads what `remem export` "
-                                         "writes") from None
+                    result = backup_mod.import_jsonl(store, handle)
         if not result["imported"] and result["errors"]:
             raise ValueError(f"nothing imported from {file} ({len(result['errors'])} lines skipped, first: "
                              f"{result['errors'][0]}); `remem import` reads what `remem export` writes")
@@ -162,6 +173,15 @@ def register(app: typer.Typer) -> None:
             emit_json(result)
             return
         print("imported: " + (", ".join(f"{n} {t}" for t, n in result["imported"].items()) or "nothing"))
+        kept = result.get("kept", {})
+        names = {"episodes": ("memory", "memories"), "lessons": ("lesson", "lessons")}
+        newer = " and ".join(f"{kept[k]} {names[k][kept[k] != 1]}" for k in names if kept.get(k))
+        if newer:
+            print(f"kept {newer} as they are here: changed here since the export")
+        rejected = " and ".join(f"{kept[k + '_lessons']} {k}" for k in ("vetoed", "revoked")
+                                if kept.get(k + "_lessons"))
+        if rejected:
+            print(f"kept {rejected} lesson(s) as they are here: an import never makes them active again")
         if result["left_out_forgotten"]:
             print(f"left out {len(result['left_out_forgotten'])} memories deleted for good here "
                   "(`remem forget --hard`)")

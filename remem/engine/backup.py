@@ -22,7 +22,9 @@ from remem.engine import clock
 from remem.engine.files import sole_user
 from remem.engine.graph import SYMMETRIC
 from remem.engine.projects import normal_folder
-from remem.engine.store import EPISODE_KINDS, MIGRATIONS, Store, normalise_tag, set_orphaned_log_aside
+from remem.engine.store import (EPISODE_KINDS, MIGRATIONS, Store, StoreBusy, StoreReadOnly, normalise_tag,
+                                set_orphaned_log_aside)
+from remem.errors import StoreError
 
 EXPORT_VERSION = 1
 # Order matters for readers that stream: memories first, then what points at them.
@@ -37,20 +39,23 @@ _BLOB_COLUMNS = {"embedding"}
 _SKIP_COLUMNS = {"episodes": {"seq"}, "lessons": {"seq"}, "connections": {"id"}}
 
 
-def backup(store: Store, dest: Path | str | None = None, *, force: bool = False) -> Path:
+def backup(store: Store, dest: Path | str | None = None, *, force: bool = False, check: bool = False) -> Path:
     """A consistent copy of the live database, taken while others keep writing.
 
     An existing file is replaced only when it is a remem database (an older backup) or empty,
     or with `force`: `remem backup notes.txt` must not turn someone's notes into SQLite. A
     file named in a folder that does not exist is refused (`need_folder`); only the backups
-    folder, and a folder named as one (ending in a separator), are made."""
+    folder, and a folder named as one (ending in a separator), are made. With `check` (every
+    backup meant to be kept: `remem backup`, the nightly one), a copy that fails SQLite's quick
+    check is kept as damaged-….db, not at dest, and the one line raised names the last good
+    backup to restore. (A working copy, as sleep's dry run takes, is not checked.)"""
     named = dest is not None
     if dest is None:
         stamp = clock.now().strftime("%Y%m%d-%H%M%S")
         dest = paths.backups_dir() / f"memory-{stamp}.db"
     # A path ending in a separator names a folder, existing or not (`remem backup ~/bk/`).
     folder = isinstance(dest, str) and dest.endswith(("/", os.sep, os.altsep or os.sep))
-    dest = Path(dest).expanduser()
+    dest = Path(os.path.expanduser(dest))  # ~nobody/… stays as typed, never a crash
     if folder and not dest.is_dir():
         if dest.exists():
             raise ValueError(f"{dest} is a file, not a folder; name a folder or a new file")
@@ -59,12 +64,36 @@ def backup(store: Store, dest: Path | str | None = None, *, force: bool = False)
         dest = dest / f"memory-{clock.now().strftime('%Y%m%d-%H%M%S')}.db"
     if named:
         need_folder(dest)
-    check_replaceable(dest, is_remem_database, "a remem backup", force=force)
     if dest.exists() and _same_file(dest, paths.db_path()):
         raise ValueError(f"{dest} is the live memory itself; name another file for the backup")
+    beside = _live_mark(dest) if dest.exists() else None
+    if beside is not None:  # another home's memory: --force does not make it a backup
+        raise ValueError(f"{dest} is a remem home's live memory ({beside.name} is beside it); name "
+                         f"another file for the backup (to replace that memory: "
+                         f"`remem --home {dest.parent} restore BACKUP`)")
+    check_replaceable(dest, is_remem_database, "a remem backup", force=force)
     dest.parent.mkdir(parents=True, exist_ok=True)  # the backups folder, made on first use
-    _copy(store.conn, dest, ".partial")
+    try:
+        _copy(store.conn, dest, ".partial", check=check)
+    except DamagedCopy as exc:
+        # Never a damaged copy among the good ones (a rotation would then delete the good ones).
+        good = last_good_backup()
+        then = (f"run `remem restore {good}` (the last good backup)" if good is not None
+                else f"no good backup in {paths.backups_dir()} to restore; run `remem doctor`")
+        raise ValueError(f"the memory is damaged ({exc.problem}); nothing rotated out, the damaged "
+                         f"copy is kept as {exc.kept}; {then}") from None
     return dest
+
+
+def _live_mark(path: Path) -> Path | None:
+    """What marks `path` as a memory remem uses (its -wal or -shm, or the .in-use mark every
+    remem that opens a home's memory leaves beside it), or None: a backup has none of them."""
+    from remem.engine.files import in_use_path
+
+    for mark in (Path(f"{path}-wal"), Path(f"{path}-shm"), in_use_path(path)):
+        if os.path.lexists(mark):
+            return mark
+    return None
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -124,12 +153,28 @@ def check_replaceable(path: Path, is_ours: Callable[[Path], bool], what: str, *,
     raise ValueError(f"{path} exists and is not {what}; name another file, or add --force to replace it")
 
 
-def _copy(source: sqlite3.Connection, dest: Path, suffix: str, what: str = "a backup") -> None:
+class DamagedCopy(ValueError):
+    """The copy just taken fails SQLite's quick check: the memory it was taken from is
+    damaged. The copy is kept at `kept`, outside the backups' rotation."""
+
+    def __init__(self, problem: str, kept: Path) -> None:
+        super().__init__(problem)
+        self.problem, self.kept = problem, kept
+
+
+_WRITE_ERRORS = {"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_TRUNCATE"}
+
+
+def _copy(source: sqlite3.Connection, dest: Path, suffix: str, what: str = "a backup",
+          check: bool = False) -> None:
     """Copy a live database to dest through a temporary file, then rename (never half a file).
 
     One step: a read snapshot of the WAL database, which never blocks writers. A copy in
     several steps starts over whenever another process writes in between (every prompt
     records its prime), so it took longer the busier the agents were.
+
+    With `check`, a copy that fails PRAGMA quick_check never takes dest's name: it is kept as
+    damaged-YYYYMMDD-HHMMSS.db beside it and DamagedCopy is raised.
     """
     tmp = dest.with_name(dest.name + suffix)
     try:
@@ -139,9 +184,22 @@ def _copy(source: sqlite3.Connection, dest: Path, suffix: str, what: str = "a ba
             raise ValueError(f"cannot write {what} to {dest} ({exc}); check the path and its "
                              "permissions") from None
         try:
-            source.backup(target)
+            try:
+                source.backup(target)
+            except sqlite3.Error as exc:
+                # Only the copy is written: a full disk or a failed write is where it goes,
+                # not the memory (a failed read of the memory is said as such, by the caller).
+                if getattr(exc, "sqlite_errorname", None) in _WRITE_ERRORS:
+                    raise ValueError(f"could not write {what} to {dest} ({exc}); free space there "
+                                     f"(df -h {dest.parent})") from None
+                raise
+            problem = _quick_check(target) if check else None
         finally:
             target.close()
+        if problem is not None:
+            kept = _free_name(dest.parent, "damaged-" + clock.now().strftime("%Y%m%d-%H%M%S"), ".db")
+            tmp.replace(kept)
+            raise DamagedCopy(problem, kept)
         tmp.replace(dest)
     except BaseException:
         try:
@@ -150,6 +208,43 @@ def _copy(source: sqlite3.Connection, dest: Path, suffix: str, what: str = "a ba
         except OSError:
             pass
         raise
+
+
+def _quick_check(conn: sqlite3.Connection) -> str | None:
+    """None when the database passes PRAGMA quick_check, else its first complaint."""
+    try:
+        rows = conn.execute("PRAGMA quick_check(1)").fetchall()
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    first = str(rows[0][0]) if rows else "no answer"
+    if first == "ok":
+        return None
+    return " ".join(first.replace("*** in database main ***", "").split())  # one line
+
+
+def _free_name(folder: Path, stem: str, suffix: str) -> Path:
+    """folder/stem+suffix, or stem-2, stem-3 … when that name is taken."""
+    candidate, n = folder / f"{stem}{suffix}", 1
+    while candidate.exists():
+        n += 1
+        candidate = folder / f"{stem}-{n}{suffix}"
+    return candidate
+
+
+def last_good_backup(folder: Path | None = None) -> Path | None:
+    """The newest backup in the folder that passes SQLite's quick check, or None."""
+    folder = folder or paths.backups_dir()
+    for path in sorted(folder.glob("memory-*.db"), key=lambda p: p.name, reverse=True):
+        try:
+            conn = _open_read_only(path)
+            try:
+                if _quick_check(conn) is None and is_remem_database(path):
+                    return path
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            continue
+    return None
 
 
 def rotate(keep: int, folder: Path | None = None, just_made: Path | None = None) -> list[Path]:
@@ -179,7 +274,7 @@ def rotate(keep: int, folder: Path | None = None, just_made: Path | None = None)
 
 def rotated_backup(store: Store, keep: int) -> tuple[Path, list[Path]]:
     """A backup into the backups folder, then all but the newest `keep` deleted."""
-    dest = backup(store)
+    dest = backup(store, check=True)  # a damaged copy raises: nothing is rotated out
     return dest, rotate(keep, dest.parent, just_made=dest)
 
 
@@ -193,7 +288,7 @@ def restore(backup_path: Path | str, dest: Path | str | None = None) -> tuple[Pa
     """Copy a backup over the database. The old one is kept beside it as
     memory.db.before-restore-YYYYMMDDTHHMMSS (a new name each time: a second restore never
     overwrites the first one's copy). Returns (the database, the copy kept or None)."""
-    src = Path(backup_path).expanduser()
+    src = Path(os.path.expanduser(backup_path))
     # Opening a missing path would create an empty memory and restore that over the real one.
     if not src.is_file():
         raise ValueError(f"no backup at {src}; backups made by `remem backup` are in {paths.backups_dir()}")
@@ -213,8 +308,15 @@ def restore(backup_path: Path | str, dest: Path | str | None = None) -> tuple[Pa
     with sole_user(dest):
         if dest.exists():
             kept = _before_restore_name(dest)
-            with Store(dest, hold=False) as live:  # this process holds it exclusively
-                backup(live, kept)
+            try:
+                with Store(dest, hold=False) as live:  # this process holds it exclusively
+                    backup(live, kept, check=False)  # kept as it is, damaged or not
+            except (StoreBusy, StoreReadOnly):
+                raise
+            except (StoreError, sqlite3.DatabaseError):
+                # Too damaged to open or copy (truncated, overwritten): the very case a restore
+                # is for. The file is kept as it is, with its log, under the same name.
+                _set_aside(dest, kept)
             for suffix in ("-wal", "-shm"):
                 Path(str(dest) + suffix).unlink(missing_ok=True)
         else:  # a log left by a memory deleted by hand would be replayed onto the restored copy
@@ -227,6 +329,16 @@ def restore(backup_path: Path | str, dest: Path | str | None = None) -> tuple[Pa
         # Derived caches (memory-mapped vectors) describe the old database: drop them.
         shutil.rmtree(paths.vectors_dir(), ignore_errors=True)
     return dest, kept
+
+
+def _set_aside(dest: Path, kept: Path) -> None:
+    """Move a memory that cannot be opened, and its -wal/-shm, to `kept` as they are."""
+    kept.with_name(kept.name + ".partial").unlink(missing_ok=True)  # a copy begun and failed
+    for suffix in ("-wal", "-shm"):
+        log = Path(str(dest) + suffix)
+        if log.exists():
+            os.replace(log, str(kept) + suffix)
+    os.replace(dest, kept)
 
 
 def _before_restore_name(dest: Path) -> Path:
@@ -311,14 +423,18 @@ MAX_IMPORT_LINE = 16_000_000  # characters; an episode is capped far below this
 
 
 def import_jsonl(store: Store, lines: Iterator[str] | TextIO) -> dict[str, Any]:
-    """Load an export. Rows with an id already present are updated; an edge already present is
-    kept; a task's last run keeps the later time. Bad lines are reported by number with the
+    """Load an export. Rows with an id already present are updated, unless changed here since
+    (a later last_touched or updated: counted in "kept"); a lesson vetoed or revoked here stays
+    so ("kept": vetoed_lessons, revoked_lessons); an edge already present is kept; a task's
+    last run keeps the later time. Bad lines are reported by number with the
     reason and skipped; the rest is imported."""
     types = {t: _column_types(store, t) for t in EXPORT_TABLES}
     columns = {t: set(types[t]) for t in EXPORT_TABLES}
     counts: dict[str, int] = {}
     forgotten: list[str] = []  # episodes deleted for good here: an import does not bring them back
     errors: list[str] = []
+    kept: dict[str, int] = {}  # what this memory kept over the import (see _write)
+    kept_lessons: set[str] = set()  # lessons kept as they are here: their predictions too
     batch: list[tuple[int, str, dict[str, Any]]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -350,11 +466,14 @@ def import_jsonl(store: Store, lines: Iterator[str] | TextIO) -> dict[str, Any]:
             continue
         batch.append((number, table, row))
         if len(batch) >= 2000:
-            _write(store, batch, counts, errors, forgotten)
+            _write(store, batch, counts, errors, forgotten, kept, kept_lessons)
             batch = []
-    _write(store, batch, counts, errors, forgotten)
+    _write(store, batch, counts, errors, forgotten, kept, kept_lessons)
     errors.sort(key=lambda e: int(e.split(":")[0].split()[-1]))  # rows refused by SQLite come last
-    return {"imported": counts, "errors": errors, "left_out_forgotten": forgotten}
+    result: dict[str, Any] = {"imported": counts, "errors": errors, "left_out_forgotten": forgotten}
+    if kept:  # rows changed here since the export, and lessons left vetoed or revoked
+        result["kept"] = kept
+    return result
 
 
 # Columns every reader parses as a time: one that does not parse broke recall and the decays
@@ -440,10 +559,17 @@ def _column_types(store: Store, table: str) -> dict[str, str]:
 # deletes the old row without firing delete triggers (recursive triggers are off), so the
 # full-text indexes kept an entry for every replaced episode and lesson: malformed.
 _UPSERT_KEYS = {"episodes": ("id",), "lessons": ("id",)}
+# The time each of them is stamped with when it changes here (forget and archiving stamp an
+# episode's last_touched; a veto, an edit, a revocation a lesson's updated): a row changed here
+# since the export was written is kept, so an older export never undoes a forget or a veto.
+_CHANGED_AT = {"episodes": "last_touched", "lessons": "updated"}
+# Lessons the person or their author rejected: an import never makes them active again.
+_REJECTED = ("vetoed", "revoked")
 
 
-def _insert(table: str, row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The statement that writes one imported row, and its named parameters."""
+def _insert(table: str, row: dict[str, Any], keep_existing: bool = False) -> tuple[str, dict[str, Any]]:
+    """The statement that writes one imported row, and its named parameters (`keep_existing`:
+    a row of a table without triggers is added only when its key is not here yet)."""
     cols = list(row)
     names = ", ".join(cols)
     values = ", ".join(f":{c}" for c in cols)
@@ -464,10 +590,21 @@ def _insert(table: str, row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
                 "interval_s = coalesce(tasks.interval_s, excluded.interval_s)", row)
     keys = _UPSERT_KEYS.get(table)
     if keys is None:  # no triggers on these tables: a replaced row loses nothing
-        return f"INSERT OR REPLACE INTO {table} ({names}) VALUES ({values})", row
+        verb = "INSERT OR IGNORE" if keep_existing else "INSERT OR REPLACE"
+        return f"{verb} INTO {table} ({names}) VALUES ({values})", row
     rest = [c for c in cols if c not in keys]
-    action = ("DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in rest)) if rest else "DO NOTHING"
-    return f"INSERT INTO {table} ({names}) VALUES ({values}) ON CONFLICT ({', '.join(keys)}) {action}", row
+    insert = f"INSERT INTO {table} ({names}) VALUES ({values}) ON CONFLICT ({', '.join(keys)})"
+    if not rest:
+        return f"{insert} DO NOTHING", row
+    sets = [f"{c} = excluded.{c}" for c in rest]
+    if table == "lessons" and "status" in rest:
+        rejected = ", ".join(f"'{s}'" for s in _REJECTED)
+        sets[rest.index("status")] = (f"status = CASE WHEN lessons.status IN ({rejected}) "
+                                      "THEN lessons.status ELSE excluded.status END")
+    changed = _CHANGED_AT[table]
+    newer = (f" WHERE {table}.{changed} IS NULL OR excluded.{changed} >= {table}.{changed}"
+             if changed in row else "")
+    return f"{insert} DO UPDATE SET {', '.join(sets)}{newer}", row
 
 
 # The columns of each table that name a memory (an episode id).
@@ -475,7 +612,7 @@ _MEMORY_REFS = {"episodes": ("id",), "tags": ("memory_id",), "connections": ("sr
 
 
 def _write(store: Store, batch: list[tuple[int, str, dict[str, Any]]], counts: dict[str, int],
-           errors: list[str], forgotten: list[str]) -> None:
+           errors: list[str], forgotten: list[str], kept: dict[str, int], kept_lessons: set[str]) -> None:
     if not batch:
         return
     # A memory deleted for good here stays deleted: its episode, and its tags and connections
@@ -495,11 +632,27 @@ def _write(store: Store, batch: list[tuple[int, str, dict[str, Any]]], counts: d
                 # A memory that is live here wins over another memory's deletion of it:
                 # marking it deleted would leave it live yet left out of every later import.
                 continue
+            held = None  # a lesson rejected here, which the import must leave rejected
+            if table == "lessons" and row.get("status") not in _REJECTED and row.get("id") is not None:
+                held = conn.execute("SELECT status FROM lessons WHERE id = ? AND status IN (?, ?)",
+                                    (str(row["id"]), *_REJECTED)).fetchone()
+            # A lesson kept as it is here keeps its predictions as they are (a sweep may have
+            # redacted both: the export's words would bring a secret back beside it).
+            own = table == "predictions" and str(row.get("lesson_id")) in kept_lessons
             try:
-                conn.execute(*_insert(table, row))
+                written = conn.execute(*_insert(table, row, keep_existing=own)).rowcount
             except sqlite3.Error as exc:  # a missing required field, a wrong type: this row only
                 errors.append(f"line {number}: {table} row refused ({exc})")
                 continue
+            if written == 0 and table in _CHANGED_AT:  # changed here since the export: kept
+                kept[table] = kept.get(table, 0) + 1
+                if table == "lessons":
+                    kept_lessons.add(str(row.get("id")))
+                continue
+            if written == 0 and own:
+                continue
+            if held is not None:
+                kept[f"{held[0]}_lessons"] = kept.get(f"{held[0]}_lessons", 0) + 1
             counts[table] = counts.get(table, 0) + 1
             if table == "forgotten" and row.get("id") is not None:
                 gone.add(str(row["id"]))  # what follows in this batch is left out too

@@ -279,6 +279,8 @@ class Store:
                 raise StoreError(f"no memory yet at {self.path} (it holds no remem schema); "
                                  "run `remem ingest` first")
             if version < target:
+                if version > 0 and self.path.absolute() == paths.db_path().absolute():
+                    self._copy_before_upgrade(version, target)
                 try:
                     self._retry(lambda: apply_migrations(self.conn, target))
                 except StoreBusy:
@@ -304,6 +306,52 @@ class Store:
         except sqlite3.DatabaseError as exc:
             self._close_quietly()
             raise self._open_error(exc, version, target) from None
+
+    def _copy_before_upgrade(self, version: int, target: int) -> None:
+        """Before this remem upgrades the memory's schema: a copy of it as it is, in
+        backups/pre-upgrade-schema<version>-YYYYMMDD-HHMMSS.db (outside the rotation of
+        memory-*.db), written whole or not at all. When it cannot be written (a full disk) the
+        upgrade is refused, in one line naming the fix: the memory is left as it was rather
+        than changed with no copy to go back to. A read-only memory is not copied: its
+        upgrade fails and says so, and changes nothing."""
+        import tempfile
+
+        if not os.access(self.path, os.W_OK):
+            return
+        folder = paths.backups_dir()
+        stamp = clock.now().strftime("%Y%m%d-%H%M%S")
+        tmp: str | None = None
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            dest, n = folder / f"pre-upgrade-schema{version}-{stamp}.db", 1
+            while dest.exists():
+                n += 1
+                dest = folder / f"pre-upgrade-schema{version}-{stamp}-{n}.db"
+            # A name of its own: two remem upgrading at once each write their own copy.
+            handle, tmp = tempfile.mkstemp(prefix=f"{dest.name}.", suffix=".partial", dir=folder)
+            os.close(handle)
+            copy = sqlite3.connect(tmp)
+            try:
+                self.conn.backup(copy)
+            finally:
+                copy.close()
+            os.replace(tmp, dest)
+        except (OSError, sqlite3.Error) as exc:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+            if isinstance(exc, sqlite3.Error) and getattr(exc, "sqlite_errorname", None) not in (
+                    "SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_CANTOPEN",
+                    "SQLITE_READONLY"):
+                raise  # not the copy's folder but the memory itself: said as for any open
+            reason = getattr(exc, "strerror", None) or exc
+            fix = f"df -h {folder}   (free some space there), then run remem again"
+            raise StoreError(
+                f"this remem upgrades {self.path.name} (schema {version} to {target}) only after "
+                f"keeping a copy of it, which could not be written to {folder} ({reason}); free some "
+                "space there (or make it writable) and run remem again", fix=fix) from None
 
     def _open_error(self, exc: sqlite3.DatabaseError, version: int | None, target: int) -> StoreError:
         """SQLite's failure to open (or upgrade) the memory as one line naming the right fix:
