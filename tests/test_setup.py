@@ -310,13 +310,16 @@ def test_doctor_names_the_fix_for_a_broken_fts_index(cli, store):
 def test_doctor_reports_a_memory_it_cannot_read_instead_of_failing(cli, store):
     """A table gone (or a damaged index page) used to end `remem doctor` with a one-line error
     telling the person to run `remem doctor`: now it is reported (exit 1, as any problem)."""
+    from remem import paths
+
     store.conn.execute("DROP TABLE tags")
     res = cli("doctor", "--json", "--no-run")
     assert res.exit_code == 1 and "Traceback" not in res.output, res.output
     report = json.loads(res.stdout)
     assert report["store"]["ok"] is False
     assert any("cannot be read" in p["problem"] and "no such table: tags" in p["problem"]
-               and p["fix"].startswith("remem backup && remem restore") for p in report["problems"])
+               and p["fix"] == f"no good backup in {paths.backups_dir()}; move {paths.db_path()} aside to start anew"
+               for p in report["problems"])
 
 
 def test_context_lists_project_lessons_first_and_records_nothing(cli, store, tmp_path):

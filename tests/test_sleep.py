@@ -251,7 +251,8 @@ def test_one_plain_instruction_after_an_interrupt_makes_no_lesson_and_waits(stor
         store.put_episodes([after_interrupt("i1", "use pnpm", hours=1)])
         summary = run(store)
     assert lessons(store) == []
-    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 0, "created": 0, "pending": 1, "pending_earlier": 0}
+    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 0, "created": 0, "pending": 1,
+                                            "pending_earlier": 0, "unclear": 0}
 
 
 def test_a_new_task_after_an_interrupt_once_makes_no_lesson(store):
@@ -262,7 +263,8 @@ def test_a_new_task_after_an_interrupt_once_makes_no_lesson(store):
         store.put_episodes([after_interrupt("i2", "now add a README to the docs folder", hours=30)])
         summary = run(store)  # another plain instruction, not like the first: both still wait
     assert lessons(store) == []
-    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 0, "created": 0, "pending": 2, "pending_earlier": 1}
+    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 0, "created": 0, "pending": 2,
+                                            "pending_earlier": 1, "unclear": 0}
 
 
 def test_the_same_redirect_after_an_interrupt_in_two_sessions_makes_one_lesson(store):
@@ -276,7 +278,8 @@ def test_the_same_redirect_after_an_interrupt_in_two_sessions_makes_one_lesson(s
     (found,) = lessons(store)
     assert found["sources"] == ["i1", "i2"] and found["kind"] == "correction" and found["seen"] == 2
     assert "pnpm" in found["text"] and found["cwd"] is None  # learned in two projects
-    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 0, "created": 1, "pending": 0, "pending_earlier": 0}
+    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 0, "created": 1, "pending": 0,
+                                            "pending_earlier": 0, "unclear": 0}
 
 
 def test_the_same_redirect_twice_in_one_sleep_makes_one_lesson(store):
@@ -294,7 +297,8 @@ def test_a_plain_instruction_after_an_interrupt_joins_the_lesson_of_a_correction
         store.put_episodes([after_interrupt("i1", "use pnpm", hours=30)])
         summary = run(store)
     assert [l["sources"] for l in lessons(store)] == [["c1", "i1"]]
-    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 1, "created": 0, "pending": 0, "pending_earlier": 0}
+    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 1, "created": 0, "pending": 0,
+                                            "pending_earlier": 0, "unclear": 0}
 
 
 def test_a_correction_in_words_in_the_same_sleep_confirms_a_plain_instruction(store):
@@ -305,7 +309,8 @@ def test_a_correction_in_words_in_the_same_sleep_confirms_a_plain_instruction(st
         summary = run(store)
     (found,) = lessons(store)
     assert found["sources"] == ["i1", "c1"] and found["seen"] == 2
-    assert summary["passes"]["lessons"] == {"new_episodes": 2, "joined": 1, "created": 1, "pending": 0, "pending_earlier": 0}
+    assert summary["passes"]["lessons"] == {"new_episodes": 2, "joined": 1, "created": 1, "pending": 0,
+                                            "pending_earlier": 0, "unclear": 0}
 
 
 def test_a_later_correction_in_words_confirms_a_waiting_plain_instruction(store):
@@ -318,11 +323,13 @@ def test_a_later_correction_in_words_confirms_a_waiting_plain_instruction(store)
         again = run(store)  # nothing new: nothing changes, nothing counted as new
     (found,) = lessons(store)
     assert found["sources"] == ["i1", "c1"]
-    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 1, "created": 1, "pending": 0, "pending_earlier": 0}
+    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 1, "created": 1, "pending": 0,
+                                            "pending_earlier": 0, "unclear": 0}
     # `joined` counts the waiting instruction read again: the one new episode is told once
     assert describe_pass("lessons", summary["passes"]["lessons"]) == \
         "read 1 new correction or error: 1 joined a lesson or made 1 new lesson"
-    assert again["passes"]["lessons"] == {"new_episodes": 0, "joined": 0, "created": 0, "pending": 0, "pending_earlier": 0}
+    assert again["passes"]["lessons"] == {"new_episodes": 0, "joined": 0, "created": 0, "pending": 0,
+                                          "pending_earlier": 0, "unclear": 0}
 
 
 def test_a_waiting_plain_instruction_is_counted_pending_but_not_new_at_the_next_sleep(store):
@@ -332,7 +339,8 @@ def test_a_waiting_plain_instruction_is_counted_pending_but_not_new_at_the_next_
         clock.advance(days=1)
         summary = run(store)
     assert lessons(store) == []
-    assert summary["passes"]["lessons"] == {"new_episodes": 0, "joined": 0, "created": 0, "pending": 1, "pending_earlier": 1}
+    assert summary["passes"]["lessons"] == {"new_episodes": 0, "joined": 0, "created": 0, "pending": 1,
+                                            "pending_earlier": 1, "unclear": 0}
 
 
 def test_a_plain_instruction_never_meets_a_wordless_refusal(store):
@@ -395,7 +403,8 @@ def test_a_later_episode_joins_an_existing_lesson(store):
         summary = run(store)
     found = lessons(store)
     assert len(found) == 1 and found[0]["sources"] == ["c1", "c2"]
-    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 1, "created": 0, "pending": 0, "pending_earlier": 0}
+    assert summary["passes"]["lessons"] == {"new_episodes": 1, "joined": 1, "created": 0, "pending": 0,
+                                            "pending_earlier": 0, "unclear": 0}
     assert found[0]["id"] in summary["events"]["grew"]
 
 

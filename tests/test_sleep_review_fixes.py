@@ -115,7 +115,7 @@ def test_pushback_that_says_nothing_makes_no_lesson_and_the_sleep_says_why(store
         again = run(store)
     assert _texts(store) == [(1, "The port is 8080, not 3000.")]
     assert summary["passes"]["lessons"]["unclear"] == 2 and summary["waiting"]["unclear"] == 2
-    assert "unclear" not in again["passes"]["lessons"]  # told once as new
+    assert again["passes"]["lessons"]["unclear"] == 0  # told once as new
     told = waiting_text(waiting(store))
     assert told and told.startswith("2 corrections said only that something was wrong, so they make no lesson")
     out = cli("sleep").stdout
@@ -237,9 +237,9 @@ def test_listing_every_status_of_an_empty_memory_says_why_not_to_list_every_stat
                                                                "--kind", "error").stdout
 
 
-def test_json_shape_of_the_waiting_counts_is_unchanged_without_pushback(store):
+def test_json_shape_of_the_waiting_counts_keeps_unclear_without_pushback(store):
     with clock.frozen(_at(48)):
         store.put_episodes([episode("c1", "correction", "use uv, not pip", hours=1)])
         summary = run(store)
-    assert "unclear" not in summary["waiting"] and "unclear" not in summary["passes"]["lessons"]
+    assert summary["waiting"]["unclear"] == 0 and summary["passes"]["lessons"]["unclear"] == 0
     json.dumps(summary)

@@ -34,7 +34,8 @@ def seen_once() -> list[dict]:
     ]
 
 
-WAITING = {"errors": 3, "surprises": 0, "refusals": 1, "unconfirmed": 1, "total": 5, "next_sleep": 0}
+WAITING = {"errors": 3, "surprises": 0, "refusals": 1, "unconfirmed": 1, "unclear": 0, "total": 5,
+           "next_sleep": 0}
 
 
 def _learned_section(report: str) -> str:
@@ -129,7 +130,8 @@ def test_every_pass_says_what_it_did_in_words(store, cli):
     assert "no two lessons meant the same" in table
     # Scripts read the counts, whose keys stay as they were.
     passes = sleep.history(store, 1)[0]["summary"]["passes"]
-    assert set(passes["lessons"]) == {"new_episodes", "joined", "created", "pending", "pending_earlier"}
+    assert set(passes["lessons"]) == {"new_episodes", "joined", "created", "pending", "pending_earlier",
+                                   "unclear"}
     assert {"ran", "decayed"} <= set(passes["expire"]) and set(passes["decay"]) == {"decayed", "archived"}
 
 

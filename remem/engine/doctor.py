@@ -57,7 +57,7 @@ def store_health() -> dict[str, Any]:
         out["integrity"] = "ok" if integrity == ["ok"] else "; ".join(integrity[:5])
         if out["integrity"] != "ok":
             out["problems"].append({"problem": f"database integrity: {out['integrity']}",
-                                    "fix": "remem backup && remem restore   (from the last good backup)"})
+                                    "fix": _restore_fix()})
         out["fts"] = {}
         for table in ("episodes_fts", "lessons_fts"):
             try:
@@ -94,8 +94,7 @@ def store_health() -> dict[str, Any]:
                 except ConfigError:  # reported as a problem of its own; the advice stays general
                     pass
         except sqlite3.DatabaseError as exc:  # a damaged page or a missing table: reported, not raised
-            out["problems"].append({"problem": f"the memory cannot be read ({exc})",
-                                    "fix": "remem backup && remem restore   (from the last good backup)"})
+            out["problems"].append({"problem": f"the memory cannot be read ({exc})", "fix": _restore_fix()})
             return _verdict(out)
     if not out.get("active_lessons"):
         out["problems"].append(_no_lessons_problem(out.get("waiting"), out.get("last_sleep")))
@@ -106,6 +105,79 @@ def store_health() -> dict[str, Any]:
         out["problems"].append({"problem": f"the last sleep ran {clock.days_between(last):.0f} days ago",
                                 "fix": "remem setup   (schedules it nightly), or remem sleep"})
     return _verdict(out)
+
+
+_NO_GOOD_BACKUP = "no good backup in "
+
+
+def _restore_fix() -> str:
+    """The fix for a damaged memory: restore the newest backup that passes SQLite's check, the
+    damaged memory kept as memory.db.before-restore-* (`remem backup` refuses a damaged memory:
+    it keeps the copy as backups/damaged-*.db)."""
+    from remem.engine.backup import last_good_backup
+
+    good = last_good_backup()
+    if good is None:
+        return f"{_NO_GOOD_BACKUP}{paths.backups_dir()}; move {paths.db_path()} aside to start anew"
+    return f"remem restore {shlex.quote(str(good))} --yes   (the damaged memory is kept beside it)"
+
+
+_STAMP = re.compile(r"memory-(\d{8}-\d{6})")
+
+
+def nightly_backup_problem() -> dict[str, str] | None:
+    """A nightly backup that fails says so only in the sleep's log and its run: with
+    backup.nightly on, the last full sleep's backup error (the run records it), or the newest
+    backups/memory-*.db more than 2 days older than that sleep (or none at all). Never raises:
+    a memory that cannot be read is reported by store_health."""
+    from remem import config
+    from remem.engine.store import Store
+    from remem.errors import RememError
+
+    try:
+        if not config.get("backup.nightly"):
+            return None
+        with Store(paths.db_path()) as store:
+            return _backup_problem(store)
+    except (RememError, sqlite3.Error, OSError):
+        return None
+
+
+def _backup_problem(store: Any) -> dict[str, str] | None:
+    """nightly_backup_problem, read from an open memory."""
+    from datetime import datetime, timezone
+
+    from remem.engine.sleep import PASSES
+
+    last = None
+    for row in store.rows("SELECT finished, summary FROM runs WHERE kind = 'sleep' AND status = 'ok' "
+                          "AND finished IS NOT NULL ORDER BY id DESC LIMIT 50"):
+        try:
+            summary = json.loads(row["summary"] or "{}")
+        except ValueError:
+            continue
+        passes = summary.get("passes") if isinstance(summary, dict) else None
+        if isinstance(passes, dict) and set(PASSES) <= set(passes) and not summary.get("dry_run"):
+            last = row["finished"], summary.get("backup")
+            break
+    if last is None:  # no full sleep yet: none was to back up
+        return None
+    finished, done = last
+    fix = f"remem backup   (says what stops it; the nightly sleep logs to {paths.logs_dir()})"
+    if isinstance(done, dict) and done.get("error"):
+        return {"problem": f"the nightly backup after the last sleep: {done['error']}", "fix": fix}
+    folder = paths.backups_dir()
+    stamps = sorted((m.group(1) for p in folder.glob("memory-*.db") if (m := _STAMP.match(p.name))),
+                    reverse=True)
+    if not stamps:
+        return {"problem": f"no backup in {folder}, though the sleep has run with backup.nightly on",
+                "fix": fix}
+    newest = datetime.strptime(stamps[0], "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc)
+    behind = clock.days_between(newest, clock.parse(finished))
+    if behind > 2:
+        return {"problem": f"the newest backup in {folder} is {behind:.0f} days older than the last "
+                           "sleep: the nightly backups are failing", "fix": fix}
+    return None
 
 
 def _unredacted_problem(left: dict[str, int]) -> dict[str, str]:
@@ -128,7 +200,7 @@ def _no_lessons_problem(waits: dict[str, int] | None, last_sleep: str | None) ->
 
 
 def _verdict(out: dict[str, Any]) -> dict[str, Any]:
-    out["ok"] = not any(p["fix"].startswith(("remem restore", "remem backup", "remem doctor"))
+    out["ok"] = not any(p["fix"].startswith(("remem restore", "remem backup", "remem doctor", _NO_GOOD_BACKUP))
                         for p in out["problems"])
     return out
 
@@ -356,6 +428,10 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
                      "are not checked; `remem setup` without --home wires your own memory")
     store = store_health()
     problems.extend(store["problems"])
+    if store["ok"]:
+        backups = nightly_backup_problem()
+        if backups:
+            problems.append(backups)
     schedule = schedule_state()
     elsewhere = _elsewhere(wiring, schedule.get("command") if schedule["wired"] else None)
     problems[:0] = elsewhere  # first: every other line of this report is about the memory it checks

@@ -107,8 +107,8 @@ _WAIT_NAMES = {  # reason: (one, many, what must come again)
 
 
 def waiting(store: Store, cfg: dict[str, Any] | None = None, watermark: int | None = None) -> dict[str, int]:
-    """What makes no lesson yet, and why: {errors, surprises, refusals, unconfirmed, total,
-    next_sleep; unclear when some are}.
+    """What makes no lesson yet, and why: {errors, surprises, refusals, unconfirmed, unclear,
+    total, next_sleep}.
 
     The four reasons count episodes the lessons pass has read (seq <= watermark) that are in
     no lesson and must be seen again: errors and stated surprises, refused tool calls the
@@ -150,8 +150,6 @@ def waiting(store: Store, cfg: dict[str, Any] | None = None, watermark: int | No
         else:
             out[reason] += 1
     out["total"] = sum(out[reason] for reason in WAIT_REASONS)
-    if not out["unclear"]:
-        del out["unclear"]  # a key of its own only when some did
     return out
 
 
@@ -421,7 +419,7 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
     total = sum(len(new_idx) for streams in plans.values() for _, _, new_idx, _ in streams)
     yield _progress("lessons", 0, total, f"{total} new episodes to consolidate")
     counts = {"new_episodes": 0, "joined": 0, "created": 0, "pending": 0}
-    # New corrections that said nothing to learn from (`says_nothing`), when there are some.
+    # New corrections that said nothing to learn from (`says_nothing`).
     unclear = sum(1 for r in _kind_data(ctx, "correction")[0] if watermark < r["seq"] <= mark
                   and r["id"] not in consolidated and says_nothing(r))
     existing_ids = {r["id"] for r in store.rows("SELECT id FROM lessons UNION SELECT old FROM aliases")}
@@ -456,7 +454,7 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
         if kind == "correction":
             contradiction.settle(ctx, placed, rows, index)
     ctx.watermark = mark
-    ctx.counts["lessons"] = {**counts, "unclear": unclear} if unclear else counts
+    ctx.counts["lessons"] = {**counts, "unclear": unclear}
     # What made no lesson and why, for the summary and the people reading it.
     ctx.waiting = waiting(store, ctx.cfg, mark)
 

@@ -613,6 +613,6 @@ def preview(store: Store, cwd: str | None, prompt: str | None = None, agent: str
     if not lessons:  # where the lessons are (a new user runs it anywhere)
         out["elsewhere"] = store.one(
             "SELECT cwd, (SELECT count(*) FROM lessons WHERE status = 'active') AS n FROM lessons "
-            "WHERE status = 'active' AND cwd IS NOT NULL AND cwd != '' AND cwd != ? "
+            "WHERE status = 'active' AND cwd IS NOT NULL AND cwd != '' AND cwd IS NOT ? "
             "GROUP BY cwd ORDER BY count(*) DESC LIMIT 1", (cwd,))
     return out

@@ -71,6 +71,29 @@ def covers_line(covers: dict[str, Any]) -> list[str]:
     return out
 
 
+BACKUP_TITLE = "## Nightly backup failed"
+
+
+def add_backup_error(error: str) -> None:
+    """Tell in the report just written that the nightly backup after it failed (the backup
+    runs once the run is recorded, after the render pass): its error as the first block, where
+    the person reading in the morning sees it. Best effort, as the report's other writes."""
+    from remem.engine.files import write_atomic
+
+    path = paths.morning_path()
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    block = f"{BACKUP_TITLE}\n- {' '.join(error.split())}\n\n"
+    at = text.find("\n## ") + 1  # before the first block (0: none, at the end)
+    text = text[:at] + block + text[at:] if at else text.rstrip("\n") + "\n\n" + block
+    try:
+        write_atomic(path, text, through_links=True)
+    except OSError:
+        pass
+
+
 def _not_active(lesson: dict[str, Any]) -> str:
     """What a lesson that is not active is, in the report's words: agents are not shown it."""
     from remem.engine.contradiction import is_superseded

@@ -20,7 +20,8 @@ what each did in words for people in sleep_describe.
 The last event of a run has pass_name "sleep" and carries the run's summary in `counts`.
 Just before it, a full run (every pass, not a dry run) makes a rotated backup when config
 backup.nightly is on, told in events of pass_name "backup" and the summary's "backup" key: every
-edge (`remem sleep`, the TUI's Sleep tab, the nightly job) gets it.
+edge (`remem sleep`, the TUI's Sleep tab, the nightly job) gets it; one that failed is added
+to the morning report the run wrote (render_morning.add_backup_error).
 """
 
 from __future__ import annotations
@@ -258,6 +259,10 @@ def _run(
         yield Progress("backup", 0, 1, "rotated backup")
         summary["backup"] = _nightly_backup(real, cfg)
         _record_run(real, run_id, status, summary, started)
+        if "error" in summary["backup"] and ctx.morning:  # the report, written before it, says so
+            from remem.engine.render_morning import add_backup_error
+
+            add_backup_error(summary["backup"]["error"])
         yield Progress("backup", 1, 1, _describe_backup(summary["backup"]), counts=summary["backup"])
     yield Progress("sleep", len(wanted), len(wanted), f"sleep {status}", counts=summary)
 
@@ -330,18 +335,25 @@ def _interrupted(summary: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_DISK_PROBLEMS = ("busy", "readonly", "full", "io", "cannot-open")  # errors.store_problem's kinds
+
+
 def _nightly_backup(store: Store, cfg: dict[str, Any]) -> dict[str, Any]:
     """A full sleep's rotated backup (config backup.nightly; backup.keep copies kept), as
     {"path", "rotated_out"} or {"error"}: the night's work is done and kept either way."""
     import sqlite3
 
     from remem.engine import backup
+    from remem.errors import store_problem
     from remem.log import log
 
     try:
         dest, removed = backup.rotated_backup(store, int(cfg["backup"].get("keep", 7)))
     except (OSError, ValueError, sqlite3.Error) as exc:  # a full disk, an unwritable folder
-        error = f"backup failed ({exc}); run `remem backup` by hand"
+        # A damaged memory's error names the restore to run: `remem backup` would refuse it too.
+        found = store_problem(exc) if isinstance(exc, sqlite3.Error) else None
+        by_hand = isinstance(exc, OSError) or (found is not None and found[0] in _DISK_PROBLEMS)
+        error = f"backup failed ({exc})" + ("; run `remem backup` by hand" if by_hand else "")
         log("sleep", error)
         return {"error": error}
     return {"path": str(dest), "rotated_out": len(removed)}
