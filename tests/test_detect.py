@@ -74,6 +74,14 @@ def call(name="Bash", result="", is_error=False, rejected=False, **inp) -> ToolC
     ("Why did you say the tests pass? They fail.", "undo"),
     ("No need to revert, but don't touch the lockfile", "don't"),
     ("Never use var here", "don't"),
+    # a correction that ends in praise for the rest
+    ("No, use pnpm, not npm. Otherwise LGTM", "no"),
+    ("Don't touch the lockfile. The rest looks good.", "don't"),
+    ("Stop adding comments everywhere. Otherwise great work!", "stop"),
+    ("no, use pnpm instead. Then ship it.", "no"),
+    ("You deleted the tests! Put them back, then commit it.", "undo"),
+    ("Revert the migration change; everything else looks good to me.", "undo"),
+    ("Rename the helper to parse_args. Otherwise LGTM", "otherwise"),
 ])
 def test_pushback_after_a_handback_is_a_correction(reply, how):
     s = convo("u: tidy the imports", "a: Done, I tidied the imports.", f"u: {reply}")
@@ -112,6 +120,8 @@ def test_pushback_after_a_handback_is_a_correction(reply, how):
     "Revert is not needed, the change is good.",
     "No need to revert, the change is good.",
     "Why did you say the tests pass? … just curious",
+    "Nope. Ship it.",
+    "Thanks! Otherwise LGTM",
 ])
 def test_ordinary_replies_are_not_corrections(reply):
     s = convo("u: tidy the imports", "a: Done.", f"u: {reply}")

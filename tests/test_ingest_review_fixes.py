@@ -135,11 +135,17 @@ _PRAISE = st.sampled_from([
     "Never thought {w} would be so easy, thanks!", "Nope, no more changes needed. Ship it.",
     "Revert is not needed, {w} is good.", "No need to revert {w}, the change is good.",
     "Why did you say {w} passes? just curious", "I moved {w} around myself, looks good to me",
+    "Nope. Ship it.", "Thanks for {w}! Otherwise LGTM",
 ])
 _PUSHBACK = st.sampled_from([
     ("No way, {w} is wrong.", "no"), ("Revert {w}, the build broke", "undo"),
     ("Why did you say {w} passes? It fails.", "undo"), ("Don't touch {w}", "don't"),
     ("Never rename {w} again", "don't"), ("No, use pnpm for {w} instead", "no"),
+    # pushback, then praise for the rest
+    ("No, use pnpm for {w}, not npm. Otherwise LGTM", "no"), ("Don't touch {w}. The rest looks good.", "don't"),
+    ("Stop adding comments to {w}. Otherwise great work!", "stop"),
+    ("no, use pnpm for {w} instead. Then ship it.", "no"), ("You deleted {w}! Put it back, then commit it.", "undo"),
+    ("Revert {w}; everything else looks good to me.", "undo"), ("Rename {w}. Otherwise LGTM", "otherwise"),
 ])
 
 

@@ -70,13 +70,31 @@ _NO_THEN_APPROVAL = re.compile(
     r"(\s+(to|for) (me|now|today))?(?=\s*([.,!;:)]|$)|\s+(thanks|thank you|ship it)\b)",
     re.I,
 )
-# A message that ends in clear approval ("… Great work!", "… Ship it.") or says it only asks
-# ("why did you say the tests pass? just curious") is no pushback, whatever it said before.
+# A message that ends in clear approval ("… Great work!", "… Ship it."). It approves the work
+# only when nothing before it is pushback: "Nope. Ship it." does, "no, use pnpm instead. Then
+# ship it." corrects first. Approval of the rest ("Otherwise LGTM", "the rest looks good",
+# "everything else …") says what came before it was a change asked for.
 _ENDS_APPROVING = re.compile(
     r"\b((great|good|nice|excellent|awesome) (work|job)|well done|brilliant|ship it|commit it|"
-    r"looks good( to me)?|lgtm|(just|only) curious)[\s.!…:)]*$",
+    r"looks good( to me)?|lgtm)[\s.!…:)]*$",
     re.I,
 )
+_ONLY_NO = re.compile(r"((no|nope|nah)( way)?)?[\s,.!…-]*", re.I)  # "Nope." before the approval
+_THE_REST = re.compile(
+    r"\b(otherwise|the rest|everything else|apart from that|other than that|besides that)\b"
+    r"(\W+[\w'’]+){0,3}\W*$", re.I)
+# … unless what it follows is thanks or praise ("Thanks for the fix! Otherwise LGTM")
+_PRAISE = re.compile(r"(thanks|thank you|ok|okay|yes|nice|great|good|love|cool|awesome|perfect|excellent)\b"
+                     r"(?![^.!?]*\bbut\b)", re.I)
+# … and only when it asks for a change (an imperative): "Tests pass now. Otherwise LGTM" and
+# "I like the names. The rest looks good" approve, and detectors err towards silence.
+_ASKS = re.compile(
+    r"(please\s+|just\s+|but\s+)*(use|rename|remove|add|change|fix|delete|move|drop|put|make|revert|"
+    r"update|replace|split|keep(?!\s+up\b)|avoid|stop|switch|call|run|write|rewrite|extract|inline|pin|"
+    r"bump|undo|simplify|shorten|reword|format|sort|name|mark|wrap|return|raise|handle|check|test|cover|"
+    r"document|skip|merge|squash|don'?t|do not|never)\b", re.I)
+# "… just curious": the questions before it only ask ("why did you say the tests pass? just curious")
+_ONLY_ASKING = re.compile(r"\b(just|only) curious[\s.!…:)]*$", re.I)
 _APPROVAL = re.compile(
     r"^(yes|yeah|yep|yup|sure|ok|okay|k|go ahead|go for it|do it|please do|sounds good|"
     r"lgtm|looks good|perfect|great|y|absolutely|please|proceed|continue|ship it|approved?)\b",
@@ -134,14 +152,24 @@ def pushback(text: str) -> str | None:
     """Which pushback pattern a reply after a hand-back shows, or None. Only the person's own
     words are read, not the code or log they pasted."""
     text = prose(scan_text(text))
-    if not text or _NOT_PUSHBACK.match(text) or _ENDS_APPROVING.search(text):
+    if not text or _NOT_PUSHBACK.match(text):
         return None
+    ending = _ENDS_APPROVING.search(text)
+    before = text[:ending.start()] if ending else text
+    if ending and _ONLY_NO.fullmatch(before):
+        return None  # the approval alone, or after a "no" to "anything else?"
+    if _ONLY_ASKING.search(text):
+        text = " ".join(s for s in SENTENCE_END.split(text) if not s.rstrip().endswith("?"))
     approving = _NO_THEN_APPROVAL.match(text) is not None
     for name, pattern in _PUSHBACK:
         if name == "no" and approving:
             continue
         if pattern.search(text):
             return name
+    rest = _THE_REST.search(before) if ending else None
+    said = [s for s in SENTENCE_END.split(before[:rest.start()]) if s.strip(" ,.;:!-—")] if rest else []
+    if said and _ASKS.match(said[-1].strip()) and not _PRAISE.match(said[-1].strip()):
+        return "otherwise"  # "Use pnpm. Otherwise LGTM": the change asked for before the approval
     return None
 
 

@@ -47,7 +47,7 @@ MAX_TEXT = MAX_GIST  # an episode's text; longer material goes in detail
 MAX_MESSAGE_TEXT = MAX_DETAIL  # a conversation turn may be long (a pasted log, a long answer)
 MAX_ID = 128
 MAX_SHORT = 1000  # session, source, cwd, speaker
-MAX_TAGS = 32
+MAX_TAGS = 32  # with, on a kept message, the two it adds: `message` and `role:…`
 MAX_TAG = 64
 MAX_TTL_S = 100 * 365 * 86400
 MAX_CALLS = 64
@@ -179,6 +179,9 @@ def validate(ev: Any) -> dict[str, Any]:
             raise EventError("session: kind message needs a session id to join its turns")
         if not (text or "").strip() and not out["tool_calls"]:
             raise EventError("text: kind message needs the turn's text (or tool_calls)")
+        if keep and len(out["tags"]) > MAX_TAGS - 2:
+            raise EventError(f"tags: at most {MAX_TAGS - 2} on a kept message (it adds two: "
+                             f"message and role:{role})")
     return out
 
 
@@ -258,11 +261,13 @@ def _first_line(text: str) -> str:
 
 
 def _episode_fields(ev: dict[str, Any], kind: str, tags: list[str]) -> dict[str, Any]:
-    """Title, gist, detail and the text the vector is made from (without lifecycle fields).
+    """Title, gist, detail, tags and the text the vector is made from (without lifecycle fields).
 
-    Secrets in the words (an API key pasted into a note) are stored as "[secret]", as in what
-    the detectors find: episodes are recalled by agents. The id still hashes the event as
-    written (episode_id), so re-reading a file adds nothing."""
+    Secrets in the words and tags (an API key pasted into a note) are stored as "[secret]", as
+    in what the detectors find and what remember keeps: episodes are recalled by agents. The id
+    still hashes the event as written (episode_id), so re-reading a file adds nothing."""
+    from remem.engine.memories import stored_tags
+
     text = redact_secrets((ev.get("text") or "").strip())
     detail = redact_secrets(ev.get("detail") or "")
     who = ev.get("speaker") or (ev.get("role") if ev["kind"] == "message" else None)
@@ -276,7 +281,7 @@ def _episode_fields(ev: dict[str, Any], kind: str, tags: list[str]) -> dict[str,
     # A correction is embedded from the person's words alone; everything else with its title.
     embed_text = gist if kind == "correction" and gist else f"{title}\n{gist}".strip()
     return {"id": episode_id(ev), "kind": kind, "title": title, "gist": gist, "detail": detail,
-            "tags": tags, "speaker": ev.get("speaker"), "_embed": embed_text}
+            "tags": stored_tags(tags)[0], "speaker": ev.get("speaker"), "_embed": embed_text}
 
 
 def _existing(store: Store, ids: list[str]) -> set[str]:
@@ -471,6 +476,13 @@ def ingest_events_file(store: Store, path: Path | str) -> dict[str, Any]:
         summary["errors"].append(problem)
         return summary
     events, bad = parse_event_lines(_complete_lines(text))
+    if bad and not events:
+        from remem.engine.ingest_files import another_source
+
+        wrong = another_source(path, "events")
+        if wrong is not None:  # a transcript or a chat export: one line saying so, not one a line
+            summary["files"], summary["errors"] = 0, [f"{path}: {wrong}"]
+            return summary
     summary["malformed_lines"] = len(bad)
     summary["errors"].extend(f"{path}:{line}: {reason}" for line, reason in bad)
     result = ingest_events(store, events, origin=str(path))

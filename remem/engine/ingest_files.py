@@ -121,7 +121,7 @@ def _parse(path: Path, source: str, store: Store | None = None) -> list[Session]
 
 # What each JSONL source is, for the lines that say a file holds none of it.
 _WHAT = {"claude-code": "a Claude Code transcript", "codex": "a Codex rollout",
-         "chats": "a chat export (one message a line)", "events": "an events file"}
+         "chats": "a chat export (a message or a conversation a line)", "events": "an events file"}
 _OTHERS = {"claude-code": "codex or chats", "codex": "claude-code or chats"}
 # How many lines tell a file stored as one source from one the name now guesses.
 _SNIFF_LINES = 20
@@ -148,12 +148,15 @@ def _record_of(record: Any) -> str | None:
     if (kind in RECORD_TYPES and isinstance(record.get("payload"), dict) and "timestamp" in record) \
             or (kind in RESPONSE_TYPES and "payload" not in record):  # the oldest rollouts' bare items
         return "codex"
-    if record.get("kind") in KINDS:
+    if record.get("kind") in KINDS or {"at", "kind"} <= record.keys():  # an event, its kind mistyped
         return "events"
     if "role" in record or (kind in GEMINI_CLI_TYPES and "content" in record and "message" not in record):
         return "chats"
     if isinstance(kind, str) and (kind in CLAUDE_TYPES or "sessionId" in record or "uuid" in record):
         return "claude-code"  # a type Claude Code added since, on a record shaped as its others
+    if isinstance(record.get("messages"), list) or isinstance(record.get("contents"), list) \
+            or isinstance(record.get("mapping"), dict) or isinstance(record.get("chat_messages"), list):
+        return "chats"  # a whole conversation a line (OpenAI, Anthropic, Gemini, the apps' exports)
     return None
 
 
@@ -197,7 +200,8 @@ def _held_by_a_newer_file(store: Store, session_id: str, name: str, st: os.stat_
     exports of one ChatGPT or Claude.ai conversation, named by its id; a copy of a transcript or
     rollout kept elsewhere): the newer one tells it, so the two are not read in turn, each
     replacing what the other stored, at every ingest. A transcript or rollout only `grows`: of
-    two copies the longer tells it (the newer, when they are as long)."""
+    two copies the longer tells it (the newer, when they are as long). Of two alike (as long,
+    as new: `cp -p`) the one stored keeps it."""
     row = store.one("SELECT path FROM sessions WHERE id = ?", (session_id,))
     if row is None or not row["path"] or str(row["path"]).rsplit("#", 1)[0] == name:
         return False
@@ -206,8 +210,8 @@ def _held_by_a_newer_file(store: Store, session_id: str, name: str, st: os.stat_
     except OSError:
         return False  # gone (or unreadable): this file tells it now
     if grows:
-        return (there.st_size, there.st_mtime) > (st.st_size, st.st_mtime)
-    return there.st_mtime > st.st_mtime
+        return (there.st_size, there.st_mtime) >= (st.st_size, st.st_mtime)
+    return there.st_mtime >= st.st_mtime
 
 
 def _no_records(source: str, lines: int) -> ValueError:
@@ -223,6 +227,13 @@ def _not_this_source(found: str, source: str) -> ValueError:
     from remem.engine.chats import NotAConversation
 
     return NotAConversation(f"looks like {_WHAT[found]}, not {_WHAT[source]}: pass --source {found}")
+
+
+def another_source(path: Path, source: str) -> ValueError | None:
+    """The error for a file named as `source` whose first lines are another source's records
+    and none of its own (a Claude Code transcript named with --source events), else None."""
+    found, _ = _lines_are(path, source, head=_SNIFF_LINES)
+    return None if found in (source, None) else _not_this_source(found, source)
 
 
 def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
@@ -254,6 +265,8 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
             summary["skipped"] += 1
             return
         summary["reread"] += 1  # unchanged, but judged by older detectors: read again
+    if source == "chats" and path.suffix == ".jsonl" and (wrong := another_source(path, source)):
+        raise wrong  # an events file or a transcript is no chat export: say which it is
     sessions = _parse(path, source, store)
     if source in _OTHERS and len(sessions) == 1 and not sessions[0].turns:
         found, lines = _lines_are(path, source)
