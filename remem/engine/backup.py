@@ -22,8 +22,8 @@ from remem.engine import clock
 from remem.engine.files import sole_user
 from remem.engine.graph import SYMMETRIC
 from remem.engine.projects import normal_folder
-from remem.engine.store import (EPISODE_KINDS, MIGRATIONS, Store, StoreBusy, StoreReadOnly, normalise_tag,
-                                set_orphaned_log_aside)
+from remem.engine.store import (EPISODE_KINDS, MIGRATIONS, WRITE_ERRORS, Store, StoreBusy, StoreReadOnly,
+                                normalise_tag, set_orphaned_log_aside)
 from remem.errors import StoreError
 
 EXPORT_VERSION = 1
@@ -162,9 +162,6 @@ class DamagedCopy(ValueError):
         self.problem, self.kept = problem, kept
 
 
-_WRITE_ERRORS = {"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_TRUNCATE"}
-
-
 def _copy(source: sqlite3.Connection, dest: Path, suffix: str, what: str = "a backup",
           check: bool = False) -> None:
     """Copy a live database to dest through a temporary file, then rename (never half a file).
@@ -189,7 +186,7 @@ def _copy(source: sqlite3.Connection, dest: Path, suffix: str, what: str = "a ba
             except sqlite3.Error as exc:
                 # Only the copy is written: a full disk or a failed write is where it goes,
                 # not the memory (a failed read of the memory is said as such, by the caller).
-                if getattr(exc, "sqlite_errorname", None) in _WRITE_ERRORS:
+                if getattr(exc, "sqlite_errorname", None) in WRITE_ERRORS:
                     raise ValueError(f"could not write {what} to {dest} ({exc}); free space there "
                                      f"(df -h {dest.parent})") from None
                 raise
@@ -260,10 +257,11 @@ def rotate(keep: int, folder: Path | None = None, just_made: Path | None = None)
     removed = found[max(keep, 0):]
     for path in removed:
         path.unlink(missing_ok=True)
-    # A backup cut short (its process killed) leaves a .partial; one an hour old is not live.
+    # A backup or a copy before an upgrade cut short (its process killed) leaves a .partial;
+    # one an hour old is not live.
     import time
 
-    for partial in folder.glob("memory-*.db.partial"):
+    for partial in [*folder.glob("memory-*.db.partial"), *folder.glob("pre-upgrade-*.partial")]:
         try:
             if time.time() - partial.stat().st_mtime > 3600:
                 partial.unlink()
@@ -424,7 +422,8 @@ MAX_IMPORT_LINE = 16_000_000  # characters; an episode is capped far below this
 
 def import_jsonl(store: Store, lines: Iterator[str] | TextIO) -> dict[str, Any]:
     """Load an export. Rows with an id already present are updated, unless changed here since
-    (a later last_touched or updated: counted in "kept"); a lesson vetoed or revoked here stays
+    (a later last_touched or updated: counted in "kept"); a memory archived on either side ends
+    archived (a forget wins; an import never un-archives); a lesson vetoed or revoked here stays
     so ("kept": vetoed_lessons, revoked_lessons); an edge already present is kept; a task's
     last run keeps the later time. Bad lines are reported by number with the
     reason and skipped; the rest is imported."""
@@ -559,9 +558,11 @@ def _column_types(store: Store, table: str) -> dict[str, str]:
 # deletes the old row without firing delete triggers (recursive triggers are off), so the
 # full-text indexes kept an entry for every replaced episode and lesson: malformed.
 _UPSERT_KEYS = {"episodes": ("id",), "lessons": ("id",)}
-# The time each of them is stamped with when it changes here (forget and archiving stamp an
-# episode's last_touched; a veto, an edit, a revocation a lesson's updated): a row changed here
-# since the export was written is kept, so an older export never undoes a forget or a veto.
+# The time each of them is stamped with when it changes here (forget, archiving, an edit and
+# every recall stamp an episode's last_touched; a veto, an edit, a revocation a lesson's
+# updated): a row changed here since the export was written is kept, so an older export never
+# undoes a veto. An episode's archived flag is never taken back by an import, and an archived
+# row in the export archives the one here even when that one was touched since.
 _CHANGED_AT = {"episodes": "last_touched", "lessons": "updated"}
 # Lessons the person or their author rejected: an import never makes them active again.
 _REJECTED = ("vetoed", "revoked")
@@ -601,6 +602,10 @@ def _insert(table: str, row: dict[str, Any], keep_existing: bool = False) -> tup
         rejected = ", ".join(f"'{s}'" for s in _REJECTED)
         sets[rest.index("status")] = (f"status = CASE WHEN lessons.status IN ({rejected}) "
                                       "THEN lessons.status ELSE excluded.status END")
+    if table == "episodes" and "archived" in rest:
+        # An import never brings back a memory archived (forgotten) here, whatever its times
+        # say: a recall elsewhere makes the export's row later without undoing anything.
+        sets[rest.index("archived")] = "archived = max(episodes.archived, excluded.archived)"
     changed = _CHANGED_AT[table]
     newer = (f" WHERE {table}.{changed} IS NULL OR excluded.{changed} >= {table}.{changed}"
              if changed in row else "")
@@ -644,6 +649,11 @@ def _write(store: Store, batch: list[tuple[int, str, dict[str, Any]]], counts: d
             except sqlite3.Error as exc:  # a missing required field, a wrong type: this row only
                 errors.append(f"line {number}: {table} row refused ({exc})")
                 continue
+            if written == 0 and table == "episodes" and row.get("archived"):
+                # Forgotten where the export was made, touched here since (a recall bumps
+                # last_touched): the forget wins; `remem forget --undo ID` brings it back.
+                written = conn.execute("UPDATE episodes SET archived = 1 WHERE id = ? AND archived = 0",
+                                       (str(row["id"]),)).rowcount
             if written == 0 and table in _CHANGED_AT:  # changed here since the export: kept
                 kept[table] = kept.get(table, 0) + 1
                 if table == "lessons":

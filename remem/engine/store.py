@@ -13,7 +13,7 @@ import os
 import sqlite3
 import stat
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -25,6 +25,10 @@ from remem.engine.text import clean_text  # re-exported: callers import it from 
 from remem.errors import NotFound, StoreError, store_problem
 
 BUSY_TIMEOUT_MS = 5000
+# SQLite's names for a write that failed where a copy was being written (a full disk, a failed
+# write): the copy's place is at fault, not the memory it was taken from.
+WRITE_ERRORS = frozenset({"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC",
+                          "SQLITE_IOERR_TRUNCATE"})
 EPISODE_KINDS = ("session", "error", "correction", "surprise", "environment", "note")
 LESSON_STATUSES = ("active", "candidate", "vetoed", "revoked", "quarantined")
 CONNECTION_TYPES = (
@@ -279,23 +283,19 @@ class Store:
                 raise StoreError(f"no memory yet at {self.path} (it holds no remem schema); "
                                  "run `remem ingest` first")
             if version < target:
-                if version > 0 and self.path.absolute() == paths.db_path().absolute():
-                    self._copy_before_upgrade(version, target)
-                try:
-                    self._retry(lambda: apply_migrations(self.conn, target))
-                except StoreBusy:
-                    raise
-                except (sqlite3.OperationalError, sqlite3.IntegrityError) as exc:
-                    if not _lost_race(exc):
-                        raise
-                    # Two first opens at once (a server's threads, two commands, two hooks on
-                    # an old memory): the other one migrated between our look at the version
-                    # and our write. Wait for it to finish (within this open's busy timeout)
-                    # rather than fail; if the version never arrives, say what failed.
-                    try:
-                        self._await_version(target, busy / 1000)
-                    except StoreError:
-                        raise exc from None
+                if not create:
+                    # A hook: copying a large memory before its upgrade outlasts the few
+                    # seconds an agent gives a hook, which kills it and leaves the copy half
+                    # made for the next prompt to start again. The next command upgrades it.
+                    raise StoreError(f"the memory needs an upgrade (schema {version} to {target}); "
+                                     "any remem command does it", fix="remem status")
+                if (version > 0 and self.path.absolute() == paths.db_path().absolute()
+                        and os.access(self.path, os.W_OK)):
+                    self._upgrade_with_copy(version, target, busy)
+                else:
+                    # A read-only memory is not copied: its upgrade fails, says so and changes
+                    # nothing. Nor is a database that is not the home's memory.
+                    self._migrate(target, busy)
             elif version > len(MIGRATIONS):
                 raise StoreError(
                     f"{self.path} was written by a newer remem (schema {version}); upgrade remem"
@@ -307,27 +307,62 @@ class Store:
             self._close_quietly()
             raise self._open_error(exc, version, target) from None
 
+    def _migrate(self, target: int, busy: int) -> None:
+        try:
+            self._retry(lambda: apply_migrations(self.conn, target))
+        except StoreBusy:
+            raise
+        except (sqlite3.OperationalError, sqlite3.IntegrityError) as exc:
+            if not _lost_race(exc):
+                raise
+            # Two first opens at once (a server's threads, two commands on an old memory that
+            # is not the home's): the other one migrated between our look at the version and
+            # our write. Wait for it to finish (within this open's busy timeout) rather than
+            # fail; if the version never arrives, say what failed.
+            try:
+                self._await_version(target, busy / 1000)
+            except StoreError:
+                raise exc from None
+
+    def _upgrade_with_copy(self, version: int, target: int, busy: int) -> None:
+        """The home's memory upgraded by one remem at a time: under an exclusive lock on
+        backups/.upgrade.lock, the version is read again (another remem may have upgraded it
+        while this one waited: then there is nothing to do), the copy is kept, then the
+        migrations run. Two first opens at once never write two full copies."""
+        from remem.engine.files import locked
+
+        folder = paths.backups_dir()
+        with ExitStack() as held:
+            try:
+                held.enter_context(locked(folder / ".upgrade.lock"))
+            except OSError as exc:  # no backups folder can be made (a file in its place)
+                raise self._copy_refused(version, target, folder, exc) from None
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            if version >= target:
+                return
+            self._copy_before_upgrade(version, target)
+            self._migrate(target, busy)
+
     def _copy_before_upgrade(self, version: int, target: int) -> None:
-        """Before this remem upgrades the memory's schema: a copy of it as it is, in
-        backups/pre-upgrade-schema<version>-YYYYMMDD-HHMMSS.db (outside the rotation of
-        memory-*.db), written whole or not at all. When it cannot be written (a full disk) the
-        upgrade is refused, in one line naming the fix: the memory is left as it was rather
-        than changed with no copy to go back to. A read-only memory is not copied: its
-        upgrade fails and says so, and changes nothing."""
+        """Before this remem upgrades the memory's schema (holding the upgrade lock): a copy
+        of it as it is, in backups/pre-upgrade-schema<version>-YYYYMMDD-HHMMSS.db (outside the
+        rotation of memory-*.db), written whole or not at all. When it cannot be written (a
+        full disk) the upgrade is refused, in one line naming the fix: the memory is left as it
+        was rather than changed with no copy to go back to."""
         import tempfile
 
-        if not os.access(self.path, os.W_OK):
-            return
         folder = paths.backups_dir()
         stamp = clock.now().strftime("%Y%m%d-%H%M%S")
         tmp: str | None = None
         try:
             folder.mkdir(parents=True, exist_ok=True)
+            # Copies cut short by a killed remem: no other is being written (the lock is ours).
+            for stale in folder.glob("pre-upgrade-*.partial"):
+                stale.unlink(missing_ok=True)
             dest, n = folder / f"pre-upgrade-schema{version}-{stamp}.db", 1
             while dest.exists():
                 n += 1
                 dest = folder / f"pre-upgrade-schema{version}-{stamp}-{n}.db"
-            # A name of its own: two remem upgrading at once each write their own copy.
             handle, tmp = tempfile.mkstemp(prefix=f"{dest.name}.", suffix=".partial", dir=folder)
             os.close(handle)
             copy = sqlite3.connect(tmp)
@@ -342,16 +377,20 @@ class Store:
                     os.unlink(tmp)
                 except OSError:
                     pass
+            # Besides the failed writes: the copy's file, made inside this try, may be one
+            # SQLite cannot open or write (a backups folder made read-only).
             if isinstance(exc, sqlite3.Error) and getattr(exc, "sqlite_errorname", None) not in (
-                    "SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_CANTOPEN",
-                    "SQLITE_READONLY"):
+                    WRITE_ERRORS | {"SQLITE_CANTOPEN", "SQLITE_READONLY"}):
                 raise  # not the copy's folder but the memory itself: said as for any open
-            reason = getattr(exc, "strerror", None) or exc
-            fix = f"df -h {folder}   (free some space there), then run remem again"
-            raise StoreError(
-                f"this remem upgrades {self.path.name} (schema {version} to {target}) only after "
-                f"keeping a copy of it, which could not be written to {folder} ({reason}); free some "
-                "space there (or make it writable) and run remem again", fix=fix) from None
+            raise self._copy_refused(version, target, folder, exc) from None
+
+    def _copy_refused(self, version: int, target: int, folder: Path, exc: BaseException) -> StoreError:
+        reason = getattr(exc, "strerror", None) or exc
+        return StoreError(
+            f"this remem upgrades {self.path.name} (schema {version} to {target}) only after "
+            f"keeping a copy of it, which could not be written to {folder} ({reason}); free some "
+            "space there (or make it writable) and run remem again",
+            fix=f"df -h {folder}   (free some space there), then run remem again")
 
     def _open_error(self, exc: sqlite3.DatabaseError, version: int | None, target: int) -> StoreError:
         """SQLite's failure to open (or upgrade) the memory as one line naming the right fix:
