@@ -256,6 +256,11 @@ def _type_name(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
+def _number_text(x: float) -> str:
+    """A bound for people: 1,000,000 (not 1e+06), 0.5."""
+    return f"{int(x):,}" if math.isfinite(x) and x == int(x) else f"{x:,g}"
+
+
 class Range:
     """The numbers a key allows: low..high, both included unless `above` (then low is not).
     A plain class: a NamedTuple costs every hook ~3 ms to create (namedtuple compiles code)."""
@@ -279,7 +284,7 @@ class Range:
         return (self.low < value if self.above else self.low <= value) and value <= self.high
 
     def text(self) -> str:
-        low, high = f"{self.low:,g}", f"{self.high:,g}"
+        low, high = _number_text(self.low), _number_text(self.high)
         if self.high == math.inf:
             return f"more than {low}" if self.above else f"at least {low}"
         return f"more than {low} and at most {high}" if self.above else f"from {low} to {high}"
@@ -513,12 +518,14 @@ def usable_model(ref: str) -> str:
     return ref
 
 
-def set_value(dotted: str, value: Any, path: Path | None = None) -> None:
-    """Write one key into config.toml, keeping the person's comments and formatting.
+def set_value(dotted: str, value: Any, path: Path | None = None) -> Any:
+    """Write one key into config.toml, keeping the person's comments and formatting; returns
+    the value written (a command-line string read as the key's type).
 
     The value is checked (type and range) before anything is read. A config.toml with a bad
-    value on this very key can be repaired this way; one bad on another key is named, with the
-    command that fixes it, and left unchanged."""
+    value on this very key can be repaired this way; one bad on another key is left unchanged
+    (the caller names it: `load` still refuses the file). The file is written 0600: it may hold
+    server.token or llm.api_key."""
     import tomllib
 
     import tomlkit
@@ -560,7 +567,8 @@ def set_value(dotted: str, value: Any, path: Path | None = None) -> None:
     if found and (found[0] == dotted or dotted.startswith(found[0] + ".")):
         raise ConfigError(f"{path}: {found[1]}; config.toml was left unchanged")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    from remem.engine.files import write_atomic
+
+    write_atomic(path, text, mode=0o600)
     _cache.pop(str(path), None)
+    return value

@@ -241,7 +241,7 @@ BAD_ARGS = [
     ("search", {"query": "x", "mode": "fuzzy"}, "mode:"),
     ("search", {"since": "last tuesday"}, "since"),
     ("search", {"since": "9999999999d"}, "since: '9999999999d' is too far back"),
-    ("remember", {"text": "x", "ttl": "99999999999d"}, "ttl is too long"),
+    ("remember", {"text": "x", "ttl": "99999999999d"}, "ttl must be from 1s to 36500d"),
     ("get_memory", {}, "id: Field required"),
     ("get_memory", {"id": "does-not-exist"}, "no memory"),
     ("update_memory", {"id": "does-not-exist", "title": "t"}, "no memory"),

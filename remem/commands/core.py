@@ -97,7 +97,7 @@ def register(app: typer.Typer) -> None:
         importance: float = typer.Option(0.5, "--importance", help="0..1"),
         valence: float = typer.Option(0.0, "--valence", help="-1..1, how it felt."),
         arousal: float = typer.Option(0.0, "--arousal", help="0..1; >= 0.8 makes a flashbulb memory."),
-        ttl: Optional[str] = typer.Option(None, "--ttl", help="Short-term with this lifetime: 30s, 10m, 2h, 7d."),
+        ttl: Optional[str] = typer.Option(None, "--ttl", help="Short-term with this lifetime: 30s, 10m, 2h, 7d (1s to 36500d)."),
         short_term: bool = typer.Option(False, "--short-term", help="Short-term (expires after --ttl or the default)."),
         project: Optional[str] = typer.Option(
             None, "--project", help="The project it belongs to: its folder (a path), or the name of a "
@@ -108,8 +108,12 @@ def register(app: typer.Typer) -> None:
 
         Example: remem remember "use uv, not pip, to install packages" --tag python
         """
+        from remem.engine.lifecycle import check_filters
         from remem.engine.memories import remember_noting
 
+        # A blank --tag or --project (an unset variable) is refused, as recall and list refuse it:
+        # dropped, the memory would be stored untagged, or under no project.
+        check_filters(tags=tag, project=project)
         if ttl is not None and not ttl.strip():
             # The engine reads "" as "no lifetime" (MCP clients send it for unset), which would
             # keep the memory for good: a person typing --ttl meant a lifetime.
@@ -122,7 +126,7 @@ def register(app: typer.Typer) -> None:
                 arousal=arousal, ttl=ttl, short_term=short_term, cwd=project_folder(store, project),
             )
         if json_out:
-            emit_json(memory)
+            emit_json({**memory, "note": said} if said else memory)  # the note as MCP gives it
         else:
             extra = " (flashbulb)" if memory.get("flashbulb_until") else ""
             if memory.get("expires_at"):
@@ -163,13 +167,17 @@ def register(app: typer.Typer) -> None:
 
         if key.strip() == "embed.model":  # one that cannot be loaded would silence every hook
             value = config.usable_model(value)
-        config.set_value(key, value)
+        written = config.set_value(key, value)  # as checked and written: no reload of the file
+        try:
+            config.load()
+        except config.ConfigError as exc:  # another key, bad before: this one is set all the same
+            print(f"remem: warning: {exc}", file=sys.stderr)
         if json_out:
-            emit_json({"key": key, "value": config.get(key)})
+            emit_json({"key": key, "value": written})
             return
         import tomlkit
 
-        print(f"{key} = {tomlkit.item(config.get(key)).as_string()}")  # as config.toml holds it
+        print(f"{key} = {tomlkit.item(written).as_string()}")  # as config.toml holds it
 
     @app.command()
     def demo(

@@ -87,11 +87,13 @@ def register(app: typer.Typer) -> None:
     def call(
         tool: str = typer.Argument(..., help="The tool's name (see `remem tools`)."),
         arguments: str = typer.Argument("{}", help="The tool's arguments as a JSON object."),
+        json_out: bool = typer.Option(False, "--json", help="Accepted for symmetry: the output is JSON already."),
     ) -> None:
         """Call one MCP tool through a real client session against the server `remem serve` runs; prints JSON.
 
         The server is built in this process (no second one, no background tasks), with
-        serve's checks first; a tool error is one line on stderr and exit 1.
+        serve's checks first; a tool error is one line on stderr and exit 1. --json changes
+        nothing: the answer is always JSON.
 
         Example: remem call recall '{"query": "which package manager", "k": 3}'
         """

@@ -68,6 +68,8 @@ def when(value: str | datetime | None, name: str = "time") -> str | None:
     if text and text[-1].lower() in _UNITS and text[:-1].strip().replace(".", "", 1).isdigit():
         try:
             return iso(now() - timedelta(seconds=parse_duration(text.replace(" ", ""))))
+        except ValueError as exc:  # 1M: m is minutes
+            raise ValueError(f"{name}: {exc}") from None
         except OverflowError:  # before year 1: datetime cannot hold it
             raise ValueError(f"{name}: {text!r} is too far back; use a date (2026-05-01) or a "
                              "shorter duration (365d)") from None
@@ -80,6 +82,8 @@ def when(value: str | datetime | None, name: str = "time") -> str | None:
             pass
     try:
         return iso(parse(text))
+    except TimeOutOfRange as exc:  # a real ISO time, but not one in UTC: say so, not "not a time"
+        raise ValueError(f"{name}: {exc}; give a time within it (9999-12-31T23:59:59Z)") from None
     except (ValueError, TypeError, OverflowError):
         raise ValueError(f"{name}: not a time: {text!r} (use 2026-05-01, 2026-05-01T09:00, "
                          "or a duration back from now: 7d, 2h)") from None
@@ -115,11 +119,16 @@ def advance(**kwargs: float) -> None:
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+MAX_TTL_DAYS = 36500  # 100 years, as lifecycle.short_term_ttl allows
 
 
 def parse_duration(text: str) -> float:
-    """'30s', '10m', '2h', '7d', '1w' (or plain seconds) -> seconds."""
-    text = str(text).strip().lower()
+    """'30s', '10m', '2h', '7d', '1w' (or plain seconds) -> seconds. Any case but "M", which
+    reads as months and is refused, not taken for minutes."""
+    text = str(text).strip()
+    if text.endswith("M"):
+        raise ValueError(f"not a duration: {text!r} (m is minutes; for months use 30d)")
+    text = text.lower()
     try:
         if text and text[-1] in _UNITS:
             seconds = float(text[:-1]) * _UNITS[text[-1]]
@@ -130,3 +139,23 @@ def parse_duration(text: str) -> float:
         return seconds
     except ValueError:
         raise ValueError(f"not a duration: {text!r} (use 30s, 10m, 2h, 7d)") from None
+
+
+def parse_ttl(value: str | float) -> float:
+    """A short-term memory's lifetime in seconds, as a person or a tool gives it: a duration
+    with its unit (30s, 10m, 2h, 7d, 1w; a bare number is refused, as for --since), from 1s to
+    MAX_TTL_DAYS days. A number passed in-process is seconds."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds, text = float(value), f"{value:g}s"
+    else:
+        text = str(value).strip()
+        if text and not text[-1].isalpha():  # 3600, 1e3: seconds or a slip?
+            n = text if text.isdecimal() and len(text) <= 12 else "30"
+            raise ValueError(f"ttl {text[:20]!r} needs a unit: {n}s, {n}m, {n}h or {n}d")
+        try:
+            seconds = parse_duration(text)
+        except ValueError as exc:
+            raise ValueError(f"ttl: {exc}") from None
+    if not 1 <= seconds <= MAX_TTL_DAYS * 86400:
+        raise ValueError(f"ttl must be from 1s to {MAX_TTL_DAYS}d, not {text[:20]!r}")
+    return seconds

@@ -16,11 +16,15 @@ STOP_WORDS = frozenset(
 )
 
 
-def fts_terms(text: str) -> list[str]:
-    """The text's content words (stop words left out; all words if that leaves none)."""
+MAX_TERMS = 32  # words in one FTS5 query: each costs a read of its matches and a BM25 term
+
+
+def fts_terms(text: str, limit: int = MAX_TERMS) -> list[str]:
+    """The text's first `limit` distinct content words, in order (stop words left out; all
+    words if that leaves none). Recall asks for more and keeps the rarest MAX_TERMS of them."""
     words = [w.lower() for w in _WORD.findall(text or "")]
     terms = [w for w in words if w not in STOP_WORDS] or words
-    return list(dict.fromkeys(terms))[:32]
+    return list(dict.fromkeys(terms))[:limit]
 
 
 def fts_query(text: str) -> str:

@@ -60,6 +60,9 @@ def remember_noting(
     text = redact_secrets(given)
     if not text:
         raise ValueError("nothing to remember: the text is empty")
+    if not visible(text):
+        raise ValueError("nothing to remember: the text has no visible character (only control, "
+                         "zero-width or blank ones); give it words")
     if cwd is not None and not cwd.startswith("/"):
         # A relative folder matches no project filter: the memory would be found by none.
         raise ValueError(f"the project folder must be a full path, not {cwd!r}; "
@@ -69,11 +72,12 @@ def remember_noting(
     # "" is "no lifetime", as None is: MCP clients send "" for an optional string left unset,
     # and refusing it would fail their every remember. A person's empty --ttl is refused by the
     # CLI before it gets here.
-    ttl_s = clock.parse_duration(str(ttl)) if ttl not in (None, "") else None
+    ttl_s = clock.parse_ttl(ttl) if ttl not in (None, "") else None
     memory_type = "short_term" if (short_term or ttl_s is not None) else "long_term"
     fields = creation_fields(
         memory_type=memory_type, ttl_s=ttl_s, importance=importance, valence=valence, arousal=arousal
     )
+    flash_kept = memory_type != fields["memory_type"]  # the flashbulb rule: kept long-term
     given_title = clean_text(title.strip()) if title and title.strip() else ""
     tags, tag_secrets = stored_tags(tags)
     title = _title(title, text)
@@ -104,7 +108,20 @@ def remember_noting(
     secrets = text != given or redact_secrets(given_title) != given_title
     said = stored_otherwise(len(text), secrets=secrets, tag_secrets=tag_secrets, read=read,
                             title_cut=cut_from(len(redact_secrets(given_title)), MAX_TITLE))
+    if flash_kept:
+        kept = (f"arousal {fields['arousal']:g} makes a flashbulb memory, kept long-term"
+                + (": the ttl was ignored" if ttl_s is not None else ", not short-term"))
+        said = f"{said}; {kept}" if said else kept
     return public(store.episode(episode["id"])), said
+
+
+def visible(text: str) -> bool:
+    """Whether the text has a character that shows: not only blanks, control characters
+    (ESC) and zero-width ones (U+200B), which would store a memory no one can see."""
+    import unicodedata
+
+    return any(not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf", "Zs", "Zl", "Zp")
+               for ch in text)
 
 
 def stored_tags(tags: Sequence[str] | str) -> tuple[list[str], bool]:
@@ -203,6 +220,9 @@ def update_memory_noting(store: Store, memory_id: str, *, read: tuple[int, str] 
         text = redact_secrets(given)  # as `remember` stores it
         if not text:
             raise ValueError("text cannot be empty; delete the memory instead")
+        if not visible(text):
+            raise ValueError("text has no visible character (only control, zero-width or blank "
+                             "ones); give it words, or delete the memory instead")
         said.update(length=len(text), secrets=text != given)
         if _detail_is_the_text(row):
             # The detail held the words whole (remember, gist_and_detail): it follows them, so

@@ -36,10 +36,10 @@ from typing import Any, Iterable, Sequence
 from remem import config as config_mod
 from remem.engine import clock
 from remem.engine.embed import get_embedder
-from remem.engine.keywords import STOP_WORDS, fts_query, fts_terms, or_query
+from remem.engine.keywords import MAX_TERMS, STOP_WORDS, fts_query, fts_terms, or_query  # noqa: F401 (fts_query)
 from remem.engine.lesson_keywords import lesson_bm25
 from remem.engine.lessons import filed_under
-from remem.engine.lifecycle import check_filters, time_window
+from remem.engine.lifecycle import EXPIRED, check_filters, time_window
 from remem.engine.programs import matchable_text
 from remem.engine.projects import under_sql
 from remem.engine.query_dates import closeness, date_spans
@@ -47,27 +47,32 @@ from remem.engine.store import EPISODE_KINDS, Store, chunks, clean_text, normali
 
 MODES = ("hybrid", "semantic", "keyword")
 _EXPIRED_LISTED = 10_000  # expired short-term memories left out by seq; past this, by condition
+_TERMS_READ = 8 * MAX_TERMS  # a long query's distinct words weighed for rarity; later ones unread
 _WORDS = re.compile(r"\w+")
 
 
 def _common_terms_out(store: Store, terms: list[str], share: float,
                       budget: int = 15_000) -> list[str]:
-    """Leave out the terms whose matches would cost more than they weigh (a big store only).
+    """Leave out the terms whose matches would cost more than they weigh (a big store only),
+    and the commonest past MAX_TERMS (a long query: its rare words are the ones that tell).
 
     FTS5 scores every row a term matches (about 1 ms per 1,000 at 100,000 memories), and a
     word found in many memories adds little to BM25 (low IDF) while the cosine still hears it.
     So: terms in more than `share` of the episodes are out; of the rest, the rarest are kept
-    while their matches add up to at most `budget` rows. The rarest term always stays.
+    while their matches add up to at most `budget` rows. The rarest term always stays. Past
+    MAX_TERMS, words no memory holds (by a count that may be a little stale) come last.
     """
     total = int(store.conn.execute("SELECT max(seq) FROM episodes").fetchone()[0] or 0)
-    if total < 1000 or len(terms) < 2:
+    long_query = len(terms) > MAX_TERMS
+    if not long_query and (total < 1000 or len(terms) < 2):
         return terms
-    ceiling = max(1, min(int(share * total), int(budget)))
+    big = total >= 1000
+    ceiling = max(1, min(int(share * total), int(budget)) if big else total)
     counts = {t: _term_count(store, t, total, ceiling) for t in terms}
-    by_rarity = sorted(terms, key=lambda t: counts[t])
+    by_rarity = sorted(terms, key=lambda t: (long_query and not counts[t], counts[t]))
     kept, spent = [], 0
-    for term in by_rarity:
-        if counts[term] > ceiling or (kept and spent + counts[term] > budget):
+    for term in by_rarity[:MAX_TERMS]:
+        if big and (counts[term] > ceiling or (kept and spent + counts[term] > budget)):
             break
         kept.append(term)
         spent += counts[term]
@@ -164,7 +169,7 @@ class _Filters:
         # Listed by seq (found from the (memory_type, expires_at) index alone, and rarely any),
         # so the other conditions keep using covering indexes.
         if isinstance(expired, str):  # too many to list: the condition itself (slower)
-            where.append("NOT (memory_type = 'short_term' AND coalesce(expires_at <= ?, 0))")
+            where.append(f"NOT {EXPIRED}")
             params.append(expired)
         elif expired:
             where.append(f"seq NOT IN ({','.join(str(int(n)) for n in expired)})")
@@ -270,18 +275,18 @@ def recall(
         cache = vectors.cache_for(store, embedder.space, embedder.dim)
         pending = cache.scores_later(qvec)
 
-    match = fts_query(query) if sw < 1 else ""
+    terms = fts_terms(query, _TERMS_READ) if sw < 1 else []
     kw_raw: dict[int, float] = {}
     kw_floor = 0.0
     kw_match = ""
-    if match:
-        terms = _common_terms_out(store, fts_terms(query), float(rc.get("common_term_share", 0.2)),
+    if terms:
+        terms = _common_terms_out(store, terms, float(rc.get("common_term_share", 0.2)),
                                   int(rc.get("keyword_budget", 15_000)))
         kw_match = or_query(terms)
         kw_raw, kw_floor = _keyword(store, kw_match, rc, eligible, pool_size * 8)
     lesson_kw: dict[int, float] = {}
     active = _active_lessons(store, embedder.space, flt) if with_lessons else []
-    if match and active:
+    if terms and active:
         # On the episodes' scale (their IDF and average length), with the words the episodes
         # were searched for: lessons_fts's own statistics come from a handful of lessons. Only
         # the lessons that may be returned count, also for the normaliser below: a vetoed or

@@ -727,8 +727,9 @@ def cut_from(length: int, limit: int) -> int:
 
 
 def normalise_tag(tag: str) -> str:
-    """A tag as stored and matched: trimmed, lower case, valid Unicode, at most MAX_TAG."""
-    return cap(clean_text(str(tag).strip().lower()), MAX_TAG)
+    """A tag as stored and matched: trimmed, lower case, valid Unicode, at most MAX_TAG.
+    Trimmed after cleaning: "0 \x00" is "0", not "0 " (which a search for "0" misses)."""
+    return cap(clean_text(str(tag).lower()).strip(), MAX_TAG)
 
 
 def stable_id(*parts: str) -> str:
