@@ -2,9 +2,10 @@
 fix ("cannot read X (Permission denied); check the path and its permissions"), as `import` and
 `restore` say it, never Python's "X: [Errno 13] Permission denied: 'X'".
 
-A Unix socket named as a transcript fails to open for every user (root included), so the line
-is checked end to end without dropping privileges; an unreadable file is checked too where the
-test can make one (not root, or root able to drop its read-anything capability)."""
+A Unix socket named as a transcript is no file to read, for every user (root included), so its
+line is checked end to end without dropping privileges ("not a regular file", the path once and
+the fix); an unreadable file is checked where the test can make one (not root, or root able to
+drop its read-anything capability)."""
 
 from __future__ import annotations
 
@@ -53,15 +54,15 @@ def test_ingest_of_a_file_that_cannot_be_opened_says_so_in_one_line(store: Any, 
     from remem.engine.ingest import ingest_paths
 
     summary = ingest_paths(store, [str(socket_transcript)])
-    assert summary["errors"] == [f"cannot read {socket_transcript} (No such device or address); "
-                                 "check the path and its permissions"], summary["errors"]
+    assert summary["errors"] == [f"{socket_transcript}: not a regular file (a pipe, a socket, a device "
+                                 "or a folder); name a file"], summary["errors"]
 
 
 def test_cli_ingest_prints_the_one_line(cli: Any, socket_transcript: Path) -> None:
     result = cli("ingest", str(socket_transcript))
     assert result.exit_code == 1, result.output
-    assert (f"remem: cannot read {socket_transcript} (No such device or address); check the path and its "
-            "permissions") in result.output, result.output
+    assert (f"remem: {socket_transcript}: not a regular file (a pipe, a socket, a device or a folder); "
+            "name a file") in result.output, result.output
     assert "Errno" not in result.output and result.output.count(str(socket_transcript)) == 1, result.output
 
 
