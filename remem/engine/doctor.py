@@ -147,22 +147,12 @@ def _backup_problem(store: Any) -> dict[str, str] | None:
     """nightly_backup_problem, read from an open memory."""
     from datetime import datetime, timezone
 
-    from remem.engine.sleep import PASSES
+    from remem.engine.sleep import last_full_sleep
 
-    last = None
-    for row in store.rows("SELECT finished, summary FROM runs WHERE kind = 'sleep' AND status = 'ok' "
-                          "AND finished IS NOT NULL ORDER BY id DESC LIMIT 50"):
-        try:
-            summary = json.loads(row["summary"] or "{}")
-        except ValueError:
-            continue
-        passes = summary.get("passes") if isinstance(summary, dict) else None
-        if isinstance(passes, dict) and set(PASSES) <= set(passes) and not summary.get("dry_run"):
-            last = row["finished"], summary.get("backup")
-            break
+    last = last_full_sleep(store)
     if last is None:  # no full sleep yet: none was to back up
         return None
-    finished, done = last
+    finished, done = last[0], last[1].get("backup")
     fix = f"remem backup   (says what stops it; the nightly sleep logs to {paths.logs_dir()})"
     if isinstance(done, dict) and done.get("error"):
         return {"problem": f"the nightly backup after the last sleep: {done['error']}", "fix": fix}

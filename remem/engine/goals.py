@@ -6,7 +6,6 @@ enough to tell. docs/GOALS.md explains each one.
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import timedelta
 from typing import Any
@@ -41,20 +40,10 @@ def _trend(store: Store, kind: str, since: str, days: int) -> tuple[float | None
 
 
 def _last_full_sleep(store: Store) -> str | None:
-    """When the last sleep that ran every pass finished. A `remem sleep --pass render` is not
-    the nightly sleep: its recorded summary names only the passes it ran."""
-    from remem.engine.sleep import PASSES
+    from remem.engine.sleep import last_full_sleep
 
-    for row in store.rows("SELECT finished, summary FROM runs WHERE kind = 'sleep' AND status = 'ok' "
-                          "AND finished IS NOT NULL ORDER BY finished DESC"):
-        try:
-            summary = json.loads(row["summary"] or "{}")
-        except ValueError:
-            continue
-        ran = summary.get("passes") if isinstance(summary, dict) else None
-        if isinstance(ran, (dict, list)) and not summary.get("dry_run") and set(PASSES) <= set(ran):
-            return row["finished"]
-    return None
+    last = last_full_sleep(store)
+    return last[0] if last else None
 
 
 def _prime_latency_ms(store: Store) -> float | None:

@@ -400,6 +400,19 @@ def run_sleep_collect(
     return summary
 
 
+def last_full_sleep(store: Store) -> tuple[str, dict[str, Any]] | None:
+    """When the last sleep that ran every pass finished, and its summary. A `remem sleep --pass
+    render` is not the nightly sleep (its summary names only the passes it ran), nor is a
+    dry run."""
+    for row in store.rows("SELECT finished, summary FROM runs WHERE kind = 'sleep' AND status = 'ok' "
+                          "AND finished IS NOT NULL ORDER BY finished DESC"):
+        summary = _loads(row["summary"])
+        ran = summary.get("passes")
+        if isinstance(ran, (dict, list)) and not summary.get("dry_run") and set(PASSES) <= set(ran):
+            return row["finished"], summary
+    return None
+
+
 def history(store: Store, limit: int = 20) -> list[dict[str, Any]]:
     """The last sleep runs, newest first (for the TUI and `remem morning`), each with its
     status as it is now: a run recorded as 'running' is 'interrupted' (with the note in its
