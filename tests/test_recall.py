@@ -12,10 +12,11 @@ import pytest
 from remem import config
 from remem.engine import clock, vectors
 from remem.engine.embed import get_embedder, to_blob
+from remem.engine.keywords import fts_query
 from remem.engine.lessons import add_lesson
 from remem.engine.memories import remember
 from remem.engine.query_dates import date_spans
-from remem.engine.recall import fts_query, recall
+from remem.engine.recall import recall
 from remem.engine.store import Store
 
 

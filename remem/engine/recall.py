@@ -36,7 +36,7 @@ from typing import Any, Iterable, Sequence
 from remem import config as config_mod
 from remem.engine import clock
 from remem.engine.embed import get_embedder
-from remem.engine.keywords import MAX_TERMS, STOP_WORDS, fts_query, fts_terms, or_query  # noqa: F401 (fts_query)
+from remem.engine.keywords import MAX_TERMS, STOP_WORDS, fts_terms, or_query
 from remem.engine.lesson_keywords import lesson_bm25
 from remem.engine.lessons import filed_under
 from remem.engine.lifecycle import EXPIRED, check_filters, time_window
