@@ -214,7 +214,7 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
             "0..1, how intense. 0.8 or more makes a flashbulb memory: long-term, importance at "
             "least 0.9, protected from forgetting for 30 days."))] = 0.0,
         short_term: Annotated[bool, Field(description="Expire after ttl (default 7d) unless promoted.")] = False,
-        ttl: Annotated[Optional[str], Field(description="Lifetime of a short-term memory: 30s, 10m, 2h, 7d. Implies short_term.")] = None,
+        ttl: Annotated[Optional[str], Field(description="Lifetime of a short-term memory, with its unit: 30s, 10m, 2h, 7d, 1w; from 1s to 36500d (m is minutes; M is refused). Implies short_term.")] = None,
         project: Annotated[Optional[str], Field(description=(
             "The project it belongs to: its folder's full path (or ~/...), or the name of a folder "
             "remem has seen (\"shop\" for /home/me/shop)."))] = None,

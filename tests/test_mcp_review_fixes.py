@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import call_ok, call_tool, server_in_process
@@ -301,3 +301,63 @@ def test_stored_tags_are_at_most_the_limit_normalised_and_free_of_secrets(tags: 
     assert all(t.strip() and len(t) <= MAX_TAG and t == t.lower() for t in kept)
     assert not any(KEY.lower()[:20] in t for t in kept)
     assert secret == any(KEY in t for t in tags)
+
+
+# --------------------------------------------------------------------------- adding tags counts those kept
+
+@pytest.mark.anyio
+async def test_adding_tags_counts_the_ones_a_memory_has_and_its_own_tags_still_update(store: Any) -> None:
+    """Adding 32 tags twice (the browser's add-tags) left 66, and then update_memory with the
+    memory's own tags was refused."""
+    from mcp.client import Client
+
+    from remem.engine.memories import add_tags, remember
+
+    memory = remember(store, "a note tagged twice", tags=["first", "second"])
+    with pytest.raises(ValueError) as refused:
+        add_tags(store, memory["id"], [f"more{i}" for i in range(32)])
+    assert str(refused.value) == "at most 32 tags a memory, not 34; keep the ones you would search by"
+    assert store.tags_of(memory["id"]) == ["first", "second"]  # nothing added by the refused call
+    tagged = add_tags(store, memory["id"], [f"more{i}" for i in range(30)] + ["first"])
+    assert len(tagged["tags"]) == 32
+    async with Client(server_in_process()) as client:
+        again = await call_ok(client, "update_memory", {"id": memory["id"], "tags": tagged["tags"]})
+    assert sorted(again["tags"]) == sorted(tagged["tags"])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.integers(0, 99).map(lambda i: f"t{i}"), min_size=10, max_size=33), min_size=2, max_size=6))
+def test_a_memory_never_has_more_tags_than_the_limit_however_they_are_added(store: Any, batches: list[list[str]]) -> None:
+    from remem.engine.events import MAX_TAGS
+    from remem.engine.memories import add_tags, remember
+
+    memory = remember(store, "a note tagged in batches")  # a new memory each example: one store serves all
+    for batch in batches:
+        before = store.tags_of(memory["id"])
+        try:
+            add_tags(store, memory["id"], batch)
+        except ValueError as exc:
+            assert str(exc).startswith(f"at most {MAX_TAGS} tags a memory, not ")
+            assert store.tags_of(memory["id"]) == before
+        assert len(store.tags_of(memory["id"])) <= MAX_TAGS
+
+
+# --------------------------------------------------------------------------- what a ttl may be, told
+
+@pytest.mark.anyio
+async def test_the_ttl_range_and_the_flashbulb_note_are_told_where_clients_read(store: Any) -> None:
+    """The ttl field said only "30s, 10m, 2h, 7d"; docs/MCP.md named neither the range nor the
+    note a flashbulb memory's answer carries."""
+    from mcp.client import Client
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "MCP.md").read_text(encoding="utf-8")
+    async with Client(server_in_process()) as client:
+        [tool] = [t for t in (await client.list_tools()).tools if t.name == "remember"]
+        ttl = tool.input_schema["properties"]["ttl"]["description"]
+        ok, refused = await call_tool(client, "remember", {"text": "a note for a while", "ttl": "3600"})
+        memory = await call_ok(client, "remember", {"text": "the outage that lost the orders table",
+                                                    "arousal": 0.9, "ttl": "2h"})
+    assert "1s to 36500d" in ttl and "M is refused" in ttl
+    assert not ok and "3600s" in refused, refused
+    assert "from 1s to 36500d" in docs and "the unit is required" in docs and "`M` is not one" in docs
+    assert memory["note"] in docs.replace("\n", " "), memory["note"]

@@ -65,41 +65,43 @@ def test_a_correction_about_the_same_program_still_joins(store):
     assert lesson["sources"] == ["c1", "c2"]
 
 
-_NAMES = st.sampled_from([frozenset(), frozenset({"npm"}), frozenset({"npm", "pnpm"}),
-                          frozenset({"npm", "yarn"}), frozenset({"ruff"}), frozenset({"uv", "pip"})])
+_TOPICS = st.sampled_from([consolidate.topic_of(text) for text in (
+    "", "never use npm", "Use pnpm, not npm.", "Use yarn, not npm.", "use ruff for linting", "use uv, not pip")])
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10_000), names=st.lists(_NAMES, min_size=3, max_size=40), block=st.integers(1, 12))
-def test_a_group_only_holds_corrections_about_its_programs_in_blocks_or_one_at_a_time(seed, names, block):
+@given(seed=st.integers(0, 10_000), topics=st.lists(_TOPICS, min_size=3, max_size=40), block=st.integers(1, 12))
+def test_a_group_only_holds_corrections_about_its_programs_in_blocks_or_one_at_a_time(seed, topics, block):
     rng = np.random.default_rng(seed)
-    x = rng.normal(size=(1, 8)) + 0.05 * rng.normal(size=(len(names), 8))  # all alike
+    x = rng.normal(size=(1, 8)) + 0.05 * rng.normal(size=(len(topics), 8))  # all alike
     vecs = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
-    ids = [f"e{i}" for i in range(len(names))]
+    ids = [f"e{i}" for i in range(len(topics))]
 
-    def grouped(size: int) -> list[tuple[list[str], frozenset]]:
+    def grouped(size: int) -> list[tuple[list[str], consolidate.Topic]]:
         old, consolidate.BLOCK = consolidate.BLOCK, size
         try:
             groups: list[consolidate.Group] = []
             for _ in consolidate.consolidate_kind("correction", groups, [], np.zeros((0, 8), np.float32), [],
-                                                  ids, vecs, [""] * len(ids), 0.5, None, None, [], names):
+                                                  ids, vecs, [""] * len(ids), 0.5, None, None, [], topics):
                 pass
         finally:
             consolidate.BLOCK = old
-        return [(g.members, g.names) for g in groups]
+        return [(g.members, g.topic) for g in groups]
 
     one = grouped(1)
     assert grouped(block) == one
-    for members, union in one:
-        for m in members:
-            said = names[ids.index(m)]
-            assert said <= union and bool(said) == bool(union)
+    for members, topic in one:
+        for m in members:  # each meets the lesson it is in, and names nothing it does not
+            said = topics[ids.index(m)]
+            assert consolidate.same_programs(said, topic)
+            assert said.names <= topic.names and bool(said.names) == bool(topic.names)
 
 
 def test_the_merge_pass_keeps_lessons_about_other_programs_apart():
     same = np.ones((4, 3), dtype=np.float32) / np.sqrt(3)
-    names = [frozenset({"npm", "pnpm"}), frozenset({"npm", "yarn"}), frozenset(), frozenset({"pnpm"})]
-    clusters = consolidate.merge_groups(same, [1, 1, 1, 1], 0.6, [True] * 4, names=names)
+    topics = [consolidate.topic_of(text) for text in ("Use pnpm, not npm.", "Use yarn, not npm.",
+                                                      "use black for formatting", "use pnpm")]
+    clusters = consolidate.merge_groups(same, [1, 1, 1, 1], 0.6, [True] * 4, topics=topics)
     assert clusters == [[0, 3]]  # "use pnpm" with "Use pnpm, not npm"; yarn and the unnamed alone
 
 

@@ -9,10 +9,16 @@ pending one like them) cluster into a new lesson. Errors only meet errors of the
 lessons pass gives every error its class in one form (detect's names, e.g. module_not_found),
 with what failed: the command its call ran, or the module or command found missing
 (lessons_pass._with_what), since two error outputs share most of their words. Corrections
-meet only corrections about the same known programs (`programs_named`, `same_programs`): "use
-pnpm" joins "Use pnpm, not npm", but "Use yarn, not npm" never does, nor does "use ruff for
-linting" meet a correction naming no program ("use black for formatting"), however close the
-words; each would be lost in a lesson that speaks for the other.
+meet only corrections about the same known programs (`topic_of`, `same_programs`): two that each
+prefer a program meet only when they prefer the same one ("Use pnpm, not yarn" and "Use pnpm,
+not npm" do; "Use yarn, not npm" and "Use pnpm, not npm" never do), one about a program (it
+prefers it or names it as a whole: "use ruff for linting", "always invoke uv with -v") never
+meets one naming no program ("use black for formatting": `black` is no known tool), however
+close the words — each would be lost in a lesson that speaks for the other. A program named
+only in passing, as a way of running it ("no emojis in git commit messages"), keeps no
+correction from one naming none; otherwise one names every program the other names. A lesson
+is about what its first correction preferring a program prefers (`joined`), so the order its
+corrections came in never lets it hold two that prefer different programs.
 
 A correction never meets a lesson or a pending correction that points the other way (its
 stance contradicts theirs: contradiction.py): "don't use uv anymore" is about what "use uv,
@@ -32,8 +38,8 @@ from typing import Generator, Sequence
 
 import numpy as np
 
-from remem.engine.contradiction import Directions, Stance, contradicts
-from remem.engine.programs import program_base, program_names
+from remem.engine.contradiction import Directions, Stance, as_a_whole, contradicts, stance
+from remem.engine.programs import CLAUSE, CODE_SPAN, EDGE, program_base, program_names
 
 CONSOLIDATED_KINDS = ("correction", "error", "surprise")
 MUST_REPEAT = ("error", "surprise")
@@ -64,11 +70,86 @@ def programs_named(text: str) -> Names:
     return frozenset(program_base(name) for name in program_names(text or ""))
 
 
-def same_programs(a: Names, b: Names) -> bool:
-    """Whether two corrections (or a correction and a lesson: the programs all its sources
-    name) may meet: both name no program, or both do and one names all the other names ("use
-    pnpm" and "Use pnpm, not npm"; not "Use yarn, not npm" and "Use pnpm, not npm")."""
-    return bool(a) == bool(b) and (a <= b or b <= a)
+@dataclass(frozen=True)
+class Topic:
+    """Which known programs a correction (or a lesson) is about, as `same_programs` reads them:
+    `names`, every one it names; `prefers`, those it prefers (contradiction.stance); `about`,
+    those it prefers, else those it names as a whole, not only a way of running them
+    (`whole_names`; none: it names programs only in passing)."""
+
+    names: Names = frozenset()
+    about: Names = frozenset()
+    prefers: Names = frozenset()
+
+
+NO_TOPIC = Topic()
+
+
+def whole_names(text: str, among: Names | None = None) -> Names:
+    """The known programs a text names as a whole (contradiction's reading: nothing after the
+    name but a sentence's words — "invoke uv with -v", "never npm", a code span holding
+    `black` alone), not only a way of running one ("git commit", "npm install", `npm run build`);
+    `among`: the programs it names (`programs_named`), when already read."""
+    text = text or ""
+    among = programs_named(text) if among is None else among
+    found: set[str] = set()
+    for span in CODE_SPAN.findall(text):
+        if as_a_whole(f"`{span}`"):
+            found |= programs_named(f"`{span}`")
+    words = (CODE_SPAN.sub(" ", text) if "`" in text else text).split()
+    for i, word in enumerate(words):
+        if program_base(word.strip(EDGE).lower() or "-") not in among:
+            continue
+        named = programs_named(word)
+        if not named:
+            continue
+        # The name and the word after it, unless the name ends its clause ("… with git.").
+        window = word if CLAUSE.search(word[-1:] + " ") or i + 1 == len(words) else f"{word} {words[i + 1]}"
+        if as_a_whole(window):
+            found |= named
+    return frozenset(found)
+
+
+def topic_of(text: str | None, pointed: Stance | None | bool = False) -> Topic:
+    """What a correction's words are about (`Topic`); `pointed`: their stance when already read
+    (None: no clear direction), else it is read here."""
+    text = text or ""
+    names = programs_named(text)
+    if not names:
+        return NO_TOPIC
+    if pointed is False:
+        pointed = stance(text)
+    prefers = frozenset(program_base(p) for p in pointed.prefers) if isinstance(pointed, Stance) else NONE
+    return Topic(names, prefers or whole_names(text, names) & names, prefers)
+
+
+def same_programs(a: Topic, b: Topic) -> bool:
+    """Whether two corrections (or a correction and a lesson, or two lessons: their `joined`
+    topics) may meet. Both prefer programs: the same ones (one's contain the other's: "use pnpm"
+    and "Use pnpm, not npm"; not "Use yarn, not npm" and "Use pnpm, not npm"). One names no
+    program: the other names programs only in passing ("no emojis in commit messages" and "no
+    emojis in git commit messages"; not "use black for formatting" and "use ruff for linting").
+    Else one names every program the other names. The one rule of the lessons, merge and
+    verify passes."""
+    if a.prefers and b.prefers:
+        return a.prefers <= b.prefers or b.prefers <= a.prefers
+    if not a.names or not b.names:
+        return not a.about and not b.about
+    return a.names <= b.names or b.names <= a.names
+
+
+def joined(group: Topic, member: Topic) -> Topic:
+    """A group's topic (a lesson's, a cluster's) after a member it meets (`same_programs`)
+    joins: that of its first member, until a member about a program joins a group about none,
+    or the first member preferring a program a group preferring none — then that member's (as a
+    group's stance is its first member's with one); a member naming no program (which meets
+    only a group about none) makes it a group naming none (it then takes no correction about a
+    program). So a lesson never holds
+    corrections preferring different programs, nor one about a program and one naming none,
+    whatever order they came in."""
+    if (member.prefers and not group.prefers) or (member.about and not group.about):
+        return member
+    return NO_TOPIC if not member.names and not group.about else group
 
 
 @dataclass
@@ -82,7 +163,7 @@ class Group:
     added: list[str] = field(default_factory=list)  # members added in this run
     stand_in: int = 0  # 1 when the lesson's own vector (in `total`) stands for its gone sources
     stance: Stance | None = None  # which way its lesson points (contradiction.stance), if known
-    names: Names = NONE  # the programs its corrections name (`programs_named`), all together
+    topic: Topic = NO_TOPIC  # the programs it is about (`topic_of`, `joined`)
 
     @property
     def n(self) -> int:
@@ -108,13 +189,14 @@ def consolidate_kind(
     cut: float,
     pool_stances: Sequence[Stance | None] | None = None,
     new_stances: Sequence[Stance | None] | None = None,
-    pool_names: Sequence[Names] | None = None,
-    new_names: Sequence[Names] | None = None,
+    pool_topics: Sequence[Topic] | None = None,
+    new_topics: Sequence[Topic] | None = None,
 ) -> Generator[int, None, Outcome]:
     """Add the new episodes (time order) to `groups`, in place; yields how many are done.
-    Episodes meet only their own class (errors: `error_class`); the programs each names
-    (`programs_named`; none: every episode that is no correction in words) keep it from
-    joining a group, or clustering with a pending episode, about other programs (`same_programs`).
+    Episodes meet only their own class (errors: `error_class`); the programs each is about
+    (`topic_of`; none: every episode that is no correction in words) keep it from joining a
+    group, or clustering with a pending episode, about other programs (`same_programs`; a
+    group's topic: `joined`).
     The stances (contradiction.stance of each episode's words; None: unknown) keep an episode
     from joining a group, or clustering with a pending episode, that points the other way; a
     group without a stance takes that of its first member with one."""
@@ -131,8 +213,8 @@ def consolidate_kind(
     p_alive = np.ones(len(p_ids), dtype=bool)
     p_st: list[Stance | None] = list(pool_stances) if pool_stances is not None else [None] * len(p_ids)
     new_st: Sequence[Stance | None] = new_stances if new_stances is not None else [None] * len(new_ids)
-    p_nm: list[Names] = list(pool_names) if pool_names is not None else [NONE] * len(p_ids)
-    new_nm: Sequence[Names] = new_names if new_names is not None else [NONE] * len(new_ids)
+    p_nm: list[Topic] = list(pool_topics) if pool_topics is not None else [NO_TOPIC] * len(p_ids)
+    new_nm: Sequence[Topic] = new_topics if new_topics is not None else [NO_TOPIC] * len(new_ids)
     # Groups by their stance, the only ones an episode with a stance may contradict.
     polar = Directions()
     for g, group in enumerate(groups):
@@ -179,10 +261,10 @@ def consolidate_kind(
             for g in polar.against(sts[i]):
                 means[g] = -1.0
             best = int(np.argmax(means)) if L else -1
-            if best >= 0 and means[best] >= cut and not same_programs(nms[i], groups[best].names):
+            if best >= 0 and means[best] >= cut and not same_programs(nms[i], groups[best].topic):
                 best = _best_about(means, cut, nms[i], groups)
             if best >= 0 and means[best] >= cut:
-                groups[best].names = groups[best].names | nms[i]
+                groups[best].topic = joined(groups[best].topic, nms[i])
                 if groups[best].stance is None and sts[i] is not None:
                     # Its first member with a direction sets the group's: the other way never joins.
                     groups[best].stance = sts[i]
@@ -218,7 +300,7 @@ def consolidate_kind(
                 blk_hits = blk_hits + [i]
                 members = [p_ids[q] for q in old_hits] + [ids[j] for j in blk_hits]
             groups.append(Group(None, members, np.zeros(dim, np.float32), cls[i], list(members), stance=pointed,
-                                names=named))
+                                topic=named))
             gi = L
             polar.add(gi, pointed)
             counts[gi] = len(members)
@@ -272,25 +354,25 @@ def _agreeing(pointed: Stance | None, hits: list[int], stances: Sequence[Stance 
     return kept, pointed
 
 
-def _best_about(means: np.ndarray, cut: float, names: Names, groups: list[Group]) -> int:
+def _best_about(means: np.ndarray, cut: float, topic: Topic, groups: list[Group]) -> int:
     """The group with the highest mean (ties: the first) of those at the cut or above that are
-    about the programs `names` are (`same_programs`); -1 when none is."""
+    about the programs `topic` is (`same_programs`); -1 when none is."""
     at_cut = np.nonzero(means >= cut)[0]
     for g in at_cut[np.argsort(-means[at_cut], kind="stable")].tolist():
-        if same_programs(names, groups[g].names):
+        if same_programs(topic, groups[g].topic):
             return g
     return -1
 
 
-def _about(names: Names, hits: list[int], hit_names: Sequence[Names]) -> tuple[list[int], Names]:
+def _about(topic: Topic, hits: list[int], hit_topics: Sequence[Topic]) -> tuple[list[int], Topic]:
     """The hits (in order) about the programs the cluster is about (`same_programs`), and the
-    programs they all name together after them."""
+    cluster's topic after them (`joined`)."""
     kept = []
     for h in hits:
-        if same_programs(names, hit_names[h]):
-            names = names | hit_names[h]
+        if same_programs(topic, hit_topics[h]):
+            topic = joined(topic, hit_topics[h])
             kept.append(h)
-    return kept, names
+    return kept, topic
 
 
 def medoid(vecs: np.ndarray) -> int:
@@ -304,13 +386,14 @@ def medoid(vecs: np.ndarray) -> int:
 def merge_groups(
     totals: np.ndarray, counts: Sequence[int], cut: float, changed: Sequence[bool],
     classes: Sequence[str] | None = None, apart: Sequence[tuple[int, int]] = (),
-    names: Sequence[Names] | None = None,
+    topics: Sequence[Topic] | None = None,
 ) -> list[list[int]]:
     """Agglomerate groups whose average linkage is >= cut; only pairs touching a changed group
     are considered (unchanged pairs were already below the cut). Groups of different
     `classes`, the pairs in `apart` (lessons that contradict each other), and clusters about
-    other programs (`names`: those their corrections name; `same_programs`) are never put in
-    one cluster, however close. Returns clusters of indices (each sorted, singletons left out)."""
+    other programs (`topics`: each group's; `same_programs` of the two clusters' topics, a
+    cluster's topic being `joined` in index order) are never put in one cluster, however close.
+    Returns clusters of indices (each sorted, singletons left out)."""
     n = len(counts)
     if n < 2 or not any(changed):
         return []
@@ -320,11 +403,12 @@ def merge_groups(
     members: dict[int, list[int]] = {i: [i] for i in range(n)}
     hot = np.asarray(changed, dtype=bool)
     cls = np.asarray(list(classes)) if classes is not None else None
-    # The programs each cluster's corrections name, one column a program (`same_programs`).
-    vocab = sorted(set().union(*names)) if names is not None else []
-    named = np.zeros((n, len(vocab)), dtype=np.float32)
-    for i, these in enumerate(names or []):
-        named[i, [vocab.index(name) for name in these]] = 1.0
+    # Each cluster's topic, by its number among the distinct topics; which of those meet
+    # which (`same_programs`), a row read when a cluster with that topic is first looked at.
+    distinct = list(dict.fromkeys(topics)) if topics is not None else [NO_TOPIC]
+    number = {topic: k for k, topic in enumerate(distinct)}
+    about = np.array([number[topic] for topic in topics] if topics is not None else [0] * n, dtype=np.int64)
+    meets: dict[int, np.ndarray] = {}
     # Which clusters may not join which (by the index that stands for each cluster).
     kept_apart: dict[int, set[int]] = {}
     for a, b in apart:
@@ -342,10 +426,10 @@ def merge_groups(
         for r, i in enumerate(idx.tolist()):
             if i in kept_apart:
                 link[r, list(kept_apart[i])] = -1.0
-        if vocab:
-            shared, size = named[idx] @ named.T, named.sum(axis=1)
-            mine, theirs = size[idx][:, None], size[None, :]
-            link[((mine == 0) != (theirs == 0)) | ((shared < mine) & (shared < theirs))] = -1.0
+        if len(distinct) > 1:
+            for k in set(about[idx].tolist()) - meets.keys():
+                meets[k] = np.array([same_programs(distinct[k], other) for other in distinct], dtype=bool)
+            link[~np.stack([meets[k] for k in about[idx].tolist()])[:, about]] = -1.0
         r, col = np.unravel_index(int(np.argmax(link)), link.shape)
         if link[r, col] < cut:
             break
@@ -354,7 +438,7 @@ def merge_groups(
         c[a] += c[b]
         alive[b] = False
         members[a] += members.pop(b)
-        named[a] = np.maximum(named[a], named[b])
+        about[a] = number[joined(distinct[about[a]], distinct[about[b]])]
         hot[a] = True
         if b in kept_apart:  # the cluster a now holds b's members: it is kept from b's others
             others = kept_apart.pop(b)

@@ -77,7 +77,7 @@ class Stance:
     def __init__(self, prefers: frozenset[str], rejects: frozenset[str], rejecting: bool,
                  whole: frozenset[str] = frozenset()) -> None:
         self.prefers, self.rejects, self.rejecting = prefers, rejects, rejecting
-        self.whole = whole  # the programs it names as a whole somewhere (`_as_a_whole`)
+        self.whole = whole  # the programs it names as a whole somewhere (`as_a_whole`)
 
     def __repr__(self) -> str:
         return f"Stance(prefers={sorted(self.prefers)}, rejects={sorted(self.rejects)})"
@@ -97,7 +97,7 @@ def _one_program(words: str) -> str | None:
     return _SAME_PROGRAM.get(named[0][0], named[0][0])
 
 
-def _as_a_whole(words: str) -> bool:
+def as_a_whole(words: str) -> bool:
     """Whether a stretch names its program as a whole, not a way of running it: a code span
     holding the program alone, or a tool's name with no subcommand, argument or flag after it
     ("never pip here", "uv is fine"; not "pip install", "git commit -a", "pytest with -s")."""
@@ -138,7 +138,7 @@ def stance(text: str | None) -> Stance | None:
 
     def named(words: str) -> str | None:
         program = _one_program(words)
-        if program and _as_a_whole(words):
+        if program and as_a_whole(words):
             whole.add(program)
         return program
 

@@ -7,7 +7,7 @@ ambiguous and a wrong lesson costs more than a late one: a refused tool call the
 no words for (it only meets refusals of the same kind of call), and an interrupt followed by a
 plain instruction, which detect tags `unconfirmed` (it meets any correction like it: another
 unconfirmed one, or a correction in words, whose lesson it joins). Corrections meet only those
-about the same known programs (consolidate.same_programs). A lesson's sources are
+about the same known programs (consolidate.same_programs of their topics). A lesson's sources are
 episode ids in time order; seen is how many; strength grows by one per source. A
 correction never joins a lesson it contradicts (contradiction.py), nor does anything join a
 lesson a later correction superseded; after the corrections are placed, each that takes an
@@ -31,8 +31,8 @@ import numpy as np
 
 from remem.engine import clock, contradiction, lesson_text
 from remem.engine.consolidate import (
-    CONSOLIDATED_KINDS, MUST_REPEAT, NONE, Group, Names, Outcome, as_matrix, consolidate_kind,
-    error_class, medoid, merge_groups, programs_named,
+    CONSOLIDATED_KINDS, MUST_REPEAT, NO_TOPIC, Group, Outcome, Topic, as_matrix, consolidate_kind,
+    error_class, joined, medoid, merge_groups, topic_of,
 )
 from remem.engine.detect_corrections import refused_call_kind
 from remem.engine.detect_errors import CLASS_OF_LABEL, ERROR_CLASSES, missing_name
@@ -248,7 +248,7 @@ def _klass(row: dict[str, Any]) -> str:
     is one form of its class, whether tagged (`error:ModuleNotFoundError`, stored lower-cased)
     or only named in its title. A wordless refusal's class is the kind of call refused
     (`refused:shell git push`), which no error class shares; every other correction has none
-    (''), so an unconfirmed one meets any correction (about the same programs: `_names`)."""
+    (''), so an unconfirmed one meets any correction (about the same programs: `_topic`)."""
     if row.get("wordless"):
         return _refused_klass(row.get("title") or "")
     if row.get("kind") == "correction":
@@ -323,14 +323,25 @@ def _lesson_klass(lesson: dict[str, Any]) -> str:
     return ""
 
 
-def _names(row: dict[str, Any]) -> Names:
-    """The known programs a correction in words names (consolidate.programs_named of the
-    person's words), which keep it from meeting corrections about others; none for a wordless
-    refusal (its class keeps it apart) and for every other kind. Read once per row."""
-    if "_names" not in row:
-        row["_names"] = (programs_named(lesson_text.person_words(row))
-                         if row.get("kind") == "correction" and not row.get("wordless") else NONE)
-    return row["_names"]
+def _topic(row: dict[str, Any]) -> Topic:
+    """The known programs a correction in words is about (consolidate.topic_of the person's
+    words, with their stance), which keep it from meeting corrections about others; none for a
+    wordless refusal (its class keeps it apart) and for every other kind. Read once per row."""
+    if "_topic" not in row:
+        row["_topic"] = (topic_of(lesson_text.person_words(row), contradiction.episode_stance(row))
+                         if row.get("kind") == "correction" and not row.get("wordless") else NO_TOPIC)
+    return row["_topic"]
+
+
+def _group_topic(rows: list[dict[str, Any]], idx: list[int]) -> Topic:
+    """A lesson's topic from its sources, in time order (consolidate.joined): once it prefers a
+    program, no later source changes it, and those are not read."""
+    topic = _topic(rows[idx[0]]) if idx else NO_TOPIC
+    for i in idx[1:]:
+        if topic.prefers:
+            break
+        topic = joined(topic, _topic(rows[i]))
+    return topic
 
 
 # Python classes whose name detect's patterns miss, though their message would match.
@@ -444,7 +455,7 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
                 [rows[i]["id"] for i in pool_idx], matrix[pool_idx], [_klass(rows[i]) for i in pool_idx],
                 [rows[i]["id"] for i in new_idx], matrix[new_idx], [_klass(rows[i]) for i in new_idx],
                 cut, _stances(rows, pool_idx), _stances(rows, new_idx),
-                [_names(rows[i]) for i in pool_idx], [_names(rows[i]) for i in new_idx],
+                [_topic(rows[i]) for i in pool_idx], [_topic(rows[i]) for i in new_idx],
             ), base, total, kind)
             base += len(new_idx)
             counts["joined"] += outcome.joined
@@ -549,7 +560,7 @@ def _group(lesson: dict[str, Any], srcs: list[str], rows: list[dict[str, Any]],
     if members:
         idx = [index[s] for s in members]
         return Group(lesson["id"], members, matrix[idx].sum(axis=0), _klass(rows[idx[0]]),
-                     names=frozenset().union(*(_names(rows[i]) for i in idx)))
+                     topic=_group_topic(rows, idx))
     if lesson.get("origin"):
         return None
     vec = _lesson_vec(lesson, space, matrix.shape[1])
@@ -558,8 +569,8 @@ def _group(lesson: dict[str, Any], srcs: list[str], rows: list[dict[str, Any]],
     kind = lesson.get("kind")
     klass = (_lesson_klass(lesson) if kind == "correction" else _error_lesson_klass(lesson) if kind == "error"
              else _text_klass(lesson["text"]))
-    names = programs_named(lesson.get("draft") or lesson["text"]) if kind == "correction" and not klass else NONE
-    return Group(lesson["id"], [], vec, klass, stand_in=1, names=names)
+    topic = topic_of(lesson.get("draft") or lesson["text"]) if kind == "correction" and not klass else NO_TOPIC
+    return Group(lesson["id"], [], vec, klass, stand_in=1, topic=topic)
 
 
 def _write_groups(
@@ -665,7 +676,7 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
         if len(lessons) < 2:
             continue
         rows, index, matrix = _kind_data(ctx, kind)
-        live, totals, sizes, classes, changed, stances, names = [], [], [], [], [], [], []
+        live, totals, sizes, classes, changed, stances, topics = [], [], [], [], [], [], []
         for lesson in lessons:
             srcs = [s for s in loads_list(lesson["sources"]) if isinstance(s, str)]
             group = _group(lesson, srcs, rows, index, matrix, space)
@@ -679,7 +690,7 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
             # (`git push` and `git pull` stay apart); worded corrections have class "", and
             # merge only with those about the same programs.
             classes.append(group.klass if kind in ("error", "correction") else "")
-            names.append(group.names)
+            topics.append(group.topic)
             changed.append(everything or lesson["id"] in ctx.changed_lessons
                            or (lesson["updated"] or lesson["created"] or "") >= since)
             stances.append(contradiction.stance(lesson["text"]) if kind == "correction" and not group.klass else None)
@@ -687,7 +698,7 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
             continue
         # Lessons that point opposite ways mean the same topic, not the same thing: never one.
         clusters = merge_groups(np.stack(totals), sizes, cut, changed, classes,
-                                contradiction.pairs_apart(stances), names)
+                                contradiction.pairs_apart(stances), topics)
         if clusters:
             _write_merges(ctx, [[live[i] for i in c] for c in clusters], rows, index, counts,
                           contradiction.taken_back(store))

@@ -271,11 +271,16 @@ def _detail_is_the_text(row: dict[str, Any]) -> bool:
 
 def add_tags(store: Store, memory_id: str, tags: Sequence[str]) -> dict[str, Any]:
     """Add tags to a memory, keeping the ones it has (as stored_tags keeps them); returns the
-    memory. NotFound when there is no such memory."""
+    memory. NotFound when there is no such memory; ValueError (stored_tags' one line) when the
+    tags it has and the new ones together pass MAX_TAGS, and then none is added."""
     row = store.episode(memory_id)
     new, _ = stored_tags(tags)
     if new:
-        with store.write() as conn:  # one statement: a tag added elsewhere meanwhile is kept
+        with store.write() as conn:  # read and added in one transaction: a tag added elsewhere meanwhile counts
+            have = [t for (t,) in conn.execute("SELECT tag FROM tags WHERE memory_id = ?", (row["id"],))]
+            together = list(dict.fromkeys([*have, *new]))
+            if len(together) > MAX_TAGS:
+                stored_tags(together)  # raises its one line; the transaction is rolled back
             conn.executemany("INSERT OR IGNORE INTO tags (memory_id, tag) VALUES (?, ?)",
                              [(row["id"], t) for t in new])
     return public(store.episode(row["id"]))

@@ -9,8 +9,9 @@ happened after it was made and within `prediction_days` of it, and matches the l
 joined the lesson's sources, or its mean cosine to them reaches the cut (the consolidation
 cut in a model's space, 0.5 hashed) and it does not point the other way (a correction that
 contradicts the lesson, contradiction.py, is about it but takes it back: no confirmation), nor
-is it a correction about other programs than the lesson's (consolidate.same_programs: "Use
-yarn, not npm" never confirms "Use pnpm, not npm", however close the words).
+is it a correction about other programs than the lesson's (consolidate.same_programs, the
+rule the lessons and merge passes keep: "Use yarn, not npm" never confirms "Use pnpm, not
+npm", however close the words).
 With no match in the window, it failed (an episode after the window never confirms it, even
 when no sleep ran inside the window). Only an active lesson's predictions run: the open
 prediction of a lesson that is not active (vetoed by the person, superseded by a later
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 
 from remem.engine import clock
-from remem.engine.consolidate import Names, as_matrix, programs_named, same_programs
+from remem.engine.consolidate import Topic, as_matrix, same_programs, topic_of
 from remem.engine.contradiction import Stance, contradicts, stance
 from remem.engine.embed import space_is_model
 from remem.engine.programs import REFUSAL_LEAD
@@ -96,13 +97,13 @@ def verify(ctx: "Context") -> Iterator["Progress"]:
         later = as_matrix([r["embedding"] for r in rows], emb.dim)
         ats = [r["at"] for r in rows]
         stances: dict[int, Stance | None] = {}  # read once per episode, when a lesson points somewhere
-        names: dict[int, Names] = {}  # the programs each episode names, read once too
+        topics: dict[int, Topic] = {}  # the programs each episode is about, read once too
         for pred in preds:
             sources = [s for s in loads_list(pred["sources"]) if isinstance(s, str)]
             pointed = stance(pred["text"]) if kind == "correction" else None
-            named = _lesson_names(pred) if kind == "correction" else None
+            about = _lesson_topic(pred) if kind == "correction" else None
             evidence = _match(store, emb, pred, sources, rows, ats, later, cut, days, pointed, stances,
-                              named, names)
+                              about, topics)
             if evidence:
                 resolved.append(("confirmed", evidence, now, pred["id"]))
                 counts["confirmed"] += 1
@@ -121,23 +122,24 @@ def verify(ctx: "Context") -> Iterator["Progress"]:
     ctx.counts["verify"] = counts
 
 
-def _lesson_names(pred: dict[str, Any]) -> Names | None:
-    """The programs a correction lesson names (in the words it was made with), or None for the
-    lesson of a refused call: the call keeps it apart, not the programs (lessons_pass._names)."""
+def _lesson_topic(pred: dict[str, Any]) -> Topic | None:
+    """The programs a correction lesson is about (consolidate.topic_of the words it was made
+    with), or None for the lesson of a refused call: the call keeps it apart, not the programs
+    (lessons_pass._topic)."""
     words = pred.get("draft") or pred.get("text") or ""
-    return None if words.startswith(REFUSAL_LEAD) else programs_named(words)
+    return None if words.startswith(REFUSAL_LEAD) else topic_of(words)
 
 
 def _match(store: Any, emb: Any, pred: dict[str, Any], sources: list[str],
            rows: list[dict[str, Any]], ats: list[str], later: np.ndarray, cut: float,
            days: float, pointed: Stance | None = None,
-           stances: dict[int, Stance | None] | None = None, named: Names | None = None,
-           names: dict[int, Names] | None = None) -> str | None:
+           stances: dict[int, Stance | None] | None = None, about: Topic | None = None,
+           topics: dict[int, Topic] | None = None) -> str | None:
     """The first episode inside the prediction's window that matches its lesson, or None.
     pointed: the lesson's stance; an episode that contradicts it never matches (stances: the
-    episodes' stances read so far, by row). named: the programs a correction lesson names; a
-    correction about other programs never matches it (names: the episodes' programs read so
-    far, by row)."""
+    episodes' stances read so far, by row). about: the programs a correction lesson is about
+    (consolidate.topic_of); a correction about other programs never matches it
+    (consolidate.same_programs; topics: the episodes' topics read so far, by row)."""
     first = bisect_right(ats, pred["made"])  # rows are in time order
     # Only the window counts: when no sleep ran inside it, a later episode must not confirm it.
     until = clock.iso(clock.parse(pred["made"]) + timedelta(days=days))
@@ -153,12 +155,12 @@ def _match(store: Any, emb: Any, pred: dict[str, Any], sources: list[str],
                 seen[i] = stance(rows[i].get("gist"))
             if contradicts(pointed, seen[i]):
                 mask[i] = False
-    if named is not None:
-        read = names if names is not None else {}
+    if about is not None:
+        read = topics if topics is not None else {}
         for i in range(first, last):
             if i not in read:
-                read[i] = programs_named(rows[i].get("gist") or "")
-            if not same_programs(named, read[i]):
+                read[i] = topic_of(rows[i].get("gist"), stances[i] if stances and i in stances else False)
+            if not same_programs(about, read[i]):
                 mask[i] = False
     src = set(sources)
     for i in np.nonzero(mask)[0]:
