@@ -367,7 +367,9 @@ def _duration_problem(value: str) -> str | None:
     except ValueError:
         seconds = -1.0
     if not 0 < seconds <= _SECONDS:
-        return f"a duration from 1s to {_DAYS}d (30s, 10m, 2h, 7d)"
+        # An older remem read "30M" as minutes: say why it stops now, and what it meant.
+        hint = "; M is not read: m is minutes, 30d a month" if str(value).strip().endswith("M") else ""
+        return f"a duration from 1s to {_DAYS}d (30s, 10m, 2h, 7d{hint})"
     return None
 
 

@@ -122,6 +122,14 @@ def test_config_set_sets_its_key_and_warns_of_another_bad_one(cli: Any, home: Pa
     assert cli("config", "show").exit_code == 1
 
 
+def test_a_config_duration_in_capital_m_an_older_remem_read_as_minutes_says_why(cli: Any, home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text('[lifecycle]\nshort_term_ttl = "30M"\n')
+    result = cli("status")
+    assert result.exit_code == 1
+    assert "M is not read: m is minutes, 30d a month" in result.stderr and "'30M'" in result.stderr, result.stderr
+
+
 def test_config_set_writes_the_file_readable_by_its_owner_alone(cli: Any, home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     path = home / "config.toml"

@@ -81,7 +81,6 @@ def call(name="Bash", result="", is_error=False, rejected=False, **inp) -> ToolC
     ("no, use pnpm instead. Then ship it.", "no"),
     ("You deleted the tests! Put them back, then commit it.", "undo"),
     ("Revert the migration change; everything else looks good to me.", "undo"),
-    ("Rename the helper to parse_args. Otherwise LGTM", "otherwise"),
 ])
 def test_pushback_after_a_handback_is_a_correction(reply, how):
     s = convo("u: tidy the imports", "a: Done, I tidied the imports.", f"u: {reply}")

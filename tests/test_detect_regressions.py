@@ -29,9 +29,6 @@ CORRECTIONS_ENDING_IN_PRAISE = [
     ("no, use pnpm instead. Then ship it.", "no"),
     ("You deleted the tests! Put them back, then commit it.", "undo"),
     ("Revert the migration change; everything else looks good to me.", "undo"),
-    # approval of the rest: a change was asked for before it, in whatever words
-    ("Rename the helper to parse_args. Otherwise LGTM", "otherwise"),
-    ("Use a dataclass here; the rest looks good to me.", "otherwise"),
 ]
 PRAISE = [
     "Don't hesitate to refactor the helper if needed. Great work!",
@@ -49,6 +46,17 @@ PRAISE = [
     "Tests pass now. Otherwise LGTM.",
     "The docs are clear. Everything else looks good.",
     "Keep up the good work. Otherwise LGTM",
+    # a plain approval at the end approves the work, whatever came before it
+    "No, nothing else. Looks good!",
+    "Stop worrying about the warnings, they're fine. Looks good.",
+    "Nope, nothing else. Ship it.",
+    "Nope, that's everything. Ship it!",
+    "No, I don't have any other comments. Great work!",
+    "Test coverage is solid. Otherwise LGTM",
+    "Fix works for me. Otherwise LGTM",
+    "Keep it up! Otherwise LGTM",
+    # a request with no pushback words before approval of the rest: missed, by design (silence)
+    "Rename the helper to parse_args. Otherwise LGTM",
 ]
 
 
@@ -69,9 +77,10 @@ def test_praise_alone_is_still_no_correction(reply):
     assert detect.corrections(_handback(reply)) == []
 
 
+# Approval of the rest only: a plain approval at the end approves the whole reply.
 _ENDINGS = st.sampled_from(["Otherwise LGTM", "The rest looks good.", "Otherwise great work!",
                             "Then ship it.", "then commit it.", "Everything else looks good to me.",
-                            "Nice work!", "Well done.", "LGTM"])
+                            "Apart from that, well done.", "Other than that, nice work!"])
 _CORRECTIONS = st.sampled_from([
     ("No, use pnpm for {w}, not npm.", "no"), ("Don't touch {w}.", "don't"),
     ("Stop adding comments to {w}.", "stop"), ("no, use uv for {w} instead.", "no"),
@@ -89,6 +98,12 @@ _WORDS = st.sampled_from(["the helper", "the parser", "tests", "README", "the co
 def test_pushback_before_an_approving_ending_is_read(case, ending, word):
     template, how = case
     assert pushback(f"{template.format(w=word)} {ending}") == how
+
+
+@given(_CORRECTIONS, _APPROVALS, _WORDS)
+def test_a_plain_approval_at_the_end_approves_whatever_came_before(case, approval, word):
+    # "No, nothing else. Looks good!": detectors err towards silence
+    assert pushback(f"{case[0].format(w=word)} {approval}") is None
 
 
 @given(_PRAISE_OPENINGS, _APPROVALS, _WORDS)

@@ -145,7 +145,7 @@ _PUSHBACK = st.sampled_from([
     ("No, use pnpm for {w}, not npm. Otherwise LGTM", "no"), ("Don't touch {w}. The rest looks good.", "don't"),
     ("Stop adding comments to {w}. Otherwise great work!", "stop"),
     ("no, use pnpm for {w} instead. Then ship it.", "no"), ("You deleted {w}! Put it back, then commit it.", "undo"),
-    ("Revert {w}; everything else looks good to me.", "undo"), ("Rename {w}. Otherwise LGTM", "otherwise"),
+    ("Revert {w}; everything else looks good to me.", "undo"),
 ])
 
 

@@ -70,29 +70,19 @@ _NO_THEN_APPROVAL = re.compile(
     r"(\s+(to|for) (me|now|today))?(?=\s*([.,!;:)]|$)|\s+(thanks|thank you|ship it)\b)",
     re.I,
 )
-# A message that ends in clear approval ("… Great work!", "… Ship it."). It approves the work
-# only when nothing before it is pushback: "Nope. Ship it." does, "no, use pnpm instead. Then
-# ship it." corrects first. Approval of the rest ("Otherwise LGTM", "the rest looks good",
-# "everything else …") says what came before it was a change asked for.
+# A message that ends in clear approval ("… Great work!", "… Ship it.") approves the work, and
+# is no pushback whatever it said before ("No, nothing else. Looks good!", "Stop worrying about
+# the warnings. Looks good."): detectors err towards silence. Unless it approves only the rest
+# ("Otherwise LGTM", "the rest looks good", "everything else …", "then ship it"): then what came
+# before is read for pushback as any reply ("No, use pnpm, not npm. Otherwise LGTM").
 _ENDS_APPROVING = re.compile(
     r"\b((great|good|nice|excellent|awesome) (work|job)|well done|brilliant|ship it|commit it|"
     r"looks good( to me)?|lgtm)[\s.!…:)]*$",
     re.I,
 )
-_ONLY_NO = re.compile(r"((no|nope|nah)( way)?)?[\s,.!…-]*", re.I)  # "Nope." before the approval
 _THE_REST = re.compile(
-    r"\b(otherwise|the rest|everything else|apart from that|other than that|besides that)\b"
+    r"\b(otherwise|the rest|everything else|apart from that|other than that|besides that|then)\b"
     r"(\W+[\w'’]+){0,3}\W*$", re.I)
-# … unless what it follows is thanks or praise ("Thanks for the fix! Otherwise LGTM")
-_PRAISE = re.compile(r"(thanks|thank you|ok|okay|yes|nice|great|good|love|cool|awesome|perfect|excellent)\b"
-                     r"(?![^.!?]*\bbut\b)", re.I)
-# … and only when it asks for a change (an imperative): "Tests pass now. Otherwise LGTM" and
-# "I like the names. The rest looks good" approve, and detectors err towards silence.
-_ASKS = re.compile(
-    r"(please\s+|just\s+|but\s+)*(use|rename|remove|add|change|fix|delete|move|drop|put|make|revert|"
-    r"update|replace|split|keep(?!\s+up\b)|avoid|stop|switch|call|run|write|rewrite|extract|inline|pin|"
-    r"bump|undo|simplify|shorten|reword|format|sort|name|mark|wrap|return|raise|handle|check|test|cover|"
-    r"document|skip|merge|squash|don'?t|do not|never)\b", re.I)
 # "… just curious": the questions before it only ask ("why did you say the tests pass? just curious")
 _ONLY_ASKING = re.compile(r"\b(just|only) curious[\s.!…:)]*$", re.I)
 _APPROVAL = re.compile(
@@ -155,9 +145,8 @@ def pushback(text: str) -> str | None:
     if not text or _NOT_PUSHBACK.match(text):
         return None
     ending = _ENDS_APPROVING.search(text)
-    before = text[:ending.start()] if ending else text
-    if ending and _ONLY_NO.fullmatch(before):
-        return None  # the approval alone, or after a "no" to "anything else?"
+    if ending and not _THE_REST.search(text[:ending.start()]):
+        return None  # approval of the work, not of the rest of it
     if _ONLY_ASKING.search(text):
         text = " ".join(s for s in SENTENCE_END.split(text) if not s.rstrip().endswith("?"))
     approving = _NO_THEN_APPROVAL.match(text) is not None
@@ -166,10 +155,6 @@ def pushback(text: str) -> str | None:
             continue
         if pattern.search(text):
             return name
-    rest = _THE_REST.search(before) if ending else None
-    said = [s for s in SENTENCE_END.split(before[:rest.start()]) if s.strip(" ,.;:!-—")] if rest else []
-    if said and _ASKS.match(said[-1].strip()) and not _PRAISE.match(said[-1].strip()):
-        return "otherwise"  # "Use pnpm. Otherwise LGTM": the change asked for before the approval
     return None
 
 
