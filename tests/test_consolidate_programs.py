@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from remem.engine import clock, consolidate
-from remem.engine.consolidate import NO_TOPIC, same_programs, topic_of
+from remem.engine.consolidate import BARE, same_programs, topic_of
 from tests.test_sleep import _at, episode, lessons, run
 
 SHOP = "/home/dev/shop"
@@ -47,6 +47,22 @@ def test_a_program_named_in_passing_keeps_one_correction_one_lesson(store, texts
     one naming none (`black` is no known tool, `fd` neither)."""
     assert _said(store, [*texts, *APART]) == [(1, ["c2"]), (1, ["c3"]), (1, ["c4"]), (1, ["c5"]),
                                               (2, ["c0", "c1"])]
+
+
+@pytest.mark.parametrize("texts", list(itertools.permutations(
+    ["Write git commit messages in the imperative mood.", "Write commit messages in the imperative mood.",
+     "Write svn commit messages in the imperative mood."])))
+def test_advice_naming_no_program_never_joins_programs_named_in_passing_to_each_other(store, texts):
+    """"commit messages" joins "git commit messages" or "svn commit messages", never both: a
+    lesson's programs named in passing add up, so git's and svn's stay apart in any order (a
+    correction naming none once made a lesson about none, which then took the other)."""
+    learned = _said(store, list(texts))
+    assert sorted(seen for seen, _ in learned) == [1, 2], learned
+    sources = {tuple(sorted(s)) for _, s in learned}
+    words = dict(zip([f"c{n}" for n in range(3)], texts))
+    for group in sources:
+        named = {w for c in group for w in ("git", "svn") if f"{w} " in words[c]}
+        assert len(named) <= 1, (group, named)
 
 
 @pytest.mark.parametrize("texts", list(itertools.permutations(
@@ -84,7 +100,7 @@ TOPICS = [topic_of(text) for text in SAID]
 
 
 def test_what_a_correction_is_about():
-    assert TOPICS[0] == NO_TOPIC and TOPICS[-1] == NO_TOPIC
+    assert TOPICS[0] == BARE and TOPICS[-1] == BARE  # corrections naming no program
     assert TOPICS[1].prefers == TOPICS[2].prefers == TOPICS[3].prefers == {"pnpm"}
     assert TOPICS[6].prefers == {"black"}  # a code span names a program no known tool list has
     passing = TOPICS[8], TOPICS[9]  # named only as a way of running it

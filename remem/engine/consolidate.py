@@ -75,14 +75,17 @@ class Topic:
     """Which known programs a correction (or a lesson) is about, as `same_programs` reads them:
     `names`, every one it names; `prefers`, those it prefers (contradiction.stance); `about`,
     those it prefers, else those it names as a whole, not only a way of running them
-    (`whole_names`; none: it names programs only in passing)."""
+    (`whole_names`; none: it names programs only in passing); `bare`, it is (or a lesson holds)
+    a correction naming no program."""
 
     names: Names = frozenset()
     about: Names = frozenset()
     prefers: Names = frozenset()
+    bare: bool = False
 
 
-NO_TOPIC = Topic()
+NO_TOPIC = Topic()  # not a correction in words: no program rule applies
+BARE = Topic(bare=True)  # a correction naming no program
 
 
 def whole_names(text: str, among: Names | None = None) -> Names:
@@ -116,7 +119,7 @@ def topic_of(text: str | None, pointed: Stance | None | bool = False) -> Topic:
     text = text or ""
     names = programs_named(text)
     if not names:
-        return NO_TOPIC
+        return BARE
     if pointed is False:
         pointed = stance(text)
     prefers = frozenset(program_base(p) for p in pointed.prefers) if isinstance(pointed, Stance) else NONE
@@ -133,6 +136,8 @@ def same_programs(a: Topic, b: Topic) -> bool:
     verify passes."""
     if a.prefers and b.prefers:
         return a.prefers <= b.prefers or b.prefers <= a.prefers
+    if (a.bare and b.about) or (b.bare and a.about):
+        return False  # a lesson holding a correction naming no program takes none about one
     if not a.names or not b.names:
         return not a.about and not b.about
     return a.names <= b.names or b.names <= a.names
@@ -142,14 +147,17 @@ def joined(group: Topic, member: Topic) -> Topic:
     """A group's topic (a lesson's, a cluster's) after a member it meets (`same_programs`)
     joins: that of its first member, until a member about a program joins a group about none,
     or the first member preferring a program a group preferring none — then that member's (as a
-    group's stance is its first member's with one); a member naming no program (which meets
-    only a group about none) makes it a group naming none (it then takes no correction about a
-    program). So a lesson never holds
-    corrections preferring different programs, nor one about a program and one naming none,
-    whatever order they came in."""
+    group's stance is its first member's with one). While neither is about a program, the
+    programs named in passing add up and a member naming none makes the group `bare` (it then
+    takes no correction about a program): "commit messages" joins "git commit messages", and
+    "svn commit messages" still meets neither. So a lesson never holds corrections preferring
+    different programs, nor one about a program and one naming none, nor ones naming different
+    programs in passing, whatever order they came in."""
     if (member.prefers and not group.prefers) or (member.about and not group.about):
         return member
-    return NO_TOPIC if not member.names and not group.about else group
+    if not group.about and not member.about:
+        return Topic(names=group.names | member.names, bare=group.bare or member.bare)
+    return group
 
 
 @dataclass
@@ -438,7 +446,12 @@ def merge_groups(
         c[a] += c[b]
         alive[b] = False
         members[a] += members.pop(b)
-        about[a] = number[joined(distinct[about[a]], distinct[about[b]])]
+        topic = joined(distinct[about[a]], distinct[about[b]])
+        if topic not in number:  # names in passing added up: a topic no cluster had
+            number[topic] = len(distinct)
+            distinct.append(topic)
+            meets.clear()  # rows are as long as `distinct`: read again
+        about[a] = number[topic]
         hot[a] = True
         if b in kept_apart:  # the cluster a now holds b's members: it is kept from b's others
             others = kept_apart.pop(b)
