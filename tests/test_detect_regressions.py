@@ -29,6 +29,13 @@ CORRECTIONS_ENDING_IN_PRAISE = [
     ("no, use pnpm instead. Then ship it.", "no"),
     ("You deleted the tests! Put them back, then commit it.", "undo"),
     ("Revert the migration change; everything else looks good to me.", "undo"),
+    # the rest approved in other words: "fix that and ship it", "once that's fixed, LGTM"
+    ("No, use pnpm not npm. Fix that and ship it.", "no"),
+    ("You deleted the tests! Put them back and commit it.", "undo"),
+    ("Don't commit the .env file. Once that's fixed, LGTM.", "don't"),
+    ("No, I said pnpm. After that, ship it.", "no"),
+    ("No, use pnpm not npm. Aside from that, LGTM.", "no"),
+    ("No, use pnpm not npm. Rest looks good.", "no"),
 ]
 PRAISE = [
     "Don't hesitate to refactor the helper if needed. Great work!",
@@ -55,6 +62,11 @@ PRAISE = [
     "Test coverage is solid. Otherwise LGTM",
     "Fix works for me. Otherwise LGTM",
     "Keep it up! Otherwise LGTM",
+    # a "no" to "anything else?", then approval
+    "No, that's it then. LGTM",
+    "Nope, looks good then. Ship it",
+    "No, all good then, commit it.",
+    "No, go ahead then. Ship it.",
     # a request with no pushback words before approval of the rest: missed, by design (silence)
     "Rename the helper to parse_args. Otherwise LGTM",
 ]

@@ -67,7 +67,7 @@ _NO_THEN_APPROVAL = re.compile(
     r"no (more )?(changes|edits|fixes) needed|to (revert|undo|roll ?back)( [^,.!;:?\n]{1,40})?|"
     r"all (good|set)|thanks|thank you|perfect|great|brilliant|amazing|awesome)\b"
     # the approval ends its clause: "no, that is all wrong" is pushback
-    r"(\s+(to|for) (me|now|today))?(?=\s*([.,!;:)]|$)|\s+(thanks|thank you|ship it)\b)",
+    r"(\s+(to|for) (me|now|today))?(\s+then)?(?=\s*([.,!;:)]|$)|\s+(thanks|thank you|ship it)\b)",
     re.I,
 )
 # A message that ends in clear approval ("… Great work!", "… Ship it.") approves the work, and
@@ -81,8 +81,10 @@ _ENDS_APPROVING = re.compile(
     re.I,
 )
 _THE_REST = re.compile(
-    r"\b(otherwise|the rest|everything else|apart from that|other than that|besides that|then)\b"
-    r"(\W+[\w'’]+){0,3}\W*$", re.I)
+    r"(\b(otherwise|(the )?rest|everything else|all else|(apart|aside) from (that|this)|"
+    r"(other|except) (than |for )?(that|this)|besides (that|this)|beyond (that|this)|"
+    r"(after|once|when|with|if) (that|this|those|these|them|it))\b(\W+[\w'’]+){0,3}|"
+    r"(^|[.;,!:]\s*)then|\band( then)?)\W*$", re.I)
 # "… just curious": the questions before it only ask ("why did you say the tests pass? just curious")
 _ONLY_ASKING = re.compile(r"\b(just|only) curious[\s.!…:)]*$", re.I)
 _APPROVAL = re.compile(
