@@ -77,7 +77,7 @@ def test_corrections_preferring_the_same_program_make_one_lesson_in_any_order(st
 
 def test_a_correction_preferring_the_same_program_confirms_a_lessons_prediction(store):
     """verify keeps the rule the lessons pass keeps: "Use pnpm, not yarn." confirms "Use pnpm,
-    not npm.", "Use yarn, not npm." does not (tests/test_followup_fixes.py)."""
+    not npm.", "Use yarn, not npm." does not (tests/test_nightly_backup_and_verify.py)."""
     with clock.frozen(_at(24)):
         store.put_episodes([episode("c1", "correction", "Use pnpm, not npm.", hours=1, cwd=SHOP)])
         run(store)

@@ -1,4 +1,4 @@
-"""Edges of remember, recall, config and call a reviewer found: a long query's rare last word
+"""Edges of remember, recall, config and call: a long query's rare last word
 never reaching BM25, `config set` failing after writing when another key is bad (and writing a
 token world-readable), blank tags and projects, a flashbulb memory's lifetime dropped without a
 word, durations read loosely ("1M" as a minute, a bare 3600 as seconds, 100,000 days), `call

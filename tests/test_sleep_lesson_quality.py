@@ -1,4 +1,4 @@
-"""Sleep, lessons and render, as a review found them: corrections about other programs folded
+"""Sleep, lessons and render at their edges: corrections about other programs folded
 into one lesson, pushback with nothing to learn made a lesson, an error's output taken for its
 command, a closing quote dropped, a MEMORY.md whose markers were deleted listed lessons twice,
 render counts that left out MEMORY.md and said nothing in a dry run, summary keys present only

@@ -1,4 +1,4 @@
-"""MCP tools at edges a reviewer found with demo stores: a memory with thousands of tags (which
+"""MCP tools at their edges, on demo stores: a memory with thousands of tags (which
 emptied every answer that ranked it), `context` without a project, what `update_memory` says it
 stored otherwise, an id prefix of a memory and a lesson given to the tools that change memories,
 secrets in tags, what `remember` answers with, a home moved away under the running server, an

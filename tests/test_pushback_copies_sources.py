@@ -1,4 +1,4 @@
-"""Fixes after review: a correction that ends in praise for the rest, two alike copies of one
+"""A correction that ends in praise for the rest, two alike copies of one
 transcript, a file named as the wrong source (chats, events), secrets in event tags. Real
 store, real bundled model, the project's own fixtures."""
 
