@@ -346,42 +346,27 @@ class Store:
     def _copy_before_upgrade(self, version: int, target: int) -> None:
         """Before this remem upgrades the memory's schema (holding the upgrade lock): a copy
         of it as it is, in backups/pre-upgrade-schema<version>-YYYYMMDD-HHMMSS.db (outside the
-        rotation of memory-*.db), written whole or not at all. When it cannot be written (a
-        full disk) the upgrade is refused, in one line naming the fix: the memory is left as it
-        was rather than changed with no copy to go back to."""
-        import tempfile
+        rotation of memory-*.db), written whole or not at all, as every backup is
+        (backup._copy). When it cannot be written (a full disk) the upgrade is refused, in one
+        line naming the fix: the memory is left as it was rather than changed with no copy to
+        go back to."""
+        from remem.engine.backup import _copy, _free_name  # backup imports this module
 
         folder = paths.backups_dir()
-        stamp = clock.now().strftime("%Y%m%d-%H%M%S")
-        tmp: str | None = None
         try:
             folder.mkdir(parents=True, exist_ok=True)
             # Copies cut short by a killed remem: no other is being written (the lock is ours).
             for stale in folder.glob("pre-upgrade-*.partial"):
                 stale.unlink(missing_ok=True)
-            dest, n = folder / f"pre-upgrade-schema{version}-{stamp}.db", 1
-            while dest.exists():
-                n += 1
-                dest = folder / f"pre-upgrade-schema{version}-{stamp}-{n}.db"
-            handle, tmp = tempfile.mkstemp(prefix=f"{dest.name}.", suffix=".partial", dir=folder)
-            os.close(handle)
-            copy = sqlite3.connect(tmp)
-            try:
-                self.conn.backup(copy)
-            finally:
-                copy.close()
-            os.replace(tmp, dest)
-        except (OSError, sqlite3.Error) as exc:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-            # Besides the failed writes: the copy's file, made inside this try, may be one
-            # SQLite cannot open or write (a backups folder made read-only).
-            if isinstance(exc, sqlite3.Error) and getattr(exc, "sqlite_errorname", None) not in (
-                    WRITE_ERRORS | {"SQLITE_CANTOPEN", "SQLITE_READONLY"}):
-                raise  # not the copy's folder but the memory itself: said as for any open
+            dest = _free_name(folder, f"pre-upgrade-schema{version}-{clock.now():%Y%m%d-%H%M%S}", ".db")
+            _copy(self.conn, dest, ".partial", what="the copy kept before the upgrade")
+        except (OSError, ValueError) as exc:  # _copy says a full disk, or a copy it cannot open, so
+            raise self._copy_refused(version, target, folder, exc) from None
+        except sqlite3.Error as exc:
+            # The copy's file, made in a backups folder made read-only, SQLite cannot write; any
+            # other failure is the memory's own: said as for any open.
+            if getattr(exc, "sqlite_errorname", None) not in ("SQLITE_CANTOPEN", "SQLITE_READONLY"):
+                raise
             raise self._copy_refused(version, target, folder, exc) from None
 
     def _copy_refused(self, version: int, target: int, folder: Path, exc: BaseException) -> StoreError:
