@@ -90,10 +90,7 @@ def _demo_agent_home(name: str) -> Path | None:
     """The demo memory (`remem demo`) keeps its own agent homes: browsing it, or running its
     sleep, never reads or writes the person's real ~/.claude or ~/.codex. It wins over
     CLAUDE_CONFIG_DIR and CODEX_HOME, which name the person's real ones."""
-    value = os.environ.get("REMEM_HOME")
-    if value and (Path(value).expanduser() / ".remem-demo").is_file():
-        return Path(value).expanduser() / name
-    return None
+    return home() / name if os.environ.get("REMEM_HOME") and is_demo() else None
 
 
 def claude_home() -> Path:
