@@ -505,7 +505,7 @@ def _hits(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Hits as recall and search answer with them: each text shortened (`_shown`), and at most
     the tags a memory may be given (a memory kept from before that cap may have thousands:
     the first ones, and `more_tags` saying how many more; `get_memory` has them all)."""
-    from remem.engine.events import MAX_TAGS
+    from remem.engine.store import MAX_TAGS
 
     shown = []
     for h in hits:

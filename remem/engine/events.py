@@ -36,7 +36,8 @@ from remem.engine.detect_common import redact_secrets
 from remem.engine.files import write_atomic
 from remem.engine.projects import normal_folder
 from remem.engine.session import Session, ToolCall, Turn
-from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_SPEAKER, MAX_TITLE, Store, gist_and_detail, stable_id
+from remem.engine.store import (MAX_DETAIL, MAX_GIST, MAX_SPEAKER, MAX_TAGS, MAX_TITLE, Store, gist_and_detail,
+                                stable_id)
 from remem.engine.toolresult import looks_failed
 
 VERSION = 1
@@ -47,7 +48,7 @@ MAX_TEXT = MAX_GIST  # an episode's text; longer material goes in detail
 MAX_MESSAGE_TEXT = MAX_DETAIL  # a conversation turn may be long (a pasted log, a long answer)
 MAX_ID = 128
 MAX_SHORT = 1000  # session, source, cwd, speaker
-MAX_TAGS = 32  # with, on a kept message, the two it adds: `message` and `role:…`
+# A kept message adds two tags of its own to MAX_TAGS' count: `message` and `role:…`.
 MAX_TAG = 64
 MAX_TTL_S = 100 * 365 * 86400
 MAX_CALLS = 64

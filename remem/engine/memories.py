@@ -6,11 +6,10 @@ from typing import Any, Sequence
 
 from remem.engine import clock
 from remem.engine.embed import get_embedder, to_blob
-from remem.engine.events import MAX_TAGS
 from remem.engine.redaction import redact_secrets
 from remem.engine.lifecycle import _clamp, creation_fields
 from remem.engine.store import (
-    EPISODE_KINDS, MAX_DETAIL, MAX_GIST, MAX_TITLE, TRUNCATED, Store, cap, chunks, clean_text, cut_from,
+    EPISODE_KINDS, MAX_DETAIL, MAX_GIST, MAX_TAGS, MAX_TITLE, TRUNCATED, Store, cap, chunks, clean_text, cut_from,
     episode_hash, gist_and_detail, new_id, normalise_tag,
 )
 

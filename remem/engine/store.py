@@ -41,6 +41,7 @@ MAX_GIST = 4000
 MAX_DETAIL = 64_000
 MAX_SPEAKER = 200
 MAX_TAG = 100
+MAX_TAGS = 32  # a memory's tags, however it is stored: every answer that finds it carries them
 TRUNCATED = " …[truncated by remem]"
 
 EPISODE_COLUMNS = (
