@@ -39,13 +39,6 @@ def _trend(store: Store, kind: str, since: str, days: int) -> tuple[float | None
     return early_repeats / early, late_repeats / late
 
 
-def _last_full_sleep(store: Store) -> str | None:
-    from remem.engine.sleep import last_full_sleep
-
-    last = last_full_sleep(store)
-    return last[0] if last else None
-
-
 def _prime_latency_ms(store: Store) -> float | None:
     """None when there is no active lesson (timing an empty choice would measure nothing).
     Choosing for a prompt in the project with the most lessons, as a hook there would (with
@@ -116,7 +109,9 @@ def check(store: Store, days: int = 30, cfg: dict[str, Any] | None = None) -> li
         "G8", "Sessions are read soon after they happen", None if age is None else round(age, 2),
         f"last ingest within {FRESH_DAYS:.0f} days", "unknown" if age is None else ("pass" if age <= FRESH_DAYS else "fail"),
     ))
-    last_sleep = _last_full_sleep(store)
+    from remem.engine.sleep import last_full_sleep
+
+    last_sleep = (last_full_sleep(store) or (None,))[0]
     age = clock.days_between(last_sleep) if last_sleep else None
     goals.append(_goal(
         "G9", "Sleep runs nightly", None if age is None else round(age, 2), f"last full sleep (every pass) within {FRESH_DAYS:.0f} days",

@@ -335,9 +335,6 @@ def _interrupted(summary: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-_DISK_PROBLEMS = ("busy", "readonly", "full", "io", "cannot-open")  # errors.store_problem's kinds
-
-
 def _nightly_backup(store: Store, cfg: dict[str, Any]) -> dict[str, Any]:
     """A full sleep's rotated backup (config backup.nightly; backup.keep copies kept), as
     {"path", "rotated_out"} or {"error"}: the night's work is done and kept either way."""
@@ -352,7 +349,7 @@ def _nightly_backup(store: Store, cfg: dict[str, Any]) -> dict[str, Any]:
     except (OSError, ValueError, sqlite3.Error) as exc:  # a full disk, an unwritable folder
         # A damaged memory's error names the restore to run: `remem backup` would refuse it too.
         found = store_problem(exc) if isinstance(exc, sqlite3.Error) else None
-        by_hand = isinstance(exc, OSError) or (found is not None and found[0] in _DISK_PROBLEMS)
+        by_hand = isinstance(exc, OSError) or (found is not None and found[0] != "damaged")
         error = f"backup failed ({exc})" + ("; run `remem backup` by hand" if by_hand else "")
         log("sleep", error)
         return {"error": error}
