@@ -16,7 +16,7 @@ from typing import Any
 
 from remem import paths
 from remem.engine import clock, setup
-from remem.engine.schedule import schedule_state
+from remem.engine.schedule import missing_program, schedule_state
 
 SAMPLES = {
     "prompt": {"prompt": "remem doctor: is this hook alive?", "session_id": "remem-doctor",
@@ -277,14 +277,6 @@ def _other_install(command_text: str) -> str:
     return f"; it runs {theirs}, not this install's {ours}"
 
 
-def _program_exists(command_text: str) -> bool:
-    try:
-        first = shlex.split(command_text)[0]
-    except (ValueError, IndexError):
-        return False
-    return Path(first).exists() if os.sep in first else bool(shutil.which(first))
-
-
 def wired_home(command_text: str) -> Path | None:
     """The memory a wired command uses: its `--home DIR` (before the subcommand), else the
     default one; None when the command cannot be read."""
@@ -333,14 +325,14 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
     for w in wiring:
         if w["error"]:
             problems.append({"problem": w["error"], "fix": f"fix {w['path']} by hand"})
-        if w.get("server") and not _program_exists(w["server"]):
+        if w.get("server") and missing_program(w["server"]) is not None:
             problems.append({"problem": f"{w['agent']}'s MCP server runs a missing program: {w['server']} "
                                         f"(in {w['path']})",
                              "fix": f"remem setup --agent {w['agent']}"})
         for h in w["hooks"]:
             cmd = h["command"]
             event = _event_of(cmd)
-            if not _program_exists(cmd):
+            if missing_program(cmd) is not None:
                 problems.append({"problem": f"{w['agent']} hook {h['event']} runs a missing program: {cmd}",
                                  "fix": f"remem setup --agent {w['agent']}"})
                 continue

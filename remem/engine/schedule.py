@@ -70,11 +70,15 @@ def _exec_command(line: str) -> str:
 
 
 def missing_program(command_text: str) -> str | None:
-    """The program a nightly job's shell text runs first, when it is not there (an install
-    moved or deleted since setup wrote the job); None when it is, or names none."""
+    """The program a command (a nightly job's shell text, a wired hook or server) runs first,
+    when it is not there (an install moved or deleted since setup wrote it); the whole text when
+    it cannot be read (unbalanced quotes: nothing can run it); None when it is there, or the
+    text names nothing."""
     try:
         first = shlex.split(command_text)[0]
-    except (ValueError, IndexError):
+    except ValueError:
+        return command_text
+    except IndexError:
         return None
     if "/" in first:
         return None if Path(first).exists() else first
