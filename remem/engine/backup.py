@@ -229,18 +229,15 @@ def _free_name(folder: Path, stem: str, suffix: str) -> Path:
 
 
 def last_good_backup(folder: Path | None = None) -> Path | None:
-    """The newest backup in the folder that passes SQLite's quick check, or None."""
+    """The newest backup in the folder that `remem restore` would take (_check_backup: a
+    remem memory it can read, passing SQLite's integrity check), or None."""
     folder = folder or paths.backups_dir()
     for path in sorted(folder.glob("memory-*.db"), key=lambda p: p.name, reverse=True):
         try:
-            conn = _open_read_only(path)
-            try:
-                if _quick_check(conn) is None and is_remem_database(path):
-                    return path
-            finally:
-                conn.close()
-        except sqlite3.Error:
+            _check_backup(path)
+        except ValueError:
             continue
+        return path
     return None
 
 
