@@ -95,6 +95,25 @@ def test_a_backup_of_a_damaged_memory_rotates_no_good_backup_out(home, tmp_path)
     assert not (tmp_path / "mine.db").exists() and len(list(tmp_path.glob("damaged-*.db"))) == 1
 
 
+def test_a_memory_left_damaged_keeps_two_damaged_copies_not_one_a_night(home, tmp_path):
+    db = _filled()
+    folder = paths.backups_dir()
+    _damage_pages(db)
+    ours = tmp_path / "notes" / "damaged-photo.db"  # not a name remem gives: never touched
+    ours.parent.mkdir()
+    ours.write_bytes(b"mine")
+    kept = []
+    for night in range(4):
+        res = run_remem("backup")
+        assert res.returncode == 1 and "the memory is damaged" in res.stderr
+        kept.append(res.stderr.split("the damaged copy is kept as ")[1].split(";")[0])
+        os.utime(kept[-1], (1_000_000 + night, 1_000_000 + night))  # one night apart
+    left = sorted(str(p) for p in folder.glob("damaged-*.db"))
+    assert left == sorted([kept[0], kept[-1]])  # the first sign of damage, and the newest
+    named = run_remem("backup", str(ours.parent) + "/")
+    assert named.returncode == 1 and ours.read_bytes() == b"mine"
+
+
 def test_backup_never_replaces_another_homes_live_memory(home, tmp_path):
     with Store() as store:
         store.put_episodes([{"kind": "note", "title": "this home", "gist": "x"}])

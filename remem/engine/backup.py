@@ -12,6 +12,7 @@ import base64
 import json
 import math
 import os
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -196,6 +197,7 @@ def _copy(source: sqlite3.Connection, dest: Path, suffix: str, what: str = "a ba
         if problem is not None:
             kept = _free_name(dest.parent, "damaged-" + clock.now().strftime("%Y%m%d-%H%M%S"), ".db")
             tmp.replace(kept)
+            _prune_damaged(dest.parent, kept)
             raise DamagedCopy(problem, kept)
         tmp.replace(dest)
     except BaseException:
@@ -205,6 +207,26 @@ def _copy(source: sqlite3.Connection, dest: Path, suffix: str, what: str = "a ba
         except OSError:
             pass
         raise
+
+
+_DAMAGED_NAME = re.compile(r"damaged-\d{8}-\d{6}(-\d+)?\.db")  # only remem's own copies
+
+
+def _prune_damaged(folder: Path, kept: Path) -> None:
+    """Of the damaged copies in the folder, keep the first (taken nearest to when the damage
+    began: the most may still be read from it) and the one just kept (the newest writes);
+    a memory left damaged for weeks would otherwise add a full copy every night."""
+    def taken(path: Path) -> tuple[float, str]:
+        try:
+            return path.stat().st_mtime, path.name
+        except OSError:
+            return float("inf"), path.name
+
+    copies = sorted((p for p in folder.glob("damaged-*.db") if _DAMAGED_NAME.fullmatch(p.name)),
+                    key=taken)
+    for path in copies[1:]:
+        if path.name != kept.name:
+            path.unlink(missing_ok=True)
 
 
 def _quick_check(conn: sqlite3.Connection) -> str | None:
