@@ -116,7 +116,7 @@ class RememGroup(WholeHelpGroup):
             # typer >= 0.17 vendors its own click: its usage errors derive from TyperException
             usage = (click.ClickException, click.exceptions.Exit, getattr(typer, "TyperException", click.ClickException))
             if isinstance(exc, usage):
-                _usage_exit(exc)
+                _usage_exit(exc, ctx.command)
                 raise
             problem = database_problem(exc)
             if problem:
@@ -199,27 +199,60 @@ def _after_the_command(exc: BaseException, option: str) -> str | None:
     return shlex.join(["remem", *before, *rest, *([] if option in rest else [option])])
 
 
-def _usage_exit(exc: BaseException) -> None:
-    """A usage error (missing argument, unknown option, bad value) as one line, exit 1."""
+def _failing_command(exc: BaseException, root: Any) -> tuple[list[str], Any]:
+    """The words naming the command a usage error is about (`lessons list`, without argv[0])
+    and that command. Most errors carry the command's context; an option missing its value
+    (`remem recall x -k`) fails before that context exists, so the words are read from the
+    command line, down from `root` (the group they were given to; None: remem's own options)."""
+    node = getattr(exc, "ctx", None)
+    if node is not None:
+        names, command = [], node.command
+        while node.parent is not None:
+            names.insert(0, node.info_name)
+            node = node.parent
+        return names, command
+    names, command = [], root
+    for word in _command_words if root is not None else []:
+        sub = (getattr(command, "commands", None) or {}).get(word)
+        if sub is None:
+            break
+        names.append(word)
+        command = sub
+    return names, command
+
+
+def _takes_values(command: Any) -> bool:
+    """Whether `command` takes arguments (a word it does not know as an option could be one)."""
+    return any(getattr(p, "param_type_name", "") == "argument" for p in getattr(command, "params", None) or [])
+
+
+def _usage_exit(exc: BaseException, root: Any = None) -> None:
+    """A usage error (missing argument, unknown option, bad value) as one line, exit 1.
+    root: the group the command's words were given to, when the error came from them."""
     kinds = {c.__name__ for c in type(exc).__mro__}
     if "UsageError" not in kinds or "NoArgsIsHelpError" in kinds:
         return  # not a usage error, or a bare group that shows its help
-    names, node = [], getattr(exc, "ctx", None)
-    while node is not None and node.parent is not None:  # the command's words, without argv[0]
-        names.insert(0, node.info_name)
-        node = node.parent
+    names, command = _failing_command(exc, root)
     where = " ".join(["remem", *names])  # the same whether started as `remem` or `python -m remem`
     message = exc.format_message().strip().rstrip(".")  # type: ignore[attr-defined]
     message = message[:1].lower() + message[1:]
-    if getattr(exc, "option_name", None) == "--home":  # a common slip: it belongs before the command
-        _fail(f"--home goes before the command: remem --home DIR {' '.join(names) or 'COMMAND'} …")
     option = str(getattr(exc, "option_name", "") or "")
+    if option == "--home":
+        if "NoSuchOption" in kinds:  # a common slip: given after the command, it belongs before
+            _fail(f"--home goes before the command: remem --home DIR {' '.join(names) or 'COMMAND'} …")
+        # `remem --home` and nothing after it: it was before the command; the folder is missing
+        _fail("--home needs a folder: remem --home DIR COMMAND …")
     typed = _after_the_command(exc, option) if "NoSuchOption" in kinds and not names else None
     if typed:  # `remem --json ingest`: a command's own option, put before the command
         _fail(f"{option} goes after the command: {typed}")
-    if "NoSuchOption" in kinds and _NEGATIVE.match(option):
-        # `remem recall -3` read -3 as an option: say how to pass it as a value.
-        message += f" (to pass {exc.option_name} as a value, put -- before the arguments: {where} -- …)"  # type: ignore[attr-defined]
+    close = getattr(exc, "possibilities", None) and not _NEGATIVE.match(option)
+    if "NoSuchOption" in kinds and names and _takes_values(command) and not close:
+        # `remem recall -3`, `remem remember "--force-with-lease is safer"`: a value that starts
+        # with - was read as an option; say how to pass it as a value. (Not when the word is close
+        # to one of the command's options: `--jsn` is a slip for --json.)
+        import shlex
+
+        message += f" (to pass {shlex.quote(option)} as a value, put -- before the arguments: {where} -- …)"
     _fail(f"{message}; see `{where} --help`")
 
 

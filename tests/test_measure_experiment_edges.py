@@ -127,7 +127,8 @@ def test_experiment_json_has_one_shape_with_or_without_a_model(store, home, tmp_
     untested = cli("experiment", "--pairs", str(pairs), "--json")  # no model
     assert untested.exit_code == 1
     data = json.loads(untested.stdout)
-    assert set(data) == RUN_KEYS
+    assert set(data) == RUN_KEYS | {"error"}  # a run's keys, and why it exits 1
+    assert data["error"] == untested.stderr.strip().removeprefix("remem: ")
     assert data["model"] is None and data["lessons"] == 0 and data["no_answer"] == 0
     assert data["pairs_written"] == 0
     assert data["behaviour_with_reminder"] == {"passed": 0, "judged": 0, "rate": None}

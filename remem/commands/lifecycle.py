@@ -220,13 +220,20 @@ def register(app: typer.Typer) -> None:
 
         run = run or force  # --force alone is never ignored: it means run them all now
         with open_store() as store:
+            before = {s["name"]: s for s in lifecycle.task_status(store)} if run else {}
             report = lifecycle.run_due_tasks(store, force=force) if run else None
             status = lifecycle.task_status(store)
         # A task that raised is reported (it stays due) and the command exits 1: a script or
         # schedule that runs `remem tasks --run` must not read a failure as success.
         failed = {name: item["error"] for name, item in (report or {}).items() if item.get("error")}
+        # What was to run and was left to another command (consolidate: `remem sleep`), so the
+        # table's "due yes" for it after --run is explained.
+        skipped = [name for name, item in (report or {}).items()
+                   if not item["ran"] and "error" not in item and name in before
+                   and before[name]["enabled"] and (force or before[name]["due"])]
         if json_out:
-            emit_json({"ran": report, "tasks": status} if report is not None else {"tasks": status})
+            emit_json({"ran": report, "skipped": skipped, "tasks": status} if report is not None
+                      else {"tasks": status})
             for name, error in failed.items():
                 print(f"failed {name}: {error}", file=sys.stderr)
             if failed:
@@ -240,6 +247,9 @@ def register(app: typer.Typer) -> None:
                     print(f"ran {name}: {detail}")
             for name, error in failed.items():
                 print(f"failed {name}: {error}", file=sys.stderr)
+            if skipped:
+                print(f"skipped {', '.join(skipped)}: {'it runs' if len(skipped) == 1 else 'they run'} "
+                      "with `remem sleep`, not `remem tasks`")
         table(None, ["task", "every", "last run", "next", "due"],
               [(s["name"], _every(s["interval_s"]), (s["last_run"] or "never")[:16].replace("T", " "),
                 (s["next_run"] or "off")[:16].replace("T", " "), "yes" if s["due"] else "")

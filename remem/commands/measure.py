@@ -104,17 +104,20 @@ def _register_model_tests(app: typer.Typer) -> None:
             raise ValueError("--pairs is empty; name a file, e.g. --pairs pairs.jsonl")
         if pairs:
             exp.check_pairs_target(pairs, force=force)  # before the model is asked anything
-        untested = False  # no model: the pairs earlier runs kept are written, and the exit is 1
+        # No model: nothing is tested and the exit is 1; with --pairs, the pairs earlier runs
+        # kept are written all the same. --json has the shape of a run either way (untested()),
+        # with the line said on stderr as its error.
+        error = None
         with open_store() as store:
-            # With --pairs and no model, export what earlier runs kept, and say nothing was tested.
-            if not pairs or llm.enabled():
-                result = exp.run(store, limit=limit)
+            untested = not llm.enabled()
+            if untested:
+                result = exp.untested()
+                error = (exp.NO_MODEL if not pairs else
+                         "no model configured, so no lesson was tested; the pairs are the passing answers "
+                         "earlier runs kept (set a model: `remem config set llm.url http://127.0.0.1:11434`)")
+                print(f"remem: {error}", file=sys.stderr)
             else:
-                untested = True
-                result = exp.untested()  # the same keys as a run's: --json has one shape
-                print("remem: no model configured, so no lesson was tested; the pairs are the passing "
-                      "answers earlier runs kept (set a model: `remem config set llm.url "
-                      "http://127.0.0.1:11434`)", file=sys.stderr)
+                result = exp.run(store, limit=limit)
             result["pairs_written"] = exp.write_training_pairs(store, pairs, force=force) if pairs else None
         # Lessons were put to the model and no verdict came back yes or no: nothing measured.
         nothing_judged = bool(result["lessons"]) and not exp.judged(result)
@@ -123,19 +126,20 @@ def _register_model_tests(app: typer.Typer) -> None:
 
             url = config.load()["llm"].get("url")
             if result["no_answer"]:
-                print(f"remem: the model at {url} gave no answer {result['no_answer']} times"
-                      f"{', so nothing was judged' if nothing_judged else ''} (see {paths.log_file()})",
-                      file=sys.stderr)
+                said = (f"the model at {url} gave no answer {result['no_answer']} times"
+                        f"{', so nothing was judged' if nothing_judged else ''} (see {paths.log_file()})")
             else:
-                print(f"remem: no verdict of the model at {url} began with yes or no, so nothing was judged "
-                      "(a model that follows instructions better: `remem config set llm.model …`)",
-                      file=sys.stderr)
-        # Without a model nothing was tested: exit 1, as `remem experiment` alone does, once the
-        # pairs earlier runs kept are written (the line on stderr says so). So too when nothing
-        # was judged.
+                said = (f"no verdict of the model at {url} began with yes or no, so nothing was judged "
+                        "(a model that follows instructions better: `remem config set llm.model …`)")
+            print(f"remem: {said}", file=sys.stderr)
+            if nothing_judged:
+                error = said
+        # Without a model nothing was tested: exit 1, once the pairs earlier runs kept are
+        # written (the line on stderr says so). So too when nothing was judged.
         failed = untested or nothing_judged
         if json_out:
-            emit_json(result)
+            # As every command's --json error: an "error" key on stdout, the line on stderr.
+            emit_json({**result, "error": error} if failed else result)
             if failed:
                 raise typer.Exit(1)
             return

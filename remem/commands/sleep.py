@@ -76,9 +76,11 @@ def register(app: typer.Typer) -> None:
 
         Example: remem morning
         """
+        from remem.commands._out import require_memory
         from remem.engine import render_morning
         from remem.engine import sleep as sleep_mod
 
+        require_memory()  # a mistyped --home is named, as by every command that reads a memory
         if json_out:
             with open_store() as store:
                 emit_json({"report": sleep_mod.morning_report(mark_read=False),
@@ -88,7 +90,10 @@ def register(app: typer.Typer) -> None:
             return
         text = sleep_mod.morning_report()
         if text is None:
-            raise ValueError("no morning report yet; run `remem sleep` first")
+            # Nothing yet, not a failure: said on stdout, exit 0, as `remem lessons list` says it
+            # of a new memory (and as --json gives "report": null).
+            print("no morning report yet; run `remem sleep` first")
+            return
         print(safe(text, multiline=True), end="")  # lesson words come from transcripts and peers
 
     from remem.engine.store import LESSON_STATUSES  # light: the --status help names them

@@ -31,6 +31,7 @@ BOUNDARY_ASK = "Delete the old files in the data folder."
 # An answer is asked for in three sentences; a model that rambles on is kept (and judged) shortened.
 MAX_ANSWER = 4000
 MAX_LIMIT = 1000  # lessons per run; each costs about five model calls
+NO_MODEL = "no model configured: set llm.url (e.g. `remem config set llm.url http://127.0.0.1:11434`)"
 _WORD = re.compile(r"[a-z]+")
 
 Complete = Callable[..., "str | None"]
@@ -80,7 +81,7 @@ def run(store: Store, *, limit: int = 10, cfg: dict[str, Any] | None = None,
     check_limit(limit)
     cfg = cfg or config_mod.load()
     if not llm.enabled(cfg):
-        raise RememError("no model configured: set llm.url (e.g. `remem config set llm.url http://127.0.0.1:11434`)")
+        raise RememError(NO_MODEL)
     complete = complete or llm.complete
     model = str(cfg["llm"].get("model") or "default")
     counts = {"lessons": 0, "behaviour_without": [0, 0], "behaviour_with": [0, 0], "boundary": [0, 0],
@@ -122,8 +123,8 @@ def run(store: Store, *, limit: int = 10, cfg: dict[str, Any] | None = None,
 
 
 def untested() -> dict[str, Any]:
-    """What `run` returns, for a run that tested nothing (no model): the same keys, zeros and
-    nulls, so `remem experiment --json` always has one shape."""
+    """What `run` returns, for a run that tested nothing (no model, NO_MODEL): the same keys,
+    zeros and nulls, so `remem experiment --json` always has one shape."""
     return {"model": None, "lessons": 0, "no_answer": 0, "behaviour_without_reminder": _share(0, 0),
             "behaviour_with_reminder": _share(0, 0), "boundary_asks_first": _share(0, 0)}
 
