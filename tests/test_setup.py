@@ -156,8 +156,8 @@ def test_setup_wires_every_agent_and_a_second_run_changes_nothing(cli, agents_ho
     assert set(gemini["hooks"]) == {"BeforeAgent", "AfterAgent", "SessionEnd"}
     assert (user / ".gemini" / "settings.json").read_text().startswith('{\n    "theme"')  # indent kept
 
-    cursor_hooks = json.loads((user / ".cursor" / "hooks.json").read_text())
-    assert cursor_hooks["version"] == 1 and "--agent cursor" in cursor_hooks["hooks"]["beforeSubmitPrompt"][0]["command"]
+    # Cursor takes remem over MCP only: its beforeSubmitPrompt hook could carry nothing.
+    assert not (user / ".cursor" / "hooks.json").exists()
     assert "remem" in json.loads((user / ".cursor" / "mcp.json").read_text())["mcpServers"]
     assert "remem" in json.loads((user / ".codeium" / "windsurf" / "mcp_config.json").read_text())["mcpServers"]
     assert "remem" in json.loads((user / ".config" / "Claude" / "claude_desktop_config.json").read_text())["mcpServers"]
@@ -276,7 +276,7 @@ def test_setup_json_output(cli, agents_home):
     res = cli("setup", "--yes", "--json", "--agent", "cursor", "--no-schedule")
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
-    assert {c["path"].rsplit("/", 1)[-1] for c in data["changes"]} == {"mcp.json", "hooks.json"}
+    assert {c["path"].rsplit("/", 1)[-1] for c in data["changes"]} == {"mcp.json"}
     assert data["errors"] == []
 
 

@@ -64,8 +64,6 @@ def test_a_value_of_an_unexpected_shape_is_named_and_its_file_left_as_it_is(cli,
         # An object where Claude Code wants a list of groups: the person's own guard hook.
         user / ".claude" / "settings.json": ({"hooks": {"PreToolUse": {"matcher": "Bash", "hooks": [
             {"type": "command", "command": "~/bin/guard.sh"}]}}}, '"hooks.PreToolUse" is an object'),
-        user / ".cursor" / "hooks.json": ({"version": 1, "hooks": {"beforeSubmitPrompt": {"command": "mine.sh"}}},
-                                          '"hooks.beforeSubmitPrompt" is an object'),
         user / ".codeium" / "windsurf" / "mcp_config.json": ({"mcpServers": [1, 2]}, '"mcpServers" is a list'),
         user / ".config" / "Claude" / "claude_desktop_config.json": ({"mcpServers": None}, '"mcpServers" is null'),
         user / ".gemini" / "settings.json": ({"hooks": []}, '"hooks" is a list'),
@@ -73,6 +71,10 @@ def test_a_value_of_an_unexpected_shape_is_named_and_its_file_left_as_it_is(cli,
     for path, (data, _) in shapes.items():
         path.write_text(json.dumps(data))
     before = {path: path.read_bytes() for path in shapes}
+    # Cursor's hooks.json gets nothing of remem's: an odd shape there is none of setup's business.
+    cursor_hooks = user / ".cursor" / "hooks.json"
+    cursor_hooks.write_text(json.dumps({"version": 1, "hooks": {"beforeSubmitPrompt": {"command": "mine.sh"}}}))
+    cursor_before = cursor_hooks.read_bytes()
 
     res = cli("setup", *WIN, "--json")
     assert res.exit_code == 1
@@ -81,6 +83,8 @@ def test_a_value_of_an_unexpected_shape_is_named_and_its_file_left_as_it_is(cli,
         assert path.read_bytes() == before[path]
         error = next(e for e in out["errors"] if e.startswith(str(path)))
         assert said in error and "then run `remem setup` again" in error and "\n" not in error
+    assert cursor_hooks.read_bytes() == cursor_before
+    assert not [e for e in out["errors"] if e.startswith(str(cursor_hooks))]
     # The rest went ahead.
     assert "remem" in json.loads((user / ".claude.json").read_text())["mcpServers"]
 
@@ -339,7 +343,7 @@ def test_setup_never_drops_a_value_of_a_shape_it_does_not_expect(hooks, event_va
     (remem's added beside it) or refused with a message naming its key: never replaced."""
     import copy
 
-    from remem.engine.setup_json import Misshapen, claude_hooks, set_cursor_hooks, set_grouped_hooks, set_server
+    from remem.engine.setup_json import Misshapen, claude_hooks, set_grouped_hooks, set_server
 
     def kept(before, after):  # every element or member of before is still in after
         if isinstance(before, list):
@@ -353,7 +357,6 @@ def test_setup_never_drops_a_value_of_a_shape_it_does_not_expect(hooks, event_va
         ({"hooks": hooks}, lambda d: set_grouped_hooks(d, claude_hooks()), ("hooks",)),
         ({"hooks": {"PreToolUse": event_value}}, lambda d: set_grouped_hooks(d, claude_hooks()),
          ("hooks", "PreToolUse")),
-        ({"hooks": {"beforeSubmitPrompt": event_value}}, set_cursor_hooks, ("hooks", "beforeSubmitPrompt")),
     ]
     for data, change, where in cases:
         before = data

@@ -73,6 +73,14 @@ def register(app: typer.Typer) -> None:
         changed = [e for e in edits if e.changed]
         errors = [e.error for e in edits if e.error]
         notes = [e.note for e in edits if e.note]
+        if not remove and any(e.changed and not e.unwires for e in edits):
+            # remem's command goes into configs: said when that remem sits in a virtual
+            # environment (a clone's .venv), which deleted leaves every hook "command not found".
+            from remem.engine.setup_edit import venv_note
+
+            in_venv = venv_note()
+            if in_venv:
+                notes.append(in_venv)
         # --remove: the lesson files sleep rendered for this memory, and its lines of MEMORY.md.
         rendered = setup_mod.plan_unrender(agent or None) if remove else None
         unrender = bool(rendered and (rendered["files"] or rendered["memory_md"] or rendered["folders"]))

@@ -39,12 +39,14 @@ from remem.engine.setup_edit import (
 )
 from remem.engine.setup_json import (
     claude_hooks, codex_hooks, gemini_hooks, json_edit, our_hook_commands, parse_jsonc,
-    set_cursor_hooks, set_grouped_hooks, set_server, unset_cursor_hooks, unset_grouped_hooks,
-    unset_server,
+    set_grouped_hooks, set_server, unset_cursor_hooks, unset_grouped_hooks, unset_server,
 )
 
 AGENTS = ("claude-code", "codex", "gemini", "cursor", "windsurf", "claude-desktop", "vscode")
-HOOK_AGENTS = ("claude-code", "codex", "gemini", "cursor")  # the others take the MCP server only
+# The others take the MCP server only. Cursor too: before a prompt it offers only
+# beforeSubmitPrompt, which can let the prompt through or stop it and carries no context, so a
+# hook there would only start remem on every prompt (setup takes out one an earlier release wrote).
+HOOK_AGENTS = ("claude-code", "codex", "gemini")
 
 
 class TomlEditor(Protocol):
@@ -122,8 +124,8 @@ def _agent_edits(agent: str, remove: bool, toml_editor: TomlEditor | None,
         return [json_edit(agent, paths.gemini_settings(), both, jsonc=True)]
     if agent == "cursor":
         return [json_edit(agent, paths.cursor_mcp_config(), mcp("mcpServers")),
-                json_edit(agent, paths.cursor_hooks(),
-                           unset_cursor_hooks if remove else set_cursor_hooks)]
+                json_edit(agent, paths.cursor_hooks(), unset_cursor_hooks) if remove
+                else _old_cursor_hooks(files or {})]
     if agent == "windsurf":
         return [json_edit(agent, paths.windsurf_mcp_config(), mcp("mcpServers"))]
     if agent == "claude-desktop":
@@ -131,6 +133,29 @@ def _agent_edits(agent: str, remove: bool, toml_editor: TomlEditor | None,
     if agent == "vscode":
         return [json_edit(agent, paths.vscode_mcp_config(), mcp("servers", "vscode"), jsonc=True)]
     raise ValueError(f"unknown agent {agent!r}; use one of {', '.join(AGENTS)}")
+
+
+def _old_cursor_hooks(files: dict[str, Any]) -> Edit:
+    """Setup's edit of Cursor's hooks.json: remem's entry an earlier release wrote there
+    (beforeSubmitPrompt, which only ever answered `{"continue": true}`) taken out as --remove
+    takes it out (the backup put back, or a file setup made deleted, when nothing else changed
+    it since; otherwise only remem's entry goes), the person's own hooks kept. Nothing to do
+    when no such entry is there."""
+    def out(data: dict[str, Any]) -> list[str]:
+        return [f"take out remem's old {took.removeprefix('hooks ')} hook" for took in unset_cursor_hooks(data)]
+
+    edit = json_edit("cursor", paths.cursor_hooks(), out)
+    if edit.changed or edit.error:
+        # As for --remove; so a hooks.json setup never wrote that cannot be read is skipped
+        # (setup adds nothing there).
+        edit = _settle_removal(edit, files)
+    if edit.changed:
+        edit.unwires = True
+        edit.note = (f"Cursor gets no remem hook: its beforeSubmitPrompt can only let a prompt through "
+                     f"or stop it, so remem's entry in {edit.path} did nothing but start remem on every "
+                     "prompt, and goes; Cursor keeps remem over MCP")
+    edit.again = lambda: _old_cursor_hooks(files)
+    return edit
 
 
 def _codex_toml(editor: TomlEditor | None, remove: bool, files: dict[str, Any]) -> Edit:
@@ -493,7 +518,7 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
                     _real(path).unlink(missing_ok=True)
                 else:
                     _write(path, e.after)
-                if remove or e.after is None:
+                if remove or e.after is None or e.unwires:
                     files.pop(e.path, None)
                 else:
                     rec = files.get(e.path)

@@ -49,6 +49,9 @@ class Edit:
     # The text before already held remem's entries (an earlier wiring, its setup.json gone):
     # that text is no clean restore point for --remove.
     had_ours: bool = False
+    # It only takes remem's entries out, in a setup run too (Cursor's hooks.json, where remem
+    # wires nothing now): setup.json forgets the file, as after --remove.
+    unwires: bool = False
 
     @property
     def changed(self) -> bool:
@@ -92,6 +95,23 @@ def remem_argv() -> list[str]:
     # -P: agents run hooks and the MCP server in the project folder, which `-m` alone would put
     # first on sys.path (a project's remem.py or remem/ package would run instead of remem).
     return [str(Path(sys.executable).absolute()), "-P", "-m", "remem"]
+
+
+def venv_note() -> str | None:
+    """One line when the remem setup writes into agents' configs (and the nightly job) lives in
+    a virtual environment (a clone's .venv, as the README's first line makes): moved or deleted,
+    every hook and server then fails as "command not found". None for a program elsewhere, or
+    in the environment pipx or `uv tool` made for it (they keep it in place)."""
+    program = Path(remem_argv()[0])
+    venv = program.parent.parent  # bin/remem, Scripts\remem.exe, bin/python
+    if not (venv / "pyvenv.cfg").is_file():
+        return None
+    if (venv / "pipx_metadata.json").exists() or (venv / "uv-receipt.toml").exists():
+        return None
+    return (f"what setup wires runs {program}, inside the virtual environment {venv}: if that is "
+            "moved or deleted, every hook and MCP server fails with \"command not found\"; "
+            "`pipx install .` or `uv tool install .` (in remem's source folder) gives a remem that "
+            "stays in place: run `remem setup` again with that one")
 
 
 def _home_args() -> list[str]:

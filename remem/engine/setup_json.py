@@ -1,6 +1,7 @@
 """The JSON config files `remem setup` edits: reading and writing them as their owner left
 them (BOM, indent, line ends), and the entries remem puts in and takes out: its MCP server,
-its hooks in each agent's layout (Claude Code, Codex and Gemini group them; Cursor lists them).
+its hooks in each agent's layout (Claude Code, Codex and Gemini group them; Cursor lists them,
+and only an earlier release's entry is ever there, to take out).
 """
 
 from __future__ import annotations
@@ -536,31 +537,21 @@ def gemini_hooks() -> dict[str, dict[str, Any]]:
     }
 
 
-def set_cursor_hooks(data: dict[str, Any]) -> list[str]:
-    data.setdefault("version", 1)
-    hooks = _member(data, "hooks", dict, "hooks")
-    entries = _member(hooks, "beforeSubmitPrompt", list, "hooks.beforeSubmitPrompt")
-    wanted = {"command": command("hook", "prompt", "--agent", "cursor")}
-    for i, e in enumerate(entries):
-        if isinstance(e, dict) and is_ours(e.get("command")):
-            entries[i] = wanted
-            break
-    else:
-        entries.append(wanted)
-    return ["hooks beforeSubmitPrompt"]
-
-
 def unset_cursor_hooks(data: dict[str, Any]) -> list[str]:
+    """Take remem's hooks out of Cursor's hooks.json (its layout lists them: hooks.{event}:
+    [{command}]). Setup no longer wires any there (beforeSubmitPrompt, all Cursor offers before
+    a prompt, can only let it through or stop it), so both setup and --remove take out an
+    earlier release's entry; the person's own hooks stay."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return []
-    removed = False
+    removed = []
     for event in list(hooks):
         entries = hooks[event]
         if isinstance(entries, list):
             keep = [e for e in entries if not (isinstance(e, dict) and is_ours(e.get("command")))]
             if len(keep) != len(entries):
-                removed = True
+                removed.append(event)
                 if keep:
                     hooks[event] = keep
                 else:
@@ -569,6 +560,6 @@ def unset_cursor_hooks(data: dict[str, Any]) -> list[str]:
         del data["hooks"]
         if data.get("version") == 1 and len(data) == 1:
             del data["version"]
-    return ["hooks beforeSubmitPrompt"] if removed else []
+    return [f"hooks {', '.join(removed)}"] if removed else []
 
 
