@@ -26,6 +26,7 @@ SAMPLES = [
     "https://deploy:hunter2hunter2@git.example.com/repo.git",
     "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     "PASSWORD=Zq8vLm2RxPelican",
+    "the staging db password is hunter2-Xq9!",
     "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345",
 ]
 

@@ -66,7 +66,7 @@ def test_trusting_this_memorys_own_origin_is_refused(cli, store):
         res = cli("share", "trust", *args)
         assert res.exit_code == 1, args
         assert _one_line(res.output) == (f"remem: {ours} is this memory's own origin (`remem share keys`); "
-                                         "trust and reject are for other memories' origins")
+                                         "trust, reject and block are for other memories' origins")
     assert ours not in _trusted(cli)
 
 

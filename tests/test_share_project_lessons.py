@@ -135,7 +135,7 @@ def test_b_binds_it_to_its_own_project_of_that_name_and_shows_it_only_there(mems
     assert rendered_in(shop_memory, row["id"]) and not rendered_in(blog_memory, row["id"])
 
 
-def test_without_that_project_it_waits_applies_nowhere_and_accept_needs_the_folder(mems, folder, b):
+def test_without_that_project_it_waits_applies_nowhere_and_accept_needs_the_folder(mems, folder, b, tmp_path):
     seen_project(b, BLOG)
     blog_memory = claude_memory(BLOG)
     row = two_authors_send_the_project_lesson(mems, folder, b)
@@ -158,9 +158,11 @@ def test_without_that_project_it_waits_applies_nowhere_and_accept_needs_the_fold
     with pytest.raises(share.ShareError, match=r"has not seen; name the folder .*--project DIR"):
         share.accept(b.store, row["id"], identity_dir=b.idir)
     assert b.by_hash(UV)["status"] == "candidate"
-    done = share.accept(b.store, row["id"], identity_dir=b.idir, project=MINE)
-    assert done["status"] == "active" and done["cwd"] == MINE
-    assert UV in shown_in(b, MINE) and UV not in shown_in(b, BLOG)
+    mine = tmp_path / "work" / "shop-api"  # a folder on this machine, though no project seen yet
+    mine.mkdir(parents=True)
+    done = share.accept(b.store, row["id"], identity_dir=b.idir, project=str(mine))
+    assert done["status"] == "active" and done["cwd"] == str(mine)
+    assert UV in shown_in(b, str(mine)) and UV not in shown_in(b, BLOG)
 
 
 def test_a_waiting_lesson_binds_when_a_session_from_that_folder_comes_in(mems, folder, b):
@@ -285,7 +287,7 @@ def test_the_home_folder_is_no_project_a_lesson_learned_there_goes_out_for_every
 
 # --------------------------------------------------------------------------- the CLI
 
-def test_the_cli_says_why_it_waits_and_accept_asks_for_the_folder(mems, folder, b, cli):
+def test_the_cli_says_why_it_waits_and_accept_asks_for_the_folder(mems, folder, b, cli, tmp_path):
     seen_project(b, BLOG)
     a = mems["A"]
     add(a, UV, cwd=THEIRS)
@@ -300,7 +302,9 @@ def test_the_cli_says_why_it_waits_and_accept_asks_for_the_folder(mems, folder, 
     res = cli("share", "accept", lesson_id, "--folder", str(folder))
     assert res.exit_code == 1
     assert res.output.strip().count("\n") == 0 and "--project DIR" in res.output
-    res = cli("share", "accept", lesson_id, "--project", MINE, "--folder", str(folder))
+    mine = tmp_path / "work" / "shop-api"
+    mine.mkdir(parents=True)
+    res = cli("share", "accept", lesson_id, "--project", str(mine), "--folder", str(folder))
     assert res.exit_code == 0, res.output
-    assert f"accepted {lesson_id} (in {MINE})" in res.output
-    assert b.by_hash(UV)["cwd"] == MINE
+    assert f"accepted {lesson_id} (in {mine})" in res.output
+    assert b.by_hash(UV)["cwd"] == str(mine)

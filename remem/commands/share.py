@@ -203,6 +203,7 @@ def register(app: typer.Typer) -> None:
               json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
         """Stop reading an origin: its folder in the share folder is skipped unread at every
         sync, and its lessons still waiting are rejected. Kept in config share.blocked_origins.
+        A full id not seen yet is blocked ahead of its first sync.
 
         Example: remem share block 9fdc95440e981985
         """
@@ -217,6 +218,9 @@ def register(app: typer.Typer) -> None:
             return
         if not rep["blocked"]:
             print(f"{safe(rep['origin'])} no longer blocked; what it sends arrives at the next sync")
+        elif not rep["seen"]:
+            print(f"{safe(rep['origin'])} {'blocked' if rep['changed'] else 'already blocked'} ahead of "
+                  "time: no origin of that id has written here yet; its folder is never read")
         else:
             print(f"{safe(rep['origin'])} {'blocked' if rep['changed'] else 'already blocked'}: its folder "
                   f"is no longer read; rejected {len(rep['rejected'])} waiting lesson(s)")

@@ -267,17 +267,23 @@ def register(app: typer.Typer) -> None:
         Example: remem lessons veto 3fa2 --note "only true for the old repo"
         """
         from remem.engine.render_vetoes import NothingToDo, veto_lesson
+        from remem.engine.share_export import exported_before
 
         try:
             with open_store() as store:
                 lesson = veto_lesson(store, lesson_id, note=note, how="remem lessons veto")
+                # A veto is this memory's: the memories that took the lesson from the share
+                # folder keep it until its author revokes it.
+                exported = exported_before(store, lesson)
         except NothingToDo as done:  # a no-op, as `restore` of an active lesson: not a failure
             _unchanged(lesson_id, done, json_out)
             return
         if json_out:
-            emit_json({**lesson, "changed": True})
+            emit_json({**lesson, "changed": True, "exported": exported})
             return
-        print(f"vetoed {lesson['id']}; `remem sleep --pass render` removes its files now")
+        print(f"vetoed {lesson['id']}; `remem sleep --pass render` removes its files now"
+              + (f"; it was shared, and memories that took it may keep it: `remem share revoke "
+                 f"{lesson['id']}` withdraws it everywhere" if exported else ""))
 
     @lessons_app.command("restore")
     def lessons_restore(

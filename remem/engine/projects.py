@@ -82,7 +82,7 @@ def resolve_project(store: Any, given: str | None, *, here: str | None = None,
         expanded = os.path.expanduser(project)
         if not expanded.startswith("/"):  # ~someone who has no home here
             raise ValueError(f"cannot tell whose home {project!r} is in; give the project's full "
-                             f"folder path, e.g. {example.format('/home/you/code/shop')}")
+                             f"folder path, e.g. {_example(example, '/home/you/code/shop')}")
         project = expanded
     if project.startswith("/"):
         return _folder(os.path.normpath(project))
@@ -92,24 +92,49 @@ def resolve_project(store: Any, given: str | None, *, here: str | None = None,
     if "/" in name or name in ("", ".", ".."):
         where = f"no folder {project!r} in {here}" if here is not None else f"the project {project!r} is a relative path"
         tail = name.lstrip("./") or "code/shop"
-        raise ValueError(f"{where}; give the project's full folder path, e.g. {example.format('~/' + tail)}")
+        raise ValueError(f"{where}; give the project's full folder path, "
+                         f"e.g. {_example(example, '~/' + tail)}")
     found = _named(store, name)
     if len(found) == 1:
         return found[0]
     if not found:
         raise ValueError(f"no project named {name!r}; give its folder path, "
-                         f"e.g. {example.format('~/code/' + name)}")
+                         f"e.g. {_example(example, '~/code/' + name)}")
     listed = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
     raise ValueError(f"the name {name!r} fits {len(found)} projects: {listed}; give its folder path, "
-                     f"e.g. {example.format(found[0])}")
+                     f"e.g. {_example(example, found[0])}")
+
+
+def _example(example: str, path: str) -> str:
+    """`example` with `path` in it; quoted for a shell when the example is a command line's
+    option (`--project {}`), so it can be pasted as it is ("~/code/my shop api" as
+    ~/'code/my shop api': the "~/" stays outside the quotes, where the shell expands it)."""
+    if example.lstrip("`").startswith("--"):
+        import shlex
+
+        home, rest = ("~/", path[2:]) if path.startswith("~/") else ("", path)
+        path = home + shlex.quote(rest) if rest else path
+    return example.format(path)
+
+
+def same_name(name: str) -> str:
+    """A project name as names are compared: NFC, so "café" typed or sent from Linux (one
+    character for é) names the folder macOS stores as "cafe" and a combining accent. Only for
+    comparing: stored folders keep their own spelling."""
+    import unicodedata  # here: the hooks import this module, and never compare names
+
+    return unicodedata.normalize("NFC", name)
 
 
 def _named(store: Any, name: str) -> list[str]:
-    """The known project folders (absolute `cwd`s of memories and lessons) this name names."""
+    """The known project folders (absolute `cwd`s of memories and lessons) this name names
+    (compared as same_name spells them)."""
     from remem.paths import project_folder_name
 
     known = {_folder(r["cwd"]) for r in store.rows(
         "SELECT DISTINCT cwd FROM episodes WHERE cwd IS NOT NULL "
         "UNION SELECT DISTINCT cwd FROM lessons WHERE cwd IS NOT NULL")
         if r["cwd"].startswith("/")}  # a relative one (stored by an older release) is no folder
-    return sorted(cwd for cwd in known if project_name(cwd) == name or project_folder_name(cwd) == name)
+    name = same_name(name)
+    return sorted(cwd for cwd in known
+                  if same_name(project_name(cwd)) == name or project_folder_name(cwd) == name)

@@ -22,11 +22,28 @@ SECRETS = [
     (r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", "secret: JWT"),
     (r"://[^/\s:@]+:[^/\s@]+@", "secret: credentials in a URL"),
 ]
+# A credential's name, alone or as the last word of a longer one (`DATABASE_PASSWORD`,
+# `MYSQL_ROOT_PASSWORD`, `GITHUB_TOKEN`, `DJANGO_SECRET_KEY`, Azure's `AccountKey`); `pass`
+# only as such a last word (`DB_PASS`), never alone ("pass: rewrite the parser"). Not the
+# middle of a word ("bypass", "OLDPWD").
+_CREDENTIAL = (r"(?<![A-Za-z0-9_])(?:(?:[A-Za-z0-9]+[_\-])*(?:password|passwd|passphrase|pwd"
+               r"|secret(?:[_\-]?key)?|token|api[_\-]?key|access[_\-]?key|account[_\-]?key"
+               r"|private[_\-]?key|client[_\-]?secret)|(?:[A-Za-z0-9]+_)+pass)")
+# A value runs to a space or a quote, and to a ";" that starts the next `Name=` of a
+# connection string ("AccountKey=…;EndpointSuffix=…"), not to one inside a password.
+_VALUE = r"(?:[^\s'\";]|;(?![\w.\-]+=))"
+# Said in words: "the password is hunter2hunter2", "the staging db password was Tr0ub4dor&3",
+# "the token for CI is …". Only a value with a digit in it counts ("the token is refreshed
+# hourly" is prose), and not a name of an algorithm or encoding ("sha256-hashed", "base64").
+_SAID = (r"\b(?:password|passwd|passphrase|token|api[ _\-]?key|access[ _\-]?key)"
+         r"(?:\s+(?:for|of|on)\s+(?:the\s+)?[\w.\-]+)?\s+(?:is|was)\s*:?\s+['\"`]?"
+         r"(?P<value>(?!(?:sha|md|base|argon|utf|ipv|oauth|http|aes|rsa|ed|hs|rs|es|ps|pbkdf|crc"
+         r"|x|v)\d+(?![A-Za-z0-9]))(?=[^\s'\"`]*\d)[^\s'\"`]{6,})")
 # These read the same in any case.
 SECRETS_ANY_CASE = [
     (r"aws_secret_access_key|aws_session_token", "secret: AWS secret key"),
-    (r"\b(password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret)"
-     r"\s*[:=]\s*['\"]?[^\s'\"]{6,}", "secret: credential assignment"),
+    (_CREDENTIAL + r"\s*[:=]\s*['\"]?" + _VALUE + "{6,}", "secret: credential assignment"),
+    (_SAID, "secret: a password or token given in words"),
     (r"\b(bearer|basic)\s+[A-Za-z0-9_\-\.=+/]{20,}", "secret: authorization header"),
 ]
 SECRETS_RE = [(re.compile(p), why) for p, why in SECRETS]  # case matters for key prefixes
@@ -81,6 +98,8 @@ def _secret_span(text: str, m: re.Match[str]) -> tuple[int, int] | None:
 
 def _secret_span_found(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     found = m.group(0)
+    if "value" in m.re.groupindex:  # the pattern says where its value is (a secret said in words)
+        return m.span("value")
     if _SECRET_NAME.fullmatch(found):  # "aws_secret_access_key=…": the name stays, its value goes
         value = _ASSIGNED.match(text, m.end())
         if not value:
@@ -97,11 +116,11 @@ def _secret_span_found(text: str, m: re.Match[str]) -> tuple[int, int] | None:
 # What follows "password=", "token:", "pwd=" and the like without being a secret: a path
 # after pwd (`PWD=/home/me/app`, the working directory), a reference to where the secret is
 # kept (`$API_TOKEN`, `${TOKEN}`, `$(cat ~/.token)`, `<your-token>`, `{{ token }}`), a type
-# in code (`token: string;`), and code that fetches it (`os.getenv("TOKEN")`,
-# `request.form["password"]`).
-_PWD_PATH = re.compile(r"pwd\s*[:=]\s*['\"]?[~.]*/", re.IGNORECASE)
+# in code (`token: string;`), code that fetches it (`os.getenv("TOKEN")`,
+# `request.form["password"]`), and what redaction put there already (`[secret]`).
+_PWD_PATH = re.compile(r"(?:[A-Za-z0-9]+[_\-])*pwd\s*[:=]\s*['\"]?[~.]*/", re.IGNORECASE)
 _NOT_A_VALUE = re.compile(
-    r"(?:\$\{?[A-Z_][A-Z0-9_]*\}?|%[A-Z_][A-Z0-9_]*%|<[^<>\s]+>|"
+    r"(?:\$\{?[A-Z_][A-Z0-9_]*\}?|%[A-Z_][A-Z0-9_]*%|<[^<>\s]+>|\[secret\]|"
     r"string|number|boolean|bigint|object|unknown|undefined|Optional|String)(?![\w-])"
     r"|\$\(|\{\{|[A-Za-z_][\w.]*[(\[]"
 )
@@ -109,10 +128,17 @@ _ASSIGNMENT = next(p for p, why in SECRETS_RE_I if why == "secret: credential as
 
 
 def _not_a_secret(found: str) -> bool:
-    """A credential assignment share_safety flags whose value is no secret (see above)."""
+    """A credential assignment whose value is no secret (see above)."""
     label = _LABEL.match(found)
     value = found[label.end():] if label else found
     return bool(_PWD_PATH.match(found) or _NOT_A_VALUE.match(value))
+
+
+def is_secret(pattern: re.Pattern[str], found: str) -> bool:
+    """Whether what one of SECRETS_RE / SECRETS_RE_I found is a secret: not an assignment of
+    a reference, a type or a path (`API_TOKEN=$API_TOKEN`, `token: string;`, `PWD=/home/me`).
+    share_safety flags what redaction redacts, no more."""
+    return not (pattern is _ASSIGNMENT and _not_a_secret(found))
 
 
 def redact_secrets(text: str) -> str:
@@ -137,7 +163,7 @@ def _redact_once(text: str) -> str:
     scan = text.replace("…", " ")  # same length: spans found in `scan` are spans of `text`
     spans = sorted(span for pattern, _why in (*SECRETS_RE, *SECRETS_RE_I)
                    for m in pattern.finditer(scan)
-                   if not (pattern is _ASSIGNMENT and _not_a_secret(m.group(0)))
+                   if is_secret(pattern, m.group(0))
                    and (span := _secret_span(scan, m)))
     out, at = [], 0
     for start, end in spans:  # overlapping finds (a key inside "token=…") redact once

@@ -5,6 +5,7 @@ Re-exported by remem.engine.share, so callers use `share.trust(...)`, `share.can
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 from remem.engine import clock, share_safety
 from remem.engine.lessons import get_lesson, lesson_hash, list_lessons, unbound_project, update_lesson
-from remem.engine.projects import project_name
+from remem.engine.projects import normal_folder, project_name
 from remem.engine.share_export import _still_valid, write_confirmations
 from remem.engine.share_files import doc_path, is_origin, own_folder, remove, write_own
 from remem.engine.share_folder import VERSION, _cfg, _root, share_lock
@@ -48,7 +49,13 @@ def _peer_id(store: Store, origin: str, *, unseen_hint: str = "", allow_unseen: 
     seen is refused (a mistyped id would otherwise name a peer that does not exist) unless
     allow_unseen: trusting one ahead of its first sync."""
     origin = origin.strip().lower()
-    if len(origin) < 4 or len(origin) > 16 or any(ch not in "0123456789abcdef" for ch in origin):
+    not_hex = sorted({ch for ch in origin if ch not in "0123456789abcdef"})
+    if not_hex:
+        shown = ", ".join(repr(ch) for ch in not_hex[:5])
+        raise ShareError(f"{origin!r} is not an origin id: {shown} {'is' if len(not_hex) == 1 else 'are'} "
+                         "not hex (an origin id is 16 hex digits, 0-9 and a-f); `remem share peers` "
+                         "lists them")
+    if len(origin) < 4 or len(origin) > 16:
         raise ShareError(f"{origin!r} is not an origin id (16 hex digits, or the first 4 or more of "
                          "one); `remem share peers` lists them")
     known = _known_origins(store)
@@ -195,6 +202,10 @@ def _accepted_cwd(store: Store, row: dict[str, Any], project: str | None, force:
         if not project.startswith("/"):
             raise ShareError(f"--project takes a project's folder, not {project!r}; "
                              "give its full path, e.g. --project ~/code/shop")
+        if not os.path.isdir(project) and project not in _seen_folders(store):
+            what = "is a file, not a folder" if os.path.exists(project) else "does not exist"
+            raise ShareError(f"--project {project} {what}, and is no project this memory has seen; "
+                             "give the folder the lesson applies in here, e.g. --project ~/code/shop")
         return project
     cwd = row.get("cwd")
     if not unbound_project(cwd):
@@ -204,6 +215,14 @@ def _accepted_cwd(store: Store, row: dict[str, Any], project: str | None, force:
         return folder
     again = f"remem share accept {row['id']}{' --force' if force else ''} --project DIR"
     raise ShareError(f"lesson {row['id']} is {why}; name the folder it belongs to here: `{again}`")
+
+
+def _seen_folders(store: Store) -> set[str]:
+    """The project folders this memory has seen (absolute `cwd`s of memories and lessons): one
+    may be accepted for even when it is not on this machine now (a folder moved, a mount)."""
+    return {normal_folder(r["cwd"]) or "" for r in store.rows(
+        "SELECT DISTINCT cwd FROM episodes WHERE cwd LIKE '/%' UNION "
+        "SELECT DISTINCT cwd FROM lessons WHERE cwd LIKE '/%'")}
 
 
 def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = None,
@@ -361,8 +380,8 @@ def full_origin(store: Store, given: str, *, identity_dir: Path | str | None = N
     others = _known_origins(store) - {ours}
     if ours and hex_digits and ours.startswith(origin) and (
             len(origin) == 16 or (len(origin) >= 4 and not any(o.startswith(origin) for o in others))):
-        raise ShareError(f"{ours} is this memory's own origin (`remem share keys`); trust and "
-                         "reject are for other memories' origins")
+        raise ShareError(f"{ours} is this memory's own origin (`remem share keys`); trust, "
+                         "reject and block are for other memories' origins")
     if not hex_digits or len(origin) >= 16:
         return origin
     matches = sorted(o for o in others if o.startswith(origin))
@@ -401,7 +420,8 @@ def block(store: Store, given: str, *, save: Callable[[list[str]], None], undo: 
     stay rejected).
 
     save writes the new list (the CLI's config.set_value: the engine never writes TOML); it is
-    called only when the list changes. This memory's own origin and a prefix are refused."""
+    called only when the list changes. This memory's own origin and a prefix are refused; a
+    full id no origin has written under yet is blocked ahead of time (`seen` false)."""
     listed = blocked_origins(cfg)
     if undo:
         origin = given.strip().lower()
@@ -411,12 +431,14 @@ def block(store: Store, given: str, *, save: Callable[[list[str]], None], undo: 
                              "`remem share block ORIGIN` took it")
         save([o for o in listed if o != origin])
         return {"origin": origin, "blocked": False, "changed": True, "rejected": []}
-    origin = _peer_id(store, full_origin(store, given, identity_dir=identity_dir))
+    # A full id never seen is blocked too: a bad origin is kept out ahead of its first write.
+    origin = _peer_id(store, full_origin(store, given, identity_dir=identity_dir), allow_unseen=True)
+    seen = origin in _known_origins(store)
     changed = origin not in listed
     if changed:
         save(listed + [origin])
-    _, rejected = reject_origin(store, origin, identity_dir=identity_dir)
-    return {"origin": origin, "blocked": True, "changed": changed, "rejected": rejected}
+    rejected = reject_origin(store, origin, identity_dir=identity_dir)[1] if seen else []
+    return {"origin": origin, "blocked": True, "changed": changed, "rejected": rejected, "seen": seen}
 
 
 def peers(store: Store) -> list[dict[str, Any]]:

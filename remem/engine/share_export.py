@@ -38,6 +38,7 @@ from remem.engine.share_sign import (
     ShareError,
     file_bytes,
     identity,
+    own_origin,
     public_line,
     verify,
 )
@@ -327,6 +328,17 @@ class Exported:
             problems.append(Problem(str(self.path), (
                 f"cannot keep the list of the lessons this memory exported ({exc.strerror or exc}); "
                 "make the memory's folder writable, then sync again")).as_dict())
+
+
+def exported_before(store: Store, lesson: dict[str, Any], *, identity_dir: Path | str | None = None) -> bool:
+    """Whether this memory once wrote this lesson of its own into the share folder (its hash
+    in share_exported.json under our origin): other memories may hold it then, and only a
+    revocation (`remem share revoke`) withdraws it there. False for a received lesson, and in
+    a memory that never shared (no identity is made here)."""
+    ours = own_origin(identity_dir)
+    if ours is None or not _is_own(lesson, ours):
+        return False
+    return lesson_hash(lesson["text"], lesson["kind"]) in Exported(store, ours).hashes
 
 
 NOT_WRITTEN_HERE = (

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from remem.engine.files import write_atomic
 from remem.engine.share_sign import ShareError, file_bytes, parse_public_line
+from remem.engine.text import clean_text
 
 ORIGIN_RE = re.compile(r"^[0-9a-f]{16}$")
 HASH_RE = re.compile(r"^[0-9a-f]{32}$")
@@ -68,10 +69,20 @@ _NAME_RE = re.compile(
 )
 
 
+def shown(path: str) -> str:
+    """A path as reports show it: a name whose bytes are not UTF-8 (anyone who writes the
+    folder can make one) shows them as \\xNN ("caf\\xe9 notes.txt"), as ingest shows such
+    names, so a report can be printed and written as JSON."""
+    return clean_text(path, "backslashreplace")
+
+
 @dataclass
 class Problem:
     path: str
     reason: str
+
+    def __post_init__(self) -> None:
+        self.path = shown(self.path)
 
     def as_dict(self) -> dict[str, str]:
         return {"path": self.path, "reason": self.reason}
@@ -321,7 +332,7 @@ def sweep_unexpected(root: Path, directory: Path) -> tuple[list[str], list[Probl
     problems: list[Problem] = []
     for entry in _own_entries(directory):
         if unexpected(entry.name) and _left_over(entry):
-            _delete_own(entry, root, os.path.relpath(entry.path, root),
+            _delete_own(entry, root, shown(os.path.relpath(entry.path, root)),
                         "not a file, under a name no document has; left alone (remove it)", removed, problems)
     return removed, problems
 
@@ -338,7 +349,7 @@ def sweep_left_over(root: Path, directory: Path) -> list[str]:
     for entry in _own_entries(directory):
         if (_in_flight(entry.name) and not entry.is_dir(follow_symlinks=False) and _left_over(entry)
                 and remove(Path(entry.path))):
-            removed.append(os.path.relpath(entry.path, root))
+            removed.append(shown(os.path.relpath(entry.path, root)))
     return removed
 
 
@@ -429,11 +440,13 @@ def scan_origin(root: Path, origin: str, cap: int) -> Scan:
             continue
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
+        except OSError as exc:
             # Every export makes lessons/ and confirm/: without one of them (not synced yet,
             # unreadable, an older remem) nothing can be taken as withdrawn.
             if sub in REQUIRED:
                 scan.settled = False
+            if sub == "lessons":  # an origin with a key and no lessons one can read: said
+                _no_lessons(scan, rel(directory), exc)
             continue
         found: list[tuple[str, dict[str, Any]]] = []
         for entry in entries:
@@ -480,13 +493,33 @@ def scan_origin(root: Path, origin: str, cap: int) -> Scan:
                 continue
             if doc.get("hash") != parsed[0]:
                 unsure.add(parsed[0])
-                scan.rejected.append(Problem(rel(path), "refused: the file name does not match its hash"))
+                scan.rejected.append(Problem(rel(path), NO_HASH if "hash" not in doc else
+                                             "refused: the file name does not match its hash"))
                 continue
             found.append((rel(path), doc))
         # The plain name first, then conflicted copies: the first that verifies wins.
         found.sort(key=lambda item: (parse_name(os.path.basename(item[0]))[1], item[0]))
         scan.docs[sub] = found
     return scan
+
+
+NO_HASH = ("refused: no \"hash\" in the document (every document names the hash its file is "
+           "named after; docs/PROTOCOL.md)")
+NO_LESSONS = "lessons/ is missing: none of this origin's lessons is read (half-synced? read again next time)"
+LESSONS_NOT_A_FOLDER = ("lessons/ is not a folder: none of this origin's lessons is read; its owner's "
+                        "next `remem share sync` says what to remove")
+
+
+def _no_lessons(scan: Scan, where: str, exc: OSError) -> None:
+    """An origin with a key.pub whose lessons/ cannot be listed: missing (a sync tool still
+    carrying the folder: incomplete), not a folder, or unreadable (refused, with why)."""
+    if isinstance(exc, FileNotFoundError):
+        scan.incomplete.append(Problem(where, NO_LESSONS))
+    elif isinstance(exc, NotADirectoryError):
+        scan.rejected.append(Problem(where, LESSONS_NOT_A_FOLDER))
+    else:
+        scan.rejected.append(Problem(where, f"lessons/ cannot be read ({exc.strerror or exc}): none of "
+                                            "this origin's lessons is read"))
 
 
 def list_origins(root: Path) -> tuple[list[str], list[Problem]]:

@@ -37,6 +37,7 @@ def resolve_folder(folder: str | Path | None = None, cfg: dict[str, Any] | None 
                          "`remem config set share.folder PATH`")
     path = Path(chosen).expanduser()
     fix = "pass another --folder" if folder else "fix `remem config set share.folder PATH`"
+    _not_remem_home(path, fix)
     if create and not path.exists() and not path.is_symlink() and path.parent.is_dir():
         try:
             path.mkdir()
@@ -54,6 +55,31 @@ def resolve_folder(folder: str | Path | None = None, cfg: dict[str, Any] | None 
             what = "does not exist"
         raise ShareError(f"share folder {path} {what}; create it or {fix}")
     return Path(path.resolve())
+
+
+def _not_remem_home(path: Path, fix: str) -> None:
+    """ShareError when the share folder is remem's home or its identity folder, holds one of
+    them, or lies inside one (links resolved): a sync tool carrying the share folder would
+    carry the private key (identity/ed25519.key) and the memory itself to every machine."""
+    from remem import paths
+
+    chosen = os.path.realpath(path)
+    home, ident = os.path.realpath(paths.home()), os.path.realpath(paths.identity_dir())
+
+    def within(inner: str, outer: str) -> bool:
+        return os.path.commonpath([inner, outer]) == outer
+
+    if within(chosen, ident):
+        where = f"is remem's identity folder ({ident})" if chosen == ident else \
+            f"lies inside remem's identity folder ({ident})"
+    elif within(chosen, home):
+        where = f"is remem's home ({home})" if chosen == home else f"lies inside remem's home ({home})"
+    elif within(home, chosen):
+        where = f"holds remem's home ({home})"
+    else:
+        return
+    raise ShareError(f"share folder {path} {where}: a sync tool would carry the private key and the "
+                     f"memory to other machines; {fix}, one outside {home}")
 
 
 def reachable_folder(folder: str | Path | None = None, cfg: dict[str, Any] | None = None) -> Path | None:

@@ -10,7 +10,7 @@ from typing import Any
 from remem import paths
 from remem.engine.lessons import unbound_project, update_lesson
 from remem.engine.projects import _named as named_projects  # what resolve_project chose among
-from remem.engine.projects import project_name, resolve_project
+from remem.engine.projects import project_name, resolve_project, same_name
 from remem.engine.store import Store
 
 ACTIVATED = "activated: "  # the note of a lesson activated by trust (demote() reads it)
@@ -24,10 +24,12 @@ def shared_project(cwd: str | None) -> str | None:
     """The project a lesson learned in `cwd` is shared as: its folder's name, never the path
     (a path tells how the author's home is laid out and means nothing elsewhere); None for a
     lesson of every project (and for one learned in "/" or in the home folder itself, which
-    hold every project: its name would be the user's, which no other machine has)."""
+    hold every project: its name would be the user's, which no other machine has). Sent in
+    NFC (projects.same_name): a folder macOS stores decomposed goes out as other systems spell
+    its name."""
     if cwd and os.path.normpath(cwd) == os.path.normpath(str(paths.user_home())):
         return None
-    return project_name(cwd) or None
+    return same_name(project_name(cwd)) or None
 
 
 def place_project(store: Store, name: str) -> tuple[str | None, str | None]:

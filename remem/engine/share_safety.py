@@ -19,7 +19,7 @@ import socket
 import unicodedata
 from functools import lru_cache
 
-from remem.engine.redaction import SECRETS_RE as _SECRETS_RE, SECRETS_RE_I as _SECRETS_RE_I
+from remem.engine.redaction import SECRETS_RE as _SECRETS_RE, SECRETS_RE_I as _SECRETS_RE_I, is_secret
 
 MAX_TEXT = 2000
 
@@ -207,7 +207,7 @@ def incoming(text: str) -> list[str]:
     spaced = " ".join(plain.split())
     for table in (_INJECTION_RE, _SECRETS_RE, _SECRETS_RE_I, _URLS_RE, _SHELL_RE):
         for pattern, why in table:
-            if pattern.search(spaced) and why not in reasons:
+            if why not in reasons and any(is_secret(pattern, m.group(0)) for m in pattern.finditer(spaced)):
                 reasons.append(why)
     for pattern, why in _DISCLOSE_RE:
         if why not in reasons and any(not _NEGATED.search(spaced[:m.start()])
