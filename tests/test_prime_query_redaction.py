@@ -27,6 +27,8 @@ SAMPLES = [
     "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     "PASSWORD=Zq8vLm2RxPelican",
     "the staging db password is hunter2-Xq9!",
+    "psql --password Zq8vLm2RxPelican",
+    "curl -u deploy:Zq8vLm2Rx https://api.example.com",
     "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345",
 ]
 

@@ -30,6 +30,10 @@ SECRETS = [
     ("The password is hunter2hunter2", "hunter2hunter2", "The password is [secret]"),
     ("The staging db password is hunter2-Xq9!", "hunter2-Xq9!", "The staging db password is [secret]"),
     ("the password for root was `admin123`", "admin123", "the password for root was `[secret]`"),
+    ("PGPASSWORD=s3cr3tpass psql -h db", "s3cr3tpass", "PGPASSWORD=[secret] psql -h db"),
+    ("psql --password hunter2x -h db", "hunter2x", "psql --password [secret] -h db"),
+    ("gh auth login --token ghx1234567", "ghx1234567", "gh auth login --token [secret]"),
+    ("curl -u admin:hunter22 -X POST", "hunter22", "curl -u admin:[secret] -X POST"),
     (AZURE, "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
      "DefaultEndpointsProtocol=https;AccountName=shopdata;AccountKey=[secret];EndpointSuffix=core.windows.net"),
 ]
@@ -49,6 +53,13 @@ PROSE = [
     "OLD_PWD=/home/dev/app",
     "bypass=enabled1",
     "POSTGRES_PASSWORD_FILE is read by the entrypoint",
+    "PGPASSWORD=$PGPASSWORD psql",
+    "set PGPASSWORD in the environment",
+    "gh auth login --token $GH_TOKEN",
+    "psql --password --host db",
+    "npm test -- --passWithNoTests",
+    "docker run -u 1000:1000 shop",
+    "git push -u origin main",
 ]
 
 

@@ -24,9 +24,10 @@ SECRETS = [
 ]
 # A credential's name, alone or as the last word of a longer one (`DATABASE_PASSWORD`,
 # `MYSQL_ROOT_PASSWORD`, `GITHUB_TOKEN`, `DJANGO_SECRET_KEY`, Azure's `AccountKey`); `pass`
-# only as such a last word (`DB_PASS`), never alone ("pass: rewrite the parser"). Not the
-# middle of a word ("bypass", "OLDPWD").
-_CREDENTIAL = (r"(?<![A-Za-z0-9_])(?:(?:[A-Za-z0-9]+[_\-])*(?:password|passwd|passphrase|pwd"
+# only as such a last word (`DB_PASS`), never alone ("pass: rewrite the parser"). A password
+# also as the end of one word (`PGPASSWORD`, `MYSQLPASSWORD`). Not the middle of a word
+# ("bypass", "OLDPWD").
+_CREDENTIAL = (r"(?<![A-Za-z0-9_])(?:(?:[A-Za-z0-9]+[_\-])*(?:[A-Za-z0-9]*(?:password|passwd|passphrase)|pwd"
                r"|secret(?:[_\-]?key)?|token|api[_\-]?key|access[_\-]?key|account[_\-]?key"
                r"|private[_\-]?key|client[_\-]?secret)|(?:[A-Za-z0-9]+_)+pass)")
 # A value runs to a space or a quote, and to a ";" that starts the next `Name=` of a
@@ -39,11 +40,18 @@ _SAID = (r"\b(?:password|passwd|passphrase|token|api[ _\-]?key|access[ _\-]?key)
          r"(?:\s+(?:for|of|on)\s+(?:the\s+)?[\w.\-]+)?\s+(?:is|was)\s*:?\s+['\"`]?"
          r"(?P<value>(?!(?:sha|md|base|argon|utf|ipv|oauth|http|aes|rsa|ed|hs|rs|es|ps|pbkdf|crc"
          r"|x|v)\d+(?![A-Za-z0-9]))(?=[^\s'\"`]*\d)[^\s'\"`]{6,})")
+# On a command line: `psql --password hunter2x`, `gh auth login --token …`, `curl -u me:pw …`
+# (a value that is a reference, `--token $GH_TOKEN`, or another option, stays).
+_OPTION = (r"(?<![\w-])--(?:password|passwd|passphrase|token|api-key|secret)\s+['\"]?"
+           r"(?P<value>(?![-$<{%]|\[secret\])[^\s'\"]{6,})")
+_CURL_USER = r"\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:(?P<value>(?![$<{%]|\[secret\])[^\s'\"@]{4,})"
 # These read the same in any case.
 SECRETS_ANY_CASE = [
     (r"aws_secret_access_key|aws_session_token", "secret: AWS secret key"),
     (_CREDENTIAL + r"\s*[:=]\s*['\"]?" + _VALUE + "{6,}", "secret: credential assignment"),
     (_SAID, "secret: a password or token given in words"),
+    (_OPTION, "secret: a password or token given as an option"),
+    (_CURL_USER, "secret: a password given to curl"),
     (r"\b(bearer|basic)\s+[A-Za-z0-9_\-\.=+/]{20,}", "secret: authorization header"),
 ]
 SECRETS_RE = [(re.compile(p), why) for p, why in SECRETS]  # case matters for key prefixes
