@@ -407,9 +407,27 @@ def _create_app(upstream: str, *, style: str, inject: bool, record: bool, timeou
     return Starlette(routes=routes, lifespan=lifespan)
 
 
+ASCII_SPACE = " \t\n\r\x0b\x0c"  # what bytes.strip() takes off, as remem.bind.bearer_matches trims
+
+
+def check_token(token: str) -> None:
+    """Refuse, in one line, a token (REMEM_TOKEN or server.token) a client cannot send: an
+    HTTP header carries printable ASCII, and HTTP clients (the mcp SDK's, httpx, the OpenAI and
+    Anthropic SDKs) fail before sending one with any other character. Whitespace around it is
+    no part of it (a header's value is trimmed). Both `remem serve --http` and `remem proxy`
+    ask this at start, after remem.bind.check_bind."""
+    from remem.errors import RememError
+
+    # Which characters is not said: the line would show part of a secret.
+    if any(not " " <= c <= "~" for c in token.strip(ASCII_SPACE)):
+        raise RememError(
+            "the token (REMEM_TOKEN or server.token) has a character no HTTP client can send (an "
+            "accent, an emoji, a tab...); use printable ASCII only, e.g. REMEM_TOKEN=$(openssl rand -hex 16)")
+
+
 def listen(host: str, port: int) -> socket.socket:
-    """The listening socket, bound now: a busy port is one line (as `remem serve --http`
-    says it), before anything claims the proxy is running."""
+    """The listening socket, bound now: a busy port is one line, before anything claims the
+    server is running. `remem proxy` and `remem serve --http` both listen on it."""
     from remem.errors import RememError
 
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)

@@ -5,6 +5,7 @@ every request when one is set, and on loopback no request from a foreign Host or
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from typing import Any
 
@@ -20,20 +21,6 @@ from remem.hooks import MAX_STDIN
 from remem.server import _one_line, build_server
 from remem.server_stdio import NESTED, request_id, scrub_json, too_deep
 from remem.server_tools import MissingMemory
-
-def check_port(host: str, port: int) -> None:
-    """Fail with one line, before the slow start, when the address cannot be listened on."""
-    import socket
-
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError as exc:
-            raise RememError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); "
-                             "pick another with --port or stop what holds it") from None
-
 
 def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
     """The Starlette app: /mcp (streamable HTTP) and the /memory/* JSON API, behind a guard."""
@@ -72,16 +59,23 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
         from remem.errors import database_problem
 
         def read() -> dict[str, Any]:
+            from remem import config
             from remem.engine import status
+            from remem.engine.embed import get_embedder
 
+            # What every call needs, so "ok" means a call can work: the config as it is now
+            # (edited under the running server), the memory, and the embedding model (loaded
+            # once per process, then kept: cheap after the first time).
+            config.load()
             with mcp.memory.store() as store:  # type: ignore[attr-defined]
                 facts = status.summary(store)
+            get_embedder()
             return {"status": "ok", "version": __version__, "home": facts["home"],
                     "counts": facts["counts"], "tasks": facts["tasks"]}
 
         try:
             return JSONResponse(await anyio.to_thread.run_sync(read))
-        except Exception as exc:  # the memory cannot be read: say why, as the tools do
+        except Exception as exc:  # the config, memory or model cannot be used: say why, as the tools do
             problem = str(exc) if isinstance(exc, RememError) else database_problem(exc)
             if not problem:
                 raise
@@ -97,16 +91,24 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
         data = await body(request)
         return data if isinstance(data, JSONResponse) else await call("remember", data)
 
-    def query_args(request: Request, tool: str) -> dict[str, Any]:
+    def query_args(request: Request, tool: str) -> dict[str, Any] | JSONResponse:
         """The query's fields as the tool's arguments: one left empty (`?kind=&limit=`, as
         docs/MCP.md shows the form) is unset, as an MCP client sends it; a field the tool does
-        not take is passed on, empty or not, for the tool to refuse by name."""
+        not take is passed on, empty or not, for the tool to refuse by name. A field given
+        twice is refused (400): which one was meant is not for the server to guess."""
         takes = set(getattr(mcp, "parameters", {}).get(tool, ()))
-        return {k: v for k, v in request.query_params.items() if v != "" or k not in takes}
+        given: dict[str, str] = {}
+        for key, value in request.query_params.multi_items():
+            if key in given:
+                return JSONResponse({"error": f"the query gives {key!r} more than once; "
+                                              "give each field once"}, status_code=400)
+            given[key] = value
+        return {k: v for k, v in given.items() if v != "" or k not in takes}
 
     @mcp.custom_route("/memory/lessons", methods=["GET"])
     async def lessons_route(request: Request) -> JSONResponse:
-        return await call("lessons", query_args(request, "lessons"))
+        args = query_args(request, "lessons")
+        return args if isinstance(args, JSONResponse) else await call("lessons", args)
 
     @mcp.custom_route("/memory/{id}", methods=["GET", "DELETE"])
     async def memory_route(request: Request) -> JSONResponse:
@@ -124,7 +126,8 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
             fields = "; give hard as ?hard=true" if tool == "delete_memory" else ""
             return JSONResponse({"error": f"{request.method} /memory/{memory_id} takes no body{fields}"},
                                 status_code=400)
-        return await call(tool, {**query_args(request, tool), "id": memory_id})
+        args = query_args(request, tool)
+        return args if isinstance(args, JSONResponse) else await call(tool, {**args, "id": memory_id})
 
     # The SDK's own Host/Origin check is off: the Guard in front of every route is the one rule
     # for /mcp and /memory/* alike (the SDK's is narrower, with no port-less "localhost", no
@@ -194,8 +197,9 @@ class Guard:
         if self.loopback and not from_this_machine(headers.get("host", ""), headers.get("origin", "")):
             await _deny(send, 403, NOT_LOCAL, {})
             return
-        if scope.get("method") == "POST":
-            # Refused before it is read, when it says its size (else once it has grown past it).
+        if scope.get("method") == "POST" or "content-length" in headers or "transfer-encoding" in headers:
+            # Any request with a body (a GET or DELETE may carry one too): refused before it is
+            # read, when it says its size (else once it has grown past it).
             declared = headers.get("content-length", "").strip()
             if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
                 await _deny(send, 413, TOO_LARGE, {})
@@ -296,18 +300,30 @@ async def _send_json(send: Any, status: int, answer: dict[str, Any], extra: dict
     await send({"type": "http.response.body", "body": payload})
 
 
-def serve_http(*, host: str, port: int, token: str, tasks: bool = True, warm: bool = True) -> None:
-    """Serve /mcp and /memory/* over HTTP until interrupted."""
+def serve_http(*, host: str, port: int, token: str, tasks: bool = True, warm: bool = True,
+               sock: socket.socket | None = None) -> None:
+    """Serve /mcp and /memory/* over HTTP until interrupted, on `sock` when given (from
+    remem.proxy.listen, as `remem serve --http` binds it before its slow start), else on
+    host:port. The start line is printed only once the port is held: of two servers started
+    on one port at once, the second says "cannot listen on …" and nothing else."""
     import uvicorn
 
     from remem import paths
     from remem.log import log
+    from remem.proxy import check_token, listen
 
     check_bind(host, token)
-    mcp = build_server(tasks=tasks, warm=warm)
-    app = http_app(mcp, host=host, token=token)
-    shown = f"[{host}]" if ":" in host else host
-    log("server", f"serving http://{shown}:{port}/mcp for {paths.home()} (token {'on' if token else 'off'})")
-    print(f"remem: serving http://{shown}:{port}/mcp and /memory/* (memory in {paths.home()}"
-          f"{', bearer token required' if token else ''})", file=sys.stderr, flush=True)
-    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")).run()
+    check_token(token)
+    if sock is None:
+        sock = listen(host, port)
+    try:
+        mcp = build_server(tasks=tasks, warm=warm)
+        app = http_app(mcp, host=host, token=token)
+        shown = f"[{host}]" if ":" in host else host
+        log("server", f"serving http://{shown}:{port}/mcp for {paths.home()} (token {'on' if token else 'off'})")
+        print(f"remem: serving http://{shown}:{port}/mcp and /memory/* (memory in {paths.home()}"
+              f"{', bearer token required' if token else ''})", file=sys.stderr, flush=True)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()

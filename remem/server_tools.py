@@ -111,7 +111,10 @@ def engine_errors(tool: str) -> Iterator[None]:
         _note(tool, str(exc))
         raise _missing_memory()(str(exc)) from exc
     except (RememError, ValueError) as exc:
-        msg = str(exc).strip("'\"") or type(exc).__name__
+        # A KeyError's str() is its key's repr, quoted: its own words are args[0]. Every other
+        # line is kept as written (a closing quote of its own included).
+        said = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        msg = str(said) or type(exc).__name__
         _note(tool, msg)
         raise ToolError(msg) from exc
     except Exception as exc:

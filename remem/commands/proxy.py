@@ -29,12 +29,13 @@ def register(app: typer.Typer) -> None:
         then:    OPENAI_BASE_URL=http://127.0.0.1:4546/v1 your-tool
         """
         from remem import config
-        from remem.proxy import listen, serve
+        from remem.proxy import check_token, listen, serve
 
         if style not in ("auto", "openai", "anthropic"):
             raise ValueError("--style must be openai, anthropic or auto")
         if not upstream.startswith(("http://", "https://")):
             raise ValueError("--upstream must be an http:// or https:// URL")
+        _check_upstream(upstream)
         if not host.strip():  # '' binds every interface
             raise ValueError("--host is empty; name an address, e.g. --host 127.0.0.1")
         if port is not None and not 0 < port < 65536:
@@ -53,6 +54,7 @@ def register(app: typer.Typer) -> None:
         # token is then asked of every request.
         token = resolve_token(whole)
         check_bind(host, token)
+        check_token(token)
         guard = "" if is_loopback(host) else token
         sock = listen(host, port)  # a busy port: one line and exit 1, before claiming success
         try:
@@ -65,3 +67,21 @@ def register(app: typer.Typer) -> None:
                       token=guard)
         finally:
             sock.close()
+
+
+def _check_upstream(upstream: str) -> None:
+    """An --upstream every request could be sent to: a host, and a port that is a number
+    (`http://` alone would start, then answer every request 502)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(upstream)
+    if not parts.hostname:
+        raise ValueError(f"--upstream {upstream} names no host; give the API's address, "
+                         "e.g. --upstream https://api.openai.com")
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if port is not None and not 0 < port < 65536:
+        raise ValueError(f"--upstream {upstream} has no valid port; give one from 1 to 65535, "
+                         "e.g. --upstream http://127.0.0.1:8080")

@@ -53,12 +53,20 @@ def register(app: typer.Typer) -> None:
             raise ValueError(f"--port must be between 1 and 65535, not {port}")
         token = resolve_token(cfg)
         check_bind(host, token)  # before the slow start: refusing should be quick
-        from remem.server_http import check_port, serve_http
+        from remem.proxy import check_token, listen
 
-        check_port(host, port)
+        check_token(token)
+        # Held from here to the end: a busy port is one line and exit 1 before anything says
+        # the server is running (a port checked, then let go, could be taken meanwhile).
+        sock = listen(host, port)
+        try:
+            from remem.server_http import serve_http
 
-        with in_use(paths.db_path()):
-            serve_http(host=host, port=port, token=token, tasks=not no_tasks, warm=not no_warm)
+            with in_use(paths.db_path()):
+                serve_http(host=host, port=port, token=token, tasks=not no_tasks, warm=not no_warm,
+                           sock=sock)
+        finally:
+            sock.close()
 
     @app.command()
     def tools(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
