@@ -49,8 +49,8 @@ PALETTE = [
 ]
 
 
-# How long an engine write runs before the header says it waits for the memory: longer than a
-# write takes when no other process holds it.
+# How long an engine write waits for the memory another process holds (pane.TellsWhenHeld says
+# when it does) before the header says so: a hook holds it for a few milliseconds.
 WAITING_AFTER = 0.5
 
 
@@ -79,7 +79,8 @@ class RememApp(App[None]):
         # paint reads only what it shows (DESIGN: first paint <= 1.5 s with 100,000 episodes).
         self.stale: set[str] = {tab for tab, _ in TABS[1:]}
         self.acting = False  # an engine write is running in its thread (Pane.run_action)
-        self._waiting: Any = None  # the timer that says, when a write takes long, what it waits for
+        self._waiting: Any = None  # the timer that says, when a write waits long for the memory, so
+        self._said_waiting = False  # the notification that says so was shown for this write
 
     def engine(self, name: str) -> Any:
         """An engine module (or remem.config), imported on first use."""
@@ -144,18 +145,39 @@ class RememApp(App[None]):
         self.pane(tab).safe_reload()  # a pane that cannot load says so; the rest go on
 
     def begin_work(self) -> None:
-        """An engine write has started: the header says so at once and, when it takes long
-        (another remem process holds the memory; SQLite waits up to 5 s for it), what it
-        waits for."""
+        """An engine write has started: the header says so at once (memory_held says, when it
+        waits for another remem process, what it waits for)."""
         self.acting = True
         self.sub_title = "working…"
-        self._waiting = self.set_timer(WAITING_AFTER, self._say_waiting)
+        self._said_waiting = False
+
+    def memory_held(self, held: bool) -> None:
+        """The write in its thread found the memory held by another remem process and waits for
+        it (SQLite waits up to 5 s), or has it now. Once it has waited WAITING_AFTER, the header
+        says what it waits for, until it has the memory. Never on time alone: a first write
+        loading the embedder is slow, and waits for nobody."""
+        self._stop_waiting()
+        if not self.acting:
+            return
+        if held:
+            self._waiting = self.set_timer(WAITING_AFTER, self._say_waiting)
+        elif self.sub_title != self.SUB_TITLE:
+            self.sub_title = "working…"
+
+    def _stop_waiting(self) -> None:
+        if self._waiting is not None:
+            self._waiting.stop()
+            self._waiting = None
 
     def _say_waiting(self) -> None:
+        self._waiting = None
         if self.acting:
             self.sub_title = "waiting for the memory…"
-            self.notify("still working: waiting for the memory (another remem process may be "
-                        "writing to it). Keep browsing; q quits.", markup=False)
+            if self._said_waiting:  # a write of the same key waits again: the header says it
+                return
+            self._said_waiting = True
+            self.notify("still working: waiting for the memory (another remem process is writing "
+                        "to it). Keep browsing; q quits.", markup=False)
 
     def write_refused(self, then: str = "try again once it is done") -> bool:
         """Whether a write must not start now, said in one line: one at a time, a sleep run
@@ -174,9 +196,7 @@ class RememApp(App[None]):
     def end_work(self) -> None:
         self.acting = False
         self.sub_title = self.SUB_TITLE
-        if self._waiting is not None:
-            self._waiting.stop()
-            self._waiting = None
+        self._stop_waiting()
 
     def others_changed(self, pane: Any) -> None:
         """An action in one tab changed the database: the tab shown now, when it is another

@@ -124,3 +124,45 @@ def test_q_quits_while_a_sleep_run_waits_for_the_memory(held):
         assert store.scalar("SELECT count(*) FROM runs WHERE kind = 'sleep'") == 1  # the demo's own
         sleep.run_sleep_collect(store)
         assert store.scalar("SELECT status FROM runs WHERE kind = 'sleep' ORDER BY id DESC LIMIT 1") == "ok"
+
+
+async def test_a_slow_write_that_waits_for_nobody_never_says_it_waits_slowness_faked(demo_home, monkeypatch):
+    """A first edit loads the embedder and the identity (half a second on a loaded machine):
+    the header said "waiting for the memory (another remem process may be writing to it)" when
+    no other process held it. Here the edit is held back in its thread until the test lets it
+    go (the slowness is faked; the memory is free), and the header is told to speak almost at
+    once (WAITING_AFTER; a timer of 0 never fires) once the memory is found held: it says only
+    that the app works."""
+    import threading
+
+    from remem.engine import lessons
+    from remem.tui import app as app_module
+
+    monkeypatch.setattr(app_module, "WAITING_AFTER", 0.001)
+    gate = threading.Event()
+    real = lessons.edit_text
+
+    def slow(*args, **kwargs):
+        gate.wait(120)  # bounded: a test that never lets it go fails instead of hanging
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lessons, "edit_text", slow)
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        from tests.tui.conftest import on_lesson
+
+        await on_lesson(pilot, "L1")
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one("#editor").text = "Always install Python packages with uv."
+        await pilot.press("ctrl+s")
+        for _ in range(10):
+            await pilot.pause(0.02)
+            assert app.acting and app.sub_title == "working…"
+        gate.set()
+        await acted(pilot)
+        said = [str(n.message) for n in app._notifications]
+        assert not any("waiting" in line for line in said), said
+        assert said[-1] == "lesson saved"
+    with Store() as store:
+        assert store.scalar("SELECT text FROM lessons WHERE id = 'L1'") == "Always install Python packages with uv."

@@ -114,3 +114,34 @@ def test_remem_tui_exits_non_zero_when_the_app_stopped_on_an_error(demo_home, mo
     with pytest.raises(SystemExit) as stopped:
         run()
     assert stopped.value.code == 1
+
+
+@pytest.mark.anyio
+async def test_i_on_a_damaged_importance_asks_for_a_number_instead_of_stopping_the_app(demo_home):
+    """`i` started its dialog with the stored value as a number: one that is text ended the app
+    with "Unknown format code 'f' for object of type 'str'"."""
+    from remem.engine.store import Store
+
+    _corrupt("UPDATE episodes SET importance = 'high' WHERE id = 'e01'")
+    app = new_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("2")
+        table = app.query_one("#episode-table")
+        await settle(pilot, lambda: "e01" in table.rows)
+        table.move_cursor(row=table.get_row_index("e01"))
+        await pilot.pause()
+        await pilot.press("i")
+        await pilot.pause()
+        assert app.is_running and type(app.screen).__name__ == "AskValue"
+        answer = app.screen.query_one("#answer")
+        assert answer.value == ""  # never the damaged text, nor "?", to be saved as it stands
+        detail = " ".join(str(app.screen.query_one("#detail").render()).split())
+        assert "no number ('high')" in detail and "from 0 to 1" in detail
+        answer.value = "0.7"
+        await pilot.press("enter")
+        from tests.tui.conftest import acted
+
+        await acted(pilot)
+        assert app.is_running and _errors(app) == []
+    with Store() as store:
+        assert store.scalar("SELECT importance FROM episodes WHERE id = 'e01'") == 0.7

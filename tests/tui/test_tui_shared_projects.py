@@ -65,8 +65,17 @@ async def test_the_table_and_detail_show_the_project_and_why_it_waits(demo_home)
         assert "press a" in detail and "--project" not in detail  # no flag the app has not got
 
 
-async def test_a_asks_for_the_folder_and_accepts_the_lesson_there(demo_home):
+def _billing(tmp_path) -> str:
+    """The project's folder on this machine: the engine takes a folder that is there (or one
+    this memory has seen), never a path to nowhere."""
+    folder = tmp_path / "dev" / "billing"
+    folder.mkdir(parents=True)
+    return str(folder)
+
+
+async def test_a_asks_for_the_folder_and_accepts_the_lesson_there(demo_home, tmp_path):
     _add_waiting()
+    billing = _billing(tmp_path)
     app = new_app()
     async with app.run_test(size=(160, 40)) as pilot:
         await _open_shared_on(pilot, "W1")
@@ -75,9 +84,9 @@ async def test_a_asks_for_the_folder_and_accepts_the_lesson_there(demo_home):
         shown = " ".join(screen_text(app).replace("█", " ").split())  # the dialog wraps the reason
         assert "Accept W1 for which folder here?" in shown, shown
         assert f"It waits {WAITS}. Give its folder" in shown, shown
-        await _answer(pilot, "/home/dev/billing")
-        assert "accepted W1: applies in /home/dev/billing" in _messages(app)
-    assert _lesson("W1") == {"status": "active", "cwd": "/home/dev/billing"}
+        await _answer(pilot, billing)
+        assert f"accepted W1: applies in {billing}" in _messages(app)
+    assert _lesson("W1") == {"status": "active", "cwd": billing}
 
 
 async def test_a_known_projects_name_is_taken_for_its_folder(demo_home):
@@ -121,15 +130,16 @@ async def test_escape_leaves_the_waiting_lesson_as_it_was(demo_home):
     assert _lesson("W1") == {"status": "candidate", "cwd": "billing"}
 
 
-async def test_accept_anyway_on_a_quarantined_waiting_lesson_asks_for_the_folder_too(demo_home):
+async def test_accept_anyway_on_a_quarantined_waiting_lesson_asks_for_the_folder_too(demo_home, tmp_path):
     _add_waiting(status="quarantined")
+    billing = _billing(tmp_path)
     app = new_app()
     async with app.run_test(size=(160, 40)) as pilot:
         await _open_shared_on(pilot, "W1")
         await pilot.press("A")
         await acted(pilot)
-        await _answer(pilot, "/home/dev/billing")
-    assert _lesson("W1") == {"status": "active", "cwd": "/home/dev/billing"}
+        await _answer(pilot, billing)
+    assert _lesson("W1") == {"status": "active", "cwd": billing}
 
 
 def test_lessons_show_names_the_project_a_waiting_lesson_is_for(demo_home, cli):

@@ -51,6 +51,7 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
         self.query_text = ""
         self.hits: dict[str, dict[str, Any]] = {}
         self.shown: list[tuple[str, list[str]]] = []  # the page's rows as (id, cell texts)
+        self.archived_shown: dict[str, bool] = {}  # whether each row of the page showed as archived
         self.kinds: list[str] | None = None
 
     def compose(self) -> ComposeResult:
@@ -123,6 +124,7 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
             status = plain(f"{self.page_span()} · sorted by {self.sort} {arrow} · n/p page · s sort")
         project_name = self.app.engine("projects").project_name
         self.shown = [(r["id"], _cells(r, project_name)) for r in rows]
+        self.archived_shown = {r["id"]: bool(r.get("archived")) for r in rows}
         self.query_one("#episode-status", Label).update(status)
         self._fill(keep, place)
 
@@ -263,14 +265,16 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
         row = self._selected_episode()
         if row is None:
             return
-        if row["archived"] and not self._filters()["archived"]:
-            # The view shows live memories only: this one was archived elsewhere meanwhile.
-            self.app.notify(f"{row['id'][:10]} was archived meanwhile; the view is reloaded",
-                            severity="warning", markup=False)
+        archived = bool(row["archived"])
+        if archived != self.archived_shown.get(row["id"], archived):
+            # Archived or restored elsewhere (`remem forget`, another app) since the row was
+            # drawn: `a` would undo that behind the person's back, in either view. Said, and
+            # the view shows the memory as it is now; nothing else is done.
+            self.app.notify(f"{row['id'][:10]} was {'archived' if archived else 'restored'} meanwhile "
+                            "(elsewhere); the view is reloaded", severity="warning", markup=False)
             self.safe_reload()
             return
         life = self.app.engine("lifecycle")
-        archived = row["archived"]
         self._act("restored" if archived else "archived", life.restore if archived else life.archive)
 
     def action_promote(self) -> None:
@@ -327,7 +331,10 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
         row = self._selected_episode()
         if row is None:
             return
-        current = row["importance"]
+        # A stored value that is no number (a corrupt row) shows as "?" in the detail: the
+        # dialog starts empty then, and says why.
+        current = figure(row["importance"])
+        damaged = current == "?"
 
         def done(value: str | None) -> None:
             if value:
@@ -338,7 +345,10 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
                     return
                 self._act(f"importance {number}", _set_importance, number)
 
-        self.app.push_screen(AskValue("Importance (0 to 1)", value=f"{current:.2f}"), done)
+        self.app.push_screen(AskValue(
+            "Importance (0 to 1)", "0.5", value="" if damaged else current,
+            detail=f"The stored importance is no number ({cut(repr(row['importance']), 40)}): give one "
+                   "from 0 to 1 to mend it." if damaged else ""), done)
 
     def action_connect(self) -> None:
         from remem.engine.store import CONNECTION_TYPES

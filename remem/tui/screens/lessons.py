@@ -55,6 +55,54 @@ def edit_refused(lesson: dict[str, Any], refusal: str, ours: str | None) -> str:
     return refusal
 
 
+def changed_meanwhile(shown: str, now: str) -> str:
+    """What another process did to a lesson since its row was drawn (its status then, and now),
+    for the line that says the view is reloaded instead of acting on it."""
+    if now == "vetoed":
+        return "was vetoed"
+    if shown == "vetoed":
+        return f"was restored (it is {now} now)"
+    return f"became {now}"
+
+
+def veto_said(lesson: dict[str, Any], exported: bool) -> str:
+    """What `v` says after a veto, as `remem lessons veto` says it: the lesson's rendered files
+    stay for agents until the next sleep; and, when this memory shared it, that the memories
+    which took it keep it until it is revoked."""
+    said = (f"vetoed {lesson['id']}; its files stay for agents until the next sleep "
+            "(`remem sleep --pass render` removes them now)")
+    if exported:
+        said += (f"; it was shared, and memories that took it may keep it: R in the Shared tab "
+                 f"revokes {lesson['id']} everywhere")
+    return said
+
+
+def edit_said(before: dict[str, Any], done: dict[str, Any]) -> str:
+    """What `e` says once the words are saved, from the edit's result as `remem lessons edit`
+    says it: a secret that became [secret], words cut at the most a lesson holds, the earlier
+    words withdrawn where they were shared (or, for a received lesson, kept rejected as the
+    author's), words revoked earlier that stay unshared."""
+    from remem.engine.lessons import MAX_LESSON
+
+    if not done["changed"]:
+        return "nothing to change"
+    said = ["lesson saved"]
+    if done.get("redacted"):
+        said.append("a secret in the new words became [secret]: lessons are written to agent memory")
+    if done.get("cut"):
+        said.append(f"the words were over the {MAX_LESSON:,} characters a lesson holds: the last "
+                    f"{done['cut']:,} were cut (a lesson is shared whole, so it stays short)")
+    if done.get("replaced") and before.get("origin") and not done.get("origin"):
+        said.append(f"your own lesson now; its author's words stay rejected as {done['replaced']}")
+    elif done.get("replaced"):
+        said.append(f"the earlier words ({done['replaced']}) are withdrawn where they were shared at the "
+                    "next sync (y in the Shared tab)")
+    if done.get("revoked_words"):
+        said.append(f"these words were revoked earlier ({done['revoked_words']}) and stay unshared: a "
+                    "revocation is for good; to share this lesson, word it differently (e)")
+    return "; ".join(said)
+
+
 class LessonsPane(FitsItsWidth, PagedPane):
     BINDINGS = [
         Binding("e", "edit", "Edit"),
@@ -238,10 +286,17 @@ class LessonsPane(FitsItsWidth, PagedPane):
                 now = None
             if now is None or not self._edit_refused(now):
                 # The same words, spaced otherwise, change nothing (edit_text writes nothing).
-                self._row_action(lambda done: "lesson saved" if done["changed"] else "nothing to change",
-                                 lesson_id, lambda store: lessons.edit_text(store, lesson_id, text))
+                self._row_action(lambda done: edit_said(current, done), lesson_id,
+                                 lambda store: lessons.edit_text(store, lesson_id, text), self._edited)
 
         self.app.push_screen(EditText(f"Edit lesson {lesson_id}", current["text"]), done)
+
+    def _edited(self, done: dict[str, Any]) -> None:
+        """An edit that kept the earlier words in a row of their own (a shared lesson of ours:
+        a revoked row; a received one: its author's words, vetoed) added a lesson: the page
+        is read again, its count and that row with it, not only the edited row."""
+        if done.get("replaced"):
+            self.changed_row = None
 
     def _edit_refused(self, lesson: dict[str, Any]) -> bool:
         """Whether the engine refuses to let the person edit this lesson (lessons.edit_refusal
@@ -261,12 +316,31 @@ class LessonsPane(FitsItsWidth, PagedPane):
         current = self.still_there(lesson_id, lambda: self.app.engine("lessons").get_lesson(self.app.store, lesson_id))
         if current is None:
             return
+        # Veto or restore is decided by what the row shows: a lesson vetoed (or restored)
+        # elsewhere since it was drawn would otherwise be silently undone by this key.
+        shown = (self.shown.get(lesson_id) or current)["status"]
+        if current["status"] != shown:
+            self.app.notify(f"{lesson_id} {changed_meanwhile(shown, current['status'])} meanwhile (elsewhere); "
+                            "the view is reloaded", severity="warning", markup=False)
+            self.safe_reload()
+            return
         vetoes = self.app.engine("render_vetoes")
-        if current["status"] != "vetoed":
-            # The engine refuses what cannot be vetoed (a received lesson waiting in the Shared
-            # tab, a revoked one) with the reason, which run_action shows.
-            self._row_action("lesson vetoed", lesson_id,
-                             lambda store: vetoes.veto_lesson(store, lesson_id, how="remem tui"))
+        if shown != "vetoed":
+            def veto(store: Any) -> tuple[dict[str, Any], bool]:
+                """The lesson vetoed, and whether this memory had shared it (as the CLI says)."""
+                # The engine refuses what cannot be vetoed (a received lesson waiting in the
+                # Shared tab, a revoked one, one vetoed already) with the reason, which
+                # run_action shows.
+                lesson = vetoes.veto_lesson(store, lesson_id, how="remem tui")
+                from remem.engine.share_export import exported_before  # loads cryptography: here
+
+                try:
+                    exported = exported_before(store, lesson)
+                except Exception:  # the veto is done; only the hint about sharing is left out
+                    exported = False
+                return lesson, exported
+
+            self._row_action(lambda done: veto_said(*done), lesson_id, veto)
             return
 
         def restored(lesson: dict[str, Any]) -> None:
@@ -274,8 +348,9 @@ class LessonsPane(FitsItsWidth, PagedPane):
                 self.app.notify(f"{lesson_id} is {lesson['status']} again: accept or reject it in the Shared tab (5)",
                                 severity="warning", markup=False)
 
-        self._row_action("lesson restored", lesson_id, lambda store: vetoes.restore_lesson(store, lesson_id),
-                         restored)
+        self._row_action(lambda lesson: "lesson restored; the next sleep renders it again"
+                         if lesson["status"] == "active" else "lesson restored",
+                         lesson_id, lambda store: vetoes.restore_lesson(store, lesson_id), restored)
 
     def action_merge(self) -> None:
         lesson_id = self.selected_for_write()

@@ -61,6 +61,49 @@ def origin_cell(c: dict[str, Any]) -> str:
     return cut(c["origin_label"], 12) if c.get("origin_label") else (c["origin"] or "?")[:8]
 
 
+def sync_said(out: dict[str, Any]) -> str:
+    """What y says once a sync is done: its counts, as `remem share sync` prints them."""
+    s = out["summary"]
+    said = (f"synced: exported {s['exported']}, received {s['received']}, quarantined {s['quarantined']}, "
+            f"rejected {s['rejected']}, activated {s['activated']}, revoked {s['revoked']}")
+    # What changed under lessons already held: said only when something did.
+    changes = [f"{what} {s.get(key, 0)}" for key, what in (
+        ("withdrawn", "confirmations withdrawn"), ("folded", "folded into your own"),
+        ("demoted", "back to candidate"), ("blocked", "blocked origins skipped"))
+        if s.get(key)]
+    return said + (f" ({', '.join(changes)})" if changes else "")
+
+
+# The most files a sync's warning names (`remem share sync` lists them all).
+NAMED_PROBLEMS = 3
+
+
+def sync_problems(out: dict[str, Any]) -> str:
+    """What a sync found wrong, in one warning, or "" when nothing was: the files it rejected
+    (a bad signature, a tampered or malformed file) and the problems in our own folder, each
+    named with its reason (the first few; `remem share sync` lists every one), and the files
+    it found half-synced, read again next time. Paths and reasons come from other machines'
+    files: they reach the notification as plain text."""
+    received = out.get("receive") or {}
+    own = [*(out.get("export") or {}).get("problems", []), *(out.get("confirmations") or {}).get("problems", [])]
+    said = []
+    for title, items in (("rejected", received.get("rejected") or []),
+                         ("problems in your own folder", list({(p["path"], p["reason"]): p for p in own}.values()))):
+        if not items:
+            continue
+        named = "; ".join(f"{cut(p['path'], 100)}: {cut(p['reason'], 200)}" for p in items[:NAMED_PROBLEMS])
+        more = len(items) - NAMED_PROBLEMS
+        said.append(f"{title} ({len(items)}): {named}" + (f"; and {more} more" if more > 0 else ""))
+    incomplete = len(received.get("incomplete") or [])
+    if incomplete:
+        said.append(f"{incomplete} file(s) incomplete (half-synced?): read again at the next sync")
+    if not said:
+        return ""
+    listed = " (`remem share sync` lists every one)" if any(
+        len(items) > NAMED_PROBLEMS for items in (received.get("rejected") or [], own)) else ""
+    return "sync: " + " · ".join(said) + listed
+
+
 class SharedPane(PagedPane):
     BINDINGS = [
         Binding("a", "accept", "Accept"),
@@ -131,8 +174,7 @@ class SharedPane(PagedPane):
         target = self.query_one(self.detail_text, Static)
         c = self.candidates.get(lesson_id or "")
         if not c:
-            target.update(plain(f"Nothing received yet from {self.sync_folder}; press y to sync."
-                                if self.sync_folder else "Nothing received. Set a sync folder and press y to sync."))
+            target.update(plain(self.nothing_waiting()))
             return
         corr = c["corroboration"]
         closest = corr["closest_own"]
@@ -159,6 +201,17 @@ class SharedPane(PagedPane):
         if closest:
             parts.append(plain(f"closest lesson of yours: {closest['id']} (cosine {closest['cosine']}, cut {closest['cut']})"))
         target.update(lines(parts))
+
+    def nothing_waiting(self) -> str:
+        """The detail with no candidate to show: nothing received yet, or nothing left waiting
+        for a decision (every received lesson accepted or rejected)."""
+        decided = any(p["lessons"] for p in self.peers)  # lessons came from a peer: all were decided
+        if not self.sync_folder:
+            return ("Nothing waits for a decision. " if decided else "Nothing received. ") + \
+                "Set a sync folder and press y to sync."
+        if decided:
+            return f"Nothing waits for a decision; press y to sync with {self.sync_folder} for more."
+        return f"Nothing received yet from {self.sync_folder}; press y to sync."
 
     @on(DataTable.RowHighlighted, "#candidate-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -282,12 +335,12 @@ class SharedPane(PagedPane):
             return
         share = self.app.engine("share")
 
-        def said(out: dict[str, Any]) -> str:
-            summary = out["summary"]
-            return (f"synced: exported {summary['exported']}, received {summary['received']}, "
-                    f"quarantined {summary['quarantined']}")
+        def warned(out: dict[str, Any]) -> None:
+            problems = sync_problems(out)
+            if problems:
+                self.app.notify(problems, severity="warning", markup=False)
 
-        self.run_action(said, lambda store: share.sync(store))
+        self.run_action(sync_said, lambda store: share.sync(store), warned)
 
     def action_revoke(self) -> None:
         if self.app.write_refused():  # before the dialog: what is typed there is not lost

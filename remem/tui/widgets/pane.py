@@ -3,14 +3,17 @@ engine write, in a thread: the UI never waits for the memory)."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
+from remem.engine.store import Store
 from remem.tui.widgets.format import plain
 
 
@@ -31,6 +34,63 @@ def failure_line(exc: BaseException, component: str) -> str:
     else:
         log(component, said)
     return " ".join(said.split())  # one line, however the exception spelled it
+
+
+def _held_by_another(conn: sqlite3.Connection) -> bool:
+    """Whether another connection (another remem process: an ingest, a sleep, a hook) holds
+    the memory's write lock now, asked without waiting for it: a write transaction begun and
+    ended at once, or refused as busy. Any other answer is left to the write itself to say."""
+    # SQLite's own execute: a connection that waits for a lock in Python (the store's stepped
+    # waits) would wait here too, where the answer must come at once.
+    run = sqlite3.Connection.execute
+    if conn.in_transaction:
+        return False
+    try:
+        (wait,) = run(conn, "PRAGMA busy_timeout").fetchone()
+    except sqlite3.Error:
+        return False
+    try:
+        run(conn, "PRAGMA busy_timeout = 0")
+        run(conn, "BEGIN IMMEDIATE")
+        run(conn, "ROLLBACK")
+        return False
+    except sqlite3.Error as exc:
+        code = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF  # its primary code
+        return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    finally:
+        try:
+            if conn.in_transaction:
+                run(conn, "ROLLBACK")
+            run(conn, f"PRAGMA busy_timeout = {int(wait)}")
+        except sqlite3.Error:
+            pass
+
+
+class TellsWhenHeld(Store):
+    """The memory as one of the app's writes opens it (Pane.run_action): before each write
+    transaction it asks whether another process holds the memory; when one does, held(True)
+    is told before the write waits for it (as any write does: up to the busy timeout), and
+    held(False) once the write has it or gave up. So the header says the app waits for the
+    memory only when it does, never because loading the embedder made a write slow."""
+
+    def __init__(self, path: Any, held: Callable[[bool], None]) -> None:
+        super().__init__(path)
+        self._held = held
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        waiting = _held_by_another(self.conn)
+        if waiting:
+            self._held(True)
+        try:
+            with super().write() as conn:
+                if waiting:
+                    waiting = False
+                    self._held(False)
+                yield conn
+        finally:
+            if waiting:
+                self._held(False)
 
 
 class Pane(Vertical):
@@ -149,21 +209,22 @@ class Pane(Vertical):
         accept in Shared the Lessons' statuses)."""
         if self.app.write_refused():
             return
-        from remem.engine.store import Store
-
         path = self.app.store.path
         self.app.begin_work()
 
+        def tell(message: Message) -> None:
+            try:
+                self.post_message(message)
+            except RuntimeError:  # the app closed meanwhile: nobody to tell
+                pass
+
         def work() -> None:
             try:
-                with Store(path) as store:
+                with TellsWhenHeld(path, lambda held: tell(Pane.MemoryHeld(held))) as store:
                     outcome = Pane.ActionDone(message, done, result=action(store))
             except Exception as exc:
                 outcome = Pane.ActionDone(message, done, error=failure_line(exc, "tui.write"))
-            try:
-                self.post_message(outcome)
-            except RuntimeError:  # the app closed meanwhile: nobody to tell
-                pass
+            tell(outcome)
 
         # A daemon thread: quitting never waits for a write stuck behind another process's lock
         # (SQLite rolls back what it had not committed).
@@ -176,6 +237,17 @@ class Pane(Vertical):
                      result: Any = None, error: str | None = None) -> None:
             super().__init__()
             self.said, self.then, self.result, self.error = message, done, result, error
+
+    class MemoryHeld(Message, bubble=False):
+        """The write in its thread found the memory held by another connection and waits for
+        it (held), or has it now (not held)."""
+
+        def __init__(self, held: bool) -> None:
+            super().__init__()
+            self.held = held
+
+    def on_pane_memory_held(self, event: MemoryHeld) -> None:
+        self.app.memory_held(event.held)
 
     def on_pane_action_done(self, event: ActionDone) -> None:
         self.app.end_work()
