@@ -15,6 +15,33 @@ from typing import Any
 from remem import paths
 from remem.errors import ConfigError
 
+# How long the agents wait for a hook `remem setup` wires before they kill it: HOOK_TIMEOUT_S
+# (Claude Code, Codex, Gemini CLI), and CODEX_SESSION_END_TIMEOUT_S for Codex's SessionEnd
+# (Codex cuts those off at 3 s and warns on every run about a longer one). Kept here, where
+# setup writes them from and the hook reads them (importing setup would cost every hook ~35 ms).
+HOOK_TIMEOUT_S = 5
+CODEX_SESSION_END_TIMEOUT_S = 3
+# What a hook leaves of that time unused: Python's start before its budget counts (a few
+# hundred ms on a loaded machine), and its last wait for a lock, its log line and its exit after.
+HOOK_MARGIN_MS = 1000
+HOOK_CAP_ENV = "REMEM_HOOK_CAP_MS"  # tests: the cap in place of the agents' timeouts
+
+
+def hook_budget_cap_ms(event: str = "prompt") -> int:
+    """The most a hook of `event` ever spends, prime.timeout_ms or not: less than the shortest
+    time an agent gives it as `remem setup` wires it, so it gives up before it is killed."""
+    override = os.environ.get(HOOK_CAP_ENV, "")
+    if override.isascii() and override.isdigit():  # tests on a loaded machine (docs/CONFIG.md)
+        return int(override)
+    shortest = CODEX_SESSION_END_TIMEOUT_S if event == "session-end" else HOOK_TIMEOUT_S
+    return shortest * 1000 - HOOK_MARGIN_MS
+
+
+def hook_budget_ms(timeout_ms: Any, event: str = "prompt") -> float:
+    """A hook's budget in ms: prime.timeout_ms (`timeout_ms`), at most hook_budget_cap_ms(event)."""
+    return max(0.0, min(float(timeout_ms), float(hook_budget_cap_ms(event))))
+
+
 DEFAULTS: dict[str, Any] = {
     "embed": {
         # "" = the bundled model; else a local model2vec folder or a hub id.

@@ -45,26 +45,39 @@ def _problem_kind(text: str) -> str | None:
 def store_problem(exc: BaseException, db: Any = None) -> tuple[str, str, str] | None:
     """SQLite's failure on the memory `db` (default: the live one) as (kind, one line naming
     the fix, the fix alone), or None when it is not one of these: busy, readonly, full (disk),
-    io (disk I/O error), damaged, cannot-open."""
+    io (disk I/O error), damaged, cannot-open. An OSError EROFS (a write to a read-only
+    filesystem) is readonly too."""
+    import errno
     import sqlite3
 
+    from pathlib import Path
+
+    from remem import paths
+
+    if isinstance(exc, OSError) and exc.errno == errno.EROFS:
+        named = exc.filename if isinstance(exc.filename, str) and exc.filename else db
+        where = Path(named).absolute() if named is not None else paths.db_path()
+        home = paths.home()
+        advice, fix = readonly_advice(where, read_only_mount(where) or str(where.parent),
+                                      memory=where == home or home in where.parents)
+        return "readonly", f"{where} is on a read-only filesystem ({exc.strerror or exc}); {advice}", fix
     if not isinstance(exc, sqlite3.DatabaseError):
         return None
     kind = _problem_kind(str(exc).lower())
     if kind is None:
         return None
-    from pathlib import Path
-
-    from remem import paths
-
     db = Path(db) if db is not None else paths.db_path()
     if kind == "busy":
         return (kind, "the memory is busy (another remem process is writing); try again in a moment",
                 "try again once the other remem process (an ingest, a sleep) has finished")
+    if kind in ("readonly", "cannot-open", "io"):
+        mount = read_only_mount(db)
+        if mount is not None:  # no chmod can help there: SQLite cannot make its -wal or -shm
+            advice, fix = readonly_advice(db, mount=mount)
+            return kind, f"{db} is on a read-only filesystem ({exc}); {advice}", fix
     if kind == "readonly":
-        targets = " ".join(str(p) for p in (db, *_sidecars(db), db.parent))
-        fix = f"chmod u+w {targets}"
-        return kind, f"{db} is read-only ({exc}); make it and its folder writable: {fix}", fix
+        advice, fix = readonly_advice(db)
+        return kind, f"{db} is read-only ({exc}); {advice}", fix
     if kind in ("full", "io"):
         fix = f"df -h {db.parent}   (free some disk space), and check {db} can be read and written"
         if kind == "full":
@@ -79,6 +92,44 @@ def store_problem(exc: BaseException, db: Any = None) -> tuple[str, str, str] | 
     line = (f"{db} is damaged ({exc}); run `remem doctor`, then `remem restore` "
             f"a backup from {paths.backups_dir()}")
     return kind, line, fix
+
+
+def readonly_advice(db: Any, mount: str | None = None, *, memory: bool = True) -> tuple[str, str]:
+    """What makes `db` (the memory, unless `memory` is off) writable, as (the advice, the fix
+    alone): a chmod, or, on a filesystem mounted read-only at `mount`, a remount or a folder
+    elsewhere, since no chmod works there."""
+    if mount is None:
+        targets = " ".join(str(p) for p in (db, *_sidecars(db), db.parent))
+        fix = f"chmod u+w {targets}"
+        return f"make it and its folder writable: {fix}", fix
+    elsewhere = (f"copy {db.parent} to a writable folder and point REMEM_HOME at the copy" if memory
+                 else "use a folder on a writable filesystem")
+    return (f"no chmod helps on a read-only mount: remount {mount} read-write, or {elsewhere}",
+            f"mount -o remount,rw {mount}   (or {elsewhere})")
+
+
+def read_only_mount(path: Any) -> str | None:
+    """Where the read-only filesystem holding `path` (or the nearest folder above it that
+    exists) is mounted, or None when it is writable or cannot be told."""
+    import os
+
+    here = os.path.abspath(str(path))
+    try:
+        while not os.path.exists(here):
+            above = os.path.dirname(here)
+            if above == here:
+                return None
+            here = above
+        if not os.statvfs(here).f_flag & os.ST_RDONLY:
+            return None
+        device = os.stat(here).st_dev
+        while True:  # up to the mount point: the last folder on the same device
+            above = os.path.dirname(here)
+            if above == here or os.stat(above).st_dev != device:
+                return here
+            here = above
+    except (OSError, AttributeError, ValueError):  # no statvfs (Windows), a path it refuses
+        return None
 
 
 def _sidecars(db: Any) -> list[Any]:

@@ -28,6 +28,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CODEX_HOME", str(user / ".codex"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("REMEM_NOW", raising=False)
+    # A loaded test machine must not turn "shows the lesson" into "gave up at 4 s" where a test
+    # sets prime.timeout_ms high; the cap's own tests take this off (tests/test_hook_budget.py).
+    monkeypatch.setenv("REMEM_HOOK_CAP_MS", "60000")
     return rhome
 
 

@@ -16,11 +16,12 @@ def _prompt(session: str) -> dict:
             "session_id": session_in_arm(False, session)}
 
 
-def test_a_hook_reads_an_unchanged_config_without_importing_tomllib(store, tmp_path):
+def test_a_hook_reads_an_unchanged_config_without_importing_tomllib(store, tmp_path, monkeypatch):
     from remem import config
 
     seed(store)
     config.set_value("prime.timeout_ms", 30000)  # a config.toml, as `remem config set` leaves it
+    monkeypatch.setenv("REMEM_HOOK_CAP_MS", "60000")  # a loaded machine: not the cap either (config.HOOK_CAP_ENV)
     first = run_hook("prompt", _prompt("first"))
     assert "docker build needs --platform" in first.stdout, first.stderr
 

@@ -330,13 +330,14 @@ def test_prime_path_imports_no_numpy(store, tmp_path):
 # ------------------------------------------------------------------------------ hooks, per agent
 
 @pytest.fixture
-def seeded(store):
+def seeded(store, monkeypatch):
     from remem import config
 
     seed(store)
     # A loaded test machine must not turn "shows the lesson" into "gave up at 1 s": the budget's
     # own behaviour is tested with it set low on purpose.
     config.set_value("prime.timeout_ms", 30000)
+    monkeypatch.setenv("REMEM_HOOK_CAP_MS", "60000")  # nor the cap on it (config.HOOK_CAP_ENV)
     return store
 
 

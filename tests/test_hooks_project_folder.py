@@ -91,6 +91,7 @@ def test_a_setup_without_a_remem_on_path_wires_hooks_that_run_remem_in_any_proje
 
     seed(store)
     config.set_value("prime.timeout_ms", 30000)  # a loaded machine must not turn "shows" into "gave up"
+    monkeypatch.setenv("REMEM_HOOK_CAP_MS", "60000")  # nor the cap on it (config.HOOK_CAP_ENV)
     monkeypatch.setattr(sys, "argv", [str(ROOT / "remem" / "__main__.py"), "setup"])
     monkeypatch.setenv("PATH", str(tmp_path / "no-remem-here"))
     hook_command = setup_edit.command("hook", "prompt")

@@ -117,9 +117,10 @@ def test_the_last_text_of_this_turn_is_read(tmp_path):
 
 
 @pytest.fixture
-def seeded_for_stop(store):
+def seeded_for_stop(store, monkeypatch):
     from remem import config
 
     seed(store)
     config.set_value("prime.timeout_ms", 30000)  # a loaded machine must not turn "blocks" into "gave up"
+    monkeypatch.setenv("REMEM_HOOK_CAP_MS", "60000")  # nor the cap on it (config.HOOK_CAP_ENV)
     return store

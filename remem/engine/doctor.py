@@ -315,6 +315,24 @@ def _elsewhere(wiring: list[dict[str, Any]], job: str | None) -> list[dict[str, 
              "fix": f"remem --home {shlex.quote(str(home))} doctor"} for home, agents in others.items()]
 
 
+def _hook_budget_problem() -> dict[str, str] | None:
+    """prime.timeout_ms past what a prompt, pre-tool or stop hook may spend (config.
+    hook_budget_cap_ms, less than the timeout `remem setup` gives the agents): they use the cap."""
+    from remem import config
+
+    try:
+        wanted = float(config.get("prime.timeout_ms"))
+    except Exception:  # an unreadable config is reported on its own
+        return None
+    cap = config.hook_budget_cap_ms()
+    if wanted <= cap:
+        return None
+    return {"problem": f"prime.timeout_ms is {wanted:g} ms, but agents stop a hook after "
+                       f"{config.HOOK_TIMEOUT_S} s (as `remem setup` wires them), so hooks give up "
+                       f"at {cap} ms instead",
+            "fix": f"remem config set prime.timeout_ms {cap}"}
+
+
 def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
     """Everything doctor reports, with a flat list of problems and their fixes."""
     problems: list[dict[str, str]] = []
@@ -395,6 +413,9 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
     except RememError as exc:  # every command stops at it, and every hook quietly does nothing
         problems.append({"problem": str(exc), "fix": f"edit {paths.config_path()}, or move it aside"})
     else:
+        budget = _hook_budget_problem()
+        if budget:
+            problems.append(budget)
         # A model that cannot be loaded stops every command that embeds or recalls, and every
         # hook quietly shows nothing: load it once, as they would (offline, like them).
         from remem.engine.embed import model_problem

@@ -15,10 +15,10 @@ from typing import Any, Callable
 
 from remem.engine.setup_edit import SERVER_NAME, Edit, command, is_ours, read_config, unreadable
 
-HOOK_TIMEOUT_S = 5
-# Codex cuts SessionEnd hooks off at 3 s and warns on every run when one asks for longer; the
-# hook only starts a detached ingest, which it outlives.
-CODEX_SESSION_END_TIMEOUT_S = 3
+# How long the agents let a hook run: one pair of numbers, which the hooks' budget is cut to
+# fit (config.hook_budget_cap_ms). Codex cuts SessionEnd hooks off at 3 s and warns on every
+# run when one asks for longer; the hook only starts a detached ingest, which it outlives.
+from remem.config import CODEX_SESSION_END_TIMEOUT_S, HOOK_TIMEOUT_S  # noqa: E402  (re-exported)
 
 
 def parse_json(text: str) -> Any:

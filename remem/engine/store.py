@@ -22,7 +22,7 @@ from remem.engine import clock
 from remem.engine.projects import normal_folder
 from remem.engine.schema import MIGRATIONS, apply_migrations  # MIGRATIONS re-exported
 from remem.engine.text import clean_text  # re-exported: callers import it from here
-from remem.errors import NotFound, StoreError, store_problem
+from remem.errors import NotFound, StoreError, read_only_mount, readonly_advice, store_problem
 
 BUSY_TIMEOUT_MS = 5000
 # SQLite's names for a write that failed where a copy was being written (a full disk, a failed
@@ -70,7 +70,8 @@ class StoreBusy(StoreError, sqlite3.OperationalError):
 
 class StoreReadOnly(StoreError, sqlite3.OperationalError):
     """A write refused because the memory (its file, its -wal/-shm, or its folder) is
-    read-only; the message names the chmod that fixes it. Reads still work."""
+    read-only; the message names the chmod that fixes it (or the read-only mount, where no
+    chmod can). Reads still work."""
 
 
 # Memories this process created (a new file it initialised): only such a file may be met
@@ -81,6 +82,28 @@ _created: set[str] = set()
 def _busy(exc: BaseException) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
+
+
+class _Stepped(sqlite3.Connection):
+    """A connection whose waits for a lock are made in Python (Store(busy_step_ms=…), the
+    hooks): SQLite waits at most `step` seconds in one go, and execute() tries again until
+    `until` (time.monotonic()). A signal's Python handler cannot run while SQLite waits, so
+    one long wait kept a hook's SIGTERM (the agent giving up on it) unanswered until it ended."""
+
+    until = 0.0
+    step = 0.05
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        while True:
+            began = time.monotonic()
+            try:
+                return super().execute(sql, parameters)
+            except sqlite3.OperationalError as exc:
+                now = time.monotonic()
+                if not _busy(exc) or now >= self.until:
+                    raise
+            if now - began < self.step / 2:  # busy at once, without SQLite's wait: pause
+                time.sleep(min(self.step, self.until - now))
 
 
 def _lost_race(exc: BaseException) -> bool:
@@ -156,13 +179,20 @@ class Store:
     """One open memory.db. Cheap to open; use as a context manager or call close()."""
 
     def __init__(self, path: Path | str | None = None, *, migrate_upto: int | None = None,
-                 busy_timeout_ms: int | None = None, hold: bool = True, create: bool = True) -> None:
+                 busy_timeout_ms: int | None = None, hold: bool = True, create: bool = True,
+                 busy_step_ms: int | None = None) -> None:
         # busy_timeout_ms: hooks pass a short one so a locked store costs them little. It bounds
         # every wait for a lock, retries included (see _retry).
+        # busy_step_ms (hooks, which live a moment): SQLite waits at most this long in one go,
+        # Python again until busy_timeout_ms after the open, so a signal is handled within a
+        # step (see _Stepped).
         # create=False (hooks): never create nor initialise a memory; a missing, empty or
         # uninitialised file is a StoreError.
         busy = BUSY_TIMEOUT_MS if busy_timeout_ms is None else int(busy_timeout_ms)
         self.busy_ms = busy
+        # What SQLite itself waits in one go: all of busy, or one step of it.
+        self._wait_ms = busy if busy_step_ms is None else max(1, min(busy, int(busy_step_ms)))
+        self._until = time.monotonic() + busy / 1000
         self.path = Path(path) if path else paths.db_path()
         # hold=False is `remem restore` replacing the memory (it holds it exclusively): an
         # empty file is what it mends, so it may open one.
@@ -270,12 +300,15 @@ class Store:
         version = None
         target = len(MIGRATIONS) if migrate_upto is None else migrate_upto
         try:
+            stepped = self._wait_ms < busy
             self.conn = sqlite3.connect(
-                str(self.path), timeout=busy / 1000, isolation_level=None,
-                check_same_thread=False,
+                str(self.path), timeout=self._wait_ms / 1000, isolation_level=None,
+                check_same_thread=False, factory=_Stepped if stepped else sqlite3.Connection,
             )
+            if stepped:
+                self.conn.until, self.conn.step = self._until, self._wait_ms / 1000
             self.conn.row_factory = sqlite3.Row
-            self.conn.execute(f"PRAGMA busy_timeout = {busy}")
+            self.conn.execute(f"PRAGMA busy_timeout = {self._wait_ms}")
             self._retry(lambda: self.conn.execute("PRAGMA journal_mode = WAL"))
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA foreign_keys = OFF")
@@ -404,8 +437,8 @@ class Store:
         if kind == "readonly":
             upgrade = (f" and this remem must upgrade it (schema {version} to {target})"
                        if version is not None and version < target else "")
-            return StoreReadOnly(f"{self.path} is read-only{upgrade} ({exc}); make it and its "
-                                 f"folder writable: {fix}", fix=fix)
+            advice = readonly_advice(self.path, read_only_mount(self.path))[0]
+            return StoreReadOnly(f"{self.path} is read-only{upgrade} ({exc}); {advice}", fix=fix)
         if kind == "busy":
             return StoreBusy(message, fix=fix)
         return StoreError(message, fix=fix)
@@ -472,7 +505,7 @@ class Store:
                 left_ms = int((deadline - time.monotonic()) * 1000)
                 if left_ms <= 0:
                     break
-                self.conn.execute(f"PRAGMA busy_timeout = {left_ms}")
+                self.conn.execute(f"PRAGMA busy_timeout = {min(left_ms, self._wait_ms)}")
                 try:
                     return fn()
                 except sqlite3.OperationalError as exc:
@@ -481,7 +514,7 @@ class Store:
                     last = exc
         finally:
             try:
-                self.conn.execute(f"PRAGMA busy_timeout = {self.busy_ms}")
+                self.conn.execute(f"PRAGMA busy_timeout = {self._wait_ms}")
             except sqlite3.Error:
                 pass
         raise StoreBusy(

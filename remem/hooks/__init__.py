@@ -5,7 +5,9 @@ Runs on every prompt and tool call of someone's agent, so it imports only what i
 bad or empty or huge input, a missing, locked or corrupt store, a usage error -> exit 0,
 nothing (or the agent's harmless "carry on" JSON) on stdout, one line to stderr and the log.
 It never exits 2, which would block the person's prompt. Past its time budget
-(config prime.timeout_ms) it gives up and prints nothing.
+(config prime.timeout_ms, cut to config.hook_budget_cap_ms: less than the timeout `remem
+setup` gives the agent) it gives up and prints nothing; SIGTERM ends it at once, a wait for a
+lock included.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ USAGE = (
     "Example: echo '{\"prompt\": \"run the tests\", \"session_id\": \"s1\"}' | remem hook prompt"
 )
 MODULES_ENV = "REMEM_HOOK_MODULES_OUT"  # tests: dump sys.modules here at exit
+# The longest SQLite waits for a lock in one go; the hook's store waits again in Python, step
+# after step, until its budget is spent. A signal's handler (SIGTERM's) runs only between them.
+LOCK_STEP_MS = 50
 
 
 class UsageError(Exception):
@@ -110,26 +115,38 @@ def _read_stdin(deadline: float | None = None) -> bytes:
             chunks = []
             continue
         chunks.append(chunk)
-        if chunk.rstrip().endswith(b"}") and _complete(b"".join(chunks)):
+        # (NULs too: UTF-16's "}" is b"}\x00" in little-endian order)
+        if chunk.rstrip(b" \t\r\n\x00").endswith(b"}") and _complete(b"".join(chunks)):
             break
     if size > MAX_STDIN:
         raise ValueError(f"hook input larger than {MAX_STDIN} bytes; ignored")
     return b"".join(chunks)
 
 
+def _decode(data: bytes) -> str:
+    """The agent's bytes as text: UTF-8, without the byte order mark some shells and editors
+    put before it; UTF-16 when it starts with its own (Windows PowerShell's pipes)."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return data.decode("utf-16", errors="replace")
+    if data[:3] == b"\xef\xbb\xbf":  # what "utf-8-sig" drops, without loading its codec
+        data = data[3:]
+    return data.decode("utf-8", errors="replace")
+
+
 def _complete(data: bytes) -> bool:
     """Whether `data` is one whole JSON object already (the agent may keep stdin open)."""
     try:
-        return isinstance(json.loads(data.decode("utf-8", errors="replace")), dict)
+        return isinstance(json.loads(_decode(data)), dict)
     except ValueError:
         return False
 
 
 def _payload(raw: bytes) -> dict[str, Any]:
-    if not raw.strip():
+    text = _decode(raw)
+    if not text.strip():
         raise ValueError("empty hook input (expected the agent's JSON on stdin)")
     try:
-        value = json.loads(raw.decode("utf-8", errors="replace"))
+        value = json.loads(text)
     except ValueError:
         raise ValueError("hook input is not JSON; nothing done") from None
     if not isinstance(value, dict):
@@ -215,14 +232,14 @@ def _has_fileno(stream: Any) -> bool:
     return True
 
 
-def _budget_deadline(start: float) -> float:
-    """start + prime.timeout_ms; the default budget when the config cannot be read (run()
-    reports that)."""
+def _budget_deadline(start: float, event: str = "prompt") -> float:
+    """start + prime.timeout_ms (at most config.hook_budget_cap_ms(event)); the default budget
+    when the config cannot be read (run() reports that)."""
     budget = DEFAULT_BUDGET_MS
     try:
         from remem import config
 
-        budget = float(config.load()["prime"]["timeout_ms"])
+        budget = config.hook_budget_ms(config.load()["prime"]["timeout_ms"], event)
     except Exception:
         pass
     return start + max(0.0, budget) / 1000.0
@@ -284,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
             _note("no hook input on stdin (hooks are run by an agent); see `remem hook --help`")
             _emit(adapters.neutral(agent, event))
             return 0
-        payload = _payload(_read_stdin(_budget_deadline(start)))
+        payload = _payload(_read_stdin(_budget_deadline(start, event)))
         if event != "session-end":
             gone = _stdout_problem()
             if gone:
@@ -323,7 +340,8 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
     pc = cfg["prime"]
     if event == "stop" and (not pc.get("stop_block", True) or call.stop_hook_active):
         return adapters.neutral(agent, event)
-    deadline = start + float(pc["timeout_ms"]) / 1000.0
+    budget_ms = config.hook_budget_ms(pc["timeout_ms"], event)
+    deadline = start + budget_ms / 1000.0
     db = paths.db_path()
     if not db.exists():
         raise FileNotFoundError(f"no memory yet at {db}; run `remem ingest` first")
@@ -334,10 +352,11 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
     # Not closed here: the last connection's close checkpoints the WAL (~10 ms), which the
     # next writer can do instead; `remem hook` leaves through os._exit (remem/entry.py).
     # Reads never wait in WAL; only recording the decision writes. It may wait for another
-    # writer (a sleep, an ingest) for what is left of the budget, not more.
+    # writer (a sleep, an ingest) for what is left of the budget, not more, LOCK_STEP_MS at a
+    # time in SQLite: the agent's SIGTERM is handled between steps, not after the whole wait.
     left_ms = int((deadline - time.monotonic()) * 1000)
     # create=False: a hook never creates nor initialises a memory (an empty file included).
-    store = Store(db, busy_timeout_ms=max(50, left_ms), create=False)
+    store = Store(db, busy_timeout_ms=max(50, left_ms), create=False, busy_step_ms=LOCK_STEP_MS)
     try:
         result = prime.select(
             store, call.text, event=event, cwd=call.cwd, session_id=call.session_id,
@@ -350,7 +369,8 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
         text = str(exc).lower()
         if "locked" in text or "busy" in text:  # sqlite3.OperationalError, its budget spent
             raise TimeoutError("the memory stayed busy (another remem process is writing) past "
-                               "prime.timeout_ms; nothing shown this time") from None
+                               f"the hook's budget ({budget_ms:.0f} ms: prime.timeout_ms); "
+                               "nothing shown this time") from None
         raise
     # select() checked the deadline before recording; once the decision is in `primes` it is
     # shown, even if the write finished a little late, so the log never claims a lesson was
