@@ -60,6 +60,24 @@ PROSE = [
     "npm test -- --passWithNoTests",
     "docker run -u 1000:1000 shop",
     "git push -u origin main",
+    # code that names where a secret is, not the secret (each once redacted by a wider pattern)
+    "Use tokenizer.pad_token = tokenizer.eos_token for llama; prev_token = current_token in the lexer",
+    "auth_token=auth_token, self.webhook_secret = webhook_secret",
+    "progress_token: ProgressToken",
+    "secret_key=settings.SECRET_KEY",
+    "EXPIRED_TOKEN = \"expired_token\"",
+    'mask_token="[MASK]"',
+    "container_registry_password=container_registry_password,",
+    "private_key: Ed25519PrivateKey | None = None",
+    "api = HfApi(token=token)",
+    "token: TokenOpt = None,",
+    'stdin.write(f"password={token}")',
+    'OPENAI_API_KEY=sk-... in your shell',
+    "use the --password option instead",
+    "the --token argument is deprecated",
+    "psql -h localhost -U admin --password analytics_db",
+    "docker build --secret id=aws,src=$HOME/.aws/credentials .",
+    "the token is 12345678 characters long",
 ]
 
 

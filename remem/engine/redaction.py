@@ -38,12 +38,13 @@ _VALUE = r"(?:[^\s'\";]|;(?![\w.\-]+=))"
 # hourly" is prose), and not a name of an algorithm or encoding ("sha256-hashed", "base64").
 _SAID = (r"\b(?:password|passwd|passphrase|token|api[ _\-]?key|access[ _\-]?key)"
          r"(?:\s+(?:for|of|on)\s+(?:the\s+)?[\w.\-]+)?\s+(?:is|was)\s*:?\s+['\"`]?"
-         r"(?P<value>(?!(?:sha|md|base|argon|utf|ipv|oauth|http|aes|rsa|ed|hs|rs|es|ps|pbkdf|crc"
+         r"(?P<value>(?![0-9]+(?![^\s'\"`]))(?!(?:sha|md|base|argon|utf|ipv|oauth|http|aes|rsa|ed|hs|rs|es|ps|pbkdf|crc"
          r"|x|v)\d+(?![A-Za-z0-9]))(?=[^\s'\"`]*\d)[^\s'\"`]{6,})")
 # On a command line: `psql --password hunter2x`, `gh auth login --token …`, `curl -u me:pw …`
-# (a value that is a reference, `--token $GH_TOKEN`, or another option, stays).
-_OPTION = (r"(?<![\w-])--(?:password|passwd|passphrase|token|api-key|secret)\s+['\"]?"
-           r"(?P<value>(?![-$<{%]|\[secret\])[^\s'\"]{6,})")
+# (a value that is a reference, `--token $GH_TOKEN`, another option, or a word without a digit
+# or symbol stays: "use the --password option", `psql --password dbname`, whose flag takes none).
+_OPTION = (r"(?<![\w-])--(?:password|passwd|passphrase|token|api-key)\s+['\"]?"
+           r"(?P<value>(?![-$<{%]|\[secret\])(?=[^\s'\"]*[0-9!@#%^&*+=~])[^\s'\"]{6,})")
 _CURL_USER = r"\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:(?P<value>(?![$<{%]|\[secret\])[^\s'\"@]{4,})"
 # These read the same in any case.
 SECRETS_ANY_CASE = [
@@ -131,6 +132,16 @@ _NOT_A_VALUE = re.compile(
     r"(?:\$\{?[A-Z_][A-Z0-9_]*\}?|%[A-Z_][A-Z0-9_]*%|<[^<>\s]+>|\[secret\]|"
     r"string|number|boolean|bigint|object|unknown|undefined|Optional|String)(?![\w-])"
     r"|\$\(|\{\{|[A-Za-z_][\w.]*[(\[]"
+    # Code that names where the value is, not the value: another variable or an attribute
+    # (`pad_token = tokenizer.eos_token`, `secret_key=settings.SECRET_KEY`, `auth_token=
+    # auth_token,`), a type (`progress_token: ProgressToken`), a placeholder (`"[MASK]"`).
+    # Or a placeholder cut short (`sk-...`), an f-string's field (`{token}`), an expression
+    # (`(self.user + …`), an argument passed on (`resumption_token=token,`), a literal.
+    r"|(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+"
+    r"|(?:[A-Z][a-z]+){2,}|[a-z]+(?:[A-Z][a-z]+)+|[A-Z][a-z]*(?:-[A-Z][a-z]*)+"
+    r"|_?[A-Z]\w*(?:Key|Token|Secret|Password|Types?|T)|True|False|None|null|true|false"
+    r"|\[[A-Z_]+\])(?![\w.-])"
+    r"|[^\s'\"]*?(?:\.\.\.|…)|\{[^{}\s]*\}|\(|[a-z_]+[,)]"
 )
 _ASSIGNMENT = next(p for p, why in SECRETS_RE_I if why == "secret: credential assignment")
 
