@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import importlib
 import os
-import re
 import sys
 from typing import Any, NoReturn, Optional
 
@@ -133,8 +132,6 @@ class RememGroup(WholeHelpGroup):
 WRITE_ERRNOS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO", "EROFS")
                          if hasattr(errno, name))
 
-_NEGATIVE = re.compile(r"-(\d|\.\d|inf|nan)", re.IGNORECASE)
-
 # Set for each command run: whether its arguments ask for JSON, and its words after remem's
 # own options, up to any -- (see RememGroup.invoke).
 _json_errors = False
@@ -221,6 +218,32 @@ def _failing_command(exc: BaseException, root: Any) -> tuple[list[str], Any]:
     return names, command
 
 
+def _typed_word(option: str) -> str:
+    """The command-line word `option` was read from: `-3 days` for -3, `--a=b` for --a (click
+    names only the option); `option` itself when no word is found."""
+    words = _command_words
+    if option in words:
+        return option
+    for word in words:
+        if option.startswith("--") and word.startswith(option + "="):
+            return word
+        if len(option) == 2 and word[:1] == "-" and word[1:2] != "-" and option[1] in word[1:]:
+            return word  # a cluster of short options (`-3 days`), read letter by letter
+    return option
+
+
+def _is_a_value(word: str) -> bool:
+    """Whether a word click read as an option is plainly a value: a negative number (`-3`,
+    `-0.5`, `-inf`) or one holding a space (a sentence: "--force-with-lease is safer")."""
+    if any(c.isspace() for c in word):
+        return True
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
+
+
 def _takes_values(command: Any) -> bool:
     """Whether `command` takes arguments (a word it does not know as an option could be one)."""
     return any(getattr(p, "param_type_name", "") == "argument" for p in getattr(command, "params", None) or [])
@@ -245,14 +268,16 @@ def _usage_exit(exc: BaseException, root: Any = None) -> None:
     typed = _after_the_command(exc, option) if "NoSuchOption" in kinds and not names else None
     if typed:  # `remem --json ingest`: a command's own option, put before the command
         _fail(f"{option} goes after the command: {typed}")
-    close = getattr(exc, "possibilities", None) and not _NEGATIVE.match(option)
-    if "NoSuchOption" in kinds and names and _takes_values(command) and not close:
+    word = _typed_word(option) if "NoSuchOption" in kinds and names and _takes_values(command) else None
+    if word is not None and _is_a_value(word):
         # `remem recall -3`, `remem remember "--force-with-lease is safer"`: a value that starts
-        # with - was read as an option; say how to pass it as a value. (Not when the word is close
-        # to one of the command's options: `--jsn` is a slip for --json.)
+        # with - was read as an option; say how to pass it as a value (and not which options it
+        # is close to). Not for a word that reads as an option (`--limit`, `--jsn`): passed
+        # after --, it would be searched for or stored.
         import shlex
 
-        message += f" (to pass {shlex.quote(option)} as a value, put -- before the arguments: {where} -- …)"
+        message = (f"no such option: {option} (to pass {shlex.quote(word)} as a value, put -- before "
+                   f"the arguments: {where} -- …)")
     _fail(f"{message}; see `{where} --help`")
 
 

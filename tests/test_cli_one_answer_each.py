@@ -50,6 +50,18 @@ def test_morning_with_a_mistyped_home_names_it_as_the_other_reading_commands_do(
     assert not typo.exists()
 
 
+def test_morning_in_a_remem_home_not_made_yet_says_nothing_yet_and_makes_nothing(tmp_path):
+    """REMEM_HOME may name a memory before its first ingest: used as it is, and reading the
+    morning report there, with or without --json, starts no memory."""
+    later = tmp_path / "not-made-yet"
+    text = run_remem("morning", env={"REMEM_HOME": str(later)})
+    as_json = run_remem("morning", "--json", env={"REMEM_HOME": str(later)})
+    assert text.returncode == as_json.returncode == 0, (text.stderr, as_json.stderr)
+    assert text.stdout.strip() == "no morning report yet; run `remem sleep` first" and not text.stderr
+    assert json.loads(as_json.stdout) == {"report": None, "covers": None, "read_at": None, "runs": []}
+    assert not as_json.stderr and not later.exists()
+
+
 # --------------------------------------------------------------------------- tasks --run
 
 
@@ -91,6 +103,26 @@ def test_a_value_that_starts_with_a_dash_is_answered_with_the_double_dash(home):
     assert "put --" not in one_line_error(run_remem("recall", "x", "--jsn"), "--json")
 
 
+def test_a_mistyped_option_is_not_offered_as_a_value(home):
+    """Following the hint would search for, or ingest, the literal option: none is given."""
+    for words, option in ((("recall", "--limit", "3", "foo"), "--limit"),
+                          (("ingest", "--recursive", "/tmp/x"), "--recursive"),
+                          (("remember", "-x"), "-x")):
+        line = one_line_error(run_remem(*words), f"no such option: {option}", f"see `remem {words[0]} --help`")
+        assert "put --" not in line and "as a value" not in line, line
+
+
+def test_a_negative_number_or_a_sentence_is_named_as_typed(home):
+    one_line_error(run_remem("recall", "-3"), "no such option: -3",
+                   "(to pass -3 as a value, put -- before the arguments: remem recall -- …)")
+    # Read letter by letter, `-3 days ago` fails at -3; the hint names the whole word.
+    one_line_error(run_remem("remember", "-3 days ago"), "no such option: -3",
+                   "to pass '-3 days ago' as a value, put -- before the arguments: remem remember -- …")
+    # A sentence is no slip of an option, whichever option it starts like.
+    line = one_line_error(run_remem("remember", "--json is fine"), "put -- before the arguments")
+    assert "Possible options" not in line and "Did you mean" not in line, line
+
+
 def _options_of(*names: str) -> tuple[set[str], set[str]]:
     """The long option names and the short option letters of `remem NAMES`."""
     import typer.main
@@ -113,13 +145,30 @@ def _not_an_option(word: str) -> bool:
     return word[1] not in SHORT and word[1] != "h"
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(word=st.from_regex(r"-{1,2}[a-z0-9][a-z0-9 .-]{0,24}", fullmatch=True).filter(_not_an_option))
-def test_any_word_with_a_dash_that_is_no_option_gets_the_way_to_pass_it(home, cli, word):
+def _plainly_a_value(word: str) -> bool:
+    """A negative number, or a word holding a space (a sentence)."""
+    if " " in word:
+        return True
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
+
+
+_NUMBERS = st.builds(lambda n: f"-{n}", st.one_of(st.integers(0, 10**6), st.floats(0, 1e6).map(str)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(word=st.one_of(st.from_regex(r"-{1,2}[a-z0-9][a-z0-9 .-]{0,24}", fullmatch=True), _NUMBERS)
+       .filter(_not_an_option))
+def test_a_word_with_a_dash_that_is_no_option_gets_the_double_dash_only_when_it_is_a_value(home, cli, word):
     said = cli("remember", word)
     assert said.exit_code == 1 and not said.stdout, said.output
     line = said.stderr.strip()
     assert "\n" not in line and line.startswith("remem: no such option"), line
-    # The way to pass it as a value, unless the word is a slip of one of remember's options.
-    assert "put -- before the arguments: remem remember -- …" in line or "Possible options" in line, line
+    # The way to pass it as a value when it plainly is one (a negative number, a sentence);
+    # else none: a mistyped option passed after -- would be stored as the note.
+    hinted = "put -- before the arguments: remem remember -- …" in line
+    assert hinted == _plainly_a_value(word), line
     assert "see `remem remember --help`" in line

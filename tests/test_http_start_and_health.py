@@ -3,8 +3,9 @@
 /memory/health says ok only when a call can work (config, memory, model), else the call's own
 503 line; the port is held before the start line is printed; an error line keeps its closing
 quote over MCP and HTTP; a query field given twice is refused; a body over the cap is refused
-whatever the method; a token no HTTP client can send, and an --upstream with no host, are
-refused at start in one line. Real servers on free ports, a real store, a real MCP client
+whatever the method; a token no HTTP client can send (by the proxy only beyond loopback, where
+it is used), and an --upstream with no host or a broken IPv6 address, are refused at start in
+one line. Real servers on free ports, a real store, a real MCP client
 session, raw HTTP."""
 
 from __future__ import annotations
@@ -186,7 +187,9 @@ def test_a_body_over_the_cap_is_413_whatever_the_method(served: tuple[str, Path]
 
 # --------------------------------------------------------------------------- tokens
 
-@pytest.mark.parametrize("command", [["serve", "--http"], ["proxy", "--upstream", "http://127.0.0.1:9"]])
+# The proxy asks for its token beyond loopback only (`serve --http` asks for it everywhere).
+@pytest.mark.parametrize("command", [["serve", "--http"],
+                                     ["proxy", "--upstream", "http://127.0.0.1:9", "--host", "0.0.0.0"]])
 @pytest.mark.parametrize("token", ["s3crét", "clé-🔑-7f3a", "tab\tinside"])
 def test_a_token_no_http_client_can_send_is_refused_at_start(command: list[str], token: str) -> None:
     res = run_remem(*command, "--port", str(free_port()), env={"REMEM_TOKEN": token}, timeout=60)
@@ -195,6 +198,25 @@ def test_a_token_no_http_client_can_send_is_refused_at_start(command: list[str],
                                  "HTTP client can send"), res.stderr
     assert res.stderr.count("\n") == 1 and token.strip() not in res.stderr  # one line, no secret shown
     assert "serving" not in res.stderr and "remem proxy on" not in res.stdout
+
+
+def test_the_proxy_on_loopback_starts_whatever_the_token_it_does_not_use(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REMEM_")}
+    env.update({"REMEM_HOME": str(tmp_path / "home"), "REMEM_TOKEN": "tökén"})
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "remem", "proxy", "--upstream", "http://127.0.0.1:9",
+                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=str(ROOT), env=env)
+    try:
+        line = proc.stdout.readline()  # "" if it stopped instead
+        assert line.startswith(f"remem proxy on http://127.0.0.1:{port} -> http://127.0.0.1:9"), \
+            line + (proc.stderr.read() if proc.poll() is not None else "")
+        assert "token required" not in line
+    finally:
+        proc.terminate()
+        proc.wait(20)
+        proc.stdout.close()
+        proc.stderr.close()
 
 
 @settings(max_examples=300, deadline=None)
@@ -225,4 +247,13 @@ def test_an_upstream_without_a_host_is_refused_at_start(upstream: str) -> None:
     assert res.returncode == 1, (res.stdout, res.stderr)
     assert res.stderr == f"remem: --upstream {upstream} names no host; give the API's address, " \
                          "e.g. --upstream https://api.openai.com\n"
+    assert "remem proxy on" not in res.stdout
+
+
+@pytest.mark.parametrize("upstream", ["http://[::1", "https://[::1:8080/v1", "http://[not-an-address]", "http://]::1"])
+def test_an_upstream_with_a_broken_ipv6_address_is_refused_in_a_line_that_names_the_fix(upstream: str) -> None:
+    res = run_remem("proxy", "--upstream", upstream, "--port", str(free_port()), timeout=60)
+    assert res.returncode == 1, (res.stdout, res.stderr)
+    assert res.stderr == f"remem: --upstream {upstream} has no valid address; write an IPv6 address in " \
+                         "brackets, e.g. --upstream http://[::1]:8080\n"
     assert "remem proxy on" not in res.stdout

@@ -24,6 +24,21 @@ def test_sync_refuses_a_folder_at_in_or_around_remems_home(remem_cli, home: Path
         assert not any(is_origin(name) for name in os.listdir(place)), os.listdir(place)
 
 
+def test_a_folder_holding_the_home_is_told_what_to_pick_not_to_pick_one_outside_it(remem_cli, tmp_path):
+    """~/Dropbox holding remem's home ~/Dropbox/.remem already is outside the home: the advice
+    names what the folder must not be."""
+    dropbox = tmp_path / "Dropbox"
+    dropbox.mkdir()
+    env = {"REMEM_HOME": str(dropbox / ".remem")}
+    assert remem_cli("share", "keys", env=env).returncode == 0
+    res = remem_cli("share", "sync", "--folder", str(dropbox), env=env)
+    assert res.returncode == 1
+    line = res.stderr.strip()
+    assert line.count("\n") == 0 and "holds remem's home" in line and "one outside" not in line, line
+    assert line.endswith("; pass another --folder, a folder that neither is, lies inside, nor holds "
+                         "remem's home (or its identity folder)"), line
+
+
 def test_a_link_to_the_identity_folder_is_refused_too(remem_cli, home: Path, tmp_path):
     assert remem_cli("share", "keys").returncode == 0
     link = tmp_path / "looks-harmless"

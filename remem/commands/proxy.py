@@ -54,8 +54,9 @@ def register(app: typer.Typer) -> None:
         # token is then asked of every request.
         token = resolve_token(whole)
         check_bind(host, token)
-        check_token(token)
         guard = "" if is_loopback(host) else token
+        if guard:  # on loopback no token is asked, so one a client could not send stops nothing
+            check_token(guard)
         sock = listen(host, port)  # a busy port: one line and exit 1, before claiming success
         try:
             with in_use(paths.db_path()):  # `remem restore` refuses while the proxy runs
@@ -74,7 +75,11 @@ def _check_upstream(upstream: str) -> None:
     (`http://` alone would start, then answer every request 502)."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(upstream)
+    try:
+        parts = urlsplit(upstream)
+    except ValueError:  # `http://[::1`: a bracket not closed, or no IPv6 address inside
+        raise ValueError(f"--upstream {upstream} has no valid address; write an IPv6 address in "
+                         "brackets, e.g. --upstream http://[::1]:8080") from None
     if not parts.hostname:
         raise ValueError(f"--upstream {upstream} names no host; give the API's address, "
                          "e.g. --upstream https://api.openai.com")

@@ -76,17 +76,21 @@ def register(app: typer.Typer) -> None:
 
         Example: remem morning
         """
+        from remem import paths
         from remem.commands._out import require_memory
         from remem.engine import render_morning
         from remem.engine import sleep as sleep_mod
 
         require_memory()  # a mistyped --home is named, as by every command that reads a memory
         if json_out:
-            with open_store() as store:
-                emit_json({"report": sleep_mod.morning_report(mark_read=False),
-                           "covers": sleep_mod.report_covers(store),
-                           "read_at": render_morning.read_at(),
-                           "runs": sleep_mod.history(store, 5)})
+            report, covers, runs = sleep_mod.morning_report(mark_read=False), None, []
+            # No memory there yet (a REMEM_HOME named before its first ingest): nothing to
+            # report, and reading it starts no memory there (nor does the text form).
+            if paths.db_path().exists():
+                with open_store() as store:
+                    covers, runs = sleep_mod.report_covers(store), sleep_mod.history(store, 5)
+            emit_json({"report": report, "covers": covers,
+                       "read_at": render_morning.read_at(), "runs": runs})
             return
         text = sleep_mod.morning_report()
         if text is None:

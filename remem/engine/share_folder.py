@@ -79,7 +79,8 @@ def _not_remem_home(path: Path, fix: str) -> None:
     else:
         return
     raise ShareError(f"share folder {path} {where}: a sync tool would carry the private key and the "
-                     f"memory to other machines; {fix}, one outside {home}")
+                     f"memory to other machines; {fix}, a folder that neither is, lies inside, nor "
+                     "holds remem's home (or its identity folder)")
 
 
 def reachable_folder(folder: str | Path | None = None, cfg: dict[str, Any] | None = None) -> Path | None:
