@@ -31,6 +31,22 @@ SECRETS = [
     ("The staging db password is hunter2-Xq9!", "hunter2-Xq9!", "The staging db password is [secret]"),
     ("the password for root was `admin123`", "admin123", "the password for root was `[secret]`"),
     ("PGPASSWORD=s3cr3tpass psql -h db", "s3cr3tpass", "PGPASSWORD=[secret] psql -h db"),
+    # values shaped like code that are secrets: an .env line, a YAML value, a literal, a key
+    # split by dots, an option's letters-only key, a password said as digits
+    ("POSTGRES_PASSWORD=postgres_dev", "postgres_dev", "POSTGRES_PASSWORD=[secret]"),
+    ("MYSQL_ROOT_PASSWORD=root_password", "root_password", "MYSQL_ROOT_PASSWORD=[secret]"),
+    ("secret: OpenSesame", "OpenSesame", "secret: [secret]"),
+    ("db password: CorrectHorseBatteryStaple", "CorrectHorseBatteryStaple", "db password: [secret]"),
+    ('db_password = "correctHorseBattery"', "correctHorseBattery", 'db_password = "[secret]"'),
+    ("password: Winter-Is-Coming", "Winter-Is-Coming", "password: [secret]"),
+    ("client_secret=Ab3dE.fgh9Ij", "Ab3dE.fgh9Ij", "client_secret=[secret]"),
+    ("DISCORD_TOKEN=MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+     "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "DISCORD_TOKEN=[secret]"),
+    ("password=letmein)", "letmein)", "password=[secret]"),
+    ("mytool --secret abc123xyz", "abc123xyz", "mytool --secret [secret]"),
+    ("gh auth login --token abcdefghijklmnop", "abcdefghijklmnop", "gh auth login --token [secret]"),
+    ("psql --password SuperSecret -h db", "SuperSecret", "psql --password [secret] -h db"),
+    ("the password is 12345678", "12345678", "the password is [secret]"),
     ("psql --password hunter2x -h db", "hunter2x", "psql --password [secret] -h db"),
     ("gh auth login --token ghx1234567", "ghx1234567", "gh auth login --token [secret]"),
     ("curl -u admin:hunter22 -X POST", "hunter22", "curl -u admin:[secret] -X POST"),
@@ -78,6 +94,14 @@ PROSE = [
     "psql -h localhost -U admin --password analytics_db",
     "docker build --secret id=aws,src=$HOME/.aws/credentials .",
     "the token is 12345678 characters long",
+    "index_url, _, index_url_user_password = index_info",
+    'f"has identity_token={identity_token_cfg!r}."',
+    'ENV_AUTH_TOKEN = "ANTHROPIC_AUTH_TOKEN"',
+    '$token = $request->input("token");',
+    "password = auth?.password",
+    'password = "********"',
+    "token = Name.Function",
+    "hf webhooks update abc123 --secret newsecret",
 ]
 
 

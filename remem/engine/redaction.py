@@ -38,13 +38,16 @@ _VALUE = r"(?:[^\s'\";]|;(?![\w.\-]+=))"
 # hourly" is prose), and not a name of an algorithm or encoding ("sha256-hashed", "base64").
 _SAID = (r"\b(?:password|passwd|passphrase|token|api[ _\-]?key|access[ _\-]?key)"
          r"(?:\s+(?:for|of|on)\s+(?:the\s+)?[\w.\-]+)?\s+(?:is|was)\s*:?\s+['\"`]?"
-         r"(?P<value>(?![0-9]+(?![^\s'\"`]))(?!(?:sha|md|base|argon|utf|ipv|oauth|http|aes|rsa|ed|hs|rs|es|ps|pbkdf|crc"
+         r"(?P<value>(?![0-9]+\s+(?:characters?|chars?|bytes?|bits?|digits?|letters?|words?|tokens?|long"
+         r"|seconds?|minutes?|hours?|days?|ms)\b)(?!(?:sha|md|base|argon|utf|ipv|oauth|http|aes|rsa|ed|hs|rs|es|ps|pbkdf|crc"
          r"|x|v)\d+(?![A-Za-z0-9]))(?=[^\s'\"`]*\d)[^\s'\"`]{6,})")
 # On a command line: `psql --password hunter2x`, `gh auth login --token …`, `curl -u me:pw …`
-# (a value that is a reference, `--token $GH_TOKEN`, another option, or a word without a digit
-# or symbol stays: "use the --password option", `psql --password dbname`, whose flag takes none).
-_OPTION = (r"(?<![\w-])--(?:password|passwd|passphrase|token|api-key)\s+['\"]?"
-           r"(?P<value>(?![-$<{%]|\[secret\])(?=[^\s'\"]*[0-9!@#%^&*+=~])[^\s'\"]{6,})")
+# (a value that is a reference, `--token $GH_TOKEN`, another option, a spec, `--secret id=aws`,
+# or a short lowercase word stays: "use the --password option", `psql --password dbname`, whose
+# flag takes none; a key of lowercase letters alone is 16 or more).
+_OPTION = (r"(?<![\w-])--(?:password|passwd|passphrase|token|api-key|secret)\s+['\"]?"
+           r"(?P<value>(?![-$<{%]|\[secret\])(?![^\s'\"]*=)"
+           r"(?:(?=(?-i:[^\s'\"]*[0-9!@#%^&*+~A-Z]))[^\s'\"]{6,}|[^\s'\"]{16,}))")
 _CURL_USER = r"\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:(?P<value>(?![$<{%]|\[secret\])[^\s'\"@]{4,})"
 # These read the same in any case.
 SECRETS_ANY_CASE = [
@@ -132,17 +135,49 @@ _NOT_A_VALUE = re.compile(
     r"(?:\$\{?[A-Z_][A-Z0-9_]*\}?|%[A-Z_][A-Z0-9_]*%|<[^<>\s]+>|\[secret\]|"
     r"string|number|boolean|bigint|object|unknown|undefined|Optional|String)(?![\w-])"
     r"|\$\(|\{\{|[A-Za-z_][\w.]*[(\[]"
-    # Code that names where the value is, not the value: another variable or an attribute
-    # (`pad_token = tokenizer.eos_token`, `secret_key=settings.SECRET_KEY`, `auth_token=
-    # auth_token,`), a type (`progress_token: ProgressToken`), a placeholder (`"[MASK]"`).
-    # Or a placeholder cut short (`sk-...`), an f-string's field (`{token}`), an expression
-    # (`(self.user + …`), an argument passed on (`resumption_token=token,`), a literal.
-    r"|(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+"
-    r"|(?:[A-Z][a-z]+){2,}|[a-z]+(?:[A-Z][a-z]+)+|[A-Z][a-z]*(?:-[A-Z][a-z]*)+"
-    r"|_?[A-Z]\w*(?:Key|Token|Secret|Password|Types?|T)|True|False|None|null|true|false"
-    r"|\[[A-Z_]+\])(?![\w.-])"
-    r"|[^\s'\"]*?(?:\.\.\.|…)|\{[^{}\s]*\}|\(|[a-z_]+[,)]"
+    # Placeholders and code that no secret looks like: a literal (`None`), a mask (`"[MASK]"`,
+    # `"********"`), one cut short (`sk-...`), a variable of PHP or the shell (`$token`), an
+    # f-string's field (`{token}`), an expression (`(self.user + …`), a YAML tag (`!vault`).
+    r"|(?:True|False|None|null|true|false|nil|\[[A-Z_]+\]|\$[a-z_]\w*)"
+    r"(?![\w.-])|\{[a-z_][\w.]*(?:![rsa])?\}|\$[a-z_]\w*->|([*•#xX])\1{5,}(?![^\s'\",;)])|[^\s'\"]*?(?:\.\.\.|…)|\(|![a-z]\w*(?![\w-])"
 )
+# A value that is the name of another variable, an attribute or a type, in code:
+# `pad_token = tokenizer.eos_token`, `secret_key=settings.SECRET_KEY`, `auth_token=auth_token,`,
+# `progress_token: ProgressToken`, `private_key: Ed25519PrivateKey`. An identifier counts only
+# when one of its words names a credential (a password rarely does), or a chain of two or more
+# names without a digit (`Name.Function`; a key split by dots has digits: `SG.x…`, Discord's).
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w\-]*(?:\??\.[A-Za-z_][\w\-]*)*")
+_DOTTED_NAMES = re.compile(r"[A-Za-z_]+(?:\??\.[A-Za-z_]+)+")
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_CREDENTIAL_WORDS = {"token", "tokens", "secret", "secrets", "password", "passwords", "passwd", "pwd",
+                     "pass", "key", "keys", "auth", "credential", "credentials", "cred", "creds"}
+# An .env or shell line (`MYSQL_ROOT_PASSWORD=root_password`): whatever follows is the value.
+_ENV_LINE = re.compile(r"[A-Z][A-Z0-9_]*=[^\s'\"]")
+# `x = y` in code, y unquoted: a variable (`index_url_password = index_info`); a literal there
+# would be quoted, and INI's `password = hunter2` has a digit.
+_CODE_ASSIGNMENT = re.compile(r"[^=:]*\s=\s+[A-Za-z_][A-Za-z_]*(?:\??\.[A-Za-z_]+)*[,);`]*$")
+_TRAILING = re.compile(r"[,);`]*")
+
+
+def _names_code(found: str, value: str) -> bool:
+    """Whether an assignment's value names code rather than being a secret. A credential word
+    in a value of CamelCase or snake case reads as code too (`password: SuperSecret` is missed:
+    a type such as pydantic's `password: SecretStr` looks the same)."""
+    if _ENV_LINE.match(found):
+        return False
+    if _CODE_ASSIGNMENT.match(found):
+        return True
+    name = _IDENTIFIER.match(value)
+    if not name or _TRAILING.fullmatch(value[name.end():]) is None:
+        return False
+    quoted = found[len(found) - len(value) - 1:][:1] in ("'", '"')  # a string, not a name
+    if _DOTTED_NAMES.fullmatch(name.group()):
+        return not quoted
+    if name.group()[-1].isdigit():  # a name ends in a letter; a password often in digits
+        return False
+    return any(word.lower() in _CREDENTIAL_WORDS for word in _WORDS.findall(name.group()))
+
+
 _ASSIGNMENT = next(p for p, why in SECRETS_RE_I if why == "secret: credential assignment")
 
 
@@ -150,7 +185,7 @@ def _not_a_secret(found: str) -> bool:
     """A credential assignment whose value is no secret (see above)."""
     label = _LABEL.match(found)
     value = found[label.end():] if label else found
-    return bool(_PWD_PATH.match(found) or _NOT_A_VALUE.match(value))
+    return bool(_PWD_PATH.match(found) or _NOT_A_VALUE.match(value) or _names_code(found, value))
 
 
 def is_secret(pattern: re.Pattern[str], found: str) -> bool:
