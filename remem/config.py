@@ -27,19 +27,46 @@ HOOK_MARGIN_MS = 1000
 HOOK_CAP_ENV = "REMEM_HOOK_CAP_MS"  # tests: the cap in place of the agents' timeouts
 
 
+def hook_cap_override() -> int | None:
+    """REMEM_HOOK_CAP_MS when it is a whole number of at least 1 ms (tests on a loaded machine,
+    docs/CONFIG.md), else None: 0 would stop every hook at once, with no word of why."""
+    override = os.environ.get(HOOK_CAP_ENV, "")
+    if override.isascii() and override.isdigit() and int(override) >= 1:
+        return int(override)
+    return None
+
+
+def _agent_timeout_s(event: str) -> int:
+    """The shortest time an agent waits for a hook of `event` as `remem setup` wires it."""
+    return CODEX_SESSION_END_TIMEOUT_S if event == "session-end" else HOOK_TIMEOUT_S
+
+
 def hook_budget_cap_ms(event: str = "prompt") -> int:
     """The most a hook of `event` ever spends, prime.timeout_ms or not: less than the shortest
     time an agent gives it as `remem setup` wires it, so it gives up before it is killed."""
-    override = os.environ.get(HOOK_CAP_ENV, "")
-    if override.isascii() and override.isdigit():  # tests on a loaded machine (docs/CONFIG.md)
-        return int(override)
-    shortest = CODEX_SESSION_END_TIMEOUT_S if event == "session-end" else HOOK_TIMEOUT_S
-    return shortest * 1000 - HOOK_MARGIN_MS
+    override = hook_cap_override()
+    if override is not None:
+        return override
+    return _agent_timeout_s(event) * 1000 - HOOK_MARGIN_MS
 
 
 def hook_budget_ms(timeout_ms: Any, event: str = "prompt") -> float:
     """A hook's budget in ms: prime.timeout_ms (`timeout_ms`), at most hook_budget_cap_ms(event)."""
     return max(0.0, min(float(timeout_ms), float(hook_budget_cap_ms(event))))
+
+
+def hook_budget_said(timeout_ms: Any, event: str = "prompt") -> str:
+    """What sets a hook's budget, for the lines that name it: "prime.timeout_ms", or, when the
+    cap cuts it, that too ("prime.timeout_ms, capped below the agent's 5 s timeout")."""
+    try:
+        cut = float(timeout_ms) > hook_budget_cap_ms(event)
+    except (TypeError, ValueError):
+        return "prime.timeout_ms"
+    if not cut:
+        return "prime.timeout_ms"
+    if hook_cap_override() is not None:
+        return f"prime.timeout_ms, capped by {HOOK_CAP_ENV}"
+    return f"prime.timeout_ms, capped below the agent's {_agent_timeout_s(event)} s timeout"
 
 
 DEFAULTS: dict[str, Any] = {

@@ -58,7 +58,7 @@ def store_problem(exc: BaseException, db: Any = None) -> tuple[str, str, str] | 
         named = exc.filename if isinstance(exc.filename, str) and exc.filename else db
         where = Path(named).absolute() if named is not None else paths.db_path()
         home = paths.home()
-        advice, fix = readonly_advice(where, read_only_mount(where) or str(where.parent),
+        advice, fix = readonly_advice(where, read_only_mount(where) or _existing_above(where),
                                       memory=where == home or home in where.parents)
         return "readonly", f"{where} is on a read-only filesystem ({exc.strerror or exc}); {advice}", fix
     if not isinstance(exc, sqlite3.DatabaseError):
@@ -102,8 +102,12 @@ def readonly_advice(db: Any, mount: str | None = None, *, memory: bool = True) -
         targets = " ".join(str(p) for p in (db, *_sidecars(db), db.parent))
         fix = f"chmod u+w {targets}"
         return f"make it and its folder writable: {fix}", fix
-    elsewhere = (f"copy {db.parent} to a writable folder and point REMEM_HOME at the copy" if memory
-                 else "use a folder on a writable filesystem")
+    if not memory:
+        elsewhere = "use a folder on a writable filesystem"
+    elif not _is_dir(db.parent):  # a new memory: nothing there to copy
+        elsewhere = "point REMEM_HOME at a folder on a writable filesystem"
+    else:
+        elsewhere = f"copy {db.parent} to a writable folder and point REMEM_HOME at the copy"
     return (f"no chmod helps on a read-only mount: remount {mount} read-write, or {elsewhere}",
             f"mount -o remount,rw {mount}   (or {elsewhere})")
 
@@ -130,6 +134,26 @@ def read_only_mount(path: Any) -> str | None:
             here = above
     except (OSError, AttributeError, ValueError):  # no statvfs (Windows), a path it refuses
         return None
+
+
+def _is_dir(path: Any) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def _existing_above(path: Any) -> str:
+    """The nearest folder above `path` that exists (a mount's folder when it cannot be told)."""
+    import os
+
+    here = os.path.dirname(os.path.abspath(str(path)))
+    try:
+        while not os.path.isdir(here) and os.path.dirname(here) != here:
+            here = os.path.dirname(here)
+    except (OSError, ValueError):
+        pass
+    return here
 
 
 def _sidecars(db: Any) -> list[Any]:

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from tests.conftest import ROOT
 from tests.test_hooks import fixture, run_hook, seed, session_in_arm
 
 HOLD_LOCK = """
@@ -88,8 +89,45 @@ def test_a_budget_above_what_the_agent_waits_is_cut_while_the_memory_stays_locke
     res = run_hook("prompt", payload)
     assert res.returncode == 0 and res.stdout == ""
     cap = config.hook_budget_cap_ms("prompt")
-    assert f"past the hook's budget ({cap} ms: prime.timeout_ms)" in res.stderr, res.stderr
-    assert f"({cap} ms: prime.timeout_ms)" in (home / "logs" / "remem.log").read_text()
+    # the cap is named, not prime.timeout_ms alone (60000 ms was never what the hook waited)
+    capped = f"({cap} ms: prime.timeout_ms, capped below the agent's {config.HOOK_TIMEOUT_S} s timeout)"
+    assert f"past the hook's budget {capped}" in res.stderr, res.stderr
+    assert capped in (home / "logs" / "remem.log").read_text()
+
+
+def test_a_capped_budget_is_named_when_the_hook_input_never_ends(home, monkeypatch):
+    from remem import config
+
+    monkeypatch.delenv(config.HOOK_CAP_ENV, raising=False)
+    config.set_value("prime.timeout_ms", 60_000)
+    hook = subprocess.Popen([sys.executable, "-m", "remem", "hook", "prompt"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    try:
+        hook.stdin.write('{"prompt": "run the tests"')  # no closing brace, stdin left open
+        hook.stdin.flush()
+        hook.wait(timeout=120)  # it gives up on its own, stdin still open
+    finally:
+        hook.stdin.close()
+    out, err = hook.stdout.read(), hook.stderr.read()
+    assert hook.returncode == 0 and out == ""
+    cap = config.hook_budget_cap_ms("prompt")
+    assert (f"the hook input did not end within the hook's budget ({cap} ms: prime.timeout_ms, capped "
+            f"below the agent's {config.HOOK_TIMEOUT_S} s timeout): ") in err, err
+
+
+def test_config_set_says_hooks_use_at_most_the_cap(home, cli, monkeypatch):
+    from remem import config
+
+    monkeypatch.delenv(config.HOOK_CAP_ENV, raising=False)
+    cap = config.hook_budget_cap_ms()
+    res = cli("config", "set", "prime.timeout_ms", "10000")
+    assert res.exit_code == 0 and res.stdout.startswith("prime.timeout_ms = 10000"), res.output
+    assert res.stderr.count("\n") == 1 and f"hooks use at most {cap} ms of it" in res.stderr, res.stderr
+    assert config.get("prime.timeout_ms") == 10000  # set as asked all the same
+    at_cap = cli("config", "set", "prime.timeout_ms", str(cap))
+    assert at_cap.exit_code == 0 and at_cap.stderr == "", at_cap.stderr
+    other = cli("config", "set", "recall.k", "8")
+    assert other.exit_code == 0 and other.stderr == ""
 
 
 class _Signalled(Exception):
@@ -165,7 +203,36 @@ def test_the_test_only_cap_variable_replaces_the_cap_and_nothing_else(home, monk
     monkeypatch.setenv(config.HOOK_CAP_ENV, "60000")
     assert config.hook_budget_cap_ms("prompt") == config.hook_budget_cap_ms("session-end") == 60000
     assert config.hook_budget_ms(30000) == 30000
-    for odd in ("", "-5", "1e9", "soon", "²"):
+    for odd in ("", "-5", "1e9", "soon", "²", "0", "000"):
         monkeypatch.setenv(config.HOOK_CAP_ENV, odd)
         assert config.hook_budget_cap_ms("prompt") == usual
+
+
+def test_a_cap_variable_of_zero_is_ignored_and_the_hook_still_primes(seeded, home, monkeypatch):
+    """REMEM_HOOK_CAP_MS=0 once stopped every hook at once, the log blaming its input."""
+    from remem import config
+
+    monkeypatch.delenv(config.HOOK_CAP_ENV, raising=False)
+    config.set_value("prime.timeout_ms", config.hook_budget_cap_ms())  # all the agents allow
+    payload = fixture("claude-code", "prompt", session_id=session_in_arm(False, "zero-cap"))
+    res = run_hook("prompt", payload, env={config.HOOK_CAP_ENV: "0"})
+    assert res.returncode == 0 and "linux/amd64" in res.stdout, res.stderr
+    log = home / "logs" / "remem.log"
+    assert "did not end within" not in (log.read_text() if log.exists() else "")
+
+
+def test_doctor_names_the_cap_variable_when_it_sets_the_cap(home, monkeypatch):
+    from remem import config
+    from remem.engine.doctor import diagnose
+
+    def budget_problems() -> list[dict[str, str]]:
+        return [p for p in diagnose(run_hooks=False)["problems"] if "prime.timeout_ms" in p["problem"]]
+
+    config.set_value("prime.timeout_ms", 1000)
+    monkeypatch.setenv(config.HOOK_CAP_ENV, "500")
+    (found,) = budget_problems()
+    assert config.HOOK_CAP_ENV in found["problem"] and "500 ms" in found["problem"]
+    assert found["fix"] == f"unset {config.HOOK_CAP_ENV}"  # not a value config would take
+    monkeypatch.setenv(config.HOOK_CAP_ENV, "0")  # ignored: the agents' cap, above 1000
+    assert budget_problems() == []
 

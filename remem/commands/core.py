@@ -172,6 +172,13 @@ def register(app: typer.Typer) -> None:
             config.load()
         except config.ConfigError as exc:  # another key, bad before: this one is set all the same
             print(f"remem: warning: {exc}", file=sys.stderr)
+        if key.strip() == "prime.timeout_ms" and written > config.hook_budget_cap_ms():
+            # Set as asked, but no prompt, pre-tool or stop hook spends that long (doctor says so too).
+            why = (f"while {config.HOOK_CAP_ENV} is set (a setting for tests)"
+                   if config.hook_cap_override() is not None else
+                   f"so they give up before the agent's {config.HOOK_TIMEOUT_S} s timeout")
+            print(f"remem: note: hooks use at most {config.hook_budget_cap_ms()} ms of it, {why}",
+                  file=sys.stderr)
         if json_out:
             emit_json({"key": key, "value": written})
             return

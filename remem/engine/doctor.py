@@ -327,6 +327,10 @@ def _hook_budget_problem() -> dict[str, str] | None:
     cap = config.hook_budget_cap_ms()
     if wanted <= cap:
         return None
+    if config.hook_cap_override() is not None:  # the test-only variable sets the cap, not the agents
+        return {"problem": f"prime.timeout_ms is {wanted:g} ms, but {config.HOOK_CAP_ENV}={cap} (a setting "
+                           f"for tests) is set here, so hooks give up at {cap} ms instead",
+                "fix": f"unset {config.HOOK_CAP_ENV}"}
     return {"problem": f"prime.timeout_ms is {wanted:g} ms, but agents stop a hook after "
                        f"{config.HOOK_TIMEOUT_S} s (as `remem setup` wires them), so hooks give up "
                        f"at {cap} ms instead",

@@ -198,7 +198,14 @@ class Store:
         # empty file is what it mends, so it may open one.
         fresh = self._check_file(create, refuse_empty=hold)
         if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                if exc.errno != errno.EROFS:
+                    raise
+                # A new home on a read-only mount: named as the memory is, not as any path.
+                _kind, line, fix = store_problem(OSError(exc.errno, exc.strerror, str(self.path)))
+                raise StoreError(line, fix=fix) from None
         if fresh:
             self._make_file()
         # The live memory is marked in use while open, so `remem restore` never replaces it

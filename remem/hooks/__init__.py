@@ -70,10 +70,11 @@ def _parse(argv: list[str]) -> tuple[str, str]:
     return event, agent
 
 
-def _read_stdin(deadline: float | None = None) -> bytes:
+def _read_stdin(deadline: float | None = None, within: str = "prime.timeout_ms") -> bytes:
     """The agent's JSON from stdin. Stops once a whole JSON object has arrived, at end of
     input, or at `deadline` (time.monotonic()): an agent that keeps stdin open after writing
-    its payload (or never writes it) costs the hook its budget, not more."""
+    its payload (or never writes it) costs the hook its budget, not more. `within`: that
+    budget, as the line that gives up names it."""
     stream = sys.stdin.buffer if sys.stdin is not None else None
     if stream is None:
         return b""
@@ -101,8 +102,8 @@ def _read_stdin(deadline: float | None = None) -> bytes:
             if size > MAX_STDIN:
                 raise ValueError(f"hook input larger than {MAX_STDIN} bytes; ignored")
             raise TimeoutError(
-                f"the hook input did not end within prime.timeout_ms ({size} bytes read, stdin "
-                "still open, no complete JSON object); nothing done")
+                f"the hook input did not end within {within}: {size} bytes read, stdin "
+                "still open, no complete JSON object; nothing done")
         if not poller.poll(left_ms):
             continue
         chunk = os.read(fd, 1 << 16)
@@ -232,17 +233,26 @@ def _has_fileno(stream: Any) -> bool:
     return True
 
 
-def _budget_deadline(start: float, event: str = "prompt") -> float:
-    """start + prime.timeout_ms (at most config.hook_budget_cap_ms(event)); the default budget
-    when the config cannot be read (run() reports that)."""
-    budget = DEFAULT_BUDGET_MS
+def _budget(event: str = "prompt") -> tuple[float, str]:
+    """The hook's budget in ms, prime.timeout_ms (at most config.hook_budget_cap_ms(event)),
+    and what a line that gives up calls it; the default budget when the config cannot be read
+    (run() reports that)."""
+    budget, said = float(DEFAULT_BUDGET_MS), "prime.timeout_ms"
     try:
         from remem import config
 
-        budget = config.hook_budget_ms(config.load()["prime"]["timeout_ms"], event)
+        wanted = config.load()["prime"]["timeout_ms"]
+        budget = config.hook_budget_ms(wanted, event)
+        if config.hook_budget_said(wanted, event) != said:  # the cap, not prime.timeout_ms
+            said = f"the hook's budget ({budget:.0f} ms: {config.hook_budget_said(wanted, event)})"
     except Exception:
         pass
-    return start + max(0.0, budget) / 1000.0
+    return max(0.0, budget), said
+
+
+def _budget_deadline(start: float, event: str = "prompt") -> float:
+    """start + the hook's budget (_budget)."""
+    return start + _budget(event)[0] / 1000.0
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -301,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
             _note("no hook input on stdin (hooks are run by an agent); see `remem hook --help`")
             _emit(adapters.neutral(agent, event))
             return 0
-        payload = _payload(_read_stdin(_budget_deadline(start, event)))
+        budget_ms, within = _budget(event)
+        payload = _payload(_read_stdin(start + budget_ms / 1000.0, within))
         if event != "session-end":
             gone = _stdout_problem()
             if gone:
@@ -369,7 +380,8 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
         text = str(exc).lower()
         if "locked" in text or "busy" in text:  # sqlite3.OperationalError, its budget spent
             raise TimeoutError("the memory stayed busy (another remem process is writing) past "
-                               f"the hook's budget ({budget_ms:.0f} ms: prime.timeout_ms); "
+                               f"the hook's budget ({budget_ms:.0f} ms: "
+                               f"{config.hook_budget_said(pc['timeout_ms'], event)}); "
                                "nothing shown this time") from None
         raise
     # select() checked the deadline before recording; once the decision is in `primes` it is

@@ -75,7 +75,8 @@ async def test_y_says_what_a_sync_rejected_and_names_the_files(demo_home, cli, t
         await acted(pilot)
         said = _said(app)
         assert len(said) == 1 and said[0].startswith("synced: exported "), said
-        assert said[0].endswith("received 1, quarantined 0, rejected 1, activated 0, revoked 0"), said
+        assert said[0].endswith("received 1, quarantined 0, rejected 1, activated 0, confirmed yours 0, "
+                                "revoked 0"), said
         (warned,) = _said(app, "warning")
         assert warned.startswith(f"sync: rejected (1): {origin}/lessons/{tampered.name}: "), warned
         assert "signature does not verify" in warned and "\n" not in warned

@@ -64,12 +64,15 @@ def origin_cell(c: dict[str, Any]) -> str:
 def sync_said(out: dict[str, Any]) -> str:
     """What y says once a sync is done: its counts, as `remem share sync` prints them."""
     s = out["summary"]
-    said = (f"synced: exported {s['exported']}, received {s['received']}, quarantined {s['quarantined']}, "
-            f"rejected {s['rejected']}, activated {s['activated']}, revoked {s['revoked']}")
+    # withheld: lessons of ours the share safety check kept back (a path, a host, a secret).
+    said = (f"synced: exported {s['exported']} (withheld {s.get('withheld', 0)}), received {s['received']}, "
+            f"quarantined {s['quarantined']}, rejected {s['rejected']}, activated {s['activated']}, "
+            f"confirmed yours {s.get('confirmed_ours', 0)}, revoked {s['revoked']}")
     # What changed under lessons already held: said only when something did.
     changes = [f"{what} {s.get(key, 0)}" for key, what in (
         ("withdrawn", "confirmations withdrawn"), ("folded", "folded into your own"),
-        ("demoted", "back to candidate"), ("blocked", "blocked origins skipped"))
+        ("demoted", "back to candidate"), ("revocations_rewritten", "revocations rewritten"),
+        ("blocked", "blocked origins skipped"))
         if s.get(key)]
     return said + (f" ({', '.join(changes)})" if changes else "")
 
