@@ -129,6 +129,10 @@ def main() -> None:
         t = time.perf_counter()
         build_store(home, args.lessons, args.episodes)
         print(f"built {home} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    else:  # a store an older remem built: upgraded once here, as any command would (hooks never do)
+        from remem.engine.store import Store
+
+        Store(home / "memory.db").close()
     env = dict(os.environ, REMEM_HOME=str(home))
     env.pop("REMEM_HOOK_MODULES_OUT", None)
     # As installed: bytecode cached (pip compiles it). Kept out of the tree with a prefix.
