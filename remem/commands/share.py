@@ -136,16 +136,8 @@ def register(app: typer.Typer) -> None:
             return
         _print_receive(out["receive"])
         _problems("in your own folder", out["export"]["problems"] + out["confirmations"]["problems"])
-        s = out["summary"]
-        print(f"{safe(out['folder'])} as {safe(out['origin'])}: exported {s['exported']} (withheld {s['withheld']}), "
-              f"received {s['received']}, quarantined {s['quarantined']}, rejected {s['rejected']}, "
-              f"activated {s['activated']}, confirmed yours {s['confirmed_ours']}, revoked {s['revoked']}")
-        # What changed under lessons already held: said only when something did.
-        changes = [f"{what} {s.get(key, 0)}" for key, what in (
-            ("withdrawn", "confirmations withdrawn"), ("folded", "folded into your own"),
-            ("demoted", "back to candidate"), ("revocations_rewritten", "revocations rewritten"),
-            ("blocked", "blocked origins skipped"))
-            if s.get(key)]
+        print(f"{safe(out['folder'])} as {safe(out['origin'])}: {share.summary_line(out['summary'])}")
+        changes = share.summary_changes(out["summary"])
         if changes:
             print("  " + ", ".join(changes))
 

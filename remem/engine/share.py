@@ -114,6 +114,22 @@ def summarise(out: dict[str, Any]) -> dict[str, int]:
     }
 
 
+def summary_line(s: dict[str, int]) -> str:
+    """A sync's counts in the words `remem share sync` and the TUI's y both say them
+    (withheld: lessons of ours the share safety check kept back: a path, a host, a secret)."""
+    return (f"exported {s['exported']} (withheld {s['withheld']}), received {s['received']}, "
+            f"quarantined {s['quarantined']}, rejected {s['rejected']}, activated {s['activated']}, "
+            f"confirmed yours {s['confirmed_ours']}, revoked {s['revoked']}")
+
+
+def summary_changes(s: dict[str, int]) -> list[str]:
+    """What a sync changed under lessons already held: only the counts that are not zero."""
+    return [f"{what} {s[key]}" for key, what in (
+        ("withdrawn", "confirmations withdrawn"), ("folded", "folded into your own"),
+        ("demoted", "back to candidate"), ("revocations_rewritten", "revocations rewritten"),
+        ("blocked", "blocked origins skipped")) if s.get(key)]
+
+
 # --------------------------------------------------------------------------- the person's choices
 
 def accept(store: Store, lesson_id: str, *, force: bool = False, identity_dir: Path | str | None = None,

@@ -63,18 +63,10 @@ def origin_cell(c: dict[str, Any]) -> str:
 
 def sync_said(out: dict[str, Any]) -> str:
     """What y says once a sync is done: its counts, as `remem share sync` prints them."""
-    s = out["summary"]
-    # withheld: lessons of ours the share safety check kept back (a path, a host, a secret).
-    said = (f"synced: exported {s['exported']} (withheld {s.get('withheld', 0)}), received {s['received']}, "
-            f"quarantined {s['quarantined']}, rejected {s['rejected']}, activated {s['activated']}, "
-            f"confirmed yours {s.get('confirmed_ours', 0)}, revoked {s['revoked']}")
-    # What changed under lessons already held: said only when something did.
-    changes = [f"{what} {s.get(key, 0)}" for key, what in (
-        ("withdrawn", "confirmations withdrawn"), ("folded", "folded into your own"),
-        ("demoted", "back to candidate"), ("revocations_rewritten", "revocations rewritten"),
-        ("blocked", "blocked origins skipped"))
-        if s.get(key)]
-    return said + (f" ({', '.join(changes)})" if changes else "")
+    from remem.engine.share import summary_changes, summary_line
+
+    changes = summary_changes(out["summary"])
+    return f"synced: {summary_line(out['summary'])}" + (f" ({', '.join(changes)})" if changes else "")
 
 
 # The most files a sync's warning names (`remem share sync` lists them all).
