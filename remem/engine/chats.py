@@ -473,11 +473,45 @@ def _chatgpt(conv: dict[str, Any], c: _Conv) -> None:
             c.say(role, text, at)
 
 
+def _claude_ai_thread(messages: list[Any], leaf: Any = None) -> list[dict[str, Any]]:
+    """The messages of a Claude.ai conversation as shown: the path from its root to its
+    latest message. An edited prompt or a regenerated reply is a second child of the same
+    parent (`parent_message_uuid`), and the export lists every version, the abandoned ones
+    too; the thread shown ends at `current_leaf_message_uuid` where the export names it, else
+    at the newest message no other answers (latest `created_at`, then the last listed). An
+    export whose messages name no parent (older ones) is one thread, in the order listed."""
+    dicts = [m for m in messages if isinstance(m, dict)]
+    if not any(isinstance(m.get("parent_message_uuid"), str) and m["parent_message_uuid"] for m in dicts):
+        return dicts
+    by_uuid: dict[str, dict[str, Any]] = {}
+    for m in dicts:
+        if isinstance(m.get("uuid"), str) and m["uuid"]:
+            by_uuid[m["uuid"]] = m
+    parents = {m.get("parent_message_uuid") for m in dicts if isinstance(m.get("parent_message_uuid"), str)}
+    end = by_uuid.get(leaf) if isinstance(leaf, str) else None
+    if end is None:
+        leaves = [(n, m) for n, m in enumerate(dicts) if m.get("uuid") not in parents]
+        if not leaves:
+            return dicts  # every message answered by another: a cycle, read as listed
+        end = max(leaves, key=lambda nm: (_when({"at": nm[1].get("created_at")}) or "", nm[0]))[1]
+    thread: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    here: dict[str, Any] | None = end
+    while here is not None and id(here) not in seen:
+        seen.add(id(here))
+        thread.append(here)
+        parent = here.get("parent_message_uuid")
+        here = by_uuid.get(parent) if isinstance(parent, str) else None
+    thread.reverse()
+    return thread
+
+
 def _claude_ai(conv: dict[str, Any], c: _Conv) -> None:
-    """Claude.ai's data export: `chat_messages` with sender human / assistant."""
-    for m in conv.get("chat_messages") or []:
-        if not isinstance(m, dict):
-            continue
+    """Claude.ai's data export: `chat_messages` with sender human / assistant, the thread
+    shown only (_claude_ai_thread)."""
+    messages = conv.get("chat_messages")
+    for m in _claude_ai_thread(messages if isinstance(messages, list) else [],
+                               conv.get("current_leaf_message_uuid")):
         role = {"human": "user", "user": "user", "assistant": "assistant"}.get(_key(m.get("sender")))
         if role is None:
             continue
@@ -615,6 +649,25 @@ def _conversations(value: Any) -> list[Any]:
     return [value]
 
 
+# What every zip archive starts with (the apps' data exports are downloaded as one).
+ZIP_MAGIC = b"PK\x03\x04"
+ZIP_ADVICE = "a zip archive: unzip it and ingest its conversations.json"
+
+
+def _not_json(exc: ValueError, text: str, data: bytes) -> str:
+    """Where a file meant as one JSON document stops being JSON, in one line."""
+    pos = getattr(exc, "pos", None)
+    if not isinstance(pos, int):
+        return f"not valid JSON: {exc}"
+    if not text[pos:].strip() or str(getattr(exc, "msg", "")).startswith("Unterminated string"):
+        # nothing after where it fails, or a string that runs to the end: the file is cut short
+        return f"not valid JSON: it ends early at byte {len(data)} (an incomplete download?)"
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    at = bom + len(text[:pos].encode("utf-8", "replace"))
+    line, column = getattr(exc, "lineno", 0), getattr(exc, "colno", 0)
+    return f"not valid JSON: {getattr(exc, 'msg', exc)} at line {line}, column {column} (byte {at})"
+
+
 def parse_chats(path: Path | str) -> list[Session]:
     """Every conversation in a JSON or JSONL file, as Sessions.
 
@@ -625,13 +678,18 @@ def parse_chats(path: Path | str) -> list[Session]:
     data = path.read_bytes()
     # utf-8-sig: exports saved by Windows tools start with a byte-order mark
     text = data.decode("utf-8-sig", errors="replace")
+    if data.startswith(ZIP_MAGIC):
+        raise NotAConversation(ZIP_ADVICE)
     malformed = 0
     torn = False
     items: list[Any]
     header: dict[str, Any] = {}
+    not_json: ValueError | None = None
+    objects = 0  # lines that are JSON objects or arrays: none, and the file was one JSON document
     try:
         items = _conversations(json.loads(text))
-    except ValueError:
+    except ValueError as exc:
+        not_json = exc
         items = []
         loose: list[Any] = []  # JSONL whose lines are single messages
         # Gemini CLI's session-*.jsonl: a header, then records, each message once as last
@@ -650,6 +708,7 @@ def parse_chats(path: Path | str) -> list[Session]:
                 else:
                     malformed += 1
                 continue
+            objects += isinstance(value, (dict, list))
             if isinstance(value, dict) and value.get("type") in _GEMINI_CLI_TYPES \
                     and "role" not in value and "content" in value:
                 gemini[value["id"] if isinstance(value.get("id"), str) else n] = value
@@ -691,11 +750,15 @@ def parse_chats(path: Path | str) -> list[Session]:
             sessions.append(session)
     if not sessions and _gemini_not_started(items, header):
         return []  # a Gemini CLI session just opened: nothing said yet, read once it grows
+    if not sessions and not_json is not None and not objects and text.strip() and path.suffix != ".jsonl":
+        # One JSON document (an app's conversations.json) that does not parse, not JSON lines.
+        raise NotAConversation(_not_json(not_json, text, data))
     if not sessions:
         # No path here: ingest puts it in front of every error it reports.
         raise NotAConversation(
-            f"no conversations found ({malformed} unreadable entries); expected OpenAI, "
-            "Anthropic or Gemini messages, as JSON or one conversation per JSONL line"
+            f"no conversations found ({malformed} unreadable entries); expected a ChatGPT or "
+            "Claude.ai export's conversations.json, or OpenAI, Anthropic or Gemini messages, "
+            "as JSON or one conversation per JSONL line"
         )
     _tell_apart(sessions)
     sessions[0].malformed_lines = malformed

@@ -199,6 +199,23 @@ def _strip_wrapper(text: str) -> str:
     return text[pos:]
 
 
+# A command still running when exec_command hands back ("Process running with session ID N")
+# goes on under that id: the model polls it or types to it with write_stdin {"session_id": N},
+# whose outputs are the rest of the command's, the last saying how it exited. That exit is
+# the command's: its failure is the exec_command call's, with all it printed, not the poll's.
+_RUNNING = re.compile(r"^Process running with session ID (\S+)\s*$", re.M)
+_EXITED = re.compile(r"^Process exited with code (-?\d+)\s*$", re.M)
+
+
+def _wrapper_says(pattern: re.Pattern[str], text: str) -> str | None:
+    """What `pattern` reads in the wrapper's header of an output (None without a header)."""
+    if not text.startswith(_WRAPPER_START):
+        return None
+    at = text.find("\nOutput:")
+    found = pattern.search(text[:at if at >= 0 else 2000])
+    return found.group(1) if found else None
+
+
 def _output_text(output: Any) -> tuple[str, bool | None]:
     """A call output as text, and an explicit failure flag where the payload has one."""
     if isinstance(output, str):
@@ -224,6 +241,8 @@ class _Builder:
         self.calls: dict[str, ToolCall] = {}
         self.item_messages = 0
         self.unpaired_outputs = 0
+        self.running: dict[str, ToolCall] = {}  # session ID -> the exec_command still running
+        self.later_output: dict[int, tuple[ToolCall, list[str]]] = {}  # what the polls read of it
 
     def _assistant(self, at: str | None) -> Turn:
         """The assistant turn a tool call belongs to: the last one, unless the person spoke since."""
@@ -256,6 +275,28 @@ class _Builder:
         if looks_rejected(text):
             call.rejected = True
         call.is_error = bool(flag) or looks_failed(text)
+        self._running_command(call, text, at)
+
+    def _running_command(self, call: ToolCall, text: str, at: str | None) -> None:
+        """Pair a write_stdin with the command it polls (see _RUNNING): its output is that
+        command's, and the exit it reports is that command's."""
+        args = call.input if isinstance(call.input, dict) else {}
+        polled = str(args.get("session_id")) if call.name == "write_stdin" and "session_id" in args else None
+        origin = self.running.get(polled) if polled is not None else None
+        if origin is not None and not text.startswith(_WRAPPER_START):
+            return  # no output of the command: write_stdin's own answer (an unknown session ID)
+        if origin is None:
+            running = _wrapper_says(_RUNNING, text)
+            if running is not None:
+                self.running[running] = call
+            return
+        self.later_output.setdefault(id(origin), (origin, []))[1].append(call.result or "")
+        code = _wrapper_says(_EXITED, text)
+        if code is not None:
+            del self.running[polled]
+            origin.is_error = origin.is_error or int(code) != 0
+            origin.result_at = at
+            call.is_error = False  # the poll worked; the command it polled failed
 
     def response_item(self, p: dict[str, Any], at: str | None) -> None:
         kind = p.get("type") if isinstance(p.get("type"), str) else None
@@ -321,6 +362,9 @@ class _Builder:
                 call.is_error = True
 
     def finish(self) -> list[Turn]:
+        for call, parts in self.later_output.values():
+            pieces = [call.result or ""] + parts
+            call.result = "".join(p if not p or p.endswith("\n") else p + "\n" for p in pieces)
         # See the module docstring: one copy of each message, never both.
         use_events = self.item_messages == 0
         return [t for src, t in self.timeline if src == "item" or use_events]

@@ -46,7 +46,7 @@ _ERROR_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         r"non-fast-forward|\[rejected\]|cannot (rebase|pull) with rebase|would be overwritten by (merge|checkout)",
         re.I)),
     ("test_failure", re.compile(
-        r"\b\d+ (failed|failing)\b|^FAILED\b|^FAIL\b|AssertionError|tests? failed|test result: FAILED|"
+        r"(?<!port )\b\d+ (failed|failing)\b|^FAILED\b|^FAIL\b|AssertionError|tests? failed|test result: FAILED|"
         r"\bfailures?: [1-9]|assert(ion)? failed|Expected: .*\n\s*Received:", re.I | re.M)),
     ("syntax_type_error", re.compile(
         r"SyntaxError|IndentationError|TabError|TypeError|type error|error TS\d+|"
@@ -101,12 +101,20 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
 }
 
 
+# A refused connection is no failing test, whatever else the output says: a test run whose
+# database is not up prints both, and libpq names the port it tried ("port 5432 failed:
+# Connection refused"). Read before test_failure.
+_REFUSED = re.compile(r"Connection refused|ECONNREFUSED", re.I)
+
+
 def error_class(text: str) -> str:
     """The class of a failed tool result's text (see ERROR_CLASSES)."""
     text = text or ""
     head = text[:4000] + ("\n" + text[-2000:] if len(text) > 6000 else "")
     low = head.lower()
     for name, pattern in _ERROR_PATTERNS:
+        if name == "test_failure" and "refused" in low and _REFUSED.search(head):
+            return "network"
         if any(t in low for t in _TRIGGERS[name]) and pattern.search(head):
             return name
     return "other"
@@ -235,8 +243,14 @@ def _telling_line(text: str, cls: str, lines: list[str]) -> tuple[str, int] | No
         return line, where[-1] if where else len(lines)
     if exception and (pattern is None or pattern.search(exception)):
         return last(exception)
+    if cls == "test_failure":
+        go = _go_test_line(lines)
+        if go is not None:
+            return go
     if pattern is not None:
         hits = [n for n, ln in enumerate(lines) if pattern.search(ln)]
+        if cls == "test_failure":  # a bare "FAIL" summary names nothing: any other line first
+            hits = [n for n in hits if lines[n] != "FAIL"] or hits
         if hits:
             # A traceback ends with the exception that matters; test runners name the test first.
             n = hits[-1] if cls in ("module_not_found", "syntax_type_error") else hits[0]
@@ -244,6 +258,23 @@ def _telling_line(text: str, cls: str, lines: list[str]) -> tuple[str, int] | No
     if exception:
         return last(exception)
     return _first_telling(lines)
+
+
+# `go test` ends every failing run with the same lines, "FAIL" and "FAIL\t<package>\t0.01s";
+# the test that failed is named above them ("--- FAIL: TestName (0.00s)"), with where and why
+# ("    math_test.go:12: got 4, want 3").
+_GO_FAIL = re.compile(r"--- FAIL: \S")
+_GO_TEST_LINE = re.compile(r"[\w.-]+_test\.go:\d+: \S")
+
+
+def _go_test_line(lines: list[str]) -> tuple[str, int] | None:
+    """The first `--- FAIL: TestName` line of a `go test` output, else its first
+    `file_test.go:N:` line (None when it has neither)."""
+    for pattern in (_GO_FAIL, _GO_TEST_LINE):
+        for n, line in enumerate(lines):
+            if pattern.match(line):
+                return line, n
+    return None
 
 
 # A command-line tool given a wrong flag or argument prints its usage, then the error:

@@ -194,6 +194,16 @@ def _raw_lines(path: Path) -> Iterator[bytes]:
         yield from fh
 
 
+def _refuse_a_zip(path: Path) -> None:
+    """NotAConversation, saying to unzip it, for a zip archive (known by its first bytes,
+    whatever its name): an app's data export as downloaded."""
+    from remem.engine.chats import ZIP_ADVICE, ZIP_MAGIC, NotAConversation
+
+    with open(path, "rb") as fh:
+        if fh.read(len(ZIP_MAGIC)) == ZIP_MAGIC:
+            raise NotAConversation(ZIP_ADVICE)
+
+
 def _held_by_a_newer_file(store: Store, session_id: str, name: str, st: os.stat_result,
                           grows: bool = False) -> bool:
     """Whether another file, newer than this one and still there, holds this conversation (two
@@ -248,9 +258,12 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
     A transcript or rollout with no record of its source raises NotAConversation and stores
     no session (nothing is recorded, so it is read again next time): no readable line at all,
     or another source's records (guessed from its name, a rollout and a transcript are read
-    as what they are instead). A copy of a session another, longer file tells is `skipped`."""
+    as what they are instead). A copy of a session another, longer file tells is `skipped`.
+    A zip archive (an app's data export as downloaded) raises NotAConversation saying to unzip it."""
     if source == "events":
         from remem.engine.events import ingest_events_file
+
+        _refuse_a_zip(path)
 
         _add_events(summary, ingest_events_file(store, path))
         return
@@ -265,6 +278,7 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
             summary["skipped"] += 1
             return
         summary["reread"] += 1  # unchanged, but judged by older detectors: read again
+    _refuse_a_zip(path)  # never recorded, so never skipped as unchanged above
     if source == "chats" and path.suffix == ".jsonl" and (wrong := another_source(path, source)):
         raise wrong  # an events file or a transcript is no chat export: say which it is
     sessions = _parse(path, source, store)

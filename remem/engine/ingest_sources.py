@@ -76,6 +76,18 @@ def _guess_source(path: Path) -> str:
     return "claude-code"
 
 
+# What the apps' data exports hold beside conversations.json, none a conversation: ChatGPT's
+# account, feedback and shared links, Claude.ai's account and projects.
+_EXPORT_COMPANIONS = frozenset(("user.json", "message_feedback.json", "shared_conversations.json",
+                                "users.json", "projects.json"))
+
+
+def _export_companion(path: Path) -> bool:
+    """A file of an unpacked ChatGPT or Claude.ai export that holds no conversation (by its
+    name, beside the export's conversations.json): left out when a folder is listed."""
+    return path.name in _EXPORT_COMPANIONS and (path.parent / "conversations.json").is_file()
+
+
 def _files_under(folder: Path, source: str | None,
                  unreadable: list[tuple[Path, OSError]] | None = None) -> list[Path]:
     """The transcript files a folder holds for a source (subagent folders never). OSError when
@@ -93,7 +105,8 @@ def _files_under(folder: Path, source: str | None,
         if gemini:
             return gemini
     if source == "chats":
-        return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
+        return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl")
+                      and not _export_companion(p))
     from remem.engine.transcripts import jsonl_files, project_files
 
     files = jsonl_files(folder)  # listed first: a folder that cannot be is said by its name

@@ -43,7 +43,7 @@ def safe_text(text: Any) -> str:
 # even when it is unchanged (ingest_files.ingest_file), so what an older release found
 # wrongly goes (reread.py) instead of staying forever. Rows an older release wrote hold
 # none (NULL), which counts as older than any.
-DETECTOR_VERSION = 1
+DETECTOR_VERSION = 2
 
 
 def episodes_of(session: Session, found: dict[str, Any] | None = None) -> list[dict[str, Any]]:
