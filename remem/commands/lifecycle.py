@@ -55,12 +55,22 @@ def register(app: typer.Typer) -> None:
             raise ValueError("--hard and --undo cannot go together; a hard delete cannot be undone")
         with open_store() as store:
             if undo:
-                result = lifecycle.restore(store, memory_id)
-                message = f"restored {safe(result['id'])}"
+                try:
+                    result = {**lifecycle.restore(store, memory_id), "changed": True}
+                    message = f"restored {safe(result['id'])}"
+                except lifecycle.NothingToUndo as done:  # a no-op, as `lessons restore` of an active one
+                    from remem.engine.memories import public
+
+                    result = {**public(store.episode(memory_id)), "changed": False, "message": str(done)}
+                    message = safe(str(done))
             else:
                 result = lifecycle.forget(store, memory_id, hard=hard)
-                message = (f"deleted {safe(result['id'])} everywhere" if hard
-                           else f"archived {safe(result['id'])} ({undo_hint(result['id'])} brings it back)")
+                if hard:
+                    message = f"deleted {safe(result['id'])} everywhere"
+                elif result.get("archived_already"):
+                    message = f"{safe(result['id'])} is archived already ({undo_hint(result['id'])} brings it back)"
+                else:
+                    message = f"archived {safe(result['id'])} ({undo_hint(result['id'])} brings it back)"
         if json_out:
             emit_json(result)
         else:

@@ -10,7 +10,12 @@ from datetime import datetime, timedelta, timezone
 from typing import Iterator
 
 _frozen: datetime | None = None
-_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}\Z")  # a day with no time of day (`--until 2026-11-20`)
+# A day or a week with no time of day, in any form ISO 8601 (and datetime.fromisoformat) has
+# for one: 2026-11-20, 20261120, 2026-W47-5, 2026W475, or a week, 2026-W47; optionally with a
+# zone: Z (UTC) or an offset. As a bound it means the whole of that day or week (`when`).
+_DATE_ONLY = re.compile(
+    r"(?:(?P<day>\d{4}-\d{2}-\d{2}|\d{8})|(?P<week>\d{4}-?W\d{2})(?P<weekday>-?\d)?)"
+    r"(?P<zone>Z|[+-]\d{2}(?::?\d{2})?)?\Z", re.IGNORECASE)
 
 
 def now() -> datetime:
@@ -73,20 +78,43 @@ def when(value: str | datetime | None, name: str = "time") -> str | None:
         except OverflowError:  # before year 1: datetime cannot hold it
             raise ValueError(f"{name}: {text!r} is too far back; use a date (2026-05-01) or a "
                              "shorter duration (365d)") from None
-    if name == "until" and _DATE_ONLY.match(text):
-        # `--until 2026-11-20` includes that day: read as its start (00:00), it left it out.
-        try:  # the last microsecond of that day, UTC (as a date-only time is read everywhere)
-            day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=timezone.utc)
-            return iso(day + timedelta(days=1, microseconds=-1))
-        except ValueError:  # not a real day (2026-02-30): refused below with the usual line
-            pass
     try:
-        return iso(parse(text))
+        return _whole_period(text, end=name == "until") or iso(parse(text))
     except TimeOutOfRange as exc:  # a real ISO time, but not one in UTC: say so, not "not a time"
         raise ValueError(f"{name}: {exc}; give a time within it (9999-12-31T23:59:59Z)") from None
     except (ValueError, TypeError, OverflowError):
         raise ValueError(f"{name}: not a time: {text!r} (use 2026-05-01, 2026-05-01T09:00, "
                          "or a duration back from now: 7d, 2h)") from None
+
+
+def _whole_period(text: str, end: bool) -> str | None:
+    """A day (or week) with no time of day as a bound: its first microsecond, or with `end` its
+    last (`--until 2026-11-20` includes that day; read as its start, 00:00, it left the day
+    out). UTC unless a zone is given. None when `text` is no such form; ValueError when it is
+    one but names no real day (2026-02-30), TimeOutOfRange when the day is outside year 1 to
+    9999 in UTC. (datetime.fromisoformat alone read 2026-03-01+02:00 as 02:00 that day.)"""
+    found = _DATE_ONLY.match(text)
+    if not found:
+        return None
+    zone = (found["zone"] or "Z").upper()
+    tz = timezone.utc
+    if zone != "Z":
+        digits = zone[1:].replace(":", "")
+        offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:] or 0))
+        if offset >= timedelta(days=1) or int(digits[2:] or 0) > 59:
+            raise ValueError(text)
+        tz = timezone(-offset if zone[0] == "-" else offset)
+    if found["day"]:
+        start, length = datetime.fromisoformat(found["day"]), timedelta(days=1)
+    elif found["weekday"]:
+        start, length = datetime.fromisoformat(found["week"].upper() + found["weekday"]), timedelta(days=1)
+    else:  # a week without a day: Monday to Sunday
+        start, length = datetime.fromisoformat(found["week"].upper()), timedelta(days=7)
+    start = start.replace(tzinfo=tz)
+    try:
+        return iso(start + (length - timedelta(microseconds=1)) if end else start)
+    except OverflowError:
+        raise TimeOutOfRange(f"{text[:40]!r} is outside year 1 to 9999 in UTC") from None
 
 
 def days_between(earlier: str | datetime | None, later: datetime | None = None) -> float:

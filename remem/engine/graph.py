@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from remem import config as config_mod
 from remem.engine import clock
+from remem.engine.lifecycle import EXPIRED
 from remem.engine.store import CONNECTION_TYPES, Store
 
 if TYPE_CHECKING:
@@ -75,12 +76,15 @@ def connect(
 
 
 def edges_of(store: Store, memory_id: str) -> list[dict[str, Any]]:
-    """Every edge touching a memory, with direction 'out' or 'in', strongest first."""
+    """Every edge touching a memory, with direction 'out' or 'in', strongest first. An edge to
+    a short-term memory past its TTL is left out: that memory is gone for every read."""
     mid = store.episode(memory_id)["id"]
+    gone = f"SELECT id FROM episodes WHERE {EXPIRED}"
+    now = clock.iso()
     rows = store.rows(
-        "SELECT *, 'out' AS direction FROM connections WHERE src = ? "
-        "UNION ALL SELECT *, 'in' AS direction FROM connections WHERE dst = ? "
-        "ORDER BY weight DESC, created", (mid, mid))
+        f"SELECT *, 'out' AS direction FROM connections WHERE src = ? AND dst NOT IN ({gone}) "
+        f"UNION ALL SELECT *, 'in' AS direction FROM connections WHERE dst = ? AND src NOT IN ({gone}) "
+        "ORDER BY weight DESC, created", (mid, now, mid, now))
     return rows
 
 
@@ -91,7 +95,7 @@ def traverse(
 ) -> list[list[dict[str, Any]]]:
     """Breadth-first from start: levels[0] is [start], levels[d] the memories first reached at
     depth d. No memory appears twice. types limits the edge types walked. Trailing empty levels
-    are dropped."""
+    are dropped. A short-term memory past its TTL is neither a start (NotFound) nor reached."""
     if not 1 <= int(depth) <= MAX_DEPTH:
         raise ValueError(f"depth must be between 1 and {MAX_DEPTH}")
     wanted = [_check_type(t) for t in (types or ())]
@@ -112,6 +116,8 @@ def traverse(
         seen.update(found)
         rows = {r["id"]: r for r in _rows(store, list(found))}
         level = [_node(rows[i], via) for i, via in found.items() if i in rows]
+        if not level:  # every memory reached is past its TTL (or gone meanwhile)
+            break
         levels.append(level)
         frontier = [n["id"] for n in level]
     return levels
@@ -130,13 +136,15 @@ def _node(row: dict[str, Any], via: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _rows(store: Store, ids: list[str]) -> list[dict[str, Any]]:
+    """The memories of `ids` a traversal shows: not one past its TTL (gone for every read)."""
     out: list[dict[str, Any]] = []
+    now = clock.iso()
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
         marks = ",".join("?" for _ in chunk)
         out += store.rows(
             f"SELECT id, kind, title, memory_type, archived, importance, strength, health, valence, "
-            f"arousal, at FROM episodes WHERE id IN ({marks})", chunk)
+            f"arousal, at FROM episodes WHERE id IN ({marks}) AND NOT {EXPIRED}", [*chunk, now])
     return out
 
 
@@ -169,13 +177,16 @@ def _space_cache(store: Store, space: str, dim: int) -> Any:
 
 
 def _by_seq(store: Store, seqs: Iterable[int]) -> dict[int, dict[str, Any]]:
-    """seq -> {id, archived} for the given episode seqs."""
+    """seq -> {id, archived} for the given episode seqs (archived is true for a memory past its
+    TTL too: neither is linked to)."""
     seqs = [int(x) for x in seqs]
     out: dict[int, dict[str, Any]] = {}
+    now = clock.iso()
     for i in range(0, len(seqs), 500):
         chunk = seqs[i:i + 500]
         marks = ",".join("?" for _ in chunk)
-        for r in store.rows(f"SELECT seq, id, archived FROM episodes WHERE seq IN ({marks})", chunk):
+        for r in store.rows(f"SELECT seq, id, (archived OR {EXPIRED}) AS archived FROM episodes "
+                            f"WHERE seq IN ({marks})", [now, *chunk]):
             out[int(r["seq"])] = r
     return out
 
@@ -274,7 +285,8 @@ def discover_for(store: Store, memory_id: str, cfg: dict[str, Any] | None = None
     cfg = cfg or config_mod.load()
     threshold = float(cfg["graph"]["auto_threshold"])
     top_k = int(cfg["graph"]["auto_top_k"])
-    row = store.one("SELECT seq, id, space, embedding, archived FROM episodes WHERE id = ?", (memory_id,))
+    row = store.one(f"SELECT seq, id, space, embedding, (archived OR {EXPIRED}) AS archived FROM episodes "
+                    "WHERE id = ?", (clock.iso(), memory_id))
     if top_k <= 0 or not row or not row["embedding"] or not row["space"] or row["archived"]:
         return []
     vec = np.frombuffer(row["embedding"], dtype="<f4")
@@ -302,7 +314,8 @@ def discover_all(
     since: str | None = None,
     cfg: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Auto-discover for every live memory created after `since` (all when None).
+    """Auto-discover for every live memory created after `since` (all when None). Archived
+    memories and short-term ones past their TTL are neither linked from nor linked to.
 
     progress(done, total, message) after each chunk. Returns {memories, edges}.
     """
@@ -311,8 +324,9 @@ def discover_all(
     cfg = cfg or config_mod.load()
     threshold = float(cfg["graph"]["auto_threshold"])
     top_k = int(cfg["graph"]["auto_top_k"])
-    where = "archived = 0 AND embedding IS NOT NULL AND space IS NOT NULL"
-    params: list[Any] = []
+    now = clock.iso()
+    where = f"archived = 0 AND NOT {EXPIRED} AND embedding IS NOT NULL AND space IS NOT NULL"
+    params: list[Any] = [now]
     if since:
         where += " AND created > ?"
         params.append(since)
@@ -324,10 +338,10 @@ def discover_all(
     for r in todo:
         by_space.setdefault((r["space"], int(r["width"]) // 4), []).append(int(r["seq"]))
     total, done, edges = len(todo), 0, 0
-    hidden = np.asarray([r["seq"] for r in store.rows("SELECT seq FROM episodes WHERE archived = 1")],
-                        dtype=np.int64)
+    hidden = np.asarray([r["seq"] for r in store.rows(
+        f"SELECT seq FROM episodes WHERE archived = 1 OR {EXPIRED}", (now,))], dtype=np.int64)
     live_ids = {int(r["seq"]): r["id"] for r in store.rows(
-        "SELECT seq, id FROM episodes WHERE archived = 0 AND embedding IS NOT NULL")}
+        f"SELECT seq, id FROM episodes WHERE archived = 0 AND NOT {EXPIRED} AND embedding IS NOT NULL", (now,))}
     for (space, dim), wanted in by_space.items():
         cache = _space_cache(store, space, dim)
         if not len(cache):

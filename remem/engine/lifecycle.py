@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from remem import config as config_mod
 from remem.engine import clock
-from remem.engine.store import EPISODE_KINDS, Store, normalise_tag
+from remem.engine.store import EPISODE_KINDS, MAX_TAGS, Store, normalise_tag
 
 MEMORY_TYPES = ("short_term", "long_term")
 # The order run_due_tasks runs them in: hide before deleting, delete before connecting.
@@ -127,36 +127,50 @@ def promote(store: Store, memory_id: str) -> dict[str, Any]:
     return _public(store, row["id"])
 
 
+class NothingToUndo(ValueError):
+    """A restore of a memory that is not archived: nothing changed. Not a failure (the CLI
+    says so and exits 0, as `remem lessons restore` of an active lesson does)."""
+
+
 def archive(store: Store, memory_id: str) -> dict[str, Any]:
-    """Soft delete: hidden from recall, kept. Stamps last_touched (health clock starts)."""
+    """Soft delete: hidden from recall, kept. Stamps last_touched (health clock starts). A
+    memory archived already is left as it is: a second stamp would restart its health clock."""
     row = store.episode(memory_id)
     with store.write() as conn:
         conn.execute(
-            "UPDATE episodes SET archived = 1, last_touched = ? WHERE id = ?", (clock.iso(), row["id"])
-        )
-    return _public(store, row["id"])
-
-
-def restore(store: Store, memory_id: str) -> dict[str, Any]:
-    """Undo an archive. A restore by hand is the strongest touch: strength >= 1, health 100."""
-    row = store.episode(memory_id)
-    with store.write() as conn:
-        conn.execute(
-            "UPDATE episodes SET archived = 0, strength = max(strength, 1.0), health = 100.0, "
-            "last_touched = ? WHERE id = ?",
+            "UPDATE episodes SET archived = 1, last_touched = ? WHERE id = ? AND archived = 0",
             (clock.iso(), row["id"]),
         )
     return _public(store, row["id"])
 
 
+def restore(store: Store, memory_id: str) -> dict[str, Any]:
+    """Undo an archive. A restore by hand is the strongest touch: strength >= 1, health 100.
+    NothingToUndo when the memory is not archived (then nothing is changed)."""
+    row = store.episode(memory_id)
+    with store.write() as conn:
+        changed = conn.execute(
+            "UPDATE episodes SET archived = 0, strength = max(strength, 1.0), health = 100.0, "
+            "last_touched = ? WHERE id = ? AND archived = 1",
+            (clock.iso(), row["id"]),
+        ).rowcount
+    if not changed:
+        raise NothingToUndo(f"{row['id']} is not archived; nothing to undo")
+    return _public(store, row["id"])
+
+
 def forget(store: Store, memory_id: str, hard: bool = False) -> dict[str, Any]:
-    """Archive (default) or delete everywhere (hard). Returns {id, hard, title}."""
+    """Archive (default) or delete everywhere (hard). Returns {id, hard, title}; a soft forget
+    of a memory archived already changes nothing (archive) and adds `archived_already`."""
     row = store.episode(memory_id)
     if hard:
         store.hard_delete([row["id"]])
-    else:
-        archive(store, row["id"])
-    return {"id": row["id"], "hard": hard, "title": row["title"]}
+        return {"id": row["id"], "hard": hard, "title": row["title"]}
+    archive(store, row["id"])
+    out = {"id": row["id"], "hard": hard, "title": row["title"]}
+    if row["archived"]:
+        out["archived_already"] = True
+    return out
 
 
 # --------------------------------------------------------------------------- task bookkeeping
@@ -167,10 +181,15 @@ def _last_run(conn: Any, name: str) -> datetime | None:
 
 
 def _mark_run(conn: Any, name: str, stamp: str, cfg: dict[str, Any]) -> None:
+    """Record that the task ran at `stamp`. last_run never moves backwards (a clock set back,
+    REMEM_NOW earlier than a run made with it later): the decays are owed only for the time
+    after last_run, so moving it back would charge that time a second time."""
     interval = cfg["tasks"].get(name)
     conn.execute(
         "INSERT INTO tasks (name, last_run, interval_s) VALUES (?, ?, ?) "
-        "ON CONFLICT(name) DO UPDATE SET last_run = excluded.last_run, interval_s = excluded.interval_s",
+        "ON CONFLICT(name) DO UPDATE SET interval_s = excluded.interval_s, last_run = CASE "
+        "WHEN tasks.last_run IS NULL OR tasks.last_run < excluded.last_run THEN excluded.last_run "
+        "ELSE tasks.last_run END",
         (name, stamp, float(interval) if interval is not None else None),
     )
 
@@ -364,6 +383,10 @@ def task_status(store: Store, cfg: dict[str, Any] | None = None) -> list[dict[st
             due, next_run = False, None
         elif last is None:
             due, next_run = True, clock.iso(now)
+        elif clock.parse(last) > now:
+            # Run "later" than now (the clock was set back): due, not "not due until" a time
+            # that may be years off. A decay then owes nothing for the time it charged already.
+            due, next_run = True, clock.iso(now)
         else:
             nxt = clock.parse(last) + timedelta(seconds=interval)
             due, next_run = nxt <= now, clock.iso(nxt)
@@ -484,10 +507,14 @@ def _tag_clause(store: Store, wanted: list[str], all_tags: bool) -> tuple[str, l
     """SQL for any/all of the tags. Any: shaped by how many memories carry them (rare: collect
     ids through the tag index; common: probe the tags primary key row by row in time order)."""
     marks = ",".join("?" for _ in wanted)
+    if all_tags and len(wanted) > MAX_TAGS:
+        # No memory holds more than MAX_TAGS tags, so none holds them all.
+        return "0", []
     if all_tags and len(wanted) > 1:
-        # Bounded by the tag index ranges, however sparse the intersection is.
-        inner = " INTERSECT ".join("SELECT memory_id FROM tags WHERE tag = ?" for _ in wanted)
-        return f"id IN ({inner})", list(wanted)
+        # Bounded by the tag index ranges, however sparse the intersection is; one GROUP BY, not
+        # an INTERSECT per tag (SQLite refuses a compound SELECT of more than 500 terms).
+        return (f"id IN (SELECT memory_id FROM tags WHERE tag IN ({marks}) GROUP BY memory_id "
+                f"HAVING count(DISTINCT tag) = ?)", [*wanted, len(wanted)])
     counts = [int(store.scalar("SELECT count(*) FROM tags WHERE tag = ?", (t,)) or 0) for t in wanted]
     if sum(counts) <= _TAG_PROBE_FROM:
         return f"id IN (SELECT memory_id FROM tags WHERE tag IN ({marks}))", list(wanted)

@@ -176,6 +176,8 @@ def _describe_predict(c: dict[str, Any]) -> str:
 
 
 def _describe_connect(c: dict[str, Any]) -> str:
+    if c.get("skipped"):
+        return f"skipped: {c['skipped']}"
     if "would_scan" in c:
         return f"would link {_n(c['would_scan'], 'new memory', 'new memories')} to similar ones"
     if not c.get("memories"):

@@ -201,10 +201,30 @@ def _pass_expire(ctx: Context) -> Iterator[Progress]:
     yield Progress("expire", 1, 1, "done")
 
 
+def task_off(ctx: Context, task: str) -> str | None:
+    """Why a pass that is the lifecycle task `task` does not run: its interval in [tasks] is
+    0 or less ("0 = off"), so sleep leaves it, as `remem tasks --run` does; None when it is on."""
+    try:
+        interval = float(ctx.cfg.get("tasks", {}).get(task, 1) or 0)
+    except (TypeError, ValueError):
+        return None  # a value config.load would have refused: the pass runs as before
+    if interval > 0:
+        return None
+    from remem.config import DEFAULTS
+
+    on = DEFAULTS["tasks"][task]
+    return f"off (tasks.{task} = 0; `remem config set tasks.{task} {on}` turns it on)"
+
+
 def _pass_decay(ctx: Context) -> Iterator[Progress]:
     """strength × 2^(−days since touch / 45); archived below the cut (flashbulb exempt)."""
     from remem.engine import lifecycle
 
+    off = task_off(ctx, "strength_decay")
+    if off:  # neither decayed nor stamped: turned on again, it owes the time since it last ran
+        ctx.counts["decay"] = {"decayed": 0, "archived": 0, "skipped": off}
+        yield Progress("decay", 1, 1, f"skipped: {off}")
+        return
     yield Progress("decay", 0, 1, "strength decay")
     counts = lifecycle.strength_decay(ctx.store, ctx.cfg)
     ctx.counts["decay"] = counts
@@ -280,6 +300,11 @@ def _pass_connect(ctx: Context) -> Iterator[Progress]:
     """Typed similar_to edges for memories made since the last connect pass."""
     from remem.engine.graph import discover_all
 
+    off = task_off(ctx, "discover_connections")
+    if off:  # not stamped, connected_until left: turned on again, it links what came meanwhile
+        ctx.counts["connect"] = {"memories": 0, "edges": 0, "skipped": off}
+        yield Progress("connect", 1, 1, f"skipped: {off}")
+        return
     yield Progress("connect", 0, 1, "discovering connections")
     store = ctx.store
     since = _last_summary_value(store, "connected_until", str)

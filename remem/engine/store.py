@@ -628,6 +628,11 @@ class Store:
                                f"{lesson['id']}` hides it (`remem lessons show {lesson['id']}` reads it)")
             short = " (an id prefix needs at least 4 characters)" if len(memory_id) < 4 else ""
             raise NotFound(f"no memory with id {memory_id!r}{short}; `remem list` shows the ids")
+        if row["memory_type"] == "short_term" and row["expires_at"] and row["expires_at"] <= clock.iso():
+            # Past its TTL: gone for every read, as recall, search and `remem list` leave it out
+            # (lifecycle.EXPIRED, the same text comparison), until the expire task deletes it.
+            raise NotFound(f"memory {row['id']} was short-term and expired at {row['expires_at'][:19]}; "
+                           "`remem remember` it again to keep it")
         row["tags"] = self.tags_of(row["id"])
         return row
 
@@ -644,7 +649,16 @@ class Store:
                 if exists and not replace:
                     continue
                 if exists:
-                    keep = ("strength", "recalls", "last_touched", "archived", "health", "created")
+                    # A re-read brings the memory's words again, not its life: every lifecycle
+                    # field is kept as stored. Importance, valence and arousal may have been set
+                    # by hand (update_memory) or moved by the lifecycle (importance decay); type,
+                    # expiry and flashbulb protection were settled when the memory was made or
+                    # promoted. Only a session's episode is replaced so, and its reader assigns
+                    # the defaults every time, so a re-read has nothing of its own to say there
+                    # (a finding read again under a new id keeps its fields too: reread.py).
+                    keep = ("strength", "recalls", "last_touched", "archived", "health", "created",
+                            "importance", "valence", "arousal", "memory_type", "expires_at",
+                            "flashbulb_until")
                     cur = conn.execute(
                         f"SELECT {', '.join(keep)} FROM episodes WHERE id = ?", (row["id"],)
                     ).fetchone()
