@@ -406,23 +406,3 @@ def test_an_import_starts_the_sweep_over(home, tmp_path, over_existing):
             assert secret not in everything_stored(store)
         assert scrub.pending(store) == {}
 
-
-def test_secrets_the_redaction_learned_later_are_swept_from_a_memory_made_before(home):
-    """A memory the release before stored `PGPASSWORD=…` and `psql --password …` in (its
-    redaction knew neither form): after the upgrade, the next sleep redacts them where they
-    lie; a memory made by this release has nothing to read."""
-    from remem.engine.schema import MIGRATIONS
-    from remem.engine.store import Store
-
-    before = [fn.__name__ for fn in MIGRATIONS].index("_m011_redaction_sweep_again")
-    with Store(migrate_upto=before) as old:
-        old.put_episodes([
-            {"id": "e1", "kind": "error", "title": "Bash failed: PGPASSWORD=s3cr3tpass psql -h db",
-             "gist": "psql --password hunter2x -h db refused the login", "source": "claude-code"},
-        ])
-    res = run_remem("sleep", "--pass", "redact", "--json")
-    assert res.returncode == 0, res.stderr
-    with Store() as store:
-        title, gist = store.conn.execute("SELECT title, gist FROM episodes WHERE id = 'e1' OR title LIKE 'Bash%'").fetchone()
-    assert "s3cr3tpass" not in title and "PGPASSWORD=[secret]" in title
-    assert "hunter2x" not in gist and "--password [secret]" in gist

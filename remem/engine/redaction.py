@@ -20,14 +20,14 @@ SECRETS = [
     (r"\bnpm_[A-Za-z0-9]{30,}", "secret: npm token"),
     (r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----", "secret: private key block"),
     (r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", "secret: JWT"),
-    (r"://[^/\s:@]+:[^/\s@]+@", "secret: credentials in a URL"),
+    (r"://[^/\s:@]*:[^/\s@]+@", "secret: credentials in a URL"),
 ]
 # A credential's name, alone or as the last word of a longer one (`DATABASE_PASSWORD`,
 # `MYSQL_ROOT_PASSWORD`, `GITHUB_TOKEN`, `DJANGO_SECRET_KEY`, Azure's `AccountKey`); `pass`
 # only as such a last word (`DB_PASS`), never alone ("pass: rewrite the parser"). A password
 # also as the end of one word (`PGPASSWORD`, `MYSQLPASSWORD`). Not the middle of a word
 # ("bypass", "OLDPWD").
-_CREDENTIAL = (r"(?<![A-Za-z0-9_])(?:(?:[A-Za-z0-9]+[_\-])*(?:[A-Za-z0-9]*(?:password|passwd|passphrase)|pwd"
+_CREDENTIAL = (r"(?<![A-Za-z0-9])(?:_auth(?![A-Za-z0-9])|_?(?:[A-Za-z0-9]+[_\-])*(?:[A-Za-z0-9]*(?:password|passwd|passphrase)|authtoken|pwd"
                r"|secret(?:[_\-]?key)?|token|api[_\-]?key|access[_\-]?key|account[_\-]?key"
                r"|private[_\-]?key|client[_\-]?secret)|(?:[A-Za-z0-9]+_)+pass)")
 # A value runs to a space or a quote, and to a ";" that starts the next `Name=` of a
@@ -52,7 +52,7 @@ _CURL_USER = r"\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:(?P<value>(?
 # These read the same in any case.
 SECRETS_ANY_CASE = [
     (r"aws_secret_access_key|aws_session_token", "secret: AWS secret key"),
-    (_CREDENTIAL + r"\s*[:=]\s*['\"]?" + _VALUE + "{6,}", "secret: credential assignment"),
+    (_CREDENTIAL + r"['\"]?\s*[:=]\s*['\"]?" + _VALUE + "{6,}", "secret: credential assignment"),
     (_SAID, "secret: a password or token given in words"),
     (_OPTION, "secret: a password or token given as an option"),
     (_CURL_USER, "secret: a password given to curl"),
@@ -134,65 +134,74 @@ _PWD_PATH = re.compile(r"(?:[A-Za-z0-9]+[_\-])*pwd\s*[:=]\s*['\"]?[~.]*/", re.IG
 _NOT_A_VALUE = re.compile(
     r"(?:\$\{?[A-Z_][A-Z0-9_]*\}?|%[A-Z_][A-Z0-9_]*%|<[^<>\s]+>|\[secret\]|"
     r"string|number|boolean|bigint|object|unknown|undefined|Optional|String)(?![\w-])"
-    r"|\$\(|\{\{|[A-Za-z_][\w.]*[(\[]"
+    r"|\$\(|\{\{|[A-Za-z_][\w.:]*[(\[<]"
     # Placeholders and code that no secret looks like: a literal (`None`), a mask (`"[MASK]"`,
     # `"********"`), one cut short (`sk-...`), a variable of PHP or the shell (`$token`), an
     # f-string's field (`{token}`), an expression (`(self.user + …`), a YAML tag (`!vault`).
     r"|(?:True|False|None|null|true|false|nil|\[[A-Z_]+\]|\$[a-z_]\w*)"
     r"(?![\w.-])|\{[a-z_][\w.]*(?:![rsa])?\}|\$[a-z_]\w*->|([*•#xX])\1{5,}(?![^\s'\",;)])|[^\s'\"]*?(?:\.\.\.|…)|\(|![a-z]\w*(?![\w-])"
 )
-# A value that is the name of another variable, an attribute or a type, in code:
-# `pad_token = tokenizer.eos_token`, `secret_key=settings.SECRET_KEY`, `auth_token=auth_token,`,
-# `progress_token: ProgressToken`, `private_key: Ed25519PrivateKey`. An identifier counts only
-# when one of its words names a credential (a password rarely does), or a chain of two or more
-# names without a digit (`Name.Function`; a key split by dots has digits: `SG.x…`, Discord's).
-_IDENTIFIER = re.compile(r"[A-Za-z_][\w\-]*(?:\??\.[A-Za-z_][\w\-]*)*")
+# A value that is the name of another variable, an attribute or a type, in code. Only where
+# code shows it is code, since a password can look like a name too (`password: MySecretPass`,
+# `POSTGRES_PASSWORD: supersecret_password`, INI's `password = rootpassword`):
+# - a chain of names without a digit (`tokenizer.eos_token`, `settings.SECRET_KEY`; a key
+#   split by dots has digits: SendGrid's `SG.x…`, Discord's);
+# - the credential's own name passed on (`token=token`, `self.password = password`);
+# - a built-in type (`password: bytes`, `api_key: str`);
+# - a variable's name in a string (`ENV_KEY = "ANTHROPIC_API_KEY"`);
+# - a name that code follows: `, ) } ] [ | -> =` (`self.whoami(token=token)["name"]`,
+#   `password: HiddenText | None = None`, `token: TokenOpt = None,`, `AccessToken(token=value,`);
+# - `x = y` in code, y a name with `_` in it (`prev_token = current_token`).
+# A name of this shape at the end of a line (`progress_token: ProgressToken`) stays redacted:
+# YAML's `password: MySecretPass` looks the same.
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\??\.[A-Za-z_]\w*)*")
 _DOTTED_NAMES = re.compile(r"[A-Za-z_]+(?:\??\.[A-Za-z_]+)+")
-_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_CREDENTIAL_WORDS = {"token", "tokens", "secret", "secrets", "password", "passwords", "passwd", "pwd",
-                     "pass", "key", "keys", "auth", "credential", "credentials", "cred", "creds"}
+_TYPES = {"str", "bytes", "bytearray", "int", "float", "bool", "dict", "list", "tuple", "set", "Any",
+          "SecretStr", "SecretBytes", "Optional", "Callable"}
+_CODE_AFTER = re.compile(r"(?:[,;)}\]\[`]|\s*(?:\||->|=(?!=)|\)|,))")
 # An .env or shell line (`MYSQL_ROOT_PASSWORD=root_password`): whatever follows is the value.
 _ENV_LINE = re.compile(r"[A-Z][A-Z0-9_]*=[^\s'\"]")
-# `x = y` in code, y unquoted: a variable (`index_url_password = index_info`); a literal there
-# would be quoted, and INI's `password = hunter2` has a digit.
-_CODE_ASSIGNMENT = re.compile(r"[^=:]*\s=\s+[A-Za-z_][A-Za-z_]*(?:\??\.[A-Za-z_]+)*[,);`]*$")
-_TRAILING = re.compile(r"[,);`]*")
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:TOKEN|KEY|SECRET|PASSWORD|PASS|PWD)")
+_SPACED_ASSIGNMENT = re.compile(r"[^=:\s]+\s+=\s+")
 
 
-def _names_code(found: str, value: str) -> bool:
-    """Whether an assignment's value names code rather than being a secret. A credential word
-    in a value of CamelCase or snake case reads as code too (`password: SuperSecret` is missed:
-    a type such as pydantic's `password: SecretStr` looks the same)."""
+def _names_code(found: str, value: str, after: str) -> bool:
+    """Whether an assignment's value names code rather than being a secret (see above)."""
     if _ENV_LINE.match(found):
-        return False
-    if _CODE_ASSIGNMENT.match(found):
-        return True
+        return False  # an .env line: a value
+    if found[len(found) - len(value) - 1:][:1] in ("'", '"'):  # a string: a value, unless it
+        return bool(_ENV_NAME.fullmatch(value))  # names a variable (`ENV_KEY = "API_TOKEN"`)
     name = _IDENTIFIER.match(value)
-    if not name or _TRAILING.fullmatch(value[name.end():]) is None:
+    if not name or name.group()[-1].isdigit():  # a password often ends in digits, a name not
         return False
-    quoted = found[len(found) - len(value) - 1:][:1] in ("'", '"')  # a string, not a name
-    if _DOTTED_NAMES.fullmatch(name.group()):
-        return not quoted
-    if name.group()[-1].isdigit():  # a name ends in a letter; a password often in digits
-        return False
-    return any(word.lower() in _CREDENTIAL_WORDS for word in _WORDS.findall(name.group()))
+    word, rest = name.group(), value[name.end():] + after
+    if _DOTTED_NAMES.fullmatch(word) or word.split(".")[-1] in _TYPES:
+        return True
+    own = re.match(r"[^:=\s'\"]+", found)
+    if own and word.lower() == own.group().strip("_").lower():
+        return True
+    if _CODE_AFTER.match(rest):
+        return True
+    return bool(_SPACED_ASSIGNMENT.match(found) and "_" in word.strip("_") and not rest[:1].isalnum())
 
 
 _ASSIGNMENT = next(p for p, why in SECRETS_RE_I if why == "secret: credential assignment")
 
 
-def _not_a_secret(found: str) -> bool:
-    """A credential assignment whose value is no secret (see above)."""
+def _not_a_secret(found: str, after: str = "") -> bool:
+    """A credential assignment whose value is no secret (see above); `after`: the text that
+    follows it."""
     label = _LABEL.match(found)
     value = found[label.end():] if label else found
-    return bool(_PWD_PATH.match(found) or _NOT_A_VALUE.match(value) or _names_code(found, value))
+    return bool(_PWD_PATH.match(found) or _NOT_A_VALUE.match(value) or _names_code(found, value, after))
 
 
-def is_secret(pattern: re.Pattern[str], found: str) -> bool:
+def is_secret(pattern: re.Pattern[str], found: str, after: str = "") -> bool:
     """Whether what one of SECRETS_RE / SECRETS_RE_I found is a secret: not an assignment of
     a reference, a type or a path (`API_TOKEN=$API_TOKEN`, `token: string;`, `PWD=/home/me`).
+    `after` is the text that follows the find (code around a name says it is one).
     share_safety flags what redaction redacts, no more."""
-    return not (pattern is _ASSIGNMENT and _not_a_secret(found))
+    return not (pattern is _ASSIGNMENT and _not_a_secret(found, after))
 
 
 def redact_secrets(text: str) -> str:
@@ -217,7 +226,7 @@ def _redact_once(text: str) -> str:
     scan = text.replace("…", " ")  # same length: spans found in `scan` are spans of `text`
     spans = sorted(span for pattern, _why in (*SECRETS_RE, *SECRETS_RE_I)
                    for m in pattern.finditer(scan)
-                   if is_secret(pattern, m.group(0))
+                   if is_secret(pattern, m.group(0), scan[m.end():m.end() + 8])
                    and (span := _secret_span(scan, m)))
     out, at = [], 0
     for start, end in spans:  # overlapping finds (a key inside "token=…") redact once

@@ -296,21 +296,10 @@ def _m010_primes_redaction_sweep(conn: sqlite3.Connection) -> None:
     )
 
 
-def _m011_redaction_sweep_again(conn: sqlite3.Connection) -> None:
-    """The redaction learned more forms of a secret (a credential under a longer name,
-    `DATABASE_PASSWORD=…`, `PGPASSWORD=…`; one said in words; `--password X`; `curl -u me:pw`),
-    which every release before this one stored as they came. The sweep reads every row stored
-    so far once more, as after an import (scrub.rescan, written out here: a migration never
-    changes); a memory with no rows yet has nothing to read."""
-    for table, seq in (("episodes", "seq"), ("lessons", "seq"), ("primes", "id")):
-        conn.execute(f"UPDATE redaction_sweep SET checked = 0, round = round + 1, "
-                     f"upto = (SELECT coalesce(max({seq}), 0) FROM {table}) WHERE tbl = ?", (table,))
-
-
 MIGRATIONS: list[Callable[[Any], None]] = [
     _m001_initial, _m002_lifecycle_indexes, _m003_vector_changes, _m004_flashbulb_index,
     _m005_speakers, _m006_forgotten, _m007_redaction_sweep, _m008_normal_folders,
-    _m009_detector_version, _m010_primes_redaction_sweep, _m011_redaction_sweep_again,
+    _m009_detector_version, _m010_primes_redaction_sweep,
 ]
 
 

@@ -207,7 +207,8 @@ def incoming(text: str) -> list[str]:
     spaced = " ".join(plain.split())
     for table in (_INJECTION_RE, _SECRETS_RE, _SECRETS_RE_I, _URLS_RE, _SHELL_RE):
         for pattern, why in table:
-            if why not in reasons and any(is_secret(pattern, m.group(0)) for m in pattern.finditer(spaced)):
+            if why not in reasons and any(is_secret(pattern, m.group(0), spaced[m.end():m.end() + 8])
+                                             for m in pattern.finditer(spaced)):
                 reasons.append(why)
     for pattern, why in _DISCLOSE_RE:
         if why not in reasons and any(not _NEGATED.search(spaced[:m.start()])
