@@ -267,3 +267,33 @@ def test_an_export_cut_anywhere_says_where_it_ends(tmp_path: Path, indent, where
         assert str(exc) == f"not valid JSON: it ends early at byte {cut} (an incomplete download?)"
     else:
         raise AssertionError("a cut export read as conversations")
+
+
+def test_a_truncated_export_in_a_folder_read_as_chats_is_named_not_passed_over(store, tmp_path: Path) -> None:
+    """Its companions (users.json) are passed over; the broken conversations.json is not."""
+    from remem.engine.ingest import ingest_paths
+
+    whole = json.dumps([_claude_export(EDITED)])
+    folder = tmp_path / "export"
+    folder.mkdir()
+    (folder / "conversations.json").write_text(whole[: len(whole) // 2])
+    (folder / "users.json").write_text('[{"uuid": "u1", "full_name": "Dev"}]')
+    summary = ingest_paths(store, [str(folder)], source="chats")
+    assert summary["errors"] == [f"{folder / 'conversations.json'}: not valid JSON: it ends early at byte "
+                                 f"{len(whole) // 2} (an incomplete download?)"]
+
+
+def test_a_test_that_asserts_is_a_test_failure_though_a_connection_was_refused_on_the_way() -> None:
+    assert error_class("E   AssertionError: assert 1 == 2\nWARNING client: Connection refused, retrying\n"
+                       "1 failed, 40 passed") == "test_failure"
+    assert error_class("--- FAIL: TestDialTimeout (0.01s)\n    dial_test.go:40: expected timeout, got dial "
+                       "tcp: connection refused\nFAIL") == "test_failure"
+    assert error_class("psycopg2.OperationalError: connection to server at \"localhost\" (127.0.0.1), port "
+                       "5432 failed: Connection refused\n1 failed, 3 passed") == "network"
+
+
+def test_a_sync_says_what_it_held_back() -> None:
+    from remem.engine.share import summary_changes
+
+    assert summary_changes({"held_back": 2}) == ["held back (still being written) 2"]
+    assert summary_changes({"held_back": 0}) == []

@@ -101,10 +101,12 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
 }
 
 
-# A refused connection is no failing test, whatever else the output says: a test run whose
-# database is not up prints both, and libpq names the port it tried ("port 5432 failed:
-# Connection refused"). Read before test_failure.
+# A refused connection is no failing test: a test run whose database is not up prints both,
+# and libpq names the port it tried ("port 5432 failed: Connection refused"). Read before
+# test_failure, unless a test's own assertion failed (a retry logged on the way, or a test
+# about refused connections: "--- FAIL: TestDial … connection refused").
 _REFUSED = re.compile(r"Connection refused|ECONNREFUSED", re.I)
+_ASSERTED = re.compile(r"AssertionError|^\s*assert |--- FAIL:|_test\.go:\d+:|\bexpected\b.*\bgot\b", re.M)
 
 
 def error_class(text: str) -> str:
@@ -113,7 +115,7 @@ def error_class(text: str) -> str:
     head = text[:4000] + ("\n" + text[-2000:] if len(text) > 6000 else "")
     low = head.lower()
     for name, pattern in _ERROR_PATTERNS:
-        if name == "test_failure" and "refused" in low and _REFUSED.search(head):
+        if name == "test_failure" and "refused" in low and _REFUSED.search(head) and not _ASSERTED.search(head):
             return "network"
         if any(t in low for t in _TRIGGERS[name]) and pattern.search(head):
             return name

@@ -120,9 +120,8 @@ def _ingest_paths(store: Store, summary: dict[str, Any], cfg: dict[str, Any],
                 continue
             work.extend(found)
             folders[path] = [p for p, _ in found]
-            # Found by listing a folder (`--source chats` or guessed): a *.json that is no
-            # conversation is passed over, not an error; one named by itself is an error.
-            guessed.update(p for p, src in found if src == "chats")
+            if source is None:  # `--source chats` lists an export's companions out (ingest_sources)
+                guessed.update(p for p, src in found if src == "chats")
         elif path.is_file():
             work.append((path, source or _guess_source(path)))
         elif path.exists():

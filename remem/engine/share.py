@@ -127,7 +127,8 @@ def summary_changes(s: dict[str, int]) -> list[str]:
     return [f"{what} {s[key]}" for key, what in (
         ("withdrawn", "confirmations withdrawn"), ("folded", "folded into your own"),
         ("demoted", "back to candidate"), ("revocations_rewritten", "revocations rewritten"),
-        ("blocked", "blocked origins skipped")) if s.get(key)]
+        ("blocked", "blocked origins skipped"), ("held_back", "held back (still being written)"))
+        if s.get(key)]
 
 
 # --------------------------------------------------------------------------- the person's choices
