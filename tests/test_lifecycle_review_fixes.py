@@ -237,3 +237,22 @@ def test_every_date_only_form_spans_exactly_its_day(day, form):
     lo, hi = clock.when(text, "since"), clock.when(text, "until")
     assert lo == f"{day.isoformat()}T00:00:00.000000+00:00"
     assert hi == f"{day.isoformat()}T23:59:59.999999+00:00"
+
+
+def test_forget_hard_deletes_an_expired_short_term_memory_at_once(home):
+    """Its words must not wait for the expire task: a hard delete is asked for now."""
+    import os
+    import sqlite3
+
+    from tests.conftest import run_remem
+
+    made = run_remem("remember", "temp: staging db is on host 10.0.0.5", "--ttl", "1h", "--json",
+                     env={**os.environ, "REMEM_NOW": "2026-03-01T12:00:00Z"})
+    assert made.returncode == 0, made.stderr
+    memory_id = json.loads(made.stdout)["id"]
+    later = {**os.environ, "REMEM_NOW": "2026-03-01T14:00:00Z"}
+    assert run_remem("forget", memory_id, env=later).returncode == 1  # expired: not found for an archive
+    gone = run_remem("forget", memory_id, "--hard", env=later)
+    assert gone.returncode == 0, gone.stderr
+    conn = sqlite3.connect(home / "memory.db")
+    assert conn.execute("SELECT count(*) FROM episodes WHERE id = ?", (memory_id,)).fetchone()[0] == 0

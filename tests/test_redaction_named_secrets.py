@@ -43,6 +43,11 @@ SECRETS = [
     ("DISCORD_TOKEN=MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
      "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "DISCORD_TOKEN=[secret]"),
     ("mytool --secret abc123xyz", "abc123xyz", "mytool --secret [secret]"),
+    # a one-word password, whatever code-like punctuation follows it; a base64 pad
+    ("| staging | password: Winterfell | user: admin |", "Winterfell", "| staging | password: [secret] | user: admin |"),
+    ("secret: Winterfell ->", "Winterfell", "secret: [secret] ->"),
+    ("_auth=YWRtaW46YWRtaW4xMjM=", "YWRtaW46YWRtaW4xMjM=", "_auth=[secret]"),
+    ("api_key: YWJjZGVmZ2hpams=", "YWJjZGVmZ2hpams=", "api_key: [secret]"),
     # passwords shaped like names: in YAML, a command line, an INI file, JSON, a URL, .npmrc
     ("kubectl create secret generic db --from-literal=password=S3cr3tPass", "S3cr3tPass",
      "kubectl create secret generic db --from-literal=password=[secret]"),
@@ -114,7 +119,9 @@ PROSE = [
     "hf webhooks update abc123 --secret newsecret",
     "if not api.repo_exists(repo_id, token=token): raise",
     "def derive(password: bytes) -> bytes: use scrypt",
-    "return AccessToken(token=value, expires_at=None)",
+    "return AccessToken(token=access_token, expires_at=None)",
+    "  token: newToken\n}",
+    "access_token: AccessToken | None",
     'self.whoami(token=token)["name"]',
     "password: HiddenText | None = None",
     'let token = env::var("GITHUB_TOKEN").unwrap(); panics when unset',

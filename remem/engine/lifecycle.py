@@ -162,7 +162,7 @@ def restore(store: Store, memory_id: str) -> dict[str, Any]:
 def forget(store: Store, memory_id: str, hard: bool = False) -> dict[str, Any]:
     """Archive (default) or delete everywhere (hard). Returns {id, hard, title}; a soft forget
     of a memory archived already changes nothing (archive) and adds `archived_already`."""
-    row = store.episode(memory_id)
+    row = store.episode(memory_id, expired=hard)  # a hard delete also takes an expired one now
     if hard:
         store.hard_delete([row["id"]])
         return {"id": row["id"], "hard": hard, "title": row["title"]}

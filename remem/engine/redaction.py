@@ -146,10 +146,11 @@ _NOT_A_VALUE = re.compile(
 # `POSTGRES_PASSWORD: supersecret_password`, INI's `password = rootpassword`):
 # - a chain of names without a digit (`tokenizer.eos_token`, `settings.SECRET_KEY`; a key
 #   split by dots has digits: SendGrid's `SG.x…`, Discord's);
-# - the credential's own name passed on (`token=token`, `self.password = password`);
+# - the credential's own name passed on (`token=token`, `self.password = password`), or a bare
+#   credential word (`{"hf_token": token}`);
 # - a built-in type (`password: bytes`, `api_key: str`);
 # - a variable's name in a string (`ENV_KEY = "ANTHROPIC_API_KEY"`);
-# - a name that code follows: `, ) } ] [ | -> =` (`self.whoami(token=token)["name"]`,
+# - a name spelt as code (snake or camel case) that code follows: `, ) } ] [ | -> =` (`self.whoami(token=token)["name"]`,
 #   `password: HiddenText | None = None`, `token: TokenOpt = None,`, `AccessToken(token=value,`);
 # - `x = y` in code, y a name with `_` in it (`prev_token = current_token`).
 # A name of this shape at the end of a line (`progress_token: ProgressToken`) stays redacted:
@@ -158,9 +159,14 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\??\.[A-Za-z_]\w*)*")
 _DOTTED_NAMES = re.compile(r"[A-Za-z_]+(?:\??\.[A-Za-z_]+)+")
 _TYPES = {"str", "bytes", "bytearray", "int", "float", "bool", "dict", "list", "tuple", "set", "Any",
           "SecretStr", "SecretBytes", "Optional", "Callable"}
-_CODE_AFTER = re.compile(r"(?:[,;)}\]\[`]|\s*(?:\||->|=(?!=)|\)|,))")
+_CODE_AFTER = re.compile(r"(?:[,)}\]\[`]|\s*(?:\||->|[)}\],])|\s+=\s)")
+# A name as code spells one: snake case, camel case (`newToken`, `AccessToken`, `TokenOpt`); a
+# password of one capitalised word (`Winterfell`) is not one, whatever follows it.
+_CODE_NAME = re.compile(r"_*[A-Za-z][a-z0-9]*(?:_+[A-Za-z0-9]+)+_*|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+"
+                        r"|(?:[A-Z][a-z0-9]+){2,}[A-Z]?")
 # An .env or shell line (`MYSQL_ROOT_PASSWORD=root_password`): whatever follows is the value.
 _ENV_LINE = re.compile(r"[A-Z][A-Z0-9_]*=[^\s'\"]")
+_BARE_NAMES = {"token", "password", "passwd", "secret", "key", "pwd", "auth", "credentials", "creds"}
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:TOKEN|KEY|SECRET|PASSWORD|PASS|PWD)")
 _SPACED_ASSIGNMENT = re.compile(r"[^=:\s]+\s+=\s+")
 
@@ -178,9 +184,9 @@ def _names_code(found: str, value: str, after: str) -> bool:
     if _DOTTED_NAMES.fullmatch(word) or word.split(".")[-1] in _TYPES:
         return True
     own = re.match(r"[^:=\s'\"]+", found)
-    if own and word.lower() == own.group().strip("_").lower():
-        return True
-    if _CODE_AFTER.match(rest):
+    if (own and word.lower() == own.group().strip("_").lower()) or word.lower() in _BARE_NAMES:
+        return True  # `token=token`, `{"hf_token": token}`: the variable holding it
+    if _CODE_AFTER.match(rest) and _CODE_NAME.fullmatch(word):
         return True
     return bool(_SPACED_ASSIGNMENT.match(found) and "_" in word.strip("_") and not rest[:1].isalnum())
 

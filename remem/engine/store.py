@@ -608,7 +608,9 @@ class Store:
         return row[0] if row is not None else None
 
     # -- episodes ---------------------------------------------------------------------
-    def episode(self, memory_id: str) -> dict[str, Any]:
+    def episode(self, memory_id: str, *, expired: bool = False) -> dict[str, Any]:
+        """The memory with this id (or an unambiguous prefix of one). A short-term memory past
+        its TTL is not found, unless `expired` (a hard delete takes it out at once)."""
         row = self.one("SELECT * FROM episodes WHERE id = ?", (memory_id,))
         if row is None and len(memory_id) >= 4:
             # A prefix, compared as text (LIKE would read % and _ as wildcards), and only when
@@ -628,7 +630,8 @@ class Store:
                                f"{lesson['id']}` hides it (`remem lessons show {lesson['id']}` reads it)")
             short = " (an id prefix needs at least 4 characters)" if len(memory_id) < 4 else ""
             raise NotFound(f"no memory with id {memory_id!r}{short}; `remem list` shows the ids")
-        if row["memory_type"] == "short_term" and row["expires_at"] and row["expires_at"] <= clock.iso():
+        if (not expired and row["memory_type"] == "short_term" and row["expires_at"]
+                and row["expires_at"] <= clock.iso()):
             # Past its TTL: gone for every read, as recall, search and `remem list` leave it out
             # (lifecycle.EXPIRED, the same text comparison), until the expire task deletes it.
             raise NotFound(f"memory {row['id']} was short-term and expired at {row['expires_at'][:19]}; "
