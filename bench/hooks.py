@@ -20,6 +20,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -116,7 +117,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--lessons", type=int, default=2000)
     ap.add_argument("--episodes", type=int, default=100_000)
-    ap.add_argument("--store", default="/tmp/remem-bench-hooks")
+    ap.add_argument("--store", default=str(Path(tempfile.gettempdir()) / "remem-bench-hooks"))
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()

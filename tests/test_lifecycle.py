@@ -517,17 +517,18 @@ def test_cli_tasks_reports_a_task_that_failed_and_exits_1(cli, monkeypatch):
     def boom(store, cfg=None):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(lifecycle, "strength_decay", boom)
-    res = cli("tasks", "--run", "--force")
-    assert res.exit_code == 1
-    assert "failed strength_decay: RuntimeError('disk on fire')" in res.stderr
-    assert "ran importance_decay" in res.stdout and "failed" not in res.stdout
-    res = cli("tasks", "--force", "--json")
-    assert res.exit_code == 1 and "failed strength_decay" in res.stderr
-    ran = json.loads(res.stdout)["ran"]
-    assert ran["strength_decay"]["ran"] is False and "disk on fire" in ran["strength_decay"]["error"]
-    assert ran["importance_decay"]["ran"] is True
-    monkeypatch.undo()
+    # Only this patch is undone below (monkeypatch.undo() would also undo the private home).
+    with monkeypatch.context() as patched:
+        patched.setattr(lifecycle, "strength_decay", boom)
+        res = cli("tasks", "--run", "--force")
+        assert res.exit_code == 1
+        assert "failed strength_decay: RuntimeError('disk on fire')" in res.stderr
+        assert "ran importance_decay" in res.stdout and "failed" not in res.stdout
+        res = cli("tasks", "--force", "--json")
+        assert res.exit_code == 1 and "failed strength_decay" in res.stderr
+        ran = json.loads(res.stdout)["ran"]
+        assert ran["strength_decay"]["ran"] is False and "disk on fire" in ran["strength_decay"]["error"]
+        assert ran["importance_decay"]["ran"] is True
     assert cli("tasks", "--run").exit_code == 0  # it stayed due and now runs
 
 

@@ -35,13 +35,13 @@ def test_labelling_an_origin_already_trusted_only_replaces_the_label(store, tmp_
     def no_activation(*a, **k):
         raise AssertionError("relabelling a trusted origin must not re-run activation")
 
-    monkeypatch.setattr(share_choices, "activate", no_activation)
-    rep = share.trust(store, PEER[:6], label="desk", identity_dir=tmp_path / "id")
+    with monkeypatch.context() as patched:  # undone alone: the private home stays in place
+        patched.setattr(share_choices, "activate", no_activation)
+        rep = share.trust(store, PEER[:6], label="desk", identity_dir=tmp_path / "id")
     assert rep == {"origin": PEER, "trusted": True, "label": "desk", "activated": [], "demoted": [],
                    "waiting": 0}
     assert _label(store) == "desk"
     # Without --label the label is left alone; "" clears it.
-    monkeypatch.undo()
     share.trust(store, PEER, identity_dir=tmp_path / "id")
     assert _label(store) == "desk"
     share.trust(store, PEER, label="", identity_dir=tmp_path / "id")
