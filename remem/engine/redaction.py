@@ -150,8 +150,9 @@ _NOT_A_VALUE = re.compile(
 #   credential word (`{"hf_token": token}`);
 # - a built-in type (`password: bytes`, `api_key: str`);
 # - a variable's name in a string (`ENV_KEY = "ANTHROPIC_API_KEY"`);
-# - a name spelt as code (snake or camel case) that code follows: `, ) } ] [ | -> =` (`self.whoami(token=token)["name"]`,
-#   `password: HiddenText | None = None`, `token: TokenOpt = None,`, `AccessToken(token=value,`);
+# - a name spelt as code (snake or camel case) that code follows, `, ) } ] [ | -> =`:
+#   `password: HiddenText | None = None`, `token: TokenOpt = None,`, `token=access_token,`
+#   (a plain word, `token=value,`, stays redacted: a one-word password looks the same);
 # - `x = y` in code, y a name with `_` in it (`prev_token = current_token`).
 # A name of this shape at the end of a line (`progress_token: ProgressToken`) stays redacted:
 # YAML's `password: MySecretPass` looks the same.
