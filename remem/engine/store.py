@@ -25,6 +25,7 @@ from remem.engine.text import clean_text  # re-exported: callers import it from 
 from remem.errors import NotFound, StoreError, read_only_mount, readonly_advice, store_problem
 
 BUSY_TIMEOUT_MS = 5000
+WAIT_STEP_MS = 50  # what SQLite waits in one go for a Store told of its waits (on_wait)
 # SQLite's names for a write that failed where a copy was being written (a full disk, a failed
 # write): the copy's place is at fault, not the memory it was taken from.
 WRITE_ERRORS = frozenset({"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC",
@@ -180,16 +181,23 @@ class Store:
 
     def __init__(self, path: Path | str | None = None, *, migrate_upto: int | None = None,
                  busy_timeout_ms: int | None = None, hold: bool = True, create: bool = True,
-                 busy_step_ms: int | None = None) -> None:
+                 busy_step_ms: int | None = None, on_wait: Callable[[bool], None] | None = None) -> None:
         # busy_timeout_ms: hooks pass a short one so a locked store costs them little. It bounds
         # every wait for a lock, retries included (see _retry).
         # busy_step_ms (hooks, which live a moment): SQLite waits at most this long in one go,
         # Python again until busy_timeout_ms after the open, so a signal is handled within a
         # step (see _Stepped).
+        # on_wait (the TUI): told True when a write finds the memory held by another process
+        # and waits for it, False once it has it or gave up; SQLite then waits WAIT_STEP_MS at
+        # a time and _retry the rest, so the wait is known at once, not after the whole of it.
         # create=False (hooks): never create nor initialise a memory; a missing, empty or
         # uninitialised file is a StoreError.
         busy = BUSY_TIMEOUT_MS if busy_timeout_ms is None else int(busy_timeout_ms)
         self.busy_ms = busy
+        self._on_wait = on_wait
+        self._stepped = busy_step_ms is not None
+        if on_wait is not None and busy_step_ms is None:
+            busy_step_ms = WAIT_STEP_MS
         # What SQLite itself waits in one go: all of busy, or one step of it.
         self._wait_ms = busy if busy_step_ms is None else max(1, min(busy, int(busy_step_ms)))
         self._until = time.monotonic() + busy / 1000
@@ -307,7 +315,7 @@ class Store:
         version = None
         target = len(MIGRATIONS) if migrate_upto is None else migrate_upto
         try:
-            stepped = self._wait_ms < busy
+            stepped = self._stepped and self._wait_ms < busy
             self.conn = sqlite3.connect(
                 str(self.path), timeout=self._wait_ms / 1000, isolation_level=None,
                 check_same_thread=False, factory=_Stepped if stepped else sqlite3.Connection,
@@ -498,6 +506,9 @@ class Store:
             last: sqlite3.OperationalError = exc
         import random  # only when busy: hooks open the store and should not pay for it
 
+        if self._on_wait is not None:
+            self._on_wait(True)
+
         deadline = start + self.busy_ms / 1000
         delay = 0.02
         try:
@@ -524,6 +535,8 @@ class Store:
                 self.conn.execute(f"PRAGMA busy_timeout = {self._wait_ms}")
             except sqlite3.Error:
                 pass
+            if self._on_wait is not None:
+                self._on_wait(False)
         raise StoreBusy(
             f"the memory is busy ({last}: another remem process kept it past "
             f"{self.busy_ms / 1000:g} s); try again in a moment",

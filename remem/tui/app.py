@@ -49,7 +49,7 @@ PALETTE = [
 ]
 
 
-# How long an engine write waits for the memory another process holds (pane.TellsWhenHeld says
+# How long an engine write waits for the memory another process holds (the store tells the pane
 # when it does) before the header says so: a hook holds it for a few milliseconds.
 WAITING_AFTER = 0.5
 

@@ -3,10 +3,8 @@ engine write, in a thread: the UI never waits for the memory)."""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from textual.containers import Vertical
 from textual.message import Message
@@ -34,63 +32,6 @@ def failure_line(exc: BaseException, component: str) -> str:
     else:
         log(component, said)
     return " ".join(said.split())  # one line, however the exception spelled it
-
-
-def _held_by_another(conn: sqlite3.Connection) -> bool:
-    """Whether another connection (another remem process: an ingest, a sleep, a hook) holds
-    the memory's write lock now, asked without waiting for it: a write transaction begun and
-    ended at once, or refused as busy. Any other answer is left to the write itself to say."""
-    # SQLite's own execute: a connection that waits for a lock in Python (the store's stepped
-    # waits) would wait here too, where the answer must come at once.
-    run = sqlite3.Connection.execute
-    if conn.in_transaction:
-        return False
-    try:
-        (wait,) = run(conn, "PRAGMA busy_timeout").fetchone()
-    except sqlite3.Error:
-        return False
-    try:
-        run(conn, "PRAGMA busy_timeout = 0")
-        run(conn, "BEGIN IMMEDIATE")
-        run(conn, "ROLLBACK")
-        return False
-    except sqlite3.Error as exc:
-        code = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF  # its primary code
-        return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-    finally:
-        try:
-            if conn.in_transaction:
-                run(conn, "ROLLBACK")
-            run(conn, f"PRAGMA busy_timeout = {int(wait)}")
-        except sqlite3.Error:
-            pass
-
-
-class TellsWhenHeld(Store):
-    """The memory as one of the app's writes opens it (Pane.run_action): before each write
-    transaction it asks whether another process holds the memory; when one does, held(True)
-    is told before the write waits for it (as any write does: up to the busy timeout), and
-    held(False) once the write has it or gave up. So the header says the app waits for the
-    memory only when it does, never because loading the embedder made a write slow."""
-
-    def __init__(self, path: Any, held: Callable[[bool], None]) -> None:
-        super().__init__(path)
-        self._held = held
-
-    @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        waiting = _held_by_another(self.conn)
-        if waiting:
-            self._held(True)
-        try:
-            with super().write() as conn:
-                if waiting:
-                    waiting = False
-                    self._held(False)
-                yield conn
-        finally:
-            if waiting:
-                self._held(False)
 
 
 class Pane(Vertical):
@@ -220,7 +161,8 @@ class Pane(Vertical):
 
         def work() -> None:
             try:
-                with TellsWhenHeld(path, lambda held: tell(Pane.MemoryHeld(held))) as store:
+                # Told when another process holds the memory and this write waits for it.
+                with Store(path, on_wait=lambda held: tell(Pane.MemoryHeld(held))) as store:
                     outcome = Pane.ActionDone(message, done, result=action(store))
             except Exception as exc:
                 outcome = Pane.ActionDone(message, done, error=failure_line(exc, "tui.write"))
