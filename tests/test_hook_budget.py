@@ -58,7 +58,7 @@ def _setup_timeouts_ms() -> dict[str, int]:
 
 def test_every_hook_budget_ends_before_the_timeout_setup_gives_the_agent(home, monkeypatch):
     from remem import config
-    from remem.hooks import _budget_deadline
+    from remem.hooks import _budget
 
     monkeypatch.delenv(config.HOOK_CAP_ENV, raising=False)  # the agents' timeouts, not a test's
 
@@ -67,15 +67,15 @@ def test_every_hook_budget_ends_before_the_timeout_setup_gives_the_agent(home, m
     others = min(ms for (_, event), ms in wired.items() if event != "SessionEnd")
     config.set_value("prime.timeout_ms", 60_000)  # accepted by config; no hook may use it
     for event in ("prompt", "pre-tool", "stop"):
-        assert _budget_deadline(0.0, event) * 1000 == config.hook_budget_cap_ms(event) < others
-    assert _budget_deadline(0.0, "session-end") * 1000 == config.hook_budget_cap_ms("session-end") < session_end
+        assert _budget(event)[0] == config.hook_budget_cap_ms(event) < others
+    assert _budget("session-end")[0] == config.hook_budget_cap_ms("session-end") < session_end
     # setup writes the very numbers the cap is made from
     from remem.engine import setup_json
 
     assert (setup_json.HOOK_TIMEOUT_S, setup_json.CODEX_SESSION_END_TIMEOUT_S) == \
         (config.HOOK_TIMEOUT_S, config.CODEX_SESSION_END_TIMEOUT_S)
     config.set_value("prime.timeout_ms", 700)  # below the cap: as configured
-    assert _budget_deadline(0.0, "prompt") == 0.7
+    assert _budget("prompt")[0] / 1000 == 0.7
 
 
 def test_a_budget_above_what_the_agent_waits_is_cut_while_the_memory_stays_locked(seeded, write_lock, home,

@@ -122,3 +122,12 @@ def test_the_cwd_a_hook_reads_is_the_normal_spelling_of_that_folder(parts, slash
     assert "/./" not in call.cwd + "/" and "/../" not in call.cwd + "/" and "//" not in call.cwd
     # a project folder and its lessons apply where the path really leads, nowhere else
     assert is_under(call.cwd, "/a") == (expected == "/a" or expected.startswith("/a/"))
+
+
+def test_a_folder_with_two_leading_slashes_is_stored_as_the_hook_reads_it():
+    """"//a/b" is "/a/b" where folders are stored (ingest, remember) as where hooks read them:
+    one rule, projects.normal_folder, so a lesson learned there is found there."""
+    from remem.engine.projects import normal_folder
+
+    assert normal_folder("//home/you/code/shop-api/") == "/home/you/code/shop-api"
+    assert normal_folder("///a//b/..") == "/a" and normal_folder("//") == "/"

@@ -22,12 +22,16 @@ def _folder(folder: str) -> str:
 
 
 def normal_folder(path: str | None) -> str | None:
-    """The one spelling of a folder that is stored ("/a/b/../c/" -> "/a/c", "/" stays "/"), so
-    a folder written with a trailing slash is the same project as the one without: rendered
-    into the same agent folder and matched by the same hooks. Empty or None: as given."""
+    """The one spelling of a folder that is stored ("/a/b/../c/" -> "/a/c", "//a" -> "/a", "/"
+    stays "/"), so a folder written with a trailing slash is the same project as the one
+    without: rendered into the same agent folder and matched by the same hooks (which read the
+    agent's cwd through it too). Empty or None: as given."""
     if not path:
         return path
-    return _folder(os.path.normpath(path))
+    folder = os.path.normpath(path)
+    if folder.startswith("//"):  # POSIX keeps two leading slashes; "//a" is "/a" on Linux and macOS
+        folder = "/" + folder.lstrip("/")
+    return _folder(folder)
 
 
 def is_under(path: str | None, folder: str | None) -> bool:

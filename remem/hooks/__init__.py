@@ -250,11 +250,6 @@ def _budget(event: str = "prompt") -> tuple[float, str]:
     return max(0.0, budget), said
 
 
-def _budget_deadline(start: float, event: str = "prompt") -> float:
-    """start + the hook's budget (_budget)."""
-    return start + _budget(event)[0] / 1000.0
-
-
 def _on_sigterm(signum: int, frame: Any) -> None:
     try:
         import _signal

@@ -120,22 +120,12 @@ def _last_assistant_from_transcript(path: str | None) -> str:
     return ""
 
 
-def _folder(cwd: str) -> str:
-    """The payload's cwd spelled as stored folders are (projects.normal_folder: "/a/b/.." is
-    "/a", "/a/./b/" is "/a/b"), so it is matched against the right project's lessons, never
-    the one it names on the way. "//a" is "/a" too (the same folder on Linux and macOS)."""
-    from remem.engine.projects import normal_folder  # os and text only; the store loads it anyway
-
-    if cwd.startswith("//"):
-        cwd = "/" + cwd.lstrip("/")
-    return normal_folder(cwd) or cwd
-
-
 def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
     """What remem needs from the agent's input; None when this agent/event has no channel."""
     if EVENT_NAMES[agent].get(event) is None:
         return None
     # Both import nothing heavy (text: nothing at all; toolresult: json and re).
+    from remem.engine.projects import normal_folder  # os and text only: the store loads it anyway
     from remem.engine.text import clean_text
     from remem.engine.toolresult import json_or_raw
 
@@ -167,7 +157,7 @@ def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
         text = ""
     return HookCall(
         text=clean_text(text), session_id=clean_text(str(session)) if session else None,
-        cwd=_folder(clean_text(cwd)) if cwd else None, stop_hook_active=bool(payload.get("stop_hook_active")),
+        cwd=normal_folder(clean_text(cwd)) if cwd else None, stop_hook_active=bool(payload.get("stop_hook_active")),
         transcript_path=transcript, command=clean_text(command) if command else None,
     )
 
