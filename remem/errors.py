@@ -117,13 +117,10 @@ def read_only_mount(path: Any) -> str | None:
     exists) is mounted, or None when it is writable or cannot be told."""
     import os
 
-    here = os.path.abspath(str(path))
+    here = _nearest_existing(os.path.abspath(str(path)))
+    if here is None:
+        return None
     try:
-        while not os.path.exists(here):
-            above = os.path.dirname(here)
-            if above == here:
-                return None
-            here = above
         if not os.statvfs(here).f_flag & os.ST_RDONLY:
             return None
         device = os.stat(here).st_dev
@@ -143,17 +140,27 @@ def _is_dir(path: Any) -> bool:
         return False
 
 
+def _nearest_existing(here: str) -> str | None:
+    """`here`, or the nearest folder above it that exists; None when none can be told."""
+    import os
+
+    try:
+        while not os.path.exists(here):
+            above = os.path.dirname(here)
+            if above == here:
+                return None
+            here = above
+    except (OSError, ValueError):
+        return None
+    return here
+
+
 def _existing_above(path: Any) -> str:
     """The nearest folder above `path` that exists (a mount's folder when it cannot be told)."""
     import os
 
-    here = os.path.dirname(os.path.abspath(str(path)))
-    try:
-        while not os.path.isdir(here) and os.path.dirname(here) != here:
-            here = os.path.dirname(here)
-    except (OSError, ValueError):
-        pass
-    return here
+    above = os.path.dirname(os.path.abspath(str(path)))
+    return _nearest_existing(above) or above
 
 
 def _sidecars(db: Any) -> list[Any]:
