@@ -230,7 +230,6 @@ def register(app: typer.Typer) -> None:
 
         run = run or force  # --force alone is never ignored: it means run them all now
         with open_store() as store:
-            before = {s["name"]: s for s in lifecycle.task_status(store)} if run else {}
             report = lifecycle.run_due_tasks(store, force=force) if run else None
             status = lifecycle.task_status(store)
         # A task that raised is reported (it stays due) and the command exits 1: a script or
@@ -238,9 +237,7 @@ def register(app: typer.Typer) -> None:
         failed = {name: item["error"] for name, item in (report or {}).items() if item.get("error")}
         # What was to run and was left to another command (consolidate: `remem sleep`), so the
         # table's "due yes" for it after --run is explained.
-        skipped = [name for name, item in (report or {}).items()
-                   if not item["ran"] and "error" not in item and name in before
-                   and before[name]["enabled"] and (force or before[name]["due"])]
+        skipped = [name for name, item in (report or {}).items() if item.get("left_to")]
         if json_out:
             emit_json({"ran": report, "skipped": skipped, "tasks": status} if report is not None
                       else {"tasks": status})

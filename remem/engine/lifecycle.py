@@ -430,7 +430,8 @@ def run_due_tasks(
             report[name] = {"ran": False, "reason": f"not due until {st['next_run']}"}
             continue
         if name not in registry and name not in builtin and name != "discover_connections":
-            report[name] = {"ran": False, "reason": "runs in `remem sleep` (no consolidate supplied)"}
+            report[name] = {"ran": False, "reason": "runs in `remem sleep` (no consolidate supplied)",
+                            "left_to": "remem sleep"}
             continue
         if progress:
             progress(name, done, total, f"running {name}")
