@@ -222,7 +222,7 @@ def register(app: typer.Typer) -> None:
 
         Example: remem lessons edit 3fa2 --text "Install packages with uv, never pip."
         """
-        from remem.engine.lessons import MAX_LESSON, edit_text, get_lesson
+        from remem.engine.lessons import edit_text, get_lesson
 
         with open_store() as store:
             lesson = get_lesson(store, lesson_id)
@@ -244,20 +244,11 @@ def register(app: typer.Typer) -> None:
             emit_json(changed)
             return
         print(f"{safe(changed['id'])}: {safe(changed['text'], multiline=True)}")
-        if changed.get("redacted"):
-            print("  a secret in the new words became [secret]: lessons are written to agent memory")
-        if changed.get("cut"):
-            print(f"  the words were over the {MAX_LESSON:,} characters a lesson holds: the last "
-                  f"{changed['cut']:,} were cut (a lesson is shared whole, so it stays short)")
-        if changed["replaced"] and lesson.get("origin") and not changed.get("origin"):
-            print(f"  your own lesson now; its author's words stay rejected as {safe(changed['replaced'])}")
-        elif changed["replaced"]:
-            print(f"  the earlier words ({safe(changed['replaced'])}) are withdrawn where they were "
-                  "shared at the next `remem share sync`")
-        if changed.get("revoked_words"):
-            print(f"  these words were revoked earlier ({safe(changed['revoked_words'])}) and stay unshared: "
-                  f"a revocation is for good; to share this lesson, word it differently "
-                  f"(`remem lessons edit {safe(changed['id'])}`)")
+        from remem.engine.lessons import edit_notes
+
+        for note in edit_notes(changed, was_received=bool(lesson.get("origin")), sync="`remem share sync`",
+                               edit=f"`remem lessons edit {changed['id']}`"):
+            print(f"  {safe(note)}")
 
     @lessons_app.command("veto")
     def lessons_veto(

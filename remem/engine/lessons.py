@@ -367,6 +367,28 @@ def edit_refusal(lesson: dict[str, Any], ours: str | None) -> str | None:
     return f"{lid} was revoked by its author: it cannot come back, nothing to edit"
 
 
+def edit_notes(done: dict[str, Any], *, was_received: bool, sync: str, edit: str) -> list[str]:
+    """What an edit's result (edit_text) means for the person, one note each, as the CLI and
+    the TUI say it: a secret made [secret], words cut to MAX_LESSON, earlier words withdrawn
+    where they were shared at the next `sync` (or, for a received lesson, its author's kept
+    rejected), words revoked earlier that stay unshared (`edit` words it anew)."""
+    notes = []
+    if done.get("redacted"):
+        notes.append("a secret in the new words became [secret]: lessons are written to agent memory")
+    if done.get("cut"):
+        notes.append(f"the words were over the {MAX_LESSON:,} characters a lesson holds: the last "
+                     f"{done['cut']:,} were cut (a lesson is shared whole, so it stays short)")
+    if done.get("replaced") and was_received and not done.get("origin"):
+        notes.append(f"your own lesson now; its author's words stay rejected as {done['replaced']}")
+    elif done.get("replaced"):
+        notes.append(f"the earlier words ({done['replaced']}) are withdrawn where they were shared "
+                     f"at the next {sync}")
+    if done.get("revoked_words"):
+        notes.append(f"these words were revoked earlier ({done['revoked_words']}) and stay unshared: a "
+                     f"revocation is for good; to share this lesson, word it differently ({edit})")
+    return notes
+
+
 def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = None) -> dict[str, Any]:
     """A person rewrites a lesson: new text and vector; the earlier text is kept as the draft.
 

@@ -82,25 +82,12 @@ def edit_said(before: dict[str, Any], done: dict[str, Any]) -> str:
     says it: a secret that became [secret], words cut at the most a lesson holds, the earlier
     words withdrawn where they were shared (or, for a received lesson, kept rejected as the
     author's), words revoked earlier that stay unshared."""
-    from remem.engine.lessons import MAX_LESSON
+    from remem.engine.lessons import edit_notes
 
     if not done["changed"]:
         return "nothing to change"
-    said = ["lesson saved"]
-    if done.get("redacted"):
-        said.append("a secret in the new words became [secret]: lessons are written to agent memory")
-    if done.get("cut"):
-        said.append(f"the words were over the {MAX_LESSON:,} characters a lesson holds: the last "
-                    f"{done['cut']:,} were cut (a lesson is shared whole, so it stays short)")
-    if done.get("replaced") and before.get("origin") and not done.get("origin"):
-        said.append(f"your own lesson now; its author's words stay rejected as {done['replaced']}")
-    elif done.get("replaced"):
-        said.append(f"the earlier words ({done['replaced']}) are withdrawn where they were shared at the "
-                    "next sync (y in the Shared tab)")
-    if done.get("revoked_words"):
-        said.append(f"these words were revoked earlier ({done['revoked_words']}) and stay unshared: a "
-                    "revocation is for good; to share this lesson, word it differently (e)")
-    return "; ".join(said)
+    return "; ".join(["lesson saved", *edit_notes(done, was_received=bool(before.get("origin")),
+                                                  sync="sync (y in the Shared tab)", edit="e")])
 
 
 class LessonsPane(FitsItsWidth, PagedPane):
