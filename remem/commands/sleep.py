@@ -261,7 +261,7 @@ def register(app: typer.Typer) -> None:
 
         Example: remem lessons veto 3fa2 --note "only true for the old repo"
         """
-        from remem.engine.render_vetoes import NothingToDo, veto_lesson
+        from remem.engine.render_vetoes import NothingToDo, veto_lesson, veto_said
         from remem.engine.share_export import exported_before
 
         try:
@@ -276,9 +276,7 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json({**lesson, "changed": True, "exported": exported})
             return
-        print(f"vetoed {lesson['id']}; `remem sleep --pass render` removes its files now"
-              + (f"; it was shared, and memories that took it may keep it: `remem share revoke "
-                 f"{lesson['id']}` withdraws it everywhere" if exported else ""))
+        print(veto_said(lesson["id"], exported=exported, revoke=f"`remem share revoke {lesson['id']}`"))
 
     @lessons_app.command("restore")
     def lessons_restore(

@@ -87,6 +87,17 @@ def _who_revoked(lesson: dict[str, Any]) -> str:
     return f"{lid} is a received lesson, retired here: {note}"
 
 
+def veto_said(lesson_id: str, *, exported: bool, revoke: str) -> str:
+    """What a veto means for the person, as the CLI and the TUI say it: the lesson's rendered
+    files stay for agents until the next sleep; and, when this memory shared it, the memories
+    which took it keep it until it is revoked (`revoke`: how, where the person is)."""
+    said = (f"vetoed {lesson_id}; its files stay for agents until the next sleep "
+            "(`remem sleep --pass render` removes them now)")
+    if exported:
+        said += f"; it was shared, and memories that took it may keep it: {revoke} withdraws it everywhere"
+    return said
+
+
 def veto_lesson(store: Store, lesson_id: str, *, note: str | None = None,
                 how: str = "vetoed by the person") -> dict[str, Any]:
     """The person vetoes a lesson: status 'vetoed' and its vetoed.json record, together (the

@@ -175,7 +175,7 @@ async def test_v_says_the_files_stay_until_the_next_sleep_and_when_it_was_shared
         await acted(pilot)
         assert _said(app)[-1] == ("vetoed L2; its files stay for agents until the next sleep "
                                   "(`remem sleep --pass render` removes them now); it was shared, and "
-                                  "memories that took it may keep it: R in the Shared tab revokes L2 everywhere")
+                                  "memories that took it may keep it: R in the Shared tab withdraws it everywhere")
 
 
 # --------------------------------------------------------------------------- Shared: nothing waits

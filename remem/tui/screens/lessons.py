@@ -66,15 +66,11 @@ def changed_meanwhile(shown: str, now: str) -> str:
 
 
 def veto_said(lesson: dict[str, Any], exported: bool) -> str:
-    """What `v` says after a veto, as `remem lessons veto` says it: the lesson's rendered files
-    stay for agents until the next sleep; and, when this memory shared it, that the memories
-    which took it keep it until it is revoked."""
-    said = (f"vetoed {lesson['id']}; its files stay for agents until the next sleep "
-            "(`remem sleep --pass render` removes them now)")
-    if exported:
-        said += (f"; it was shared, and memories that took it may keep it: R in the Shared tab "
-                 f"revokes {lesson['id']} everywhere")
-    return said
+    """What `v` says after a veto: what `remem lessons veto` says, with the Shared tab's key
+    in place of `remem share revoke`."""
+    from remem.engine.render_vetoes import veto_said as said
+
+    return said(lesson["id"], exported=exported, revoke="R in the Shared tab")
 
 
 def edit_said(before: dict[str, Any], done: dict[str, Any]) -> str:
