@@ -205,6 +205,9 @@ DEFAULTS: dict[str, Any] = {
     "events": {
         # An events file (--events FILE or the inbox) larger than this is refused with the reason.
         "max_file_bytes": 50_000_000,
+        # Inbox files read and moved to inbox/done/ are deleted this many days after the move
+        # (their events are in the memory); 0: kept.
+        "keep_done_days": 30,
     },
 }
 
@@ -410,6 +413,7 @@ RANGES: dict[str, Range] = {
     # backup.keep 0 made `remem backup` delete the backup it had just made with every other one.
     "backup.keep": Range(1, math.inf),
     "events.max_file_bytes": Range(1, 10 ** 12),
+    "events.keep_done_days": Range(0, _DAYS),  # 0: inbox/done/ is kept
 }
 
 

@@ -259,8 +259,13 @@ def register(app: typer.Typer) -> None:
                       "with `remem sleep`, not `remem tasks`")
         table(None, ["task", "every", "last run", "next", "due"],
               [(s["name"], _every(s["interval_s"]), (s["last_run"] or "never")[:16].replace("T", " "),
-                (s["next_run"] or "off")[:16].replace("T", " "), "yes" if s["due"] else "")
+                "now" if s.get("note") else (s["next_run"] or "off")[:16].replace("T", " "),
+                "yes" if s["due"] else "")
                for s in status])
+        # A last run after now (the clock was ahead): said plainly, one line per task.
+        for s in status:
+            if s.get("note"):
+                print(safe(s["note"]))
         if report is None:
             print("`remem tasks --run` runs what is due (consolidate runs in `remem sleep`).")
         if failed:

@@ -16,6 +16,8 @@ field; the good lines of the same file are still ingested.
 Sources: `remem ingest --source events FILE…`, and the inbox folder $REMEM_HOME/inbox/
 (`ingest_inbox`): a file read without error moves to inbox/done/; a file with a bad line
 stays, with `<file>.errors.txt` beside it, until it is fixed (its good lines are in already).
+Each inbox read also deletes the done/ files moved there more than events.keep_done_days ago
+(`prune_done`).
 The turns of one conversation are gathered across every inbox file of a run.
 `append_to_inbox` is how other parts of remem (proxy, MCP) and other tools drop events in.
 """
@@ -550,10 +552,44 @@ def _move_done(path: Path) -> None:
         os.replace(path, target)
     except FileNotFoundError:
         pass  # another ingest moved it first
+    else:
+        try:  # its time is when it was read, the age prune_done counts from (a rename keeps it)
+            moved = clock.now().timestamp()
+            os.utime(target, (moved, moved))
+        except OSError:
+            pass  # kept as it was written: pruned by that time, a little sooner
     try:
         _report_path(path).unlink()
     except FileNotFoundError:
         pass
+
+
+def prune_done(inbox: Path | None = None, cfg: dict[str, Any] | None = None) -> int:
+    """Delete the inbox/done/*.jsonl moved there more than events.keep_done_days ago (0: none);
+    their events are in the memory already. The age is the file's modification time, which
+    _move_done sets to when it moved the file (a file an older remem moved: when it was
+    written). Anything else in done/ (another name, a folder, a link) is left alone. Returns
+    how many were deleted."""
+    cfg = cfg or config_mod.load()
+    days = float(cfg["events"]["keep_done_days"])
+    done = (inbox or paths.inbox_dir()) / "done"
+    if days <= 0:
+        return 0
+    cutoff = clock.now().timestamp() - days * 86400
+    try:
+        entries = list(os.scandir(done))
+    except OSError:  # no done/ yet, or unreadable: nothing to prune
+        return 0
+    deleted = 0
+    for entry in entries:
+        try:
+            if (entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False)
+                    and entry.stat(follow_symlinks=False).st_mtime < cutoff):
+                os.unlink(entry.path)
+                deleted += 1
+        except OSError:
+            continue  # gone meanwhile, or a read-only inbox: left for a later run
+    return deleted
 
 
 def _dedupe_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -574,12 +610,13 @@ def ingest_inbox(store: Store, inbox: Path | None = None) -> dict[str, Any]:
 
     Episode events are stored file by file. Conversation turns are gathered across every file
     of the run first, so a conversation written one exchange (or one turn) per file still
-    reaches the detectors whole.
+    reaches the detectors whole. Then done/ files older than events.keep_done_days go
+    (`pruned`: how many; prune_done).
     """
     inbox = inbox or paths.inbox_dir()
     summary: dict[str, Any] = {"files": 0, "events": 0, "episodes": 0, "sessions": 0,
                                "by_kind": {}, "errors": [], "malformed_lines": 0, "moved": 0,
-                               "waiting": 0}
+                               "waiting": 0, "pruned": 0}
     if not inbox.is_dir():
         return summary
     read: list[tuple[Path, str, list[str]]] = []
@@ -627,6 +664,12 @@ def ingest_inbox(store: Store, inbox: Path | None = None) -> dict[str, Any]:
         elif path not in retry and _unchanged(path, signature):
             _move_done(path)
             summary["moved"] += 1
+    summary["pruned"] = prune_done(inbox)
+    if summary["pruned"]:
+        from remem.log import log
+
+        log("ingest", f"inbox: deleted {summary['pruned']} file(s) of {inbox / 'done'} read more than "
+                      "events.keep_done_days ago")
     return summary
 
 

@@ -17,6 +17,11 @@ How the rules fit together (docs/LIFECYCLE.md says it for people):
 Every decay is computed from stored timestamps and the time its task last ran (`tasks`
 table, read and written in the same transaction), so a late run catches up exactly and a
 second run at the same moment changes nothing.
+
+A task that last ran while the clock was ahead has a last_run after now. A decay's last_run
+never moves back (that run charged every memory up to it; nothing is charged twice), so it owes
+nothing until the clock passes it; any other task's last_run is only a schedule, so its next
+run puts it back to that run's time (_mark_run). task_status says so in each task's `note`.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ TASK_ORDER = (
     "expire_short_term", "strength_decay", "importance_decay", "active_forgetting",
     "cleanup_archived", "discover_connections", "consolidate",
 )
+# The tasks whose last_run is where decay is owed from: it never moves back (_mark_run).
+DECAY_TASKS = ("strength_decay", "importance_decay", "active_forgetting")
 Progress = Callable[[str, int, int, str], None]
 
 
@@ -180,18 +187,66 @@ def _last_run(conn: Any, name: str) -> datetime | None:
     return clock.parse(row[0]) if row and row[0] else None
 
 
-def _mark_run(conn: Any, name: str, stamp: str, cfg: dict[str, Any]) -> None:
-    """Record that the task ran at `stamp`. last_run never moves backwards (a clock set back,
-    REMEM_NOW earlier than a run made with it later): the decays are owed only for the time
-    after last_run, so moving it back would charge that time a second time."""
+# The tasks whose last_run is only when they are next due: one after now is put right by
+# their next run, wherever it runs (consolidate: sleep's lessons pass, which keeps its own
+# place by episode seq, not by time).
+SCHEDULE_ONLY_TASKS = ("expire_short_term", "cleanup_archived", "consolidate")
+
+
+def _mark_run(conn: Any, name: str, stamp: str, cfg: dict[str, Any], *,
+              puts_right: bool | None = None) -> None:
+    """Record that the task ran at `stamp`. A decay's last_run never moves backwards (a clock
+    set back, REMEM_NOW earlier than a run made with it later): the decays are owed only for
+    the time after last_run, so moving it back would charge that time a second time.
+
+    A last_run after now (the clock was ahead when it ran) is replaced by this run's when
+    `puts_right` (default: the task is in SCHEDULE_ONLY_TASKS), so the task is back on its
+    interval. discover_connections is put right only by run_due_tasks, whose run then looked
+    at every memory: sleep's connect pass, which also stamps it, looks from a mark of its own,
+    ahead too. A last_run not after now is never moved back (a slower run started earlier,
+    finishing after a later one, leaves the later stamp)."""
+    if name in DECAY_TASKS:
+        puts_right = False
+    elif puts_right is None:
+        puts_right = name in SCHEDULE_ONLY_TASKS
     interval = cfg["tasks"].get(name)
     conn.execute(
-        "INSERT INTO tasks (name, last_run, interval_s) VALUES (?, ?, ?) "
+        "INSERT INTO tasks (name, last_run, interval_s) VALUES (?1, ?2, ?3) "
         "ON CONFLICT(name) DO UPDATE SET interval_s = excluded.interval_s, last_run = CASE "
-        "WHEN tasks.last_run IS NULL OR tasks.last_run < excluded.last_run THEN excluded.last_run "
-        "ELSE tasks.last_run END",
-        (name, stamp, float(interval) if interval is not None else None),
+        "WHEN tasks.last_run IS NULL OR tasks.last_run < excluded.last_run "
+        "OR (?4 AND tasks.last_run > ?5) THEN excluded.last_run ELSE tasks.last_run END",
+        (name, stamp, float(interval) if interval is not None else None, 1 if puts_right else 0,
+         clock.iso()),
     )
+
+
+def _short(stamp: str | datetime) -> str:
+    """A stored time for people: 2031-01-02 09:00 (UTC)."""
+    return clock.iso(clock.parse(stamp) if isinstance(stamp, str) else stamp)[:16].replace("T", " ")
+
+
+def _ahead(last: datetime) -> str:
+    """What a decay run says when its task last ran after now: why it charged nothing."""
+    return f"last ran {_short(last)}, after now (the clock was ahead then): nothing owed until the clock passes it"
+
+
+def ahead_note(name: str, last_run: str) -> str:
+    """One line for a task whose last run is after now: what happened, what the task does
+    about it and, where there is one, what to run. `remem tasks` prints it, --json carries it."""
+    said = f"{name} last ran {_short(last_run)}, which is after now: the clock was ahead then"
+    if name in DECAY_TASKS:
+        what = {"strength_decay": "no memory's strength decays",
+                "importance_decay": "no memory's importance falls",
+                "active_forgetting": "no memory's health falls"}[name]
+        more = ("; `remem list --archived` shows what it archived, `remem forget ID --undo` brings "
+                "one back" if name == "strength_decay" else "")
+        return (f"{said}. That run charged decay up to then, so {what} until the clock passes it "
+                f"(no time is charged twice){more}")
+    if name == "consolidate":
+        return f"{said}; the next `remem sleep` runs it and records the right time"
+    scope = " over every memory (which came since its last run is not known)" \
+        if name == "discover_connections" else ""
+    return f"{said}; it is due: `remem tasks --run` runs it now{scope} and records the right time"
 
 
 def _anchor(now: datetime, *stamps: str | datetime | None) -> datetime | None:
@@ -256,6 +311,8 @@ def strength_decay(store: Store, cfg: dict[str, Any] | None = None) -> dict[str,
     now = clock.now()
     stamp = clock.iso(now)
     last = _last_run(store.conn, "strength_decay")
+    if last is not None and last > now:  # every memory's anchor is after now: nothing is owed
+        return {"decayed": 0, "archived": 0, "skipped": _ahead(last)}
     rows = store.rows(
         "SELECT id, strength, last_touched, created, at, flashbulb_until FROM episodes WHERE archived = 0"
     )
@@ -290,6 +347,8 @@ def importance_decay(store: Store, cfg: dict[str, Any] | None = None) -> dict[st
     now = clock.now()
     stamp = clock.iso(now)
     last = _last_run(store.conn, "importance_decay")
+    if last is not None and last > now:
+        return {"decayed": 0, "skipped": _ahead(last)}
     rows = store.rows(
         "SELECT id, importance, created, flashbulb_until FROM episodes "
         "WHERE archived = 0 AND memory_type = 'long_term'"
@@ -318,6 +377,12 @@ def active_forgetting(store: Store, cfg: dict[str, Any] | None = None) -> dict[s
     stamp = clock.iso(now)
     doomed: list[str] = []
     last = _last_run(store.conn, "active_forgetting")
+    if last is not None and last > now:
+        # Nothing is owed; a run cut short before deleting still finishes.
+        rows = store.rows("SELECT id, flashbulb_until FROM episodes WHERE health <= 0 "
+                          "AND (memory_type = 'short_term' OR archived = 1)")
+        deleted = store.hard_delete([r["id"] for r in rows if not is_protected(r, now)])
+        return {"decayed": 0, "deleted": deleted, "skipped": _ahead(last)}
     rows = store.rows(
         "SELECT id, memory_type, health, last_touched, at, created, flashbulb_until FROM episodes "
         "WHERE memory_type = 'short_term' OR archived = 1"
@@ -371,7 +436,11 @@ def _discover_connections(store: Store, cfg: dict[str, Any], since: datetime | N
 # --------------------------------------------------------------------------- the due tasks
 
 def task_status(store: Store, cfg: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Each task: interval, last run, whether it is due and when it next is."""
+    """Each task: interval, last run, whether it is due and when it next is.
+
+    `last_run_ahead`: its last run is after now (the clock was ahead when it ran); then it is
+    due now, not "not due until" a time that may be years off, and `note` (else None) says in
+    one line what that means for it (ahead_note)."""
     cfg = cfg or config_mod.load()
     now = clock.now()
     last_runs = {r["name"]: r["last_run"] for r in store.rows("SELECT name, last_run FROM tasks")}
@@ -379,19 +448,22 @@ def task_status(store: Store, cfg: dict[str, Any] | None = None) -> list[dict[st
     for name in TASK_ORDER:
         interval = float(cfg["tasks"].get(name, 0) or 0)
         last = last_runs.get(name)
+        ahead = last is not None and clock.parse(last) > now
+        note = None
         if interval <= 0:
             due, next_run = False, None
         elif last is None:
             due, next_run = True, clock.iso(now)
-        elif clock.parse(last) > now:
-            # Run "later" than now (the clock was set back): due, not "not due until" a time
-            # that may be years off. A decay then owes nothing for the time it charged already.
-            due, next_run = True, clock.iso(now)
+        elif ahead:
+            # A decay then owes nothing for the time it charged already; another task's next
+            # run puts its last_run back on time (_mark_run).
+            due, next_run, note = True, clock.iso(now), ahead_note(name, last)
         else:
             nxt = clock.parse(last) + timedelta(seconds=interval)
             due, next_run = nxt <= now, clock.iso(nxt)
         out.append({"name": name, "interval_s": interval, "last_run": last, "due": due,
-                    "next_run": next_run, "enabled": interval > 0})
+                    "next_run": next_run, "enabled": interval > 0, "last_run_ahead": ahead,
+                    "note": note})
     return out
 
 
@@ -443,17 +515,20 @@ def run_due_tasks(
                 result = builtin[name](store, cfg)
             else:
                 last = st.get("last_run")
-                result = _discover_connections(store, cfg, clock.parse(last) if last else None, progress)
+                since = clock.parse(last) if last else None
+                if since is not None and since > started:
+                    since = None  # the clock was ahead: which memories came since is not known
+                result = _discover_connections(store, cfg, since, progress)
         except Exception as exc:  # one failing task (a locked store, a bad plug-in) spares the rest
             from remem.log import log_exception
 
             where = log_exception(f"tasks.{name}", exc)
             report[name] = {"ran": False, "error": f"{exc!r} (details in {where})"}
             continue
-        if name not in ("strength_decay", "importance_decay", "active_forgetting"):
+        if name not in DECAY_TASKS:
             # The decay rules record their own runs when they claim them (exactly once).
             with store.write() as conn:
-                _mark_run(conn, name, clock.iso(started), cfg)
+                _mark_run(conn, name, clock.iso(started), cfg, puts_right=True)
         report[name] = {"ran": True, "result": result}
         if progress:
             progress(name, done + 1, total, f"{name} done")
