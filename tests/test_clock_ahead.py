@@ -142,3 +142,23 @@ def test_a_sleep_puts_consolidate_back_on_time_after_the_clock_was_ahead(store, 
     sleep.run_sleep_collect(store, passes=["lessons"])
     right = status(store)["consolidate"]
     assert right["last_run"] == clock.iso() and not right["last_run_ahead"] and right["note"] is None
+
+
+def test_a_sleep_after_the_clock_was_ahead_links_the_memories_made_since(store, monkeypatch):
+    """Sleep's connect pass looks from where the last one got to; a mark after now (left by a
+    sleep while the clock was ahead) is set aside, so what came since is linked at once."""
+    from remem.engine import events, sleep
+
+    at(monkeypatch, AHEAD)
+    remember(store, "the release train leaves on thursdays")
+    sleep.run_sleep_collect(store)  # the connect pass marks 2031
+    at(monkeypatch, RIGHT)
+    texts = ["the staging database listens on port 5433 behind the vpn",
+             "the staging database listens on port 5433 behind the office vpn"]
+    events.store_events(store, [events.validate({"v": 1, "at": RIGHT, "kind": "note", "text": t})
+                                for t in texts])
+    assert store.scalar("SELECT count(*) FROM connections WHERE origin = 'auto'") == 0
+    done = sleep.run_sleep_collect(store, passes=["connect"])
+    assert done["passes"]["connect"]["memories"] >= 2
+    assert store.scalar("SELECT count(*) FROM connections WHERE origin = 'auto'") >= 1
+    assert done["connected_until"] == clock.iso()

@@ -88,6 +88,24 @@ def test_sleep_skips_strength_decay_and_connect_when_their_tasks_are_off(cli, st
     assert store.episode(note)["archived"]
 
 
+def test_sleep_learns_no_lesson_while_the_consolidate_task_is_off(cli, store, monkeypatch):
+    at(monkeypatch, T0)
+    for n, where in enumerate(("/tmp/p1", "/tmp/p2")):
+        remember(store, "no, use uv not pip", kind="correction", cwd=where, session_id=f"s{n}")
+    assert cli("config", "set", "tasks.consolidate", "0").exit_code == 0
+    done = cli("sleep", "--json")
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["passes"]["lessons"]["skipped"].startswith("off (tasks.consolidate = 0")
+    assert store.scalar("SELECT count(*) FROM lessons") == 0
+    assert {s["name"]: s["last_run"] for s in lifecycle.task_status(store)}["consolidate"] is None
+    said = cli("sleep", "--pass", "lessons")
+    assert said.exit_code == 0 and "skipped: off (tasks.consolidate = 0" in said.stdout
+    # on again: it reads what waited meanwhile
+    assert cli("config", "set", "tasks.consolidate", "604800").exit_code == 0
+    assert cli("sleep", "--pass", "lessons", "--json").exit_code == 0
+    assert store.scalar("SELECT count(*) FROM lessons WHERE status = 'active'") == 1
+
+
 # --------------------------------------------------------------------------- 3. expired
 
 @pytest.mark.anyio

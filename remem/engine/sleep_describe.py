@@ -83,6 +83,8 @@ def _describe_lessons(c: dict[str, Any]) -> str:
     What waits from earlier sleeps is told after a semicolon, never as a part of them.
     `pending` counts every episode still waiting, new or not; `pending_earlier` those of them
     an earlier sleep read (a summary of an older remem has no such count)."""
+    if c.get("skipped"):
+        return f"skipped: {c['skipped']}"
     new, joined = int(c.get("new_episodes") or 0), int(c.get("joined") or 0)
     created, pending = int(c.get("created") or 0), int(c.get("pending") or 0)
     unclear = int(c.get("unclear") or 0)  # new corrections that said nothing to learn from

@@ -258,6 +258,11 @@ def last_watermark(store: Store) -> int:
 def _pass_lessons(ctx: Context) -> Iterator[Progress]:
     from remem.engine import lessons_pass
 
+    off = task_off(ctx, "consolidate")
+    if off:  # neither read nor stamped: turned on again, it reads from its watermark
+        ctx.counts["lessons"] = {"skipped": off}
+        yield Progress("lessons", 1, 1, f"skipped: {off}")
+        return
     started = clock.iso()
     watermark = last_watermark(ctx.store)
     yield from lessons_pass.consolidate(ctx, watermark)
@@ -309,6 +314,10 @@ def _pass_connect(ctx: Context) -> Iterator[Progress]:
     store = ctx.store
     since = _last_summary_value(store, "connected_until", str)
     ctx.connected_until = started = clock.iso()
+    if since and since > started:
+        # Marked while the clock was ahead: what came since cannot be told from what that run
+        # saw, so look at every live memory (bounded below; edges are never doubled).
+        since = None
     # Discovery compares each memory with every other one: bound a run's share of it (the
     # first sleep over a long imported history links its newest `connect_max` memories).
     cap = int(ctx.cfg["sleep"].get("connect_max", 2000) or 0)
