@@ -324,8 +324,8 @@ def test_plain_remem_ingest_reads_codex_and_the_inbox(remem_cli, home: Path, tmp
     assert out["errors"] == [] and out["sessions"] == 4 and out["by_kind"]["correction"] >= 4
     assert (paths.inbox_dir() / "done" / "tool.jsonl").exists()
     again = remem_cli("ingest", "--json").json()
-    # Three rollouts are unchanged; the one whose last line is torn is read again, adding nothing.
-    assert again["episodes"] == 0 and again["skipped"] == 3 and again["files"] == 1
+    # The four rollouts are unchanged, the one whose last line is torn too: none is read again.
+    assert again["episodes"] == 0 and again["skipped"] == 4 and again["files"] == 0
 
 
 def test_an_events_file_with_a_byte_order_mark_is_read(store, tmp_path: Path) -> None:

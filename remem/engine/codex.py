@@ -5,8 +5,11 @@ A rollout is JSON lines under $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<uu
 session_meta, turn_context, response_item, event_msg, compacted. Unknown types and unknown
 payload types are skipped (Codex adds new ones often); a line that is not JSON is counted
 in `malformed_lines`; an incomplete last line (a file still being written) sets `torn_tail`
-and is read again next time. Very old rollouts wrote bare response items with no envelope;
-those are read too.
+and is left for when the file has grown. A rollout is read line by line: memory is bounded by
+its longest line, not its size. Very old rollouts wrote bare response items with no envelope;
+those are read too, and so are the rollouts of the 2025 TypeScript Codex CLI
+(sessions/rollout-<date>-<uuid>.json): one JSON document `{"session": {...}, "items": [...]}`
+whose items are the same response items (`_Reader.legacy_document`).
 
 Which copy of a message we read: Codex writes what the person typed and what the model
 answered twice, as `response_item` messages (the model's history) and as `event_msg`
@@ -21,10 +24,11 @@ dropped, as are such blocks and the IDE's context inside a message the person ty
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from remem import paths
 from remem.engine import clock
@@ -66,7 +70,9 @@ _RESPONSE_TYPES = {"message", "reasoning", "function_call", "function_call_outpu
 def find_rollouts(codex_home: Path | str | None = None) -> list[Path]:
     """Every rollout under sessions/ and archived_sessions/, oldest first by path.
 
-    A `.jsonl.zst` is listed only where no `.jsonl` of the same name sits beside it.
+    A `.jsonl.zst` is listed only where no `.jsonl` of the same name sits beside it. The
+    TypeScript Codex CLI's `rollout-*.json` (2025, sessions/ itself) are listed after the
+    JSONL ones of their folder.
     """
     home = Path(codex_home) if codex_home else paths.codex_home()
     found: list[Path] = []
@@ -80,33 +86,66 @@ def find_rollouts(codex_home: Path | str | None = None) -> list[Path]:
         for z in sorted(base.rglob("rollout-*.jsonl.zst")):
             if z.with_suffix("").with_suffix("") not in have:
                 found.append(z)
+        found.extend(p for p in sorted(base.rglob("rollout-*.json")) if p.is_file())
     return found
 
 
+def _zstandard() -> Any:
+    try:
+        import zstandard
+    except ImportError:
+        raise SourceUnavailable(
+            "zstd-compressed rollout skipped; `pip install zstandard` to read it"
+        ) from None
+    return zstandard
+
+
 def _read_bytes(path: Path) -> bytes:
+    """A rollout's bytes, whole (decompressed for a `.zst`)."""
     if path.name.endswith(".zst"):
-        try:
-            import zstandard
-        except ImportError:
-            raise SourceUnavailable(
-                "zstd-compressed rollout skipped; `pip install zstandard` to read it"
-            ) from None
+        zstandard = _zstandard()
         with open(path, "rb") as fh:
             return zstandard.ZstdDecompressor().stream_reader(fh).read()
     return path.read_bytes()
 
 
-def _lines(text: str, session: Session) -> Iterator[dict[str, Any]]:
-    """JSON objects of a JSONL text; bad lines counted, a torn last line noted."""
-    lines = text.split("\n")
-    last = len(lines) - 1
-    for i, line in enumerate(lines):
-        if not line.strip():
+def _rollout_lines(path: Path) -> Iterator[bytes]:
+    """A rollout's lines as bytes, each with its newline (the last may have none), read one at a
+    time (decompressed as they are read for a `.zst`): memory is bounded by the longest line."""
+    if path.name.endswith(".zst"):
+        zstandard = _zstandard()
+        with open(path, "rb") as fh, \
+                io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(fh)) as reader:
+            yield from reader
+        return
+    with open(path, "rb") as fh:
+        yield from fh
+
+
+class _Tally:
+    """What reading the lines noted beside their records: the bytes of the complete lines
+    (those ending in a newline) and whether any holds an escaped surrogate."""
+
+    def __init__(self) -> None:
+        self.complete_bytes = 0
+        self.surrogates = False
+
+
+def _lines(raw: Iterable[bytes], session: Session, tally: _Tally) -> Iterator[dict[str, Any]]:
+    """JSON objects of JSONL lines; bad lines counted, a torn last line noted."""
+    for line in raw:
+        ended = line.endswith(b"\n")
+        if ended:
+            tally.complete_bytes += len(line)
+        text = line.decode("utf-8", errors="replace")
+        if not tally.surrogates and ("\\ud" in text or "\\uD" in text):
+            tally.surrogates = True
+        if not text.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(text)
         except ValueError:
-            if i == last:  # no newline after it: still being written
+            if not ended:  # no newline after it: still being written
                 session.torn_tail = True
             else:
                 session.malformed_lines += 1
@@ -374,43 +413,47 @@ class _Builder:
 RECORD_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
 
 
-def parse_rollout(path: Path | str) -> Session:
-    """One rollout file -> Session. Raises SourceUnavailable / OSError only for the file itself."""
-    path = Path(path)
-    data = _read_bytes(path)
-    text = data.decode("utf-8", errors="replace")
-    found = _UUID.findall(path.name)
-    session = Session(id=found[-1] if found else path.name.split(".")[0], source="codex",
-                      path=str(path))
-    builder = _Builder(session)
-    first_at: str | None = None
-    last_at: str | None = None
-    have_meta = False
-    cwds: list[str] = []
-    for rec in _lines(text, session):
-        at = _iso(rec.get("timestamp"))
+class _Reader:
+    """One rollout's records, in order, into its Session (`record` for a JSONL line,
+    `legacy_document` for the TypeScript CLI's whole document); `finish` completes it."""
+
+    def __init__(self, session: Session) -> None:
+        self.s = session
+        self.builder = _Builder(session)
+        self.tally = _Tally()
+        self.first_at: str | None = None
+        self.last_at: str | None = None
+        self.have_meta = False
+        self.cwds: list[str] = []
+
+    def _seen(self, at: str | None) -> None:
         if at:
-            first_at = first_at or at
-            last_at = at
+            self.first_at = self.first_at or at
+            self.last_at = at
+
+    def record(self, rec: dict[str, Any]) -> None:
+        session, builder = self.s, self.builder
+        at = _iso(rec.get("timestamp"))
+        self._seen(at)
         kind = rec.get("type") if isinstance(rec.get("type"), str) else None
         payload = rec.get("payload")
         if not isinstance(payload, dict):
             if kind in _RESPONSE_TYPES:  # the oldest rollouts: bare response items
                 builder.response_item(rec, at)
-            elif kind is None and "id" in rec and "timestamp" in rec and not have_meta:
-                have_meta = True  # the oldest rollouts' first line: {"id", "timestamp", …}
+            elif kind is None and "id" in rec and "timestamp" in rec and not self.have_meta:
+                self.have_meta = True  # the oldest rollouts' first line: {"id", "timestamp", …}
                 session.id = str(rec["id"])
             elif kind in RECORD_TYPES:  # a type read here, in a shape it never has
                 session.malformed_lines += 1
-            continue
+            return
         try:
             if kind == "session_meta":
-                if not have_meta:
-                    have_meta = True
+                if not self.have_meta:
+                    self.have_meta = True
                     if payload.get("id"):
                         session.id = str(payload["id"])
                     if isinstance(payload.get("cwd"), str):
-                        cwds.append(payload["cwd"])
+                        self.cwds.append(payload["cwd"])
                     session.started = _iso(payload.get("timestamp")) or at
                     for key in ("originator", "cli_version", "forked_from_id", "model_provider"):
                         if payload.get(key):
@@ -421,8 +464,8 @@ def parse_rollout(path: Path | str) -> Session:
                         session.meta["subagent"] = True
             elif kind == "turn_context":
                 cwd = payload.get("cwd")
-                if isinstance(cwd, str) and cwd and (not cwds or cwds[-1] != cwd):
-                    cwds.append(cwd)
+                if isinstance(cwd, str) and cwd and (not self.cwds or self.cwds[-1] != cwd):
+                    self.cwds.append(cwd)
                 if payload.get("model"):
                     session.meta["model"] = payload["model"]
             elif kind == "response_item":
@@ -435,21 +478,175 @@ def parse_rollout(path: Path | str) -> Session:
                 session.meta["compactions"] = session.meta.get("compactions", 0) + 1
         except (TypeError, AttributeError, ValueError):
             session.malformed_lines += 1  # a known type with an unexpected shape
-    if session.torn_tail:
-        # ingest records this size instead of the file's, so the file is read again next time
-        session.meta["complete_bytes"] = data.rfind(b"\n") + 1
-    session.turns = builder.finish()
-    if session.meta.get("subagent"):
-        # A sub-agent's "user" is the agent that spawned it, not the person: its words are no
-        # correction. Its own tool calls and their failures are real, so they stay.
-        session.turns = [t for t in session.turns if t.role != "user"]
-    if "\\ud" in text or "\\uD" in text:
-        scrub_surrogates(session)
-    session.cwd = cwds[0] if cwds else None
-    if len(cwds) > 1:
-        session.meta["cwds"] = cwds
-    if builder.unpaired_outputs:
-        session.meta["unpaired_outputs"] = builder.unpaired_outputs
-    session.started = session.started or first_at
-    session.ended = last_at
-    return session
+
+    def legacy_document(self, doc: dict[str, Any]) -> None:
+        """The TypeScript Codex CLI's rollout: `{"session": {"id", "timestamp", "instructions",
+        …}, "items": [response items]}`, its items read as a rollout's `response_item`s.
+
+        Its items carry no time: each is dated by the document's `session.timestamp` (when it
+        was saved). It wrote the whole conversation again to a new file, under a new random
+        `session.id`, at every save, so its files of one conversation hold the same items
+        from the first on; the session is named by the id of its first item that has one
+        (the model's first output: `rs_…`, `fc_…`, `msg_…`; the person's messages have none),
+        the same in each: the longest file tells it, as of two copies of one rollout. Only a
+        document with no such item (saved before the first answer) is named by its
+        `session.id`."""
+        session, builder = self.s, self.builder
+        self.have_meta = True
+        session.meta["format"] = LEGACY_FORMAT
+        header = doc.get("session") if isinstance(doc.get("session"), dict) else {}
+        at = _iso(header.get("timestamp"))
+        self._seen(at)
+        session.started = at
+        if header.get("id"):
+            session.id = session.meta["rollout_id"] = str(header["id"])
+        for key in ("model", "version"):
+            if isinstance(header.get(key), str) and header[key]:
+                session.meta["model" if key == "model" else "cli_version"] = header[key]
+        named = False
+        for item in doc.get("items") or ():
+            if not isinstance(item, dict):
+                session.malformed_lines += 1
+                continue
+            kind = item.get("type")
+            if kind is None and item.get("role") in ("user", "assistant", "system", "developer"):
+                kind, item = "message", {**item, "type": "message"}  # an input message, untyped
+            if not named and isinstance(item.get("id"), str) and item["id"] and item.get("role") != "user":
+                session.id, named = item["id"], True
+            if kind not in _RESPONSE_TYPES:
+                continue  # a type this reader does not read: skipped, as in a JSONL rollout
+            if kind == "function_call" and item.get("name") == "container.exec":
+                item = {**item, "name": "shell"}  # the CLI's other name for its shell tool
+            try:
+                builder.response_item(item, at)
+            except (TypeError, AttributeError, ValueError):
+                session.malformed_lines += 1
+
+    def finish(self) -> Session:
+        session, builder = self.s, self.builder
+        if session.torn_tail and session.meta.get("format") != LEGACY_FORMAT:
+            # The bytes of the complete lines: what a later read of a grown file starts with.
+            session.meta["complete_bytes"] = self.tally.complete_bytes
+        session.turns = builder.finish()
+        if session.meta.get("subagent"):
+            # A sub-agent's "user" is the agent that spawned it, not the person: its words are no
+            # correction. Its own tool calls and their failures are real, so they stay.
+            session.turns = [t for t in session.turns if t.role != "user"]
+        if self.tally.surrogates:
+            scrub_surrogates(session)
+        session.cwd = self.cwds[0] if self.cwds else None
+        if len(self.cwds) > 1:
+            session.meta["cwds"] = self.cwds
+        if builder.unpaired_outputs:
+            session.meta["unpaired_outputs"] = builder.unpaired_outputs
+        session.started = session.started or self.first_at
+        session.ended = self.last_at
+        return session
+
+
+# session.meta["format"] of a rollout read from the TypeScript CLI's JSON document.
+LEGACY_FORMAT = "codex-json"
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _cut_short(exc: json.JSONDecodeError, text: str) -> bool:
+    """The document stops before its end (saved in part, or still being written)."""
+    return not text[exc.pos:].strip() or exc.msg.startswith("Unterminated string")
+
+
+def _complete_part(text: str) -> dict[str, Any]:
+    """What a JSON document cut short holds whole: its top-level keys whose value ends before
+    the cut, and of a cut `items` list, the items before the cut."""
+    decoder = json.JSONDecoder()
+    out: dict[str, Any] = {}
+    pos = _WS.match(text).end()
+    if not text.startswith("{", pos):
+        return out
+    pos += 1
+    while True:
+        pos = _WS.match(text, pos).end()
+        try:
+            key, pos = decoder.raw_decode(text, pos)
+        except ValueError:
+            return out
+        pos = _WS.match(text, pos).end()
+        if not isinstance(key, str) or not text.startswith(":", pos):
+            return out
+        pos = _WS.match(text, pos + 1).end()
+        if key == "items" and text.startswith("[", pos):
+            items: list[Any] = []
+            out["items"] = items
+            pos += 1
+            while True:
+                pos = _WS.match(text, pos).end()
+                try:
+                    item, pos = decoder.raw_decode(text, pos)
+                except ValueError:
+                    return out
+                items.append(item)
+                pos = _WS.match(text, pos).end()
+                if not text.startswith(",", pos):
+                    break
+                pos += 1
+            if not text.startswith("]", pos):
+                return out
+            pos += 1
+        else:
+            try:
+                out[key], pos = decoder.raw_decode(text, pos)
+            except ValueError:
+                return out
+        pos = _WS.match(text, pos).end()
+        if not text.startswith(",", pos):
+            return out
+        pos += 1
+
+
+def _is_legacy(doc: Any) -> bool:
+    return isinstance(doc, dict) and isinstance(doc.get("items"), list) \
+        and (isinstance(doc.get("session"), dict) or not doc.keys() - {"session", "items"})
+
+
+def _json_document(data: bytes, session: Session) -> dict[str, Any] | None:
+    """A `.json` rollout's document: the TypeScript CLI's whole one, the complete part of one
+    cut short (`torn_tail`), or None when the file is JSON lines after all. A file that is
+    neither raises NotAConversation saying where it stops being JSON."""
+    text = data.decode("utf-8-sig", errors="replace")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg.startswith("Extra data"):
+            return None  # one value a line: JSONL named .json
+        if _cut_short(exc, text):
+            session.torn_tail = True  # read whole once it has grown (ingest: it changed)
+            part = _complete_part(text)
+            return {"session": part.get("session"), "items": part.get("items", [])}
+        from remem.engine.chats import NotAConversation, _not_json
+
+        raise NotAConversation(f"{_not_json(exc, text, data)}; expected a Codex rollout "
+                               '({"session": …, "items": […]}, or one JSON object per line)') from None
+    return doc if _is_legacy(doc) else None
+
+
+def parse_rollout(path: Path | str) -> Session:
+    """One rollout file -> Session. Raises SourceUnavailable / OSError only for the file itself
+    (and NotAConversation for a `.json` that is no JSON document and no JSON lines)."""
+    path = Path(path)
+    found = _UUID.findall(path.name)
+    session = Session(id=found[-1] if found else path.name.split(".")[0], source="codex",
+                      path=str(path))
+    reader = _Reader(session)
+    lines: Iterable[bytes]
+    if path.name.endswith(".json"):
+        data = path.read_bytes()  # one document: read whole
+        doc = _json_document(data, session)
+        if doc is not None:
+            reader.tally.surrogates = b"\\ud" in data or b"\\uD" in data
+            reader.legacy_document(doc)
+            return reader.finish()
+        lines = io.BytesIO(data)
+    else:
+        lines = _rollout_lines(path)
+    for rec in _lines(lines, session, reader.tally):
+        reader.record(rec)
+    return reader.finish()

@@ -282,7 +282,8 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
     if source == "chats" and path.suffix == ".jsonl" and (wrong := another_source(path, source)):
         raise wrong  # an events file or a transcript is no chat export: say which it is
     sessions = _parse(path, source, store)
-    if source in _OTHERS and len(sessions) == 1 and not sessions[0].turns:
+    if source in _OTHERS and len(sessions) == 1 and not sessions[0].turns \
+            and not _legacy_codex(sessions[0]):
         found, lines = _lines_are(path, source)
         if found is None and lines:  # `echo garbage > g.jsonl`: no transcript at all
             raise _no_records(source, lines)
@@ -305,8 +306,12 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
         if source == "chats":
             _take_over_older_ids(store, session)
         size = st.st_size
-        if session.torn_tail:
+        if session.torn_tail and source != "codex":
             # Record only the complete lines, so the file differs next time and is read again.
+            # Not for a Codex rollout: Codex only appends to one (and the TypeScript CLI wrote
+            # its .json once, whole), so whatever it writes changes the size: recorded as it is,
+            # a last line torn for good is not read again at every ingest, and one finished
+            # since is read with the file that grew.
             size = int(session.meta.get("complete_bytes", -1))
         # Read from the start of its file: what it yields replaces what ingest made of it before.
         result = ingest_session(store, session, mtime=st.st_mtime, size=size, cfg=cfg, embedder=embedder,
@@ -317,6 +322,14 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
         _merge_counts(summary, result["by_kind"])
     # Every conversation it holds told by another file: it adds nothing, as an unchanged file.
     summary["skipped" if sessions and told_elsewhere == len(sessions) else "files"] += 1
+
+
+def _legacy_codex(session: Session) -> bool:
+    """A Codex rollout read from the TypeScript CLI's JSON document (codex.LEGACY_FORMAT): a
+    rollout, whatever it holds, though its lines are no JSON lines (it is pretty-printed)."""
+    from remem.engine.codex import LEGACY_FORMAT
+
+    return session.source == "codex" and session.meta.get("format") == LEGACY_FORMAT
 
 
 def _stored_as_another_source(row: dict[str, Any], path: Path, source: str, source_given: bool) -> bool:
