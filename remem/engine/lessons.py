@@ -391,6 +391,8 @@ def edit_notes(done: dict[str, Any], *, was_received: bool, sync: str, edit: str
 
 def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = None) -> dict[str, Any]:
     """A person rewrites a lesson: new text and vector; the earlier text is kept as the draft.
+    Its open predictions say the new words too (predictions.reword_open); resolved ones keep
+    the words they were resolved with.
 
     New words are a new lesson wherever lessons are shared (the hash is a lesson's identity),
     so when the words change the hash of an active lesson, the earlier words are kept in a row
@@ -409,8 +411,9 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
     the new words, or None. Those words are revoked for good (a tombstone): the lesson is never exported again
     in them, only in other words. `changed`: False when the words, once redacted and cut, are
     the lesson's own already: nothing is written then (no draft, no new vector, no `updated`)."""
+    from remem.engine import predictions  # here: hooks read lessons, never edit them
     from remem.engine.embed import get_embedder, to_blob
-    from remem.engine.redaction import redact_secrets  # here: hooks read lessons, never edit them
+    from remem.engine.redaction import redact_secrets
 
     current = get_lesson(store, lesson_id)
     given = " ".join((text or "").split())
@@ -459,6 +462,8 @@ def edit_text(store: Store, lesson_id: str, text: str, *, identity_dir: Any = No
                          list(kept.values()))
         conn.execute(f"UPDATE lessons SET {', '.join(k + ' = ?' for k in changes)} WHERE id = ?",
                      [*changes.values(), current["id"]])
+        # Its open predictions quote it: they say the new words (resolved ones keep theirs).
+        predictions.reword_open(conn, {**current, "text": text})
     done = get_lesson(store, current["id"])
     done["replaced"] = kept["id"] if kept else None
     mine = not done.get("origin") or done["origin"] == ours  # a received lesson edited is ours now

@@ -21,6 +21,7 @@ the predict pass makes a new one if the lesson is restored.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections import defaultdict
 from datetime import timedelta
@@ -54,6 +55,42 @@ def _progress(*args: Any) -> "Progress":
 def prediction_text(lesson: dict[str, Any], days: int) -> str:
     phrase = _PHRASE.get(lesson["kind"], "this will come up again")
     return f"Within {days} days {phrase}: {lesson['text']}"
+
+
+_MADE_WITH_DAYS = re.compile(r"Within (\d+) days ")
+
+
+def reword_open(conn: Any, lesson: dict[str, Any]) -> int:
+    """Inside the write that changes a lesson's words (lessons.edit_text): its open predictions
+    say its new words, as `predict` would make them (with the days each was made with), and
+    lose their vector, which the next sleep's embed pass makes anew from the new text. A
+    resolved prediction keeps the words it was confirmed or failed with. Returns how many
+    changed."""
+    rows = conn.execute("SELECT id, text FROM predictions WHERE lesson_id = ? AND resolved IS NULL",
+                        (lesson["id"],)).fetchall()
+    changed = []
+    for pid, text in rows:
+        found = _MADE_WITH_DAYS.match(text or "")
+        # Not in predict's words (never so far): the days a prediction is made with now.
+        days = int(found.group(1)) if found else _days_now()
+        new = prediction_text(lesson, days)
+        if new != text:
+            changed.append((new, pid))
+    conn.executemany("UPDATE predictions SET text = ?, space = NULL, embedding = NULL "
+                     "WHERE id = ? AND resolved IS NULL", changed)
+    return len(changed)
+
+
+def _days_now() -> int:
+    """sleep.prediction_days as configured; its default when the config cannot be read (an
+    edit is not the place to stop for it: the next sleep says what is wrong with it)."""
+    from remem import config
+    from remem.errors import RememError
+
+    try:
+        return int(config.load()["sleep"]["prediction_days"])
+    except (RememError, ValueError, OSError, KeyError, TypeError):
+        return int(config.DEFAULTS["sleep"]["prediction_days"])
 
 
 def _verify_cut(ctx: "Context", space: str) -> float:

@@ -23,10 +23,14 @@
   A file whose marker lines the person deleted gets the section appended again, and this
   memory's own lines left from the old one (its index lines, its heading) are taken out first.
 - `written.json` (in remem's home) lists the files remem wrote. A listed file of an active
-  lesson that is gone on the next render was deleted by the person: the lesson is vetoed
-  (status 'vetoed', `vetoed.json`), never rendered again, and its other copies are removed.
-  A file remem wants gone but could not remove, or that the person changed, stays listed
-  (`remove`): the next render tries again, and its absence is never a veto.
+  lesson that is gone on the next render, from a folder the lesson still goes to, was deleted
+  by the person: the lesson is vetoed (status 'vetoed', `vetoed.json`), never rendered again,
+  and its other copies are removed. A file remem wants gone is marked so (`remove`) in
+  written.json before it is removed, so a render cut short among its removals (Ctrl-C, a
+  kill) leaves none that reads as a veto; one it could not remove, or that the person
+  changed, stays listed so: the next render tries again, and its absence is never a veto.
+  A file gone from a folder its lesson no longer goes to (a project unused for long, a
+  take-back that narrowed the lesson to another project) is not a veto either.
   Sleep also takes these vetoes before its merge pass (take_vetoes), so a vetoed lesson never
   merges away. A memory acts only on the files it owns (`_owned_files`): a memory folder
   copied elsewhere never removes, nor takes as vetoed, the files of the one it was copied from.
@@ -116,11 +120,13 @@ def _left_for_another_memory(path: Path, lesson_id: str, tag: str) -> bool:
 
 
 def _veto_deleted(store: Store, files: dict[str, dict[str, Any]], active: dict[str, dict[str, Any]],
-                  vetoed: dict[str, Any], *, write_db: bool) -> list[str]:
-    """Active lessons a file of which we wrote is gone while its folder is still there: each
-    is added to `vetoed` (in memory) and, with write_db, set to status 'vetoed'."""
+                  vetoed: dict[str, Any], *, write_db: bool, days: float) -> list[str]:
+    """Active lessons a file of which we wrote is gone while its folder is still there, and
+    that still go to that folder (`_where_lessons_go`): each is added to `vetoed` (in memory)
+    and, with write_db, set to status 'vetoed'. `days`: render.general_days."""
     found: list[str] = []
     tag = memory_tag()
+    goes: dict[str, set[Path]] | None = None  # worked out only when a file is missing
     for path_s, info in sorted(files.items()):
         lid = info.get("lesson")
         path = Path(path_s)
@@ -128,6 +134,10 @@ def _veto_deleted(store: Store, files: dict[str, dict[str, Any]], active: dict[s
             continue  # listed only until remem removes it: gone is what it wanted
         if (lid in active and lid not in found and not path.exists() and path.parent.is_dir()
                 and not _left_for_another_memory(path, lid, tag)):
+            if goes is None:
+                goes = _where_lessons_go(active, vetoed, days)
+            if _abs(path.parent) not in goes.get(lid, set()):
+                continue  # remem took it out of this folder (and was cut short before saying so)
             found.append(lid)
             vetoed[lid] = {"at": clock.iso(), "path": path_s, "text": active[lid]["text"],
                            "hash": active[lid]["hash"], "was": "active", "note": active[lid].get("note")}
@@ -141,13 +151,29 @@ def _veto_deleted(store: Store, files: dict[str, dict[str, Any]], active: dict[s
     return found
 
 
+def _where_lessons_go(active: dict[str, dict[str, Any]], vetoed: dict[str, Any],
+                      days: float) -> dict[str, set[Path]]:
+    """The memory folders each active lesson goes to now, as render works them out (a lesson
+    vetoed in vetoed.json, by id or by its words' hash, goes nowhere). Only a file missing from
+    one of these is the person's veto: a file of a folder the lesson no longer goes to (its
+    project unused for long, a take-back that narrowed it to another project) is one render
+    removes, and finding it gone means a render was cut short after removing it."""
+    hashes = {v.get("hash") for v in vetoed.values() if isinstance(v, dict)}
+    shown = [l for l in active.values() if l["id"] not in vetoed and l["hash"] not in hashes]
+    general = _general_folders(shown, _owned_folders(), days)
+    return {l["id"]: {_abs(f) for f in _targets(l, general)} for l in shown}
+
+
 def take_vetoes(store: Store, *, dry_run: bool = False) -> list[str]:
     """The vetoes of deleted files, taken before sleep merges lessons: a lesson merged away
     first would no longer be active at render, and its veto would be lost. A dry run's store
     is sleep's private copy, so its status changes there too; vetoed.json is not written."""
+    from remem import config
+
     vetoed = _read_json(vetoed_path(), {})
     active = {l["id"]: l for l in list_lessons(store, statuses=RENDERED_STATUSES)}
-    found = _veto_deleted(store, _owned_files(), active, vetoed, write_db=True)
+    found = _veto_deleted(store, _owned_files(), active, vetoed, write_db=True,
+                          days=config.load()["render"]["general_days"])
     if found and not dry_run:
         write_atomic(vetoed_path(), _dump(vetoed))
     return found
@@ -188,6 +214,15 @@ def _last_session(project: Path) -> float:
     except OSError:
         return 0.0
     return newest
+
+
+def _general_folders(lessons: list[dict[str, Any]], made: set[Path], days: float) -> list[Path]:
+    """The project folders in use (`_in_use`), where a lesson with no project goes, given the
+    lessons shown (those of a project make its folder one in use)."""
+    root = paths.claude_projects_dir()
+    projects = sorted(_abs(p) for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    own = {_abs(folder) for l in lessons if l.get("cwd") for folder in _targets(l, [])}
+    return _in_use(projects, own, made, days)
 
 
 def _in_use(projects: list[Path], own: set[Path], made: set[Path], days: float) -> list[Path]:
@@ -313,7 +348,10 @@ def render(
     active = {l["id"]: l for l in list_lessons(store, statuses=RENDERED_STATUSES)}
 
     # 1. A file we wrote for a still-active lesson that is gone (its folder still there) = a veto.
-    new_vetoes = _veto_deleted(store, files, active, vetoed, write_db=not dry_run)
+    new_vetoes = _veto_deleted(store, files, active, vetoed, write_db=not dry_run,
+                               days=settings["general_days"])
+    if new_vetoes and not dry_run:  # with the status: a render cut short keeps both
+        write_atomic(vetoed_path(), _dump(vetoed))
     vetoed_hashes = {v.get("hash") for v in vetoed.values() if isinstance(v, dict)}
     for lid in new_vetoes:
         active.pop(lid, None)
@@ -324,8 +362,7 @@ def render(
     root = paths.claude_projects_dir()
     projects = sorted(_abs(p) for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     made = _owned_folders()  # memory folders an earlier render made: unrender may remove them
-    own = {_abs(folder) for l in shown if l.get("cwd") for folder in _targets(l, [])}
-    in_use = _in_use(projects, own, made, settings["general_days"])
+    in_use = _general_folders(shown, made, settings["general_days"])
     per_folder: dict[Path, list[dict[str, Any]]] = {}
     homeless = 0  # a project's lessons before Claude Code has a folder for that project
     for lesson in shown:
@@ -376,9 +413,10 @@ def render(
         if new_folder and folder.is_dir():  # made by the first write above
             made.add(folder)
     # Files we wrote before that are no longer wanted (merged, vetoed, revoked, in a project
-    # no longer in use, or named as before names carried the memory): remove them. One that
-    # cannot be removed, or that the person changed, stays listed (`remove`): the next render
-    # tries again, and its absence is never a veto.
+    # no longer in use, narrowed to another project, or named as before names carried the
+    # memory): remove them. One that cannot be removed, or that the person changed, stays listed
+    # (`remove`): the next render tries again, and its absence is never a veto.
+    doomed: list[str] = []
     for path_s, info in files.items():
         if path_s in new_files:
             continue
@@ -395,9 +433,21 @@ def render(
                             "no longer need it")
             new_files[path_s] = {**info, "remove": True}
             continue
+        doomed.append(path_s)
+    if doomed:
+        # First, in written.json, each file about to go is one to remove (and the files written
+        # above are listed): a render cut short among the removals (Ctrl-C, a kill, a crash)
+        # leaves no listed file gone that reads as the person's veto. The next render lists
+        # what it finds removed no more, and removes the rest.
+        marked = {**files, **new_files, **{p: {**files[p], "remove": True} for p in doomed}}
+        write_atomic(written_path(), _dump(_written_record(marked, {f for f in made if f.is_dir()})))
+    for path_s in doomed:
+        path, info = Path(path_s), files[path_s]
         try:
             path.unlink()
             out["removed"] += 1
+        except FileNotFoundError:
+            pass  # gone meanwhile: what was wanted
         except OSError as exc:
             problems.append(f"cannot remove {path} ({exc.strerror or exc}); the next sleep tries again, "
                             "or delete it by hand")

@@ -54,6 +54,9 @@ LOCK_TRIES_SPAN = 0.25
 INTERRUPTED = "interrupted"
 INTERRUPTED_NOTE = ("did not finish: the process running it ended first (quit or killed); "
                     "the next sleep does what it left undone")
+# A run stopped in its own process (Ctrl-C) records its end so: 'interrupted', with this note.
+STOPPED_NOTE = ("did not finish: it was stopped (Ctrl-C) before its end; "
+                "the next sleep does what it left undone")
 
 
 # --------------------------------------------------------------------------- lock
@@ -237,7 +240,7 @@ def _run(
     # A dry run holds no sleep.lock (it changes nothing), so a row it left 'running' could not
     # be told from an interrupted run's: its row is written when it ends.
     run_id = None if dry_run else _start_run(real, started, wanted)
-    status = "error"
+    status, note = "error", None
     try:
         for name in wanted:
             yield Progress(name, 0, 0, "starting")
@@ -251,8 +254,17 @@ def _run(
             total = last.total if last else 0
             yield Progress(name, total, total, describe_pass(name, counts), counts=counts)
         status = "dry-run" if dry_run else "ok"
+    except (KeyboardInterrupt, GeneratorExit, SystemExit):
+        # Ctrl-C (or whoever read its progress stopped reading): cut short, not failed.
+        status, note = INTERRUPTED, STOPPED_NOTE
+        raise
+    except Exception as exc:
+        note = _error_note(exc)
+        raise
     finally:
         summary = _summary(ctx, dry_run)
+        if note:
+            summary["note"] = note
         run_id = _record_run(real, run_id, status, summary, started)
     # After the run is recorded as finished, so the copy holds it (and its watermark) as done.
     if status == "ok" and wanted == PASSES and cfg.get("backup", {}).get("nightly"):
@@ -265,6 +277,20 @@ def _run(
             add_backup_error(summary["backup"]["error"])
         yield Progress("backup", 1, 1, _describe_backup(summary["backup"]), counts=summary["backup"])
     yield Progress("sleep", len(wanted), len(wanted), f"sleep {status}", counts=summary)
+
+
+ERROR_NOTE_CHARS = 500
+
+
+def _error_note(exc: BaseException) -> str:
+    """What a run that failed records in its summary's `note`: the exception's text on one
+    line ("failed: <its kind>: <its words>"; remem's own refusals and ValueError by their words
+    alone), cut at ERROR_NOTE_CHARS."""
+    words = " ".join(str(exc).split())
+    said = words if isinstance(exc, (RememError, ValueError)) and words else \
+        f"{type(exc).__name__}: {words}" if words else type(exc).__name__
+    said = f"failed: {said}"
+    return said if len(said) <= ERROR_NOTE_CHARS else said[:ERROR_NOTE_CHARS - 1] + "…"
 
 
 def _start_run(store: Store, started: str, wanted: tuple[str, ...]) -> int:
@@ -389,11 +415,17 @@ def run_sleep_collect(
 ) -> dict[str, Any]:
     """Run sleep to the end and return its summary (what the runs table records)."""
     summary: dict[str, Any] = {}
-    for event in run_sleep(store, passes, dry_run=dry_run, cfg=cfg):
-        if on_progress:
-            on_progress(event)
-        if event.pass_name == "sleep" and event.counts is not None:
-            summary = event.counts
+    steps = run_sleep(store, passes, dry_run=dry_run, cfg=cfg)
+    try:
+        for event in steps:
+            if on_progress:
+                on_progress(event)
+            if event.pass_name == "sleep" and event.counts is not None:
+                summary = event.counts
+    finally:
+        # A Ctrl-C while `on_progress` draws ends the run here and now, while the store is
+        # open: the run records that it was stopped, and lets sleep.lock go.
+        steps.close()
     return summary
 
 
