@@ -124,13 +124,61 @@ def read_only_mount(path: Any) -> str | None:
         if not os.statvfs(here).f_flag & os.ST_RDONLY:
             return None
         device = os.stat(here).st_dev
-        while True:  # up to the mount point: the last folder on the same device
+        found = _listed_mount(here, device)
+        if found is not None:
+            return found
+        # No mount table to read: up to the last folder on the same device (which goes past a
+        # bind mount, whose device is that of the filesystem it shows).
+        while True:
             above = os.path.dirname(here)
             if above == here or os.stat(above).st_dev != device:
                 return here
             here = above
     except (OSError, AttributeError, ValueError):  # no statvfs (Windows), a path it refuses
         return None
+
+
+def _listed_mount(here: str, device: int) -> str | None:
+    """The mount point of `here` in /proc/self/mountinfo (a read-only bind mount of a folder is
+    found there, not by its device), or None when the table cannot be read or names none on
+    the same device (a mount hidden by a later one)."""
+    import os
+
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+            found = mount_point(os.path.realpath(here), f.read())
+        if found is not None and os.stat(found).st_dev == device:
+            return found
+    except (OSError, ValueError):  # no /proc (not Linux)
+        pass
+    return None
+
+
+def mount_point(path: str, mountinfo: str) -> str | None:
+    """The mount point under which `path` (absolute, its links resolved) lies, read from the
+    text of /proc/self/mountinfo: the longest one that is `path` or a folder above it (of
+    mounts on the same point, the last, which hides the others). None when the text names
+    none (empty, or not a mount table)."""
+    best: str | None = None
+    for line in mountinfo.split("\n"):  # not splitlines: a path may hold \x85 or \u2028 as is
+        fields = line.split(" ")
+        if len(fields) < 5 or " - " not in line:
+            continue
+        point = _unescape_mount(fields[4])
+        if not point.startswith("/"):
+            continue
+        inside = path == point or point == "/" or path.startswith(point.rstrip("/") + "/")
+        if inside and (best is None or len(point) >= len(best)):
+            best = point
+    return best
+
+
+def _unescape_mount(field: str) -> str:
+    """A mountinfo path field as the path it names: the kernel writes a space, tab, newline and
+    backslash in it as \\040, \\011, \\012 and \\134."""
+    import re
+
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def _is_dir(path: Any) -> bool:

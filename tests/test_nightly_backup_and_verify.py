@@ -124,9 +124,13 @@ def test_a_failed_nightly_backup_is_at_the_top_of_the_morning_report_and_doctor_
     assert error.startswith("backup failed (") and error.endswith("; run `remem backup` by hand")  # an OS error
     report = cli("morning").stdout
     assert report.index("## Nightly backup failed\n- " + error) < report.index("## Learned")
+    [problem] = _backup_problems(cli)  # what blocked it is named, with the fix that works
+    assert "is a file, not a folder" in problem["problem"] and problem["fix"].startswith(f"mv {paths.backups_dir()} ")
+    paths.backups_dir().rename(paths.backups_dir().with_name("backups.aside"))
     [problem] = _backup_problems(cli)
     assert problem["problem"] == f"the nightly backup after the last sleep: {error}"
     assert problem["fix"].startswith("remem backup")
+    assert cli("backup").exit_code == 0 and _backup_problems(cli) == []
 
 
 def _damage_a_page(store) -> None:

@@ -44,10 +44,7 @@ def store_health() -> dict[str, Any]:
     try:
         store = Store(db)
     except StoreError as exc:
-        # Each cause its own fix: a read-only file, a full disk, a busy or empty file are not
-        # damage, and `remem restore` would not mend them.
-        fix = getattr(exc, "fix", None) or f"remem restore   (from a backup in {paths.backups_dir()})"
-        out["problems"].append({"problem": str(exc), "fix": fix})
+        out["problems"].append(_unopened_problem(exc, db))
         return out
     with store:
         try:
@@ -122,6 +119,30 @@ def _restore_fix() -> str:
     return f"remem restore {shlex.quote(str(good))} --yes   (the damaged memory is kept beside it)"
 
 
+def _unopened_problem(exc: Exception, db: Path) -> dict[str, str]:
+    """A memory that cannot be opened at all, with the fix for its cause. A read-only file, a
+    full disk, a busy file are not damage: their own fix (exc.fix). A damaged one (SQLite
+    cannot read it, it holds no database, it is empty) has the fix a memory failing
+    integrity_check has: the newest good backup restored, or, with none, the file moved aside.
+    The line the other commands print sends the person here (`remem doctor`): doctor names
+    the fix itself."""
+    text, fix = str(exc), getattr(exc, "fix", None)
+    if fix is not None and not fix.startswith("remem restore"):
+        return {"problem": text, "fix": fix}
+    if fix is None and "`remem doctor`" not in text:
+        # Not damage (written by a newer remem, being upgraded by another process): the line
+        # ends with its fix.
+        return {"problem": text, "fix": text.rpartition("; ")[2] or text}
+    fix = _restore_fix()
+    # What is wrong, without the advice that follows it (a path holding "; " kept whole).
+    what = text.replace(str(db), "\0").partition("; ")[0].replace("\0", str(db))
+    if str(db) not in what:
+        what = what.replace(db.name, str(db), 1)  # "memory.db is empty (0 bytes)"
+    if fix.startswith(_NO_GOOD_BACKUP):
+        return {"problem": f"{what}, and there is {fix.partition(';')[0]} to restore", "fix": fix}
+    return {"problem": f"{what}; the newest good backup restores it", "fix": fix}
+
+
 _STAMP = re.compile(r"memory-(\d{8}-\d{6})")
 
 
@@ -143,6 +164,23 @@ def nightly_backup_problem() -> dict[str, str] | None:
         return None
 
 
+def backups_folder_problem() -> dict[str, str] | None:
+    """A backups path that is there but is no folder (a file, a link to nothing): no backup
+    can be made (`remem backup`, the nightly one, the copy kept before an upgrade) until it is
+    moved aside, and `remem backup` would only fail the same way. None otherwise."""
+    folder = paths.backups_dir()
+    try:
+        if not os.path.lexists(folder) or folder.is_dir():
+            return None
+    except OSError:
+        return None
+    kind = "a link to nothing" if folder.is_symlink() and not folder.exists() else "a file"
+    aside = shlex.quote(str(folder) + ".aside")
+    return {"problem": f"{folder} is {kind}, not a folder, so no backup can be made there "
+                       "(`remem backup`, the nightly one, the copy kept before an upgrade)",
+            "fix": f"mv {shlex.quote(str(folder))} {aside}   (then `remem backup` makes the folder)"}
+
+
 def _backup_problem(store: Any) -> dict[str, str] | None:
     """nightly_backup_problem, read from an open memory."""
     from datetime import datetime, timezone
@@ -154,16 +192,19 @@ def _backup_problem(store: Any) -> dict[str, str] | None:
         return None
     finished, done = last[0], last[1].get("backup")
     fix = f"remem backup   (says what stops it; the nightly sleep logs to {paths.logs_dir()})"
-    if isinstance(done, dict) and done.get("error"):
-        return {"problem": f"the nightly backup after the last sleep: {done['error']}", "fix": fix}
     folder = paths.backups_dir()
     stamps = sorted((m.group(1) for p in folder.glob("memory-*.db") if (m := _STAMP.match(p.name))),
                     reverse=True)
-    if not stamps:
+    newest = datetime.strptime(stamps[0], "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc) if stamps else None
+    ended = clock.parse(finished)
+    if isinstance(done, dict) and done.get("error"):
+        # Said until a backup is made since (the fix, `remem backup`, followed): not after.
+        if newest is None or newest < ended.replace(microsecond=0):
+            return {"problem": f"the nightly backup after the last sleep: {done['error']}", "fix": fix}
+    if newest is None:
         return {"problem": f"no backup in {folder}, though the sleep has run with backup.nightly on",
                 "fix": fix}
-    newest = datetime.strptime(stamps[0], "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc)
-    behind = clock.days_between(newest, clock.parse(finished))
+    behind = clock.days_between(newest, ended)
     if behind > 2:
         return {"problem": f"the newest backup in {folder} is {behind:.0f} days older than the last "
                            "sleep: the nightly backups are failing", "fix": fix}
@@ -315,6 +356,22 @@ def _elsewhere(wiring: list[dict[str, Any]], job: str | None) -> list[dict[str, 
              "fix": f"remem --home {shlex.quote(str(home))} doctor"} for home, agents in others.items()]
 
 
+def _unwirable(w: dict[str, Any]) -> dict[str, str]:
+    """The file `remem setup --agent` would stop at (setup.wiring's setup_error), as that agent's
+    problem, with the fix that works: the file mended (the key named, and what to make it),
+    then the setup."""
+    from remem.engine.setup_json import mend
+
+    path, error, agent = w["path"], w["setup_error"], w["agent"]
+    # What is wrong, without the advice that follows it (a path holding "; " kept whole).
+    what = error.replace(path, "\0").partition("; ")[0].replace("\0", path)
+    advice = error.replace(path, "").partition("; ")[2]
+    told = re.sub(r",? (?:and |then )*run `remem setup` again$", "", advice)
+    how = mend(error) or told or "fix it by hand"
+    return {"problem": f"{agent} cannot be wired: {what}",
+            "fix": f"edit {path}: {how}; then remem setup --agent {agent}"}
+
+
 def _hook_budget_problem() -> dict[str, str] | None:
     """prime.timeout_ms past what a prompt, pre-tool or stop hook may spend (config.
     hook_budget_cap_ms, less than the timeout `remem setup` gives the agents): they use the cap."""
@@ -344,6 +401,9 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
     found = set(setup.found_agents())
     hooks_run: list[dict[str, Any]] = []
     seen: set[str] = set()
+    # Agents whose `remem setup --agent` would stop at a file (a key of another shape): that
+    # file is their problem, and mending it comes before any setup.
+    unwirable = {w["agent"]: _unwirable(w) for w in wiring if w.get("setup_error")}
     for w in wiring:
         if w["error"]:
             problems.append({"problem": w["error"], "fix": f"fix {w['path']} by hand"})
@@ -378,6 +438,13 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
                     fix = f"remem --home {shlex.quote(str(home))} {named.group(1)}"  # the hook's memory
                 problems.append({"problem": f"{w['agent']} hook {h['event']} failed: {result['error']}"
                                             + _other_install(cmd), "fix": fix})
+    for agent, mended in unwirable.items():
+        setup_fix = f"remem setup --agent {agent}"
+        needed = [p for p in problems if p["fix"] == setup_fix]
+        for p in needed:  # that fix would stop at the file: mend it first
+            p["fix"] = mended["fix"]
+        if needed or agent in found:
+            problems.append(mended)
     agents = []
     notes: list[str] = []
     removed = setup.removed_agents()
@@ -387,7 +454,7 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
         hooks = sorted({h["event"] for w in rows for h in w["hooks"]})
         agents.append({"agent": agent, "found": agent in found, "mcp": mcp, "hooks": hooks,
                        "files": [w["path"] for w in rows if w["exists"]]})
-        if agent not in found or any(w["error"] for w in rows):
+        if agent not in found or agent in unwirable or any(w["error"] for w in rows):
             continue
         off = next((w for w in rows if w.get("hooks_off")), None)
         if off is not None and hooks:
@@ -430,15 +497,18 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
     if paths.is_demo():
         # The demo keeps agent homes of its own and refuses `remem setup`: its agents and its
         # nightly job are not this memory's to wire, so they are not problems to fix here.
-        problems = [p for p in problems if not p["fix"].startswith("remem setup")]
+        mend_first = {m["fix"] for m in unwirable.values()}  # they end in a `remem setup` too
+        problems = [p for p in problems
+                    if not p["fix"].startswith("remem setup") and p["fix"] not in mend_first]
         notes.append(f"{paths.home()} is the demo memory (`remem demo`): agents and the nightly job "
                      "are not checked; `remem setup` without --home wires your own memory")
     store = store_health()
     problems.extend(store["problems"])
-    if store["ok"]:
+    backups = backups_folder_problem()  # said first: `remem backup` cannot mend the rest
+    if backups is None and store["ok"]:
         backups = nightly_backup_problem()
-        if backups:
-            problems.append(backups)
+    if backups:
+        problems.append(backups)
     schedule = schedule_state()
     elsewhere = _elsewhere(wiring, schedule.get("command") if schedule["wired"] else None)
     problems[:0] = elsewhere  # first: every other line of this report is about the memory it checks

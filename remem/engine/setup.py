@@ -607,14 +607,20 @@ def _unrender_report(result: dict[str, Any], *, diff: bool) -> dict[str, Any]:
 
 def wiring() -> list[dict[str, Any]]:
     """Where remem is wired now: per agent, each file, whether remem's MCP server and hooks are
-    in it, and the agent's own switch turning every hook off (hooks_off), when it is set."""
+    in it, and the agent's own switch turning every hook off (hooks_off), when it is set.
+    setup_error: what stops `remem setup --agent` wiring a file that reads well (a key of
+    another shape where remem's entries go, comments it cannot keep), which taking remem's
+    entries out, as read here, never meets."""
     out = []
+    files = load_manifest().get("files") or {}
     for agent in AGENTS:
+        wiring_errors = {e.path: e.error for e in _agent_edits(agent, False, _ReadOnlyToml(), files)}
         for e in _agent_edits(agent, True, _ReadOnlyToml()):
             text = e.before
             # os.path.exists: False, not an error, for a path behind a folder it may not search.
             state = {"agent": agent, "path": e.path, "exists": os.path.exists(e.path),
-                     "error": e.error, "mcp": False, "server": None, "hooks": [], "hooks_off": None}
+                     "error": e.error, "mcp": False, "server": None, "hooks": [], "hooks_off": None,
+                     "setup_error": None if e.error else wiring_errors.get(e.path)}
             if text and not e.error:
                 if e.path.endswith(".toml"):
                     state["mcp"] = _ReadOnlyToml().has_server(text, SERVER_NAME)

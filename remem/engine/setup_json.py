@@ -408,6 +408,22 @@ def _member(parent: dict[str, Any], key: str, shape: type, where: str) -> Any:
     return value
 
 
+_MISSHAPEN = re.compile(r'"(?P<where>[^"]+)" is [^;"]+, where (?P<shape>an object|a list) belongs; ')
+
+
+def mend(error: str) -> str | None:
+    """What to change in a file, naming the key, when an edit's error is a Misshapen one (as
+    `_member` words it): 'make "hooks" an object …', or 'wrap the value of "hooks.Stop" in
+    [ ]'; None for any other error. For `remem doctor`, whose fix must be one that works."""
+    found = _MISSHAPEN.search(error or "")
+    if found is None:
+        return None
+    where = found.group("where")
+    if found.group("shape") == "a list":
+        return f'wrap the value of "{where}" in [ ]'
+    return f'make "{where}" an object ({{"NAME": {{…}}}}), or take it out'
+
+
 def set_server(data: dict[str, Any], key: str, entry: dict[str, Any]) -> list[str]:
     servers = _member(data, key, dict, key)
     if servers.get(SERVER_NAME) != entry:
