@@ -141,38 +141,22 @@ def register(app: typer.Typer) -> None:
 
         Example: remem import memory.jsonl
         """
-        import io
-
-        from remem.engine import backup as backup_mod
-
         # A byte that is not UTF-8 is read as U+FFFD, from a file as from stdin, and the rest of
         # its line is imported: one bad byte never stops an import halfway.
-        with open_store() as store:
-            if file == "-":
-                raw = getattr(sys.stdin, "buffer", None)
-                if raw is None:  # a stdin that is text only
-                    result = backup_mod.import_jsonl(store, sys.stdin)
-                else:
-                    stream = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
-                    try:
-                        result = backup_mod.import_jsonl(store, stream)
-                    finally:
-                        stream.detach()  # stdin stays open
-            else:
-                file = os.path.expanduser(file)  # as `export` writes a quoted ~/…
-                try:
-                    handle = open(file, encoding="utf-8", errors="replace")
-                except OSError as exc:
-                    raise ValueError(backup_mod.cannot_read(file, exc)) from None
-                with handle:
-                    result = backup_mod.import_jsonl(store, handle)
+        read: list[bool] = []  # True once a line that is not blank is read
+        result = _import(file, read)
+        if not read and file != "-":
+            # Not even the header line every export starts with: no export at all.
+            raise ValueError(f"{file} is empty, not a remem export (an export starts with its header "
+                             "line); `remem export FILE` writes one")
         if not result["imported"] and result["errors"]:
             raise ValueError(f"nothing imported from {file} ({len(result['errors'])} lines skipped, first: "
                              f"{result['errors'][0]}); `remem import` reads what `remem export` writes")
         if json_out:
             emit_json(result)
             return
-        print("imported: " + (", ".join(f"{n} {t}" for t, n in result["imported"].items()) or "nothing"))
+        print("imported: " + (", ".join(f"{n} {t}" for t, n in result["imported"].items())
+                              or ("nothing" if read else "nothing (stdin was empty)")))
         kept = result.get("kept", {})
         names = {"episodes": ("memory", "memories"), "lessons": ("lesson", "lessons")}
         newer = " and ".join(f"{kept[k]} {names[k][kept[k] != 1]}" for k in names if kept.get(k))
@@ -187,3 +171,35 @@ def register(app: typer.Typer) -> None:
                   "(`remem forget --hard`)")
         for error in result["errors"][:20]:
             print(f"  skipped {error}", file=sys.stderr)
+
+
+def _import(file: str, read: list[bool]) -> dict:
+    """Import FILE (- for stdin) into the memory: import_jsonl's result. `read` gets True
+    once a line that is not blank is read (an empty file is no export)."""
+    import io
+
+    from remem.engine import backup as backup_mod
+
+    def noting(lines):
+        for line in lines:
+            if not read and line.strip():
+                read.append(True)
+            yield line
+
+    with open_store() as store:
+        if file == "-":
+            raw = getattr(sys.stdin, "buffer", None)
+            if raw is None:  # a stdin that is text only
+                return backup_mod.import_jsonl(store, noting(sys.stdin))
+            stream = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+            try:
+                return backup_mod.import_jsonl(store, noting(stream))
+            finally:
+                stream.detach()  # stdin stays open
+        path = os.path.expanduser(file)  # as `export` writes a quoted ~/…
+        try:
+            handle = open(path, encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise ValueError(backup_mod.cannot_read(path, exc)) from None
+        with handle:
+            return backup_mod.import_jsonl(store, noting(handle))

@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
             emit_json(hits)
             return
         if not hits:
-            print("nothing remembered matches; `remem status` shows what the memory holds")
+            print(_nothing(mode, _filters(kind, project, tag, all_tags, since, until, memory_type)))
             return
         if not explain:
             table(None, ["score", "kind", "id", "memory"],
@@ -68,21 +68,65 @@ def register(app: typer.Typer) -> None:
             p = h["parts"]
             print(f"{n}. {h['score']:.3f}  {_kind(h)}  {h['id'][:10]}  {short(h['title'] or h['text'], 56)}")
             flash = " (flashbulb)" if p.get("flashbulb") else ""
-            print(f"   relevance {p['relevance']:.3f} (cosine {p['semantic']:.3f}, bm25 {p['keyword']:.3f}, "
-                  f"date {p['when']:.2f}, speaker {p.get('speaker', 0.0):.0f}) · "
+            print(f"   relevance {p['relevance']:.3f} ({_evidence(mode, p)}) · "
                   f"recency {p['recency']:.3f}{flash} · "
                   f"retention {p['strength']:.3f}")
             if p.get("demoted"):
                 print(f"   below the relevance floor ({p['relevance_floor']:.3f}): ranked after "
                       "every memory above it")
         print(f"score = {rc['w_relevance']}·relevance + {rc['w_recency']}·recency + "
-              f"{rc['w_strength']}·retention; relevance mixes cosine and BM25 "
-              f"(semantic_weight {rc['semantic_weight']}) and a date the query names "
-              f"(date_weight {rc['date_weight']}) and a speaker it names "
-              f"(speaker_weight {rc['speaker_weight']}); a memory whose relevance is under "
-              f"relevance_floor {rc['relevance_floor']} × the best one's ranks after the rest; "
-              "see docs/RECALL.md")
+              f"{rc['w_strength']}·retention; {_relevance(mode, rc)}; a memory whose relevance "
+              f"is under relevance_floor {rc['relevance_floor']} × the best one's ranks after "
+              "the rest; see docs/RECALL.md")
 
 
 def _kind(hit: dict) -> str:
     return f"lesson:{hit['kind']}" if hit["type"] == "lesson" else hit["kind"]
+
+
+def _relevance(mode: str, rc: dict) -> str:
+    """What relevance is in this mode, for the --explain footer."""
+    if mode == "semantic":
+        return "relevance is the cosine alone (--mode semantic: BM25, dates and speakers unused)"
+    if mode == "keyword":
+        return ("relevance is the BM25 alone, over this query's best (--mode keyword: cosine, "
+                "dates and speakers unused; only memories holding a word of the query)")
+    return (f"relevance mixes cosine and BM25 (semantic_weight {rc['semantic_weight']}) and a "
+            f"date the query names (date_weight {rc['date_weight']}) and a speaker it names "
+            f"(speaker_weight {rc['speaker_weight']})")
+
+
+def _evidence(mode: str, parts: dict) -> str:
+    """A hit's evidence for --explain; "—" for what this mode does not use (its part is 0)."""
+    unused = "—"
+    cosine = unused if mode == "keyword" else f"{parts['semantic']:.3f}"
+    bm25 = unused if mode == "semantic" else f"{parts['keyword']:.3f}"
+    hybrid = mode == "hybrid"  # only hybrid weighs a named date or speaker
+    date = f"{parts['when']:.2f}" if hybrid else unused
+    speaker = f"{parts.get('speaker', 0.0):.0f}" if hybrid else unused
+    return f"cosine {cosine}, bm25 {bm25}, date {date}, speaker {speaker}"
+
+
+def _filters(kinds: List[str], project: Optional[str], tags: List[str], all_tags: bool,
+             since: Optional[str], until: Optional[str], memory_type: Optional[str]) -> str:
+    """The filters given, as typed (quoted for a shell where needed): "" for none."""
+    import shlex
+
+    given = [*(("--kind", k) for k in kinds), ("--project", project), *(("--tag", t) for t in tags),
+             ("--all-tags", "" if all_tags and len(tags) > 1 else None),
+             ("--since", since), ("--until", until), ("--type", memory_type)]
+    return " ".join(f"{flag} {shlex.quote(value)}" if value else flag
+                    for flag, value in given if value is not None)
+
+
+def _nothing(mode: str, filters: str) -> str:
+    """Why a recall returned nothing, and what to try."""
+    if filters and mode == "keyword":
+        return (f"no memory matching {filters} holds a word of the query; drop a filter, or "
+                "--mode hybrid finds the nearest in meaning")
+    if filters:
+        return (f"no memory matches {filters}; drop a filter, or see what there is (kinds, "
+                "tags, dates) with `remem list`")
+    if mode == "keyword":
+        return "no memory holds a word of the query; --mode hybrid finds the nearest in meaning"
+    return "nothing remembered matches; `remem status` shows what the memory holds"

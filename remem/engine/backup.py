@@ -588,8 +588,8 @@ _REJECTED = ("vetoed", "revoked")
 
 
 def _insert(table: str, row: dict[str, Any], keep_existing: bool = False) -> tuple[str, dict[str, Any]]:
-    """The statement that writes one imported row, and its named parameters (`keep_existing`:
-    a row of a table without triggers is added only when its key is not here yet)."""
+    """The statement that writes one imported row of a table without triggers, and its named
+    parameters (`keep_existing`: the row is added only when its key is not here yet)."""
     cols = list(row)
     names = ", ".join(cols)
     values = ", ".join(f":{c}" for c in cols)
@@ -608,27 +608,39 @@ def _insert(table: str, row: dict[str, Any], keep_existing: bool = False) -> tup
                 "last_run = CASE WHEN tasks.last_run IS NULL OR excluded.last_run > tasks.last_run "
                 "THEN excluded.last_run ELSE tasks.last_run END, "
                 "interval_s = coalesce(tasks.interval_s, excluded.interval_s)", row)
+    verb = "INSERT OR IGNORE" if keep_existing else "INSERT OR REPLACE"
+    return f"{verb} INTO {table} ({names}) VALUES ({values})", row
+
+
+def _put(conn: sqlite3.Connection, table: str, row: dict[str, Any], keep_existing: bool = False) -> int:
+    """Write one imported row; the number of rows written (0: kept as it is here). An episode
+    or a lesson already here is updated in place, never through an UPSERT (INSERT … ON CONFLICT
+    DO UPDATE): inside one SQLite overrides the OR IGNORE of the statements its triggers run,
+    so the speakers trigger refused every episode whose speaker was already known."""
     keys = _UPSERT_KEYS.get(table)
-    if keys is None:  # no triggers on these tables: a replaced row loses nothing
-        verb = "INSERT OR IGNORE" if keep_existing else "INSERT OR REPLACE"
-        return f"{verb} INTO {table} ({names}) VALUES ({values})", row
-    rest = [c for c in cols if c not in keys]
-    insert = f"INSERT INTO {table} ({names}) VALUES ({values}) ON CONFLICT ({', '.join(keys)})"
+    if keys is None:
+        return conn.execute(*_insert(table, row, keep_existing)).rowcount
+    params = {**{k: None for k in keys}, **row}  # a missing key: NOT NULL refuses the row
+    match = " AND ".join(f"{k} = :{k}" for k in keys)
+    if conn.execute(f"SELECT 1 FROM {table} WHERE {match}", params).fetchone() is None:
+        cols = list(row)
+        return conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) "
+                            f"VALUES ({', '.join(':' + c for c in cols)})", row).rowcount
+    rest = [c for c in row if c not in keys]
     if not rest:
-        return f"{insert} DO NOTHING", row
-    sets = [f"{c} = excluded.{c}" for c in rest]
+        return 0
+    sets = [f"{c} = :{c}" for c in rest]
     if table == "lessons" and "status" in rest:
         rejected = ", ".join(f"'{s}'" for s in _REJECTED)
-        sets[rest.index("status")] = (f"status = CASE WHEN lessons.status IN ({rejected}) "
-                                      "THEN lessons.status ELSE excluded.status END")
+        sets[rest.index("status")] = (f"status = CASE WHEN status IN ({rejected}) "
+                                      "THEN status ELSE :status END")
     if table == "episodes" and "archived" in rest:
         # An import never brings back a memory archived (forgotten) here, whatever its times
         # say: a recall elsewhere makes the export's row later without undoing anything.
-        sets[rest.index("archived")] = "archived = max(episodes.archived, excluded.archived)"
+        sets[rest.index("archived")] = "archived = max(archived, :archived)"
     changed = _CHANGED_AT[table]
-    newer = (f" WHERE {table}.{changed} IS NULL OR excluded.{changed} >= {table}.{changed}"
-             if changed in row else "")
-    return f"{insert} DO UPDATE SET {', '.join(sets)}{newer}", row
+    newer = f" AND ({changed} IS NULL OR :{changed} >= {changed})" if changed in row else ""
+    return conn.execute(f"UPDATE {table} SET {', '.join(sets)} WHERE {match}{newer}", params).rowcount
 
 
 # The columns of each table that name a memory (an episode id).
@@ -664,7 +676,7 @@ def _write(store: Store, batch: list[tuple[int, str, dict[str, Any]]], counts: d
             # redacted both: the export's words would bring a secret back beside it).
             own = table == "predictions" and str(row.get("lesson_id")) in kept_lessons
             try:
-                written = conn.execute(*_insert(table, row, keep_existing=own)).rowcount
+                written = _put(conn, table, row, keep_existing=own)
             except sqlite3.Error as exc:  # a missing required field, a wrong type: this row only
                 errors.append(f"line {number}: {table} row refused ({exc})")
                 continue

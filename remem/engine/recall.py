@@ -40,6 +40,7 @@ from remem.engine.keywords import MAX_TERMS, STOP_WORDS, fts_terms, or_query
 from remem.engine.lesson_keywords import lesson_bm25
 from remem.engine.lessons import filed_under
 from remem.engine.lifecycle import EXPIRED, check_filters, time_window
+from remem.engine.memories import visible
 from remem.engine.programs import matchable_text
 from remem.engine.projects import under_sql
 from remem.engine.query_dates import closeness, date_spans
@@ -243,6 +244,9 @@ def recall(
     query = clean_text((query or "").strip())
     if not query:
         raise ValueError("the query is empty; say what you are looking for")
+    if not visible(query):  # "\u200b" matched nothing yet returned (and touched) memories
+        raise ValueError("the query is empty: it has no visible character (only control, "
+                         "zero-width or blank ones); say what you are looking for")
     now_iso = clock.iso()
     expired = [r["seq"] for r in store.rows(
         "SELECT seq FROM episodes WHERE memory_type = 'short_term' AND expires_at <= ? LIMIT ?",
