@@ -250,11 +250,20 @@ def _free_name(folder: Path, stem: str, suffix: str) -> Path:
     return candidate
 
 
+def newest_first(folder: Path) -> list[Path]:
+    """The folder's backups (`memory-<stamp>.db`), newest first by the stamp in their names;
+    those stamped after now (made while the clock was ahead) count as the oldest, since every
+    backup made once the clock was right again holds later writes."""
+    now = clock.now().strftime("%Y%m%d-%H%M%S")
+    found = sorted(folder.glob("memory-*.db"), key=lambda p: p.name, reverse=True)
+    return [p for p in found if p.name[7:22] <= now] + [p for p in found if p.name[7:22] > now]
+
+
 def last_good_backup(folder: Path | None = None) -> Path | None:
     """The newest backup in the folder that `remem restore` would take (_check_backup: a
     remem memory it can read, passing SQLite's integrity check), or None."""
     folder = folder or paths.backups_dir()
-    for path in sorted(folder.glob("memory-*.db"), key=lambda p: p.name, reverse=True):
+    for path in newest_first(folder):
         try:
             _check_backup(path)
         except ValueError:
@@ -267,7 +276,7 @@ def rotate(keep: int, folder: Path | None = None, just_made: Path | None = None)
     """Delete all but the newest `keep` backups in the folder (at least one is always kept,
     and never `just_made`: the backup this call follows); returns what was removed."""
     folder = folder or paths.backups_dir()
-    found = sorted(folder.glob("memory-*.db"), key=lambda p: p.name, reverse=True)
+    found = newest_first(folder)
     if just_made is not None:
         found = [p for p in found if p.name != just_made.name]
         keep -= 1  # the one just made counts as kept
