@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from remem.commands._out import emit_json, open_store, safe, short, table
+from remem.commands.options import OnceCommand
 
 # `remem list` pages: at most this many rows at once (the engine's cap), skipping at most
 # MAX_OFFSET (far past any memory, well inside SQLite's 64-bit numbers).
@@ -132,13 +133,17 @@ def register(app: typer.Typer) -> None:
 
         with open_store() as store:
             levels = graph.traverse(store, memory_id, depth=depth, types=kind or None)
+            # Nothing reached: every edge touching it, both ways, to say why (the walk follows
+            # edges out of a memory, so one that only comes in is not walked).
+            touching = graph.edges_of(store, levels[0][0]["id"]) if len(levels) == 1 and not json_out else []
         if json_out:
             emit_json(levels)  # each memory as every edge shows one (graph._node)
             return
         root = levels[0][0]
         print(f"{safe(root['id'])}  {short(root['title'])}")
         if len(levels) == 1:
-            print("no connections; `remem connect A B --type T` adds one")
+            for line in _nothing_walked(touching, kind, graph.SYMMETRIC):
+                print(line)
             return
         rows = []
         for d, level in enumerate(levels[1:], start=1):
@@ -149,7 +154,7 @@ def register(app: typer.Typer) -> None:
                              short(node["title"], 60), _flags(node)))
         table(None, ["depth", "via", "id", "weight", "memory", ""], rows)
 
-    @app.command("list")
+    @app.command("list", cls=OnceCommand)  # `--project a --project b` is refused, not read as b
     def list_cmd(
         tag: List[str] = typer.Option([], "--tag", "-t", help="Has this tag (repeatable: any of them)."),
         all_tags: bool = typer.Option(False, "--all-tags", help="Must have every --tag given."),
@@ -159,8 +164,8 @@ def register(app: typer.Typer) -> None:
                                   "created, last_touched or at."),
         memory_type: Optional[str] = typer.Option(None, "--type", help="short_term or long_term."),
         archived: bool = typer.Option(False, "--archived", help="Archived memories instead of live ones."),
-        kind: Optional[str] = typer.Option(None, "--kind", help="session, error, correction, surprise, "
-                                           "environment or note."),
+        kind: List[str] = typer.Option([], "--kind", help="Of this kind (repeatable: any of them): session, "
+                                       "error, correction, surprise, environment or note."),
         project: Optional[str] = typer.Option(None, "--project", help="Only memories of this project folder (and "
                                               "below): a path, or the name of a folder remem has seen."),
         limit: int = typer.Option(50, "--limit", help="At most this many."),
@@ -183,11 +188,11 @@ def register(app: typer.Typer) -> None:
         if offset > MAX_OFFSET:  # SQLite holds 64-bit numbers: a larger one overflowed
             raise ValueError(f"--offset must be at most {MAX_OFFSET:,}, not {offset}")
         # Before the folder is looked up: a blank --project resolves to none (every project).
-        lifecycle.check_filters(project=project)
+        lifecycle.check_filters(kinds=kind, project=project)
         with open_store() as store:
             rows = lifecycle.list_memories(
                 store, tags=tag, all_tags=all_tags, since=since, until=until, field=field,
-                memory_type=memory_type, archived=archived, kind=kind, project=project_folder(store, project),
+                memory_type=memory_type, archived=archived, kinds=kind, project=project_folder(store, project),
                 limit=limit, offset=offset,
             )
         if json_out:
@@ -270,6 +275,45 @@ def register(app: typer.Typer) -> None:
             print("`remem tasks --run` runs what is due (consolidate runs in `remem sleep`).")
         if failed:
             raise typer.Exit(1)
+
+
+def _graph_hint(memory_id: str) -> str:
+    """`remem graph ID`, safe to paste whatever the id is (as undo_hint)."""
+    import shlex
+
+    quoted = shlex.quote(safe(memory_id))
+    if quoted == memory_id and not memory_id.startswith("-"):
+        return f"remem graph {memory_id}"
+    return f"remem graph -- {quoted}"
+
+
+def _nothing_walked(edges: list[dict], types: List[str], symmetric: frozenset) -> List[str]:
+    """Why `remem graph` reached no memory, from the edges touching it (graph.edges_of): none
+    at all, only ones of other types than --type, or only directed ones coming in, which the
+    walk does not follow (it walks from a memory to the next; related_to, similar_to and
+    contradicts both ways); those are counted, with the command that shows them."""
+    if not edges:
+        return ["no connections; `remem connect A B --type T` adds one"]
+    walked = [e for e in edges if e["direction"] == "out" or e["type"] in symmetric]
+    incoming = [e for e in edges if e["direction"] == "in" and e["type"] not in symmetric
+                and (not types or e["type"] in types)]
+    of_type = f" of type {', '.join(dict.fromkeys(types))}" if types else ""
+    lines = [f"no connections{of_type} going out: the walk follows edges out of a memory "
+             f"(related_to, similar_to and contradicts both ways)"]
+    others = [e for e in walked if types and e["type"] not in types]
+    if len(others) == 1:
+        lines.append(f"1 of another type goes out ({others[0]['type']}); without --type the walk follows it")
+    elif others:
+        lines.append(f"{len(others)} of other types go out; without --type the walk follows them")
+    if incoming:
+        named = ", ".join(f"{safe(e['src'])[:10]} ({e['type']})" for e in incoming[:3])
+        more = f" and {len(incoming) - 3} more" if len(incoming) > 3 else ""
+        if len(incoming) == 1:
+            lines.append(f"1 connection comes in, from {named}; `{_graph_hint(incoming[0]['src'])}` shows it")
+        else:
+            lines.append(f"{len(incoming)} connections come in, from {named}{more}; "
+                         f"`{_graph_hint(incoming[0]['src'])}` shows the first")
+    return lines
 
 
 def _every(seconds: float) -> str:

@@ -7,10 +7,11 @@ from typing import List, Optional
 import typer
 
 from remem.commands._out import emit_json, open_store, short, table
+from remem.commands.options import OnceCommand
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(cls=OnceCommand)  # `--project a --project b` is refused, not read as b
     def recall(
         query: str = typer.Argument(..., help="What you are looking for, in your own words."),
         k: Optional[int] = typer.Option(None, "-k", help="How many results (default: config recall.k, 5)."),
