@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 MAX_LOG_BYTES = 2_000_000
+
+# What a line (a tool's error, an HTTP API's 400, a line of this log) echoes of a value it was
+# given: a request may send megabytes (a 500,000-character `k`, a kind, an id, a field's name),
+# and each refusal used to carry them back whole, and into the log. A value over LONG_VALUE
+# characters is shown by its first SHOWN_VALUE and its length; a line is at most MAX_LINE
+# characters (a log line, which may hold a traceback, MAX_LOG_LINE).
+SHOWN_VALUE = 100
+LONG_VALUE = 200
+MAX_LINE = 2_000
+MAX_LOG_LINE = 20_000
+_LONG_WORD = re.compile(r"\S{%d,}" % (LONG_VALUE + 1))
+_OPENING = re.compile(r"[\"'`(\[{]{0,4}")
+_CLOSING = re.compile(r"[\"'`),;:.\]}]{0,4}$")
 # The homes this process has written its log in: one of them gone since (moved or deleted under
 # a running server) is not made again for a log line, which would leave a stray home behind
 # and nest the real one in it when it is moved back.
@@ -20,13 +35,51 @@ def _path() -> Path:
     return paths.log_file()
 
 
+def shown(value: Any) -> str:
+    """A value as a line quotes it (its repr): one over LONG_VALUE characters as its first
+    SHOWN_VALUE and its length, `'yyyy…'… (500,000 chars)`."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= LONG_VALUE else f"{value[:SHOWN_VALUE]!r}… ({len(value):,} chars)"
+    text = repr(value)
+    return text if len(text) <= LONG_VALUE else f"{text[:SHOWN_VALUE]}… ({len(text):,} chars)"
+
+
+def capped(line: str, limit: int = MAX_LINE) -> str:
+    """`line` as it may be sent or logged: every run of more than LONG_VALUE characters without
+    a space (a value echoed in it: an id, a name, a number) shortened to its first SHOWN_VALUE
+    and its length, and the whole at most `limit` characters, keeping its start and its end
+    (where a line names the fix) with how much was left out between them."""
+    if len(line) <= LONG_VALUE:
+        return line
+    line = _LONG_WORD.sub(_shortened, line)
+    if len(line) <= limit:
+        return line
+    head = limit * 2 // 3
+    tail = max(0, limit - head - 40)  # 40: room for the marker
+    left = len(line) - head - tail
+    return f"{line[:head]} … ({left:,} chars left out) … {line[len(line) - tail:]}"
+
+
+def _shortened(match: "re.Match[str]") -> str:
+    """A long run as `capped` shows it: the quotes or brackets around it kept, and the length of
+    what is between them (the value's own, as `shown` counts it)."""
+    word = match.group()
+    opening = _OPENING.match(word[:4]).group()  # type: ignore[union-attr]
+    close = _CLOSING.search(word[-4:]).group()  # type: ignore[union-attr]
+    value = word[len(opening):len(word) - len(close)]
+    return f"{opening}{value[:SHOWN_VALUE]}… ({len(value):,} chars){close}"
+
+
 def log(component: str, message: str, *, stderr: bool = False) -> None:
-    """Append one line to the log (rotated at 2 MB); never raises."""
+    """Append one line to the log (rotated at 2 MB), at most MAX_LOG_LINE characters
+    (`capped`); never raises."""
     from remem.engine import clock
 
     line = f"{clock.iso()} {component} {message}".replace("\n", " ")
+    if len(line) > MAX_LOG_LINE:
+        line = capped(line, MAX_LOG_LINE)
     if stderr:
-        _to_stderr(f"remem: {message}")
+        _to_stderr(f"remem: {message if len(message) <= MAX_LOG_LINE else capped(message, MAX_LOG_LINE)}")
     try:
         path = _path()
         home = path.parent.parent

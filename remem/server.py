@@ -71,6 +71,25 @@ class RememServer(MCPServer):
         return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """The tool's answer, or its one-line error (ToolError), at most MAX_LINE characters:
+        a value echoed in it (a 500,000-character `k`, kind, id or field name) is shown by its
+        start and its length (remem.log.capped), over MCP, the HTTP API and `remem call` alike."""
+        from remem.log import capped
+
+        try:
+            return await self._checked_call(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            line = str(exc)
+            if capped(line) == line:
+                raise
+            # The same type (MissingMemory: the HTTP API's 404) and cause (its status), shorter.
+            raise type(exc)(capped(line)) from exc.__cause__
+
+    async def _checked_call(self, name: str, arguments: dict[str, Any], context: Any) -> Any:
+        from remem.log import LONG_VALUE, shown
+
         try:
             arguments = scrub(arguments) if arguments else arguments
         except TooDeep as exc:  # a bad request, not a RecursionError further in
@@ -83,8 +102,9 @@ class RememServer(MCPServer):
             if unknown:
                 parts = []
                 for key in unknown:
-                    close = difflib.get_close_matches(str(key), known, n=1)
-                    parts.append(f"unknown field {key!r}" + (
+                    # (a name of 200,000 characters is like none of them, and slow to compare)
+                    close = difflib.get_close_matches(str(key), known, n=1) if len(str(key)) <= LONG_VALUE else []
+                    parts.append(f"unknown field {shown(key)}" + (
                         f" (did you mean {close[0]!r}?)" if close else f" ({name} takes {', '.join(known)})"))
                 message = f"invalid arguments for {name}: " + "; ".join(parts)
                 _note(name, message)
@@ -106,7 +126,7 @@ class RememServer(MCPServer):
                 parts = []
                 for err in cause.errors():
                     where = ".".join(str(p) for p in err["loc"]) or "arguments"
-                    got = "" if err["type"] == "missing" else f" (got {err.get('input')!r})"
+                    got = "" if err["type"] == "missing" else f" (got {shown(err.get('input'))})"
                     parts.append(f"{where}: {err['msg']}{got}")
                 message = f"invalid arguments for {name}: " + "; ".join(parts)
                 _note(name, message)
@@ -245,9 +265,12 @@ def build_server(*, tasks: bool = True, warm: bool = True) -> MCPServer:
 
 
 def _one_line(text: str) -> str:
-    """A tool error on one line: pydantic's lines joined, its help links dropped."""
+    """A tool error on one line: pydantic's lines joined, its help links dropped, at most
+    remem.log.MAX_LINE characters (`capped`: a long value in it shown by its start and length)."""
+    from remem.log import capped
+
     lines = [l.strip() for l in text.splitlines() if l.strip() and "errors.pydantic.dev" not in l]
-    return "; ".join(lines)
+    return capped("; ".join(lines))
 
 
 # --------------------------------------------------------------------------- entry points

@@ -18,6 +18,7 @@ from remem.bind import NOT_LOCAL, bearer_matches, check_bind, from_this_machine,
 from remem.engine.store import MAX_DETAIL, MAX_GIST, StoreBusy
 from remem.errors import RememError, StoreError
 from remem.hooks import MAX_STDIN
+from remem.log import capped, shown
 from remem.server import _one_line, build_server
 from remem.server_stdio import NESTED, request_id, scrub_json, too_deep
 from remem.server_tools import MissingMemory
@@ -100,7 +101,7 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
         given: dict[str, str] = {}
         for key, value in request.query_params.multi_items():
             if key in given:
-                return JSONResponse({"error": f"the query gives {key!r} more than once; "
+                return JSONResponse({"error": f"the query gives {shown(key)} more than once; "
                                               "give each field once"}, status_code=400)
             given[key] = value
         return {k: v for k, v in given.items() if v != "" or k not in takes}
@@ -113,6 +114,7 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
     @mcp.custom_route("/memory/{id}", methods=["GET", "DELETE"])
     async def memory_route(request: Request) -> JSONResponse:
         memory_id = request.path_params["id"]
+        said = capped(memory_id)  # as an error line echoes it: a long one by its start and length
         if memory_id in _NAMED:  # GET /memory/recall is the wrong method, not a memory id
             return JSONResponse({"error": f"/memory/{memory_id} takes {_NAMED[memory_id]}"},
                                 status_code=405, headers={"Allow": _NAMED[memory_id]})
@@ -121,10 +123,10 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
         tool = "delete_memory" if request.method == "DELETE" else "get_memory"
         if "id" in request.query_params:
             return JSONResponse({"error": f"unknown field 'id' in the query: the id is the path's, "
-                                          f"{request.method} /memory/{memory_id}"}, status_code=400)
+                                          f"{request.method} /memory/{said}"}, status_code=400)
         if (await request.body()).strip():  # {"hard": true} read by no one would archive instead
             fields = "; give hard as ?hard=true" if tool == "delete_memory" else ""
-            return JSONResponse({"error": f"{request.method} /memory/{memory_id} takes no body{fields}"},
+            return JSONResponse({"error": f"{request.method} /memory/{said} takes no body{fields}"},
                                 status_code=400)
         args = query_args(request, tool)
         return args if isinstance(args, JSONResponse) else await call(tool, {**args, "id": memory_id})
@@ -164,10 +166,10 @@ async def _http_error(request: Any, exc: Any) -> Any:
         return Response(status_code=exc.status_code, headers=exc.headers)
     path, method = request.url.path, request.method
     if exc.status_code == 404:
-        message = f"no such endpoint: {method} {path}; the JSON API is under /memory/ and MCP at /mcp"
+        message = capped(f"no such endpoint: {method} {path}; the JSON API is under /memory/ and MCP at /mcp")
     elif exc.status_code == 405:
         allowed = (exc.headers or {}).get("Allow", "")
-        message = f"{method} is not allowed on {path}" + (f"; use {allowed}" if allowed else "")
+        message = capped(f"{method} is not allowed on {path}" + (f"; use {allowed}" if allowed else ""))
     else:
         message = _one_line(str(exc.detail)) or f"HTTP {exc.status_code}"
     return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)

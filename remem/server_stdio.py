@@ -124,11 +124,16 @@ def scrub_json(text: str | bytes) -> str | None:
     return json.dumps(scrub(data), ensure_ascii=False, separators=(",", ":"))
 
 
+# What a line that is not JSON gets told (a JSON-RPC parse error, id null).
+NOT_JSON = "the line is not JSON: send one JSON-RPC message per line"
+
+
 class ScrubbedLines:
     """The stdio transport's input: the lines of a text stream, each with lone surrogate
     escapes replaced by U+FFFD (see `scrub_json`); other lines pass through untouched, but for
-    one nested more than MAX_DEPTH levels: the SDK would drop it without a reply (or Python's
-    parser stop the server), so it is answered here, through `reply`, with an error for its id."""
+    what the SDK would drop without a reply, answered here through `reply`: one nested more than
+    MAX_DEPTH levels (Python's parser would also stop the server) with an error for its id, and
+    one that is not JSON with a parse error (-32700, id null). A blank line is skipped."""
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
@@ -143,12 +148,18 @@ class ScrubbedLines:
             line = await self.stream.readline()
             if not line:
                 raise StopAsyncIteration
+            if not line.strip():
+                continue  # nothing sent: nothing to answer (the SDK would drop it too)
             refusal = too_deep(line)
-            if refusal is None:
-                break
-            await self._refuse(line, refusal)
-        fixed = scrub_json(line)
-        return line if fixed is None else fixed + "\n"
+            if refusal is not None:
+                await self._refuse(line, refusal)
+                continue
+            fixed = scrub_json(line)
+            if fixed is not None:  # parsed already, to scrub it
+                return fixed + "\n"
+            if _is_json(line):
+                return line
+            await self._not_json(line)
 
     async def _refuse(self, line: str, refusal: str) -> None:
         """An error for the request this line holds (a notification gets none), and a log line."""
@@ -156,16 +167,42 @@ class ScrubbedLines:
 
         found = request_id(line)
         log("server", f"refused a request{'' if found is None else f' (id {found!r})'}: {refusal}")
-        if found is None or self.reply is None:
+        if found is None:
+            return
+        from mcp_types import INVALID_REQUEST
+
+        await self._send_error(found, INVALID_REQUEST, refusal)
+
+    async def _not_json(self, line: str) -> None:
+        """A parse error (-32700, id null: none can be read from it) for a line that is not
+        JSON, and one log line with its length and its first words."""
+        from mcp_types import PARSE_ERROR
+
+        from remem.log import log
+
+        text = line.strip()
+        log("server", f"refused a line that is not JSON ({len(text):,} characters, starting {text[:60]!r})")
+        await self._send_error(None, PARSE_ERROR, NOT_JSON)
+
+    async def _send_error(self, found: int | str | None, code: int, message: str) -> None:
+        if self.reply is None:
             return
         import anyio
-        from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
+        from mcp_types import ErrorData, JSONRPCError
 
         try:
-            await self.reply(JSONRPCError(jsonrpc="2.0", id=found,
-                                          error=ErrorData(code=INVALID_REQUEST, message=refusal)))
+            await self.reply(JSONRPCError(jsonrpc="2.0", id=found, error=ErrorData(code=code, message=message)))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass  # the session is over: nobody to answer
+
+
+def _is_json(line: str) -> bool:
+    """Whether a line parses as JSON (what the SDK then checks as a JSON-RPC message)."""
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 @contextmanager

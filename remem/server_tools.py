@@ -71,10 +71,11 @@ HINTS: dict[str, tuple[bool, bool, bool]] = {
 
 
 def _note(tool: str, message: str) -> None:
-    """One line in the log per refused call, so a person can see what an agent got wrong."""
-    from remem.log import log
+    """One line in the log per refused call, so a person can see what an agent got wrong; as
+    the caller is told it (remem.log.capped: a long value by its start and its length)."""
+    from remem.log import capped, log
 
-    log(f"server.{tool}", f"refused: {message}")
+    log(f"server.{tool}", f"refused: {capped(message)}")
 
 
 @functools.cache
@@ -100,26 +101,32 @@ def __getattr__(name: str) -> Any:
 
 @contextmanager
 def engine_errors(tool: str) -> Iterator[None]:
-    """Expected failures become one-line tool errors the model can act on."""
+    """Expected failures become one-line tool errors the model can act on. The engine's line
+    echoes what it was given (an id, a project, a time) whole: here, where it becomes the
+    tool's error, it is capped (remem.log.capped), a long value shown by its start and length."""
     from mcp.server.mcpserver.exceptions import ToolError
+
+    from remem.log import capped
 
     try:
         yield
     except ToolError:
         raise
     except NotFound as exc:
-        _note(tool, str(exc))
-        raise _missing_memory()(str(exc)) from exc
+        msg = capped(str(exc))
+        _note(tool, msg)
+        raise _missing_memory()(msg) from exc
     except (RememError, ValueError) as exc:
         # A KeyError's str() is its key's repr, quoted: its own words are args[0]. Every other
         # line is kept as written (a closing quote of its own included).
         said = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        msg = str(said) or type(exc).__name__
+        msg = capped(str(said) or type(exc).__name__)
         _note(tool, msg)
         raise ToolError(msg) from exc
     except Exception as exc:
         problem = database_problem(exc)  # the same line, naming the fix, as the CLI gives
         if problem:
+            problem = capped(problem)
             _note(tool, problem)
             raise ToolError(problem) from exc
         from remem.log import log_exception
@@ -178,7 +185,8 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
     def recall(
         query: Annotated[str, Field(min_length=1, description="What you want to remember, in plain words.")],
         k: Annotated[Optional[int], Field(ge=1, le=50, description=(
-            "How many memories to return (default: the config's recall.k, 5 unless set; at most 50)."))] = None,
+            "How many memories to return, 1 to 50 (default: the config's recall.k, 5 unless set, "
+            "capped at 50)."))] = None,
         kinds: Kinds = None,
         tags: Tags = None,
         project: Project = None,
@@ -230,8 +238,9 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
         things that only matter for a while.
         """
         with engine_errors("remember"), memory.store() as store:
-            from remem.engine.memories import remember_noting
+            from remem.engine.memories import check_tags, remember_noting
 
+            check_tags(tags or ())  # a blank tag or one too long: refused, not dropped or cut
             stored, note = remember_noting(
                 store, text, kind=kind, title=title, tags=tags or (), importance=importance,
                 valence=valence, arousal=arousal, ttl=ttl, short_term=short_term,
@@ -301,7 +310,8 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
         id: Id,
         title: Annotated[Optional[str], Field(description="A new title.")] = None,
         text: Annotated[Optional[str], Field(description="New text (re-embedded for search).")] = None,
-        tags: Annotated[Optional[list[str]], Field(description="The new full set of tags (replaces the old).")] = None,
+        tags: Annotated[Optional[list[str]], Field(description=(
+            "The new full set of tags (replaces the old; [] removes them all)."))] = None,
         importance: Annotated[Optional[float], Field(ge=0, le=1, description="0..1")] = None,
         valence: Annotated[Optional[float], Field(ge=-1, le=1, description="-1..1")] = None,
         arousal: Annotated[Optional[float], Field(ge=0, le=1, description=(
@@ -313,8 +323,10 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
         a second, conflicting memory when something you remembered turns out wrong.
         """
         with engine_errors("update_memory"), memory.store() as store, _not_a_lesson(store, "update_memory", id):
-            from remem.engine.memories import update_memory_noting
+            from remem.engine.memories import check_tags, update_memory_noting
 
+            # A blank tag would replace every tag with none (`"tags": []` is how to clear them).
+            check_tags(tags or ())
             return _answer("update_memory", _written(*update_memory_noting(
                 store, id, title=title, text=text, tags=tags, importance=importance,
                 valence=valence, arousal=arousal, read=READ_OVER_MCP)))
@@ -348,11 +360,12 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
         source: Id,
         target: Id,
         type: Annotated[EdgeType, Field(description="How source relates to target.")] = "related_to",
-        weight: Annotated[float, Field(gt=0, le=1, description="Strength of the link, 0..1.")] = 1.0,
+        weight: Annotated[float, Field(gt=0, le=1, description="Strength of the link: more than 0, at most 1.")] = 1.0,
     ) -> dict[str, Any]:
         """Link two memories with a typed connection (caused_by, supports, contradicts, ...).
 
-        Connecting the same pair with the same type twice keeps one edge.
+        Connecting the same pair with the same type twice keeps one edge, with the weight it
+        was made with: the answer's `note` says so when another weight was given.
         """
         with engine_errors("connect"), memory.store() as store, _not_a_lesson(store, "connect", source, target):
             from remem.engine import graph
@@ -454,9 +467,11 @@ def register_tools(mcp: "RememServer | ToolList", memory: "Memory") -> None:
                                 "its folder name (remem://lessons/shop), or call the `lessons` tool "
                                 "without a project for every lesson")
         if project.startswith("~") or "/" in project:
+            from remem.log import capped
+
             # A path, not a folder's name: "~" was read as the home folder (and "~/x" as a path).
-            message = (f"remem://lessons/{project} names a path, not a folder; give it with the `lessons` "
-                       f'tool, `"project": "{project}"` (a resource URI takes a folder name only)')
+            message = capped(f"remem://lessons/{project} names a path, not a folder; give it with the `lessons` "
+                             f'tool, `"project": "{project}"` (a resource URI takes a folder name only)')
             _note("lessons", message)
             raise ResourceError(message)
         try:
@@ -678,20 +693,22 @@ def _filters(store: Any, *, kinds: Any = None, tags: Any = None, project: Option
 def _project(store: Any, project: Optional[str], example: str = PROJECT_EXAMPLE) -> Optional[str]:
     """The folder a tool's project argument means (the engine's one rule: a path, or the name of
     a folder remem has seen; anything else is refused). A server's own folder means nothing to
-    its caller, so a relative path is never read from it."""
+    its caller, so a relative path is never read from it. "" is how MCP clients send it left
+    unset (no project); one of spaces is given, and refused as the CLI refuses a blank
+    --project: resolved, it would store a memory under no project, or drop a filter, without
+    a word."""
+    if project:
+        from remem.engine.lifecycle import check_filters
+
+        check_filters(project=project)
     from remem.engine.projects import resolve_project
 
     return resolve_project(store, project, example=example)
 
 
 def _project_filter(store: Any, project: Optional[str], example: str = PROJECT_EXAMPLE) -> Optional[str]:
-    """The folder a recall, search or lessons project filter means: "" is how MCP clients send
-    it left unset (every project); one of spaces is given, and refused as the CLI refuses a blank
-    --project (resolving it would drop the filter without a word)."""
-    if project:
-        from remem.engine.lifecycle import check_filters
-
-        check_filters(project=project)
+    """The folder a recall, search or lessons project filter means (`_project`): None or ""
+    for every project."""
     return _project(store, project, example)
 
 

@@ -248,7 +248,11 @@ def register(app: typer.Typer) -> None:
         from remem.commands._out import open_store
         from remem.commands.core import project_folder
         from remem.engine import prime
+        from remem.engine.lifecycle import check_filters
 
+        # A blank --project (an unset variable) is refused, as `remem remember` refuses it: read
+        # as none, it would preview the shell's folder instead without a word.
+        check_filters(project=project)
         cfg = config.load()
         with open_store() as store:
             # --project by the one rule every edge uses (a path, or a known folder's name).

@@ -94,21 +94,28 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def call(
         tool: str = typer.Argument(..., help="The tool's name (see `remem tools`)."),
-        arguments: str = typer.Argument("{}", help="The tool's arguments as a JSON object."),
+        arguments: str = typer.Argument("{}", help=(
+            "The tool's arguments as a JSON object; - reads them from stdin, @FILE from a file.")),
         json_out: bool = typer.Option(False, "--json", help="Accepted for symmetry: the output is JSON already."),
     ) -> None:
         """Call one MCP tool through a real client session against the server `remem serve` runs; prints JSON.
 
         The server is built in this process (no second one, no background tasks), with
         serve's checks first; a tool error is one line on stderr and exit 1. --json changes
-        nothing: the answer is always JSON.
+        nothing: the answer is always JSON. Arguments too long for the command line (a long
+        text to remember) come from stdin with - or from a file with @FILE.
 
         Example: remem call recall '{"query": "which package manager", "k": 3}'
+
+        Example: echo '{"query": "uv"}' | remem call recall -
+
+        Example: remem call remember @note.json
         """
         import anyio
 
         from remem.server_stdio import NESTED, too_deep
 
+        arguments = _arguments_text(arguments)
         # Refused before it is parsed, as the tool refuses it: Python's parser (and what
         # follows it) would recurse that deep.
         if too_deep(arguments):
@@ -131,3 +138,40 @@ def register(app: typer.Typer) -> None:
         from remem.server import call_tool
 
         emit_json(anyio.run(lambda: call_tool(tool, args)))
+
+
+def _arguments_text(given: str) -> str:
+    """`remem call`'s arguments as JSON text: as given, or read from stdin (-) or a file (@FILE),
+    for arguments longer than a command line holds (about 128 KB). At most what the HTTP API
+    takes in a body (remem.hooks.MAX_STDIN bytes), as UTF-8."""
+    import sys
+
+    from remem.engine.store import MAX_DETAIL, MAX_GIST
+    from remem.hooks import MAX_STDIN
+
+    if given == "-":
+        where, stream = "stdin", sys.stdin.buffer
+        data = stream.read(MAX_STDIN + 1)
+    elif given.startswith("@"):
+        path = given[1:]
+        if not path:
+            raise ValueError("@ names no file; give the arguments' file as @FILE (or - for stdin)")
+        where = path
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_STDIN + 1)
+        except OSError as exc:
+            raise ValueError(f"cannot read the arguments from {path} ({exc.strerror or exc}); give an "
+                             "existing file as @FILE, or - to read them from stdin") from None
+    else:
+        return given
+    if len(data) > MAX_STDIN:
+        raise ValueError(f"the arguments in {where} are over {MAX_STDIN:,} bytes; send less (remem keeps at "
+                         f"most {MAX_GIST:,} characters of a memory's text and {MAX_DETAIL:,} of its detail)")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"the arguments in {where} are not UTF-8 (byte {exc.start}); save them as UTF-8") from None
+    if not text.strip():
+        raise ValueError(f"{where} holds no arguments; give a JSON object, e.g. {{\"query\": \"x\"}}")
+    return text

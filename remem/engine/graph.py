@@ -49,7 +49,9 @@ def _existing(conn: Any, a: str, b: str, kind: str) -> Any:
 def connect(
     store: Store, a: str, b: str, type: str, weight: float = 1.0, origin: str = "explicit"
 ) -> dict[str, Any]:
-    """Connect memory a to b. Ids may be unique prefixes. An existing edge is returned, not doubled."""
+    """Connect memory a to b. Ids may be unique prefixes. An existing edge is returned, not doubled,
+    and keeps its weight (connecting is idempotent): given another weight, the answer's `note`
+    says the edge exists and which weight it kept."""
     _check_type(type)
     if origin not in ORIGINS:
         raise ValueError(f"origin must be explicit or auto, not {origin!r}")
@@ -66,7 +68,11 @@ def connect(
     with store.write() as conn:
         row = _existing(conn, src, dst, type)
         if row is not None:
-            return {**dict(row), "new": False}
+            edge = {**dict(row), "new": False}
+            if not math.isclose(float(row["weight"]), weight, rel_tol=0, abs_tol=1e-9):
+                edge["note"] = (f"this {type} edge exists already, with weight {float(row['weight']):g}: kept "
+                                f"(connect never changes an edge, so {weight:g} was not applied)")
+            return edge
         conn.execute(
             "INSERT INTO connections (src, dst, type, weight, origin, created) VALUES (?, ?, ?, ?, ?, ?)",
             (src, dst, type, weight, origin, clock.iso()),

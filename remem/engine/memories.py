@@ -138,6 +138,24 @@ def stored_tags(tags: Sequence[str] | str) -> tuple[list[str], bool]:
     return kept, any(redact_secrets(t) != t for t in given)
 
 
+def check_tags(tags: Sequence[str]) -> None:
+    """Refuse tags a memory would not keep as given, where they are written (the MCP tools'
+    remember and update_memory): a blank one (an unset variable, an agent's [""]), which
+    stored_tags would drop (and, replacing a memory's tags, erase them all), with the line
+    recall and search give for it; one longer than a stored tag may be (MAX_TAG), which would
+    be cut and kept with the truncation marker, with the events API's line. A secret in a tag
+    counts as the "[secret]" stored for it, and its words are not repeated."""
+    from remem.engine.lifecycle import check_filters
+    from remem.engine.store import MAX_TAG
+
+    check_filters(tags=tags)
+    for tag in tags:
+        length = len(clean_text(redact_secrets(str(tag)).lower()).strip())
+        if length > MAX_TAG:
+            raise ValueError(f"tags: at most {MAX_TAGS} tags of at most {MAX_TAG} characters; one has "
+                             f"{length:,}: shorten it")
+
+
 def stored_otherwise(length: int | None, *, secrets: bool = False, tag_secrets: bool = False,
                      title_cut: int = 0, read: tuple[int, str] = READ_IN_FULL,
                      room: int = MAX_DETAIL) -> str | None:
