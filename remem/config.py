@@ -244,19 +244,199 @@ def load(path: Path | None = None) -> dict[str, Any]:
     cached = _cache.get(str(path))
     if cached and cached[0] == mtime:
         return _copy(cached[1])
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {path} ({exc}); fix its permissions or move it aside") from None
-    data = _parse(path, text)
+    data = _parse(path, _read_text(path))
     found = _problem(data, DEFAULTS)
     if found:
         fix = _fix(found[0])
         how = f"fix it with `{fix}` (the default) or another allowed value" if fix else "fix that line"
         raise ConfigError(f"{path}: {found[1]}; {how}")
-    merged = _merge(DEFAULTS, data)
+    unknown = unknown_settings(data)
+    if unknown:
+        _warn_once(f"{path}: {_unknown_said(unknown)}, so nothing uses {'them' if len(unknown) > 1 else 'it'}; "
+                   "`remem doctor` names the fix")
+    merged = _merge(DEFAULTS, data)  # an unknown key stays (nothing reads it; `config show` leaves it out)
+    if isinstance(merged["share"].get("blocked_origins"), list):  # 16 hex digits, in either case
+        merged["share"]["blocked_origins"] = _origins(merged["share"]["blocked_origins"])
     _cache[str(path)] = (mtime, merged)
     return _copy(merged)
+
+
+def _read_text(path: Path) -> str:
+    """config.toml's text, past a UTF-8 byte order mark (some editors on Windows write one).
+    Raises ConfigError naming the fix when the file cannot be read or is not UTF-8."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path} ({exc}); fix its permissions or move it aside") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path} is not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}); save it "
+                          "as UTF-8 in your editor (or `iconv -f latin1 -t utf-8`), or move it aside") from None
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """One line on stderr, `remem: warning: …`, once per process for each message (a hook's
+    stdout is what its agent reads, so it never goes there). Never raises."""
+    if message in _warned:
+        return
+    _warned.add(message)
+    try:
+        import sys
+
+        print(f"remem: warning: {message}", file=sys.stderr)
+    except Exception:
+        pass
+
+
+def known(cfg: dict[str, Any], defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A config without the keys and sections remem does not know (unknown_settings names
+    them): what `remem config show` shows, so a misspelt key is not taken for a setting."""
+    defaults = DEFAULTS if defaults is None else defaults
+    out: dict[str, Any] = {}
+    for key, value in cfg.items():
+        if key not in defaults:
+            continue
+        want = defaults[key]
+        out[key] = known(value, want) if isinstance(want, dict) and isinstance(value, dict) else value
+    return out
+
+
+def unknown_settings(data: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Each key or section config.toml holds that remem does not know (a misspelling, a key
+    from a newer remem): {"name": "prime.min_relevence" or "recal" for a whole section,
+    "section": whether it is one, "in": the known section it is in (None above them), "value", "guess": the known key or section it most likely
+    meant, or None}. Nothing reads them; `config show` leaves them out. `data` is the parsed file
+    (read here when not given; ConfigError when it cannot be)."""
+    if data is None:
+        path = paths.config_path()
+        if not path.exists():
+            return []
+        data = _parse(path, _read_text(path))
+    found: list[dict[str, Any]] = []
+    for key, value in data.items():
+        want = DEFAULTS.get(key)
+        if want is None:
+            section = isinstance(value, dict)
+            found.append({"name": key, "section": section, "in": None, "value": value,
+                          "guess": _guess_section(key) if section else _guess_key(key, None)})
+        elif isinstance(want, dict) and isinstance(value, dict):
+            for leaf, item in value.items():
+                if leaf not in want:
+                    found.append({"name": f"{key}.{leaf}", "section": False, "in": key, "value": item,
+                                  "guess": _guess_key(leaf, key)})
+    return found
+
+
+def _close(word: str, choices: list[str]) -> str | None:
+    import difflib  # only when a config holds an unknown key
+
+    lowered = {choice.lower(): choice for choice in choices}
+    match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[match[0]] if match else None
+
+
+def _guess_section(name: str) -> str | None:
+    return _close(name, [s for s, keys in DEFAULTS.items() if isinstance(keys, dict)])
+
+
+def _guess_key(leaf: str, section: str | None) -> str | None:
+    """The known key `leaf` most likely meant: one of `section`'s keys close to it, else the
+    one key of that name (or close to it) in another section (`k` outside [recall])."""
+    if section is not None:
+        near = _close(leaf, list(DEFAULTS[section]))
+        if near is not None:
+            return f"{section}.{near}"
+    elsewhere = [f"{s}.{k}" for s, keys in DEFAULTS.items() if isinstance(keys, dict) and s != section
+                 for k in keys]
+    same = [name for name in elsewhere if name.split(".", 1)[1] == leaf.lower()]
+    if len(same) == 1:
+        return same[0]
+    near = _close(leaf, [name.split(".", 1)[1] for name in elsewhere])
+    owners = [name for name in elsewhere if near is not None and name.split(".", 1)[1] == near]
+    return owners[0] if len(owners) == 1 else None
+
+
+def _unknown_name(item: dict[str, Any]) -> str:
+    """How a line names it: prime.min_relevence, [recal]; quoted when it is no plain word (a
+    terminal control character in a key is shown, not sent)."""
+    name = _plain(item["name"])
+    return f"[{name}]" if item["section"] else name
+
+
+def _plain(word: str) -> str:
+    if word and len(word) <= 80 and all(c.isascii() and (c.isalnum() or c in "_-.") for c in word):
+        return word
+    return repr(word[:60])
+
+
+def _unknown_said(unknown: list[dict[str, Any]], most: int = 5) -> str:
+    """"remem does not know prime.min_relevence (did you mean prime.min_relevance?) or [recal]
+    (did you mean [recall]?)": the first `most` of them, and how many more."""
+    parts = []
+    for item in unknown[:most]:
+        guess = item["guess"]
+        shown = f"[{guess}]" if guess and item["section"] else guess
+        parts.append(_unknown_name(item) + (f" (did you mean {shown}?)" if guess else ""))
+    more = len(unknown) - most
+    if more > 0:
+        parts.append(f"{more} more")
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" or {parts[-1]}"
+    return f"remem does not know {listed}"
+
+
+def _shown_value(value: Any) -> str | None:
+    """A value as `remem config set` takes it, quoted for the shell; None for a table or a date."""
+    import shlex
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return shlex.quote(str(value))
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return shlex.quote(" ".join(str(v) for v in value))
+    return None
+
+
+def unknown_problem(path: Path | None = None) -> dict[str, str] | None:
+    """`remem doctor`'s problem for the keys and sections config.toml holds that remem does not
+    know, with the fix: the `remem config set` of the key each most likely meant, and the line
+    or section to delete. None when there is none (or the file cannot be read: load says why)."""
+    path = path or paths.config_path()
+    try:
+        data = _parse(path, _read_text(path)) if path.exists() else {}
+    except (ConfigError, OSError):
+        return None
+    unknown = unknown_settings(data)
+    if not unknown:
+        return None
+    fixes = []
+    for item in unknown:
+        name, guess = item["name"], item["guess"]
+        if item["section"]:
+            sets = []
+            if guess is not None:
+                for leaf, value in item["value"].items():
+                    shown = _shown_value(value)
+                    if leaf in DEFAULTS[guess] and shown is not None:
+                        sets.append(f"`remem config set {guess}.{leaf} {shown}`")
+            fixes.append((" and ".join(sets) + ", then " if sets else "") + f"delete the [{_plain(name)}] section")
+            continue
+        section = item["in"]
+        leaf = name[len(section) + 1:] if section else name
+        where = f"`{_plain(leaf)}` under [{section}]" if section else f"the `{_plain(leaf)}` line above every section"
+        shown = _shown_value(item["value"])
+        if guess is not None and shown is not None:
+            fixes.append(f"`remem config set {guess} {shown}`, then delete {where}")
+        else:
+            fixes.append(f"delete {where}")
+    return {"problem": f"{path}: {_unknown_said(unknown, most=len(unknown))}, so nothing uses "
+                       f"{'them' if len(unknown) > 1 else 'it'}",
+            "fix": "; ".join(fixes) + f" (in {path})"}
 
 
 PARSED_CACHE = "config-toml.json"  # in paths.vectors_dir(): the last config.toml read, parsed
@@ -432,8 +612,19 @@ def _duration_problem(value: str) -> str | None:
 
 
 def _url_problem(value: str) -> str | None:
-    if value and not value.startswith(("http://", "https://")):
-        return 'an http:// or https:// URL (or "" for no model)'
+    if not value:
+        return None
+    from urllib.parse import urlsplit  # only for a URL set: most configs have none
+
+    try:
+        parts = urlsplit(value)
+        # .port raises ValueError for a port that is no number, or past 65535
+        ok = (value.startswith(("http://", "https://")) and bool(parts.hostname)
+              and not any(c.isspace() for c in value) and (parts.port is None or parts.port > 0))
+    except ValueError:
+        ok = False
+    if not ok:
+        return 'an http:// or https:// URL with a host, such as http://127.0.0.1:11434/v1 (or "" for no model)'
     return None
 
 
@@ -445,9 +636,14 @@ def _host_problem(value: str) -> str | None:
 
 def _origins_problem(value: list[Any]) -> str | None:
     for item in value:
-        if not (isinstance(item, str) and len(item) == 16 and all(ch in "0123456789abcdef" for ch in item)):
-            return "a list of origin ids, each all 16 lowercase hex digits (`remem share peers` lists them)"
+        if not (isinstance(item, str) and len(item) == 16 and all(ch in "0123456789abcdefABCDEF" for ch in item)):
+            return "a list of origin ids, each all 16 hex digits (`remem share peers` lists them)"
     return None
+
+
+def _origins(value: list[Any]) -> list[Any]:
+    """share.blocked_origins as remem compares them: lowercase, each once, in their order."""
+    return list(dict.fromkeys(item.lower() if isinstance(item, str) else item for item in value))
 
 
 # Strings (and lists) with a shape: each check returns what the key must be, or None when the value is fine.
@@ -461,7 +657,8 @@ SHAPES: dict[str, Callable[[Any], str | None]] = {
 
 def _problem(data: dict[str, Any], defaults: dict[str, Any], prefix: str = "") -> tuple[str, str] | None:
     """(key, what is wrong) for the first known key whose value has the wrong type or is outside
-    its range (unknown keys are left alone, so a config written by a newer remem still loads).
+    its range (unknown keys are left alone, so a config written by a newer remem still loads;
+    load() names them in a warning, and `remem doctor` with their fix).
     Wrong values are refused, not replaced by the default: a setting silently ignored is worse
     than one line naming it."""
     for key, value in data.items():
@@ -541,7 +738,8 @@ def _coerce(dotted: str, raw: str) -> Any:
         if isinstance(default, float):
             return float(raw)
         if isinstance(default, list):  # "a b" or "a,b"; "" is the empty list
-            return raw.replace(",", " ").split()
+            listed = raw.replace(",", " ").split()
+            return _origins(listed) if dotted == "share.blocked_origins" else listed
     except ValueError:
         raise ConfigError(f"{dotted} must be {_type_name(default)}, not {raw!r}") from None
     return raw
@@ -584,51 +782,92 @@ def set_value(dotted: str, value: Any, path: Path | None = None) -> Any:
 
     The value is checked (type and range) before anything is read. A config.toml with a bad
     value on this very key can be repaired this way; one bad on another key is left unchanged
-    (the caller names it: `load` still refuses the file). The file is written 0600: it may hold
-    server.token or llm.api_key."""
-    import tomllib
-
-    import tomlkit
-
-    path = path or paths.config_path()
+    (the caller names it: `load` still refuses the file). Written by update_value."""
     if isinstance(value, str):
         value = _coerce(dotted, value)
     else:
         _leaf_default(dotted)  # validates the key
+        if dotted == "share.blocked_origins" and isinstance(value, list):
+            value = _origins(value)
+    _check_alone(dotted, value)
+    return update_value(dotted, lambda _now: value, path)
+
+
+def _alone(dotted: str, value: Any) -> dict[str, Any]:
+    """{"recall": {"k": value}} for "recall.k"."""
     *sections, leaf = dotted.split(".")
     alone: dict[str, Any] = {leaf: value}
     for section in reversed(sections):
         alone = {section: alone}
-    problem = _type_problem(alone, DEFAULTS)
+    return alone
+
+
+def _check_alone(dotted: str, value: Any) -> None:
+    problem = _type_problem(_alone(dotted, value), DEFAULTS)
     if problem:
         raise ConfigError(f"{problem}; config.toml was left unchanged")
-    try:
-        before = path.read_text(encoding="utf-8") if path.exists() else ""
-        tomllib.loads(before)
-    except tomllib.TOMLDecodeError as exc:  # tomlkit cannot edit it either: refuse to rewrite it
-        raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line or move the file aside") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {path} ({exc}); fix its permissions or move it aside") from None
-    doc = tomlkit.parse(before) if before else tomlkit.document()
-    node: Any = doc
-    for depth, section in enumerate(sections):
-        if section not in node:
-            node[section] = tomlkit.table()
-        elif not isinstance(node[section], dict):
-            name = ".".join(sections[:depth + 1])
-            raise ConfigError(f"{path}: {name} must be a [section], not {node[section]!r}; fix that "
-                              "line first (config.toml was left unchanged)")
-        node = node[section]
-    node[leaf] = value
-    text = tomlkit.dumps(doc)
-    # Only this key changed: a problem left elsewhere was there before (and is named by the
-    # next command), but the new file must hold this key as it was checked above.
-    found = _problem(tomllib.loads(text), DEFAULTS)
-    if found and (found[0] == dotted or dotted.startswith(found[0] + ".")):
-        raise ConfigError(f"{path}: {found[1]}; config.toml was left unchanged")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    from remem.engine.files import write_atomic
 
-    write_atomic(path, text, mode=0o600)
-    _cache.pop(str(path), None)
+
+def lock_path(path: Path | None = None) -> Path:
+    """The lock file beside config.toml that every edit of it holds (update_value)."""
+    path = path or paths.config_path()
+    return path.with_name(path.name + ".lock")
+
+
+def update_value(dotted: str, change: Callable[[Any], Any], path: Path | None = None) -> Any:
+    """The one edit of config.toml: `change(value now)` becomes the key's value (the default
+    when the file does not hold a good one); returns it. The value is checked before it is
+    written, and comments and formatting are kept.
+
+    An exclusive flock on config.toml.lock beside the file is held from the read to the
+    rename, so edits made at once (`remem config set` run in parallel, `remem share block`)
+    each see the one before: none is lost. A symlinked config.toml (a dotfiles link) stays a
+    link: the file it points to is written, keeping its mode; a plain file is written 0600, as
+    it may hold server.token or llm.api_key."""
+    import tomllib
+
+    import tomlkit
+
+    from remem.engine.files import locked, write_atomic
+
+    path = path or paths.config_path()
+    default = _leaf_default(dotted)  # validates the key
+    *sections, leaf = dotted.split(".")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(lock_path(path)):
+        before = _read_text(path) if path.exists() else ""
+        try:
+            data = tomllib.loads(before)
+        except tomllib.TOMLDecodeError as exc:  # tomlkit cannot edit it either: refuse to rewrite it
+            raise ConfigError(f"{path} is not valid TOML ({exc}); fix that line or move the file aside") from None
+        try:
+            now = get(dotted, data)
+        except ConfigError:
+            now = default
+        if _type_problem(_alone(dotted, now), DEFAULTS):
+            now = default
+        value = change(_copy(now))
+        if dotted == "share.blocked_origins" and isinstance(value, list):
+            value = _origins(value)
+        _check_alone(dotted, value)
+        doc = tomlkit.parse(before) if before else tomlkit.document()
+        node: Any = doc
+        for depth, section in enumerate(sections):
+            if section not in node:
+                node[section] = tomlkit.table()
+            elif not isinstance(node[section], dict):
+                name = ".".join(sections[:depth + 1])
+                raise ConfigError(f"{path}: {name} must be a [section], not {node[section]!r}; fix that "
+                                  "line first (config.toml was left unchanged)")
+            node = node[section]
+        node[leaf] = value
+        text = tomlkit.dumps(doc)
+        # Only this key changed: a problem left elsewhere was there before (and is named by the
+        # next command), but the new file must hold this key as it was checked above.
+        found = _problem(tomllib.loads(text), DEFAULTS)
+        if found and (found[0] == dotted or dotted.startswith(found[0] + ".")):
+            raise ConfigError(f"{path}: {found[1]}; config.toml was left unchanged")
+        linked = path.is_symlink()
+        write_atomic(path, text, through_links=True, mode=None if linked else 0o600)
+        _cache.pop(str(path), None)
     return value

@@ -111,9 +111,11 @@ def test_blocking_own_origin_or_a_prefix_is_refused_and_nothing_is_written(mems,
 def test_the_config_key_takes_full_origin_ids_only():
     config.set_value("share.blocked_origins", "9fdc95440e981985, 3f9a0c1d2e4b5a69")
     assert config.get("share.blocked_origins", config.load()) == ["9fdc95440e981985", "3f9a0c1d2e4b5a69"]
-    for bad in (["3f9a"], ["9FDC95440E981985"], [7]):
+    for bad in (["3f9a"], ["9FDC95440E98198"], [7]):
         with pytest.raises(ConfigError, match="share.blocked_origins must be a list of origin ids"):
             config.set_value("share.blocked_origins", bad)
+    config.set_value("share.blocked_origins", ["9FDC95440E981985"])  # either case, kept in lower
+    assert config.load()["share"]["blocked_origins"] == ["9fdc95440e981985"]
     config.set_value("share.blocked_origins", "")
     assert config.load()["share"]["blocked_origins"] == []
 

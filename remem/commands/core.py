@@ -144,14 +144,15 @@ def register(app: typer.Typer) -> None:
         """Every setting with its current value, as TOML. Example: remem config show"""
         from remem import config
 
-        cfg = config.load()
+        cfg = config.known(config.load())
         if json_out:
             emit_json(cfg)
             return
         import tomlkit
 
-        # As TOML (true, "", 30.0), so what is shown can be pasted into config.toml as it is;
-        # tomlkit also writes any key a newer remem left in the file.
+        # As TOML (true, "", 30.0), so what is shown can be pasted into config.toml as it is.
+        # Only the keys remem knows: one it does not know (a misspelling) is used by nothing,
+        # and load() names it on stderr (`remem doctor` names the fix).
         print(tomlkit.dumps(cfg), end="")
 
     # `remem config set recall.k -3`: a value that starts with "-" is a value, not an unknown

@@ -202,9 +202,20 @@ def register(app: typer.Typer) -> None:
         from remem import config
         from remem.engine import share
 
+        cfg = config.load()
+        read = list(cfg["share"]["blocked_origins"])
+
+        def save(listed: list[str]) -> None:
+            # What this block changed in the list it read, applied to the list config.toml holds
+            # under its lock (config.update_value): a block or `remem config set` made meanwhile
+            # is kept, not written over with the list read before it.
+            added = [o for o in listed if o not in read]
+            removed = {o for o in read if o not in listed}
+            config.update_value("share.blocked_origins",
+                                lambda now: [o for o in now if o not in removed] + [o for o in added if o not in now])
+
         with open_store() as store:
-            rep = share.block(store, origin, undo=undo,
-                              save=lambda listed: config.set_value("share.blocked_origins", listed))
+            rep = share.block(store, origin, undo=undo, save=save, cfg=cfg)
         if json_out:
             emit_json(rep)
             return

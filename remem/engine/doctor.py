@@ -487,6 +487,9 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
         budget = _hook_budget_problem()
         if budget:
             problems.append(budget)
+        unknown = config.unknown_problem()  # a misspelt key: loads, and nothing uses it
+        if unknown:
+            problems.append(unknown)
         # A model that cannot be loaded stops every command that embeds or recalls, and every
         # hook quietly shows nothing: load it once, as they would (offline, like them).
         from remem.engine.embed import model_problem

@@ -459,7 +459,10 @@ def task_status(store: Store, cfg: dict[str, Any] | None = None) -> list[dict[st
             # run puts its last_run back on time (_mark_run).
             due, next_run, note = True, clock.iso(now), ahead_note(name, last)
         else:
-            nxt = clock.parse(last) + timedelta(seconds=interval)
+            try:
+                nxt = clock.parse(last) + timedelta(seconds=interval)
+            except OverflowError:  # past year 9999 (a clock set near its end): never due
+                nxt = datetime.max.replace(tzinfo=now.tzinfo)
             due, next_run = nxt <= now, clock.iso(nxt)
         out.append({"name": name, "interval_s": interval, "last_run": last, "due": due,
                     "next_run": next_run, "enabled": interval > 0, "last_run_ahead": ahead,
