@@ -109,11 +109,13 @@ def register(app: typer.Typer) -> None:
         Example: remem remember "use uv, not pip, to install packages" --tag python
         """
         from remem.engine.lifecycle import check_filters
-        from remem.engine.memories import remember_noting
+        from remem.engine.memories import check_tags, remember_noting
 
         # A blank --tag or --project (an unset variable) is refused, as recall and list refuse it:
-        # dropped, the memory would be stored untagged, or under no project.
-        check_filters(tags=tag, project=project)
+        # dropped, the memory would be stored untagged, or under no project. A tag too long to
+        # keep whole is refused too, as the MCP tools refuse it, rather than stored cut.
+        check_filters(project=project)
+        check_tags(tag)
         if ttl is not None and not ttl.strip():
             # The engine reads "" as "no lifetime" (MCP clients send it for unset), which would
             # keep the memory for good: a person typing --ttl meant a lifetime.

@@ -116,7 +116,8 @@ def register(app: typer.Typer) -> None:
             emit_json(edge)
         else:
             state = "connected" if edge["new"] else "already connected"
-            print(f"{state}: {safe(edge['src'])} -{edge['type']}-> {safe(edge['dst'])}")
+            print(f"{state}: {safe(edge['src'])} -{edge['type']}-> {safe(edge['dst'])}"
+                  + (f"; {edge['note']}" if edge.get("note") else ""))
 
     @app.command("graph")
     def graph_cmd(
