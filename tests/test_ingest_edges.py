@@ -88,7 +88,7 @@ def test_json_lines_of_no_known_kind_are_no_transcript(store, tmp_path):
     path = tmp_path / "metrics.jsonl"
     path.write_text('{"cpu": 3}\n{"cpu": 4}\n')
     summary = ingest.ingest_paths(store, [path])
-    assert summary["errors"] == [f"{path}: no records found (2 unreadable lines); expected a Claude Code "
+    assert summary["errors"] == [f"{path}: no records found (2 JSON lines that are no records); expected a Claude Code "
                                  "transcript, one JSON object per line (another kind of file: pass "
                                  "--source codex or chats)"]
     assert store.scalar("SELECT count(*) FROM sessions") == 0

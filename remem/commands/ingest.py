@@ -35,11 +35,12 @@ def register(app: typer.Typer) -> None:
         """Read what happened in agent sessions: sessions, corrections, errors, surprises.
 
         Unchanged files are skipped, so running it again is cheap and adds nothing. Exits 1
-        when something could not be read and nothing was stored or found unchanged.
+        when something could not be read and nothing was read, stored or found unchanged.
 
         Example: remem ingest --json    (or: remem ingest ~/.claude/projects/my-app)
         """
         from remem.engine import ingest as ingest_mod
+        from remem.engine.ingest_files import files_read
         from remem.engine.ingest_sources import check_source, default_places
 
         check_source(source)  # before the paths: a wrong --source is said first
@@ -58,11 +59,15 @@ def register(app: typer.Typer) -> None:
                     summary = _with_progress(ingest_mod, store, paths or None, source)
                 if events:
                     ingest_mod.ingest_events(store, events, into=summary)
+        read = files_read(summary)
         summary = {k: summary.get(k, 0) for k in SUMMARY_KEYS}  # an events file alone reads nothing again
-        # Refused lines beside stored ones are a partial success (exit 0, the errors said and
-        # logged); nothing stored and nothing unchanged is a failure. An events file whose good
-        # lines were stored by an earlier read is unchanged (`skipped`): the same exit every read.
-        failed = bool(summary["errors"]) and not (summary["episodes"] or summary["sessions"] or summary["skipped"])
+        # Refused lines or files beside what was read are a partial success (exit 0, the errors
+        # said and logged): a file read (a transcript whose only line is still being written
+        # too), something stored, or a file found unchanged. Nothing of these is a failure. An
+        # events file whose good lines were stored by an earlier read is unchanged (`skipped`):
+        # the same exit every read; one with no good line is no file read.
+        failed = bool(summary["errors"]) and not (read or summary["episodes"] or summary["sessions"]
+                                                  or summary["skipped"])
         if json_out:
             # As every command's --json error: an "error" key on stdout, one line on stderr.
             said = summary["errors"][0] if len(summary["errors"]) == 1 else _errors_line(summary["errors"])

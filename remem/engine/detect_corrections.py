@@ -34,8 +34,37 @@ _NOT_PUSHBACK = re.compile(
     r"no (more )?(issues|errors|questions|changes needed)|nope,? (that'?s )?(all )?(good|fine))",
     re.I,
 )
+# A leading "no" / "nope" / "nah": the person says no to what the agent did ("no, use pnpm",
+# "no the other file", "no it still fails", "No sudo. Use --user.", "No emojis in commit
+# messages"). Not a "no" that begins a report of what the person sees: "No output at all when I
+# run it", "No response from the server", "No such file …", "No module named …", "No luck",
+# "No tests ran", "No data shows up", "No one uses it", "No longer works": a thing that is not
+# there or not happening (its word within the first two), or a word of what happened or was
+# seen within the first five ("at all", "when I", "anymore", "shows up", "was", "ran", …).
+# Punctuation after the "no" ("no, …", "No. …", "no!") or a word that only goes on a reply
+# ("no I meant …", "no the other one", "no use pnpm") makes it one whatever follows.
+_REPLY_WORD = (r"i|i['’](m|d|ll|ve)|im|ive|you|you['’](re|ve)|youre|we|we['’](re|ve)|it|it['’]s|that|"
+               r"that['’]s|thats|this|these|those|they|they['’]re|there|the|not|never|don['’]?t|do|stop|"
+               r"wait|please|just|only|actually|rather|use|keep|leave|put|revert|undo|try|need|way|sorry|"
+               r"but|because|why|wrong|instead|no|nope")
+_REPORTED = (r"output|outputs|response|responses|reply|result|results|luck|change|difference|effect|"
+             r"improvement|progress|success|clue|idea|matter|one|such|module|longer|data|log|logs|"
+             r"sound|audio|video|image|images|picture|text|content|page|display|screen|signal|"
+             r"connection|internet|network|feedback|sign|signs|trace|hits|match|matches|warning|"
+             r"warnings|error|errors|exception|crash|crashes|dice|go|joy|activity")
+_REPORT_CUE = (r"at all|when I|after I|if I|once I|any ?more|yet|still|even|shows?|showed|shown|"
+               r"appears?|appeared|happens|happened|comes?|came|prints?|printed|displays?|displayed|"
+               r"gets?|got|was|were|ran|runs|loads?|loaded|works?|worked|found|seems?|seemed|"
+               r"anywhere|either|whatsoever|visible|returned|returns")
+_LEADING_NO = re.compile(
+    r"^(nope|nah|nop)\b(?!-)|"
+    r"^no(?=\s*([,.!;:…]|$)|\s+[-–—])|"
+    rf"^no\s+({_REPLY_WORD})(?=[\s,.!?;:…]|$)|"
+    rf"^no\b(?!-)(?!\s+(\S+\s+)?({_REPORTED})\b)(?!(\s+\S+){{0,4}}\s+({_REPORT_CUE})\b)",
+    re.I,
+)
 _PUSHBACK = [
-    ("no", re.compile(r"^(no|nope|nah|nop)\b(?!-)", re.I)),
+    ("no", _LEADING_NO),
     ("not what I asked", re.compile(
         r"\b(that'?s |this is |it'?s )?not what I (asked|meant|wanted|said|requested)\b|"
         r"\bthat'?s not (it|right|correct)\b|\b(that'?s|this is|it'?s) wrong\b|^wrong\b", re.I)),
@@ -43,9 +72,12 @@ _PUSHBACK = [
     ("I said", re.compile(
         r"\bI (already )?(said|told you|asked (you )?(to|for|not))\b|\bas I said\b|\blike I said\b", re.I)),
     # "don't forget to …" adds a step; it does not say the work was wrong
-    # "don't hesitate to …" and "never thought …" encourage, or wonder
+    # "don't hesitate to …" and "never thought …" encourage, or wonder; "don't know why …",
+    # "don't see any output", "never got it working" report what the person sees, forbid nothing
     ("don't", re.compile(r"(^|[.!?;]\s+|,\s*(but\s+)?|\bplease\s+)(don'?t|do not|never)\b"
-                         r"(?!\s*(mind|worry|forget|hesitate|thought))", re.I)),
+                         r"(?!\s*(mind|worry|forget|hesitate|thought|know|knew|see|saw|seen|think|"
+                         r"understand|understood|remember|get(?!\s+rid\b)|got(?!\s+rid\b)|gotten)\b)",
+                         re.I)),
     ("instead", re.compile(r"\binstead\b", re.I)),
     ("stop", re.compile(r"^(please\s+)?stop\b(?!\s+(the|a|my|your|that|this)?\s*"
                         r"(server|process|container|service|daemon|job|watcher|dev server|timer|app))", re.I)),
@@ -115,9 +147,21 @@ _BARE_DECLINE = re.compile(
 _FENCED = re.compile(r"```.*?(```|\Z)|~~~.*?(~~~|\Z)", re.S)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 # Where a quoted log line starts: a traceback, an exception or warning class, a "Warning:" /
-# "Error:" label, a file:line: prefix, a stack frame. From there to the line's end is the log's.
+# "Error:" label, a file:line: prefix, a stack frame, or a system or runtime error as programs
+# print it (cased as they print it: "No such file or directory", "No module named 'yaml'",
+# "bash: pnpm: command not found"). From there to the line's end is the log's.
 _LOG_START = re.compile(
     r"Traceback \(most recent call last\)|"
+    r"\b(No such file or directory|No module named|Permission denied|Operation not permitted|"
+    r"Is a directory|Not a directory|Directory not empty|File exists|No space left on device|"
+    r"Read-only file system|Too many open files|Connection refused|Connection reset by peer|"
+    r"Connection timed out|Network is unreachable|No route to host|Address already in use|"
+    r"Name or service not known|Temporary failure in name resolution|Broken pipe|"
+    r"Input/output error|Bad file descriptor|Exec format error|Argument list too long|"
+    r"Device or resource busy|Resource temporarily unavailable|Segmentation fault|"
+    r"cannot open shared object file|Cannot find module|Module not found|"
+    r"command not found|is not recognized as an internal or external command)\b|"
+    r"\bnpm ERR!|"
     r"\b[A-Z]\w*(Error|Warning|Exception)\b:|"
     r"\b(?i:warning|warn|error|fatal|panic|exception)(\[\w+\])?:|"
     r"^\s*[\w./\\-]+\.[A-Za-z]\w*:\d+(:\d+)?:|"  # src/a.py:12: … (not example.com:8080)

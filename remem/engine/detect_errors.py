@@ -15,9 +15,9 @@ import re
 import shlex
 from typing import Collection
 
-from remem.engine.detect_common import (SENTENCE_END, Finding, action_kind, command_of, dedupe, describe_call,
-                                        patch_of, plain, quote, redact_secrets, redacted_ends, redacted_head, scan_text,
-                                        shorten)
+from remem.engine.detect_common import (SCAN_EDGE, SENTENCE_END, Finding, action_kind, command_of, dedupe,
+                                        describe_call, patch_of, plain, quote, redact_secrets, redacted_ends,
+                                        redacted_head, redacted_tail, scan_text, shorten)
 from remem.engine.session import Session, ToolCall
 from remem.engine.shell_words import DIRECTORY_CHANGES, ENV_ASSIGN, shell_command, split_commands
 from remem.engine.toolresult import EXIT_LINE, TOOL_USE_ERRORS, exit_code, permission_not_granted
@@ -220,11 +220,32 @@ def _ipython_exception(name: str, body: str) -> str:
     return own[-1] if own else _named_exception(rest)
 
 
+# How much of each line of a failed output the telling line is looked for in. With SCAN_EDGE
+# (its first and last 64 KB, as the patterns read a person's long message): a failed command
+# that printed 20 MB on one line took 13 s to read whole. What went wrong is said at an end of
+# the output, and at the start of its line; the title shows 120 characters of it.
+LINE_EDGE = 4096
+
+
+def _scanned(text: str) -> str:
+    """The part of a failed output the telling line is looked for in: all of it, or its first
+    and last SCAN_EDGE characters when it is longer; a line longer than LINE_EDGE, its first
+    LINE_EDGE characters. Where it is cut, it is redacted as if the whole had been, so no
+    fragment of a key cut in two shows (detect_common.redacted_head, redacted_tail)."""
+    if len(text) > 2 * SCAN_EDGE:
+        text = f"{redacted_head(text, SCAN_EDGE)}\n{redacted_tail(text, SCAN_EDGE)}"
+    lines = text.splitlines()
+    if all(len(ln) <= LINE_EDGE for ln in lines):
+        return text
+    return "\n".join(redacted_head(ln, LINE_EDGE) if len(ln) > LINE_EDGE else ln for ln in lines)
+
+
 def _error_line(text: str, cls: str) -> str:
     """The most telling line of an error output: for a traceback, the exception it ends with;
     otherwise the line its class matched, else the first. A line that only leads in to the
-    next ("… failed due to the following issue:") comes with that next line."""
-    text = text or ""
+    next ("… failed due to the following issue:") comes with that next line. Of a huge output
+    only its ends are read, and of a huge line its start (_scanned)."""
+    text = _scanned(text or "")
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _NOISE.match(ln.strip())]
     at = _telling_line(text, cls, lines)
     if at is None:

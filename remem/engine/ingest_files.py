@@ -23,9 +23,23 @@ from remem.engine.session_gist import first_ask
 from remem.engine.store import Store, dumps, loads_list, stable_id
 
 
-def _empty_summary() -> dict[str, Any]:
-    return {"files": 0, "skipped": 0, "sessions": 0, "episodes": 0, "by_kind": {},
-            "malformed_lines": 0, "errors": [], "reread": 0}
+class Summary(dict[str, Any]):
+    """An ingest run's summary: the keys of _empty_summary, and `refused_files`, how many of
+    the `files` were events files none of whose lines was good (each refused, or the file not
+    readable). The events module counts such a file in `files`; it is no file read, and
+    files_read() leaves it out. Not a key: the summary's keys stay the same whatever was read."""
+
+    refused_files = 0
+
+
+def _empty_summary() -> Summary:
+    return Summary({"files": 0, "skipped": 0, "sessions": 0, "episodes": 0, "by_kind": {},
+                    "malformed_lines": 0, "errors": [], "reread": 0})
+
+
+def files_read(summary: dict[str, Any]) -> int:
+    """How many files the run read: `files`, less the events files none of whose lines was good."""
+    return int(summary.get("files", 0) or 0) - int(getattr(summary, "refused_files", 0))
 
 
 def _merge_counts(summary: dict[str, Any], by_kind: dict[str, int]) -> None:
@@ -35,8 +49,14 @@ def _merge_counts(summary: dict[str, Any], by_kind: dict[str, int]) -> None:
 
 def _add_events(summary: dict[str, Any], result: Any) -> None:
     """Fold an events summary (of a file, counted in `skipped` when it held nothing new; or of
-    the inbox, whose unfinished files are `waiting`) into ours."""
-    summary["files"] += int(result.get("files", 1) or 0)
+    the inbox, whose unfinished files are `waiting`) into ours. Files with no good line among
+    them (each refused, or not readable) are counted in `files` as the events module counts
+    them, and in `refused_files` (Summary): none was read, as a transcript with no readable
+    line is not."""
+    files = int(result.get("files", 1) or 0)
+    summary["files"] += files
+    if files and result.get("errors") and not result.get("events") and isinstance(summary, Summary):
+        summary.refused_files += files
     summary["skipped"] += int(result.get("skipped", result.get("waiting", 0)) or 0)
     summary["episodes"] += int(result.get("episodes", 0) or 0)
     summary["malformed_lines"] += int(result.get("malformed_lines", 0) or 0)
@@ -62,11 +82,22 @@ READ_AGAIN_BYTES_PER_RUN = 512 * 2**20
 
 
 class ReadAgainBudget:
-    """What is left of one run's READ_AGAIN_BYTES_PER_RUN."""
+    """What is left of one run's READ_AGAIN_BYTES_PER_RUN, and the sessions the run counted."""
 
     def __init__(self, limit: int | None = None) -> None:
         self.left = READ_AGAIN_BYTES_PER_RUN if limit is None else limit
         self.taken = False
+        self.counted: set[str] = set()
+
+    def first_count(self, session_id: str) -> bool:
+        """Whether the run counts this session now: not when it counted it already. Two copies
+        of one session read in one run (a shorter one read first, then the longer one that
+        replaces it; three saves of one Codex conversation) are one session in `sessions`, as
+        they are one session episode in `by_kind`."""
+        if session_id in self.counted:
+            return False
+        self.counted.add(session_id)
+        return True
 
     def take(self, size: int) -> bool:
         """Whether a file of `size` bytes may be read again this run (then it is counted)."""
@@ -160,12 +191,12 @@ def _record_of(record: Any) -> str | None:
     return None
 
 
-def _lines_are(path: Path, source: str, head: int | None = None) -> tuple[str | None, int]:
+def _lines_are(path: Path, source: str, head: int | None = None) -> tuple[str | None, int, int]:
     """What a file's JSON lines are records of: `source` as soon as one line is one of its
-    records, else the first other source one is (None: no line is a record of any), and how
-    many complete lines it has (a last line still being written is not one). `head`: only
-    that many lines are looked at."""
-    other, lines = None, 0
+    records, else the first other source one is (None: no line is a record of any), how
+    many complete lines it has (a last line still being written is not one), and how many of
+    those are no JSON at all. `head`: only that many lines are looked at."""
+    other, lines, unreadable = None, 0, 0
     for raw in _raw_lines(path):
         if not raw.strip():
             continue
@@ -175,13 +206,14 @@ def _lines_are(path: Path, source: str, head: int | None = None) -> tuple[str | 
             if not raw.endswith(b"\n"):
                 break  # torn: still being written
             found = None
+            unreadable += 1
         lines += 1
         if found == source:
-            return source, lines
+            return source, lines, unreadable
         other = other or found
         if head is not None and lines >= head:
             break
-    return other, lines
+    return other, lines, unreadable
 
 
 def _raw_lines(path: Path) -> Iterator[bytes]:
@@ -224,12 +256,17 @@ def _held_by_a_newer_file(store: Store, session_id: str, name: str, st: os.stat_
     return there.st_mtime >= st.st_mtime
 
 
-def _no_records(source: str, lines: int) -> ValueError:
+def _no_records(source: str, lines: int, unreadable: int) -> ValueError:
+    """The error for a file of `lines` complete lines, none a record: `unreadable` of them no
+    JSON at all (`echo garbage`), the others JSON of no kind read here (`{}`)."""
     from remem.engine.chats import NotAConversation
 
+    parsed = lines - unreadable
+    said = ([f"{unreadable} unreadable line{'s' if unreadable != 1 else ''}"] if unreadable else []) + \
+        ([f"{parsed} JSON line{'s that are no records' if parsed != 1 else ' that is no record'}"] if parsed else [])
     # No path here: ingest puts it in front of every error it reports.
     return NotAConversation(
-        f"no records found ({lines} unreadable line{'s' if lines != 1 else ''}); expected "
+        f"no records found ({', '.join(said)}); expected "
         f"{_WHAT[source]}, one JSON object per line (another kind of file: pass --source {_OTHERS[source]})")
 
 
@@ -242,7 +279,7 @@ def _not_this_source(found: str, source: str) -> ValueError:
 def another_source(path: Path, source: str) -> ValueError | None:
     """The error for a file named as `source` whose first lines are another source's records
     and none of its own (a Claude Code transcript named with --source events), else None."""
-    found, _ = _lines_are(path, source, head=_SNIFF_LINES)
+    found = _lines_are(path, source, head=_SNIFF_LINES)[0]
     return None if found in (source, None) else _not_this_source(found, source)
 
 
@@ -284,9 +321,9 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
     sessions = _parse(path, source, store)
     if source in _OTHERS and len(sessions) == 1 and not sessions[0].turns \
             and not _legacy_codex(sessions[0]):
-        found, lines = _lines_are(path, source)
+        found, lines, unreadable = _lines_are(path, source)
         if found is None and lines:  # `echo garbage > g.jsonl`: no transcript at all
-            raise _no_records(source, lines)
+            raise _no_records(source, lines, unreadable)
         if found not in (source, None):
             if source_given or found not in _OTHERS:  # say what it is instead of storing nothing
                 raise _not_this_source(found, source)
@@ -316,7 +353,9 @@ def ingest_file(store: Store, path: Path, source: str, summary: dict[str, Any],
         # Read from the start of its file: what it yields replaces what ingest made of it before.
         result = ingest_session(store, session, mtime=st.st_mtime, size=size, cfg=cfg, embedder=embedder,
                                 whole=True)
-        if _said_anything(session):  # an empty conversation (nothing said) is no session
+        # An empty conversation (nothing said) is no session; a copy of one counted this run
+        # (the longer copy replaces it) is that one.
+        if _said_anything(session) and (budget is None or budget.first_count(session.id)):
             summary["sessions"] += 1
         summary["episodes"] += result["added"]
         _merge_counts(summary, result["by_kind"])
