@@ -234,8 +234,10 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load(path: Path | None = None) -> dict[str, Any]:
-    """The config with defaults filled in. Raises ConfigError (one line) if it is malformed."""
+def load(path: Path | None = None, *, warn: bool = True) -> dict[str, Any]:
+    """The config with defaults filled in. Raises ConfigError (one line) if it is malformed.
+    Unknown keys are named on stderr once (warn=False: not by this parse; a hook's, which runs
+    on every prompt and tool call, leaves them to `remem doctor`)."""
     path = path or paths.config_path()
     try:
         mtime = path.stat().st_mtime
@@ -250,7 +252,7 @@ def load(path: Path | None = None) -> dict[str, Any]:
         fix = _fix(found[0])
         how = f"fix it with `{fix}` (the default) or another allowed value" if fix else "fix that line"
         raise ConfigError(f"{path}: {found[1]}; {how}")
-    unknown = unknown_settings(data)
+    unknown = unknown_settings(data) if warn else None
     if unknown:
         _warn_once(f"{path}: {_unknown_said(unknown)}, so nothing uses {'them' if len(unknown) > 1 else 'it'}; "
                    "`remem doctor` names the fix")

@@ -35,3 +35,18 @@ def test_a_backup_named_in_the_future_is_still_the_one_to_restore_when_it_is_the
     at(monkeypatch, "2026-12-01T09:00:00+00:00")
     assert backup.last_good_backup(ahead.parent) == ahead
     assert backup.rotate(1, ahead.parent) == [] and ahead.exists()
+
+
+def test_a_backup_named_by_hand_in_the_folder_is_never_rotated_and_can_still_be_restored(store, monkeypatch):
+    at(monkeypatch, "2026-12-01T09:00:00+00:00")
+    first = backup.backup(store, check=True)
+    named = backup.backup(store, first.parent / "memory-before-upgrade.db", check=True)
+    made = []
+    for when in ("2026-12-01T10:00:00+00:00", "2026-12-01T11:00:00+00:00"):
+        at(monkeypatch, when)
+        made.append(backup.backup(store, check=True))
+    assert backup.rotate(2, first.parent, just_made=made[-1]) == [first]
+    assert named.exists() and backup.newest_first(first.parent) == [made[1], made[0]]
+    for path in made:
+        path.unlink()
+    assert backup.last_good_backup(first.parent) == named

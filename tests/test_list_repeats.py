@@ -149,3 +149,10 @@ def test_recall_refuses_a_repeated_filter_and_takes_the_last_k(cli: Any, store: 
     assert result.stderr.strip() == "remem: --project was given more than once; give --project once"
     result = cli("recall", "a note, an error, a fix", "-k", "1", "-k", "2", "--json")
     assert result.exit_code == 0 and len(json.loads(result.stdout)) == 2, result.output
+
+
+def test_help_is_shown_whatever_else_is_repeated(cli: Any, store: Any) -> None:
+    for command in ("list", "recall"):
+        args = [command, *(["q"] if command == "recall" else []), "--project", "a", "--project", "b", "--help"]
+        result = cli(*args)
+        assert result.exit_code == 0 and "Usage:" in result.stdout, result.output

@@ -177,6 +177,20 @@ def test_doctor_warns_when_the_newest_backup_is_days_older_than_the_last_full_sl
     assert problem["problem"] == f"no backup in {paths.backups_dir()}, though the sleep has run with backup.nightly on"
 
 
+def test_a_backup_timed_after_now_does_not_hide_that_the_nightly_backups_are_failing(store, cli):
+    store.put_episodes([episode("c1", "correction", "use uv, not pip", hours=1)])
+    with clock.frozen(_at(24)):
+        made = run(store)["backup"]["path"]
+    config.set_value("backup.nightly", False)
+    with clock.frozen(_at(24 * 4)):
+        run(store)
+    config.set_value("backup.nightly", True)
+    ahead = paths.backups_dir() / "memory-29990101-000000.db"  # made while the clock was ahead
+    ahead.write_bytes(open(made, "rb").read())
+    [problem] = _backup_problems(cli)
+    assert "is 3 days older than the last sleep" in problem["problem"]
+
+
 def test_doctor_says_nothing_of_backups_before_any_full_sleep(store, cli):
     with clock.frozen(_at(24)):
         run(store, passes=["lessons"])

@@ -44,6 +44,8 @@ def repeated_option(command: Any, ctx: Any, args: list[str]) -> str | None:
         _, _, order = parser.parse_args(args=list(args))
     except Exception:  # an unknown option, a missing value: the command's own parse says so
         return None
+    if any(getattr(param, "name", None) == "help" for param in order):
+        return None  # --help wins, as click has it: the help is shown, nothing is run
     seen: dict[int, int] = {}
     for param in order:
         if _single_value(param):

@@ -250,20 +250,40 @@ def _free_name(folder: Path, stem: str, suffix: str) -> Path:
     return candidate
 
 
-def newest_first(folder: Path) -> list[Path]:
-    """The folder's backups (`memory-<stamp>.db`), newest first by the stamp in their names;
-    those stamped after now (made while the clock was ahead) count as the oldest, since every
-    backup made once the clock was right again holds later writes."""
+# The name `remem backup` gives a backup of its own: memory-YYYYmmdd-HHMMSS.db.
+TIMED = re.compile(r"memory-(\d{8}-\d{6})\.db")
+
+
+def newest_first(folder: Path, *, named: bool = False) -> list[Path]:
+    """The folder's timed backups (TIMED), newest first by the time in their names; those
+    timed after now (made while the clock was ahead) count as the oldest, since every backup
+    made once the clock was right again holds later writes. With `named`, the backups a
+    person named (`remem backup backups/memory-before-upgrade.db`) come after the timed
+    ones of the past, newest first by when they were written; rotation never counts them."""
     now = clock.now().strftime("%Y%m%d-%H%M%S")
-    found = sorted(folder.glob("memory-*.db"), key=lambda p: p.name, reverse=True)
-    return [p for p in found if p.name[7:22] <= now] + [p for p in found if p.name[7:22] > now]
+    timed, others = [], []
+    for path in folder.glob("memory-*.db"):
+        (timed if TIMED.fullmatch(path.name) else others).append(path)
+    timed.sort(key=lambda p: p.name, reverse=True)
+    past = [p for p in timed if p.name[7:22] <= now]
+    ahead = [p for p in timed if p.name[7:22] > now]
+    if not named:
+        return past + ahead
+
+    def written(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    return past + sorted(others, key=written, reverse=True) + ahead
 
 
 def last_good_backup(folder: Path | None = None) -> Path | None:
     """The newest backup in the folder that `remem restore` would take (_check_backup: a
     remem memory it can read, passing SQLite's integrity check), or None."""
     folder = folder or paths.backups_dir()
-    for path in newest_first(folder):
+    for path in newest_first(folder, named=True):
         try:
             _check_backup(path)
         except ValueError:

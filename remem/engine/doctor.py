@@ -143,9 +143,6 @@ def _unopened_problem(exc: Exception, db: Path) -> dict[str, str]:
     return {"problem": f"{what}; the newest good backup restores it", "fix": fix}
 
 
-_STAMP = re.compile(r"memory-(\d{8}-\d{6})")
-
-
 def nightly_backup_problem() -> dict[str, str] | None:
     """A nightly backup that fails says so only in the sleep's log and its run: with
     backup.nightly on, the last full sleep's backup error (the run records it), or the newest
@@ -193,8 +190,11 @@ def _backup_problem(store: Any) -> dict[str, str] | None:
     finished, done = last[0], last[1].get("backup")
     fix = f"remem backup   (says what stops it; the nightly sleep logs to {paths.logs_dir()})"
     folder = paths.backups_dir()
-    stamps = sorted((m.group(1) for p in folder.glob("memory-*.db") if (m := _STAMP.match(p.name))),
-                    reverse=True)
+    # A backup timed after now (the clock was ahead) says nothing of the nightly backups since.
+    from remem.engine.backup import newest_first
+
+    now = clock.now().strftime("%Y%m%d-%H%M%S")
+    stamps = [p.name[7:22] for p in newest_first(folder) if p.name[7:22] <= now] if folder.is_dir() else []
     newest = datetime.strptime(stamps[0], "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc) if stamps else None
     ended = clock.parse(finished)
     if isinstance(done, dict) and done.get("error"):

@@ -241,7 +241,9 @@ def _budget(event: str = "prompt") -> tuple[float, str]:
     try:
         from remem import config
 
-        wanted = config.load()["prime"]["timeout_ms"]
+        # The first parse, cached for the hook's later reads: a misspelt key is doctor's to
+        # name, not every prompt's.
+        wanted = config.load(warn=False)["prime"]["timeout_ms"]
         budget = config.hook_budget_ms(wanted, event)
         if config.hook_budget_said(wanted, event) != said:  # the cap, not prime.timeout_ms
             said = f"the hook's budget ({budget:.0f} ms: {config.hook_budget_said(wanted, event)})"
@@ -342,7 +344,7 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
 
     from remem import config, paths
 
-    cfg = config.load()
+    cfg = config.load(warn=False)
     pc = cfg["prime"]
     if event == "stop" and (not pc.get("stop_block", True) or call.stop_hook_active):
         return adapters.neutral(agent, event)
