@@ -22,7 +22,16 @@ corrections came in never lets it hold two that prefer different programs.
 
 A correction never meets a lesson or a pending correction that points the other way (its
 stance contradicts theirs: contradiction.py): "don't use uv anymore" is about what "use uv,
-not pip" is about, and close to it, but it takes it back.
+not pip" is about, and close to it, but it takes it back. A lesson points every way its
+corrections point (`Group.stances`), not only its first one's: "stop using npm" that "use pnpm
+not npm" joined never takes "stop using pnpm".
+
+Stated surprises meet only surprises that say the same thing (`say_alike` of their
+`content_words`): each word one says and the other does not means the same as one of the
+other's, or one says all the other says. "ruff ignores the settings in pyproject.toml" and
+"mypy ignores the settings in pyproject.toml" are closer than the cut as wholes, the words they
+share outweighing the one that tells them apart; "the staging DB is wiped" and "staging
+database gets wiped" are one.
 
 Episodes are taken in time order and in blocks: the similarities a block needs (block x
 lessons, block x pool, block x block) are three matrix products, and the greedy decisions
@@ -34,12 +43,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Generator, Sequence
+from typing import Callable, Generator, Iterable, Sequence
 
 import numpy as np
 
 from remem.engine.contradiction import Directions, Stance, as_a_whole, contradicts, stance
-from remem.engine.programs import CLAUSE, CODE_SPAN, EDGE, program_base, program_names
+from remem.engine.keywords import STOP_WORDS
+from remem.engine.programs import CLAUSE, CODE_SPAN, EDGE, SENTENCE_WORDS, program_base, program_names
 
 CONSOLIDATED_KINDS = ("correction", "error", "surprise")
 MUST_REPEAT = ("error", "surprise")
@@ -146,11 +156,11 @@ def same_programs(a: Topic, b: Topic) -> bool:
 def joined(group: Topic, member: Topic) -> Topic:
     """A group's topic (a lesson's, a cluster's) after a member it meets (`same_programs`)
     joins: that of its first member, until a member about a program joins a group about none,
-    or the first member preferring a program a group preferring none — then that member's (as a
-    group's stance is its first member's with one). While neither is about a program, the
-    programs named in passing add up and a member naming none makes the group `bare` (it then
-    takes no correction about a program): "commit messages" joins "git commit messages", and
-    "svn commit messages" still meets neither. So a lesson never holds corrections preferring
+    or the first member preferring a program a group preferring none — then that member's.
+    While neither is about a program, the programs named in passing add up and a member naming
+    none makes the group `bare` (it then takes no correction about a program): "commit
+    messages" joins "git commit messages", and "svn commit messages" still meets neither. So a
+    lesson never holds corrections preferring
     different programs, nor one about a program and one naming none, nor ones naming different
     programs in passing, whatever order they came in."""
     if (member.prefers and not group.prefers) or (member.about and not group.about):
@@ -158,6 +168,125 @@ def joined(group: Topic, member: Topic) -> Topic:
     if not group.about and not member.about:
         return Topic(names=group.names | member.names, bare=group.bare or member.bare)
     return group
+
+
+Words = tuple[str, ...]
+# Whether two words mean the same (their vectors' cosine reaches the cut): the lessons pass's.
+Alike = Callable[[str, str], bool]
+# Words that carry no fact in a statement of surprise: those detect reads a surprise by
+# ("turns out", "surprisingly", "I didn't expect …"), a sentence's glue and its adverbs of
+# place and time ("here", "now"), and "get" as a sentence's verb ("the staging database gets
+# wiped").
+_SURPRISE_WORDS = frozenset("""
+    huh wow oh hmm surprise surprised surprising surprisingly unexpected unexpectedly turns turned
+    out odd oddly strange strangely weird interesting interestingly assumed expected expecting
+    expect thought contrary apparently actually didn't wasn't get gets got getting gotten
+    here there now again
+""".split())
+_GLUE = STOP_WORDS | SENTENCE_WORDS | _SURPRISE_WORDS
+# A word: letters first (numbers, "/tmp/47"'s 47, say nothing of what a statement is about),
+# a file name with its dots ("pyproject.toml"), a contraction with its apostrophe.
+_CONTENT = re.compile(r"[a-z][a-z0-9_+#'-]*(?:\.[a-z0-9_+#-]+)*")
+_MOST_WORDS = 600  # a statement is read this far
+
+
+def content_words(text: str | None) -> Words:
+    """A statement's content words, in order, each once: lower case, no numbers, no glue
+    (stop words, the words that say it surprised), a known program by its name without a
+    version (pip3: pip). "Huh, ruff ignores the settings in pyproject.toml in this repo." ->
+    (ruff, ignores, settings, pyproject.toml, repo)."""
+    text = (text or "")[:_MOST_WORDS].lower().replace("\u2019", "'")
+    found = (program_base(w.removesuffix("'s").strip("'-")) for w in _CONTENT.findall(text))
+    return tuple(dict.fromkeys(w for w in found if len(w) > 1 and w not in _GLUE))
+
+
+def differing(a: Words, b: Words) -> tuple[Words, Words] | None:
+    """The words each of two statements says and the other does not (in order), when each
+    says some; None when one says all the other says (a repeat in fewer or more words).
+    "ruff ignores the settings" and "mypy ignores the settings": ((ruff,), (mypy,))."""
+    held_a, held_b = set(a), set(b)
+    only_a = tuple(w for w in a if w not in held_b)
+    only_b = tuple(w for w in b if w not in held_a)
+    if not only_a or not only_b:
+        return None
+    return only_a, only_b
+
+
+def say_alike(a: Words, b: Words, alike: Alike) -> bool:
+    """Whether two statements may be one said again: one says all the other says, in the same
+    words or in words that mean the same (each word it does not share has one among the
+    other's that does: `alike`); what the other says besides is more of the same. Two
+    statements alike in every word but their subject ("ruff ignores …", "mypy ignores …";
+    "the staging database is wiped …", "the production database is backed up …") come closer
+    than the cut as wholes, the words they share outweighing the ones that tell them apart:
+    they are two facts. "The staging DB is wiped …" and "Staging database gets wiped …" are
+    one (db and database mean the same)."""
+    said = differing(a, b)
+    if said is None:
+        return True
+    only_a, only_b = said
+    return (all(any(alike(x, y) for y in only_b) for x in only_a)
+            or all(any(alike(y, x) for x in only_a) for y in only_b))
+
+
+class Sayings:
+    """Statements by their content words, numbered, and which two say alike (`say_alike`,
+    with `alike`), each pair read once: surprises in one frame ("I did not expect X to need
+    Y") meet the same others again and again, and the pool of those waiting grows with every
+    fact seen once."""
+
+    def __init__(self, alike: Alike) -> None:
+        self.alike = alike
+        self._number: dict[Words, int] = {}
+        self._words: list[Words] = []
+        self._pairs: dict[tuple[int, int], bool] = {}
+
+    def number(self, words: Words | None) -> int:
+        """The statement's number; -1 for words not read (they meet anything)."""
+        if words is None:
+            return -1
+        found = self._number.get(words)
+        if found is None:
+            found = self._number[words] = len(self._words)
+            self._words.append(words)
+        return found
+
+    def words(self, n: int) -> Words:
+        return self._words[n]
+
+    def agree(self, a: int, b: int) -> bool:
+        if a == b or a < 0 or b < 0:
+            return True
+        key = (a, b) if a < b else (b, a)
+        found = self._pairs.get(key)
+        if found is None:
+            found = self._pairs[key] = say_alike(self._words[a], self._words[b], self.alike)
+        return found
+
+    def agree_all(self, a: int, held: Iterable[int]) -> bool:
+        return all(self.agree(a, b) for b in held)
+
+
+def saying_apart(totals: np.ndarray, counts: Sequence[int], cut: float, changed: Sequence[bool],
+                 said: Sequence[Sequence[Words]], sayings: Sayings
+                 ) -> tuple[list[tuple[int, int]], Callable[[list[int], list[int]], bool]]:
+    """For the merge pass (`merge_groups`) over surprise lessons (`said`: each lesson's
+    sources' content words): the pairs (i < j) touching a changed lesson and close enough to
+    merge (average linkage at the cut) one of whose statements says something another of the
+    other's does not mean (kept apart before merging starts), and whether two clusters, by
+    their lessons, may merge (a cluster's linkage to another may reach the cut when no pair
+    of theirs did)."""
+    numbers = [[sayings.number(words) for words in held] for held in said]
+
+    def may_join(one: list[int], other: list[int]) -> bool:
+        return all(sayings.agree(a, b) for i in one for j in other for a in numbers[i] for b in numbers[j])
+
+    t = totals.astype(np.float64)
+    c = np.asarray(counts, dtype=np.float64)
+    hot = np.asarray(changed, dtype=bool)
+    close = np.triu((t @ t.T) / np.outer(c, c) >= cut, k=1) & (hot[:, None] | hot[None, :])
+    apart = [(int(i), int(j)) for i, j in zip(*np.nonzero(close)) if not may_join([int(i)], [int(j)])]
+    return apart, may_join
 
 
 @dataclass
@@ -170,12 +299,30 @@ class Group:
     klass: str = ""
     added: list[str] = field(default_factory=list)  # members added in this run
     stand_in: int = 0  # 1 when the lesson's own vector (in `total`) stands for its gone sources
-    stance: Stance | None = None  # which way its lesson points (contradiction.stance), if known
+    stance: Stance | None = None  # which way its lesson's words point (contradiction.stance), if known
     topic: Topic = NO_TOPIC  # the programs it is about (`topic_of`, `joined`)
+    # Every way it points: `stance` and each member's (contradiction.lesson_stances), each once.
+    stances: list[Stance] = field(default_factory=list)
+    # The content words of its members (surprises: `content_words`), each set once.
+    words: list[Words] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.stance is not None and self.stance not in self.stances:
+            self.stances.insert(0, self.stance)
 
     @property
     def n(self) -> int:
         return len(self.members) + self.stand_in
+
+    def points(self, pointed: Stance | None) -> None:
+        """A member pointing this way joined."""
+        if pointed is not None and pointed not in self.stances:
+            self.stances.append(pointed)
+
+    def says(self, words: Words | None) -> None:
+        """A member saying these content words joined."""
+        if words is not None and words not in self.words:
+            self.words.append(words)
 
 
 @dataclass
@@ -199,6 +346,9 @@ def consolidate_kind(
     new_stances: Sequence[Stance | None] | None = None,
     pool_topics: Sequence[Topic] | None = None,
     new_topics: Sequence[Topic] | None = None,
+    pool_words: Sequence[Words | None] | None = None,
+    new_words: Sequence[Words | None] | None = None,
+    sayings: Sayings | None = None,
 ) -> Generator[int, None, Outcome]:
     """Add the new episodes (time order) to `groups`, in place; yields how many are done.
     Episodes meet only their own class (errors: `error_class`); the programs each is about
@@ -206,8 +356,12 @@ def consolidate_kind(
     group, or clustering with a pending episode, about other programs (`same_programs`; a
     group's topic: `joined`).
     The stances (contradiction.stance of each episode's words; None: unknown) keep an episode
-    from joining a group, or clustering with a pending episode, that points the other way; a
-    group without a stance takes that of its first member with one."""
+    from joining a group, or clustering with pending episodes, any member of which points the
+    other way: every member's direction is the group's (`Group.stances`), so "stop using pnpm"
+    never joins "stop using npm" once "use pnpm not npm" has joined it.
+    The words (`content_words`; None: not read, as for every kind but surprises) keep an
+    episode from joining a group, or clustering with pending episodes, any member of which
+    says something else (`say_alike`, read by `sayings`)."""
     out = Outcome()
     dim = new_vecs.shape[1] if new_vecs.size else (pool_vecs.shape[1] if pool_vecs.size else 0)
     if not new_ids:
@@ -223,10 +377,17 @@ def consolidate_kind(
     new_st: Sequence[Stance | None] = new_stances if new_stances is not None else [None] * len(new_ids)
     p_nm: list[Topic] = list(pool_topics) if pool_topics is not None else [NO_TOPIC] * len(p_ids)
     new_nm: Sequence[Topic] = new_topics if new_topics is not None else [NO_TOPIC] * len(new_ids)
-    # Groups by their stance, the only ones an episode with a stance may contradict.
+    # What each says, by number (`Sayings`; -1: not read), when words are read (surprises).
+    p_sid = np.array([sayings.number(w) for w in pool_words] if sayings and pool_words is not None
+                     else [-1] * len(p_ids), dtype=np.int64)
+    new_sid = [sayings.number(w) for w in new_words] if sayings and new_words is not None else [-1] * len(new_ids)
+    new_wd: Sequence[Words | None] = new_words if new_words is not None else [None] * len(new_ids)
+    g_said = [[sayings.number(w) for w in g.words] if sayings else [] for g in groups]
+    # Groups by their stances, the only ones an episode with a stance may contradict.
     polar = Directions()
     for g, group in enumerate(groups):
-        polar.add(g, group.stance)
+        for pointed in group.stances:
+            polar.add(g, pointed)
     use_class = kind == "error"
     codes: dict[str, int] = {}
 
@@ -236,6 +397,8 @@ def consolidate_kind(
         cls = new_classes[start:start + BLOCK]
         sts = new_st[start:start + BLOCK]
         nms = new_nm[start:start + BLOCK]
+        wds = new_wd[start:start + BLOCK]
+        sds = new_sid[start:start + BLOCK]
         B = len(ids)
         L0 = len(groups)
         S = np.stack([g.total for g in groups]).astype(np.float32) if L0 else np.zeros((0, dim), np.float32)
@@ -269,48 +432,59 @@ def consolidate_kind(
             for g in polar.against(sts[i]):
                 means[g] = -1.0
             best = int(np.argmax(means)) if L else -1
-            if best >= 0 and means[best] >= cut and not same_programs(nms[i], groups[best].topic):
-                best = _best_about(means, cut, nms[i], groups)
+            if best >= 0 and means[best] >= cut and not _fits(best, nms[i], sds[i], groups, g_said, sayings):
+                best = _best_fitting(means, cut, nms[i], sds[i], groups, g_said, sayings)
             if best >= 0 and means[best] >= cut:
-                groups[best].topic = joined(groups[best].topic, nms[i])
-                if groups[best].stance is None and sts[i] is not None:
-                    # Its first member with a direction sets the group's: the other way never joins.
-                    groups[best].stance = sts[i]
+                group = groups[best]
+                group.topic = joined(group.topic, nms[i])
+                if sts[i] is not None and sts[i] not in group.stances:
+                    # Every member's direction is the group's: what points against any never joins.
+                    group.points(sts[i])
                     polar.add(best, sts[i])
-                groups[best].members.append(ids[i])
-                groups[best].added.append(ids[i])
+                if sds[i] >= 0 and sds[i] not in g_said[best]:
+                    g_said[best].append(sds[i])
+                    group.says(wds[i])
+                group.members.append(ids[i])
+                group.added.append(ids[i])
                 counts[best] += 1
                 jg_b[nb], jj_b[nb] = best, i
                 nb += 1
                 out.joined += 1
                 continue
+            pointed = [sts[i]] if sts[i] is not None else []
+            said = [sds[i]] if sds[i] >= 0 else []
+            named = nms[i]
             if not repeat:
                 members = [ids[i]]
                 old_hits: list[int] = []
                 blk_hits: list[int] = [i]
-                pointed = sts[i]
-                named = nms[i]
             else:
                 # Errors and surprises: cluster with the pending episodes like this one.
-                old_hits = [int(q) for q in np.nonzero(p_alive & (C[i] >= cut))[0]] if len(p_ids) else []
+                near = np.nonzero(p_alive & (C[i] >= cut))[0] if len(p_ids) else np.zeros(0, np.int64)
+                if sayings is not None and sds[i] >= 0 and near.size:
+                    # Those saying something else, by what they say (many say the same).
+                    told = np.unique(p_sid[near])
+                    near = near[np.isin(p_sid[near], [n for n in told.tolist() if sayings.agree(sds[i], n)])]
+                old_hits = near.tolist()
                 blk_hits = [j for j in block_pool if W[i, j] >= cut]
                 if use_class:
                     old_hits = [q for q in old_hits if p_cls[q] == cls[i]]
                     blk_hits = [j for j in blk_hits if cls[j] == cls[i]]
-                # Those pointing the way it points, or the first direction among them.
-                old_hits, pointed = _agreeing(sts[i], old_hits, p_st)
-                blk_hits, pointed = _agreeing(pointed, blk_hits, sts)
-                old_hits, named = _about(nms[i], old_hits, p_nm)
-                blk_hits, named = _about(named, blk_hits, nms)
+                # Those that agree with it and with each other taken before them: pointing no
+                # other way, about its programs, saying the same.
+                old_hits, named = _joining(old_hits, p_st, p_nm, p_sid, pointed, named, said, sayings)
+                blk_hits, named = _joining(blk_hits, sts, nms, sds, pointed, named, said, sayings)
                 if not old_hits and not blk_hits:
                     block_pool.append(i)
                     continue
                 blk_hits = blk_hits + [i]
                 members = [p_ids[q] for q in old_hits] + [ids[j] for j in blk_hits]
-            groups.append(Group(None, members, np.zeros(dim, np.float32), cls[i], list(members), stance=pointed,
-                                topic=named))
+            groups.append(Group(None, members, np.zeros(dim, np.float32), cls[i], list(members), topic=named,
+                                stances=pointed, words=[sayings.words(n) for n in said] if sayings else []))
+            g_said.append(said)
             gi = L
-            polar.add(gi, pointed)
+            for one in pointed:
+                polar.add(gi, one)
             counts[gi] = len(members)
             g_cls[gi] = codes.setdefault(cls[i], len(codes))
             L += 1
@@ -334,6 +508,7 @@ def consolidate_kind(
             p_cls += [cls[j] for j in block_pool]
             p_st += [sts[j] for j in block_pool]
             p_nm += [nms[j] for j in block_pool]
+            p_sid = np.concatenate([p_sid, np.array([sds[j] for j in block_pool], dtype=np.int64)])
             p_vec = np.vstack([p_vec, X[block_pool]]) if len(p_vec) else X[block_pool].copy()
             p_alive = np.concatenate([p_alive, np.ones(len(block_pool), dtype=bool)])
         if (~p_alive).sum() > 1024:
@@ -341,6 +516,7 @@ def consolidate_kind(
             p_cls = [c for c, a in zip(p_cls, p_alive) if a]
             p_st = [t for t, a in zip(p_st, p_alive) if a]
             p_nm = [m for m, a in zip(p_nm, p_alive) if a]
+            p_sid = p_sid[p_alive]
             p_vec = p_vec[p_alive]
             p_alive = np.ones(len(p_ids), dtype=bool)
         yield min(start + BLOCK, len(new_ids))
@@ -348,39 +524,47 @@ def consolidate_kind(
     return out
 
 
-def _agreeing(pointed: Stance | None, hits: list[int], stances: Sequence[Stance | None]
-              ) -> tuple[list[int], Stance | None]:
-    """The hits (in order) that do not point against the cluster's direction, and that
-    direction after them: `pointed`, or the first one among the hits when it had none."""
+def _fits(g: int, topic: Topic, said: int, groups: list[Group], g_said: list[list[int]],
+          sayings: Sayings | None) -> bool:
+    """Whether an episode may join a group its vector is close enough to: about the same
+    programs (`same_programs`) and saying what each member says (`say_alike`; always when
+    words are not read)."""
+    return same_programs(topic, groups[g].topic) and (sayings is None or sayings.agree_all(said, g_said[g]))
+
+
+def _joining(hits: list[int], stances: Sequence[Stance | None], topics: Sequence[Topic],
+             sids: Sequence[int] | np.ndarray, pointed: list[Stance], topic: Topic, said: list[int],
+             sayings: Sayings | None) -> tuple[list[int], Topic]:
+    """The hits (in order) that may cluster with a new episode and the hits kept before them:
+    pointing against none of their directions (`pointed`), about the programs the cluster is
+    about (`same_programs`), saying what each says (`said`, by number). `pointed` and `said`
+    grow, in place, by each one kept; returns those kept and the cluster's topic after them
+    (`joined`)."""
     kept = []
     for h in hits:
-        if contradicts(pointed, stances[h]):
+        st, sid = stances[h], int(sids[h])
+        if st is not None and any(contradicts(p, st) for p in pointed):
             continue
-        if pointed is None:
-            pointed = stances[h]
+        if not same_programs(topic, topics[h]) or (sayings is not None and not sayings.agree_all(sid, said)):
+            continue
+        topic = joined(topic, topics[h])
+        if st is not None and st not in pointed:
+            pointed.append(st)
+        if sid >= 0 and sid not in said:
+            said.append(sid)
         kept.append(h)
-    return kept, pointed
+    return kept, topic
 
 
-def _best_about(means: np.ndarray, cut: float, topic: Topic, groups: list[Group]) -> int:
-    """The group with the highest mean (ties: the first) of those at the cut or above that are
-    about the programs `topic` is (`same_programs`); -1 when none is."""
+def _best_fitting(means: np.ndarray, cut: float, topic: Topic, said: int, groups: list[Group],
+                  g_said: list[list[int]], sayings: Sayings | None) -> int:
+    """The group with the highest mean (ties: the first) of those at the cut or above that an
+    episode may join (`_fits`); -1 when none is."""
     at_cut = np.nonzero(means >= cut)[0]
     for g in at_cut[np.argsort(-means[at_cut], kind="stable")].tolist():
-        if same_programs(topic, groups[g].topic):
+        if _fits(g, topic, said, groups, g_said, sayings):
             return g
     return -1
-
-
-def _about(topic: Topic, hits: list[int], hit_topics: Sequence[Topic]) -> tuple[list[int], Topic]:
-    """The hits (in order) about the programs the cluster is about (`same_programs`), and the
-    cluster's topic after them (`joined`)."""
-    kept = []
-    for h in hits:
-        if same_programs(topic, hit_topics[h]):
-            topic = joined(topic, hit_topics[h])
-            kept.append(h)
-    return kept, topic
 
 
 def medoid(vecs: np.ndarray) -> int:
@@ -394,14 +578,15 @@ def medoid(vecs: np.ndarray) -> int:
 def merge_groups(
     totals: np.ndarray, counts: Sequence[int], cut: float, changed: Sequence[bool],
     classes: Sequence[str] | None = None, apart: Sequence[tuple[int, int]] = (),
-    topics: Sequence[Topic] | None = None,
+    topics: Sequence[Topic] | None = None, may_join: Callable[[list[int], list[int]], bool] | None = None,
 ) -> list[list[int]]:
     """Agglomerate groups whose average linkage is >= cut; only pairs touching a changed group
     are considered (unchanged pairs were already below the cut). Groups of different
-    `classes`, the pairs in `apart` (lessons that contradict each other), and clusters about
+    `classes`, the pairs in `apart` (lessons that contradict each other), clusters about
     other programs (`topics`: each group's; `same_programs` of the two clusters' topics, a
-    cluster's topic being `joined` in index order) are never put in one cluster, however close.
-    Returns clusters of indices (each sorted, singletons left out)."""
+    cluster's topic being `joined` in index order), and two clusters `may_join` refuses (given
+    the groups of each: surprises saying other things) are never put in one cluster, however
+    close. Returns clusters of indices (each sorted, singletons left out)."""
     n = len(counts)
     if n < 2 or not any(changed):
         return []
@@ -442,6 +627,11 @@ def merge_groups(
         if link[r, col] < cut:
             break
         a, b = sorted((int(idx[r]), int(col)))
+        if may_join is not None and not may_join(members[a], members[b]):
+            # Kept apart from now on: a cluster that grows only holds more that may refuse.
+            kept_apart.setdefault(a, set()).add(b)
+            kept_apart.setdefault(b, set()).add(a)
+            continue
         t[a] += t[b]
         c[a] += c[b]
         alive[b] = False

@@ -13,6 +13,8 @@ nor does a text that sets a condition ("if uv is not installed, use pip"): it is
 what is unclear behaves as before. Two texts `contradict` when one prefers
 what the other rejects — both ways, where both ways are known.
 
+A lesson points every way its words and its corrections point (`lesson_stances`): "Stop using
+npm." that "use pnpm not npm" joined prefers pnpm too, so "stop using pnpm" contradicts it.
 The lessons pass never joins a correction to a lesson it contradicts, the merge pass never
 merges two such lessons, and verify never lets one confirm the other's prediction. The newer
 correction wins in its project (`settle`): the older lesson is retired there. A lesson applies
@@ -29,7 +31,7 @@ stays a lesson of every project, and the report says so.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from remem.engine.programs import CLAUSE, EDGE, KNOWN_PROGRAMS, REJECTS, SENTENCE_WORDS, masked_spans, named_in_lesson
 from remem.engine.projects import is_under
@@ -81,6 +83,15 @@ class Stance:
 
     def __repr__(self) -> str:
         return f"Stance(prefers={sorted(self.prefers)}, rejects={sorted(self.rejects)})"
+
+    def _key(self) -> tuple[frozenset[str], frozenset[str], bool, frozenset[str]]:
+        return self.prefers, self.rejects, self.rejecting, self.whole
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Stance) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
 
 def _could_name_a_program(text: str) -> bool:
@@ -214,24 +225,29 @@ def episode_stance(row: dict[str, Any]) -> Stance | None:
 
 class Directions:
     """Things (groups, lessons: any key) by the programs their stances prefer and reject, so
-    the ones a stance contradicts are found without reading every one."""
+    the ones a stance contradicts are found without reading every one. A thing may have
+    several stances (a lesson: its words' and each of its corrections'): a stance contradicts
+    it when it contradicts any of them."""
 
     def __init__(self) -> None:
-        self.stances: dict[Any, Stance] = {}
+        self.stances: dict[Any, list[Stance]] = {}
         self._prefer: dict[str, set[Any]] = {}
         self._reject: dict[str, set[Any]] = {}
 
     def add(self, key: Any, pointed: Stance | None) -> None:
         if pointed is None:
             return
-        self.stances[key] = pointed
+        held = self.stances.setdefault(key, [])
+        if pointed in held:
+            return
+        held.append(pointed)
         for name in pointed.prefers:
             self._prefer.setdefault(name, set()).add(key)
         for name in pointed.rejects:
             self._reject.setdefault(name, set()).add(key)
 
     def against(self, pointed: Stance | None) -> set[Any]:
-        """The keys whose stance contradicts `pointed`."""
+        """The keys with a stance that contradicts `pointed`."""
         if pointed is None:
             return set()
         near: set[Any] = set()
@@ -239,16 +255,36 @@ class Directions:
             near |= self._reject.get(name, set())
         for name in pointed.rejects:
             near |= self._prefer.get(name, set())
-        return {key for key in near if contradicts(self.stances[key], pointed)}
+        return {key for key in near if any(contradicts(held, pointed) for held in self.stances[key])}
 
 
-def pairs_apart(stances: list[Stance | None]) -> list[tuple[int, int]]:
-    """Every pair (i < j) of the stances that contradict each other."""
+def pairs_apart(stances: Sequence[Stance | None | Sequence[Stance]]) -> list[tuple[int, int]]:
+    """Every pair (i < j) of things that contradict each other: each thing's stance, or its
+    stances (a lesson's: `lesson_stances`), any of which contradicting any of the other's."""
     seen = Directions()
     out = []
     for j, pointed in enumerate(stances):
-        out += [(i, j) for i in sorted(seen.against(pointed))]
-        seen.add(j, pointed)
+        own = [pointed] if pointed is None or isinstance(pointed, Stance) else list(pointed)
+        against: set[int] = set()
+        for one in own:
+            against |= seen.against(one)
+        out += [(i, j) for i in sorted(against)]
+        for one in own:
+            seen.add(j, one)
+    return out
+
+
+def lesson_stances(text: str | None, sources: Sequence[str], rows: Sequence[dict[str, Any]],
+                   index: dict[str, int]) -> list[Stance]:
+    """Every way a correction lesson points: its words' stance, and each of its corrections'
+    still here (`episode_stance`; a refusal with no words points nowhere), each once. A lesson
+    "Stop using npm." that "use pnpm not npm" joined prefers pnpm too, though its words do not
+    say so: "stop using pnpm" takes it back."""
+    out: list[Stance] = []
+    for pointed in [stance(text), *(episode_stance(rows[index[s]]) for s in sources
+                                    if s in index and not rows[index[s]].get("wordless"))]:
+        if pointed is not None and pointed not in out:
+            out.append(pointed)
     return out
 
 
@@ -317,10 +353,15 @@ def settle(ctx: "Context", placed: dict[str, str], rows: list[dict[str, Any]], i
     directions = Directions()
     for lesson in store.rows("SELECT id, text, cwd, sources FROM lessons WHERE kind = 'correction' "
                              "AND status = 'active' AND origin IS NULL ORDER BY created, id"):
-        pointed = stance(lesson["text"])
-        if pointed is not None:
-            lesson["sources"] = [s for s in loads_list(lesson["sources"]) if isinstance(s, str)]
-            directions.add(len(polar), pointed)
+        lesson["sources"] = [s for s in loads_list(lesson["sources"]) if isinstance(s, str)]
+        # Which ways it points: its words and its corrections ("Stop using npm." that "use pnpm
+        # not npm" joined prefers pnpm too).
+        pointed = lesson_stances(lesson["text"], lesson["sources"], rows, index)
+        if pointed:
+            for one in pointed:
+                directions.add(len(polar), one)
+            lesson["_held"] = set(lesson["sources"])
+            lesson["_latest"] = max((rows[index[s]]["at"] for s in lesson["sources"] if s in index), default="")
             polar.append(lesson)
     if not polar:
         return
@@ -329,9 +370,8 @@ def settle(ctx: "Context", placed: dict[str, str], rows: list[dict[str, Any]], i
     for at, _, episode_id, lesson_id, pointed, project in sorted(said, key=lambda s: s[:3]):
         for lesson in (polar[n] for n in sorted(directions.against(pointed))):
             srcs = lesson["sources"]
-            if (lesson["id"] == lesson_id or lesson["id"] in retired or episode_id in srcs
-                    or not applies_in(lesson["cwd"], project)
-                    or any(s in index and rows[index[s]]["at"] > at for s in srcs)):
+            if (lesson["id"] == lesson_id or lesson["id"] in retired or episode_id in lesson["_held"]
+                    or not applies_in(lesson["cwd"], project) or lesson["_latest"] > at):
                 continue
             there = [s for s in srcs if s in index and is_under(rows[index[s]]["cwd"], project)]
             live = [s for s in srcs if s in index]

@@ -9,8 +9,9 @@ plain instruction, which detect tags `unconfirmed` (it meets any correction like
 unconfirmed one, or a correction in words, whose lesson it joins). Corrections meet only those
 about the same known programs (consolidate.same_programs of their topics). A lesson's sources are
 episode ids in time order; seen is how many; strength grows by one per source. A
-correction never joins a lesson it contradicts (contradiction.py), nor does anything join a
-lesson a later correction superseded; after the corrections are placed, each that takes an
+correction never joins a lesson it contradicts (contradiction.py: a lesson points every way
+its words and its corrections do), nor does anything join a lesson a later correction
+superseded; after the corrections are placed, each that takes an
 older lesson back retires it in its project (contradiction.settle), and a lesson's project
 leaves out the sources taken back so (`_cwds`).
 
@@ -18,7 +19,10 @@ merge: lessons of one kind whose sources mean the same (average linkage >= the c
 one theme: a lesson whose text was rewritten (a person's edit) first, else the one with the
 most sources. The others become aliases (aliases table, with their created time kept) and
 their open predictions move to the theme. Two corrections that contradict never merge, nor
-two about other programs.
+two about other programs, nor two surprises that say other things.
+
+Stated surprises meet only surprises that say the same thing (consolidate.say_alike of their
+content words), in both passes.
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ import numpy as np
 
 from remem.engine import clock, contradiction, lesson_text
 from remem.engine.consolidate import (
-    CONSOLIDATED_KINDS, MUST_REPEAT, NO_TOPIC, Group, Outcome, Topic, as_matrix, consolidate_kind,
-    error_class, joined, medoid, merge_groups, topic_of,
+    CONSOLIDATED_KINDS, MUST_REPEAT, NO_TOPIC, Group, Outcome, Sayings, Topic, Words, as_matrix, consolidate_kind,
+    content_words, error_class, joined, medoid, merge_groups, saying_apart, topic_of,
 )
 from remem.engine.detect_corrections import refused_call_kind
 from remem.engine.detect_errors import CLASS_OF_LABEL, ERROR_CLASSES, missing_name
@@ -78,7 +82,7 @@ _DRAFTED = (f"{_TOOL}, gist, CASE WHEN "
 def _kind_rows(store: Store, kind: str, space: str) -> list[dict[str, Any]]:
     return store.rows(
         "SELECT seq, id, kind, at, cwd, title, archived, strength, embedding, "
-        f"{_DRAFTED if kind == 'error' else 'gist, ' if kind == 'correction' else ''}"
+        f"{_DRAFTED if kind == 'error' else 'gist, ' if kind in ('correction', 'surprise') else ''}"
         "(SELECT substr(tag, 7) FROM tags WHERE memory_id = episodes.id AND tag LIKE 'error:%' "
         f"LIMIT 1) AS eclass, {_WORDLESS} AS wordless, {_UNCONFIRMED} AS unconfirmed FROM episodes "
         "WHERE kind = ? AND space = ? AND embedding IS NOT NULL ORDER BY at, seq",
@@ -443,8 +447,6 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
         for lesson, srcs in by_kind.get(kind, []):
             group = _group(lesson, srcs, rows, index, matrix, emb.space)
             if group is not None:
-                if kind == "correction" and not group.klass:  # a refusal's lesson points nowhere
-                    group.stance = contradiction.stance(lesson["text"])
                 groups.append(group)
                 originals[lesson["id"]] = {"lesson": lesson, "sources": srcs}
         # The streams of one kind share its lessons: a lesson one of them makes, the next can grow.
@@ -456,6 +458,8 @@ def consolidate(ctx: "Context", watermark: int) -> Iterator["Progress"]:
                 [rows[i]["id"] for i in new_idx], matrix[new_idx], [_klass(rows[i]) for i in new_idx],
                 cut, _stances(rows, pool_idx), _stances(rows, new_idx),
                 [_topic(rows[i]) for i in pool_idx], [_topic(rows[i]) for i in new_idx],
+                *([[_words(rows[i]) for i in pool_idx], [_words(rows[i]) for i in new_idx], _sayings(ctx)]
+                  if kind == "surprise" else []),
             ), base, total, kind)
             base += len(new_idx)
             counts["joined"] += outcome.joined
@@ -557,20 +561,72 @@ def _group(lesson: dict[str, Any], srcs: list[str], rows: list[dict[str, Any]],
     joins it (and a veto holds) rather than making a second lesson. Not for a lesson received
     from another memory (its sources were never here): sharing keeps those apart."""
     members = [s for s in srcs if s in index]
+    kind = lesson.get("kind")
     if members:
         idx = [index[s] for s in members]
-        return Group(lesson["id"], members, matrix[idx].sum(axis=0), _klass(rows[idx[0]]),
-                     topic=_group_topic(rows, idx))
-    if lesson.get("origin"):
-        return None
-    vec = _lesson_vec(lesson, space, matrix.shape[1])
-    if vec is None:
-        return None
-    kind = lesson.get("kind")
-    klass = (_lesson_klass(lesson) if kind == "correction" else _error_lesson_klass(lesson) if kind == "error"
-             else _text_klass(lesson["text"]))
-    topic = topic_of(lesson.get("draft") or lesson["text"]) if kind == "correction" and not klass else NO_TOPIC
-    return Group(lesson["id"], [], vec, klass, stand_in=1, topic=topic)
+        group = Group(lesson["id"], members, matrix[idx].sum(axis=0), _klass(rows[idx[0]]),
+                      topic=_group_topic(rows, idx))
+    else:
+        if lesson.get("origin"):
+            return None
+        vec = _lesson_vec(lesson, space, matrix.shape[1])
+        if vec is None:
+            return None
+        klass = (_lesson_klass(lesson) if kind == "correction" else _error_lesson_klass(lesson) if kind == "error"
+                 else _text_klass(lesson["text"]))
+        topic = topic_of(lesson.get("draft") or lesson["text"]) if kind == "correction" and not klass else NO_TOPIC
+        group = Group(lesson["id"], [], vec, klass, stand_in=1, topic=topic)
+    if kind == "correction" and not group.klass:  # a refusal's lesson points nowhere
+        # Every way it points: its words' and its corrections' ("Stop using npm." that "use pnpm
+        # not npm" joined prefers pnpm, so "stop using pnpm" takes it back).
+        group.stances = contradiction.lesson_stances(lesson["text"], members, rows, index)
+    elif kind == "surprise":
+        said = [_words(rows[index[m]]) for m in members] or [_lesson_words(lesson)]
+        group.words = list(dict.fromkeys(said))
+    return group
+
+
+def _words(row: dict[str, Any]) -> Words:
+    """A surprise's content words (consolidate.content_words of the person's words). Read once
+    per row."""
+    if "_words" not in row:
+        row["_words"] = content_words(lesson_text.person_words(row))
+    return row["_words"]
+
+
+_SURPRISE_LEAD = "Keep in mind: "  # how lesson_text words a surprise's lesson
+
+
+def _lesson_words(lesson: dict[str, Any]) -> Words:
+    """The content words of a surprise lesson whose sources are gone: of the words it was made
+    with, "Keep in mind: " aside."""
+    words = (lesson.get("draft") or lesson.get("text") or "").strip()
+    return content_words(words.removeprefix(_SURPRISE_LEAD))
+
+
+def _sayings(ctx: "Context") -> Sayings:
+    """Which surprises say alike (consolidate.Sayings), for the lessons and merge passes of one
+    sleep: two words mean the same when their vectors' cosine reaches the cut in this sleep's
+    space (consolidate.say_alike reads the words two surprises do not share so). Each word is
+    embedded once, each pair of words and of statements read once."""
+    if "_sayings" not in ctx.__dict__:
+        emb, cut = ctx.embedder, ctx.cut(ctx.embedder.space)
+        vectors: dict[str, np.ndarray] = {}
+        pairs: dict[tuple[str, str], bool] = {}
+
+        def vector(word: str) -> np.ndarray:
+            if word not in vectors:
+                vectors[word] = emb.encode([word])[0]
+            return vectors[word]
+
+        def alike(a: str, b: str) -> bool:
+            key = (a, b) if a < b else (b, a)
+            if key not in pairs:
+                pairs[key] = float(vector(a) @ vector(b)) >= cut
+            return pairs[key]
+
+        ctx.__dict__["_sayings"] = Sayings(alike)
+    return ctx.__dict__["_sayings"]
 
 
 def _write_groups(
@@ -676,7 +732,7 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
         if len(lessons) < 2:
             continue
         rows, index, matrix = _kind_data(ctx, kind)
-        live, totals, sizes, classes, changed, stances, topics = [], [], [], [], [], [], []
+        live, totals, sizes, classes, changed, stances, topics, said = [], [], [], [], [], [], [], []
         for lesson in lessons:
             srcs = [s for s in loads_list(lesson["sources"]) if isinstance(s, str)]
             group = _group(lesson, srcs, rows, index, matrix, space)
@@ -693,12 +749,17 @@ def merge(ctx: "Context") -> Iterator["Progress"]:
             topics.append(group.topic)
             changed.append(everything or lesson["id"] in ctx.changed_lessons
                            or (lesson["updated"] or lesson["created"] or "") >= since)
-            stances.append(contradiction.stance(lesson["text"]) if kind == "correction" and not group.klass else None)
+            stances.append(group.stances)
+            said.append(group.words)
         if len(live) < 2:
             continue
-        # Lessons that point opposite ways mean the same topic, not the same thing: never one.
-        clusters = merge_groups(np.stack(totals), sizes, cut, changed, classes,
-                                contradiction.pairs_apart(stances), topics)
+        # Lessons that point opposite ways mean the same topic, not the same thing: never one;
+        # nor surprises that say other things.
+        apart, may_join = contradiction.pairs_apart(stances), None
+        if kind == "surprise":
+            saying, may_join = saying_apart(np.stack(totals), sizes, cut, changed, said, _sayings(ctx))
+            apart += saying
+        clusters = merge_groups(np.stack(totals), sizes, cut, changed, classes, apart, topics, may_join)
         if clusters:
             _write_merges(ctx, [[live[i] for i in c] for c in clusters], rows, index, counts,
                           contradiction.taken_back(store))
