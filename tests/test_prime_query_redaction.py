@@ -30,6 +30,12 @@ SAMPLES = [
     "psql --password Zq8vLm2RxPelican",
     "curl -u deploy:Zq8vLm2Rx https://api.example.com",
     "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345",
+    "https://9f8e7d6c5b4a39281706f5e4d3c2b1a0@o123.ingest.sentry.io/456",
+    "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "mysql -u root -pZq8vLm2Rx",
+    "docker login -u me -p Zq8vLm2RxPelican",
+    "redis-cli -a Zq8vLm2RxPelican ping",
+    "RAILS_MASTER_KEY=9f8e7d6c5b4a39281706f5e4d3c2b1a0",
 ]
 
 

@@ -68,7 +68,7 @@ REDACT_MARGIN = 200
 # the hook's path.
 _MAY_HOLD_SECRET = re.compile(
     r"AKIA|ASIA|AGPA|AIDA|AROA|sk-|[srp]k_|gh[pousr]_|github_pat_|glpat-|xox|AIza|hf_|npm_|eyJ|-----BEGIN"
-    r"|://|(?i:pass|pwd|secret|token|key|bearer|basic|curl)")
+    r"|://|(?i:pass|pwd|secret|token|key|bearer|basic|curl|mysql|mariadb|login|redis-cli|valkey-cli)")
 TEXT_CAP = 4000  # characters of the text that are embedded
 OPEN_TAG = "<remem-memory>"
 CLOSE_TAG = "</remem-memory>"

@@ -1,7 +1,9 @@
 """Secrets: what counts as one (API keys, tokens, passwords, private keys, credentials in
-URLs), and their redaction to "[secret]". Its own small module, importing only `re`: the
-hooks redact the query they log (prime.stored_query), share_safety flags what it finds, and
-lesson_text, ingest, `remember` and the sleep's redact pass redact with the same rules."""
+URLs, a random-looking value under a name ending in KEY, a password given to a database or
+login client on its command line), and their redaction to "[secret]". Its own small module,
+importing only `re`: the hooks redact the query they log (prime.stored_query), share_safety
+flags what it finds, and lesson_text, ingest, `remember` and the sleep's redact pass redact
+with the same rules."""
 
 from __future__ import annotations
 
@@ -21,6 +23,19 @@ SECRETS = [
     (r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----", "secret: private key block"),
     (r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", "secret: JWT"),
     (r"://[^/\s:@]*:[^/\s@]+@", "secret: credentials in a URL"),
+    # A key as the user of a web address, with no password (Sentry's DSN, `https://<32 hex>@o1.
+    # ingest…`): only one random to the eye (is_secret), never a user's name
+    # (`https://deploy@host`); not over SSH, where the user is an account or a job's id
+    # (`ssh://687fb701…@ssh.hf.jobs`) and keys, not the address, let one in.
+    (r"\bhttps?://(?P<value>[A-Za-z0-9_\-]{20,})@", "secret: a key as a URL's user"),
+    # An AWS secret access key written with no name, beside its access key id (a CSV of
+    # credentials, "AKIA… / wJalr…", what `aws configure` asked): exactly 40 characters of
+    # base64 with upper and lower case and a digit, "/" or "+" in them, on the id's line or
+    # at the start of the next; a git commit's 40 hex digits (no upper case) are none.
+    (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b[^\S\n]*(?:\n[^\n]{0,40}?|[^\n]{0,40}?)(?<![A-Za-z0-9/+])"
+     r"(?P<value>(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z]*[0-9/+])[A-Za-z0-9/+]{40})"
+     r"(?![A-Za-z0-9/+=])",
+     "secret: an AWS secret access key beside its key id"),
 ]
 # A credential's name, alone or as the last word of a longer one (`DATABASE_PASSWORD`,
 # `MYSQL_ROOT_PASSWORD`, `GITHUB_TOKEN`, `DJANGO_SECRET_KEY`, Azure's `AccountKey`); `pass`
@@ -49,6 +64,39 @@ _OPTION = (r"(?<![\w-])--(?:password|passwd|passphrase|token|api-key|secret)\s+[
            r"(?P<value>(?![-$<{%]|\[secret\])(?![^\s'\"]*=)"
            r"(?:(?=(?-i:[^\s'\"]*[0-9!@#%^&*+~A-Z]))[^\s'\"]{6,}|[^\s'\"]{16,}))")
 _CURL_USER = r"\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:(?P<value>(?![$<{%]|\[secret\])[^\s'\"@]{4,})"
+# A password the client's own option takes, given on its command line: mysql's (and
+# mysqldump's, mariadb's …) `-pS3cretPw`, glued (`mysql -p` alone asks for it, `-p dbname`
+# is that, `-P 3306` a port), `sshpass -p …`, `docker login -p …` (`--password …`),
+# `redis-cli -a …` (`--pass …`). Only after these programs: elsewhere `-p` is a port
+# (`ssh -p 2222`, `docker run -p 8080:80`) and `-a` anything. The option takes a value, so a
+# short word is one (`-proot`, `sshpass -p letmein`), but not a word, after a space, that
+# goes on a sentence ("docker login -p is deprecated"). A value in quotes runs to its closing
+# quote; a quote with no closing one after the value is code's (`["mysql -p", …]`). A
+# reference (`-a "$REDIS_PASSWORD"`, `-p$MYSQL_PWD`, `<password>`), another option, a mask
+# (`-p****`), the shell's `;`, `|`, `&`, `<`, `>`, `(`, `)`, and what redaction put there
+# (`[secret]`) stay.
+_PROGRAM = r"(?<![\w.\-])"
+_ARGS = r"[^\n|;&]{0,400}?"  # the program's arguments before the option: one command, read only so far
+_PROSE_AFTER_OPTION = (r"(?:is|was|are|be|to|and|or|but|the|a|an|in|on|of|for|with|without|by|then|that|which|if"
+                       r"|when|so|also|only|here|instead|flag|option|argument|works|prompts|asks|takes|means)")
+_CLIENT_PASSWORD = (
+    r"(?:" + _PROGRAM + r"(?:mysql(?:dump|admin|import|check|show|pump|slap)?"
+    r"|mariadb(?:-dump|-admin|-import|-check|-show|-slap)?)(?=[ \t])" + _ARGS + r"[ \t](?-i:-p)(?=\S)"
+    r"|" + _PROGRAM + r"sshpass(?:[ \t]+(?-i:-[fdP])[ \t]*\S+|[ \t]+(?-i:-[a-ceg-oq-zA-OQ-Z])\S*)*[ \t]+(?-i:-p)[ \t]*"
+    r"|" + _PROGRAM + r"(?:docker|podman)[ \t]+login(?=[ \t])" + _ARGS + r"[ \t](?:(?-i:-p)[ \t]*|--password[ \t]+)"
+    r"|" + _PROGRAM + r"(?:redis|valkey)-cli(?=[ \t])" + _ARGS + r"[ \t](?:(?-i:-a)|--pass)[ \t]+)"
+    r"(?P<quote>['\"])?(?P<value>(?![$<{%*•\-]|\[secret\])"
+    r"(?(quote)(?!\s)[^'\"\n]+|(?!(?<=[ \t])" + _PROSE_AFTER_OPTION + r"(?![^\s'\"`;|&<>()]))[^\s'\"`;|&<>()]+))"
+    r"(?(quote)(?P=quote)(?=[\s;|&)'\"`]|$))")
+# A name ending in KEY (`RAILS_MASTER_KEY`, `APP_KEY`, `LICENSE_KEY`), or KEY_BASE (Rails'
+# `secret_key_base:`), in an .env line, YAML, JSON or code, given a value random to the eye
+# (is_secret, _looks_random): a generated key. Any other value stays (`PRIMARY_KEY = "id"`,
+# `SORT_KEY=name`, `CACHE_KEY=user_profile_v2`, `SECRET_KEY_BASE = ENV["SECRET_KEY_BASE"]`), as
+# does a public key's or a GPG key's fingerprint. The names that always hold a secret
+# (`API_KEY`, `SECRET_KEY`, `ACCESS_KEY` …) are _CREDENTIAL's, with its wider rules.
+_NAMED_KEY = (r"(?<![A-Za-z0-9_\-])[_\-]*(?:[A-Za-z0-9]+[_\-])+(?<!public[_\-])(?<!pub[_\-])(?<!gpg[_\-])(?<!pgp[_\-])"
+              r"key(?:[_\-]base)?['\"]?[ \t]*[:=][ \t]*['\"]?(?P<value>(?:base64:)?[A-Za-z0-9+/_\-]+=*)"
+              r"(?=[\s'\"`,;)\]}]|\.(?:\s|$)|$)")
 # These read the same in any case.
 SECRETS_ANY_CASE = [
     (r"aws_secret_access_key|aws_session_token", "secret: AWS secret key"),
@@ -56,6 +104,8 @@ SECRETS_ANY_CASE = [
     (_SAID, "secret: a password or token given in words"),
     (_OPTION, "secret: a password or token given as an option"),
     (_CURL_USER, "secret: a password given to curl"),
+    (_CLIENT_PASSWORD, "secret: a password given to a database or login client"),
+    (_NAMED_KEY, "secret: a key under a name ending in KEY"),
     (r"\b(bearer|basic)\s+[A-Za-z0-9_\-\.=+/]{20,}", "secret: authorization header"),
 ]
 SECRETS_RE = [(re.compile(p), why) for p, why in SECRETS]  # case matters for key prefixes
@@ -82,6 +132,45 @@ def _looks_like_key(word: str) -> bool:
     """A word long enough and mixed enough (two of lower case, upper case, digits) to be a key
     rather than prose or a path."""
     return len(word) >= KEY_MIN and sum(1 for c in _KEY_CHARS if c.search(word)) >= 2
+
+
+# A value random to the eye, as a generated key is and a name, a word or a path is not: 20 or
+# more letters and digits (after Laravel's "base64:"), at least two of lower case, upper case
+# and digits (as _looks_like_key), and one of: hex digits (`9f8e7d…`, a UUID); short runs of
+# one case or of digits, three characters or fewer on average (`wJalrXUtnFEMI/K7MDENG`), where
+# a name's words run longer (`HomePageTitle2024`, `user_profile_cache_v2`), with few "-" and
+# "_" (one in 8 characters: `prod-eu-west-1-cache-v2` is words); or lower case with short runs
+# of digits scattered through it (base 36, `3ax6xnjp29jd6fds4gc373sgvjxteol0`). A name of many
+# words of three letters or fewer (`getMaxKeyForUrlAndApi`) reads as random too.
+RANDOM_MIN = 20
+_RANDOM_ALPHABET = re.compile(r"(?:base64:)?([A-Za-z0-9+/_\-]+=*)", re.IGNORECASE)
+_HEX = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)*")
+_RUN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _looks_random(value: str) -> bool:
+    """Whether a value is random to the eye, as a generated key is (see above)."""
+    whole = _RANDOM_ALPHABET.fullmatch(value)
+    if not whole:
+        return False
+    value = whole.group(1)
+    runs = _RUN.findall(value)
+    size = sum(map(len, runs))
+    if size < RANDOM_MIN or not _looks_like_key(value):
+        return False
+    if _HEX.fullmatch(value):
+        return True
+    if 8 * (value.count("-") + value.count("_")) > size:
+        return False
+    if size <= 3 * len(runs):
+        return True
+    for part in re.split(r"[^A-Za-z0-9]", value):
+        digits = _DIGITS.findall(part)
+        if len(part) >= RANDOM_MIN and part.islower() and 8 * len(digits) >= len(part) \
+                and sum(map(len, digits)) <= 2 * len(digits):
+            return True
+    return False
 
 
 def _key_block_end(text: str, after: int) -> int:
@@ -203,11 +292,19 @@ def _not_a_secret(found: str, after: str = "") -> bool:
     return bool(_PWD_PATH.match(found) or _NOT_A_VALUE.match(value) or _names_code(found, value, after))
 
 
+_RANDOM_ONLY = {p for p, why in (*SECRETS_RE, *SECRETS_RE_I)
+                if why in ("secret: a key as a URL's user", "secret: a key under a name ending in KEY")}
+
+
 def is_secret(pattern: re.Pattern[str], found: str, after: str = "") -> bool:
     """Whether what one of SECRETS_RE / SECRETS_RE_I found is a secret: not an assignment of
-    a reference, a type or a path (`API_TOKEN=$API_TOKEN`, `token: string;`, `PWD=/home/me`).
+    a reference, a type or a path (`API_TOKEN=$API_TOKEN`, `token: string;`, `PWD=/home/me`);
+    for a name ending in KEY and a URL's user, only a value random to the eye (_looks_random).
     `after` is the text that follows the find (code around a name says it is one).
     share_safety flags what redaction redacts, no more."""
+    if pattern in _RANDOM_ONLY:
+        whole = pattern.fullmatch(found)
+        return bool(whole) and _looks_random(whole.group("value"))
     return not (pattern is _ASSIGNMENT and _not_a_secret(found, after))
 
 
