@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from remem.engine import clock, detect
 from remem.engine.detect_common import SCAN_EDGE
 from remem.engine.detect_corrections import pushback
-from remem.engine.detect_errors import _NOISE, LINE_EDGE, _error_line, _scanned, _telling_line, error_class
+from remem.engine.detect_errors import LINE_EDGE, _error_line, _line_of, _scanned, error_class
 from remem.engine.ingest import ingest_paths
 from remem.engine.session import Session, ToolCall, Turn
 from tests.test_sleep import lessons, run
@@ -157,14 +157,7 @@ def test_a_huge_failed_output_is_read_at_its_ends_and_each_line_at_its_start():
 
 def _before(text: str, cls: str) -> str:
     """_error_line as it read every output whole."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _NOISE.match(ln.strip())]
-    at = _telling_line(text, cls, lines)
-    if at is None:
-        return ""
-    line, index = at
-    if line.endswith(":") and index + 1 < len(lines):
-        line = f"{line} {lines[index + 1]}"
-    return line
+    return _line_of(text, cls)
 
 
 _LINES = st.sampled_from([

@@ -245,7 +245,11 @@ def _error_line(text: str, cls: str) -> str:
     otherwise the line its class matched, else the first. A line that only leads in to the
     next ("… failed due to the following issue:") comes with that next line. Of a huge output
     only its ends are read, and of a huge line its start (_scanned)."""
-    text = _scanned(text or "")
+    return _line_of(_scanned(text or ""), cls)
+
+
+def _line_of(text: str, cls: str) -> str:
+    """_error_line of the text as given, whatever its size."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _NOISE.match(ln.strip())]
     at = _telling_line(text, cls, lines)
     if at is None:
