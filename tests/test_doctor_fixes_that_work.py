@@ -7,7 +7,6 @@ file names the move that lets `remem backup` make its folder."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
