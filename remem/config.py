@@ -246,16 +246,16 @@ def load(path: Path | None = None, *, warn: bool = True) -> dict[str, Any]:
     cached = _cache.get(str(path))
     if cached and cached[0] == mtime:
         return _copy(cached[1])
-    data = _parse(path, _read_text(path))
+    data = parse_toml(path, read_text(path))
     found = _problem(data, DEFAULTS)
     if found:
         fix = _fix(found[0])
         how = f"fix it with `{fix}` (the default) or another allowed value" if fix else "fix that line"
         raise ConfigError(f"{path}: {found[1]}; {how}")
-    unknown = unknown_settings(data) if warn else None
-    if unknown:
-        _warn_once(f"{path}: {_unknown_said(unknown)}, so nothing uses {'them' if len(unknown) > 1 else 'it'}; "
-                   "`remem doctor` names the fix")
+    if warn:
+        from remem import config_unknown  # not on a hook's path
+
+        config_unknown.warn_unknown(path, data)
     merged = _merge(DEFAULTS, data)  # an unknown key stays (nothing reads it; `config show` leaves it out)
     if isinstance(merged["share"].get("blocked_origins"), list):  # 16 hex digits, in either case
         merged["share"]["blocked_origins"] = _origins(merged["share"]["blocked_origins"])
@@ -263,7 +263,7 @@ def load(path: Path | None = None, *, warn: bool = True) -> dict[str, Any]:
     return _copy(merged)
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
     """config.toml's text, past a UTF-8 byte order mark (some editors on Windows write one).
     Raises ConfigError naming the fix when the file cannot be read or is not UTF-8."""
     try:
@@ -281,7 +281,7 @@ def _read_text(path: Path) -> str:
 _warned: set[str] = set()
 
 
-def _warn_once(message: str) -> None:
+def warn_once(message: str) -> None:
     """One line on stderr, `remem: warning: …`, once per process for each message (a hook's
     stdout is what its agent reads, so it never goes there). Never raises."""
     if message in _warned:
@@ -295,156 +295,10 @@ def _warn_once(message: str) -> None:
         pass
 
 
-def known(cfg: dict[str, Any], defaults: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A config without the keys and sections remem does not know (unknown_settings names
-    them): what `remem config show` shows, so a misspelt key is not taken for a setting."""
-    defaults = DEFAULTS if defaults is None else defaults
-    out: dict[str, Any] = {}
-    for key, value in cfg.items():
-        if key not in defaults:
-            continue
-        want = defaults[key]
-        out[key] = known(value, want) if isinstance(want, dict) and isinstance(value, dict) else value
-    return out
-
-
-def unknown_settings(data: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Each key or section config.toml holds that remem does not know (a misspelling, a key
-    from a newer remem): {"name": "prime.min_relevence" or "recal" for a whole section,
-    "section": whether it is one, "in": the known section it is in (None above them), "value", "guess": the known key or section it most likely
-    meant, or None}. Nothing reads them; `config show` leaves them out. `data` is the parsed file
-    (read here when not given; ConfigError when it cannot be)."""
-    if data is None:
-        path = paths.config_path()
-        if not path.exists():
-            return []
-        data = _parse(path, _read_text(path))
-    found: list[dict[str, Any]] = []
-    for key, value in data.items():
-        want = DEFAULTS.get(key)
-        if want is None:
-            section = isinstance(value, dict)
-            found.append({"name": key, "section": section, "in": None, "value": value,
-                          "guess": _guess_section(key) if section else _guess_key(key, None)})
-        elif isinstance(want, dict) and isinstance(value, dict):
-            for leaf, item in value.items():
-                if leaf not in want:
-                    found.append({"name": f"{key}.{leaf}", "section": False, "in": key, "value": item,
-                                  "guess": _guess_key(leaf, key)})
-    return found
-
-
-def _close(word: str, choices: list[str]) -> str | None:
-    import difflib  # only when a config holds an unknown key
-
-    lowered = {choice.lower(): choice for choice in choices}
-    match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
-    return lowered[match[0]] if match else None
-
-
-def _guess_section(name: str) -> str | None:
-    return _close(name, [s for s, keys in DEFAULTS.items() if isinstance(keys, dict)])
-
-
-def _guess_key(leaf: str, section: str | None) -> str | None:
-    """The known key `leaf` most likely meant: one of `section`'s keys close to it, else the
-    one key of that name (or close to it) in another section (`k` outside [recall])."""
-    if section is not None:
-        near = _close(leaf, list(DEFAULTS[section]))
-        if near is not None:
-            return f"{section}.{near}"
-    elsewhere = [f"{s}.{k}" for s, keys in DEFAULTS.items() if isinstance(keys, dict) and s != section
-                 for k in keys]
-    same = [name for name in elsewhere if name.split(".", 1)[1] == leaf.lower()]
-    if len(same) == 1:
-        return same[0]
-    near = _close(leaf, [name.split(".", 1)[1] for name in elsewhere])
-    owners = [name for name in elsewhere if near is not None and name.split(".", 1)[1] == near]
-    return owners[0] if len(owners) == 1 else None
-
-
-def _unknown_name(item: dict[str, Any]) -> str:
-    """How a line names it: prime.min_relevence, [recal]; quoted when it is no plain word (a
-    terminal control character in a key is shown, not sent)."""
-    name = _plain(item["name"])
-    return f"[{name}]" if item["section"] else name
-
-
-def _plain(word: str) -> str:
-    if word and len(word) <= 80 and all(c.isascii() and (c.isalnum() or c in "_-.") for c in word):
-        return word
-    return repr(word[:60])
-
-
-def _unknown_said(unknown: list[dict[str, Any]], most: int = 5) -> str:
-    """"remem does not know prime.min_relevence (did you mean prime.min_relevance?) or [recal]
-    (did you mean [recall]?)": the first `most` of them, and how many more."""
-    parts = []
-    for item in unknown[:most]:
-        guess = item["guess"]
-        shown = f"[{guess}]" if guess and item["section"] else guess
-        parts.append(_unknown_name(item) + (f" (did you mean {shown}?)" if guess else ""))
-    more = len(unknown) - most
-    if more > 0:
-        parts.append(f"{more} more")
-    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" or {parts[-1]}"
-    return f"remem does not know {listed}"
-
-
-def _shown_value(value: Any) -> str | None:
-    """A value as `remem config set` takes it, quoted for the shell; None for a table or a date."""
-    import shlex
-
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float, str)):
-        return shlex.quote(str(value))
-    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
-        return shlex.quote(" ".join(str(v) for v in value))
-    return None
-
-
-def unknown_problem(path: Path | None = None) -> dict[str, str] | None:
-    """`remem doctor`'s problem for the keys and sections config.toml holds that remem does not
-    know, with the fix: the `remem config set` of the key each most likely meant, and the line
-    or section to delete. None when there is none (or the file cannot be read: load says why)."""
-    path = path or paths.config_path()
-    try:
-        data = _parse(path, _read_text(path)) if path.exists() else {}
-    except (ConfigError, OSError):
-        return None
-    unknown = unknown_settings(data)
-    if not unknown:
-        return None
-    fixes = []
-    for item in unknown:
-        name, guess = item["name"], item["guess"]
-        if item["section"]:
-            sets = []
-            if guess is not None:
-                for leaf, value in item["value"].items():
-                    shown = _shown_value(value)
-                    if leaf in DEFAULTS[guess] and shown is not None:
-                        sets.append(f"`remem config set {guess}.{leaf} {shown}`")
-            fixes.append((" and ".join(sets) + ", then " if sets else "") + f"delete the [{_plain(name)}] section")
-            continue
-        section = item["in"]
-        leaf = name[len(section) + 1:] if section else name
-        where = f"`{_plain(leaf)}` under [{section}]" if section else f"the `{_plain(leaf)}` line above every section"
-        shown = _shown_value(item["value"])
-        if guess is not None and shown is not None:
-            fixes.append(f"`remem config set {guess} {shown}`, then delete {where}")
-        else:
-            fixes.append(f"delete {where}")
-    return {"problem": f"{path}: {_unknown_said(unknown, most=len(unknown))}, so nothing uses "
-                       f"{'them' if len(unknown) > 1 else 'it'}",
-            "fix": "; ".join(fixes) + f" (in {path})"}
-
-
 PARSED_CACHE = "config-toml.json"  # in paths.vectors_dir(): the last config.toml read, parsed
 
 
-def _parse(path: Path, text: str) -> dict[str, Any]:
+def parse_toml(path: Path, text: str) -> dict[str, Any]:
     """tomllib.loads(text); for remem's own config.toml, the parse kept in the cache folder
     when it was made of this very text (importing tomllib is most of what reading a config
     costs a hook). The cache is keyed by the whole text, so an edit is never missed; what
@@ -837,7 +691,7 @@ def update_value(dotted: str, change: Callable[[Any], Any], path: Path | None = 
     *sections, leaf = dotted.split(".")
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(lock_path(path)):
-        before = _read_text(path) if path.exists() else ""
+        before = read_text(path) if path.exists() else ""
         try:
             data = tomllib.loads(before)
         except tomllib.TOMLDecodeError as exc:  # tomlkit cannot edit it either: refuse to rewrite it

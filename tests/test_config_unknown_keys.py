@@ -12,7 +12,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from remem import config
+from remem import config, config_unknown
 from tests.conftest import run_remem
 from tests.test_hooks import run_hook, seed, session_in_arm
 
@@ -84,7 +84,7 @@ def test_doctor_lists_them_with_a_fix_that_works(home):
     text = text.replace("[recal]\nk = 9\n", "").replace("[nothing_like_it]\nx = 1\n", "")
     path.write_text(text, encoding="utf-8")
     config._cache.clear()
-    assert config.unknown_problem() is None
+    assert config_unknown.unknown_problem() is None
     assert config.load()["prime"]["min_relevance"] == 0.9 and config.load()["recall"]["k"] == 9
     assert not _warnings(run_remem("config", "show").stderr)
 
@@ -113,7 +113,7 @@ def test_a_hook_still_works_and_leaves_the_misspelt_key_to_doctor(store, monkeyp
 
 
 def test_the_key_meant_is_guessed_within_and_across_sections():
-    unknown = config.unknown_settings({"k": 9, "recal": {"k": 9}, "prime": {"min_relevence": 0.9, "k": 2},
+    unknown = config_unknown.unknown_settings({"k": 9, "recal": {"k": 9}, "prime": {"min_relevence": 0.9, "k": 2},
                                        "share": {"blocked_origin": []}, "zzzzzz": {"q": 1}})
     guesses = {item["name"]: item["guess"] for item in unknown}
     assert guesses == {"k": "recall.k", "recal": "recall", "prime.min_relevence": "prime.min_relevance",
@@ -135,7 +135,7 @@ def test_any_unknown_key_loads_with_the_defaults_shown_and_is_named_once(home, c
     _write(home, tomlkit.dumps({section: {key: value}}))
     config._warned.clear()
     cfg = config.load()
-    assert cfg == config.load() and config.known(cfg) == config.DEFAULTS  # nothing else taken for a setting
+    assert cfg == config.load() and config_unknown.known(cfg) == config.DEFAULTS  # nothing else taken for a setting
     [warning] = _warnings(capsys.readouterr().err)
     assert f"{section}.{key}" in warning
-    assert [item["name"] for item in config.unknown_settings()] == [f"{section}.{key}"]
+    assert [item["name"] for item in config_unknown.unknown_settings()] == [f"{section}.{key}"]

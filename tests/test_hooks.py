@@ -664,7 +664,7 @@ def test_codex_session_end_ingests_its_rollout_as_a_codex_rollout(home, tmp_path
 
 # What the hook path promises (remem/hooks/__init__.py) never to load, on every path it takes.
 HOOK_NEVER_IMPORTS = {"textual", "mcp", "rich", "tomlkit", "typer", "click", "numpy", "sqlite_utils",
-                      "model2vec", "remem.cli"}
+                      "model2vec", "remem.cli", "remem.config_unknown"}
 HOOK_AGENTS = ("claude-code", "codex", "gemini", "cursor")
 HOOK_EVENTS = ("prompt", "pre-tool", "stop", "session-end")
 # Where the agent has a channel for it, the call runs the whole way and prints lessons.

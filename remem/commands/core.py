@@ -144,9 +144,9 @@ def register(app: typer.Typer) -> None:
     @config_app.command("show")
     def config_show(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
         """Every setting with its current value, as TOML. Example: remem config show"""
-        from remem import config
+        from remem import config, config_unknown
 
-        cfg = config.known(config.load())
+        cfg = config_unknown.known(config.load())
         if json_out:
             emit_json(cfg)
             return

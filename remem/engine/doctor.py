@@ -476,7 +476,7 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
             # Its settings replaced or deleted since setup: the MCP server alone injects nothing.
             problems.append({"problem": f"{agent} has remem's MCP server but none of its hooks",
                              "fix": f"remem setup --agent {agent}"})
-    from remem import config
+    from remem import config, config_unknown
     from remem.errors import RememError
 
     try:
@@ -487,7 +487,7 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
         budget = _hook_budget_problem()
         if budget:
             problems.append(budget)
-        unknown = config.unknown_problem()  # a misspelt key: loads, and nothing uses it
+        unknown = config_unknown.unknown_problem()  # a misspelt key: loads, and nothing uses it
         if unknown:
             problems.append(unknown)
         # A model that cannot be loaded stops every command that embeds or recalls, and every
