@@ -66,6 +66,11 @@ def store_problem(exc: BaseException, db: Any = None) -> tuple[str, str, str] | 
     kind = _problem_kind(str(exc).lower())
     if kind is None:
         return None
+    if isinstance(exc, StoreError) and str(exc):
+        # Already the one line naming the fix (the store's StoreReadOnly is also SQLite's
+        # error): wrapped again, it would say everything twice.
+        plain = store_problem(sqlite3.OperationalError(str(exc)), db)
+        return (kind, str(exc), exc.fix or plain[2]) if plain else None
     db = Path(db) if db is not None else paths.db_path()
     if kind == "busy":
         return (kind, "the memory is busy (another remem process is writing); try again in a moment",

@@ -434,6 +434,10 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
                 home = wired_home(cmd)
                 fix = (f"remem {named.group(1)}" if named and not named.group(1).startswith("setup")
                        else f"remem setup --agent {w['agent']}")
+                if not named and "past the hook's budget" in reason:
+                    # Already given the most time an agent waits (the hook's line says so):
+                    # no setting nor setup makes it faster.
+                    fix = "top   (find what keeps this machine busy: hooks may take no longer)"
                 if named and home is not None and not _same_place(home, paths.home()):
                     fix = f"remem --home {shlex.quote(str(home))} {named.group(1)}"  # the hook's memory
                 problems.append({"problem": f"{w['agent']} hook {h['event']} failed: {result['error']}"

@@ -6,8 +6,8 @@ bad or empty or huge input, a missing, locked or corrupt store, a usage error ->
 nothing (or the agent's harmless "carry on" JSON) on stdout, one line to stderr and the log.
 It never exits 2, which would block the person's prompt. Past its time budget
 (config prime.timeout_ms, cut to config.hook_budget_cap_ms: less than the timeout `remem
-setup` gives the agent) it gives up and prints nothing; SIGTERM ends it at once, a wait for a
-lock included.
+setup` gives the agent) it gives up and prints nothing, saying so in that one line; SIGTERM
+ends it at once, a wait for a lock included.
 """
 
 from __future__ import annotations
@@ -384,6 +384,33 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
     # select() checked the deadline before recording; once the decision is in `primes` it is
     # shown, even if the write finished a little late, so the log never claims a lesson was
     # shown that the agent never saw.
+    preview = bool(os.environ.get("REMEM_HOOK_PREVIEW"))
+    if result.get("late") or (preview and not result["lessons"] and time.monotonic() > deadline):
+        # A lesson chosen too late is dropped, as every give-up is said: one line. `remem
+        # doctor`'s check chooses nothing from its sample, so it is told when it ran too long.
+        _note(f"{event} ({agent}) skipped: " + _late_line(
+            pc["timeout_ms"], event, budget_ms, chosen=bool(result.get("late"))))
+        return adapters.neutral(agent, event)
     if not result["text"]:
         return adapters.neutral(agent, event)
     return adapters.render(agent, event, result["text"])
+
+
+def _late_line(timeout_ms: Any, event: str, budget_ms: float, *, chosen: bool) -> str:
+    """Why nothing was shown when the hook ran past its budget (`chosen`: a lesson had been
+    chosen), and what gives it longer: a higher prime.timeout_ms, up to the cap."""
+    from remem import config
+
+    when = ("when its lesson was chosen; nothing shown this time" if chosen else
+            "before it had chosen; a lesson chosen this late is not shown")
+    said = f"past the hook's budget ({budget_ms:.0f} ms: {config.hook_budget_said(timeout_ms, event)}) {when}"
+    cap = config.hook_budget_cap_ms(event)
+    try:
+        wanted = float(timeout_ms)
+    except (TypeError, ValueError):
+        wanted = float(cap)
+    if wanted < cap:
+        longer = int(min(cap, max(DEFAULT_BUDGET_MS, 2 * wanted)))
+        return f"{said}; give it longer: `remem config set prime.timeout_ms {longer}`"
+    return (f"{said}; {cap} ms is the most a hook may take (less than its agent waits): "
+            "this machine is too busy for the hook")
