@@ -26,12 +26,16 @@ not pip" is about, and close to it, but it takes it back. A lesson points every 
 corrections point (`Group.stances`), not only its first one's: "stop using npm" that "use pnpm
 not npm" joined never takes "stop using pnpm".
 
-Stated surprises meet only surprises that say the same thing (`say_alike` of their
-`content_words`): each word one says and the other does not means the same as one of the
-other's, or one says all the other says. "ruff ignores the settings in pyproject.toml" and
-"mypy ignores the settings in pyproject.toml" are closer than the cut as wholes, the words they
-share outweighing the one that tells them apart; "the staging DB is wiped" and "staging
-database gets wiped" are one.
+Stated surprises meet only surprises that say the same thing (`said_again` of their
+`content_words`). Where the words one says and the other does not name other things on both
+sides (programs, environments, files: "ruff" and "mypy", "staging" and "production") or the two
+are about other things, each such word must mean the same as one of the other's, or one say
+all the other says (`say_alike`): "ruff ignores the settings in pyproject.toml" and "mypy
+ignores the settings in pyproject.toml" are closer than the cut as wholes, the words they share
+outweighing the one that tells them apart; "the staging DB is wiped" and "staging database gets
+wiped" are one. Otherwise a rewording is read loosely (prepositions, a turn on each side,
+another form of a word aside; fewer words left apart than shared): "ruff ignores the settings
+in pyproject.toml" and "ruff ignores the config in pyproject.toml" are one.
 
 Episodes are taken in time order and in blocks: the similarities a block needs (block x
 lessons, block x pool, block x block) are three matrix products, and the greedy decisions
@@ -49,7 +53,8 @@ import numpy as np
 
 from remem.engine.contradiction import Directions, Stance, as_a_whole, contradicts, stance
 from remem.engine.keywords import STOP_WORDS
-from remem.engine.programs import CLAUSE, CODE_SPAN, EDGE, SENTENCE_WORDS, program_base, program_names
+from remem.engine.programs import (CLAUSE, CODE_SPAN, EDGE, KNOWN_PROGRAMS, SENTENCE_WORDS,
+                                  VERSIONED_FAMILIES, program_base, program_names)
 
 CONSOLIDATED_KINDS = ("correction", "error", "surprise")
 MUST_REPEAT = ("error", "surprise")
@@ -229,8 +234,102 @@ def say_alike(a: Words, b: Words, alike: Alike) -> bool:
             or all(any(alike(y, x) for x in only_a) for y in only_b))
 
 
+# Words a statement may say in other words without saying another thing: prepositions and
+# particles ("shared between branches", "shared across branches"; "gives back").
+_FRAME_WORDS = frozenset("""
+    between across among amongst within through throughout via per along around over under onto
+    upon toward towards beside besides beyond versus vs back off away
+""".split())
+# Words that turn a clause around: one on each side, the two say it the same way ("hang unless
+# Docker is running", "hang when Docker is not running"; "strings, not datetime objects",
+# "strings rather than datetimes").
+_TURNING = frozenset("""
+    not no never unless without except rather than instead otherwise cannot can't don't doesn't
+    isn't aren't won't
+""".split())
+# Names whose difference makes two facts however alike the rest: environments, days, platforms,
+# languages and services (a known program, or a word with a dot, an underscore, a slash or a
+# digit — a file, a variable, a version — is a name too: `is_name`).
+_NAMES = frozenset("""
+    staging production prod dev development local qa ci preview sandbox
+    monday tuesday wednesday thursday friday saturday sunday
+    linux macos mac osx windows wsl ubuntu debian alpine fedora centos arm arm64 x86 ios android
+    node deno bun golang java javascript js typescript ts rust ruby python php kotlin swift scala
+    elixir erlang haskell postgres postgresql mysql mariadb sqlite redis mongo mongodb kafka
+    rabbitmq elasticsearch chrome firefox safari aws gcp azure
+""".split())
+_NAME_MARK = re.compile(r"[._/#+0-9]")
+
+
+def is_name(word: str) -> bool:
+    """Whether a content word names a thing a fact is about (a program, an environment, a day,
+    a platform, a file or a variable), so that another name in its place says another fact:
+    "ruff" and "mypy", "staging" and "production", "pyproject.toml" and "setup.cfg"."""
+    return (word in KNOWN_PROGRAMS or word in VERSIONED_FAMILIES or word in _NAMES
+            or _NAME_MARK.search(word) is not None)
+
+
+def _subject(words: Words) -> str:
+    """What a statement is about: its first content word that does not turn it around ("the
+    integration tests hang …": integration; "the staging DB is wiped …": staging)."""
+    return next((w for w in words if w not in _TURNING), "")
+
+
+def _stem(word: str) -> str:
+    """A word without its ending, so that two forms of it meet: datetime and datetimes, hang and
+    hangs, cache and caches, run and running."""
+    for _ in range(2):
+        for ending in ("ing", "ed", "es", "s", "e"):
+            if word.endswith(ending) and len(word) - len(ending) >= 3:
+                word = word[:-len(ending)]
+                break
+    if len(word) > 3 and word[-1] == word[-2]:
+        word = word[:-1]
+    return word
+
+
+def said_again(a: Words, b: Words, alike: Alike) -> bool:
+    """Whether a stated surprise is another said again (the rule the lessons and merge passes
+    read, through `Sayings`):
+
+    - when the words they do not share name other things on both sides (`is_name`: "ruff" and
+      "mypy"; "staging" and "production") or the two are about other things (their first words,
+      `_subject`: "the integration tests …", "the unit tests …"), one must say all the other
+      says, in the same words or in words that mean the same: `say_alike`;
+    - otherwise a rewording is no other fact. The words they do not share are read loosely:
+      prepositions and particles aside ("between" and "across branches"), a turn on each side
+      aside ("unless Docker is running", "when Docker is not running"), and a word meets one of
+      the other's that means the same (`alike`) or is another form of it (datetime,
+      datetimes). What is left on each side must be fewer words than they share: "ruff ignores
+      the settings in pyproject.toml" and "ruff ignores the config in pyproject.toml" are one;
+      "docker hangs" and "docker crashes" are not.
+    One that says all the other says (`say_alike`) is always said again."""
+    said = differing(a, b)
+    if said is None or say_alike(a, b, alike):
+        return True
+    only_a, only_b = said
+    if (any(map(is_name, only_a)) and any(map(is_name, only_b))) or (
+            _subject(a) not in b and _subject(b) not in a):
+        return False
+    rest_a = [w for w in only_a if w not in _FRAME_WORDS]
+    rest_b = [w for w in only_b if w not in _FRAME_WORDS]
+    if any(w in _TURNING for w in rest_a) and any(w in _TURNING for w in rest_b):
+        rest_a = [w for w in rest_a if w not in _TURNING]
+        rest_b = [w for w in rest_b if w not in _TURNING]
+
+    def meets(x: str, y: str) -> bool:
+        return _stem(x) == _stem(y) or alike(x, y)
+
+    left_a = [x for x in rest_a if not any(meets(x, y) for y in rest_b)]
+    left_b = [y for y in rest_b if not any(meets(x, y) for x in rest_a)]
+    if not left_a or not left_b:
+        return True
+    shared = len(set(a) & set(b)) + min(len(rest_a) - len(left_a), len(rest_b) - len(left_b))
+    return shared > max(len(left_a), len(left_b))
+
+
 class Sayings:
-    """Statements by their content words, numbered, and which two say alike (`say_alike`,
+    """Statements by their content words, numbered, and which two say alike (`said_again`,
     with `alike`), each pair read once: surprises in one frame ("I did not expect X to need
     Y") meet the same others again and again, and the pool of those waiting grows with every
     fact seen once."""
@@ -260,7 +359,7 @@ class Sayings:
         key = (a, b) if a < b else (b, a)
         found = self._pairs.get(key)
         if found is None:
-            found = self._pairs[key] = say_alike(self._words[a], self._words[b], self.alike)
+            found = self._pairs[key] = said_again(self._words[a], self._words[b], self.alike)
         return found
 
     def agree_all(self, a: int, held: Iterable[int]) -> bool:

@@ -35,34 +35,58 @@ _NOT_PUSHBACK = re.compile(
     re.I,
 )
 # A leading "no" / "nope" / "nah": the person says no to what the agent did ("no, use pnpm",
-# "no the other file", "no it still fails", "No sudo. Use --user.", "No emojis in commit
-# messages"). Not a "no" that begins a report of what the person sees: "No output at all when I
-# run it", "No response from the server", "No such file …", "No module named …", "No luck",
-# "No tests ran", "No data shows up", "No one uses it", "No longer works": a thing that is not
-# there or not happening (its word within the first two), or a word of what happened or was
-# seen within the first five ("at all", "when I", "anymore", "shows up", "was", "ran", …).
+# "no the other file", "no it still fails", "No still failing", "No sudo. Use --user.") or
+# lays down a rule ("No emojis in commit messages", "No network calls in unit tests", "No print
+# statements at all", "No page reloads, use htmx"). Not a "no" that begins a report of what the
+# person sees:
+# - a word that only says nothing happened or came back, first or second after it: "No luck",
+#   "No response from the server", "No real difference", "No such file …", "No module named
+#   …", "No one uses it", "No longer works", "No change" (not "No change to the public API",
+#   "No one-letter names", "No longer than 80 columns");
+# - a word of what happened or was seen in its clause: "No output at all when I run it", "No
+#   tests ran", "No data shows up on the dashboard", "No page is loaded anymore";
+# - a thing one sees, and nothing else in its clause but words such as "at all", "either",
+#   "yet": "No output", "No build output either", "No errors at all" (not "No debug output in
+#   production", "No warning suppression, fix the cause", "No images in the README").
 # Punctuation after the "no" ("no, …", "No. …", "no!") or a word that only goes on a reply
-# ("no I meant …", "no the other one", "no use pnpm") makes it one whatever follows.
+# ("no I meant …", "no the other one", "no use pnpm", "no still broken") makes it one whatever
+# follows.
 _REPLY_WORD = (r"i|i['’](m|d|ll|ve)|im|ive|you|you['’](re|ve)|youre|we|we['’](re|ve)|it|it['’]s|that|"
                r"that['’]s|thats|this|these|those|they|they['’]re|there|the|not|never|don['’]?t|do|stop|"
                r"wait|please|just|only|actually|rather|use|keep|leave|put|revert|undo|try|need|way|sorry|"
-               r"but|because|why|wrong|instead|no|nope")
-_REPORTED = (r"output|outputs|response|responses|reply|result|results|luck|change|difference|effect|"
-             r"improvement|progress|success|clue|idea|matter|one|such|module|longer|data|log|logs|"
-             r"sound|audio|video|image|images|picture|text|content|page|display|screen|signal|"
-             r"connection|internet|network|feedback|sign|signs|trace|hits|match|matches|warning|"
-             r"warnings|error|errors|exception|crash|crashes|dice|go|joy|activity")
-_REPORT_CUE = (r"at all|when I|after I|if I|once I|any ?more|yet|still|even|shows?|showed|shown|"
-               r"appears?|appeared|happens|happened|comes?|came|prints?|printed|displays?|displayed|"
-               r"gets?|got|was|were|ran|runs|loads?|loaded|works?|worked|found|seems?|seemed|"
-               r"anywhere|either|whatsoever|visible|returned|returns")
+               r"but|because|why|wrong|instead|no|nope|still")
+_NOTHING_CAME = (r"luck|idea|clue|dice|joy|go|such|matter|success|progress|improvement|difference|effect|"
+                 r"response|responses|reply|replies|result|results|sign|signs|trace|activity|feedback|"
+                 r"module\s+named|one(?![-'’\w])|longer(?!\s+than\b)|changes?(?!\s+to\b)")
+_REPORT_CUE = (r"when I|whenever I|after I|if I|once I|any ?more|yet|matche[sd]|shows?\s+up|shows|showed|"
+               r"shown|showing|appears?|appeared|appearing|happens|happened|happening|"
+               r"comes?\s+(up|out|back|through)|came|prints|printed|printing|displays|displayed|gets|got|"
+               r"was|were|ran|runs|running|loads|loaded|loading|works|worked|working|found|seems?|seemed|"
+               r"visible|returned|returns|(is|are)\s+(blank|empty|there|showing|shown|printed|visible|coming|"
+               r"happening)")
+_SEEN = (r"output|outputs|data|log|logs|sound|audio|video|image|images|picture|text|content|page|"
+         r"display|screen|signal|connection|internet|network|warning|warnings|error|errors|exception|"
+         r"exceptions|crash|crashes|match|matches|hits|change|changes")
+_SEEN_TAIL = r"at all|anywhere|either|whatsoever|yet|still|even|here|there|now|again|so far|this time"
 _LEADING_NO = re.compile(
     r"^(nope|nah|nop)\b(?!-)|"
     r"^no(?=\s*([,.!;:…]|$)|\s+[-–—])|"
     rf"^no\s+({_REPLY_WORD})(?=[\s,.!?;:…]|$)|"
-    rf"^no\b(?!-)(?!\s+(\S+\s+)?({_REPORTED})\b)(?!(\s+\S+){{0,4}}\s+({_REPORT_CUE})\b)",
+    rf"^no\b(?!-)(?!\s+(\S+\s+)?({_NOTHING_CAME})\b)"
+    rf"(?!\s+((?![,;:!?\n]|\.(\s|$)).)*?\b({_REPORT_CUE})\b)"
+    rf"(?!\s+(\S+\s+)?({_SEEN})(\s+({_SEEN_TAIL}))*\s*([,.;:!?…]|$))",
     re.I,
 )
+# What follows a sentence's "don't" / "never" when it says what the person sees, knows or
+# thinks rather than forbids: "don't know why …", "don't understand", "don't remember", "never
+# saw / got …"; "don't get it / why / how / what / that" (not "don't get fancy", "don't get the
+# config from env", "don't get rid of …"); "don't think so / it works / that's right" (not
+# "don't think about performance yet"); "don't see any / the error / why it fails" (not "don't
+# see why you need a new file", which objects).
+_NOT_FORBIDDING = (r"(mind|worry|forget|hesitate|thought|know|knew|understand|understood|remember|saw|seen|"
+                   r"gotten|got(?!\s+rid)|get\s+(it|why|how|what|that|where|when|whether|this)|"
+                   r"think(?!\s+(about|of|twice|too|ahead|in\s+terms|outside|so\s+(hard|much))\b)|"
+                   r"see(?!\s+(why\s+(you|we)|the\s+(point|need|reason))\b))\b")
 _PUSHBACK = [
     ("no", _LEADING_NO),
     ("not what I asked", re.compile(
@@ -73,11 +97,10 @@ _PUSHBACK = [
         r"\bI (already )?(said|told you|asked (you )?(to|for|not))\b|\bas I said\b|\blike I said\b", re.I)),
     # "don't forget to …" adds a step; it does not say the work was wrong
     # "don't hesitate to …" and "never thought …" encourage, or wonder; "don't know why …",
-    # "don't see any output", "never got it working" report what the person sees, forbid nothing
+    # "don't see any output", "don't get it", "don't think so", "never got it working" report
+    # what the person sees or thinks, forbid nothing (_NOT_FORBIDDING)
     ("don't", re.compile(r"(^|[.!?;]\s+|,\s*(but\s+)?|\bplease\s+)(don'?t|do not|never)\b"
-                         r"(?!\s*(mind|worry|forget|hesitate|thought|know|knew|see|saw|seen|think|"
-                         r"understand|understood|remember|get(?!\s+rid\b)|got(?!\s+rid\b)|gotten)\b)",
-                         re.I)),
+                         rf"(?!\s*({_NOT_FORBIDDING}))", re.I)),
     ("instead", re.compile(r"\binstead\b", re.I)),
     ("stop", re.compile(r"^(please\s+)?stop\b(?!\s+(the|a|my|your|that|this)?\s*"
                         r"(server|process|container|service|daemon|job|watcher|dev server|timer|app))", re.I)),
@@ -147,26 +170,66 @@ _BARE_DECLINE = re.compile(
 _FENCED = re.compile(r"```.*?(```|\Z)|~~~.*?(~~~|\Z)", re.S)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 # Where a quoted log line starts: a traceback, an exception or warning class, a "Warning:" /
-# "Error:" label, a file:line: prefix, a stack frame, or a system or runtime error as programs
-# print it (cased as they print it: "No such file or directory", "No module named 'yaml'",
-# "bash: pnpm: command not found"). From there to the line's end is the log's.
+# "Error:" label, a file:line: prefix, a stack frame, npm's "npm ERR!". From there to the
+# line's end is the log's.
 _LOG_START = re.compile(
     r"Traceback \(most recent call last\)|"
-    r"\b(No such file or directory|No module named|Permission denied|Operation not permitted|"
-    r"Is a directory|Not a directory|Directory not empty|File exists|No space left on device|"
-    r"Read-only file system|Too many open files|Connection refused|Connection reset by peer|"
-    r"Connection timed out|Network is unreachable|No route to host|Address already in use|"
-    r"Name or service not known|Temporary failure in name resolution|Broken pipe|"
-    r"Input/output error|Bad file descriptor|Exec format error|Argument list too long|"
-    r"Device or resource busy|Resource temporarily unavailable|Segmentation fault|"
-    r"cannot open shared object file|Cannot find module|Module not found|"
-    r"command not found|is not recognized as an internal or external command)\b|"
     r"\bnpm ERR!|"
     r"\b[A-Z]\w*(Error|Warning|Exception)\b:|"
     r"\b(?i:warning|warn|error|fatal|panic|exception)(\[\w+\])?:|"
     r"^\s*[\w./\\-]+\.[A-Za-z]\w*:\d+(:\d+)?:|"  # src/a.py:12: … (not example.com:8080)
     r"^\s*File \"[^\"]+\", line \d+|^\s*at [\w.$<>]+ \("
 )
+# A system or runtime error as programs print it, cased as they print it ("No such file or
+# directory", "No module named 'yaml'", "Permission denied (publickey).", "command not found"),
+# when it reads as a program's output: at the start of a line or of a sentence, after a code
+# ("[Errno 13] Permission denied"), or after a program's or a path's "name: " prefix and what
+# it says up to a ": " ("bash: line 1: pnpm: command not found", "curl: (7) Failed to connect to
+# localhost port 3000: Connection refused"). The log runs from there to the end of its sentence
+# or clause (". ", ", ", "; ", "! ", "? ") or of the line: the person's words may follow it
+# ("Permission denied again. Don't use sudo", "Module not found again, don't add another
+# alias"). Named inside the person's own sentence ("it says Permission denied, don't use sudo")
+# it is their words. ssh's "Permission denied, please try again." is one printed line.
+_SYSTEM_ERROR = (r"No such file or directory|No module named|Permission denied(, please try again\b)?|"
+                 r"Operation not permitted|Is a directory|Not a directory|Directory not empty|File exists|"
+                 r"No space left on device|Read-only file system|Too many open files|Connection refused|"
+                 r"Connection reset by peer|Connection timed out|Network is unreachable|No route to host|"
+                 r"Address already in use|Name or service not known|Temporary failure in name resolution|"
+                 r"Broken pipe|Input/output error|Bad file descriptor|Exec format error|Argument list too long|"
+                 r"Device or resource busy|Resource temporarily unavailable|Segmentation fault|"
+                 r"cannot open shared object file|Cannot find module|Module not found|command not found|"
+                 r"is not recognized as an internal or external command")
+_CLAUSE_END = r"[.,;!?](?=\s)"
+_PRINTED_ERROR = re.compile(
+    r"\s*(\[[^\]\n]{0,40}\]\s*|\(\d+\)\s*)?"  # [Errno 13], (7)
+    rf"([^\s:]+:\s+((?:(?!{_CLAUSE_END}).)*?:\s+)?)?"  # bash: / bash: line 1: pnpm: / curl: (7) … 3000:
+    rf"({_SYSTEM_ERROR})\b((?:(?!{_CLAUSE_END}).)*)({_CLAUSE_END}|$)"
+)
+
+
+_SENTENCE_GAP = re.compile(r"(?<=[.!?;])\s+")
+
+
+def _own_part(line: str) -> tuple[str, bool]:
+    """A line's words that are the person's, and whether the line ends in a log: the printed
+    errors (_PRINTED_ERROR) at the start of the line or of a sentence of it taken out, each to
+    the end of its sentence or clause, then what a quoted log line starts (_LOG_START) to the
+    line's end."""
+    kept: list[str] = []
+    at, printed = 0, None
+    while at < len(line):
+        printed = _PRINTED_ERROR.match(line, at)
+        if printed is not None:
+            at = printed.end()
+            continue
+        gap = _SENTENCE_GAP.search(line, at)
+        end = gap.end() if gap else len(line)
+        kept.append(line[at:end])
+        at = end
+    own = "".join(kept)
+    log = _LOG_START.search(own)
+    # the line ends in a log: a quoted log line runs to its end, or a printed error ends it
+    return (own[:log.start()] if log else own), log is not None or printed is not None
 
 
 def prose(text: str) -> str:
@@ -178,9 +241,8 @@ def prose(text: str) -> str:
     for line in text.splitlines():
         if in_log and line[:1].isspace():
             continue  # an indented line under a log line: the traceback goes on
-        m = _LOG_START.search(line)
-        in_log = m is not None
-        kept.append(line[:m.start()] if m else line)
+        own, in_log = _own_part(line)
+        kept.append(own)
     return "\n".join(kept).strip()
 
 
