@@ -12,6 +12,7 @@ Real store in a tmp REMEM_HOME (conftest), the real bundled model, the CLI in-pr
 from __future__ import annotations
 
 import json
+import re
 import os
 from pathlib import Path
 
@@ -67,15 +68,19 @@ def test_a_file_read_beside_a_refused_one_exits_0_and_nothing_read_exits_1(cli, 
     torn.unlink()
     alone = cli("ingest", str(project), "--json")
     assert alone.exit_code == 1 and json.loads(alone.stdout)["files"] == 0
-    # an events file whose every line is refused is no file read (though counted in `files`):
+    # an events file whose every line is refused is no file read, nor counted in `files`:
     # alone, exit 1; beside the transcript read, a partial success
     events = tmp_path / "bad-events.jsonl"
     events.write_text('{"v": 1, "kind": "note", "at": "not a time"}\n')
     refused = cli("ingest", "--events", str(events), "--json")
     assert refused.exit_code == 1 and json.loads(refused.stdout)["error"], refused.output
+    assert json.loads(refused.stdout)["files"] == 0, refused.output
     torn.write_text(still_written)
     beside = cli("ingest", str(project), "--events", str(events), "--json")
     assert beside.exit_code == 0 and "error" not in json.loads(beside.stdout), beside.output
+    assert json.loads(beside.stdout)["files"] == 1, beside.output
+    table = cli("ingest", str(project), "--events", str(events))
+    assert re.search(r"files read\W+1\b", table.stdout), table.stdout
 
 
 def _rollout(folder: Path) -> Path:

@@ -60,7 +60,8 @@ def register(app: typer.Typer) -> None:
                 if events:
                     ingest_mod.ingest_events(store, events, into=summary)
         read = files_read(summary)
-        summary = {k: summary.get(k, 0) for k in SUMMARY_KEYS}  # an events file alone reads nothing again
+        # `files` counts the files read: an events file none of whose lines was good is none
+        summary = {k: summary.get(k, 0) for k in SUMMARY_KEYS} | {"files": read}
         # Refused lines or files beside what was read are a partial success (exit 0, the errors
         # said and logged): a file read (a transcript whose only line is still being written
         # too), something stored, or a file found unchanged. Nothing of these is a failure. An

@@ -23,23 +23,17 @@ from remem.engine.session_gist import first_ask
 from remem.engine.store import Store, dumps, loads_list, stable_id
 
 
-class Summary(dict[str, Any]):
-    """An ingest run's summary: the keys of _empty_summary, and `refused_files`, how many of
-    the `files` were events files none of whose lines was good (each refused, or the file not
-    readable). The events module counts such a file in `files`; it is no file read, and
-    files_read() leaves it out. Not a key: the summary's keys stay the same whatever was read."""
-
-    refused_files = 0
-
-
-def _empty_summary() -> Summary:
-    return Summary({"files": 0, "skipped": 0, "sessions": 0, "episodes": 0, "by_kind": {},
-                    "malformed_lines": 0, "errors": [], "reread": 0})
+def _empty_summary() -> dict[str, Any]:
+    """An ingest run's summary. `refused_files` counts the events files among `files` none of
+    whose lines was good (each refused, or the file not readable): the events module counts
+    such a file in `files`, but it is no file read, and files_read() leaves it out."""
+    return {"files": 0, "skipped": 0, "sessions": 0, "episodes": 0, "by_kind": {},
+            "malformed_lines": 0, "errors": [], "reread": 0, "refused_files": 0}
 
 
 def files_read(summary: dict[str, Any]) -> int:
     """How many files the run read: `files`, less the events files none of whose lines was good."""
-    return int(summary.get("files", 0) or 0) - int(getattr(summary, "refused_files", 0))
+    return int(summary.get("files", 0) or 0) - int(summary.get("refused_files", 0) or 0)
 
 
 def _merge_counts(summary: dict[str, Any], by_kind: dict[str, int]) -> None:
@@ -51,12 +45,11 @@ def _add_events(summary: dict[str, Any], result: Any) -> None:
     """Fold an events summary (of a file, counted in `skipped` when it held nothing new; or of
     the inbox, whose unfinished files are `waiting`) into ours. Files with no good line among
     them (each refused, or not readable) are counted in `files` as the events module counts
-    them, and in `refused_files` (Summary): none was read, as a transcript with no readable
-    line is not."""
+    them, and in `refused_files`: none was read, as a transcript with no readable line is not."""
     files = int(result.get("files", 1) or 0)
     summary["files"] += files
-    if files and result.get("errors") and not result.get("events") and isinstance(summary, Summary):
-        summary.refused_files += files
+    if files and result.get("errors") and not result.get("events"):
+        summary["refused_files"] = summary.get("refused_files", 0) + files
     summary["skipped"] += int(result.get("skipped", result.get("waiting", 0)) or 0)
     summary["episodes"] += int(result.get("episodes", 0) or 0)
     summary["malformed_lines"] += int(result.get("malformed_lines", 0) or 0)
