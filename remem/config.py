@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -598,7 +599,26 @@ def _coerce(dotted: str, raw: str) -> Any:
             return _origins(listed) if dotted == "share.blocked_origins" else listed
     except ValueError:
         raise ConfigError(f"{dotted} must be {_type_name(default)}, not {raw!r}") from None
+    if dotted == "share.folder" and raw:
+        # Its whole path: a relative one would be read from whatever folder remem runs in next
+        # (a cron job, another project), and name another folder or none there.
+        return os.path.abspath(os.path.expanduser(raw))
     return raw
+
+
+def _share_folder_problem(value: Any) -> None:
+    """ConfigError when share.folder is remem's home or its identity folder, holds one of them,
+    or lies inside one: refused here, before it is written, as every sharing command refuses
+    it at use (share_folder._not_remem_home, whose words it gives)."""
+    if not isinstance(value, str) or not value:
+        return
+    from remem.engine.share_folder import _not_remem_home
+    from remem.engine.share_sign import ShareError
+
+    try:
+        _not_remem_home(Path(value), "config.toml was left unchanged; set another")
+    except ShareError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _leaf_default(dotted: str) -> Any:
@@ -646,6 +666,8 @@ def set_value(dotted: str, value: Any, path: Path | None = None) -> Any:
         if dotted == "share.blocked_origins" and isinstance(value, list):
             value = _origins(value)
     _check_alone(dotted, value)
+    if dotted == "share.folder":
+        _share_folder_problem(value)
     return update_value(dotted, lambda _now: value, path)
 
 
@@ -670,16 +692,57 @@ def lock_path(path: Path | None = None) -> Path:
     return path.with_name(path.name + ".lock")
 
 
+@contextmanager
+def _file_locked(path: Path) -> Iterator[None]:
+    """An exclusive flock on the folder that holds config.toml's file itself (links followed),
+    held with lock_path's for an edit: two homes whose config.toml links to one file (or one
+    linking to the other's) lock the same folder, where each home's own lock file would let
+    their edits overlap and lose one. A folder, not a lock file beside the file: that would
+    be left in a dotfiles folder (a git repo), and the rename leaves the folder in place. Where
+    a folder cannot be locked (no flock; a file system that refuses it), only lock_path's is."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    try:
+        fd = os.open(os.path.dirname(os.path.realpath(path)), os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield
+    finally:
+        os.close(fd)
+
+
+def _dangling_link(path: Path) -> None:
+    """ConfigError when config.toml is a link into a folder that does not exist: nothing can
+    be written there (nor its lock made), and the system's own words would name a temp file."""
+    if not path.is_symlink():
+        return
+    target = Path(os.path.realpath(path))
+    if not target.parent.is_dir():
+        raise ConfigError(f"{path} links to {target}, whose folder does not exist; fix or remove "
+                          "the link (config.toml was left unchanged)")
+
+
 def update_value(dotted: str, change: Callable[[Any], Any], path: Path | None = None) -> Any:
     """The one edit of config.toml: `change(value now)` becomes the key's value (the default
     when the file does not hold a good one); returns it. The value is checked before it is
     written, and comments and formatting are kept.
 
-    An exclusive flock on config.toml.lock beside the file is held from the read to the
-    rename, so edits made at once (`remem config set` run in parallel, `remem share block`)
-    each see the one before: none is lost. A symlinked config.toml (a dotfiles link) stays a
-    link: the file it points to is written, keeping its mode; a plain file is written 0600, as
-    it may hold server.token or llm.api_key."""
+    An exclusive flock on config.toml.lock beside the file, and one on the folder of the file
+    it is (links followed: _file_locked), are held from the read to the rename, so edits made
+    at once (`remem config set` run in parallel, `remem share block`, from one home or from two
+    linking one file) each see the one before: none is lost. A symlinked config.toml (a
+    dotfiles link) stays a link: the file it points to is written, keeping its mode; a plain
+    file is written 0600, as it may hold server.token or llm.api_key. A link into a folder
+    that does not exist is refused, naming the link (_dangling_link)."""
     import tomllib
 
     import tomlkit
@@ -690,7 +753,8 @@ def update_value(dotted: str, change: Callable[[Any], Any], path: Path | None = 
     default = _leaf_default(dotted)  # validates the key
     *sections, leaf = dotted.split(".")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with locked(lock_path(path)):
+    _dangling_link(path)
+    with locked(lock_path(path)), _file_locked(path):
         before = read_text(path) if path.exists() else ""
         try:
             data = tomllib.loads(before)

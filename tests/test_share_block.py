@@ -87,7 +87,7 @@ def test_unblocking_lets_its_lessons_arrive_again_at_the_next_sync(mems, folder)
     m.sync(folder)
     assert share.sync(a.store, folder, identity_dir=a.idir, cfg=_cfg([m.origin]))["summary"]["received"] == 0
     rep = share.block(a.store, m.origin, save=saved, undo=True, identity_dir=a.idir, cfg=_cfg([m.origin]))
-    assert rep == {"origin": m.origin, "blocked": False, "changed": True, "rejected": []}
+    assert rep == {"origin": m.origin, "blocked": False, "changed": True, "rejected": [], "seen": True}
     assert saved.lists[-1] == []
     out = share.sync(a.store, folder, identity_dir=a.idir, cfg=_cfg(saved.lists[-1]))
     assert out["summary"]["blocked"] == 0 and out["summary"]["received"] == 1

@@ -49,7 +49,10 @@ def test_a_link_to_the_identity_folder_is_refused_too(remem_cli, home: Path, tmp
 
 
 def test_the_configured_folder_names_the_setting(remem_cli, home: Path):
-    assert remem_cli("config", "set", "share.folder", str(home)).returncode == 0
+    refused = remem_cli("config", "set", "share.folder", str(home))  # refused where it is set
+    assert refused.returncode == 1 and "private key" in refused.stderr
+    home.mkdir(exist_ok=True)  # and named at use when config.toml was written by hand
+    (home / "config.toml").write_text(f'[share]\nfolder = "{home}"\n', encoding="utf-8")
     res = remem_cli("share", "sync")
     assert res.returncode == 1
     assert "is remem's home" in res.stderr and "share.folder" in res.stderr

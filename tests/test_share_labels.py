@@ -39,7 +39,7 @@ def test_labelling_an_origin_already_trusted_only_replaces_the_label(store, tmp_
         patched.setattr(share_choices, "activate", no_activation)
         rep = share.trust(store, PEER[:6], label="desk", identity_dir=tmp_path / "id")
     assert rep == {"origin": PEER, "trusted": True, "label": "desk", "activated": [], "demoted": [],
-                   "waiting": 0}
+                   "waiting": 0, "waiting_for_project": 0}
     assert _label(store) == "desk"
     # Without --label the label is left alone; "" clears it.
     share.trust(store, PEER, identity_dir=tmp_path / "id")

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from remem.engine import share
-from remem.engine.share_files import LEFT_OVER
+from remem.engine.share_files import LEFT_OVER_AHEAD
 from remem.engine.share_sign import file_bytes
 from tests.test_share_withdrawals import _confirmed_by_b
 from tests.test_share import GOOD, Mem, add, folder, mems  # noqa: F401 (fixtures)
@@ -141,7 +141,7 @@ def test_a_temp_file_dated_in_the_future_does_not_hold_back_withdrawals(mems, fo
     os.utime(planted, (ahead, ahead))
     rep = c.sync(folder)["receive"]
     assert c.by_hash(GOOD)["status"] == "candidate" and b.origin not in c.by_hash(GOOD)["origins"]
-    assert {"path": f"{b.origin}/confirm/{planted.name}", "reason": LEFT_OVER} in rep["rejected"]
+    assert {"path": f"{b.origin}/confirm/{planted.name}", "reason": LEFT_OVER_AHEAD} in rep["rejected"]
     b.sync(folder)  # its owner removes it
     assert not planted.exists()
 

@@ -118,7 +118,8 @@ def register(app: typer.Typer) -> None:
         print(f"received {len(rep['received'])}, quarantined {len(rep['quarantined'])}, rejected "
               f"{len(rep['rejected'])}, activated {len(rep['activated'])}, revoked {len(rep['revoked'])} "
               f"from {len(rep['origins_seen'])} origin(s)"
-              + (f", {len(rep['blocked'])} blocked origin(s) skipped" if rep.get("blocked") else ""))
+              + (f", {len(rep['blocked'])} blocked origin(s) skipped" if rep.get("blocked") else "")
+              + (f", {len(rep['held_back'])} held back (still being written)" if rep.get("held_back") else ""))
 
     @share_app.command("sync")
     def sync(folder: Optional[str] = typer.Option(None, "--folder", help=FOLDER_HELP),
@@ -182,10 +183,15 @@ def register(app: typer.Typer) -> None:
             print(f"activated {safe(item['id'])}: {safe(item['why'])}")
         for item in rep["demoted"]:
             print(f"{safe(item['id'])} {safe(item['why'])}")
-        if rep.get("waiting"):
-            print(f"{rep['waiting']} of its lessons still wait: trust activates one when a second origin you "
-                  "trust sent it too, or it means the same as a lesson of yours; take one by hand with "
-                  "`remem share accept ID` (`remem share candidates` lists them)")
+        for_project = rep.get("waiting_for_project") or 0
+        if (rep.get("waiting") or 0) > for_project:
+            print(f"{rep['waiting'] - for_project} of its lessons still wait: trust activates one when a "
+                  "second origin you trust sent it too, or it means the same as a lesson of yours; take "
+                  "one by hand with `remem share accept ID` (`remem share candidates` lists them)")
+        if for_project:
+            print(f"{for_project} of its lessons wait for their project's folder here, which no trust "
+                  "supplies: `remem share accept ID --project DIR` takes one for a folder of yours "
+                  "(`remem share candidates` lists them and why each waits)")
 
     @share_app.command("block")
     def block(origin: str = typer.Argument(..., help="An origin id, all 16 hex digits (`remem share peers` "
@@ -304,6 +310,8 @@ def register(app: typer.Typer) -> None:
             return
         scope = f" (in {safe(done['cwd'])})" if done.get("cwd") else ""
         print(f"accepted {safe(done['id'])}{scope}: {short(done['text'])}")
+        if done.get("warning"):
+            print(f"warning: {safe(done['warning'])}", file=sys.stderr)
 
     @share_app.command("reject")
     def reject(lesson_id: Optional[str] = typer.Argument(None, help="A received lesson's id."),

@@ -129,15 +129,20 @@ def trust(store: Store, origin: str, trusted: bool = True, *, label: str | None 
     activated = (activate(store, identity_dir=identity_dir, cfg=cfg, embedder=embedder)
                  if trusted and not relabel_only else [])
     demoted = [] if trusted else demote(store, identity_dir=identity_dir)
+    waiting, for_project = _still_waiting(store, origin) if trusted else (0, 0)
     return {"origin": origin, "trusted": trusted, "label": now_label, "activated": activated,
-            "demoted": demoted, "waiting": _still_waiting(store, origin) if trusted else 0}
+            "demoted": demoted, "waiting": waiting, "waiting_for_project": for_project}
 
 
-def _still_waiting(store: Store, origin: str) -> int:
-    """Candidates this origin sent or confirmed that trusting it did not activate: one trusted
-    origin alone is not enough (DESIGN: a second origin, or a lesson of our own, must agree)."""
-    return sum(1 for r in store.rows("SELECT origin, origins FROM lessons WHERE status = 'candidate'")
-               if r["origin"] == origin or origin in loads_list(r["origins"]))
+def _still_waiting(store: Store, origin: str) -> tuple[int, int]:
+    """Candidates this origin sent or confirmed that trusting it did not activate, and how many
+    of them wait for their project's folder here. The others wait for agreement: one trusted
+    origin alone is not enough (DESIGN: a second origin, or a lesson of our own, must agree).
+    One waiting for its project is activated by no agreement at all (active, it would apply in
+    no project here): only `accept ID --project DIR` takes it."""
+    rows = [r for r in store.rows("SELECT origin, origins, cwd FROM lessons WHERE status = 'candidate'")
+            if r["origin"] == origin or origin in loads_list(r["origins"])]
+    return len(rows), sum(1 for r in rows if unbound_project(r["cwd"]))
 
 
 def forget_peer(store: Store, origin: str, *, label: str | None = None,
@@ -189,9 +194,32 @@ def accept(store: Store, lesson_id: str, *, force: bool = False, identity_dir: P
     cwd = _accepted_cwd(store, row, project, force)
     origins = list(row["origins"]) + ([ours] if ours and ours not in row["origins"] else [])
     done = update_lesson(store, row["id"], status="active", origins=origins, cwd=cwd, note="accepted by hand")
+    warning = None
     if folder:
-        write_confirmations(store, folder, identity_dir=identity_dir)
-    return done
+        report, refused = _confirmations_now(store, folder, identity_dir)
+        if refused or lesson_hash(done["text"], done["kind"]) not in report["confirmed"]:
+            warning = (f"accepted here, but your confirmation of it could not be written to the share "
+                       f"folder ({refused or _problems_said(report)}); the next `remem share sync` that "
+                       "can write there writes it")
+        elif report["problems"]:
+            warning = f"accepted here; the share folder: {_problems_said(report)}"
+    return {**done, "warning": warning}
+
+
+def _confirmations_now(store: Store, folder: str | Path, identity_dir: Path | str | None
+                       ) -> tuple[dict[str, Any], str | None]:
+    """Our confirmations written into the share folder now (write_confirmations), after the
+    lesson changed here: its report, and why the folder refused them all (None: it did not).
+    A folder that cannot be written (mounted read-only, another user's) is no failure of the
+    choice made here: the next sync that can write there catches up, so it is said, not raised."""
+    try:
+        return write_confirmations(store, folder, identity_dir=identity_dir), None
+    except ShareError as exc:
+        return {"problems": [], "stays": [], "confirmed": []}, str(exc)
+
+
+def _problems_said(report: dict[str, Any]) -> str:
+    return "; ".join(f"{p['path']}: {p['reason']}" for p in report["problems"])
 
 
 def _accepted_cwd(store: Store, row: dict[str, Any], project: str | None, force: bool) -> str | None:
@@ -232,7 +260,8 @@ def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = No
     so its author stops counting us among its vouchers.
 
     The result carries `warning`: one line naming what the share folder refused (our
-    confirmation then stays until a sync can write its withdrawal), or None."""
+    confirmation then stays until a sync can write its withdrawal; a folder that cannot be
+    written at all, a read-only one, included), or None."""
     row = get_lesson(store, lesson_id)
     if _is_own(row, own_origin(identity_dir)):
         raise ShareError(f"lesson {row['id']} is your own; veto it with `remem lessons veto {row['id']}`")
@@ -241,9 +270,13 @@ def reject(store: Store, lesson_id: str, *, identity_dir: Path | str | None = No
     done = update_lesson(store, row["id"], status="vetoed", note="rejected by hand")
     warning = None
     if folder:
-        report = write_confirmations(store, folder, identity_dir=identity_dir)
-        problems = "; ".join(f"{p['path']}: {p['reason']}" for p in report["problems"])
-        if lesson_hash(row["text"], row["kind"]) in report["stays"]:
+        report, refused = _confirmations_now(store, folder, identity_dir)
+        problems = _problems_said(report)
+        if refused:
+            warning = (f"rejected here; the share folder could not be written ({refused}), so your "
+                       "confirmations there are brought up to date by the next `remem share sync` "
+                       "that can write there")
+        elif lesson_hash(row["text"], row["kind"]) in report["stays"]:
             warning = (f"rejected here, but your confirmation of it stays in the share folder until "
                        f"its withdrawal can be written ({problems})")
         elif problems:
@@ -430,14 +463,19 @@ def block(store: Store, given: str, *, save: Callable[[list[str]], None], undo: 
             raise ShareError(f"{origin!r} is not blocked ({shown}); give the full id as "
                              "`remem share block ORIGIN` took it")
         save([o for o in listed if o != origin])
-        return {"origin": origin, "blocked": False, "changed": True, "rejected": []}
+        return {"origin": origin, "blocked": False, "changed": True, "rejected": [],
+                "seen": origin in _known_origins(store)}
     # A full id never seen is blocked too: a bad origin is kept out ahead of its first write.
     origin = _peer_id(store, full_origin(store, given, identity_dir=identity_dir), allow_unseen=True)
-    seen = origin in _known_origins(store)
     changed = origin not in listed
     if changed:
         save(listed + [origin])
-    rejected = reject_origin(store, origin, identity_dir=identity_dir)[1] if seen else []
+    # A sync running now read the list before it changed, and takes in what the origin sent:
+    # wait for it (share.lock), then reject what it took in with the rest. Every sync after it
+    # reads the new list.
+    with share_lock(store):
+        seen = origin in _known_origins(store)
+        rejected = reject_origin(store, origin, identity_dir=identity_dir)[1] if seen else []
     return {"origin": origin, "blocked": True, "changed": changed, "rejected": rejected, "seen": seen}
 
 

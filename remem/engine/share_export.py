@@ -394,7 +394,7 @@ def _confirm(store: Store, folder: str | Path, identity_dir: Path | str | None) 
     ident = identity(identity_dir)
     root = _root(folder)
     report: dict[str, Any] = {"written": [], "unchanged": 0, "removed": [], "withdrawn": [], "stays": [],
-                              "cleaned": [], "problems": []}
+                              "confirmed": [], "cleaned": [], "problems": []}
     wanted: dict[str, dict[str, Any]] = {}
     for row in list_lessons(store, statuses=("active",)):
         if not _is_own(row, ident.origin):
@@ -459,6 +459,7 @@ def _confirm(store: Store, folder: str | Path, identity_dir: Path | str | None) 
     # A withdrawal of what we confirm again goes (the new confirmation is later).
     report["cleaned"] = _keep_only_ours(root, ident, "withdrawn", report["problems"])
     _unwithdraw(root, ident, confirmed)
+    report["confirmed"] = sorted(confirmed)  # every hash whose confirmation is in the folder now
     times.save(report["problems"])
     return report
 

@@ -45,14 +45,24 @@ KEEP_TEXT = (b"remem keeps this file so that tools which drop empty folders (git
 # dated more than this ahead of our clock: no write in progress sets that, and anyone who
 # writes the folder could otherwise hold an origin's withdrawals back for years.
 LEFT_OVER_SECONDS = 15 * 60
-LEFT_OVER = ("a sync tool's temp file unchanged for over 15 minutes (left over from a sync that "
-             "did not finish): not read, and no longer taken for a write in progress; its owner's "
-             "next `remem share sync` removes it (or delete it)")
-STALE_NOT_JSON = ("not JSON, and unchanged for over 15 minutes, so no half-synced file: refused; "
+# What each reason below says of a file's date: unchanged that long, or dated ahead of our clock.
+_OLD = "unchanged for over 15 minutes"
+_AHEAD = "dated more than 15 minutes ahead of this machine's clock"
+LEFT_OVER = (f"a sync tool's temp file {_OLD} (left over from a sync that did not finish): not read, "
+             "and no longer taken for a write in progress; its owner's next `remem share sync` "
+             "removes it (or delete it)")
+LEFT_OVER_AHEAD = (f"a sync tool's temp file {_AHEAD}, which no write in progress is: not read, and not "
+                   "taken for a write in progress; its owner's next `remem share sync` removes it "
+                   "(or delete it)")
+STALE_NOT_JSON = (f"not JSON, and {_OLD}, so no half-synced file: refused; "
                   "its owner's next `remem share sync` replaces or removes it (or delete it)")
+STALE_NOT_JSON_AHEAD = (f"not JSON, and {_AHEAD}, so no half-synced file: refused; "
+                        "its owner's next `remem share sync` replaces or removes it (or delete it)")
 UNEXPECTED = "refused: unexpected file name"
-UNEXPECTED_LEFT_OVER = (UNEXPECTED + ", unchanged for over 15 minutes (a sync tool's copy?): it holds "
+UNEXPECTED_LEFT_OVER = (UNEXPECTED + f", {_OLD} (a sync tool's copy?): it holds "
                         "nothing back; its owner's next `remem share sync` removes it (or delete it)")
+UNEXPECTED_LEFT_OVER_AHEAD = (UNEXPECTED + f", {_AHEAD} (a sync tool's copy?): it holds "
+                              "nothing back; its owner's next `remem share sync` removes it (or delete it)")
 IN_PROGRESS = ("a sync tool's temp file, a write in progress: this origin's withdrawals wait until it "
                "goes (or is unchanged for 15 minutes)")
 NOT_CANONICAL = ("refused: not the canonical encoding remem writes (keys sorted, no spaces, no floats, "
@@ -116,14 +126,19 @@ class Scan:
 
 
 def _is_temp(name: str) -> bool:
-    """Our temp files and sync tools' own (.syncthing.*.tmp, .dropbox…, .DS_Store): not ours to read."""
-    return name.startswith(".") and not name.startswith("..") and (
-        name.endswith((".tmp", ".partial")) or name.startswith((".syncthing.", ".dropbox", ".~"))
-        or name in (".DS_Store", ".stfolder", ".stignore", ".stversions", KEEP_FILE))
+    """Our temp files and sync tools' own (.syncthing.*.tmp, .dropbox…, .DS_Store; rclone's and
+    other tools' `<name>.XXXX.partial`; Syncthing's on Windows, `~syncthing~<name>.tmp`): not
+    ours to read."""
+    if name.startswith(".."):
+        return False
+    if not name.startswith("."):
+        return name.endswith(".partial") or (name.startswith("~syncthing~") and name.endswith(".tmp"))
+    return (name.endswith((".tmp", ".partial")) or name.startswith((".syncthing.", ".dropbox", ".~"))
+            or name in (".DS_Store", ".stfolder", ".stignore", ".stversions", KEEP_FILE))
 
 
-# Temp files of a write in progress (ours: .<name>.XXXX.tmp; Syncthing: .syncthing.<name>.tmp);
-# .DS_Store and the like stay for good and say nothing.
+# Temp files of a write in progress (ours: .<name>.XXXX.tmp; Syncthing: .syncthing.<name>.tmp,
+# ~syncthing~<name>.tmp on Windows; *.partial); .DS_Store and the like stay for good and say nothing.
 _HASH_IN = re.compile(r"[0-9a-f]{32}")
 
 
@@ -131,16 +146,24 @@ def _in_flight(name: str) -> bool:
     return _is_temp(name) and (name.endswith((".tmp", ".partial")) or name.startswith((".syncthing.", ".~")))
 
 
-def _left_over(entry: os.DirEntry[str]) -> bool:
-    """Whether a file has not changed for LEFT_OVER_SECONDS, by the file system's clock (its
-    mtime was set by that clock, not by remem's, which tests and REMEM_NOW may set), or is
-    dated more than that ahead of it (no write in progress is; a planted date would otherwise
-    hold withdrawals back for as long as it says); False when it cannot be told."""
+def _left_over_as(entry: os.DirEntry[str]) -> str | None:
+    """"old" when a file has not changed for LEFT_OVER_SECONDS, by the file system's clock (its
+    mtime was set by that clock, not by remem's, which tests and REMEM_NOW may set), "ahead"
+    when it is dated more than that ahead of it (no write in progress is; a planted date would
+    otherwise hold withdrawals back for as long as it says); None otherwise, or when it cannot
+    be told."""
     try:
         age = time.time() - entry.stat(follow_symlinks=False).st_mtime
     except OSError:
-        return False
-    return abs(age) > LEFT_OVER_SECONDS
+        return None
+    if age > LEFT_OVER_SECONDS:
+        return "old"
+    return "ahead" if -age > LEFT_OVER_SECONDS else None
+
+
+def _left_over(entry: os.DirEntry[str]) -> bool:
+    """Whether a file is no write in progress by its date (_left_over_as)."""
+    return _left_over_as(entry) is not None
 
 
 def hash_in(name: str) -> str | None:
@@ -454,9 +477,10 @@ def scan_origin(root: Path, origin: str, cap: int) -> Scan:
             if _is_temp(entry.name):
                 if not _in_flight(entry.name):
                     continue  # .DS_Store and the like: there for good, and they say nothing
-                if _left_over(entry):
+                dated = _left_over_as(entry)
+                if dated:
                     # No write in progress: it must not hold back withdrawals for good.
-                    scan.rejected.append(Problem(rel(path), LEFT_OVER))
+                    scan.rejected.append(Problem(rel(path), LEFT_OVER if dated == "old" else LEFT_OVER_AHEAD))
                     continue
                 named = hash_in(entry.name)
                 if named:
@@ -470,22 +494,26 @@ def scan_origin(root: Path, origin: str, cap: int) -> Scan:
             if parsed is None:
                 # A sync tool's copy under a name of its own may be a write in progress for a
                 # while; left over, it is none, and must not hold a withdrawal back for good.
-                left_over = _left_over(entry)
+                left_over = _left_over_as(entry)
                 named = hash_in(entry.name)
                 if named and not left_over:
                     unsure.add(named)
                 plain = entry.is_symlink() or entry.is_file(follow_symlinks=False)
-                scan.rejected.append(Problem(rel(path), UNEXPECTED_LEFT_OVER if left_over and plain
-                                             else UNEXPECTED))
+                reason = UNEXPECTED
+                if left_over and plain:
+                    reason = UNEXPECTED_LEFT_OVER if left_over == "old" else UNEXPECTED_LEFT_OVER_AHEAD
+                scan.rejected.append(Problem(rel(path), reason))
                 continue
             try:
                 doc = read_doc(root, path, cap)
             except ShareError as exc:
                 unsure.add(parsed[0])
+                dated = _left_over_as(entry) if str(exc) == INCOMPLETE else None
                 if str(exc) != INCOMPLETE:
                     scan.rejected.append(Problem(rel(path), str(exc)))
-                elif _left_over(entry):  # not JSON for good: no sync in progress
-                    scan.rejected.append(Problem(rel(path), STALE_NOT_JSON))
+                elif dated:  # not JSON for good: no sync in progress
+                    scan.rejected.append(Problem(rel(path), STALE_NOT_JSON if dated == "old"
+                                                 else STALE_NOT_JSON_AHEAD))
                 else:
                     scan.incomplete.append(Problem(rel(path), str(exc)))
                     scan.settled = False  # a sync in progress: other files may not be here yet

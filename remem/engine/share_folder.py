@@ -37,6 +37,12 @@ def resolve_folder(folder: str | Path | None = None, cfg: dict[str, Any] | None 
                          "`remem config set share.folder PATH`")
     path = Path(chosen).expanduser()
     fix = "pass another --folder" if folder else "fix `remem config set share.folder PATH`"
+    if not folder and not path.is_absolute():
+        # Written by hand, or by an older remem: read from whatever folder remem runs in, it
+        # names another folder (or none) in each. `remem config set` writes the whole path.
+        raise ShareError(f"share.folder {chosen!r} is a relative path, which names another folder "
+                         "wherever remem runs; set its whole path: `remem config set share.folder "
+                         f"{os.path.abspath(path)}` (from the folder it is relative to)")
     _not_remem_home(path, fix)
     if create and not path.exists() and not path.is_symlink() and path.parent.is_dir():
         try:
