@@ -162,13 +162,21 @@ def windsurf_mcp_config() -> Path:
     return user_home() / ".codeium" / "windsurf" / "mcp_config.json"
 
 
+def _app_config_home() -> Path:
+    """Where Electron apps (Claude Desktop, VS Code) keep their settings on Linux:
+    $XDG_CONFIG_HOME when it is set to an absolute path (the spec ignores a relative one),
+    else ~/.config."""
+    value = os.environ.get("XDG_CONFIG_HOME")
+    return Path(value) if value and os.path.isabs(value) else user_home() / ".config"
+
+
 def claude_desktop_config() -> Path:
     if sys.platform == "darwin":
         return user_home() / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
     if sys.platform.startswith("win"):
         appdata = os.environ.get("APPDATA") or str(user_home() / "AppData" / "Roaming")
         return Path(appdata) / "Claude" / "claude_desktop_config.json"
-    return user_home() / ".config" / "Claude" / "claude_desktop_config.json"
+    return _app_config_home() / "Claude" / "claude_desktop_config.json"
 
 
 def vscode_mcp_config() -> Path:
@@ -177,7 +185,7 @@ def vscode_mcp_config() -> Path:
     if sys.platform.startswith("win"):
         appdata = os.environ.get("APPDATA") or str(user_home() / "AppData" / "Roaming")
         return Path(appdata) / "Code" / "User" / "mcp.json"
-    return user_home() / ".config" / "Code" / "User" / "mcp.json"
+    return _app_config_home() / "Code" / "User" / "mcp.json"
 
 
 def project_folder_name(cwd: str) -> str:

@@ -7,7 +7,9 @@ in place with tomlkit. Lives outside the engine (the engine never imports tomlki
 
 from __future__ import annotations
 
+import json
 import re
+from collections import Counter
 from typing import Any
 
 
@@ -41,35 +43,94 @@ def _as_string(doc: Any, like: str) -> str:
     return out
 
 
-_HEADER = re.compile(r"""\s*\[\[?\s*((?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*')"""
-                     r"""(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*'))*)\s*\]\]?\s*(?:#.*)?""")
+_PART = r"""[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*'"""  # a bare key, or a quoted one
+_HEADER = re.compile(rf"""\s*\[\[?\s*((?:{_PART})(?:\s*\.\s*(?:{_PART}))*)\s*\]\]?\s*(?:#.*)?""")
 
 
-def _header(line: str) -> str | None:
-    """A table header line's key as written (`mcp_servers.remem`), or None for any other line."""
+def _unquote(part: str) -> str:
+    if part.startswith("'"):
+        return part[1:-1]
+    if part.startswith('"'):
+        try:
+            return json.loads(part)  # TOML's basic-string escapes, but for \U and \e
+        except ValueError:
+            return part[1:-1]
+    return part
+
+
+def _header(line: str) -> tuple[str, ...] | None:
+    """A table header line's key, each part unquoted (`[mcp_servers."remem"]` is
+    ("mcp_servers", "remem")), or None for any other line."""
     m = _HEADER.fullmatch(line.rstrip("\r\n"))
-    return re.sub(r"\s*\.\s*", ".", m.group(1)) if m else None
+    return tuple(_unquote(p) for p in re.findall(_PART, m.group(1))) if m else None
 
 
-def _cut_table(text: str, key: str) -> str:
-    """Remove a table (its header line, the lines after it, and its sub-tables) up to the next
-    header, and the blank line before it. A comment block directly above that next header is
-    that table's, and stays; so do blank lines ending the cut table."""
+def _is_note(line: str) -> bool:
+    """A blank line or a comment: no part of a value."""
+    return not line.strip() or line.lstrip().startswith("#")
+
+
+def _cut_table(text: str, key: tuple[str, ...]) -> str:
+    """Remove a table (its header line, its keys and its sub-tables) and the blank line before
+    it. The comments and blank lines after its last key stay: remem writes no comment, so they
+    are the person's (a note at the end of the file, or a block about the next table)."""
     lines = text.splitlines(keepends=True)
     for i, line in enumerate(lines):
         if _header(line) != key:
             continue
         j = i + 1
-        while j < len(lines) and (_header(lines[j]) is None or _header(lines[j]).startswith(key + ".")):
+        while j < len(lines) and ((head := _header(lines[j])) is None
+                                  or len(head) > len(key) and head[:len(key)] == key):
             j += 1
-        if j < len(lines):
-            while j > i + 1 and lines[j - 1].lstrip().startswith("#"):
-                j -= 1
-        while j > i + 1 and not lines[j - 1].strip():
+        while j > i + 1 and _is_note(lines[j - 1]):
             j -= 1
         start = i - 1 if i > 0 and not lines[i - 1].strip() else i
         return "".join(lines[:start] + lines[j:])
     return text
+
+
+def _comments(text: str) -> Counter[str]:
+    """Every comment in a TOML text (a line of its own, or after a value), as written: `#`
+    outside a string, to the end of its line."""
+    found: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        quote = next((q for q in ('"""', "'''", '"', "'") if text.startswith(q, i)), None)
+        if quote is not None:
+            i = _string_end(text, i, quote)
+        elif text[i] == "#":
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            found.append(text[i:end].rstrip("\r"))
+            i = end
+        else:
+            i += 1
+    return Counter(found)
+
+
+def _string_end(text: str, i: int, quote: str) -> int:
+    """Just past the string that starts with `quote` at i (a multi-line one may end with up to
+    two quote marks of its own before its closing three)."""
+    j = i + len(quote)
+    while j < len(text):
+        if quote[0] == '"' and text[j] == "\\":
+            j += 2
+        elif text.startswith(quote, j):
+            j += len(quote)
+            extra = 0
+            while len(quote) == 3 and extra < 2 and text.startswith(quote[0], j):
+                j, extra = j + 1, extra + 1
+            return j
+        elif len(quote) == 1 and text[j] == "\n":  # an unclosed one-line string ends with its line
+            return j
+        else:
+            j += 1
+    return j
+
+
+def _keeps_comments(text: str, out: str) -> bool:
+    """Whether every comment of text is still in out."""
+    return not (_comments(text) - _comments(out))
 
 
 def _without(data: dict[str, Any], *keys: str) -> dict[str, Any]:
@@ -143,22 +204,29 @@ class TomlkitEditor:
         # Cut as text, so every comment stays; kept only when it reads as the file without the
         # server and nothing else changed (a header the cut misjudged moves keys between tables).
         wanted = _without(tomllib.loads(text), "mcp_servers", name)
-        out = _cut_table(text, f"mcp_servers.{key}")
+        out = _cut_table(text, ("mcp_servers", name))
         if out != text and _same(out, wanted):
             return out
+        # Through tomlkit (a server written as dotted keys, say), which may drop a comment
+        # beside the table: then the person takes it out, as only they know where it ends.
         del servers[name]
         out = _as_string(doc, text)
         if not _same(out, wanted):  # pragma: no cover - defensive
             raise ValueError(f"cannot take [mcp_servers.{key}] out as TOML; take it out by hand")
+        if not _keeps_comments(text, out):
+            raise ValueError(f"cannot take [mcp_servers.{key}] out without losing a comment beside it; "
+                             "delete that table by hand, then run `remem setup --remove` again")
         return out
 
-    def enable_hooks(self, text: str) -> str:
+    def enable_hooks(self, text: str, legacy_ours: bool = True) -> str:
         """Codex runs hooks.json with features.hooks (on by default in current releases; the
         flag was `codex_hooks` before, now deprecated). A value the person set stays; the
-        table an earlier remem wrote (`codex_hooks = true` alone) becomes `hooks = true`."""
+        table an earlier remem wrote (`codex_hooks = true` alone) becomes `hooks = true` when
+        `legacy_ours` (setup.json says an earlier setup wrote it); otherwise it is the
+        person's, and stays as it is."""
         doc = _parse(text)
         features = doc.get("features")
-        if features is not None and features.unwrap() == _LEGACY:
+        if legacy_ours and features is not None and features.unwrap() == _LEGACY:
             cut = _cut_features(text)
             if cut == text:  # written as a dotted key or inline table: left as the person has it
                 return text
@@ -191,7 +259,7 @@ class TomlkitEditor:
                 wanted = _without(tomllib.loads(text), "features")
                 del doc["features"]
                 out = _as_string(doc, text)
-                return out if _same(out, wanted) else text
+                return out if _same(out, wanted) and _keeps_comments(text, out) else text
         if added == "legacy":
             return text
         if features.get("hooks") is True:
@@ -205,5 +273,5 @@ def _cut_features(text: str) -> str:
     as it was when the cut would change anything else."""
     import tomllib
 
-    out = _cut_table(text, "features")
+    out = _cut_table(text, ("features",))
     return out if out != text and _same(out, _without(tomllib.loads(text), "features")) else text

@@ -46,9 +46,14 @@ def test_a_symlinked_config_is_written_through_the_link_and_restored_there(cli, 
 
 def test_a_dangling_link_gets_its_file_and_remove_deletes_only_that(cli, agents_home, tmp_path):
     link = agents_home["user"] / ".codeium" / "windsurf" / "mcp_config.json"
-    target = tmp_path / "dotfiles" / "windsurf.json"  # its folder does not exist yet either
+    target = tmp_path / "dotfiles" / "windsurf.json"
     link.unlink()
     link.symlink_to(target)
+    # a link into a folder that does not exist is refused: setup makes no folder a link names
+    refused = cli("setup", *WIN, "--agent", "windsurf")
+    assert refused.exit_code == 1 and "whose folder does not exist" in refused.output, refused.output
+    assert not target.parent.exists()
+    target.parent.mkdir()  # its folder there, the link gets its file
     assert cli("setup", *WIN, "--agent", "windsurf").exit_code == 0
     assert link.is_symlink() and "remem" in json.loads(target.read_text())["mcpServers"]
     assert cli("setup", "--remove", *WIN, "--agent", "windsurf").exit_code == 0

@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
         table(None, ["what", "path", "exists"],
               [(k, v, "yes" if __import__("os").path.exists(v) else "no") for k, v in found.items()])
         print("Move them with REMEM_HOME, CLAUDE_CONFIG_DIR, CODEX_HOME and HOME (APPDATA on Windows); "
-              "XDG_CONFIG_HOME moves the nightly systemd timer.")
+              "XDG_CONFIG_HOME moves the nightly systemd timer and, on Linux, Claude Desktop's and VS Code's files.")
 
     @app.command()
     def remember(

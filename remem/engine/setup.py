@@ -35,10 +35,11 @@ from remem.engine.schedule import (
     SCHEDULE, apply_crontab, disable_timer, schedule_edits, systemctl_reload, systemctl_timer,
 )
 from remem.engine.setup_edit import (
-    SERVER_NAME, Edit, read_config, save_backup, server_entry, sha, unreadable,
+    SERVER_NAME, Edit, is_ours, read_config, save_backup, server_entry, server_here, server_home, sha,
+    unreadable, unwritable,
 )
 from remem.engine.setup_json import (
-    claude_hooks, codex_hooks, gemini_hooks, json_edit, our_hook_commands, parse_jsonc,
+    claude_hooks, codex_hooks, gemini_hooks, json_edit, other_memories, our_hook_commands, parse_jsonc,
     set_grouped_hooks, set_server, unset_cursor_hooks, unset_grouped_hooks, unset_server,
 )
 
@@ -52,7 +53,7 @@ HOOK_AGENTS = ("claude-code", "codex", "gemini")
 class TomlEditor(Protocol):
     def add_server(self, text: str, name: str, server: dict[str, Any]) -> str: ...
     def remove_server(self, text: str, name: str) -> str: ...
-    def enable_hooks(self, text: str) -> str: ...
+    def enable_hooks(self, text: str, legacy_ours: bool = True) -> str: ...
     def disable_hooks(self, text: str, added: str | None) -> str: ...
     def has_server(self, text: str, name: str) -> bool: ...
 
@@ -142,7 +143,9 @@ def _old_cursor_hooks(files: dict[str, Any]) -> Edit:
     it since; otherwise only remem's entry goes), the person's own hooks kept. Nothing to do
     when no such entry is there."""
     def out(data: dict[str, Any]) -> list[str]:
-        return [f"take out remem's old {took.removeprefix('hooks ')} hook" for took in unset_cursor_hooks(data)]
+        # Any memory's: none of them does anything there.
+        return [f"take out remem's old {took.removeprefix('hooks ')} hook"
+                for took in unset_cursor_hooks(data, is_ours)]
 
     edit = json_edit("cursor", paths.cursor_hooks(), out)
     if edit.changed or edit.error:
@@ -184,21 +187,27 @@ def _codex_toml_edit(editor: TomlEditor | None, remove: bool, files: dict[str, A
     record: dict[str, Any] = {}
     servers = parsed.get("mcp_servers")
     had_ours = isinstance(servers, dict) and SERVER_NAME in servers
+    rec = files.get(str(path)) or {}
     try:
         if remove:
-            if before is None:
-                return Edit("codex", str(path), None, None)
+            if before is None or had_ours and not server_here(servers[SERVER_NAME]):
+                # Another memory's server (plan() says so), and the hooks it needs, stay.
+                return Edit("codex", str(path), before, before)
             # features.hooks goes only when setup put it there (the manifest says so): a
             # [features] table the person had before setup stays as it is.
             cut = editor.remove_server(before, SERVER_NAME)
             # A manifest from before this record ("legacy"): the old rule, the table goes only
             # while it holds nothing but what remem writes there.
-            after = editor.disable_hooks(cut, (files.get(str(path)) or {}).get("features", "legacy"))
+            after = editor.disable_hooks(cut, rec.get("features", "legacy"))
             what = [f"{server} from mcp_servers"] * (cut != before) + ["features.hooks"] * (after != cut)
         else:
             text = before or ""
             added = editor.add_server(text, SERVER_NAME, server_entry())
-            after = editor.enable_hooks(added)
+            # A lone `[features] codex_hooks = true` is the table an earlier release appended
+            # only when setup.json says an earlier setup wrote this file ("table", or a record
+            # from before "features" was kept); otherwise it is the person's, and stays.
+            after = editor.enable_hooks(added, legacy_ours=bool(rec) and rec.get("features", "legacy")
+                                        in ("table", "legacy"))
             what = [f"{server} in mcp_servers"] * (added != text) + ["features.hooks"] * (after != added)
             if after != added:
                 had = tomllib.loads(added).get("features")
@@ -211,7 +220,7 @@ def _codex_toml_edit(editor: TomlEditor | None, remove: bool, files: dict[str, A
         return Edit("codex", str(path), before, before,
                     error=f"{path} could not be edited ({exc}); fix it by hand, then run `remem setup` again")
     except ValueError as exc:  # the editor's own words: what stops it, and the fix
-        return Edit("codex", str(path), before, before, error=f"{path}: {exc}")
+        return Edit("codex", str(path), before, before, error=f"{path}: {exc}", had_ours=had_ours)
     return Edit("codex", str(path), before, after, what=what, record=record, had_ours=had_ours)
 
 
@@ -299,7 +308,7 @@ def remember_schedule_choice(*, schedule: bool, remove: bool, took_out: bool = F
     (keeps_records), and one that only deletes lesson files has no setup of its own to record."""
     if remove and not (took_out and paths.setup_manifest().is_file()):
         return
-    manifest = load_manifest()
+    manifest = read_manifest()
     # Written also as null (the job asked for): its presence tells this release's setup.json
     # from an older one's, which kept no choice (schedule_off()).
     want = "removed" if remove else None if schedule else "no-schedule"
@@ -335,19 +344,66 @@ def empty_config(path: str, text: str) -> bool:
 
 
 def load_manifest() -> dict[str, Any]:
+    """setup.json as read_manifest() reads it, or {} when it cannot be read: for what only
+    reports (doctor). What writes setup.json reads it with read_manifest(), which refuses."""
     try:
-        data = json.loads(paths.setup_manifest().read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+        return read_manifest()
+    except ValueError:
         return {}
 
 
-def _save_manifest(data: dict[str, Any]) -> None:
+def read_manifest() -> dict[str, Any]:
+    """What setup recorded ({} before any setup); a ValueError naming the fix when setup.json
+    is there but cannot be read, so that setup neither writes over that record nor goes on
+    without it (--remove would then not know which backups to put back). An entry of "files"
+    that is no object records nothing and is skipped."""
     path = paths.setup_manifest()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(unreadable(path, exc)) from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        why = f"not JSON: {exc}"
+    else:
+        if not isinstance(data, dict):
+            why = "no JSON object"
+        elif not isinstance(data.get("files", {}), dict):
+            why = '"files" is no object'
+        elif not isinstance(data.get("crontab") or {}, dict):
+            why = '"crontab" is no object'
+        else:
+            if "files" in data:
+                data["files"] = {k: v for k, v in data["files"].items() if isinstance(v, dict)}
+            return data
+    raise ValueError(f"{path} is damaged ({why}); mend it, or move it aside (--remove then takes out "
+                     "remem's entries rather than put its backups back), then run `remem setup` again")
+
+
+def _save_manifest(data: dict[str, Any]) -> None:
+    """Write setup.json whole (a temp file beside it, synced, renamed over it), also when it
+    holds these bytes already, so that apply() learns before it changes any config whether it
+    can; a ValueError naming setup.json (not the temp file) when it cannot."""
+    import tempfile
+
+    path = paths.setup_manifest()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise ValueError(unwritable(path, exc)) from None
 
 
 def plan(
@@ -357,8 +413,9 @@ def plan(
     schedule: bool = True,
     toml_editor: TomlEditor | None = None,
 ) -> list[Edit]:
-    """Every edit setup (or --remove) would make; nothing is written."""
-    manifest = load_manifest()
+    """Every edit setup (or --remove) would make; nothing is written. A setup.json that cannot
+    be read stops it (read_manifest), before anything is planned."""
+    manifest = read_manifest()
     files = manifest.get("files") or {}
     explicit = agents is not None
     if agents is None:
@@ -389,7 +446,37 @@ def plan(
             _settle_removal(e, files)
             if e.again is not None:
                 e.again = _settled(e.again, files)
+        _note_other_memories(edits)
     return edits
+
+
+def _note_other_memories(edits: list[Edit]) -> None:
+    """--remove takes out only this memory's entries: one note (on the first such file's edit)
+    names the files still holding another memory's, and the command that takes those out."""
+    homes: dict[str, list[str]] = {}
+    for e in edits:
+        if e.kind != "file" or e.error or not e.after or not e.after.lstrip("\ufeff").strip():
+            continue
+        try:
+            if e.path.endswith(".toml"):
+                entry = (tomllib.loads(e.after).get("mcp_servers") or {}).get(SERVER_NAME)
+                found = ([] if entry is None or server_here(entry)
+                         else [server_home(entry) or str(paths.user_home() / ".remem")])
+            else:
+                data = parse_jsonc(e.after)
+                found = other_memories(data) if isinstance(data, dict) else []
+        except (ValueError, AttributeError):  # not TOML or JSON of this shape: reported elsewhere
+            continue
+        for home in found:
+            homes.setdefault(home, []).append(e.path)
+    if not homes:
+        return
+    first = next(e for e in edits if any(e.path in where for where in homes.values()))
+    said = "; ".join(f"{', '.join(where)} run another memory ({home}), so they stay: "
+                     f"`remem --home {shlex.quote(home)} setup --remove` takes them out"
+                     for home, where in homes.items())
+    note = f"remem's entries in {said}"
+    first.note = f"{first.note}; {note}" if first.note else note
 
 
 def wired_elsewhere(agents: list[str]) -> list[str]:
@@ -409,9 +496,10 @@ def _settled(again: Callable[[], Edit], files: dict[str, Any]) -> Callable[[], E
 def _settle_removal(e: Edit, files: dict[str, Any]) -> Edit:
     """What --remove does with one file, given what setup.json recorded of it."""
     rec = files.get(e.path)
-    if e.error and not rec and e.kind == "file":
+    if e.error and not rec and e.kind == "file" and not e.had_ours:
         # A file setup never wrote (no record) has nothing of setup's to take out:
-        # one it cannot read is no reason to fail --remove.
+        # one it cannot read is no reason to fail --remove. (One holding remem's entries
+        # that cannot be taken out says so.)
         e.error, e.after = None, e.before
     if e.kind != "file" or not rec or e.error or e.before is None:
         return e
@@ -439,17 +527,29 @@ def _real(path: Path) -> Path:
 def _write(path: Path, text: str) -> None:
     """Write whole or not at all (`files.write_atomic`: a temp file beside the file, 0600 from
     its first byte, as a config may hold tokens, synced, given the file's mode, then renamed
-    over it). A new file then gets what the umask gives any new file."""
+    over it). A new file then gets what the umask gives any new file. A file the person
+    write-protected, or hard-linked (a dotfiles copy the rename would leave behind), is left
+    as it is: write_atomic's refuse_protected raises, and unwritable() says what to do. The
+    folder of a link's target is never made: read_config refuses such a link first."""
     from remem.engine.files import write_atomic
 
+    if not path.is_symlink():
+        path.parent.mkdir(parents=True, exist_ok=True)
     path = _real(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     new = not path.exists()
-    write_atomic(path, text, fsync=True, through_links=True)
+    write_atomic(path, text, fsync=True, through_links=True, refuse_protected=True)
     if new:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(path, 0o666 & ~umask)
+
+
+def _failed(path: Path, exc: OSError) -> Path:
+    """The file a failed write is about: the config (not the temp file beside it, nor its
+    target when it is a link), or its backup when that is what could not be written."""
+    if exc.filename and os.path.dirname(os.fspath(exc.filename)) != str(_real(path).parent):
+        return Path(os.fspath(exc.filename))
+    return path
 
 
 def _now(e: Edit) -> Edit | None:
@@ -477,11 +577,15 @@ def ensure_log_folder() -> None:
 
 def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
     """Write the changed edits (each file backed up first); returns what was done."""
-    manifest = load_manifest()
+    manifest = read_manifest()
     files = manifest.setdefault("files", {})
     done = []
     # A --remove after $REMEM_HOME was deleted: no backups, no setup.json (keeps_records).
     records = keeps_records(remove)
+    if records:
+        # Saved as it is first: a setup.json that cannot be written stops setup before any
+        # config changes, so none is changed without the record --remove restores it from.
+        _save_manifest(manifest)
     if not remove:
         ensure_log_folder()
     units = [e for e in edits if e.target == SCHEDULE and e.changed and e.kind == "file"]
@@ -537,7 +641,10 @@ def apply(edits: list[Edit], *, remove: bool = False) -> list[dict[str, Any]]:
                     rec.update({k: v for k, v in e.record.items() if v})
                     rec.update(target=e.target, written=sha(e.after))
                     files[e.path] = rec
-        except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+        except OSError as exc:
+            entry["error"] = (unwritable(_failed(Path(e.path), exc), exc, remove=remove) if e.kind == "file"
+                              else f"could not write {e.path}: {exc}")
+        except (RuntimeError, subprocess.SubprocessError) as exc:
             entry["error"] = f"could not write {e.path}: {exc}"
         done.append(entry)
     # Which agents the person took remem out of on purpose (doctor does not call that a
@@ -665,7 +772,7 @@ class _ReadOnlyToml:
     def remove_server(self, text: str, name: str) -> str:
         return text
 
-    def enable_hooks(self, text: str) -> str:
+    def enable_hooks(self, text: str, legacy_ours: bool = True) -> str:
         return text
 
     def disable_hooks(self, text: str, added: str | None) -> str:

@@ -25,7 +25,7 @@ SERVER_NAME = "remem"
 # joined ('/it'"'"'s' for a path holding a quote). Bare text one character at a time: each
 # character has one way to match, so a long path that is not ours fails fast.
 _HOME_ARG = r"""(?:'[^']*'|"(?:[^"\\]|\\.)*"|[^\s'"])+"""
-_OURS = re.compile(r"(?:^|[\s/\\'\"])remem(?:\.exe)?['\"]?(?:\s+--home(?:=|\s+)" + _HOME_ARG + r")?\s+hook\s+"
+_OURS = re.compile(r"(?:^|[\s/\\'\"])remem(?:\.exe)?['\"]?(?:\s+--home(?:=|\s+)(?P<home>" + _HOME_ARG + r"))?\s+hook\s+"
                    r"(?:prompt|pre-tool|stop|session-end)\b")
 
 
@@ -134,7 +134,55 @@ def server_entry(style: str = "plain") -> dict[str, Any]:
 
 
 def is_ours(cmd: Any) -> bool:
+    """Whether a hook command runs `remem hook`, for any memory."""
     return isinstance(cmd, str) and bool(_OURS.search(cmd))
+
+
+# --------------------------------------------------------------------------- which memory
+
+def hook_home(cmd: str) -> str | None:
+    """The `--home` a remem hook command names, unquoted; None when it names none (or is no
+    remem hook)."""
+    found = _OURS.search(cmd)
+    if found is None or found.group("home") is None:
+        return None
+    try:
+        return "".join(shlex.split(found.group("home")))
+    except ValueError:  # pragma: no cover - the pattern takes only closed quotes
+        return found.group("home")
+
+
+def server_home(entry: Any) -> str | None:
+    """The `--home` remem's MCP server entry runs with (its args), or None when it names none."""
+    args = entry.get("args") if isinstance(entry, dict) else None
+    args = [a for a in args if isinstance(a, str)] if isinstance(args, list) else []
+    for i, arg in enumerate(args):
+        if arg == "--home" and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--home="):
+            return arg.removeprefix("--home=")
+    return None
+
+
+def same_memory(home: str | None) -> bool:
+    """Whether an entry with this `--home` (None: none, so the default ~/.remem) serves the
+    memory setup runs for now."""
+    theirs = Path(home).expanduser() if home else paths.user_home() / ".remem"
+    return os.path.realpath(theirs) == os.path.realpath(paths.home())
+
+
+def hook_here(cmd: Any) -> bool:
+    """Whether a hook command runs `remem hook` for this memory (what --remove takes out)."""
+    return is_ours(cmd) and same_memory(hook_home(cmd))
+
+
+def server_here(entry: Any) -> bool:
+    """Whether remem's MCP server entry serves this memory. Only an entry with args, as setup
+    writes it, says which memory it serves (its `--home`, or none: ~/.remem); one of another
+    shape says of no other memory, so it counts as this one's."""
+    if not (isinstance(entry, dict) and isinstance(entry.get("args"), list)):
+        return True
+    return same_memory(server_home(entry))
 
 
 # --------------------------------------------------------------------------- files
@@ -147,7 +195,18 @@ def read_config(path: Path) -> str | None:
     try:
         return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
+        if path.is_symlink() and not Path(os.path.realpath(path)).parent.is_dir():
+            # Writing through it would make the folder it points into, wherever that is.
+            raise DanglingLink(path) from None
         return None
+
+
+class DanglingLink(FileNotFoundError):
+    """A config that is a symlink into a folder that does not exist."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(errno.ENOENT, "a link into a folder that does not exist", str(path))
+        self.target = os.path.realpath(path)
 
 
 def not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
@@ -159,6 +218,9 @@ def unreadable(path: Path, exc: OSError | UnicodeDecodeError) -> str:
     """Why a config cannot be read and what mends it, in one line."""
     if isinstance(exc, UnicodeDecodeError):
         return not_utf8(path, exc)
+    if isinstance(exc, DanglingLink):
+        return (f"{path} is a link to {exc.target}, whose folder does not exist; point the link at a "
+                "file, or delete it, then run `remem setup` again")
     if isinstance(exc, IsADirectoryError):
         fix = "move that folder aside"
     elif isinstance(exc, PermissionError):
@@ -168,6 +230,31 @@ def unreadable(path: Path, exc: OSError | UnicodeDecodeError) -> str:
     else:
         fix = "check the path and its permissions"
     return f"{path} cannot be read ({exc.strerror or exc}); {fix}, then run `remem setup` again"
+
+
+def unwritable(path: Path, exc: OSError, *, remove: bool = False) -> str:
+    """Why a config could not be written (or deleted) and what mends it, in one line, naming
+    the config itself, never the temp file beside it."""
+    again = "`remem setup --remove`" if remove else "`remem setup`"
+    # write_atomic's refuse_protected says why in words of its own, starting "it ".
+    refused = exc.strerror if exc.strerror and exc.strerror.startswith("it ") else None
+    if refused and exc.errno == errno.EMLINK:
+        return f"{path} {refused.removeprefix('it ')}, then run {again} again"
+    if refused and exc.errno == errno.EACCES:
+        return (f"{path} is write-protected, so setup leaves it as it is; make it writable (chmod u+w, or "
+                f"`chattr -i` when `lsattr` shows it immutable), then run {again} again")
+    if exc.errno == errno.EPERM:
+        fix = ("check the permissions and attributes of it and its folder (`lsattr -d`: one marked i is "
+               "immutable until `chattr -i`)")
+    elif exc.errno == errno.EACCES:
+        fix = "give yourself write access to it and to its folder"
+    elif exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        fix = "free some disk space"
+    elif exc.errno == errno.EROFS:
+        fix = "its file system is read-only; make it writable"
+    else:
+        fix = "check the path and its permissions"
+    return f"{path} cannot be written ({exc.strerror or exc}); {fix}, then run {again} again"
 
 
 def sha(text: str | None) -> str | None:

@@ -13,7 +13,11 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from remem.engine.setup_edit import SERVER_NAME, Edit, command, is_ours, read_config, unreadable
+from remem import paths
+from remem.engine.setup_edit import (
+    SERVER_NAME, Edit, command, hook_here, hook_home, is_ours, read_config, server_here, server_home,
+    unreadable,
+)
 
 # How long the agents let a hook run: one pair of numbers, which the hooks' budget is cut to
 # fit (config.hook_budget_cap_ms). Codex cuts SessionEnd hooks off at 3 s and warns on every
@@ -424,17 +428,34 @@ def mend(error: str) -> str | None:
     return f'make "{where}" an object ({{"NAME": {{…}}}}), or take it out'
 
 
+# What remem owns in its MCP server entry: how the agent starts it. The rest (an "env" with
+# HF_HOME, Gemini CLI's "trust" and "timeout", "disabled", "alwaysAllow") is the person's.
+_SERVER_OWNS = ("type", "command", "args")
+# Another transport than the one remem writes, left in the entry: the agent would take it.
+_OTHER_TRANSPORT = ("url", "httpUrl", "serverUrl")
+
+
 def set_server(data: dict[str, Any], key: str, entry: dict[str, Any]) -> list[str]:
+    """remem's MCP server entry under data[key]: a new one as remem writes it; one already
+    there gets remem's command, args and type, and keeps every other key the person set."""
     servers = _member(data, key, dict, key)
-    if servers.get(SERVER_NAME) != entry:
-        servers[SERVER_NAME] = entry
+    current = servers.get(SERVER_NAME)
+    wanted = entry
+    if isinstance(current, dict):
+        kept = {k: v for k, v in current.items()
+                if k not in _OTHER_TRANSPORT and not (k == "type" and v != "stdio")}
+        wanted = {**kept, **{k: v for k, v in entry.items() if k in _SERVER_OWNS or k not in kept}}
+    if current != wanted:
+        servers[SERVER_NAME] = wanted
         return [f"MCP server {SERVER_NAME!r} in {key}"]
     return []
 
 
 def unset_server(data: dict[str, Any], key: str) -> list[str]:
+    """Take out remem's MCP server entry when it serves this memory (server_here); one that
+    runs another memory's `--home` stays."""
     servers = data.get(key)
-    if isinstance(servers, dict) and SERVER_NAME in servers:
+    if isinstance(servers, dict) and SERVER_NAME in servers and server_here(servers[SERVER_NAME]):
         del servers[SERVER_NAME]
         if not servers:
             del data[key]
@@ -442,13 +463,26 @@ def unset_server(data: dict[str, Any], key: str) -> list[str]:
     return []
 
 
+def other_memories(data: dict[str, Any]) -> list[str]:
+    """The `--home` of each of remem's entries in a config that serves another memory than this
+    one (`~/.remem` for an entry naming none): what --remove leaves in place."""
+    homes = []
+    for key in ("mcpServers", "servers"):
+        servers = data.get(key)
+        if isinstance(servers, dict) and SERVER_NAME in servers and not server_here(servers[SERVER_NAME]):
+            homes.append(server_home(servers[SERVER_NAME]))
+    homes += [hook_home(h["command"]) for h in our_hook_commands(data) if not hook_here(h["command"])]
+    return list(dict.fromkeys(home or str(paths.user_home() / ".remem") for home in homes))
+
+
 def set_grouped_hooks(data: dict[str, Any], wanted: dict[str, dict[str, Any]]) -> list[str]:
     """Claude Code / Codex / Gemini layout: hooks.{Event}: [{matcher?, hooks: [{type, command}]}].
 
     remem's hook is updated where it already is (so a second run changes nothing even when
-    the person added hooks after it), else appended as its own group. A group's matcher is
-    changed only when remem's hook is alone in it: the person's hooks beside it keep the
-    matcher they chose, and remem's hook moves out to a group of its own.
+    the person added hooks after it), else appended as its own group; what the person set in
+    it stays (_hook_entry). A group's matcher is changed only when remem's hook is alone in
+    it: the person's hooks beside it keep the matcher they chose, and remem's hook moves out
+    to a group of its own.
     """
     hooks = _member(data, "hooks", dict, "hooks")
     done = []
@@ -466,7 +500,7 @@ def set_grouped_hooks(data: dict[str, Any], wanted: dict[str, dict[str, Any]]) -
             for h in ours:
                 i = g["hooks"].index(h)
                 if not placed and fits:
-                    g["hooks"][i] = copy.deepcopy(group["hooks"][0])
+                    g["hooks"][i] = _hook_entry(h, group["hooks"][0])
                     if alone and "matcher" in group:
                         g["matcher"] = group["matcher"]
                     placed = True
@@ -480,7 +514,19 @@ def set_grouped_hooks(data: dict[str, Any], wanted: dict[str, dict[str, Any]]) -
     return [f"hooks {', '.join(done)}"]
 
 
+def _hook_entry(current: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any]:
+    """remem's hook in place of the one there: remem's command and type, the keys the person
+    added kept, and their timeout too when it is no shorter than remem's (a shorter one would
+    have the agent kill the hook before its budget, config.hook_budget_cap_ms, runs out)."""
+    merged = {**current, **{k: v for k, v in wanted.items() if k in ("type", "command") or k not in current}}
+    timeout = current.get("timeout")
+    if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout >= wanted["timeout"]):
+        merged["timeout"] = wanted["timeout"]
+    return merged
+
+
 def unset_grouped_hooks(data: dict[str, Any]) -> list[str]:
+    """Take out remem's hooks for this memory (hook_here); another memory's stay."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return []
@@ -492,7 +538,7 @@ def unset_grouped_hooks(data: dict[str, Any]) -> list[str]:
         keep = []
         for g in groups:
             if isinstance(g, dict) and isinstance(g.get("hooks"), list):
-                mine = [h for h in g["hooks"] if isinstance(h, dict) and is_ours(h.get("command"))]
+                mine = [h for h in g["hooks"] if isinstance(h, dict) and hook_here(h.get("command"))]
                 if mine:
                     g["hooks"] = [h for h in g["hooks"] if h not in mine]
                     removed.append(event)
@@ -553,11 +599,12 @@ def gemini_hooks() -> dict[str, dict[str, Any]]:
     }
 
 
-def unset_cursor_hooks(data: dict[str, Any]) -> list[str]:
+def unset_cursor_hooks(data: dict[str, Any], ours: Callable[[Any], bool] = hook_here) -> list[str]:
     """Take remem's hooks out of Cursor's hooks.json (its layout lists them: hooks.{event}:
     [{command}]). Setup no longer wires any there (beforeSubmitPrompt, all Cursor offers before
     a prompt, can only let it through or stop it), so both setup and --remove take out an
-    earlier release's entry; the person's own hooks stay."""
+    earlier release's entry; the person's own hooks stay. `ours` picks remem's entries: by
+    default this memory's (--remove), is_ours for any memory's (setup: none of them helps)."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return []
@@ -565,7 +612,7 @@ def unset_cursor_hooks(data: dict[str, Any]) -> list[str]:
     for event in list(hooks):
         entries = hooks[event]
         if isinstance(entries, list):
-            keep = [e for e in entries if not (isinstance(e, dict) and is_ours(e.get("command")))]
+            keep = [e for e in entries if not (isinstance(e, dict) and ours(e.get("command")))]
             if len(keep) != len(entries):
                 removed.append(event)
                 if keep:
