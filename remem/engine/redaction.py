@@ -40,11 +40,18 @@ SECRETS = [
 # A credential's name, alone or as the last word of a longer one (`DATABASE_PASSWORD`,
 # `MYSQL_ROOT_PASSWORD`, `GITHUB_TOKEN`, `DJANGO_SECRET_KEY`, Azure's `AccountKey`); `pass`
 # only as such a last word (`DB_PASS`), never alone ("pass: rewrite the parser"). A password
-# also as the end of one word (`PGPASSWORD`, `MYSQLPASSWORD`). Not the middle of a word
-# ("bypass", "OLDPWD").
-_CREDENTIAL = (r"(?<![A-Za-z0-9])(?:_auth(?![A-Za-z0-9])|_?(?:[A-Za-z0-9]+[_\-])*(?:[A-Za-z0-9]*(?:password|passwd|passphrase)|authtoken|pwd"
+# also as the end of one word (`PGPASSWORD`, `MYSQLPASSWORD`), and a key's or a secret's name
+# as the last word of a camel-case one (`SecretAccessKey`, as `aws iam create-access-key`
+# prints it, `secretAccessKey`, `stripeApiKey`, `webhookSecret`, `SessionToken`). Not the middle
+# of a word ("bypass", "OLDPWD"). A name is read once, from where it starts (its words and the
+# "_" or "-" between them, `--password`, `__secret__`), never again from each of its words:
+# a long run of words ("a_a_a_…") takes a time in proportion to its length.
+_CREDENTIAL = (r"(?<![A-Za-z0-9_\-])[_\-]*(?:[A-Za-z0-9]+[_\-]+)*"
+               r"(?:_auth(?![A-Za-z0-9])|(?:[A-Za-z0-9]*(?:password|passwd|passphrase)|authtoken|pwd"
                r"|secret(?:[_\-]?key)?|token|api[_\-]?key|access[_\-]?key|account[_\-]?key"
-               r"|private[_\-]?key|client[_\-]?secret)|(?:[A-Za-z0-9]+_)+pass)")
+               r"|private[_\-]?key|client[_\-]?secret"
+               r"|(?:[A-Za-z0-9]*(?-i:[a-z0-9]))?(?-i:(?:Secret|Access|Private|Api|API|Account)Key|SessionToken)"
+               r"|[A-Za-z0-9]*(?-i:[a-z0-9]Secret))|[A-Za-z0-9]+_pass)")
 # A value runs to a space or a quote, and to a ";" that starts the next `Name=` of a
 # connection string ("AccountKey=…;EndpointSuffix=…"), not to one inside a password.
 _VALUE = r"(?:[^\s'\";]|;(?![\w.\-]+=))"
@@ -70,15 +77,22 @@ _CURL_USER = r"\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:(?P<value>(?
 # `redis-cli -a …` (`--pass …`). Only after these programs: elsewhere `-p` is a port
 # (`ssh -p 2222`, `docker run -p 8080:80`) and `-a` anything. The option takes a value, so a
 # short word is one (`-proot`, `sshpass -p letmein`), but not a word, after a space, that
-# goes on a sentence ("docker login -p is deprecated"). A value in quotes runs to its closing
+# goes on a sentence, a word of grammar or a verb ("docker login -p is deprecated", "… -p prints
+# a warning", "… -p should never be used"). A value in quotes runs to its closing
 # quote; a quote with no closing one after the value is code's (`["mysql -p", …]`). A
 # reference (`-a "$REDIS_PASSWORD"`, `-p$MYSQL_PWD`, `<password>`), another option, a mask
 # (`-p****`), the shell's `;`, `|`, `&`, `<`, `>`, `(`, `)`, and what redaction put there
 # (`[secret]`) stay.
 _PROGRAM = r"(?<![\w.\-])"
 _ARGS = r"[^\n|;&]{0,400}?"  # the program's arguments before the option: one command, read only so far
-_PROSE_AFTER_OPTION = (r"(?:is|was|are|be|to|and|or|but|the|a|an|in|on|of|for|with|without|by|then|that|which|if"
-                       r"|when|so|also|only|here|instead|flag|option|argument|works|prompts|asks|takes|means)")
+_PROSE_AFTER_OPTION = (r"(?:is|isn|was|wasn|are|were|be|been|has|had|have|does|doesn|did|do|don|can|cannot|could|should"
+                       r"|shouldn|shall|will|won|would|must|may|might|need|needs|not|never|always|still|just|now|to"
+                       r"|and|or|but|nor|the|a|an|in|on|at|of|for|from|with|without|by|as|then|than|that|this|which"
+                       r"|who|where|why|how|if|when|while|so|also|only|here|there|instead|flag|flags|option|options"
+                       r"|argument|arguments|parameter|switch|works|prompts|asks|takes|means|prints|printed|shows"
+                       r"|showed|warns|warned|gives|leaks|leaked|exposes|puts|stores|stored|leaves|logs|logged|sends"
+                       r"|passes|passed|sets|requires|expects|accepts|fails|failed|errors|emits|outputs|writes|reads"
+                       r"|saves|returns|triggers|causes|makes|lets|allows|deprecated|insecure|unsafe)")
 _CLIENT_PASSWORD = (
     r"(?:" + _PROGRAM + r"(?:mysql(?:dump|admin|import|check|show|pump|slap)?"
     r"|mariadb(?:-dump|-admin|-import|-check|-show|-slap)?)(?=[ \t])" + _ARGS + r"[ \t](?-i:-p)(?=\S)"
@@ -88,19 +102,29 @@ _CLIENT_PASSWORD = (
     r"(?P<quote>['\"])?(?P<value>(?![$<{%*•\-]|\[secret\])"
     r"(?(quote)(?!\s)[^'\"\n]+|(?!(?<=[ \t])" + _PROSE_AFTER_OPTION + r"(?![^\s'\"`;|&<>()]))[^\s'\"`;|&<>()]+))"
     r"(?(quote)(?P=quote)(?=[\s;|&)'\"`]|$))")
-# A name ending in KEY (`RAILS_MASTER_KEY`, `APP_KEY`, `LICENSE_KEY`), or KEY_BASE (Rails'
-# `secret_key_base:`), in an .env line, YAML, JSON or code, given a value random to the eye
-# (is_secret, _looks_random): a generated key. Any other value stays (`PRIMARY_KEY = "id"`,
-# `SORT_KEY=name`, `CACHE_KEY=user_profile_v2`, `SECRET_KEY_BASE = ENV["SECRET_KEY_BASE"]`), as
-# does a public key's or a GPG key's fingerprint. The names that always hold a secret
-# (`API_KEY`, `SECRET_KEY`, `ACCESS_KEY` …) are _CREDENTIAL's, with its wider rules.
-_NAMED_KEY = (r"(?<![A-Za-z0-9_\-])[_\-]*(?:[A-Za-z0-9]+[_\-])+(?<!public[_\-])(?<!pub[_\-])(?<!gpg[_\-])(?<!pgp[_\-])"
-              r"key(?:[_\-]base)?['\"]?[ \t]*[:=][ \t]*['\"]?(?P<value>(?:base64:)?[A-Za-z0-9+/_\-]+=*)"
+# A name ending in KEY (`RAILS_MASTER_KEY`, `APP_KEY`, `LICENSE_KEY`; in camel case
+# `encryptionKey`, `masterKey`), or KEY_BASE (Rails' `secret_key_base:`), in an .env line, YAML,
+# JSON or code (`os.environ["MASTER_KEY"] = …`, a Dockerfile's `ENV MASTER_KEY …`), given a
+# value random to the eye (is_secret, _looks_random): a generated key. Any other value stays
+# (`PRIMARY_KEY = "id"`, `SORT_KEY=name`, `CACHE_KEY=user_profile_v2`, `SECRET_KEY_BASE =
+# ENV["SECRET_KEY_BASE"]`), as does a public key's or a GPG key's fingerprint, and a hash or a
+# UUID under a name that keys a thing rather than opens it (`commit_key: <a git commit>`,
+# `cache-key: v1-deps-<sha>`, `idempotency_key: <uuid>`; _names_a_thing). The names that always
+# hold a secret (`API_KEY`, `SECRET_KEY`, `ACCESS_KEY` …) are _CREDENTIAL's, with its wider rules.
+_NAMED_KEY = (r"(?<![A-Za-z0-9_\-])(?:(?P<env>(?-i:ENV))[ \t]+)?(?P<name>[_\-]*(?:[A-Za-z0-9]+[_\-])*"
+              r"(?:[A-Za-z0-9]+[_\-](?<!public[_\-])(?<!pub[_\-])(?<!gpg[_\-])(?<!pgp[_\-])key(?:[_\-]base)?"
+              r"|[A-Za-z0-9]*(?-i:[a-z0-9])(?<!public)(?<!pub)(?<!gpg)(?<!pgp)(?-i:Key(?:Base)?)))"
+              r"(?:['\"]\]?)?(?(env)(?:[ \t]*=[ \t]*|[ \t]+)|[ \t]*[:=][ \t]*)['\"]?"
+              r"(?P<value>(?:base64:)?[A-Za-z0-9+/_\-]+=*)"
               r"(?=[\s'\"`,;)\]}]|\.(?:\s|$)|$)")
+# An assignment: `NAME=value`, `NAME: value`, `"NAME": "value"`, `os.environ["NAME"] = "value"`,
+# and a Dockerfile's ENV in its older form too, a name, a space and its value (`ENV DB_PASSWORD
+# hunter2`), read as `DB_PASSWORD=hunter2` is (_not_a_secret: `ENV API_TOKEN $TOKEN` stays).
+_ASSIGNED_TO = r"(?:['\"]\]?)?(?(env)(?:\s*[:=]\s*|[ \t]+)|\s*[:=]\s*)['\"]?"
 # These read the same in any case.
 SECRETS_ANY_CASE = [
     (r"aws_secret_access_key|aws_session_token", "secret: AWS secret key"),
-    (_CREDENTIAL + r"['\"]?\s*[:=]\s*['\"]?" + _VALUE + "{6,}", "secret: credential assignment"),
+    (r"(?:(?P<env>(?-i:ENV))[ \t]+)?" + _CREDENTIAL + _ASSIGNED_TO + _VALUE + "{6,}", "secret: credential assignment"),
     (_SAID, "secret: a password or token given in words"),
     (_OPTION, "secret: a password or token given as an option"),
     (_CURL_USER, "secret: a password given to curl"),
@@ -115,7 +139,8 @@ SECRETS_RE_I = [(re.compile(p, re.IGNORECASE), why) for p, why in SECRETS_ANY_CA
 SECRET = "[secret]"
 # The label before a secret's value is kept ("password=[secret]", "Bearer [secret]",
 # "https://[secret]@host"): the lesson still says what was there.
-_LABEL = re.compile(r"^(?:://|[^:=\s]*\s*[:=]\s*['\"]?|(?:bearer|basic)\s+)", re.IGNORECASE)
+_LABEL = re.compile(r"^(?:://|(?-i:ENV[ \t]+)?[^:=\s]*\s*[:=]\s*['\"]?|(?-i:ENV)[ \t]+[^:=\s]+[ \t]+['\"]?"
+                    r"|(?:bearer|basic)\s+)", re.IGNORECASE)
 # What some patterns find is a secret's name ("aws_secret_access_key", "AWS_SESSION_TOKEN"),
 # not its value: snake case in one case, which a random key practically never is. The name
 # stays; its value is what follows it after ":" or "=", or after a space when that word looks
@@ -141,12 +166,27 @@ def _looks_like_key(word: str) -> bool:
 # a name's words run longer (`HomePageTitle2024`, `user_profile_cache_v2`), with few "-" and
 # "_" (one in 8 characters: `prod-eu-west-1-cache-v2` is words); or lower case with short runs
 # of digits scattered through it (base 36, `3ax6xnjp29jd6fds4gc373sgvjxteol0`). A name of many
-# words of three letters or fewer (`getMaxKeyForUrlAndApi`) reads as random too.
+# words of three letters or fewer (`getMaxKeyForUrlAndApi`) reads as random too. So does a
+# licence or product key, groups of letters and digits of one width and one case between "-"
+# (`A1B2C-D3E4F-G5H6I-J7K8L-M9N0P`, `VK7JG-NPHTM-C97JM-9MPGT-3V66T`, `AB12-CD34-EF56-GH78`):
+# four or more groups, or three of five or more, half of them with a letter and a digit.
 RANDOM_MIN = 20
 _RANDOM_ALPHABET = re.compile(r"(?:base64:)?([A-Za-z0-9+/_\-]+=*)", re.IGNORECASE)
 _HEX = re.compile(r"[0-9a-fA-F]+(?:-[0-9a-fA-F]+)*")
 _RUN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _DIGITS = re.compile(r"[0-9]+")
+_GROUPS = re.compile(r"[A-Z0-9]{4,8}(?:-[A-Z0-9]{4,8}){2,}|[a-z0-9]{4,8}(?:-[a-z0-9]{4,8}){2,}")
+_LETTER_AND_DIGIT = re.compile(r"(?=.*[A-Za-z])(?=.*[0-9])")
+
+
+def _dashed_groups(value: str) -> bool:
+    """A licence or product key's groups (see above)."""
+    if not _GROUPS.fullmatch(value):
+        return False
+    groups = value.split("-")
+    mixed = sum(1 for group in groups if _LETTER_AND_DIGIT.match(group))
+    return len({len(group) for group in groups}) == 1 and (len(groups) >= 4 or len(groups[0]) >= 5) \
+        and 2 * mixed >= len(groups)
 
 
 def _looks_random(value: str) -> bool:
@@ -155,6 +195,8 @@ def _looks_random(value: str) -> bool:
     if not whole:
         return False
     value = whole.group(1)
+    if _dashed_groups(value):
+        return True
     runs = _RUN.findall(value)
     size = sum(map(len, runs))
     if size < RANDOM_MIN or not _looks_like_key(value):
@@ -219,7 +261,7 @@ def _secret_span_found(text: str, m: re.Match[str]) -> tuple[int, int] | None:
 # kept (`$API_TOKEN`, `${TOKEN}`, `$(cat ~/.token)`, `<your-token>`, `{{ token }}`), a type
 # in code (`token: string;`), code that fetches it (`os.getenv("TOKEN")`,
 # `request.form["password"]`), and what redaction put there already (`[secret]`).
-_PWD_PATH = re.compile(r"(?:[A-Za-z0-9]+[_\-])*pwd\s*[:=]\s*['\"]?[~.]*/", re.IGNORECASE)
+_PWD_PATH = re.compile(r"[_\-]*(?:[A-Za-z0-9]+[_\-]+)*pwd\s*[:=]\s*['\"]?[~.]*/", re.IGNORECASE)
 _NOT_A_VALUE = re.compile(
     r"(?:\$\{?[A-Z_][A-Z0-9_]*\}?|%[A-Z_][A-Z0-9_]*%|<[^<>\s]+>|\[secret\]|"
     r"string|number|boolean|bigint|object|unknown|undefined|Optional|String)(?![\w-])"
@@ -282,11 +324,17 @@ def _names_code(found: str, value: str, after: str) -> bool:
 
 
 _ASSIGNMENT = next(p for p, why in SECRETS_RE_I if why == "secret: credential assignment")
+_NAMED_KEY_RE = next(p for p, why in SECRETS_RE_I if why == "secret: a key under a name ending in KEY")
+# A credential's name is found from the "-" and "_" it starts with; what is read as its name
+# keeps one "_" of them (`__secret_key__`), as a name in code begins.
+_LEADING_DASHES = re.compile(r"^[_\-]*?(?=_?[A-Za-z0-9])")
+_DOCKERFILE_ENV = re.compile(r"^ENV[ \t]+([^:=\s'\"]+)(?:[ \t]*=[ \t]*|[ \t]+)")
 
 
 def _not_a_secret(found: str, after: str = "") -> bool:
     """A credential assignment whose value is no secret (see above); `after`: the text that
     follows it."""
+    found = _LEADING_DASHES.sub("", _DOCKERFILE_ENV.sub(r"\1=", found))  # `--password=…` as `password=…`
     label = _LABEL.match(found)
     value = found[label.end():] if label else found
     return bool(_PWD_PATH.match(found) or _NOT_A_VALUE.match(value) or _names_code(found, value, after))
@@ -294,6 +342,46 @@ def _not_a_secret(found: str, after: str = "") -> bool:
 
 _RANDOM_ONLY = {p for p, why in (*SECRETS_RE, *SECRETS_RE_I)
                 if why in ("secret: a key as a URL's user", "secret: a key under a name ending in KEY")}
+
+# A name ending in KEY that keys a thing rather than opens one: a cache's, an object's in a
+# bucket, a row's, a commit's, an idempotent request's. Its last word before KEY says so
+# (`commit_key`, `OBJECT_KEY`, `cacheKey`, `Idempotency-Key`), unless a word of the name says
+# it opens something (`SESSION_CACHE_KEY`, `api_object_key`). Under such a name a hash (hex
+# digits as many as a git commit's, short or whole, or an MD5's, a SHA-1's: 7 to 40; a
+# SHA-256's, 64; a SHA-512's, 128) or a UUID, alone or among words (`v1-deps-<sha>`,
+# `linux-node18-<sha>`), is the thing's name and stays. Any other name keeps its hex as a
+# secret (`RAILS_MASTER_KEY`, `ENCRYPTION_KEY`, `LICENSE_KEY`, `webhookKey`): a generated
+# key is written in hex as often as not.
+_THING_WORDS = frozenset(
+    "id cache object obj commit sha hash idempotency idempotent dedup dedupe deduplication sort range partition "
+    "primary foreign row record item entity lookup index etag checksum digest revision rev version build artifact "
+    "layer image blob file bucket path request trace correlation event message job task run lock cursor page "
+    "snapshot manifest tree node unique composite translation i18n".split())
+_OPENING_WORDS = frozenset(
+    "api secret private access master encryption encrypt decryption signing sign license licence product "
+    "activation registration serial auth session webhook hmac jwt cipher crypto aes rsa client app account "
+    "deploy ssh service admin token password pass credential credentials integration routing storage".split())
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
+_UUID = re.compile(r"(?<![0-9a-fA-F])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-fA-F])",
+                   re.IGNORECASE)
+_HASH = re.compile(r"[0-9a-f]{7,40}|[0-9a-f]{64}|[0-9a-f]{128}|[0-9A-F]{7,40}|[0-9A-F]{64}|[0-9A-F]{128}")
+_THING_WORD = re.compile(r"(?:[a-z]{1,20}|[A-Z]{1,20}|[A-Z][a-z]{1,19})[0-9]{0,4}|[0-9]{1,8}")
+
+
+def _names_a_thing(name: str) -> bool:
+    """Whether a name ending in KEY keys a thing (see above)."""
+    words = [w.lower() for part in re.split(r"[_\-]+", name) if part
+             for w in ([part] if part.islower() or part.isupper() else _NAME_WORDS.findall(part))]
+    while words and words[-1] in ("key", "base"):
+        words.pop()
+    return bool(words) and words[-1] in _THING_WORDS and not _OPENING_WORDS.intersection(words)
+
+
+def _a_hash_among_words(value: str) -> bool:
+    """A hash or a UUID, alone or among words joined by "-", "_" or "/" (see above)."""
+    parts = re.split(r"[-_/]", _UUID.sub("0" * 40, value))
+    return any(_HASH.fullmatch(part) for part in parts) and \
+        all(_HASH.fullmatch(part) or _THING_WORD.fullmatch(part) for part in parts)
 
 
 def is_secret(pattern: re.Pattern[str], found: str, after: str = "") -> bool:
@@ -304,7 +392,10 @@ def is_secret(pattern: re.Pattern[str], found: str, after: str = "") -> bool:
     share_safety flags what redaction redacts, no more."""
     if pattern in _RANDOM_ONLY:
         whole = pattern.fullmatch(found)
-        return bool(whole) and _looks_random(whole.group("value"))
+        if not whole or not _looks_random(whole.group("value")):
+            return False
+        return not (pattern is _NAMED_KEY_RE and _names_a_thing(whole.group("name"))
+                    and _a_hash_among_words(whole.group("value")))
     return not (pattern is _ASSIGNMENT and _not_a_secret(found, after))
 
 
