@@ -6,6 +6,13 @@ run as a fresh process --runs times, through the installed console script and th
 `python -m remem`, beside `python -c pass` in the same run. Budgets (docs/DESIGN.md):
 prompt p50 <= 120 ms, pre-tool p50 <= 80 ms.
 
+A third of the lessons are error lessons in the words remem drafts them in ("`pip install`
+failed here (command not found); check the tool is installed, or use another."), so hundreds
+of lessons share the template's words ("failed", "check", "tool"). Two more rows time what
+only such a store costs: prompts that share those words ("why is the build failing", a long
+prompt of common words), and tool calls that are long scripts (thirty commands and a push, a
+here-document and a push, a generated megabyte of continued lines).
+
     python bench/hooks.py [--runs 40] [--lessons 2000] [--episodes 100000] [--json]
 """
 
@@ -38,11 +45,37 @@ PROMPTS = [
     "migrate the database to the new schema",
     "explain what this function does",
 ]
+# Prompts sharing the drafted error lessons' template words ("fail", "why", "check", "tool",
+# "tests", "here"): each of those lessons is a keyword hit.
+COMMON_PROMPTS = [
+    "why is the build failing",
+    "please help me with the project we need to make the code better and fix the thing that is not "
+    "working when we run it on the server and also check the tool and the build and the tests "
+    "because something failed again here today",
+    "find out why the tests fail here and check the tool is installed",
+]
+# Long scripts: many commands, then the one a lesson is about; a generated megabyte.
+LONG_SCRIPTS = [
+    "; ".join(f"echo step{i}" for i in range(30)) + "; git push --force",
+    "cat > notes.md <<'EOF'\n" + "lorem ipsum dolor sit amet, consectetur adipiscing elit\n" * 55
+    + "EOF\ngit add notes.md && git push --force",
+    "x \\\n" * 300_000 + "git push --force",
+]
 TOOL_CALLS = [
     {"tool_name": "Bash", "tool_input": {"command": "docker build -t api ."}},
     {"tool_name": "Bash", "tool_input": {"command": "npm install left-pad"}},
     {"tool_name": "Read", "tool_input": {"file_path": "/home/dev/shop/README.md"}},
     {"tool_name": "Bash", "tool_input": {"command": "pytest -q tests/test_store.py"}},
+]
+
+
+# How a drafted error lesson says what failed, and its advice (lesson_text's wordings).
+DRAFTED = [
+    ("command not found", "check the tool is installed, or use another"),
+    ("exit 1: {obj} failed", "find out why before running it again"),
+    ("tests failed: 3 failed in {obj}", "expect these tests to fail until the cause is fixed"),
+    ("network error: connection refused", "check that the service it needs is running"),
+    ("permission denied", "check the permissions first"),
 ]
 
 
@@ -53,16 +86,22 @@ def build_store(home: Path, lessons: int, episodes: int) -> None:
     from remem.engine import clock
     from remem.engine.embed import get_embedder, to_blob
     from remem.engine.lessons import lesson_hash
+    from remem.engine.programs import matchable_text
     from remem.engine.store import EPISODE_COLUMNS, Store, prepare_episode, stable_id
 
     rng = random.Random(7)
     emb = get_embedder()
     texts = []
+    kinds = ["correction", "error", "surprise"]
     for i in range(lessons):
         tool, act, obj, adv = (rng.choice(TOOLS), rng.choice(ACTIONS), rng.choice(OBJECTS), rng.choice(ADVICE))
-        texts.append(f"When you {act} {obj} with {tool}, {adv} (case {i})")
-    vecs = emb.encode(texts)
-    kinds = ["correction", "error", "surprise"]
+        if kinds[i % 3] == "error":  # as remem drafts an error lesson, its template around its words
+            how, advice = DRAFTED[i % len(DRAFTED)]
+            texts.append(f"`{tool} {act} {i}` failed here ({how.format(obj=obj)}); {advice}.")
+        else:
+            texts.append(f"When you {act} {obj} with {tool}, {adv} (case {i})")
+    # Embedded from their own words, as the sleep embeds a lesson (programs.matchable_text).
+    vecs = emb.encode([matchable_text(t, kinds[i % 3]) for i, t in enumerate(texts)])
     stamp = clock.iso()
     store = Store(home / "memory.db")
     with store.write() as conn:
@@ -122,7 +161,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    home = Path(args.store) / f"{args.lessons}-{args.episodes}"
+    home = Path(args.store) / f"{args.lessons}-{args.episodes}-drafted"  # its error lessons drafted
     if args.rebuild and home.exists():
         shutil.rmtree(home)
     if not (home / "memory.db").exists():
@@ -151,6 +190,12 @@ def main() -> None:
             {**TOOL_CALLS[i % len(TOOL_CALLS)], "session_id": f"bench-t-{i}", "cwd": "/home/dev/shop"})),
         "python -m remem hook pre-tool": ([py, "-m", "remem", "hook", "pre-tool"], lambda i: json.dumps(
             {**TOOL_CALLS[i % len(TOOL_CALLS)], "session_id": f"bench-tm-{i}", "cwd": "/home/dev/shop"})),
+        "remem hook prompt, template words": ([script, "hook", "prompt"], lambda i: json.dumps(
+            {"prompt": COMMON_PROMPTS[i % len(COMMON_PROMPTS)], "session_id": f"bench-c-{i}",
+             "cwd": "/home/dev/shop"})),
+        "remem hook pre-tool, long script": ([script, "hook", "pre-tool"], lambda i: json.dumps(
+            {"tool_name": "Bash", "tool_input": {"command": LONG_SCRIPTS[i % len(LONG_SCRIPTS)]},
+             "session_id": f"bench-l-{i}", "cwd": "/home/dev/shop"})),
     }
     times: dict[str, list[float]] = {name: [] for name in cases}
     cpus: dict[str, list[float]] = {name: [] for name in cases}
@@ -168,17 +213,17 @@ def main() -> None:
         rows.append({"case": name, "runs": len(vals), "p50_ms": round(statistics.median(vals), 1),
                      "p95_ms": round(pct(vals, 95), 1), "cpu_p50_ms": round(statistics.median(cpus[name]), 1),
                      "x_python": round(statistics.median(vals) / base, 2),
-                     "budget_p50_ms": budgets.get(name.replace("python -m ", ""))})
+                     "budget_p50_ms": budgets.get(name.replace("python -m ", "").split(",")[0])})
     if args.json:
         print(json.dumps({"lessons": args.lessons, "episodes": args.episodes, "load": os.getloadavg(),
                           "rows": rows}, indent=2))
         return
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{args.lessons} lessons, {args.episodes} episodes, {args.runs} runs each (load average {load})")
-    print(f"{'case':32} {'p50 ms':>8} {'p95 ms':>8} {'CPU p50':>8} {'x python':>9} {'budget p50':>11}")
+    print(f"{'case':34} {'p50 ms':>8} {'p95 ms':>8} {'CPU p50':>8} {'x python':>9} {'budget p50':>11}")
     for r in rows:
         budget = f"{r['budget_p50_ms']}" if r["budget_p50_ms"] else "-"
-        print(f"{r['case']:32} {r['p50_ms']:8.1f} {r['p95_ms']:8.1f} {r['cpu_p50_ms']:8.1f} "
+        print(f"{r['case']:34} {r['p50_ms']:8.1f} {r['p95_ms']:8.1f} {r['cpu_p50_ms']:8.1f} "
               f"{r['x_python']:9.2f} {budget:>11}")
 
 

@@ -118,13 +118,38 @@ def shown_in_session(store: Store, session_id: str | None) -> set[str]:
     return seen
 
 
+# Each refinement of the keyword evidence (`_without_template_words`,
+# `_sharing_only_program_names`) reads at most this many lessons, the best bm25 hits: a store
+# of thousands of lessons sharing a common word with the text costs the hook no more than
+# one of a few dozen.
+REFINE_TOP = 50
+# The words remem drafts around an error lesson's own (lesson_text: "`<command>` failed here
+# (<how>); <advice>.", "Avoid repeating this error: <title>."): "failed here", each advice, the
+# unfixed error's lead. A test holds them to lesson_text's (not imported here: it loads the
+# redaction patterns).
+TEMPLATE_WORDS = (
+    "failed here", "Avoid repeating this error",
+    "check the tool is installed, or use another", "install the module first",
+    "check the permissions first", "expect these tests to fail until the cause is fixed",
+    "check the code before running it", "give it more time or a smaller scope",
+    "check that the service it needs is running", "resolve the conflict first", "check the path first",
+    "find out why before running it again",
+)
+# The lessons that may be drafted with that template (a superset: `matchable_text` says which are).
+_DRAFTED = ("kind = 'error' AND (text LIKE '%failed%here%' OR text LIKE '%avoid%repeating%this%error%')")
+Calls = tuple[tuple[tuple[str, ...], ...], ...]  # programs.Calls: what a moment runs or names
+
+# Below, "AND +rowid IN (…)" beside a MATCH, never "rowid IN": FTS5 takes a bare rowid
+# constraint as one lookup of the whole query per rowid (1,250 of them: 1.2 s); with "+" it
+# reads the query's matches once and SQLite keeps those listed (10 ms).
 _MARK_OPEN, _MARK_CLOSE = "\x01", "\x02"  # around the lesson's words a query matched (highlight)
 _MARKED = re.compile(f"{_MARK_OPEN}(.*?){_MARK_CLOSE}", re.DOTALL)
 _WORD_EDGE = "\"'()[]{}<>,.;:!?*`"  # what a matched word may carry around it
 
 
 def _keyword_scores(store: Store, text: str, seqs: Iterable[int], *, event: str = "prompt",
-                    command: str | None = None, texts: Mapping[int, str] | None = None) -> dict[int, float]:
+                    command: str | None = None, texts: Mapping[int, str] | None = None,
+                    calls: Calls | None = None) -> dict[int, float]:
     """bm25 over lessons_fts, normalised to 0..1 by the best hit among all lessons (not only
     those this event may show: else one weak word match among few candidates counts in full);
     {} when nothing matches. A lesson whose only words in common with the text are names it
@@ -132,7 +157,9 @@ def _keyword_scores(store: Store, text: str, seqs: Iterable[int], *, event: str 
     everywhere please", "`find` on this Mac is BSD find" for "Find where the config is
     loaded") has no keyword evidence unless the text runs or names that program as the
     program match reads it (`_named_programs`): the same word, not the same thing.
-    `texts`: the lessons' texts by seq, when the caller has them (else they are read)."""
+    `texts`: the lessons' texts by seq, when the caller has them (else they are read); `calls`:
+    what the moment runs or names (`_calls`), when the caller has read it (else it is read).
+    Each refinement reads at most REFINE_TOP lessons, the best hits, whatever the store holds."""
     terms = fts_terms(text)
     match = or_query(terms)
     if not match:
@@ -156,7 +183,7 @@ def _keyword_scores(store: Store, text: str, seqs: Iterable[int], *, event: str 
     out = {seq: score / top for seq, score in found.items() if seq in wanted}
     try:
         names_only = _sharing_only_program_names(store, text, terms, match, out, texts,
-                                                 event=event, command=command)
+                                                 event=event, command=command, calls=calls)
     except Exception:  # nor may this refinement: the evidence then counts as it used to
         names_only = set()
     return {seq: score for seq, score in out.items() if seq not in names_only}
@@ -166,46 +193,83 @@ def _without_template_words(store: Store, terms: list[str], found: dict[int, flo
     """The bm25 of these lessons (seq -> score) with only the words of theirs that count
     (`programs.matchable_text`): a lesson whose words in common with the text are all remem's
     template ("…; find out why before running it again.") is dropped, and one that shares
-    some of its own words is scored on those alone."""
+    some of its own words is scored on those alone.
+
+    Only the text's words that are the template's (`_template_terms`) can be a drafted
+    lesson's template alone: a text with none of them is left as it is, unread. Else the
+    REFINE_TOP best hits among the lessons that may be drafted (`_DRAFTED`) are read, each
+    scored on the text's words its own words hold; past them, a lesson's score is its bm25
+    less that of the template's words (bm25 is a sum over the query's words), so they count
+    for none of those lessons, read or not, and no lesson is read one by one."""
     from remem.engine.lesson_keywords import tokens
     from remem.engine.programs import matchable_text
 
+    shared = _template_terms(terms)
+    if not shared or not found:
+        return found
+    in_template = {r["rowid"]: float(r["s"]) for r in store.rows(
+        "SELECT rowid, -bm25(lessons_fts) AS s FROM lessons_fts WHERE lessons_fts MATCH ? "
+        f"AND +rowid IN (SELECT seq FROM lessons WHERE {_DRAFTED})", (or_query(shared),))}
+    ranked = sorted((seq for seq in in_template if seq in found), key=lambda seq: -found[seq])
+    if not ranked:
+        return found
+    read, past = ranked[:REFINE_TOP], ranked[REFINE_TOP:]
+    out = dict(found)
+    for seq in past:
+        left = found[seq] - in_template[seq]
+        if left > found[seq] * 1e-9:  # not the rounding of a sum of the template's words alone
+            out[seq] = left
+        else:
+            del out[seq]
     # Only an error lesson has a template around its words (`matchable_text`).
-    rows = store.rows("SELECT seq, text, kind FROM lessons WHERE kind = 'error' "
-                      "AND seq IN (SELECT value FROM json_each(?))", (json.dumps(list(found)),))
+    rows = store.rows("SELECT seq, text, kind FROM lessons WHERE seq IN (SELECT value FROM json_each(?))",
+                      (json.dumps(read),))
     own = {r["seq"]: words for r in rows
            if (words := matchable_text(r["text"], r["kind"])) != (r["text"] or "")}
     if not own:
-        return found
+        return out
     phrases = tokens(terms)
     counted: dict[tuple[str, ...], list[int]] = {}  # the terms a lesson's own words hold -> lessons
-    for seq, words in own.items():
-        held = set(tokens([words])[0])
+    for seq, held_words in zip(own, tokens(own.values())):  # one call: tokens reads a batch at once
+        held = set(held_words)
         kept = tuple(t for t, phrase in zip(terms, phrases) if phrase and set(phrase) <= held)
         counted.setdefault(kept, []).append(seq)
-    out = {seq: score for seq, score in found.items() if seq not in own}
+        del out[seq]
     for kept, seqs in counted.items():
         if not kept:
             continue
         for r in store.rows(
                 "SELECT rowid, -bm25(lessons_fts) AS s FROM lessons_fts WHERE lessons_fts MATCH ? "
-                "AND rowid IN (SELECT value FROM json_each(?))", (or_query(list(kept)), json.dumps(seqs))):
+                "AND +rowid IN (SELECT value FROM json_each(?))", (or_query(list(kept)), json.dumps(seqs))):
             if r["s"] > 0:
                 out[r["rowid"]] = float(r["s"])
     return out
 
 
+def _template_terms(terms: list[str]) -> list[str]:
+    """The terms whose every word (as FTS5 stems it) is a word of remem's template
+    (`TEMPLATE_WORDS`): the only ones a drafted error lesson can share through its template."""
+    from remem.engine.lesson_keywords import tokens
+
+    *phrases, template = tokens([*terms, " ".join(TEMPLATE_WORDS)])
+    words = set(template)
+    return [t for t, phrase in zip(terms, phrases) if phrase and set(phrase) <= words]
+
+
 def _sharing_only_program_names(store: Store, text: str, terms: list[str], match: str,
-                                seqs: Iterable[int], texts: Mapping[int, str] | None, *,
-                                event: str, command: str | None) -> set[int]:
-    """Of these lessons (hits of `match`), those whose every word in common with the text is a
-    name they give a program that the text does not run or name (`_only_program_names`)."""
+                                scores: Mapping[int, float], texts: Mapping[int, str] | None, *,
+                                event: str, command: str | None, calls: Calls | None = None) -> set[int]:
+    """Of these lessons (hits of `match`, seq -> score), those whose every word in common with
+    the text is a name they give a program that the text does not run or name
+    (`_only_program_names`). Of the lessons that may be such (a code span, a known tool the
+    text has as a word), the REFINE_TOP best are read; any further one is counted among them,
+    its evidence left out: a weaker hit than fifty others, never one shown on a name alone."""
     from remem.engine.programs import KNOWN_PROGRAMS
 
-    seqs = list(seqs)
+    seqs = list(scores)
     if not seqs:
         return set()
-    named = _named_programs(text, event, command)
+    named = _named_programs(text, event, command, calls)
     # Without a code span a lesson names only the known tools: of those lessons, only one
     # holding a known tool the text has as a plain word can share nothing but names with it.
     tools = [t for t in terms if t in KNOWN_PROGRAMS and t not in named]
@@ -218,13 +282,15 @@ def _sharing_only_program_names(store: Store, text: str, terms: list[str], match
              or (tools and any(t in (texts.get(seq) or "").lower() for t in tools))]
     if not maybe:
         return set()
+    maybe.sort(key=lambda seq: -scores[seq])
+    maybe, past = maybe[:REFINE_TOP], maybe[REFINE_TOP:]
     # The words the query matched in each (porter-stemmed, as bm25 counted them), marked.
     marked = store.rows(
         "SELECT rowid, highlight(lessons_fts, 0, ?, ?) AS marked FROM lessons_fts "
-        "WHERE lessons_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
+        "WHERE lessons_fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))",
         (_MARK_OPEN, _MARK_CLOSE, match, json.dumps(maybe)),
     )
-    return {r["rowid"] for r in marked if _only_program_names(r["marked"] or "", named)}
+    return {r["rowid"] for r in marked if _only_program_names(r["marked"] or "", named)} | set(past)
 
 
 def _only_program_names(marked: str, named: frozenset[str]) -> bool:
@@ -255,10 +321,11 @@ def _calls(text: str, event: str, command: str | None) -> tuple[tuple[tuple[str,
     before a tool call (any other tool's call runs that tool, by its name), the prompt's
     (`programs.query_commands`); () for the stop hook."""
     from remem.engine.programs import commands_run, query_commands
+    from remem.engine.shell_words import bounded
 
     if event == "pre-tool":
         if command:
-            run = commands_run(command)
+            run = commands_run(bounded(command))  # a megabyte's script: its start and its end
             return (run,) if run else ()
         # Any other tool runs itself: a lesson about that tool ("`Edit` failed here (File has
         # not been read yet)") is about this call as a shell program's lesson is about its
@@ -270,27 +337,32 @@ def _calls(text: str, event: str, command: str | None) -> tuple[tuple[tuple[str,
     return ()
 
 
-def _named_programs(text: str, event: str, command: str | None) -> frozenset[str]:
-    """The programs this moment runs or names, by name (`_calls`; a hand-back is read as a
-    prompt is: it has no program match, but the tools it names are named)."""
+def _named_programs(text: str, event: str, command: str | None, calls: Calls | None = None) -> frozenset[str]:
+    """The programs this moment runs or names, by name (`_calls`, or `calls` when read already;
+    a hand-back is read as a prompt is: it has no program match, but the tools it names are
+    named)."""
     from remem.engine.programs import call_heads
 
-    return call_heads(_calls(text, "prompt" if event == "stop" else event, command))
+    if calls is None or event == "stop":
+        calls = _calls(text, "prompt" if event == "stop" else event, command)
+    return call_heads(calls)
 
 
-def program_matcher(text: str, *, event: str = "prompt",
-                    command: str | None = None) -> Callable[[str, str | None], bool] | None:
+def program_matcher(text: str, *, event: str = "prompt", command: str | None = None,
+                    calls: Calls | None = None) -> Callable[[str, str | None], bool] | None:
     """The program match of this moment: whether a lesson (text, kind) is about a program that
     the shell call `command` runs (pre-tool), or that the prompt runs or names (`programs`),
     and the call does not already follow the lesson's remedy; None when the event has none
-    (stop, a pre-tool call that is no shell command)."""
+    (stop, a pre-tool call that is no shell command). `calls`: `_calls` of the moment, when
+    read already."""
     from remem.engine.programs import lesson_matcher
 
-    calls = _calls(text, event, command)
+    if calls is None:
+        calls = _calls(text, event, command)
     return lesson_matcher(calls) if calls else None
 
 
-_SEQ, _ID, _TEXT, _KIND, _CWD = range(5)  # positions in candidates' rows
+_SEQ, _ID, _TEXT, _KIND, _CWD, _STRENGTH, _SPACE, _EMBEDDING = range(8)  # positions in candidates' rows
 
 
 # How far below `need` a cosine's estimate must be for _falls_short: round(x, 4) adds at most
@@ -364,7 +436,8 @@ def candidates(
         from remem.engine.programs import is_refusal
 
         rows = [r for r in rows if not is_refusal(r[_TEXT])]
-    about_program = program_matcher(text, event=event, command=command)
+    calls = _calls(text, event, command)  # what the call runs: its command parsed this once
+    about_program = program_matcher(text, event=event, command=command, calls=calls)
     maybe = [r for r in maybe if r[_ID] not in exclude and applies_in(r[_CWD], cwd)]
     matched = {r[_SEQ] for r in [*rows, *maybe]
                if about_program and about_program(r[_TEXT] or "", r[_KIND])}
@@ -379,8 +452,16 @@ def candidates(
     # without making a float object of each value each time (~3 ms on the hook path).
     qvec = embedder.encode_py(text[:TEXT_CAP]).tolist()
     keyword = _keyword_scores(store, text[:TEXT_CAP], (r[_SEQ] for r in rows), event=event,
-                              command=command, texts={r[_SEQ]: r[_TEXT] for r in rows})
+                              command=command, texts={r[_SEQ]: r[_TEXT] for r in rows}, calls=calls)
     space = embedder.space
+    # Before a shell call, a lesson about a program it runs is scored against the command
+    # that runs it too: a long script's other words must not hide its `git push --force`.
+    by_command: dict[int, tuple[float, float]] = {}
+    if event == "pre-tool" and command and matched:
+        try:
+            by_command = _by_command(store, embedder, text, calls, [r for r in rows if r[_SEQ] in matched])
+        except Exception:  # it may only add: the call's own score stands without it
+            by_command = {}
     qq = math.fsum(x * x for x in qvec)
     out = []
     for seq, lesson_id, lesson_text, kind, lesson_cwd, strength, lesson_space, embedding in rows:
@@ -389,9 +470,14 @@ def candidates(
         by_program = 1.0 if seq in matched else 0.0
         evidence = KEYWORD_WEIGHT * kw + COMMAND_WEIGHT * by_program
         if embedding and lesson_space == space:
-            if at_least is not None and _falls_short(qvec, qq, embedding, at_least - evidence):
+            if at_least is not None and seq not in by_command \
+                    and _falls_short(qvec, qq, embedding, at_least - evidence):
                 continue
             cos = dot_py(qvec, from_blob_py(embedding))
+        if seq in by_command:  # the higher of the two: the call's own words may say more
+            alone_cos, alone_kw = by_command[seq]
+            if max(alone_cos, 0.0) + KEYWORD_WEIGHT * alone_kw > max(cos, 0.0) + KEYWORD_WEIGHT * kw:
+                cos, kw = alone_cos, alone_kw
         relevance = round(max(cos, 0.0) + KEYWORD_WEIGHT * kw + COMMAND_WEIGHT * by_program, 4)
         if at_least is not None and relevance < at_least:
             continue
@@ -402,6 +488,47 @@ def candidates(
             "relevance": relevance,
         })
     out.sort(key=lambda c: (-c["relevance"], -float(c["strength"] or 0)))
+    return out
+
+
+BY_COMMAND_MOST = 4  # commands of one call that matched lessons are scored against, at most
+
+
+def _by_command(store: Store, embedder: Any, text: str, calls: Calls,
+                rows: list[tuple[Any, ...]]) -> dict[int, tuple[float, float]]:
+    """For each of these lessons (rows of `candidates`, each found by the program match before
+    a shell call), its cosine and keyword evidence against the one command of the call that
+    runs its program, as the call would be with that command alone: the tool's name and the
+    command's words as the program match reads them ("Bash git push --force" for a script of
+    thirty steps that ends in `git push --force origin main`). A lesson no single command runs
+    is left out, and so is one whose command is the call's whole text already."""
+    from remem.engine.embed import dot_py, from_blob_py
+    from remem.engine.programs import lesson_matcher
+
+    commands = calls[0] if calls else ()
+    tool = text.split(maxsplit=1)[0] if text.strip() else ""
+    matchers: dict[tuple[str, ...], Callable[[str, str | None], bool]] = {}
+    alone: dict[str, tuple[tuple[str, ...], list[tuple[Any, ...]]]] = {}  # its text -> (command, lessons)
+    for row in rows:
+        for command in commands:
+            about = matchers.get(command)
+            if about is None:
+                about = matchers[command] = lesson_matcher(((command,),))
+            if about(row[_TEXT] or "", row[_KIND]):
+                said = f"{tool} {' '.join(command)}".strip()
+                if said != text and (said in alone or len(alone) < BY_COMMAND_MOST):
+                    alone.setdefault(said, (command, []))[1].append(row)
+                break
+    out: dict[int, tuple[float, float]] = {}
+    for said, (command, lessons) in alone.items():
+        vec = embedder.encode_py(said).tolist()
+        # What that command runs is what it names (`_named_programs`): read already.
+        keyword = _keyword_scores(store, said, (r[_SEQ] for r in lessons), event="pre-tool",
+                                  texts={r[_SEQ]: r[_TEXT] for r in lessons}, calls=((command,),))
+        for row in lessons:
+            embedding = row[_EMBEDDING]
+            cos = dot_py(vec, from_blob_py(embedding)) if embedding and row[_SPACE] == embedder.space else 0.0
+            out[row[_SEQ]] = (cos, keyword.get(row[_SEQ], 0.0))
     return out
 
 

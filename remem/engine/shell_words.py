@@ -21,9 +21,9 @@ _SPECIAL = re.compile(r"[<>|&;'\"`$()…]")  # what the shell reads specially (o
 COMMAND_WORDS = 4
 
 
-# Between the characters split_commands looks at: read in one step, so a long command costs
-# little on the hook path.
-_PLAIN_RUN = re.compile(r"[^\"'`\\();|&\n<]+")
+# Between the characters split_commands looks at, and the escaped characters among them ("\;"
+# is a word's): read in one step, so a long command costs little on the hook path.
+_PLAIN_RUN = re.compile(r"(?:[^\"'`\\();|&\n<]|\\[\s\S])+")
 _DOUBLE_QUOTED_REST = re.compile(r'(?:[^"\\]|\\.)*"', re.DOTALL)  # to the closing quote, \" kept
 
 
@@ -82,6 +82,34 @@ def split_commands(command: str, strict: bool = True, most: int = 0) -> list[tup
         i += 1
     out.append((op, "".join(buf).strip()))
     return out
+
+
+# Characters of a shell command a hook reads for what it runs (`bounded`): half from its start,
+# half from its end. A call or a script is far shorter; a generated one (a megabyte of
+# continued lines) would otherwise cost the hook its whole budget in parsing.
+COMMAND_CAP = 16_000
+_COMMAND_EDGE = re.compile(r"[\n;&|]")
+
+
+def bounded(command: str, cap: int = COMMAND_CAP) -> str:
+    """A command of more than `cap` characters as its first and its last `cap` / 2, joined by
+    a new line, each cut at the edge of a line (or, in a line of no breaks, of a command: ";",
+    "&", "|"), so no command is cut in two; a start with no such edge is kept as it is (it
+    holds the command's first words), an end with none is left out. A script's first commands
+    and its last ones (the push after the build) are read, never more than `cap` characters."""
+    if len(command) <= cap:
+        return command
+    half = cap // 2
+    head = command[:half]
+    edges = list(_COMMAND_EDGE.finditer(head))
+    if edges:
+        newline = head.rfind("\n")
+        head = head[:newline if newline > 0 else edges[-1].start()]
+    tail = command[len(command) - half:]
+    newline = tail.find("\n")
+    edge = _COMMAND_EDGE.search(tail) if newline < 0 else None
+    tail = tail[newline + 1:] if newline >= 0 else tail[edge.end():] if edge else ""
+    return f"{head}\n{tail}" if tail.strip() else head
 
 
 def command_words(command: str, limit: int = COMMAND_WORDS, by_name: bool = False) -> str:

@@ -80,23 +80,32 @@ def _texts(content: Any) -> list[str]:
             if isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str)]
 
 
+TRANSCRIPT_TAIL = 262_144  # bytes of a transcript the stop hook reads, from its end
+
+
+def _tail_lines(path: str | None) -> list[str]:
+    """The lines of a transcript's last TRANSCRIPT_TAIL bytes, last first; [] when there is no
+    regular file to read (/dev/zero, a FIFO: no end, or no answer)."""
+    if not path:
+        return []
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return []
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            size = fh.tell()
+            fh.seek(max(0, size - TRANSCRIPT_TAIL))
+            tail = fh.read(TRANSCRIPT_TAIL).decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    return tail.splitlines()[::-1]
+
+
 def _last_assistant_from_transcript(path: str | None) -> str:
     """The assistant's text since the person's last prompt in a Claude Code transcript (its last
     256 KB), or "". Records of another shape are skipped; a subagent's (sidechain) are not the
     hand-back; an earlier turn's answer is never taken for this one's."""
-    if not path:
-        return ""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # /dev/zero, a FIFO: no end, or no answer
-            return ""
-        with open(path, "rb") as fh:
-            fh.seek(0, 2)
-            size = fh.tell()
-            fh.seek(max(0, size - 262_144))
-            tail = fh.read(262_144).decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    for line in reversed(tail.splitlines()):
+    for line in _tail_lines(path):
         try:
             rec = json.loads(line)
         except ValueError:
@@ -118,6 +127,41 @@ def _last_assistant_from_transcript(path: str | None) -> str:
         if any(t.strip() for t in texts):
             return "\n".join(texts)
     return ""
+
+
+def _last_assistant_from_rollout(path: str | None) -> str:
+    """The agent's last answer in a Codex rollout (its last 256 KB), or "": the output_text of
+    the last `response_item` assistant message (`{"type": "response_item", "payload": {"type":
+    "message", "role": "assistant", "content": [{"type": "output_text", "text": …}]}}`), after
+    the person's last message. Other records (tool calls, reasoning, the UI's event_msg copies)
+    are passed over; records of another shape are skipped."""
+    for line in _tail_lines(path):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        item = rec.get("payload") if isinstance(rec, dict) and rec.get("type") == "response_item" else None
+        if not isinstance(item, dict) or item.get("type") != "message":
+            continue
+        content = item.get("content")
+        parts = [c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)
+                 and c.get("type") in ("output_text", "input_text", "text")] \
+            if isinstance(content, list) else [content] if isinstance(content, str) else []
+        if not any(p.strip() for p in parts):
+            continue
+        if item.get("role") == "user" and not _codex_harness("\n".join(parts)):
+            return ""  # the person's prompt: what came before it answered an earlier turn
+        if item.get("role") == "assistant":
+            return "\n".join(parts)
+    return ""
+
+
+def _codex_harness(text: str) -> bool:
+    """Whether a rollout's user message is Codex's own (its environment, AGENTS.md, a note
+    that a turn was aborted: a whole message in one snake_case tag), not the person's."""
+    from remem.engine.codex import _is_harness, persons_words  # only when a rollout is read: rare
+
+    return _is_harness(text) or not persons_words(text)
 
 
 def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
@@ -151,8 +195,10 @@ def read(agent: str, event: str, payload: dict[str, Any]) -> HookCall | None:
         command = shell_command(payload.get("tool_name"), json_or_raw(payload.get("tool_input")))
     elif event == "stop":
         text = _str(payload.get("last_assistant_message")) or _str(payload.get("prompt_response"))
-        if not text and agent in ("claude-code", "codex"):
+        if not text and agent == "claude-code":
             text = _last_assistant_from_transcript(transcript)
+        elif not text and agent == "codex":  # its transcript_path is the session's rollout
+            text = _last_assistant_from_rollout(transcript)
     else:
         text = ""
     return HookCall(
