@@ -66,9 +66,10 @@ def store_problem(exc: BaseException, db: Any = None) -> tuple[str, str, str] | 
     kind = _problem_kind(str(exc).lower())
     if kind is None:
         return None
-    if isinstance(exc, StoreError) and str(exc):
+    if isinstance(exc, StoreError) and str(exc) and kind != "busy":
         # Already the one line naming the fix (the store's StoreReadOnly is also SQLite's
-        # error): wrapped again, it would say everything twice.
+        # error): wrapped again, it would say everything twice. The busy line quotes nothing
+        # of the error, so it stays the one every command says.
         plain = store_problem(sqlite3.OperationalError(str(exc)), db)
         return (kind, str(exc), exc.fix or plain[2]) if plain else None
     db = Path(db) if db is not None else paths.db_path()
