@@ -3,7 +3,9 @@ engine with LIMIT/OFFSET (DESIGN: lists are paged, never loaded whole).
 
 `n` / `p` turn the page, and so do pagedown / pageup on the page's table; where there is no
 page to turn (the last page, a list the pane cannot page now: Episodes' search results) they
-scroll the focused table as usual. Episodes, Lessons and Shared page this way.
+scroll the focused table as usual. With the focus on something else that scrolls (a row's
+detail), they scroll that, a page at a time, and leave the list's page alone. Episodes, Lessons
+and Shared page this way.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from textual.binding import Binding
+from textual.containers import ScrollableContainer
+from textual.widget import Widget
 from textual.widgets import DataTable
 
 from remem.tui.widgets.pane import Pane
@@ -101,20 +105,30 @@ class PagedPane(Pane):
             self.new_list = True
             self.safe_reload()
 
-    def _focused_table(self) -> DataTable:
+    def _focused_scroller(self) -> Widget:
+        """What pagedown / pageup act on: the pane's table that has the focus, or another
+        widget of the pane that scrolls and has it (a row's detail); else the paged table."""
         focused = self.app.focused
-        return focused if isinstance(focused, DataTable) and focused in self.query(DataTable) else self._table()
+        if focused is None or focused is self or self not in focused.ancestors:
+            return self._table()
+        if isinstance(focused, (DataTable, ScrollableContainer)):
+            return focused
+        return self._table()  # the search box, a filter: the keys turn the list's page
 
     def action_page_down(self) -> None:
-        table = self._focused_table()
-        if table is self._table() and self._can_turn(True):
+        target = self._focused_scroller()
+        if target is self._table() and self._can_turn(True):
             self.action_next_page()
+        elif isinstance(target, DataTable):
+            target.action_page_down()
         else:
-            table.action_page_down()
+            target.scroll_page_down()
 
     def action_page_up(self) -> None:
-        table = self._focused_table()
-        if table is self._table() and self._can_turn(False):
+        target = self._focused_scroller()
+        if target is self._table() and self._can_turn(False):
             self.action_prev_page()
+        elif isinstance(target, DataTable):
+            target.action_page_up()
         else:
-            table.action_page_up()
+            target.scroll_page_up()

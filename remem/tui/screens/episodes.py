@@ -11,11 +11,12 @@ from textual.content import Content
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static
 
+from remem.engine.store import MAX_DETAIL, MAX_GIST, MAX_TITLE
 from remem.errors import NotFound
 from remem.tui.paging import PagedPane, paging_bindings
 from remem.tui.screens.modals import AskValue, ConfirmForget, ConnectTo
 from remem.tui.widgets.columns import FitsItsWidth, room_left, widest
-from remem.tui.widgets.format import ago, cell, cut, figure, lines, markup, plain
+from remem.tui.widgets.format import ago, cell, cut, figure, lines, markup, plain, whole
 
 SORTS = ("when", "kind", "title", "project", "strength", "recalls")
 # The table's columns and their widths: None is as wide as its values; the title gets what
@@ -24,7 +25,11 @@ SORTS = ("when", "kind", "title", "project", "strength", "recalls")
 COLUMNS = (("kind", 8), ("title", None), ("project", 10), ("when", None), ("str", None), ("rec", None),
            ("tags", 10))
 TITLE_WIDTH = (12, 34)  # the narrowest title, and the title before the table has a width
-FORGET_TITLE = 50  # the forget dialog's question cuts a title here; the whole text goes under it
+FORGET_TITLE = 50  # the forget dialog's question cuts a title here; the whole memory goes under it
+# The most of a memory's detail the detail beside the table shows (drawn again at every move of
+# the cursor: much more would slow it); the forget dialog shows it all (the store keeps
+# MAX_DETAIL characters).
+DETAIL_SHOWN = 16_000
 
 
 # Its own list of keys, PagedPane's paging keys among them (not inherited): the footer shows
@@ -172,10 +177,11 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
             markup("[dim]$id · $kind · $type · $at[/dim]", id=row["id"], kind=row["kind"],
                    type=row["memory_type"], at=str(row["at"])[:16]),
             "",
-            plain(row["gist"] or ""),
+            plain(whole(row["gist"] or "", MAX_GIST)),
         ]
-        if row["detail"]:
-            parts += ["", plain(cut(row["detail"], 600))]
+        if row["detail"]:  # whole, its lines as written: a command's output, a traceback
+            parts += ["", plain(whole(row["detail"], DETAIL_SHOWN,
+                                      "f shows the whole memory, and Cancel there changes nothing"))]
         parts += [
             "",
             # A stored value that is no number (a corrupt row) shows as "?", the rest as ever.
@@ -249,10 +255,23 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
         self.first_page()
         self.safe_reload()
 
-    def _act(self, verb: str, fn: Any, *args: Any) -> None:
+    def _act(self, verb: str, fn: Any, *args: Any, failed: Any = None) -> None:
         memory_id = self.selected_id()
         if memory_id:
-            self.run_action(f"{verb} {memory_id[:10]}", lambda store: fn(store, memory_id, *args))
+            self.run_action(f"{verb} {memory_id[:10]}", lambda store: fn(store, memory_id, *args), failed=failed)
+
+    def _ask_again(self, memory_id: str, ask: Any) -> Any:
+        """What a write that failed does with what was typed for it (run_action's `failed`):
+        the dialog opens again holding it, to save again or drop with Esc; unless the memory
+        itself is gone (said, and the view reloaded), when there is nowhere to put it."""
+        def failed(exc: BaseException) -> None:
+            try:
+                self.app.store.episode(memory_id)
+            except NotFound:
+                return
+            ask()
+
+        return failed
 
     def _selected_episode(self) -> dict[str, Any] | None:
         """The selected memory as stored now; None (and the view told) when it is gone."""
@@ -278,8 +297,20 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
         self._act("restored" if archived else "archived", life.restore if archived else life.archive)
 
     def action_promote(self) -> None:
-        if self._selected_episode() is not None:
-            self._act("promoted", self.app.engine("lifecycle").promote)
+        row = self._selected_episode()
+        if row is None:
+            return
+        memory_id, life = row["id"], self.app.engine("lifecycle")
+
+        def promote(store: Any) -> bool:
+            """Promoted; whether it was long-term already (promote leaves it as it is then)."""
+            before = store.episode(memory_id)
+            already = before["memory_type"] == "long_term" and not before["expires_at"]
+            life.promote(store, memory_id)
+            return already
+
+        self.run_action(lambda already: f"{memory_id[:10]} is already long-term" if already
+                        else f"promoted {memory_id[:10]}: it is long-term now", promote)
 
     def action_forget(self) -> None:
         if self.app.write_refused():  # before the dialog: what is chosen there is not lost
@@ -287,24 +318,31 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
         row = self._selected_episode()
         if row is None:
             return
-        title = row["title"]
+        title = row["title"] if isinstance(row["title"], str) else str(row["title"])
 
         def done(choice: str | None) -> None:
             if choice:
                 life = self.app.engine("lifecycle")
                 self._act("deleted" if choice == "hard" else "archived", life.forget, choice == "hard")
 
-        # The whole text, not only the title as the question cuts it: what a delete for good
-        # takes is read before it goes.
-        text = [title] if len(title) > FORGET_TITLE else []
+        # The whole memory, not only the title as the question cuts it: what a delete for good
+        # takes (a command's output, a traceback in its detail) is read before it goes, its
+        # lines as written; the dialog's body scrolls.
+        text = [whole(title, MAX_TITLE)] if cut(title, FORGET_TITLE) != title else []
         if row["gist"] and row["gist"] != title:
-            text.append(row["gist"])
-        self.app.push_screen(ConfirmForget(cut(title, FORGET_TITLE), "\n".join(cut(t, 600) for t in text)), done)
+            text.append(whole(row["gist"], MAX_GIST))
+        if row["detail"] and row["detail"] not in (title, row["gist"]):
+            text.append(whole(row["detail"], MAX_DETAIL))
+        self.app.push_screen(ConfirmForget(cut(title, FORGET_TITLE), "\n\n".join(text)), done)
 
     def action_tag(self) -> None:
-        memory_id = self.selected_for_write()
-        if not memory_id:
+        if self.app.write_refused():  # before the dialog: what is typed there is not lost
             return
+        row = self._selected_episode()  # one deleted elsewhere: said, and the view reloaded, first
+        if row is not None:
+            self._ask_tags(row["id"])
+
+    def _ask_tags(self, memory_id: str, typed: str = "") -> None:
         memories = self.app.engine("memories")
 
         def add(store: Any, tags: list[str]) -> tuple[list[str], list[str]]:
@@ -321,49 +359,61 @@ class EpisodesPane(FitsItsWidth, PagedPane, inherit_bindings=False):
 
         def done(value: str | None) -> None:
             if value:
-                self.run_action(said, lambda store: add(store, value.split(",")))
+                self.run_action(said, lambda store: add(store, value.split(",")),
+                                failed=self._ask_again(memory_id, lambda: self._ask_tags(memory_id, value)))
 
-        self.app.push_screen(AskValue("Add tags (comma separated)", "python, tooling"), done)
+        self.app.push_screen(AskValue("Add tags (comma separated)", "python, tooling", value=typed), done)
 
     def action_importance(self) -> None:
         if self.app.write_refused():  # before the dialog: what is typed there is not lost
             return
         row = self._selected_episode()
-        if row is None:
-            return
+        if row is not None:
+            self._ask_importance(row)
+
+    def _ask_importance(self, row: dict[str, Any], typed: str | None = None) -> None:
         # A stored value that is no number (a corrupt row) shows as "?" in the detail: the
         # dialog starts empty then, and says why.
         current = figure(row["importance"])
         damaged = current == "?"
 
         def done(value: str | None) -> None:
-            if value:
-                try:
-                    number = float(value)
-                except ValueError:
-                    self.app.notify("importance is a number from 0 to 1", severity="error")
-                    return
-                self._act(f"importance {number}", _set_importance, number)
+            if not value:
+                return
+            again = lambda: self._ask_importance(row, value)  # noqa: E731 - what was typed, back
+            try:
+                number = float(value)
+            except ValueError:
+                self.app.notify("importance is a number from 0 to 1", severity="error")
+                again()
+                return
+            self._act(f"importance {number}", _set_importance, number, failed=self._ask_again(row["id"], again))
 
         self.app.push_screen(AskValue(
-            "Importance (0 to 1)", "0.5", value="" if damaged else current,
+            "Importance (0 to 1)", "0.5", value=typed if typed is not None else "" if damaged else current,
             detail=f"The stored importance is no number ({cut(repr(row['importance']), 40)}): give one "
                    "from 0 to 1 to mend it." if damaged else ""), done)
 
     def action_connect(self) -> None:
-        from remem.engine.store import CONNECTION_TYPES
-
         if self.app.write_refused():  # before the dialog: what is typed there is not lost
             return
+        row = self._selected_episode()  # one deleted elsewhere: said, and the view reloaded, first
+        if row is not None:
+            self._ask_connection(row["id"])
+
+    def _ask_connection(self, memory_id: str, typed: tuple[str, str] | None = None) -> None:
+        from remem.engine.store import CONNECTION_TYPES
 
         def done(answer: tuple[str, str] | None) -> None:
             if answer:
                 target, kind = answer
                 graph = self.app.engine("graph")
-                self._act(f"connected ({kind})", lambda store, mid: graph.connect(store, mid, target, kind))
+                # A target no memory has, the memory itself: the dialog again, with what was typed.
+                self.run_action(f"connected ({kind}) {memory_id[:10]}",
+                                lambda store: graph.connect(store, memory_id, target, kind),
+                                failed=self._ask_again(memory_id, lambda: self._ask_connection(memory_id, answer)))
 
-        if self.selected_id():
-            self.app.push_screen(ConnectTo(CONNECTION_TYPES), done)
+        self.app.push_screen(ConnectTo(CONNECTION_TYPES, *(typed or ())), done)
 
 
 def _cells(r: dict[str, Any], project_name: Any) -> list[str]:

@@ -19,11 +19,15 @@ from remem.tui.paging import PagedPane
 from remem.tui.screens.modals import AskValue, Confirm, EditText
 from remem.tui.widgets.columns import FitsItsWidth, fill, fits, room_left, widest
 from remem.tui.widgets.format import cell, cut, figure, lines, markup, plain, sender, short_sender, since
+from remem.tui.widgets.pane import ChangedMeanwhile
 
 COLUMNS = ("kind", "status", "str", "seen", "lesson")
 # The fewest and the most characters of a lesson's words the table shows (its detail has them
 # all): between the two, as many as the table's width leaves beside the other columns.
 LESSON_WIDTH = (24, 56)
+# What saving an emptied lesson says, the editor left open (`remem lessons edit` names the veto
+# command; here it is a key).
+EMPTIED = "a lesson needs text; press v to veto it instead"
 
 
 def lesson_words(lesson: dict[str, Any], width: int) -> str:
@@ -186,7 +190,8 @@ class LessonsPane(FitsItsWidth, PagedPane):
         return True
 
     def _row_action(self, message: str | Callable[[Any], str], lesson_id: str, action: Callable[[Any], Any],
-                    done: Callable[[Any], None] | None = None) -> None:
+                    done: Callable[[Any], None] | None = None,
+                    failed: Callable[[BaseException], None] | None = None) -> None:
         """run_action for an action that changes one lesson: when it worked, the reload after
         it draws that row again rather than the page."""
         def worked(result: Any) -> None:
@@ -194,7 +199,7 @@ class LessonsPane(FitsItsWidth, PagedPane):
             if done:
                 done(result)
 
-        self.run_action(message, action, worked)
+        self.run_action(message, action, worked, failed)
 
     def selected_id(self) -> str | None:
         return self.selected_key()
@@ -259,20 +264,70 @@ class LessonsPane(FitsItsWidth, PagedPane):
             return
         if self._edit_refused(current):  # before the dialog: what is typed there is not lost
             return
+        self._open_editor(current)
 
+    def _open_editor(self, current: dict[str, Any], typed: str | None = None, title: str | None = None) -> None:
+        """The editor over a lesson's words (or over `typed`: words given back after a save that
+        could not be made); ctrl+s saves them (_save_edit)."""
         def done(text: str | None) -> None:
-            if not text or text == current["text"]:
-                return
-            try:  # it may have changed while the dialog was open (the Shared tab, another process)
-                now = lessons.get_lesson(self.app.store, lesson_id)
-            except Exception:  # gone meanwhile: edit_text says so, as for any failed write
-                now = None
-            if now is None or not self._edit_refused(now):
-                # The same words, spaced otherwise, change nothing (edit_text writes nothing).
-                self._row_action(lambda done: edit_said(current, done), lesson_id,
-                                 lambda store: lessons.edit_text(store, lesson_id, text), self._edited)
+            if text and text != current["text"]:
+                self._save_edit(current, text)
 
-        self.app.push_screen(EditText(f"Edit lesson {lesson_id}", current["text"]), done)
+        self.app.push_screen(EditText(title or f"Edit lesson {current['id']}",
+                                      current["text"] if typed is None else typed, empty=EMPTIED), done)
+
+    def _save_edit(self, current: dict[str, Any], text: str) -> None:
+        """Save words typed for a lesson (`current`, as it was when the editor opened). It may
+        have changed while the editor was open (the Shared tab, another process): merged into
+        another lesson (the words are not written there behind the person's back: said, and
+        they go back into an editor, over the lesson it was merged into), or made a lesson that
+        cannot be edited (said). A save that fails (the memory busy, read-only) gives the words
+        back in the editor: nothing typed is lost."""
+        lessons = self.app.engine("lessons")
+        lesson_id = current["id"]
+        try:
+            now = lessons.get_lesson(self.app.store, lesson_id)
+        except Exception:  # gone meanwhile: edit_text says so, as for any failed write
+            now = None
+        if now is not None and now["id"] != lesson_id:
+            self.app.notify(f"{lesson_id} was merged into {now['id']} meanwhile; nothing saved",
+                            severity="warning", markup=False)
+            self.safe_reload()
+            self._words_back(lesson_id, text)
+            return
+        if now is not None and self._edit_refused(now):
+            return
+
+        def save(store: Any) -> dict[str, Any]:
+            # Once more in the write's own thread: a merge can land between the check above and
+            # the write, and edit_text follows a merged-away id to the lesson it became.
+            there = lessons.get_lesson(store, lesson_id)
+            if there["id"] != lesson_id:
+                raise ChangedMeanwhile(f"{lesson_id} was merged into {there['id']} meanwhile; nothing saved")
+            return lessons.edit_text(store, lesson_id, text)
+
+        def failed(exc: BaseException) -> None:
+            if isinstance(exc, ChangedMeanwhile):  # merged meanwhile (said): over the lesson it became
+                self._words_back(lesson_id, text)
+            elif not isinstance(exc, NotFound):  # the words back, to save again (or Esc)
+                self._open_editor(current, text)
+
+        # The same words, spaced otherwise, change nothing (edit_text writes nothing).
+        self._row_action(lambda done: edit_said(current, done), lesson_id, save, self._edited, failed)
+
+    def _words_back(self, lesson_id: str, text: str) -> None:
+        """Words typed for a lesson merged into another meanwhile (nothing saved): back in an
+        editor over the lesson it became, which says so; ctrl+s saves them to that lesson, Esc
+        drops them."""
+        lessons = self.app.engine("lessons")
+        try:
+            now = lessons.get_lesson(self.app.store, lesson_id)
+        except Exception as exc:  # gone altogether: nowhere to put them
+            self.read_failed(exc)
+            return
+        if not self._edit_refused(now):
+            self._open_editor(now, text, f"Your words for {lesson_id}, merged into {now['id']} meanwhile: "
+                                         f"ctrl+s saves them to {now['id']}, Esc drops them")
 
     def _edited(self, done: dict[str, Any]) -> None:
         """An edit that kept the earlier words in a row of their own (a shared lesson of ours:

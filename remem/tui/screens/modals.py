@@ -107,19 +107,22 @@ class AskValue(ModalScreen[str | None]):
 
 
 class ConnectTo(ModalScreen[tuple[str, str] | None]):
-    """Connect the selected memory to another one, with a type."""
+    """Connect the selected memory to another one, with a type; target and kind: what was
+    typed and chosen before (a connection that could not be made, asked again)."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, types: Iterable[str]) -> None:
+    def __init__(self, types: Iterable[str], target: str = "", kind: str = "related_to") -> None:
         super().__init__()
         self.types = list(types)
+        self.target = target
+        self.kind = kind if kind in self.types else "related_to"
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label("Connect to which memory?", id="question")
-            yield Input(placeholder="id (a prefix of 6+ characters is enough)", id="target")
-            yield Select([(t, t) for t in self.types], value="related_to", allow_blank=False, id="type")
+            yield Input(value=self.target, placeholder="id (a prefix of 6+ characters is enough)", id="target")
+            yield Select([(t, t) for t in self.types], value=self.kind, allow_blank=False, id="type")
             with Horizontal(classes="buttons"):
                 yield Button("Connect", id="ok", variant="primary")
                 yield Button("Cancel", id="cancel")
@@ -140,14 +143,16 @@ class ConnectTo(ModalScreen[tuple[str, str] | None]):
 
 
 class EditText(ModalScreen[str | None]):
-    """Edit a lesson's text in a TextArea."""
+    """Edit a lesson's text in a TextArea. empty: what saving no text says, the editor left
+    open (nothing saved, nothing closed); without it, saving no text cancels."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel"), Binding("ctrl+s", "save", "Save")]
 
-    def __init__(self, title: str, text: str) -> None:
+    def __init__(self, title: str, text: str, empty: str = "") -> None:
         super().__init__()
         self.title_text = title
         self.text = text
+        self.empty = empty
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="wide"):
@@ -158,7 +163,11 @@ class EditText(ModalScreen[str | None]):
                 yield Button("Cancel", id="cancel")
 
     def action_save(self) -> None:
-        self.dismiss(self.query_one(TextArea).text.strip() or None)
+        text = self.query_one(TextArea).text.strip()
+        if not text and self.empty:
+            self.app.notify(self.empty, severity="warning", markup=False)
+            return
+        self.dismiss(text or None)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "save":

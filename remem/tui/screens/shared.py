@@ -13,14 +13,25 @@ from textual.content import Content
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Label, Static
 
+from remem.errors import NotFound
 from remem.tui.paging import PagedPane
 from remem.tui.screens.modals import AskValue, Confirm
 from remem.tui.widgets.columns import fill
 from remem.tui.widgets.format import cut, lines, markup, plain, sender
+from remem.tui.widgets.pane import ChangedMeanwhile
 
 
 CANDIDATE_COLUMNS = ("status", "origin", "signature", "safety", "project", "lesson")
 PEER_COLUMNS = ("origin", "trusted", "first seen", "lessons", "label")
+WAITING = ("candidate", "quarantined")  # a received lesson's statuses while it waits for a decision
+
+
+def decided_meanwhile(lesson_id: str, status: str) -> str:
+    """What became of a candidate decided elsewhere (`remem share accept`, another app) since
+    its row was drawn, by its status now: for the line that says nothing was done."""
+    how = {"active": "was accepted (it is active now)", "vetoed": "was rejected",
+           "revoked": "was revoked by its author"}.get(status, f"became {status}")
+    return f"{lesson_id} {how} meanwhile (elsewhere)"
 
 
 def project_cell(c: dict[str, Any]) -> str:
@@ -212,53 +223,103 @@ class SharedPane(PagedPane):
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.safe_detail(str(event.row_key.value) if event.row_key else None)
 
+    def still_waiting(self, lesson_id: str) -> dict[str, Any] | None:
+        """The selected candidate as stored now, when it still waits for a decision; else None,
+        said, and the view read again: accepted or rejected elsewhere since its row was drawn,
+        a key here must not undo that (x vetoing a lesson accepted meanwhile)."""
+        lesson = self.still_there(lesson_id, lambda: self.app.engine("lessons").get_lesson(self.app.store, lesson_id))
+        if lesson is None:
+            return None
+        if lesson["status"] not in WAITING:
+            self.app.notify(f"{decided_meanwhile(lesson_id, lesson['status'])}: nothing done; the view is reloaded",
+                            severity="warning", markup=False)
+            self.safe_reload()
+            return None
+        return lesson
+
+    def decide(self, lesson_id: str, decision: Any) -> Any:
+        """decision(store), run in the write's thread once the candidate is read there again
+        and found still waiting (ChangedMeanwhile otherwise: another process decided on it
+        between the key and the write)."""
+        lessons = self.app.engine("lessons")
+
+        def act(store: Any) -> Any:
+            status = lessons.get_lesson(store, lesson_id)["status"]
+            if status not in WAITING:
+                raise ChangedMeanwhile(f"{decided_meanwhile(lesson_id, status)}: nothing done; the view is reloaded")
+            return decision(store)
+
+        return act
+
+    def share_warned(self, done: dict[str, Any]) -> None:
+        """What an accept or a reject could not do in the share folder (its confirmation there
+        waits for the next sync), said as `remem share accept`/`reject` says it."""
+        if done.get("warning"):
+            self.app.notify(done["warning"], severity="warning", markup=False)
+
     def action_accept(self) -> None:
         lesson_id = self.selected_key("#candidate-table")
         if not lesson_id:
             return
-        if self.candidates[lesson_id]["status"] == "quarantined":
-            self.app.notify("quarantined: read why on the right, then press A to accept it anyway",
-                            severity="warning")
+        lesson = self.still_waiting(lesson_id)
+        if lesson is None:
+            return
+        if lesson["status"] == "quarantined":
+            self.app.notify(f"{lesson_id} is quarantined: read why on the right, then press A to accept it anyway",
+                            severity="warning", markup=False)
             return
         self.accept(lesson_id)
 
     def action_accept_quarantined(self) -> None:
         lesson_id = self.selected_key("#candidate-table")
-        if lesson_id:
+        if lesson_id and self.still_waiting(lesson_id) is not None:
             self.accept(lesson_id, force=True)
 
-    def accept(self, lesson_id: str, *, force: bool = False) -> None:
+    def accept(self, lesson_id: str, *, force: bool = False, typed: str = "") -> None:
         """Accept a candidate; one waiting for its project first asks for the folder it
-        belongs to here (the CLI's `--project`): a path, or the name of a project remem knows."""
+        belongs to here (the CLI's `--project`): a path, or the name of a project remem knows.
+        typed: the answer given before (a folder refused, an accept that failed), asked again."""
         if self.app.write_refused():  # before the dialog: what is typed there is not lost
             return
         share = self.app.engine("share")
-        c = self.candidates[lesson_id]
+        c = self.candidates.get(lesson_id)
+        if c is None:  # off the page read again since (decided elsewhere, said)
+            return
         if not c["waits"]:
-            self.run_action("accepted", lambda store: share.accept(store, lesson_id, force=force))
+            self.run_action(f"accepted {lesson_id}", self.decide(
+                lesson_id, lambda store: share.accept(store, lesson_id, force=force)), self.share_warned)
             return
 
         def done(answer: str | None) -> None:
             if not answer:
                 return
+
+            def again(exc: BaseException | None = None) -> None:
+                if not isinstance(exc, (ChangedMeanwhile, NotFound)):  # decided elsewhere, gone (said)
+                    self.accept(lesson_id, force=force, typed=answer)
+
             try:
                 where = self.app.engine("projects").resolve_project(self.app.store, answer)
             except ValueError as exc:  # the engine's one line naming what to give instead
                 self.app.notify(str(exc), severity="error", markup=False)
+                again()
                 return
-            self.run_action(f"accepted {lesson_id}: applies in {where}",
-                            lambda store: share.accept(store, lesson_id, force=force, project=where))
+            self.run_action(f"accepted {lesson_id}: applies in {where}", self.decide(
+                lesson_id, lambda store: share.accept(store, lesson_id, force=force, project=where)),
+                self.share_warned, again)
 
         self.app.push_screen(AskValue(
-            f"Accept {lesson_id} for which folder here?", f"~/code/{c['project']}",
+            f"Accept {lesson_id} for which folder here?", f"~/code/{c['project']}", value=typed,
             detail=f"It waits {c['waits']}. Give its folder (a full path), or the name of a project "
                    "remem knows."), done)
 
     def action_reject(self) -> None:
         lesson_id = self.selected_key("#candidate-table")
-        if lesson_id:
-            share = self.app.engine("share")
-            self.run_action("rejected", lambda store: share.reject(store, lesson_id))
+        if not lesson_id or self.still_waiting(lesson_id) is None:
+            return
+        share = self.app.engine("share")
+        self.run_action(f"rejected {lesson_id}", self.decide(lesson_id, lambda store: share.reject(store, lesson_id)),
+                        self.share_warned)
 
     def _trust_target(self, what: str = "trust") -> tuple[str, bool] | None:
         """The origin T (or X) acts on, all 16 digits, and whether it is trusted now: the peer
@@ -274,9 +335,20 @@ class SharedPane(PagedPane):
         candidate = self.candidates.get(self.selected_key("#candidate-table") or "")
         if not candidate or not candidate["origin"]:
             self.app.notify(f"select a candidate to {what} its origin, or a peer in the Peers table "
-                            "(tab moves there)", severity="warning", markup=False)
+                            f"({self.tabs_to_peers()})", severity="warning", markup=False)
             return None
         return candidate["origin"], bool(candidate["origin_trusted"])
+
+    def tabs_to_peers(self) -> str:
+        """How to get the focus to the Peers table from where it is: tab moves along the focus
+        chain, which passes the candidate's detail (it scrolls) on the way."""
+        chain = self.screen.focus_chain
+        peers = self.query_one("#peer-table", DataTable)
+        if peers not in chain:
+            return "tab moves there"
+        here = chain.index(self.app.focused) if self.app.focused in chain else -1
+        presses = (chain.index(peers) - here) % len(chain) or len(chain)
+        return {1: "tab moves there", 2: "tab twice moves there"}.get(presses, f"tab {presses} times moves there")
 
     def action_trust(self) -> None:
         target = self._trust_target()

@@ -94,6 +94,16 @@ def short_sender(origin: str | None, label: str | None = None) -> str:
     return sender_name(origin, label, brief=True)
 
 
+def whole(text: object, limit: int, where: str = "") -> str:
+    """Stored text shown whole, its lines as written (a command's output, a traceback), plain
+    text as cut() gives it; past `limit` characters it stops, saying how much it left out (and
+    `where` the rest is read, when it is read elsewhere)."""
+    text = _text(text)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… ({len(text) - limit:,} more characters{': ' + where if where else ''})"
+
+
 def cut(text: object, width: int) -> str:
     """One line of at most `width` terminal cells (a wide character, as in Chinese or Japanese,
     takes two: what the table's columns measure), plain text (not markup: pass it to markup()

@@ -12,7 +12,14 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
 from remem.engine.store import Store
+from remem.errors import NotFound
 from remem.tui.widgets.format import plain
+
+
+class ChangedMeanwhile(ValueError):
+    """A write refused in its thread because another process changed its row since the view
+    was drawn (a lesson merged into another, a candidate accepted elsewhere): said as a
+    warning, and the view is read again."""
 
 
 def failure_line(exc: BaseException, component: str) -> str:
@@ -137,7 +144,8 @@ class Pane(Vertical):
         return line
 
     def run_action(self, message: str | Callable[[Any], str], action: Callable[[Any], Any],
-                   done: Callable[[Any], None] | None = None) -> None:
+                   done: Callable[[Any], None] | None = None,
+                   failed: Callable[[BaseException], None] | None = None) -> None:
         """Run an engine write, action(store), in a thread of its own on a connection of its own:
         while another remem process holds the memory the write waits up to the store's busy
         timeout, and the UI must not wait with it (the header says it is working, then that it
@@ -147,8 +155,13 @@ class Pane(Vertical):
         shown as a notification, never a crash (and logged); or done(result), the message (or
         message(result)), a reload, and the other tabs read the database again: the one shown
         now, every other when it is next shown (a delete here changes the Overview's counts, an
-        accept in Shared the Lessons' statuses)."""
+        accept in Shared the Lessons' statuses). When it failed, after its line: the view read
+        again if its row is gone or changed elsewhere (NotFound, ChangedMeanwhile), and
+        failed(exception), which gives back what the person typed for it (a dialog opened
+        again with it), so a write that could not be made loses nothing."""
         if self.app.write_refused():
+            if failed is not None:  # what was typed for it is not thrown away either
+                self.guarded(failed, RuntimeError("another write is running"))
             return
         path = self.app.store.path
         self.app.begin_work()
@@ -163,9 +176,10 @@ class Pane(Vertical):
             try:
                 # Told when another process holds the memory and this write waits for it.
                 with Store(path, on_wait=lambda held: tell(Pane.MemoryHeld(held))) as store:
-                    outcome = Pane.ActionDone(message, done, result=action(store))
+                    outcome = Pane.ActionDone(message, done, result=action(store), failed=failed)
             except Exception as exc:
-                outcome = Pane.ActionDone(message, done, error=failure_line(exc, "tui.write"))
+                outcome = Pane.ActionDone(message, done, error=failure_line(exc, "tui.write"), exc=exc,
+                                          failed=failed)
             tell(outcome)
 
         # A daemon thread: quitting never waits for a write stuck behind another process's lock
@@ -176,9 +190,11 @@ class Pane(Vertical):
         """An engine write run by run_action finished: its result, or its refusal."""
 
         def __init__(self, message: str | Callable[[Any], str], done: Callable[[Any], None] | None, *,
-                     result: Any = None, error: str | None = None) -> None:
+                     result: Any = None, error: str | None = None, exc: BaseException | None = None,
+                     failed: Callable[[BaseException], None] | None = None) -> None:
             super().__init__()
             self.said, self.then, self.result, self.error = message, done, result, error
+            self.exc, self.failed = exc, failed
 
     class MemoryHeld(Message, bubble=False):
         """The write in its thread found the memory held by another connection and waits for
@@ -194,7 +210,14 @@ class Pane(Vertical):
     def on_pane_action_done(self, event: ActionDone) -> None:
         self.app.end_work()
         if event.error is not None:
-            self.app.notify(event.error, severity="error", markup=False)
+            # Its row gone, or not what the view shows: the view shows it as it is now.
+            stale = isinstance(event.exc, (NotFound, ChangedMeanwhile))
+            self.app.notify(event.error, markup=False,
+                            severity="warning" if isinstance(event.exc, ChangedMeanwhile) else "error")
+            if stale:
+                self.safe_reload()
+            if event.failed is not None and event.exc is not None:
+                self.guarded(event.failed, event.exc)
             return
         if event.then:  # the write is done: whatever this says, the view is read again
             self.guarded(event.then, event.result)
