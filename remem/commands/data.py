@@ -81,7 +81,8 @@ def register(app: typer.Typer) -> None:
     @app.command("export")
     def export_cmd(
         file: Optional[str] = typer.Argument(None, help="Write here (default, or -: stdout)."),
-        force: bool = typer.Option(False, "--force", help="Replace FILE even if it is not a remem export."),
+        force: bool = typer.Option(False, "--force", help="Replace FILE even if it is not a remem export "
+                                   "(never the live memory or a remem backup)."),
     ) -> None:
         """The whole memory as JSONL (episodes, lessons, predictions, connections, tags …).
 
@@ -98,8 +99,12 @@ def register(app: typer.Typer) -> None:
             target = Path(os.path.expanduser(file))  # ~nobody/… stays as typed, never a crash
             if target.is_dir():
                 raise ValueError(f"{file} is a folder; name a file, e.g. {target / 'memory.jsonl'}")
+            # The live memory, its -wal/-shm, its config or keys, another home's memory: never,
+            # --force or not; a database is named as one, with no --force offered.
+            backup_mod.refuse_live_file(target, "the export")
             backup_mod.need_folder(target)
             if not target.exists() or target.is_file():  # a FIFO or /dev/stdout is written to as it is
+                backup_mod.refuse_database(target, "a remem export", force=force)
                 backup_mod.check_replaceable(target, backup_mod.is_export, "a remem export", force=force)
         with open_store() as store:
             if target is None:

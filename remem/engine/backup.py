@@ -72,6 +72,7 @@ def backup(store: Store, dest: Path | str | None = None, *, force: bool = False,
         raise ValueError(f"{dest} is a remem home's live memory ({beside.name} is beside it); name "
                          f"another file for the backup (to replace that memory: "
                          f"`remem --home {dest.parent} restore BACKUP`)")
+    refuse_live_file(dest, "the backup")  # its -wal or -shm, the config, the identity keys
     check_replaceable(dest, is_remem_database, "a remem backup", force=force)
     dest.parent.mkdir(parents=True, exist_ok=True)  # the backups folder, made on first use
     try:
@@ -102,6 +103,78 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.samefile(b)
     except OSError:
         return False
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: the same path once links are followed (a file not made
+    yet included), or one file by two names (a hard link)."""
+    return os.path.realpath(a) == os.path.realpath(b) or _same_file(a, b)
+
+
+def live_file_problem(path: Path) -> str | None:
+    """What makes `path` a file no file remem writes may replace, with --force or without, said
+    after the path ("is the live memory itself"), or None. This memory's live database, its
+    -wal, -shm and .in-use mark, its config and its identity folder (the keys), made yet or
+    not; another home's live memory (a -wal, -shm or .in-use mark beside it) and those files
+    of it."""
+    from remem.engine.files import in_use_path
+
+    db = paths.db_path()
+    ours = {
+        db: "the live memory itself",
+        Path(f"{db}-wal"): "the live memory's write-ahead log",
+        Path(f"{db}-shm"): "the live memory's shared-memory index",
+        in_use_path(db): "the live memory's in-use mark",
+        paths.config_path(): "this memory's config",
+    }
+    for live, what in ours.items():
+        if _same_path(path, live):
+            return f"is {what}"
+    identity = Path(os.path.realpath(paths.identity_dir()))
+    if identity in Path(os.path.realpath(path)).parents:  # the key pair, and all beside it
+        return f"is in this memory's identity folder ({identity})"
+    if path.is_file():
+        beside = _live_mark(path)
+        if beside is not None:
+            return f"is a remem home's live memory ({beside.name} is beside it)"
+    for suffix in ("-wal", "-shm", ".in-use", "-journal"):
+        if path.name.endswith(suffix) and len(path.name) > len(suffix):
+            base = path.with_name(path.name[: -len(suffix)])
+            if base.is_file() and (is_remem_database(base) or _live_mark(base) is not None):
+                return f"belongs to the memory {base}"
+    return None
+
+
+def refuse_live_file(path: Path, what: str) -> None:
+    """Refuse, in one line, to write `what` (the export, the backup) over a live memory's file
+    (`live_file_problem`): --force never makes that right, so it is not offered."""
+    problem = live_file_problem(path)
+    if problem is not None:
+        raise ValueError(f"{path} {problem}; name another file for {what}")
+
+
+def database_kind(path: Path) -> str | None:
+    """What a SQLite file is, said as "a remem memory or backup" or "a SQLite database", or None
+    for a file that is not SQLite (or cannot be read)."""
+    try:
+        with open(path, "rb") as head:
+            if head.read(16) != b"SQLite format 3\x00":
+                return None
+    except OSError:
+        return None
+    return "a remem memory or backup" if is_remem_database(path) else "a SQLite database"
+
+
+def refuse_database(path: Path, what: str, *, force: bool = False) -> None:
+    """Refuse, in one line, to write `what` (a text file: the export, the training pairs) over a
+    database: a remem memory or backup even with `force` (nothing of remem's needs its place),
+    another program's only without it. The line says what the file is and never offers --force."""
+    if not path.is_file():
+        return
+    kind = database_kind(path)
+    if kind is None or (force and not kind.startswith("a remem")):
+        return
+    raise ValueError(f"{path} is {kind}, not {what}; name another file")
 
 
 def need_folder(path: Path) -> None:

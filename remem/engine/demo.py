@@ -4,13 +4,29 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
 from remem.errors import RememError
 
-MARKER = ".remem-demo"
+# What says "this folder is a demo `remem demo` built": a regular file whose name is never the
+# default demo folder's own (~/.remem-demo), so a folder holding that default folder (the home
+# folder) is never taken for a demo.
+MARKER = ".remem-demo.marker"
+MARKER_TEXT = "built by `remem demo`; safe to delete\n"
+# The name an earlier release marked a demo with, and the one `paths.is_demo` still reads (as a
+# regular file): written beside MARKER; as a marker it counts only when a regular file.
+LEGACY_MARKER = ".remem-demo"
+# Everything `remem demo`, and remem run on the demo (`remem --home DEMO …`), writes at the top
+# of the demo folder. A folder holding anything else is never emptied.
+DEMO_ENTRIES = frozenset({
+    MARKER, LEGACY_MARKER, "memory.db", "memory.db-wal", "memory.db-shm", "memory.db-journal",
+    "memory.db.in-use", "backups", "cache", "claude", "codex", "gemini", "logs", "identity", "inbox",
+    "config.toml", "config.toml.lock", "setup.json", "lessons.jsonl", "morning.md", "sleep.lock",
+    "vetoed.json", "written.json",
+})
 
 DEMO_NOTES = [
     ("use uv, not pip, to install packages in this repo", ["python", "tooling"]),
@@ -49,13 +65,75 @@ def default_folder() -> Path:
 
 
 def prepare_folder(folder: Path) -> None:
-    """Start from an empty demo folder; refuse to clear anything that is not a demo."""
-    if folder.exists() and any(folder.iterdir()):
-        if not (folder / MARKER).exists():
-            raise RememError(f"{folder} exists and is not a remem demo; pass --dir to an empty folder")
-        shutil.rmtree(folder)
+    """Start from an empty demo folder; refuse to clear anything that is not a demo.
+
+    A folder that holds anything is emptied only when it is a demo: a marker (MARKER, or the
+    LEGACY_MARKER an earlier release wrote) that is a regular file, beside nothing but what the
+    demo writes (DEMO_ENTRIES). The home folder, the root and a folder holding the home folder,
+    remem's home or the current folder are never emptied, demo or not."""
+    folder = Path(os.path.abspath(folder))
+    _refuse_protected(folder)
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise RememError(f"{folder} is a file, not a folder; pass --dir an empty or new folder")
+    entries = sorted(folder.iterdir()) if folder.is_dir() else []
+    if entries:
+        if not any(_is_marker(folder / name) for name in (MARKER, LEGACY_MARKER)):
+            raise RememError(f"{folder} exists and is not a remem demo; nothing removed; pass --dir an "
+                             "empty or new folder")
+        # A marker's name held by a folder or a link is no demo's: it stays, and so does the rest.
+        strangers = [entry.name for entry in entries if not _demo_entry(entry.name)
+                     or (entry.name in (MARKER, LEGACY_MARKER) and not _is_marker(entry))]
+        if strangers:
+            raise RememError(f"{folder} holds {strangers[0]!r}, which `remem demo` does not write; nothing "
+                             "removed; pass --dir an empty or new folder")
+        for entry in entries:  # the folder itself stays (a shell inside it keeps its folder)
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()  # a link is taken away, never what it points to
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / MARKER).write_text("built by `remem demo`; safe to delete\n")
+    for name in (MARKER, LEGACY_MARKER):
+        (folder / name).write_text(MARKER_TEXT)
+
+
+def _refuse_protected(folder: Path) -> None:
+    """Refuse the home folder, the root, and any folder that holds the home folder, remem's
+    home or the current folder: none is ever emptied (nor made a demo), whatever it holds."""
+    from remem import paths
+
+    real = Path(os.path.realpath(folder))
+    home = Path(os.path.realpath(paths.user_home()))
+    if real == home or real == Path(real.anchor):
+        raise RememError(f"{folder} is {'your home folder' if real == home else 'the root folder'}; "
+                         "pass --dir an empty or new folder (or leave --dir out for ~/.remem-demo)")
+    inside = [("your home folder", home), ("remem's home", Path(os.path.realpath(paths.home())))]
+    try:
+        inside.append(("the current folder", Path(os.path.realpath(os.getcwd()))))
+    except OSError:  # the current folder was deleted under this process: nothing to keep
+        pass
+    for what, path in inside:
+        if path != real and real in path.parents:
+            raise RememError(f"{folder} holds {what} ({path}); pass --dir an empty or new folder")
+
+
+def _is_marker(path: Path) -> bool:
+    """Whether `path` is a demo marker: a regular file (not a folder, not a link) saying so."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(len(MARKER_TEXT) + 1) == MARKER_TEXT
+    except OSError:
+        return False
+
+
+def _demo_entry(name: str) -> bool:
+    """Whether a top-level name is one the demo (or remem on the demo) writes: DEMO_ENTRIES, a
+    memory set aside by `remem restore`, or a write of one of them cut short (.NAME.XXXX.tmp)."""
+    if name in DEMO_ENTRIES or name.startswith("memory.db.before-restore-"):
+        return True
+    return name.startswith(".") and name.endswith(".tmp") and any(
+        name.startswith(f".{known}.") for known in DEMO_ENTRIES)
 
 
 def _ingest_samples(store: Any) -> list[str]:

@@ -20,7 +20,7 @@ from typing import Any, Callable, TextIO
 
 from remem import config as config_mod
 from remem.engine import clock, llm
-from remem.engine.backup import check_replaceable, need_folder
+from remem.engine.backup import check_replaceable, need_folder, refuse_database, refuse_live_file
 from remem.engine.lessons import list_lessons
 from remem.engine.store import Store, cap
 from remem.errors import RememError
@@ -198,12 +198,18 @@ def _is_pairs_file(path: Path) -> bool:
 
 def check_pairs_target(path: Path | str, *, force: bool = False) -> Path:
     """The file --pairs names, refused in one line (before any model is asked) when it is a
-    folder, sits in no folder, or is a file of another kind (unless `force`)."""
+    folder, sits in no folder, is a live memory's file (its database, -wal, -shm, config or
+    keys) or a remem database (even with `force`), or is a file of another kind (unless
+    `force`)."""
     target = Path(path).expanduser()
     if target.is_dir():
         raise ValueError(f"{path} is a folder; name a file, e.g. {target / 'pairs.jsonl'}")
+    # The live memory, its -wal/-shm, its config or keys, another home's memory: never, --force
+    # or not; a database is named as one, with no --force offered.
+    refuse_live_file(target, "the training pairs")
     if target.exists() and not target.is_file():  # a FIFO, /dev/stdout: written to as it is
         return target
+    refuse_database(target, "a training-pairs file", force=force)
     check_replaceable(target, _is_pairs_file, "a training-pairs file", force=force)
     need_folder(target)
     return target
