@@ -20,6 +20,11 @@ NOT_LOCAL = "requests must come from this machine (Host/Origin not local)"
 
 
 def is_loopback(host: str) -> bool:
+    """Whether a host name or address is this machine. A name is matched in any case and with
+    one trailing dot (`LOCALHOST`, `localhost.`: the same name to DNS and to a browser)."""
+    host = host.lower()
+    if host.endswith(".") and not host.endswith(".."):
+        host = host[:-1]
     if host in LOOPBACK_HOSTS:
         return True
     try:

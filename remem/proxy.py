@@ -1,7 +1,8 @@
 """`remem proxy`: an OpenAI-/Anthropic-compatible proxy that adds memory and records exchanges.
 
-Point a client's base URL at it. For /v1/chat/completions, /v1/responses and /v1/messages it
-adds the lessons the conversation bears on to the system prompt (the same selection as the
+Point a client's base URL at it. For a path ending in /chat/completions, /responses or
+/messages (after /v1, or any other base path the upstream URL or the client gives) it adds
+the lessons the conversation bears on to the system prompt (the same selection as the
 prompt hook) and appends the exchange to the inbox; every other path passes through untouched.
 Bodies, paths and headers go upstream as given and nothing else (auth included, never logged;
 no header or cookie of the proxy's own; while recording, Accept-Encoding keeps only the codings
@@ -15,6 +16,7 @@ import http.cookiejar
 import json
 import logging
 import socket
+import sys
 import zlib
 from collections import OrderedDict
 from contextlib import asynccontextmanager
@@ -24,12 +26,12 @@ import anyio
 import httpx2
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from remem.engine import clock, proxying
-from remem.log import log
+from remem.log import capped, log
 
 HOP_HEADERS = {"host", "content-length", "connection", "keep-alive", "transfer-encoding",
                "proxy-authorization", "proxy-connection", "te", "trailer", "upgrade"}
@@ -203,6 +205,31 @@ def _raw_target(request: Request) -> str:
     return path + (f"?{query.decode('latin-1')}" if query else "")
 
 
+def upstream_path(upstream: str) -> str:
+    """The path of --upstream (`/v1` in `https://api.openai.com/v1`), without its last slash:
+    what comes before the client's path in every request the upstream gets."""
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(upstream).path.rstrip("/")
+    except ValueError:  # refused at start by `remem proxy`
+        return ""
+
+
+def upstream_warning(upstream: str) -> str | None:
+    """One line for an --upstream whose own path ends in an endpoint (`…/v1/chat/completions`):
+    each request's path is added after it, so the upstream gets `…/chat/completions/chat/
+    completions`, and a request to the proxy's root (`…/chat/completions/`) is not known for one
+    to add memory to or record."""
+    base = upstream_path(upstream)
+    endpoint = next((suffix for suffix in proxying.STYLE_BY_PATH if base.endswith(suffix)), None)
+    if endpoint is None or proxying.style_of_path(base) is None:
+        return None
+    root = upstream.rstrip("/")
+    return (f"remem proxy: --upstream ends in {endpoint}, an endpoint, and each request's path is added "
+            f"after it; give the API's base URL, e.g. --upstream {root[:len(root) - len(endpoint)]}")
+
+
 class Guard:
     """Who may use the proxy, by the rules `remem serve --http` follows (remem.bind).
 
@@ -253,16 +280,20 @@ def _create_app(upstream: str, *, style: str, inject: bool, record: bool, timeou
                                 cookies=http.cookiejar.CookieJar(policy=NoCookies()))
     client.headers.clear()
 
+    base_path = upstream_path(upstream)
+
     def style_for(path: str) -> str | None:
-        """The API family of a path (matched by suffix, so prefixed base URLs work too).
+        """The API family of a request, by the path the upstream gets (--upstream's own path,
+        `/v1` in `https://api.openai.com/v1`, then the client's) and its last segments, so any
+        prefix works: `/v1/chat/completions`, `/v1beta/openai/chat/completions`,
+        `/openai/deployments/…/chat/completions`, a bare `/chat/completions`.
 
         --style openai or anthropic limits memory and recording to that family; the other
         family's paths then pass through untouched like any other path.
         """
-        for suffix, kind in proxying.STYLE_BY_PATH.items():
-            if path.endswith(suffix):
-                if style == "auto" or (style == "anthropic") == (kind == proxying.ANTHROPIC):
-                    return kind
+        kind = proxying.style_of_path(base_path + path)
+        if kind and (style == "auto" or (style == "anthropic") == (kind == proxying.ANTHROPIC)):
+            return kind
         return None
 
     threads = proxying.Threads()
@@ -300,7 +331,12 @@ def _create_app(upstream: str, *, style: str, inject: bool, record: bool, timeou
         # quick turns could otherwise be recorded (and dated) in the other order.
         arrived = clock.iso()
         path = request.url.path
-        raw = await request.body()
+        try:
+            raw = await request.body()
+        except ClientDisconnect:  # no one to answer or to forward for: one line, not a traceback
+            log("proxy", f"a client left before sending its whole request to {request.method} {capped(path)}; "
+                         "nothing forwarded")
+            return Response(status_code=400)
         kind = style_for(path) if request.method == "POST" else None
         body: dict[str, Any] | None = None
         if kind:
@@ -330,12 +366,29 @@ def _create_app(upstream: str, *, style: str, inject: bool, record: bool, timeou
                        for k, v in headers]
         url = upstream + _raw_target(request)
         upstream_request = client.build_request(request.method, url, headers=headers, content=raw)
-        try:
-            reply = await client.send(upstream_request, stream=True)
-        except httpx2.TimeoutException:
-            return JSONResponse({"error": {"type": "upstream_timeout", "message": f"{upstream} did not answer in time"}}, 504)
-        except httpx2.TransportError as exc:
-            return JSONResponse({"error": {"type": "upstream_unreachable", "message": f"{upstream}: {exc}"}}, 502)
+        # A client that leaves while the upstream thinks never gets the answer that follows: it
+        # is relayed to no one and not recorded as received (its question is). Watched from
+        # here: the body is read, so all the client can do next is leave.
+        left = anyio.Event()
+
+        async def watch() -> None:
+            if (await request.receive())["type"] == "http.disconnect":
+                left.set()
+
+        failed: Response | None = None
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
+            try:
+                reply = await client.send(upstream_request, stream=True)
+            except httpx2.TimeoutException:
+                failed = JSONResponse({"error": {"type": "upstream_timeout",
+                                                 "message": f"{upstream} did not answer in time"}}, 504)
+            except httpx2.TransportError as exc:
+                failed = JSONResponse({"error": {"type": "upstream_unreachable", "message": f"{upstream}: {exc}"}},
+                                      502)
+            group.cancel_scope.cancel()
+        if failed is not None:
+            return failed
         # As a list, byte for byte: a mapping would join two Set-Cookie into one broken cookie.
         out_headers = [(k, v) for k, v in reply.headers.raw
                        if k.lower().decode("latin-1") not in RESPONSE_HOP_HEADERS]
@@ -360,6 +413,11 @@ def _create_app(upstream: str, *, style: str, inject: bool, record: bool, timeou
                     log("proxy", f"the upstream broke off its answer to {request.method} {path}: "
                                  f"{type(exc).__name__}; the client's connection is cut, not ended")
                     raise BrokeOff from None
+                if (should_record or keep_thread) and (left.is_set() or await request.is_disconnected()):
+                    # Sent to no one: after() keeps the question, not an answer the client never got.
+                    log("proxy", f"the client left before the answer to {request.method} {path} came; "
+                                 "only its question is recorded")
+                    return
                 done["whole"] = True
                 if keep_thread and body is not None and key:
                     # Known before the client can send its next turn (which names this answer).
@@ -448,8 +506,6 @@ def serve(upstream: str, *, host: str = "127.0.0.1", port: int = 4546, style: st
           token: str = "") -> None:
     """Serve until interrupted, on `sock` when given (from listen()), else on host:port; with
     `token`, only to requests that send it; on loopback, only to requests from this machine."""
-    import uvicorn
-
     from remem.bind import is_loopback
 
     if sock is None:
@@ -461,10 +517,65 @@ def serve(upstream: str, *, host: str = "127.0.0.1", port: int = 4546, style: st
     app = create_app(upstream, style=style, inject=inject, record=record, token=token,
                      local_only=is_loopback(host))
     logging.getLogger("uvicorn.error").addFilter(_NotEnded())
-    # The upstream's own Server and Date headers come through; uvicorn's would double them.
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", server_header=False,
-                            date_header=False)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        # The upstream's own Server and Date headers come through; uvicorn's would double them.
+        run(app, sock, sys.stdout, host=host, port=port, server_header=False, date_header=False)
     finally:
         sock.close()
+
+
+# How long a stop (Ctrl-C, SIGTERM) waits for the requests under way (a stream, a client still
+# sending its body, an MCP session's open stream) before ending them.
+GRACE_S = 5
+
+
+class _Stopping(logging.Filter):
+    """Once the server stops, what ending the requests still open makes uvicorn (and Starlette)
+    log: a traceback per request cancelled at GRACE_S or at a second Ctrl-C, the count of them,
+    an open stream left unended. The "stopping…" line said so already."""
+
+    def __init__(self, server: Any) -> None:
+        super().__init__()
+        self.server = server
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.server.should_exit:
+            return True
+        import asyncio
+
+        error = record.exc_info[1] if record.exc_info else None
+        message = record.getMessage()
+        last = message.rstrip().rsplit("\n", 1)[-1]  # a traceback's last line names its exception
+        return not (isinstance(error, asyncio.CancelledError) or "CancelledError" in last
+                    or message.startswith("Cancel ") and "graceful shutdown" in message
+                    or message == "ASGI callable returned without completing response.")
+
+
+def run(app: Any, sock: socket.socket, out: Any, **options: Any) -> None:
+    """Serve `app` on `sock` until stopped. A stop says "stopping…" on `out` (where the start line
+    went) and waits at most GRACE_S for the requests under way; a second Ctrl-C stops at once,
+    without tracebacks."""
+    import signal
+
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if not self.should_exit:
+                try:
+                    print(f"remem: stopping… (open requests get {GRACE_S} s; "
+                          f"{'Ctrl-C again stops now' if sig == signal.SIGINT else 'then they are ended'})",
+                          file=out, flush=True)
+                except (OSError, ValueError, RuntimeError):  # a closed or busy stream: stop all the same
+                    pass
+            super().handle_exit(sig, frame)
+
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACE_S, **options)
+    server = Server(config)
+    quiet = _Stopping(server)
+    logger = logging.getLogger("uvicorn.error")
+    logger.addFilter(quiet)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        logger.removeFilter(quiet)

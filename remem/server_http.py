@@ -47,7 +47,9 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
             data = await request.json()
         except RecursionError:  # the Guard refuses a body this deep before it gets here
             return JSONResponse({"error": f"the body has {NESTED}"}, 400)
-        except (ValueError, UnicodeDecodeError):
+        except UnicodeDecodeError:  # a ValueError too: said first, as what to fix
+            return JSONResponse({"error": "the body is not UTF-8; send UTF-8 JSON"}, 400)
+        except ValueError:
             return JSONResponse({"error": "the body must be a JSON object, e.g. {\"query\": \"...\"}"}, 400)
         if not isinstance(data, dict):
             return JSONResponse({"error": "the body must be a JSON object, e.g. {\"query\": \"...\"}"}, 400)
@@ -82,14 +84,25 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
                 raise
             return JSONResponse({"status": "error", "error": _one_line(problem)}, status_code=503)
 
+    def no_query(request: Request, example: str) -> JSONResponse | None:
+        """A 400 for a query field on a route that reads its fields from the body: read by no
+        one, `?short_term=true` would store a long-term memory, `?k=1` answer five hits."""
+        if not request.query_params:
+            return None
+        first = next(iter(request.query_params.keys()))
+        return JSONResponse({"error": f"POST {request.url.path} takes no query field (got {shown(first)}); "
+                                      f"give fields in the JSON body, e.g. {example}"}, status_code=400)
+
     @mcp.custom_route("/memory/recall", methods=["POST"])
     async def recall_route(request: Request) -> JSONResponse:
-        data = await body(request)
+        refused = no_query(request, '{"query": "...", "k": 3}')
+        data = refused if refused is not None else await body(request)
         return data if isinstance(data, JSONResponse) else await call("recall", data)
 
     @mcp.custom_route("/memory/remember", methods=["POST"])
     async def remember_route(request: Request) -> JSONResponse:
-        data = await body(request)
+        refused = no_query(request, '{"text": "...", "short_term": true}')
+        data = refused if refused is not None else await body(request)
         return data if isinstance(data, JSONResponse) else await call("remember", data)
 
     def query_args(request: Request, tool: str) -> dict[str, Any] | JSONResponse:
@@ -108,6 +121,9 @@ def http_app(mcp: MCPServer, *, host: str, token: str) -> Any:
 
     @mcp.custom_route("/memory/lessons", methods=["GET"])
     async def lessons_route(request: Request) -> JSONResponse:
+        if (await request.body()).strip():  # {"kind": "error"} read by no one would list every lesson
+            return JSONResponse({"error": "GET /memory/lessons takes no body; give its fields in the query, "
+                                          "e.g. /memory/lessons?kind=error&limit=1"}, status_code=400)
         args = query_args(request, "lessons")
         return args if isinstance(args, JSONResponse) else await call("lessons", args)
 
@@ -211,6 +227,12 @@ class Guard:
             except _Refused as refused:
                 await _send_json(send, refused.status, refused.answer, {})
                 return
+            except _Gone:  # no one to answer: one line in the log, not a traceback on stderr
+                from remem.log import log
+
+                log("server", f"a client left before sending its whole request to {capped(scope.get('path', ''))}; "
+                              "nothing done")
+                return
         await self.app(scope, receive, send)
 
 
@@ -228,6 +250,10 @@ class _Refused(Exception):
     def __init__(self, status: int, answer: dict[str, Any]) -> None:
         super().__init__(status)
         self.status, self.answer = status, answer
+
+
+class _Gone(Exception):
+    """The client left (closed its connection) before its request's body was whole."""
 
 
 def _too_deep_answer(scope: dict[str, Any], body: bytes) -> dict[str, Any] | None:
@@ -256,13 +282,16 @@ async def _scrubbed(scope: dict[str, Any], receive: Any) -> tuple[dict[str, Any]
     """The request with lone surrogate escapes ("\\ud83d", half an emoji) in its JSON body
     replaced by U+FFFD, as over stdio: pydantic refuses them, so /mcp would answer a parse
     error and /memory/* a bad argument where the docs promise the text is stored. Raises
-    _Refused for a body over MAX_BODY_BYTES (413, read no further) or nested too deep (400)."""
+    _Refused for a body over MAX_BODY_BYTES (413, read no further) or nested too deep (400), and
+    _Gone for a client that left before its body was whole."""
     from collections import deque
 
     held: deque[dict[str, Any]] = deque()
     size, complete = 0, False
     while True:
         message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Gone
         held.append(message)
         if message["type"] != "http.request":
             break
@@ -308,11 +337,9 @@ def serve_http(*, host: str, port: int, token: str, tasks: bool = True, warm: bo
     remem.proxy.listen, as `remem serve --http` binds it before its slow start), else on
     host:port. The start line is printed only once the port is held: of two servers started
     on one port at once, the second says "cannot listen on …" and nothing else."""
-    import uvicorn
-
     from remem import paths
     from remem.log import log
-    from remem.proxy import check_token, listen
+    from remem.proxy import check_token, listen, run
 
     check_bind(host, token)
     check_token(token)
@@ -325,7 +352,6 @@ def serve_http(*, host: str, port: int, token: str, tasks: bool = True, warm: bo
         log("server", f"serving http://{shown}:{port}/mcp for {paths.home()} (token {'on' if token else 'off'})")
         print(f"remem: serving http://{shown}:{port}/mcp and /memory/* (memory in {paths.home()}"
               f"{', bearer token required' if token else ''})", file=sys.stderr, flush=True)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-        uvicorn.Server(config).run(sockets=[sock])
+        run(app, sock, sys.stderr, host=host, port=port, lifespan="on")
     finally:
         sock.close()

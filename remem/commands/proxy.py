@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
 import typer
@@ -29,13 +30,11 @@ def register(app: typer.Typer) -> None:
         then:    OPENAI_BASE_URL=http://127.0.0.1:4546/v1 your-tool
         """
         from remem import config
-        from remem.proxy import check_token, listen, serve
+        from remem.proxy import check_token, listen, serve, upstream_warning
 
         if style not in ("auto", "openai", "anthropic"):
             raise ValueError("--style must be openai, anthropic or auto")
-        if not upstream.startswith(("http://", "https://")):
-            raise ValueError("--upstream must be an http:// or https:// URL")
-        _check_upstream(upstream)
+        upstream = _check_upstream(upstream)
         if not host.strip():  # '' binds every interface
             raise ValueError("--host is empty; name an address, e.g. --host 127.0.0.1")
         if port is not None and not 0 < port < 65536:
@@ -64,17 +63,29 @@ def register(app: typer.Typer) -> None:
                 print(f"remem proxy on http://{shown}:{port} -> {upstream} (memory "
                       f"{'on' if inject else 'off'}, recording {'on' if record else 'off'}"
                       f"{', token required: Proxy-Authorization: Bearer …' if guard else ''})", flush=True)
+                warning = upstream_warning(upstream)
+                if warning:
+                    print(warning, file=sys.stderr, flush=True)
                 serve(upstream, host=host, port=port, style=style, inject=inject, record=record, sock=sock,
                       token=guard)
         finally:
             sock.close()
 
 
-def _check_upstream(upstream: str) -> None:
-    """An --upstream every request could be sent to: a host, and a port that is a number
-    (`http://` alone would start, then answer every request 502)."""
+def _check_upstream(upstream: str) -> str:
+    """An --upstream every request could be sent to, as used: an http:// or https:// URL (the
+    scheme in any case, written lower), with a host, and a port that is a number, and no space,
+    query or fragment (`http://` alone, `http://exa mple.com` or `…?key=x` would start, then
+    answer every request 502 or send it where it was never meant to go)."""
     from urllib.parse import urlsplit
 
+    scheme, sep, rest = upstream.partition("://")
+    if not sep or scheme.lower() not in ("http", "https"):
+        raise ValueError("--upstream must be an http:// or https:// URL, e.g. --upstream https://api.openai.com")
+    upstream = scheme.lower() + sep + rest
+    if any(c.isspace() or not c.isprintable() for c in upstream):
+        raise ValueError(f"--upstream {upstream!r} has a space or a control character in it; "
+                         "remove it, e.g. --upstream https://api.openai.com")
     try:
         parts = urlsplit(upstream)
     except ValueError:  # `http://[::1`: a bracket not closed, or no IPv6 address inside
@@ -83,6 +94,9 @@ def _check_upstream(upstream: str) -> None:
     if not parts.hostname:
         raise ValueError(f"--upstream {upstream} names no host; give the API's address, "
                          "e.g. --upstream https://api.openai.com")
+    if any(c in '<>"{}|\\^`' for c in parts.hostname):
+        raise ValueError(f"--upstream {upstream} names no valid host; give the API's address, "
+                         "e.g. --upstream https://api.openai.com")
     try:
         port = parts.port
     except ValueError:
@@ -90,3 +104,8 @@ def _check_upstream(upstream: str) -> None:
     if port is not None and not 0 < port < 65536:
         raise ValueError(f"--upstream {upstream} has no valid port; give one from 1 to 65535, "
                          "e.g. --upstream http://127.0.0.1:8080")
+    if parts.query or parts.fragment or upstream.endswith(("?", "#")):
+        raise ValueError(f"--upstream {upstream} has a query or fragment (?… or #…), after which each "
+                         "request's path would go; give the API's base URL without it, e.g. "
+                         "--upstream https://api.openai.com/v1")
+    return upstream

@@ -20,11 +20,26 @@ CHAT = "openai"  # /v1/chat/completions
 RESPONSES = "responses"  # /v1/responses
 ANTHROPIC = "anthropic"  # /v1/messages
 
+# The endpoint each style's path ends in, whatever comes before it: `/v1` (api.openai.com,
+# api.anthropic.com), `/v1beta/openai` (Gemini), `/openai/deployments/<name>` (Azure), nothing
+# (DeepSeek's /chat/completions), a gateway's own prefix.
 STYLE_BY_PATH = {
-    "/v1/chat/completions": CHAT,
-    "/v1/responses": RESPONSES,
-    "/v1/messages": ANTHROPIC,
+    "/chat/completions": CHAT,
+    "/responses": RESPONSES,
+    "/messages": ANTHROPIC,
 }
+
+
+def style_of_path(path: str) -> str | None:
+    """The style of a request by the whole path the upstream gets (the upstream URL's path and
+    the client's), None for any other path. `/messages` under `/threads/…` is OpenAI's
+    Assistants API (a message added to a thread), not Anthropic's."""
+    for suffix, kind in STYLE_BY_PATH.items():
+        if path.endswith(suffix):
+            if kind == ANTHROPIC and "/threads/" in path:
+                return None
+            return kind
+    return None
 
 
 def messages_of(body: dict[str, Any], style: str) -> list[tuple[str, str]]:

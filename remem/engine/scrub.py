@@ -66,10 +66,28 @@ _COLUMNS = {"episodes": "seq, id, session_id, kind, title, gist, detail, at",
 _EPISODE_FIELDS = (("title", MAX_TITLE), ("gist", MAX_GIST), ("detail", MAX_DETAIL))
 
 
+# Of a text longer than it is kept, redaction reads the part kept and this much past it: a
+# secret that starts before the cut is seen whole (the longest one a pattern reads from its
+# telling start to its end, a private key block, is shorter), so it goes whole.
+REDACT_MARGIN = 8192
+
+
 def redacted(text: str | None, limit: int) -> str:
     """The text as ingest stores it: secrets redacted, then capped. Capping can leave a
-    key-like word at the cut, so both go again until nothing changes."""
+    key-like word at the cut, so both go again until nothing changes.
+
+    Of a text longer than `limit` + REDACT_MARGIN only the start is read (redacting a pasted
+    37 MB log whole took a minute and a half): the part the cap keeps and REDACT_MARGIN past it, more only
+    when redaction shortened it so that the cap would reach the end of what was read, where a
+    secret cut in two may lie."""
     text = text or ""
+    size = limit + REDACT_MARGIN
+    while size < len(text):
+        done = redact_secrets(text[:size])
+        if len(done) >= limit + REDACT_MARGIN // 2:  # the cap leaves the end read (and any cut secret) out
+            text = cap(done, limit)
+            break
+        size *= 2
     for _ in range(4):
         again = cap(redact_secrets(text), limit)
         if again == text:
