@@ -22,6 +22,13 @@ A task that last ran while the clock was ahead has a last_run after now. A decay
 never moves back (that run charged every memory up to it; nothing is charged twice), so it owes
 nothing until the clock passes it; any other task's last_run is only a schedule, so its next
 run puts it back to that run's time (_mark_run). task_status says so in each task's `note`.
+
+Archiving can be undone, deleting cannot: a run made more than HOLD_DELETES_DAYS after remem
+last ran its tasks (clock_seen) may be one on a clock set wrong, far ahead, so the tasks that
+delete for good (expire_short_term, active_forgetting, cleanup_archived) hold their deletions
+back (`held_back`, and a `note` saying why) and the next run, the clock then seen again, makes
+them. A laptop asleep for months loses one run's delay; a clock jump loses nothing. Nor does
+active_forgetting delete while its last run is after now: that run's decay was on a clock ahead.
 """
 
 from __future__ import annotations
@@ -42,6 +49,13 @@ TASK_ORDER = (
 )
 # The tasks whose last_run is where decay is owed from: it never moves back (_mark_run).
 DECAY_TASKS = ("strength_decay", "importance_decay", "active_forgetting")
+# The tasks that delete memories for good, and hold that back after a long gap (clock_seen).
+DELETING_TASKS = ("expire_short_term", "active_forgetting", "cleanup_archived")
+# A run this many days after remem last ran its tasks holds its deletions back for one run:
+# more than a clock set wrong by a few months could mean, less than remem left unused for
+# half a year, whose first run then deletes what the second would.
+HOLD_DELETES_DAYS = 180.0
+_LOOK = object()  # `seen` not given: the task looks it up (clock_seen)
 Progress = Callable[[str, int, int, str], None]
 
 
@@ -237,7 +251,7 @@ def ahead_note(name: str, last_run: str) -> str:
     if name in DECAY_TASKS:
         what = {"strength_decay": "no memory's strength decays",
                 "importance_decay": "no memory's importance falls",
-                "active_forgetting": "no memory's health falls"}[name]
+                "active_forgetting": "no memory's health falls, nor is one deleted,"}[name]
         more = ("; `remem list --archived` shows what it archived, `remem forget ID --undo` brings "
                 "one back" if name == "strength_decay" else "")
         return (f"{said}. That run charged decay up to then, so {what} until the clock passes it "
@@ -265,6 +279,26 @@ def _days(now: datetime, since: datetime) -> float:
     return (now - since).total_seconds() / 86400.0
 
 
+def clock_seen(store: Store) -> datetime | None:
+    """When this memory last saw the clock: its tasks' latest run (sleep and `remem serve` run
+    them daily or more), or, before any task ever ran, its newest memory's `created`. None
+    for an empty memory."""
+    last = store.scalar("SELECT max(last_run) FROM tasks") or store.scalar("SELECT max(created) FROM episodes")
+    return clock.parse(last) if last else None
+
+
+def _held_back(now: datetime, seen: Any, store: Store) -> str | None:
+    """Why a task's deletions wait for its next run (None: they do not): now is more than
+    HOLD_DELETES_DAYS after the clock was last seen (`seen`; _LOOK: looked up here). A clock
+    set years ahead would otherwise delete for good what the right time keeps."""
+    if seen is _LOOK:
+        seen = clock_seen(store)
+    if seen is None or _days(now, seen) <= HOLD_DELETES_DAYS:
+        return None
+    return (f"held back: now ({_short(now)}) is {_days(now, seen):,.0f} days after remem last ran its tasks "
+            f"({_short(seen)}); if the clock is wrong, put it right; if it is right, the next run deletes them")
+
+
 # --------------------------------------------------------------------------- the rules
 
 # A short-term memory past its TTL, given the time now: deleted by the expire task, and gone for
@@ -272,10 +306,14 @@ def _days(now: datetime, since: datetime) -> float:
 EXPIRED = "(memory_type = 'short_term' AND coalesce(expires_at <= ?, 0))"
 
 
-def expire_short_term(store: Store, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Delete short-term memories past their TTL (everywhere: they were never kept)."""
-    now = clock.iso()
-    ids = [r["id"] for r in store.rows(f"SELECT id FROM episodes WHERE {EXPIRED}", (now,))]
+def expire_short_term(store: Store, cfg: dict[str, Any] | None = None, *, seen: Any = _LOOK) -> dict[str, Any]:
+    """Delete short-term memories past their TTL (everywhere: they were never kept); after a
+    long gap (_held_back) the next run does."""
+    now = clock.now()
+    ids = [r["id"] for r in store.rows(f"SELECT id FROM episodes WHERE {EXPIRED}", (clock.iso(now),))]
+    held = _held_back(now, seen, store) if ids else None
+    if held:
+        return {"expired": 0, "held_back": len(ids), "note": held}
     return {"expired": store.hard_delete(ids)}
 
 
@@ -365,8 +403,10 @@ def importance_decay(store: Store, cfg: dict[str, Any] | None = None) -> dict[st
     return {"decayed": len(updates)}
 
 
-def active_forgetting(store: Store, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Health of short-term and archived memories falls per day since touch; at 0 they are deleted."""
+def active_forgetting(store: Store, cfg: dict[str, Any] | None = None, *, seen: Any = _LOOK) -> dict[str, Any]:
+    """Health of short-term and archived memories falls per day since touch; at 0 they are
+    deleted (after a long gap, _held_back, by the next run; while the last run is after now,
+    once the clock passes it)."""
     cfg = cfg or config_mod.load()
     life = cfg["lifecycle"]
     rates = {
@@ -378,11 +418,9 @@ def active_forgetting(store: Store, cfg: dict[str, Any] | None = None) -> dict[s
     doomed: list[str] = []
     last = _last_run(store.conn, "active_forgetting")
     if last is not None and last > now:
-        # Nothing is owed; a run cut short before deleting still finishes.
-        rows = store.rows("SELECT id, flashbulb_until FROM episodes WHERE health <= 0 "
-                          "AND (memory_type = 'short_term' OR archived = 1)")
-        deleted = store.hard_delete([r["id"] for r in rows if not is_protected(r, now)])
-        return {"decayed": 0, "deleted": deleted, "skipped": _ahead(last)}
+        # Nothing is owed, and nothing is deleted: what is at health 0 got there on a clock that
+        # was ahead (the run that charged it), so it waits until the clock passes that run.
+        return {"decayed": 0, "deleted": 0, "skipped": _ahead(last)}
     rows = store.rows(
         "SELECT id, memory_type, health, last_touched, at, created, flashbulb_until FROM episodes "
         "WHERE memory_type = 'short_term' OR archived = 1"
@@ -400,15 +438,19 @@ def active_forgetting(store: Store, cfg: dict[str, Any] | None = None) -> dict[s
         # Checked even when nothing was owed, so a run cut short before deleting still finishes.
         if health <= 0 and not is_protected(r, now):
             doomed.append(r["id"])
+    held = _held_back(now, seen, store) if doomed else None
     if not _claim(store, "active_forgetting", last, stamp, cfg):
         return {"decayed": 0, "deleted": 0, "skipped": "ran elsewhere meanwhile"}
     _apply(store, "UPDATE episodes SET health = max(0.0, health - ?) WHERE id = ?", updates)
+    if held:  # at health 0 now, archived: the next run deletes them, if the clock stays
+        return {"decayed": len(updates), "deleted": 0, "held_back": len(doomed), "note": held}
     deleted = store.hard_delete(doomed)
     return {"decayed": len(updates), "deleted": deleted}
 
 
-def cleanup_archived(store: Store, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Delete archived memories not touched for lifecycle.cleanup_archived_days (default 180)."""
+def cleanup_archived(store: Store, cfg: dict[str, Any] | None = None, *, seen: Any = _LOOK) -> dict[str, Any]:
+    """Delete archived memories not touched for lifecycle.cleanup_archived_days (default 180);
+    after a long gap (_held_back) its next run does."""
     cfg = cfg or config_mod.load()
     days = float(cfg["lifecycle"]["cleanup_archived_days"])
     if days <= 0:
@@ -419,6 +461,9 @@ def cleanup_archived(store: Store, cfg: dict[str, Any] | None = None) -> dict[st
         "SELECT id, flashbulb_until FROM episodes WHERE archived = 1 "
         "AND coalesce(last_touched, at) < ?", (cutoff,))
     ids = [r["id"] for r in rows if not is_protected(r, now)]
+    held = _held_back(now, seen, store) if ids else None
+    if held:
+        return {"deleted": 0, "held_back": len(ids), "note": held}
     return {"deleted": store.hard_delete(ids)}
 
 
@@ -486,6 +531,7 @@ def run_due_tasks(
     cfg = cfg or config_mod.load()
     registry = dict(registry or {})
     status = {s["name"]: s for s in task_status(store, cfg)}
+    seen = clock_seen(store)  # before any task of this run stamps its own: _held_back
     names = list(TASK_ORDER) + [n for n in registry if n not in TASK_ORDER]
     builtin: dict[str, Callable[[Store, dict[str, Any]], Any]] = {
         "expire_short_term": expire_short_term,
@@ -514,6 +560,8 @@ def run_due_tasks(
         try:
             if name in registry:
                 result = registry[name](store)
+            elif name in DELETING_TASKS:
+                result = builtin[name](store, cfg, seen=seen)  # type: ignore[call-arg]
             elif name in builtin:
                 result = builtin[name](store, cfg)
             else:

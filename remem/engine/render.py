@@ -1,7 +1,9 @@
 """Render: what sleep hands to agents and to the person.
 
 - One `remem-<memory>-<id>.md` per active lesson into each project's Claude Code memory folder
-  (`<claude projects>/<folder named after the cwd>/memory/`); a lesson with no cwd goes to
+  (`<claude projects>/<folder named after the cwd>/memory/`, or, when no folder has that name,
+  the folder the project's transcripts were read from: `_project_folder`; a path too long for
+  a folder name is no error, only a lesson that waits); a lesson with no cwd goes to
   every project folder in use (`_in_use`: a session in `render.general_days` days, a lesson of
   its own, or a memory folder remem did not make). `<memory>` is a short id of this memory taken from its
   home (`memory_tag`): two memories rendering into one ~/.claude (a work and a personal one,
@@ -20,6 +22,10 @@
   `render.index_lines` / `render.index_bytes` (Claude Code reads only a MEMORY.md's start).
   The section is shared: a memory rewrites its own index lines and keeps another memory's
   (those whose file is still there), grouped by memory, so every memory renders the same section.
+  A section no memory has a line in goes whole (a MEMORY.md left empty goes, and so does the
+  memory folder render made, once empty), as unrender takes it out. A MEMORY.md that cannot
+  be read back exactly (a folder, not UTF-8), and a `memory` that is no folder (a file, a link
+  to nothing, through which a write would make a folder), get nothing, and a problem each.
   A file whose marker lines the person deleted gets the section appended again, and this
   memory's own lines left from the old one (its index lines, its heading) are taken out first.
 - `written.json` (in remem's home) lists the files remem wrote. A listed file of an active
@@ -38,6 +44,11 @@
   this memory: its lesson files and its lines of each MEMORY.md section. It first drops those
   files from written.json, so a file it removes is never read as the person's veto: the next
   render writes it again (a listed file that was already gone stays listed, a veto still).
+- A written.json or vetoed.json that cannot be read (render_files.read_record) is never
+  written over: render sets it aside (`<name>.bad-<stamp>`, a problem line saying so) and
+  starts a new one; with no written.json, a lesson file that is not exactly what remem would
+  write now is taken as the person's (`_found_without_record`). take_vetoes takes none then,
+  and a veto or restore by hand refuses (render_vetoes.read_vetoes).
 - `lessons.jsonl` (remem's home): every active lesson, one wire line each (docs/PROTOCOL.md).
 - `morning.md` (remem's home): the owner's report of the runs since they last read one.
 
@@ -75,10 +86,11 @@ from remem.engine.render_files import (
     _owned_files,
     _owned_folders,
     _owned_names,
-    _read_json,
     _written_record,
     lesson_filename,
     memory_tag,
+    read_record,
+    set_aside,
     written_path,
 )
 from remem.engine.render_morning import morning_report
@@ -120,10 +132,12 @@ def _left_for_another_memory(path: Path, lesson_id: str, tag: str) -> bool:
 
 
 def _veto_deleted(store: Store, files: dict[str, dict[str, Any]], active: dict[str, dict[str, Any]],
-                  vetoed: dict[str, Any], *, write_db: bool, days: float) -> list[str]:
+                  vetoed: dict[str, Any], *, write_db: bool, days: float, made: set[Path],
+                  known: dict[str, Path]) -> list[str]:
     """Active lessons a file of which we wrote is gone while its folder is still there, and
     that still go to that folder (`_where_lessons_go`): each is added to `vetoed` (in memory)
-    and, with write_db, set to status 'vetoed'. `days`: render.general_days."""
+    and, with write_db, set to status 'vetoed'. `days`: render.general_days; `made`: the
+    memory folders render made (`_owned_folders`); `known`: _transcript_folders."""
     found: list[str] = []
     tag = memory_tag()
     goes: dict[str, set[Path]] | None = None  # worked out only when a file is missing
@@ -135,7 +149,7 @@ def _veto_deleted(store: Store, files: dict[str, dict[str, Any]], active: dict[s
         if (lid in active and lid not in found and not path.exists() and path.parent.is_dir()
                 and not _left_for_another_memory(path, lid, tag)):
             if goes is None:
-                goes = _where_lessons_go(active, vetoed, days)
+                goes = _where_lessons_go(active, vetoed, days, made, known)
             if _abs(path.parent) not in goes.get(lid, set()):
                 continue  # remem took it out of this folder (and was cut short before saying so)
             found.append(lid)
@@ -152,7 +166,7 @@ def _veto_deleted(store: Store, files: dict[str, dict[str, Any]], active: dict[s
 
 
 def _where_lessons_go(active: dict[str, dict[str, Any]], vetoed: dict[str, Any],
-                      days: float) -> dict[str, set[Path]]:
+                      days: float, made: set[Path], known: dict[str, Path]) -> dict[str, set[Path]]:
     """The memory folders each active lesson goes to now, as render works them out (a lesson
     vetoed in vetoed.json, by id or by its words' hash, goes nowhere). Only a file missing from
     one of these is the person's veto: a file of a folder the lesson no longer goes to (its
@@ -160,20 +174,27 @@ def _where_lessons_go(active: dict[str, dict[str, Any]], vetoed: dict[str, Any],
     removes, and finding it gone means a render was cut short after removing it."""
     hashes = {v.get("hash") for v in vetoed.values() if isinstance(v, dict)}
     shown = [l for l in active.values() if l["id"] not in vetoed and l["hash"] not in hashes]
-    general = _general_folders(shown, _owned_folders(), days)
-    return {l["id"]: {_abs(f) for f in _targets(l, general)} for l in shown}
+    general = _general_folders(shown, made, days, known)
+    return {l["id"]: {_abs(f) for f in _targets(l, general, known)} for l in shown}
 
 
 def take_vetoes(store: Store, *, dry_run: bool = False) -> list[str]:
     """The vetoes of deleted files, taken before sleep merges lessons: a lesson merged away
     first would no longer be active at render, and its veto would be lost. A dry run's store
-    is sleep's private copy, so its status changes there too; vetoed.json is not written."""
+    is sleep's private copy, so its status changes there too; vetoed.json is not written.
+
+    With vetoed.json or written.json unreadable (read_record) nothing is taken here: render
+    sets the file aside and says so, and vetoed.json is never written over."""
     from remem import config
 
-    vetoed = _read_json(vetoed_path(), {})
+    vetoed, bad_vetoes = read_record(vetoed_path(), {})
+    record, bad_record = read_record(written_path(), {})
+    if bad_vetoes or bad_record:
+        return []
     active = {l["id"]: l for l in list_lessons(store, statuses=RENDERED_STATUSES)}
-    found = _veto_deleted(store, _owned_files(), active, vetoed, write_db=True,
-                          days=config.load()["render"]["general_days"])
+    found = _veto_deleted(store, _owned_files(record), active, vetoed, write_db=True,
+                          days=config.load()["render"]["general_days"], made=_owned_folders(record),
+                          known=_transcript_folders(store, active.values()))
     if found and not dry_run:
         write_atomic(vetoed_path(), _dump(vetoed))
     return found
@@ -192,13 +213,58 @@ def _provenance(store: Store, lessons: list[dict[str, Any]]) -> dict[str, list[t
     return {l["id"]: [(s, at.get(s, "")) for s in l["sources"]] for l in lessons}
 
 
-def _targets(lesson: dict[str, Any], projects: list[Path]) -> list[Path]:
+def _targets(lesson: dict[str, Any], projects: list[Path], known: dict[str, Path]) -> list[Path]:
     """The memory folders a lesson goes to: its project's (when Claude Code has a folder for
-    it), or, for a lesson with no project, those of `projects` (the ones in use)."""
+    it: `_project_folder`), or, for a lesson with no project, those of `projects` (the ones in
+    use)."""
     if lesson.get("cwd"):
-        folder = paths.claude_projects_dir() / paths.project_folder_name(lesson["cwd"])
-        return [folder / "memory"] if folder.is_dir() else []
+        folder = _project_folder(lesson["cwd"], known)
+        return [folder / "memory"] if folder is not None else []
     return [p / "memory" for p in projects]
+
+
+def _by_name(cwd: str) -> Path | None:
+    """Claude Code's folder for a project, found by the name it gives a short path's folder
+    (paths.project_folder_name), when it is there. A name too long for the file system (a path
+    of more than 255 characters) is no folder: never an error that stops the render."""
+    folder = paths.claude_projects_dir() / paths.project_folder_name(cwd)
+    try:
+        return folder if folder.is_dir() else None
+    except OSError:  # ENAMETOOLONG, say
+        return None
+
+
+def _project_folder(cwd: str, known: dict[str, Path]) -> Path | None:
+    """Claude Code's folder for the project at `cwd`: by its name, else the folder its sessions'
+    transcripts were read from (`known`: _transcript_folders); None while there is none."""
+    return _by_name(cwd) or known.get(cwd)
+
+
+def _transcript_folders(store: Store, lessons: Any) -> dict[str, Path]:
+    """For each project of these lessons whose Claude Code folder is not found by name
+    (`_by_name`), the folder in the Claude Code projects folder its sessions' transcripts were
+    read from (the `sessions` table keeps each transcript's path, its episodes the session's
+    cwd), the latest read first. Claude Code cuts a long path's folder name short and adds a
+    hash to it, so only its own transcripts say which folder is the project's."""
+    root = paths.claude_projects_dir()
+    out: dict[str, Path] = {}
+    for cwd in sorted({l["cwd"] for l in lessons if l.get("cwd")}):
+        if _by_name(cwd) is not None:
+            continue
+        rows = store.rows(
+            "SELECT s.path AS path FROM episodes e JOIN sessions s ON s.id = e.session_id "
+            "WHERE e.cwd = ? AND s.source = 'claude-code' AND s.path IS NOT NULL "
+            "GROUP BY s.path ORDER BY max(s.ingested) DESC LIMIT 20", (cwd,))
+        for row in rows:
+            name = Path(str(row["path"]).rsplit("#", 1)[0]).parent.name
+            folder = root / name
+            try:
+                if name and folder.is_dir():
+                    out[cwd] = folder
+                    break
+            except OSError:
+                continue
+    return out
 
 
 def _last_session(project: Path) -> float:
@@ -216,12 +282,13 @@ def _last_session(project: Path) -> float:
     return newest
 
 
-def _general_folders(lessons: list[dict[str, Any]], made: set[Path], days: float) -> list[Path]:
+def _general_folders(lessons: list[dict[str, Any]], made: set[Path], days: float,
+                     known: dict[str, Path]) -> list[Path]:
     """The project folders in use (`_in_use`), where a lesson with no project goes, given the
     lessons shown (those of a project make its folder one in use)."""
     root = paths.claude_projects_dir()
     projects = sorted(_abs(p) for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-    own = {_abs(folder) for l in lessons if l.get("cwd") for folder in _targets(l, [])}
+    own = {_abs(folder) for l in lessons if l.get("cwd") for folder in _targets(l, [], known)}
     return _in_use(projects, own, made, days)
 
 
@@ -329,6 +396,54 @@ def _listing(lessons: list[dict[str, Any]]) -> str:
     return "remem lessons list --limit 0"
 
 
+def _set_aside_said(path: Path, why: str, dry_run: bool, then: str) -> str:
+    """Set an unreadable record aside (render_files.set_aside), and the problem line saying so:
+    the file, why, where it went, and `then`, what that means here."""
+    bad = set_aside(path, why, dry_run=dry_run)
+    moved = f"the next sleep sets it aside as {bad.name}" if dry_run else f"it is set aside as {bad.name}"
+    return f"{path} could not be read ({why}); {moved}, and a new one is started: {then}"
+
+
+def _found_without_record(store: Store, tag: str) -> dict[str, dict[str, Any]]:
+    """This memory's lesson files in Claude Code's memory folders, when written.json could not
+    be read: each listed as remem's when it holds exactly what render would write for its
+    lesson now, else as the person's (a `sha256` no file has, so `_changed_by_hand` holds: it
+    is neither overwritten nor removed, and said so), as a hand edit is."""
+    root = _abs(paths.claude_projects_dir())
+    if not root.is_dir():
+        return {}
+    lessons = {l["id"]: l for l in list_lessons(store, statuses=None)}
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(root.glob(f"*/memory/remem-{tag}-*.md")):
+        found = _TAGGED_NAME.fullmatch(path.name)
+        if not found or found.group(1) != tag or not path.is_file():
+            continue
+        lesson = lessons.get(found.group(2))
+        info: dict[str, Any] = {"lesson": found.group(2), "sha256": ""}
+        if lesson is not None:
+            info["words"] = _words(lesson)
+            wanted = lesson_file(lesson, _provenance(store, [lesson])[lesson["id"]], tag).encode("utf-8")
+            try:
+                if path.read_bytes() == wanted:
+                    info["sha256"] = _sha256(wanted)
+            except OSError:
+                pass
+        out[str(_abs(path))] = info
+    return out
+
+
+def _not_a_folder(folder: Path) -> str | None:
+    """Why a project's `memory` is no folder remem can write lessons into (None: it is one, or
+    is not there yet): a file, or a link to nothing (writing through it would make the link's
+    target, a folder the person never asked for)."""
+    if not os.path.lexists(folder) or folder.is_dir():
+        return None
+    what = ("a link to nothing" if not os.path.exists(folder) else "a link to a file") \
+        if folder.is_symlink() else "a file"
+    return (f"{folder} is {what}, not a folder: remem writes no lessons there; move it aside (or point "
+            "the link at a folder) and the next sleep writes them")
+
+
 def render(
     store: Store,
     *,
@@ -343,13 +458,26 @@ def render(
     from remem import config
 
     settings = config.load()["render"]
-    files = _owned_files()  # only this memory's: never another's, copied with the home
-    vetoed = _read_json(vetoed_path(), {})
+    problems: list[str] = []
+    # The records: one that cannot be read is set aside, never written over (its records lost).
+    vetoed, bad_vetoes = read_record(vetoed_path(), {})
+    record, bad_record = read_record(written_path(), {})
+    if bad_vetoes:
+        problems.append(_set_aside_said(vetoed_path(), bad_vetoes, dry_run, (
+            "lessons vetoed before stay vetoed; to keep its records (the status a restore gives back, "
+            "vetoes of words learned again), fix its JSON and copy its entries into the new one")))
+    if bad_record:
+        problems.append(_set_aside_said(written_path(), bad_record, dry_run, (
+            "with no record of the lesson files it wrote, remem takes each one that is not exactly what "
+            "it would write now as yours: none of those is overwritten or removed (each is named below)")))
+    files = _owned_files(record)  # only this memory's: never another's, copied with the home
+    made = _owned_folders(record)  # memory folders an earlier render made: unrender may remove them
     active = {l["id"]: l for l in list_lessons(store, statuses=RENDERED_STATUSES)}
+    known = _transcript_folders(store, active.values())
 
     # 1. A file we wrote for a still-active lesson that is gone (its folder still there) = a veto.
     new_vetoes = _veto_deleted(store, files, active, vetoed, write_db=not dry_run,
-                               days=settings["general_days"])
+                               days=settings["general_days"], made=made, known=known)
     if new_vetoes and not dry_run:  # with the status: a render cut short keeps both
         write_atomic(vetoed_path(), _dump(vetoed))
     vetoed_hashes = {v.get("hash") for v in vetoed.values() if isinstance(v, dict)}
@@ -361,25 +489,29 @@ def render(
     # 2. Lesson files per project memory folder.
     root = paths.claude_projects_dir()
     projects = sorted(_abs(p) for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-    made = _owned_folders()  # memory folders an earlier render made: unrender may remove them
-    in_use = _general_folders(shown, made, settings["general_days"])
+    in_use = _general_folders(shown, made, settings["general_days"], known)
     per_folder: dict[Path, list[dict[str, Any]]] = {}
     homeless = 0  # a project's lessons before Claude Code has a folder for that project
     for lesson in shown:
-        targets = _targets(lesson, in_use)
+        targets = _targets(lesson, in_use, known)
         homeless += not targets and bool(lesson.get("cwd") or not projects)  # not: none in use
         for folder in targets:
             per_folder.setdefault(_abs(folder), []).append(lesson)
     prov = _provenance(store, shown)
     tag = memory_tag()
+    if bad_record:  # no record: what is in the folders is remem's only when it is what remem writes
+        files = _found_without_record(store, tag)
     new_files: dict[str, dict[str, Any]] = {}
     # written / removed: the files this run wrote (lesson files and MEMORY.md) and removed; in a
     # dry run, those it would write and remove.
     out = {"lessons": len(shown), "folders": len(per_folder), "written": 0, "removed": 0,
            "no_project_folder": homeless, "vetoed": len(new_vetoes), "vetoed_ids": new_vetoes,
            "edited_by_hand": 0, "dry_run": dry_run}
-    problems: list[str] = []
     for folder, lessons in sorted(per_folder.items()):
+        not_folder = _not_a_folder(folder)
+        if not_folder:
+            problems.append(not_folder)
+            continue
         new_folder = not folder.is_dir()
         for lesson in lessons:
             path = folder / lesson_filename(lesson["id"], tag)
@@ -459,15 +591,28 @@ def render(
     shared = _shared_memory_md(sorted(set(folders) | {p / "memory" for p in projects}))
     told: set[str] = set()
     for folder in folders:
-        if not folder.parent.is_dir():
-            continue
+        if not folder.parent.is_dir() or _not_a_folder(folder):
+            continue  # not a folder: said above when lessons go there
         memory = folder / "MEMORY.md"
+        # Never overwrite a file we cannot read back exactly: say why, and what to do.
         try:
-            original = memory.read_bytes().decode("utf-8")  # bytes: keep \r\n exactly
+            raw = memory.read_bytes()
         except FileNotFoundError:
-            original = ""
-        except (OSError, UnicodeDecodeError):
-            continue  # never overwrite a file we cannot read back exactly
+            raw = b""
+        except IsADirectoryError:
+            problems.append(f"{memory} is a folder, not a file: remem lists none of its lessons in it; "
+                            "move that folder aside and the next sleep writes MEMORY.md")
+            continue
+        except OSError as exc:
+            problems.append(f"cannot read {memory} ({exc.strerror or exc}); remem lists none of its "
+                            "lessons in it until it can: check the file's permissions")
+            continue
+        try:
+            original = raw.decode("utf-8")  # bytes: keep \r\n exactly
+        except UnicodeDecodeError:
+            problems.append(f"{memory} is not UTF-8 text, so remem leaves it as it is and lists none of "
+                            "its lessons in it: save it as UTF-8 and the next sleep lists them")
+            continue
         lessons = per_folder.get(folder, [])
         if folder in shared:
             real = os.path.realpath(memory)
@@ -488,10 +633,28 @@ def render(
             kept = original if has_section(original) else _without_unmarked_own_lines(
                 original, tag, owned_names.get(folder, set()))
             new = replace_section(kept, body)
+            if not body:  # no memory has a line here: the section goes whole, as unrender takes it
+                new = without_own_lines(new, tag, set())
         except MarkersOutOfPlace as exc:
             problems.append(f"{memory}: {exc}")
             continue
         if (not original and not body) or new == original:
+            continue
+        if not new.lstrip("\ufeff") and not memory.is_symlink():
+            # Nothing but remem's section was in it: the file goes (as unrender does), and so
+            # does the memory folder render made, once nothing else is in it (below). Counted
+            # as a change of MEMORY.md is (`written`): `removed` counts lesson files.
+            if dry_run:
+                out["written"] += 1
+                continue
+            try:
+                memory.unlink()
+                out["written"] += 1
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                problems.append(f"cannot remove {memory} ({exc.strerror or exc}), which holds nothing but "
+                                "remem's empty section: delete it by hand")
             continue
         if dry_run:
             out["written"] += 1
@@ -502,6 +665,15 @@ def render(
                 out["written"] += write_atomic(memory, new, through_links=True, refuse_protected=True)
             except OSError as exc:
                 problems.append(f"cannot write {memory} ({_cannot(exc)})")
+    if not dry_run:
+        # A memory folder render made that no lesson goes to any more, and is empty now (its
+        # lesson files and its section-only MEMORY.md removed above), goes too: a project unused
+        # for long, or whose lessons were all vetoed, keeps nothing of remem's.
+        for folder in sorted(made - set(per_folder)):
+            try:
+                folder.rmdir()  # only ever an empty folder: anything in it keeps it
+            except OSError:
+                pass
     if problems:
         from remem.log import log
 
@@ -557,18 +729,24 @@ def unrender(*, dry_run: bool = False) -> dict[str, Any]:
 
 
 def _unrender(*, dry_run: bool) -> dict[str, Any]:
-    files = _owned_files()
-    made = _owned_folders()
+    record, bad_record = read_record(written_path(), {})
+    files = _owned_files(record)
+    made = _owned_folders(record)
     tag = memory_tag()
     root = _abs(paths.claude_projects_dir())
     folders = sorted(_abs(f) for f in root.glob("*/memory") if f.is_dir()) if root.is_dir() else []
     doomed = {_abs(p) for p in files if os.path.lexists(p)}
     owned_names = _owned_names(files)
-    for folder in folders:
+    out: dict[str, Any] = {"files": [], "memory_md": [], "folders": [], "problems": []}
+    if bad_record:
+        # No record of what remem wrote in them, so none is known to be unchanged: all stay.
+        out["problems"].append(f"{written_path()} could not be read ({bad_record}), so remem cannot tell the "
+                               "lesson files it wrote from ones you changed and removes none: fix it, or "
+                               f"delete it to have every remem-{tag}-*.md file removed, then run this again")
+    for folder in folders if not bad_record else []:
         for path in folder.glob(f"remem-{tag}-*.md"):
             if _name_tag(path.name) == tag and (path.is_file() or path.is_symlink()):
                 doomed.add(path)
-    out: dict[str, Any] = {"files": [], "memory_md": [], "folders": [], "problems": []}
     for path in sorted(doomed):
         if _changed_by_hand(path, files.get(str(path))):
             # The person's words are in it: theirs to delete. Still listed, so it is never a veto.

@@ -25,11 +25,55 @@ def written_path() -> Path:
 
 
 def _read_json(path: Path, default: Any) -> Any:
+    """A record of remem's home, or `default` when it is missing or cannot be read. Only for
+    reading: a caller that writes the file back uses read_record, which tells the two apart."""
+    return read_record(path, default)[0]
+
+
+def read_record(path: Path, default: Any) -> tuple[Any, str | None]:
+    """A JSON record of remem's home (written.json, vetoed.json), and why it cannot be read:
+    None when it can, or when it is missing (then `default`). One that is there but cannot be
+    read (not JSON, cut short, a trailing comma of a hand edit, not readable) gives `default`
+    and the reason: the caller must never write over it (`set_aside`), its records would be lost."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return default
-    return value if isinstance(value, type(default)) else default
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return default, None
+    except OSError as exc:
+        return default, exc.strerror or str(exc)
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return default, "not UTF-8 text"
+    except ValueError as exc:
+        return default, f"not valid JSON: {exc}"
+    if not isinstance(value, type(default)):
+        return default, f"not a JSON {'object' if isinstance(default, dict) else 'list'}"
+    return value, None
+
+
+def set_aside(path: Path, why: str, *, dry_run: bool = False) -> Path:
+    """Move a record that cannot be read (read_record) aside as `<name>.bad-<stamp>` beside it,
+    so a new one can be written and nothing of the old one is lost; returns where it went (a
+    dry run: where it would go, nothing moved). Raises RememError, naming the fix, when it
+    cannot be moved: then it must not be written over either."""
+    from remem.engine import clock
+    from remem.errors import RememError
+
+    stamp = clock.iso()[:19].replace("-", "").replace(":", "")
+    bad = path.with_name(f"{path.name}.bad-{stamp}")
+    more = 1
+    while os.path.lexists(bad):
+        more += 1
+        bad = path.with_name(f"{path.name}.bad-{stamp}-{more}")
+    if dry_run:
+        return bad
+    try:
+        os.rename(path, bad)
+    except OSError as exc:
+        raise RememError(f"{path} cannot be read ({why}) nor set aside ({exc.strerror or exc}): fix it or "
+                         "move it away yourself, then run `remem sleep --pass render`") from None
+    return bad
 
 
 def _dump(value: Any) -> str:
@@ -77,7 +121,7 @@ def _rendered_here(path: Path, lesson_id: Any, root: Path) -> bool:
     return path.name == f"remem-{lesson_id}.md" or bool(found and found.group(2) == lesson_id)
 
 
-def _owned_files() -> dict[str, dict[str, Any]]:
+def _owned_files(record: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """The files of written.json this memory owns, by absolute path: only these may be removed,
     and only their absence is a veto (unless another memory took the file over:
     `_left_for_another_memory`), or their folder's MEMORY.md section rewritten.
@@ -92,8 +136,9 @@ def _owned_files() -> dict[str, dict[str, Any]]:
        memory names that memory's `home`: its absolute entries are the other memory's files,
        never acted on; the next render writes this memory's own list.
     A written.json before version 2 has no owner: its absolute paths count by rule 1 alone
-    (the copied demo memory's list names the original's folder, not this one's)."""
-    record = _read_json(written_path(), {})
+    (the copied demo memory's list names the original's folder, not this one's). `record`:
+    written.json as read already (read_record); without it, it is read here."""
+    record = _read_json(written_path(), {}) if record is None else record
     files = record.get("files")
     if not isinstance(files, dict):
         return {}
@@ -126,12 +171,12 @@ def _entry_path(key: Any, mine: bool) -> Path | None:
     return _abs(_abs(paths.home()) / key)
 
 
-def _owned_folders() -> set[Path]:
+def _owned_folders(record: dict[str, Any] | None = None) -> set[Path]:
     """The project memory folders (`<claude projects>/<project>/memory`) this memory's render
     made, as written.json's `folders` lists them (by the rules of `_owned_files`). Only these
     may be removed by `unrender`, and only when empty: a folder that was there before render
     wrote into it, or that holds anything else, stays."""
-    record = _read_json(written_path(), {})
+    record = _read_json(written_path(), {}) if record is None else record
     folders = record.get("folders")
     if not isinstance(folders, list):
         return set()

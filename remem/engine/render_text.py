@@ -313,7 +313,8 @@ def lesson_file(lesson: dict[str, Any], provenance: list[tuple[str, str]], tag: 
     """The text of one remem-<memory>-<id>.md: frontmatter, the lesson, its provenance."""
     text = lesson["text"]
     desc = _at_most(text, DESCRIPTION_CHARS)
-    shown = ", ".join(f"{eid} ({_date(at)})" for eid, at in provenance[:8])
+    # A source no longer in the memory (forgotten, expired, deleted) has no date to show.
+    shown = ", ".join(f"{eid} ({_date(at) or 'forgotten'})" for eid, at in provenance[:8])
     more = f" and {len(provenance) - 8} more" if len(provenance) > 8 else ""
     noun = lesson["kind"] + ("s" if lesson["seen"] != 1 else "")
     lines = [

@@ -11,12 +11,29 @@ from remem import paths
 from remem.engine import clock
 from remem.engine.files import write_atomic
 from remem.engine.lessons import get_lesson, set_status, update_lesson
-from remem.engine.render_files import _dump, _read_json
+from remem.engine.render_files import _dump, read_record
 from remem.engine.store import LESSON_STATUSES, Store
+from remem.errors import RememError
 
 
 def vetoed_path() -> Path:
     return paths.home() / "vetoed.json"
+
+
+class VetoesUnreadable(RememError, OSError):
+    """vetoed.json is there but cannot be read: a file problem (an OSError, as one writing it
+    raises) with a message naming the fix (a RememError: the CLI prints it in one line)."""
+
+
+def read_vetoes() -> dict[str, Any]:
+    """vetoed.json's records ({} when there is none). One that cannot be read (a hand edit left
+    a trailing comma, say) raises VetoesUnreadable naming the fix: a veto or restore written
+    over it would lose every record in it (the next sleep's render sets it aside and says so)."""
+    vetoed, why = read_record(vetoed_path(), {})
+    if why:
+        raise VetoesUnreadable(f"{vetoed_path()} cannot be read ({why}): fix it, or let `remem sleep --pass "
+                               "render` set it aside (it says where), then try again")
+    return vetoed
 
 
 def record_veto(lesson: dict[str, Any], how: str = "vetoed by the person") -> None:
@@ -24,7 +41,7 @@ def record_veto(lesson: dict[str, Any], how: str = "vetoed by the person") -> No
 
     The record keeps the status and note the lesson had (`was`, `note`), so a restore puts it
     back there; a veto of a lesson already vetoed keeps the first record's."""
-    vetoed = _read_json(vetoed_path(), {})
+    vetoed = read_vetoes()
     earlier = vetoed.get(lesson["id"]) if isinstance(vetoed.get(lesson["id"]), dict) else {}
     entry = {"at": clock.iso(), "how": how, "text": lesson["text"], "hash": lesson["hash"]}
     if lesson.get("status") != "vetoed":
@@ -37,7 +54,7 @@ def record_veto(lesson: dict[str, Any], how: str = "vetoed by the person") -> No
 
 def clear_veto(lesson: dict[str, Any]) -> None:
     """Take a lesson (and any veto of its text) out of vetoed.json."""
-    vetoed = _read_json(vetoed_path(), {})
+    vetoed = read_vetoes()
     kept = {k: v for k, v in vetoed.items()
             if k != lesson["id"] and not (isinstance(v, dict) and v.get("hash") == lesson["hash"])}
     if kept != vetoed:
@@ -52,7 +69,7 @@ class NothingToDo(ValueError):
 def has_veto(lesson: dict[str, Any]) -> bool:
     """Whether vetoed.json holds a veto of this lesson (by its id, or of its text by hash): an
     active lesson with one is not rendered, and a restore takes the record out."""
-    vetoed = _read_json(vetoed_path(), {})
+    vetoed = read_vetoes()
     return lesson["id"] in vetoed or any(isinstance(v, dict) and v.get("hash") == lesson["hash"]
                                          for v in vetoed.values())
 
@@ -162,7 +179,7 @@ def _before_veto(lesson: dict[str, Any]) -> tuple[str, str]:
     """The status and note a vetoed lesson had, from its vetoed.json record; without one (a
     received lesson rejected in the Shared tab, an older veto), a received lesson goes back
     through the gate (quarantined when its text fails the safety checks, else candidate)."""
-    entry = _read_json(vetoed_path(), {}).get(lesson["id"])
+    entry = read_vetoes().get(lesson["id"])
     if isinstance(entry, dict) and entry.get("was") in LESSON_STATUSES and entry["was"] != "vetoed":
         return entry["was"], entry.get("note") or ""
     from remem.engine import share_safety
