@@ -42,16 +42,19 @@ SECRETS = [
 # only as such a last word (`DB_PASS`), never alone ("pass: rewrite the parser"). A password
 # also as the end of one word (`PGPASSWORD`, `MYSQLPASSWORD`), and a key's or a secret's name
 # as the last word of a camel-case one (`SecretAccessKey`, as `aws iam create-access-key`
-# prints it, `secretAccessKey`, `stripeApiKey`, `webhookSecret`, `SessionToken`). Not the middle
-# of a word ("bypass", "OLDPWD"). A name is read once, from where it starts (its words and the
-# "_" or "-" between them, `--password`, `__secret__`), never again from each of its words:
-# a long run of words ("a_a_a_…") takes a time in proportion to its length.
+# prints it, `secretAccessKey`, `stripeApiKey`, `webhookSecret`, `SessionToken`): such a name
+# (the group `camel`) also names a setting or a reference (Kubernetes' `existingSecret:
+# pg-credentials`, `tlsSecret`, a flag `useApiKey: enabled`), so only a value shaped as a
+# secret is one under it (_camel_not_a_secret). Not the middle of a word ("bypass",
+# "OLDPWD"). A name is read once, from where it starts (its words and the "_" or "-" between
+# them, `--password`, `__secret__`), never again from each of its words: a long run of words
+# ("a_a_a_…") takes a time in proportion to its length.
 _CREDENTIAL = (r"(?<![A-Za-z0-9_\-])[_\-]*(?:[A-Za-z0-9]+[_\-]+)*"
                r"(?:_auth(?![A-Za-z0-9])|(?:[A-Za-z0-9]*(?:password|passwd|passphrase)|authtoken|pwd"
                r"|secret(?:[_\-]?key)?|token|api[_\-]?key|access[_\-]?key|account[_\-]?key"
                r"|private[_\-]?key|client[_\-]?secret"
-               r"|(?:[A-Za-z0-9]*(?-i:[a-z0-9]))?(?-i:(?:Secret|Access|Private|Api|API|Account)Key|SessionToken)"
-               r"|[A-Za-z0-9]*(?-i:[a-z0-9]Secret))|[A-Za-z0-9]+_pass)")
+               r"|(?P<camel>(?:[A-Za-z0-9]*(?-i:[a-z0-9]))?(?-i:(?:Secret|Access|Private|Api|API|Account)Key"
+               r"|SessionToken)|[A-Za-z0-9]*(?-i:[a-z0-9]Secret)))|[A-Za-z0-9]+_pass)")
 # A value runs to a space or a quote, and to a ";" that starts the next `Name=` of a
 # connection string ("AccountKey=…;EndpointSuffix=…"), not to one inside a password.
 _VALUE = r"(?:[^\s'\";]|;(?![\w.\-]+=))"
@@ -109,7 +112,7 @@ _CLIENT_PASSWORD = (
 # (`PRIMARY_KEY = "id"`, `SORT_KEY=name`, `CACHE_KEY=user_profile_v2`, `SECRET_KEY_BASE =
 # ENV["SECRET_KEY_BASE"]`), as does a public key's or a GPG key's fingerprint, and a hash or a
 # UUID under a name that keys a thing rather than opens it (`commit_key: <a git commit>`,
-# `cache-key: v1-deps-<sha>`, `idempotency_key: <uuid>`; _names_a_thing). The names that always
+# `cache-key: v1-deps-<sha>`, `idempotency_key: <uuid>`; _keys_a_thing). The names that always
 # hold a secret (`API_KEY`, `SECRET_KEY`, `ACCESS_KEY` …) are _CREDENTIAL's, with its wider rules.
 _NAMED_KEY = (r"(?<![A-Za-z0-9_\-])(?:(?P<env>(?-i:ENV))[ \t]+)?(?P<name>[_\-]*(?:[A-Za-z0-9]+[_\-])*"
               r"(?:[A-Za-z0-9]+[_\-](?<!public[_\-])(?<!pub[_\-])(?<!gpg[_\-])(?<!pgp[_\-])key(?:[_\-]base)?"
@@ -120,11 +123,15 @@ _NAMED_KEY = (r"(?<![A-Za-z0-9_\-])(?:(?P<env>(?-i:ENV))[ \t]+)?(?P<name>[_\-]*(
 # An assignment: `NAME=value`, `NAME: value`, `"NAME": "value"`, `os.environ["NAME"] = "value"`,
 # and a Dockerfile's ENV in its older form too, a name, a space and its value (`ENV DB_PASSWORD
 # hunter2`), read as `DB_PASSWORD=hunter2` is (_not_a_secret: `ENV API_TOKEN $TOKEN` stays).
+# That form only as a Dockerfile writes it, at the start of a line, and only with a word that
+# reads as a value (_set_by_env): in a sentence ("use ARG instead of ENV NPM_TOKEN because it
+# leaks", "ENV DB_PASSWORD inside the image is a leak") the word after the name is prose.
+_DOCKERFILE_LINE = r"(?:(?<![^\n])[ \t]*(?P<env>(?-i:ENV))[ \t]+)?"
 _ASSIGNED_TO = r"(?:['\"]\]?)?(?(env)(?:\s*[:=]\s*|[ \t]+)|\s*[:=]\s*)['\"]?"
 # These read the same in any case.
 SECRETS_ANY_CASE = [
     (r"aws_secret_access_key|aws_session_token", "secret: AWS secret key"),
-    (r"(?:(?P<env>(?-i:ENV))[ \t]+)?" + _CREDENTIAL + _ASSIGNED_TO + _VALUE + "{6,}", "secret: credential assignment"),
+    (_DOCKERFILE_LINE + _CREDENTIAL + _ASSIGNED_TO + _VALUE + "{6,}", "secret: credential assignment"),
     (_SAID, "secret: a password or token given in words"),
     (_OPTION, "secret: a password or token given as an option"),
     (_CURL_USER, "secret: a password given to curl"),
@@ -139,8 +146,8 @@ SECRETS_RE_I = [(re.compile(p, re.IGNORECASE), why) for p, why in SECRETS_ANY_CA
 SECRET = "[secret]"
 # The label before a secret's value is kept ("password=[secret]", "Bearer [secret]",
 # "https://[secret]@host"): the lesson still says what was there.
-_LABEL = re.compile(r"^(?:://|(?-i:ENV[ \t]+)?[^:=\s]*\s*[:=]\s*['\"]?|(?-i:ENV)[ \t]+[^:=\s]+[ \t]+['\"]?"
-                    r"|(?:bearer|basic)\s+)", re.IGNORECASE)
+_LABEL = re.compile(r"^(?:://|(?:[ \t]*(?-i:ENV)[ \t]+)?[^:=\s]*\s*[:=]\s*['\"]?"
+                    r"|[ \t]*(?-i:ENV)[ \t]+[^:=\s]+[ \t]+['\"]?|(?:bearer|basic)\s+)", re.IGNORECASE)
 # What some patterns find is a secret's name ("aws_secret_access_key", "AWS_SESSION_TOKEN"),
 # not its value: snake case in one case, which a random key practically never is. The name
 # stays; its value is what follows it after ":" or "=", or after a space when that word looks
@@ -328,16 +335,56 @@ _NAMED_KEY_RE = next(p for p, why in SECRETS_RE_I if why == "secret: a key under
 # A credential's name is found from the "-" and "_" it starts with; what is read as its name
 # keeps one "_" of them (`__secret_key__`), as a name in code begins.
 _LEADING_DASHES = re.compile(r"^[_\-]*?(?=_?[A-Za-z0-9])")
-_DOCKERFILE_ENV = re.compile(r"^ENV[ \t]+([^:=\s'\"]+)(?:[ \t]*=[ \t]*|[ \t]+)")
+_DOCKERFILE_ENV = re.compile(r"^[ \t]*ENV[ \t]+([^:=\s'\"]+)(?:[ \t]*=[ \t]*|[ \t]+(?P<spaced>['\"]?))")
+_LINE_END = re.compile(r"[ \t]*(?:\r?\n|$)")
+_LETTERS = re.compile(r"[A-Za-z]+")
+
+
+def _set_by_env(value: str, after: str) -> bool:
+    """Whether the word after `ENV NAME ` (its older form) is the name's value rather than the
+    next word of a sentence: a word with a digit or a symbol in it (a sentence's closing
+    punctuation aside), one shaped as a key, or the last word of its line."""
+    word = value.rstrip(".,:!?")
+    if not _LETTERS.fullmatch(word) or _looks_like_key(word):
+        return True
+    return word == value and bool(_LINE_END.match(after))
 
 
 def _not_a_secret(found: str, after: str = "") -> bool:
     """A credential assignment whose value is no secret (see above); `after`: the text that
     follows it."""
+    env = _DOCKERFILE_ENV.match(found)
+    if env and env.group("spaced") == "" and not _set_by_env(found[env.end():], after):
+        return True  # `ENV NPM_TOKEN because …`: prose (a quoted word is a value)
     found = _LEADING_DASHES.sub("", _DOCKERFILE_ENV.sub(r"\1=", found))  # `--password=…` as `password=…`
     label = _LABEL.match(found)
     value = found[label.end():] if label else found
     return bool(_PWD_PATH.match(found) or _NOT_A_VALUE.match(value) or _names_code(found, value, after))
+
+
+# A camel-case name's first word that makes it a setting or a reference rather than a secret's
+# name: Kubernetes' and Helm's `existingSecret`, `externalSecret`, `sealedSecret`, `tlsSecret`
+# (a Secret object's name), a flag's `useApiKey`, `hasAccessKey`, `requireApiKey`.
+_SETTING_WORDS = frozenset(
+    "existing sealed external tls ssl use uses has have is show hide require requires required enable enabled "
+    "disable disabled allow skip no with without should create generate rotate".split())
+# A value of plain words, lower case joined by "-", "_" or "." or one capitalised word
+# (`pg-credentials`, `my-tls-cert`, `enabled`, `yes-please`, `Always`): no generated secret.
+_PLAIN_WORDS = re.compile(r"[A-Z]?[a-z]+(?:[-_.][a-z]+)*")
+
+
+def _camel_not_a_secret(found: str) -> bool:
+    """A credential assignment under a camel-case name (`webhookSecret`, `stripeApiKey`,
+    `SecretAccessKey`) that holds no secret: the name says a setting or a reference, or the value
+    is plain words (see above). Other names keep their wider rules."""
+    whole = _ASSIGNMENT.fullmatch(found)
+    if not whole or whole.group("camel") is None:
+        return False
+    words = _NAME_WORDS.findall(found[whole.end("env") if whole.group("env") else 0:whole.end("camel")])
+    if words and words[0].lower() in _SETTING_WORDS:
+        return True
+    label = _LABEL.match(found)
+    return bool(label and _PLAIN_WORDS.fullmatch(found[label.end():]))
 
 
 _RANDOM_ONLY = {p for p, why in (*SECRETS_RE, *SECRETS_RE_I)
@@ -346,35 +393,46 @@ _RANDOM_ONLY = {p for p, why in (*SECRETS_RE, *SECRETS_RE_I)
 # A name ending in KEY that keys a thing rather than opens one: a cache's, an object's in a
 # bucket, a row's, a commit's, an idempotent request's. Its last word before KEY says so
 # (`commit_key`, `OBJECT_KEY`, `cacheKey`, `Idempotency-Key`), unless a word of the name says
-# it opens something (`SESSION_CACHE_KEY`, `api_object_key`). Under such a name a hash (hex
-# digits as many as a git commit's, short or whole, or an MD5's, a SHA-1's: 7 to 40; a
-# SHA-256's, 64; a SHA-512's, 128) or a UUID, alone or among words (`v1-deps-<sha>`,
-# `linux-node18-<sha>`), is the thing's name and stays. Any other name keeps its hex as a
-# secret (`RAILS_MASTER_KEY`, `ENCRYPTION_KEY`, `LICENSE_KEY`, `webhookKey`): a generated
-# key is written in hex as often as not.
-_THING_WORDS = frozenset(
+# it opens something (`SESSION_CACHE_KEY`, `api_object_key`, `node_cache_key`). Under such a
+# name a hash (hex digits as many as a git commit's, short or whole, or an MD5's, a SHA-1's: 7
+# to 40; a SHA-256's, 64; a SHA-512's, 128) or a UUID, alone or among words (`v1-deps-<sha>`,
+# `linux-node18-<sha>`), is the thing's name and stays. Alone, hex of a key's size (32, 64 or
+# 128 digits: 16, 32 or 64 bytes) stays only under a name of a digest or an identifier
+# (_IDENTIFIER_WORDS: `CACHE_KEY`, `etag_key`, `ROW_KEY`, an Azure table's row, a GUID written
+# without its dashes): a file's, a message's or a request's key is as often one that opens it
+# (age's file key, a message key, a request's signing key). Any other name keeps its hex as a
+# secret (`RAILS_MASTER_KEY`, `ENCRYPTION_KEY`, `LICENSE_KEY`, `webhookKey`, `NODE_KEY`, the
+# private key of a libp2p or geth node, `PEER_KEY`, `VALIDATOR_KEY`): a generated key is
+# written in hex as often as not.
+_IDENTIFIER_WORDS = frozenset(
     "id cache object obj commit sha hash idempotency idempotent dedup dedupe deduplication sort range partition "
     "primary foreign row record item entity lookup index etag checksum digest revision rev version build artifact "
-    "layer image blob file bucket path request trace correlation event message job task run lock cursor page "
-    "snapshot manifest tree node unique composite translation i18n".split())
+    "layer image blob bucket trace correlation snapshot manifest tree unique composite".split())
+_THING_WORDS = _IDENTIFIER_WORDS | frozenset(
+    "file path request event message job task run lock cursor page translation i18n".split())
 _OPENING_WORDS = frozenset(
     "api secret private access master encryption encrypt decryption signing sign license licence product "
     "activation registration serial auth session webhook hmac jwt cipher crypto aes rsa client app account "
-    "deploy ssh service admin token password pass credential credentials integration routing storage".split())
+    "deploy ssh service admin token password pass credential credentials integration routing storage "
+    "node peer validator wallet signer keypair keystore identity device host".split())
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 _UUID = re.compile(r"(?<![0-9a-fA-F])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-fA-F])",
                    re.IGNORECASE)
 _HASH = re.compile(r"[0-9a-f]{7,40}|[0-9a-f]{64}|[0-9a-f]{128}|[0-9A-F]{7,40}|[0-9A-F]{64}|[0-9A-F]{128}")
 _THING_WORD = re.compile(r"(?:[a-z]{1,20}|[A-Z]{1,20}|[A-Z][a-z]{1,19})[0-9]{0,4}|[0-9]{1,8}")
+_KEY_SIZED_HEX = re.compile(r"[0-9a-fA-F]{32}|[0-9a-fA-F]{64}|[0-9a-fA-F]{128}")
 
 
-def _names_a_thing(name: str) -> bool:
-    """Whether a name ending in KEY keys a thing (see above)."""
+def _keys_a_thing(name: str, value: str) -> bool:
+    """Whether a name ending in KEY keys a thing and its value is that thing's hash or UUID
+    (see above)."""
     words = [w.lower() for part in re.split(r"[_\-]+", name) if part
              for w in ([part] if part.islower() or part.isupper() else _NAME_WORDS.findall(part))]
     while words and words[-1] in ("key", "base"):
         words.pop()
-    return bool(words) and words[-1] in _THING_WORDS and not _OPENING_WORDS.intersection(words)
+    if not words or words[-1] not in _THING_WORDS or _OPENING_WORDS.intersection(words):
+        return False
+    return _a_hash_among_words(value) and (words[-1] in _IDENTIFIER_WORDS or not _KEY_SIZED_HEX.fullmatch(value))
 
 
 def _a_hash_among_words(value: str) -> bool:
@@ -394,9 +452,8 @@ def is_secret(pattern: re.Pattern[str], found: str, after: str = "") -> bool:
         whole = pattern.fullmatch(found)
         if not whole or not _looks_random(whole.group("value")):
             return False
-        return not (pattern is _NAMED_KEY_RE and _names_a_thing(whole.group("name"))
-                    and _a_hash_among_words(whole.group("value")))
-    return not (pattern is _ASSIGNMENT and _not_a_secret(found, after))
+        return not (pattern is _NAMED_KEY_RE and _keys_a_thing(whole.group("name"), whole.group("value")))
+    return not (pattern is _ASSIGNMENT and (_not_a_secret(found, after) or _camel_not_a_secret(found)))
 
 
 def redact_secrets(text: str) -> str:

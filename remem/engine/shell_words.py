@@ -89,6 +89,76 @@ def split_commands(command: str, strict: bool = True, most: int = 0) -> list[tup
 # continued lines) would otherwise cost the hook its whole budget in parsing.
 COMMAND_CAP = 16_000
 _COMMAND_EDGE = re.compile(r"[\n;&|]")
+# What `bounded` reads of the start it keeps, to tell whether it ends inside a quote or a
+# here-document: plain runs, an escape, a quoted string, a quote left open, a here-document's
+# opening (`<<EOF`, `<<-'EOF'`, `<<\EOF`; not `<<<`), a line's end, a comment's "#".
+_OPENER = r"""(?<!<)<<(?!<)-?[ \t]*(?:(?P<q>['"])(?P<quoted>[A-Za-z_][\w.-]*)(?P=q)|\\?(?P<word>[A-Za-z_][\w.-]*))"""
+_HEREDOC_OPENER = re.compile(_OPENER)
+_SCAN = re.compile(r"""[^'"`\\#<\n$]+|\\[\s\S]|\$'(?:[^'\\]++|\\[\s\S])*+'|'[^']*+'"""
+                   r"""|"(?:[^"\\]++|\\[\s\S])*+"|`[^`]*+`|(?P<open>\$?['"`])|(?P<opener>""" + _OPENER + r""")"""
+                   r"""|(?P<newline>\n)|(?P<comment>#)|[\s\S]""")
+_COMMENT_AFTER = frozenset(" \t\n;&|()")
+# Where a quote left open closes: the rest of its string, to the quote closing it.
+_QUOTE_REST = {"'": re.compile(r"[^']*+'"), "$'": re.compile(r"(?:[^'\\]++|\\[\s\S])*+'"),
+               '"': re.compile(r'(?:[^"\\]++|\\[\s\S])*+"'), "`": re.compile(r"[^`]*+`")}
+OPENERS_TRIED = 16  # "<<" read back from the end of the part left out, at most (a run of "<<<<…")
+OPENER_LINE = 1000  # characters of the line before one read for a comment or a quote, at most
+# Characters the start leaves for what closes its quote or here-document (its quote; a new line
+# and the closing word) when the part left out closes it: a longer word, and the end is left out.
+CLOSING_ROOM = 64
+
+
+def _closing_line(text: str, word: str, pos: int = 0, end: int | None = None) -> re.Match[str] | None:
+    """The first line of text[pos:end] that closes a here-document opened with `word` (the
+    word alone, tabs or spaces around it as `<<-` lets in), with its new line."""
+    closing = re.compile(rf"(?m)^[ \t]*{re.escape(word)}[ \t\r]*(?:\n|$)")
+    return closing.search(text, pos) if end is None else closing.search(text, pos, end)
+
+
+def _left_open(text: str) -> tuple[str, str] | None:
+    """What the end of `text` is inside: ("quote", the quote: `'`, `"`, `` ` `` or `$'`),
+    ("heredoc", the words closing it and the here-documents its line opens after it, in turn,
+    between spaces) or ("comment", "#"); None when it ends outside them."""
+    pending: list[str] = []  # here-documents opened on the line being read, in order
+    i, n = 0, len(text)
+    while i < n:
+        token = _SCAN.match(text, i)
+        assert token is not None  # its last alternative takes any character
+        i = token.end()
+        if token.group("open"):
+            return "quote", token.group("open")
+        if token.group("opener"):
+            pending.append(token.group("quoted") or token.group("word"))
+        elif token.group("newline") and pending:  # the line's here-documents' bodies, in turn
+            for at, word in enumerate(pending):
+                close = _closing_line(text, word, i)
+                if close is None:
+                    return "heredoc", " ".join(pending[at:])
+                i = close.end()
+            pending = []
+        elif token.group("comment") and (token.start() == 0 or text[token.start() - 1] in _COMMENT_AFTER):
+            end = text.find("\n", i)
+            if end < 0:
+                return ("heredoc", " ".join(pending)) if pending else ("comment", "#")
+            i = end
+    return ("heredoc", " ".join(pending)) if pending else None
+
+
+def _last_opener(text: str, start: int, end: int) -> tuple[str, int] | None:
+    """The last here-document opening in text[start:end], read back from its end (not one in
+    a comment or a quote on its line, "# then cat <<EOF", when the line before it is short
+    enough to read): its closing word and where it ends; None for none. "" for the word when
+    OPENERS_TRIED "<<" were read back without finding one (what the part opens is not known)."""
+    for _ in range(OPENERS_TRIED):
+        at = text.rfind("<<", start, end)
+        if at < 0:
+            return None
+        opener = _HEREDOC_OPENER.match(text, at)
+        line = max(text.rfind("\n", start, at) + 1, start)
+        if opener and opener.end() <= end and (line < at - OPENER_LINE or not _left_open(text[line:at])):
+            return opener.group("quoted") or opener.group("word"), opener.end()
+        end = at + 1
+    return "", end
 
 
 def bounded(command: str, cap: int = COMMAND_CAP) -> str:
@@ -96,20 +166,65 @@ def bounded(command: str, cap: int = COMMAND_CAP) -> str:
     a new line, each cut at the edge of a line (or, in a line of no breaks, of a command: ";",
     "&", "|"), so no command is cut in two; a start with no such edge is kept as it is (it
     holds the command's first words), an end with none is left out. A script's first commands
-    and its last ones (the push after the build) are read, never more than `cap` characters."""
+    and its last ones (the push after the build) are read, never more than `cap` characters.
+    The end is read as the script reads it (_commands_at_end): a here-document's body or a
+    quoted string is text, not commands ("git push --force" in the README a script writes
+    runs nothing)."""
     if len(command) <= cap:
         return command
     half = cap // 2
-    head = command[:half]
+    head = command[:half - CLOSING_ROOM]
     edges = list(_COMMAND_EDGE.finditer(head))
     if edges:
         newline = head.rfind("\n")
         head = head[:newline if newline > 0 else edges[-1].start()]
-    tail = command[len(command) - half:]
-    newline = tail.find("\n")
-    edge = _COMMAND_EDGE.search(tail) if newline < 0 else None
-    tail = tail[newline + 1:] if newline >= 0 else tail[edge.end():] if edge else ""
-    return f"{head}\n{tail}" if tail.strip() else head
+    tail_at = len(command) - half
+    newline = command.find("\n", tail_at)
+    edge = _COMMAND_EDGE.search(command, tail_at) if newline < 0 else None
+    tail_at = newline + 1 if newline >= 0 else edge.end() if edge else len(command)
+    closing, tail = _commands_at_end(command, len(head), tail_at)
+    return f"{head}{closing}\n{tail}" if tail.strip() and len(closing) <= CLOSING_ROOM else head
+
+
+def _commands_at_end(command: str, middle_at: int, tail_at: int) -> tuple[str, str]:
+    """command[tail_at:] from where the script reads it as commands, the part before it,
+    command[middle_at:tail_at], left out ('' when that is not known); and what closes the
+    quote or the here-document the start stops inside, when the part left out closes it
+    (its quote; a new line and its closing word), for the start to end there.
+
+    - The start kept stops inside a quote, or a here-document, that the part left out does
+      not close: the end from the quote or the line closing it, that quote or line too (the
+      start's string or body ends there).
+    - The part left out opens a here-document (the last "<<" read back from its end) that it
+      does not close: the end after the line closing it.
+    With no such line or quote in the end, none of it. A quote opened and left open in the
+    part left out is not seen."""
+    tail = command[tail_at:]
+    if not tail.strip():
+        return "", ""
+    left = _left_open(command[:middle_at])
+    closing = ""
+    if left and left[0] == "quote":
+        closed = _QUOTE_REST[left[1]].match(command, middle_at, tail_at)
+        if closed is None:
+            closed = _QUOTE_REST[left[1]].match(tail)
+            return "", tail[closed.end() - 1:] if closed else ""
+        middle_at, closing = closed.end(), left[1][-1]
+    for word in left[1].split() if left and left[0] == "heredoc" else ():
+        close = _closing_line(command, word, middle_at, tail_at)
+        if close is None:  # the rest of the start's here-documents are read from the end
+            close = _closing_line(tail, word)
+            return closing, tail[close.start():] if close else ""
+        middle_at, closing = close.end(), f"{closing}\n{word}"
+    opener = _last_opener(command, middle_at, tail_at)
+    if opener is None:
+        return closing, tail
+    word, opened = opener
+    line_end = command.find("\n", opened, tail_at)
+    if word and line_end >= 0 and _closing_line(command, word, line_end + 1, tail_at):
+        return closing, tail  # its body ends before the end kept begins
+    close = _closing_line(tail, word) if word else None
+    return closing, tail[close.end():] if close else ""
 
 
 def command_words(command: str, limit: int = COMMAND_WORDS, by_name: bool = False) -> str:
