@@ -253,6 +253,11 @@ def _usage_exit(exc: BaseException, root: Any = None) -> None:
     """A usage error (missing argument, unknown option, bad value) as one line, exit 1.
     root: the group the command's words were given to, when the error came from them."""
     kinds = {c.__name__ for c in type(exc).__mro__}
+    if "NoArgsIsHelpError" in kinds and getattr(exc, "ctx", None) is not None:
+        # `remem` or a group alone (`remem lessons`): its help is the answer, as with --help
+        # (stdout, exit 0), not an error (click's stderr and exit 2; errors exit 1).
+        print(exc.ctx.get_help())  # type: ignore[attr-defined]
+        raise typer.Exit(0)
     if "UsageError" not in kinds or "NoArgsIsHelpError" in kinds:
         return  # not a usage error, or a bare group that shows its help
     names, command = _failing_command(exc, root)

@@ -21,12 +21,9 @@ def lesson_id(home) -> str:
         return add_lesson(store, "Install packages with uv, never pip.", "correction")["id"]
 
 
-@pytest.mark.parametrize("words", [
-    ["forget", "{id}"], ["forget", "{id}", "--hard"], ["forget", "{id}", "--undo"], ["promote", "{id}"],
-    ["graph", "{id}"], ["connect", "{id}", "{memory}", "--type", "related_to"],
-    ["connect", "{memory}", "{id}", "--type", "related_to"],
-])
-def test_every_memory_command_says_the_id_is_a_lesson(cli, lesson_id: str, words: list[str]) -> None:
+@pytest.mark.parametrize("words", [["forget", "{id}"], ["forget", "{id}", "--hard"]])
+def test_forget_says_the_id_is_a_lesson_and_how_it_is_hidden(cli, lesson_id: str, words: list[str]) -> None:
+    """The other commands' own hints: tests/test_cli_review_fixes.py."""
     with Store() as store:
         memory = store.one("SELECT id FROM episodes")["id"]
     res = cli(*[w.format(id=lesson_id, memory=memory) for w in words])

@@ -6,7 +6,7 @@ import json
 import os
 import re
 import sys
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 # What json.dumps(ensure_ascii=False) leaves as it is though a terminal obeys it: DEL and the C1
 # controls (U+009B is a one-byte CSI). Outside strings JSON is ASCII, so each one found stands
@@ -68,7 +68,11 @@ def safe(text: Any, multiline: bool = False) -> str:
 ID_COLUMNS = frozenset({"id", "origin", "from"})
 
 
-def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]],
+          no_wrap: Collection[str] = ()) -> None:
+    """A table for people. `no_wrap`: short columns (numbers, dates, a kind) kept whole on
+    their line, so a narrow terminal or a pipe (80 columns) narrows only the others, which wrap
+    between words."""
     from rich.table import Table
     from rich.text import Text
 
@@ -79,6 +83,8 @@ def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any
         if col in ID_COLUMNS:  # an id is copied into the next command: never folded
             widest = max((len(safe(row[index] or "")) for row in rows), default=0)
             t.add_column(safe(col), no_wrap=True, min_width=min(widest, 40))
+        elif col in no_wrap:
+            t.add_column(safe(col), no_wrap=True)
         else:
             t.add_column(safe(col), overflow="fold")
     for row in rows:

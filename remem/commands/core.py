@@ -41,6 +41,22 @@ def _when(stamp: str | None) -> str:
         return stamp
 
 
+# Settings config.toml keeps 0600 for: `remem config show` hides their values unless asked.
+SECRET_KEYS = (("server", "token"), ("llm", "api_key"))
+
+
+def _hide_secrets(cfg: dict) -> list[tuple[str, str]]:
+    """Each secret set in `cfg` replaced by a placeholder giving its length (an empty one is
+    no secret: shown as it is); returns the keys hidden."""
+    hidden = []
+    for section, key in SECRET_KEYS:
+        value = (cfg.get(section) or {}).get(key)
+        if isinstance(value, str) and value:
+            cfg[section][key] = f"<hidden: {len(value)} characters>"
+            hidden.append((section, key))
+    return hidden
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def status(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
@@ -142,11 +158,16 @@ def register(app: typer.Typer) -> None:
     app.add_typer(config_app, name="config")
 
     @config_app.command("show")
-    def config_show(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    def config_show(
+        json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+        show_secrets: bool = typer.Option(False, "--show-secrets", help="Print server.token and llm.api_key "
+                                          "as they are (hidden otherwise: a screen or a log is seen by others)."),
+    ) -> None:
         """Every setting with its current value, as TOML. Example: remem config show"""
         from remem import config, config_unknown
 
         cfg = config_unknown.known(config.load())
+        hidden = [] if show_secrets else _hide_secrets(cfg)
         if json_out:
             emit_json(cfg)
             return
@@ -155,7 +176,11 @@ def register(app: typer.Typer) -> None:
         # As TOML (true, "", 30.0), so what is shown can be pasted into config.toml as it is.
         # Only the keys remem knows: one it does not know (a misspelling) is used by nothing,
         # and load() names it on stderr (`remem doctor` names the fix).
-        print(tomlkit.dumps(cfg), end="")
+        doc = tomlkit.document()
+        doc.update(cfg)
+        for section, key in hidden:  # a hidden value says so on its line, with how to see it
+            doc[section][key].comment("`remem config show --show-secrets` prints it")
+        print(tomlkit.dumps(doc), end="")
 
     # `remem config set recall.k -3`: a value that starts with "-" is a value, not an unknown
     # option (the value is then checked by config.set_value).

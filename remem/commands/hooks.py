@@ -61,13 +61,17 @@ def register(app: typer.Typer) -> None:
         from remem.engine import setup as setup_mod
         from remem.setup_toml import TomlkitEditor
 
+        demo_refusal = None
         if paths.is_demo() and not remove:
             # Wiring real agents (~/.claude.json, the nightly timer) to the demo is never wanted.
-            message = (f"{paths.home()} is the demo memory; run `remem setup` without --home to wire "
-                       "your own")
+            # Named by how the demo was chosen: --home, or REMEM_HOME (which --home would not undo).
+            from remem.commands import _out
+
+            how = ("run `remem setup` without --home" if _out.home_flag else
+                   "unset REMEM_HOME (or point it at your own memory) and run `remem setup`")
+            demo_refusal = f"{paths.home()} is the demo memory; {how} to wire your own"
             if not dry_run:
-                raise ValueError(message)
-            print(f"remem: {message}", file=sys.stderr)
+                raise ValueError(demo_refusal)
         edits = setup_mod.plan(agent or None, remove=remove, schedule=not no_schedule,
                                toml_editor=TomlkitEditor())
         changed = [e for e in edits if e.changed]
@@ -95,6 +99,8 @@ def register(app: typer.Typer) -> None:
                 print(f"remem: {warning}", file=sys.stderr)
         if dry_run or not (changed or unrender):
             errors += rendered["problems"] if rendered else []
+            if demo_refusal:  # the diff is shown, but the run it previews would be refused: exit 1
+                errors.insert(0, demo_refusal)
             if not dry_run:  # nothing to write, but the choice of schedule still counts
                 if not remove:
                     setup_mod.ensure_log_folder()  # a log folder deleted since: the nightly line needs it

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import sys
-from typing import List, Optional
+from contextlib import contextmanager
+from typing import Iterator, List, Optional
 
 import typer
 
-from remem.commands._out import emit_json, open_store, safe, short, table
+from remem.commands._out import console, emit_json, open_store, safe, short, table
 from remem.commands.options import OnceCommand
 
 # `remem list` pages: at most this many rows at once (the engine's cap), skipping at most
 # MAX_OFFSET (far past any memory, well inside SQLite's 64-bit numbers).
 MAX_LIMIT = 10_000
 MAX_OFFSET = 10 ** 12
+# `remem list` narrower than WIDE_LIST columns leaves out str and v/a; narrower than
+# NARROW_LIST, imp and hp too.
+WIDE_LIST = 120
+NARROW_LIST = 100
 
 
 def undo_hint(memory_id: str) -> str:
@@ -38,6 +43,33 @@ def _flags(row: dict) -> str:
     return ", ".join(marks)
 
 
+_A_LESSON = " is a lesson, not a memory: "
+
+
+@contextmanager
+def _lesson_given(command: str) -> Iterator[None]:
+    """A lesson's id given where a memory's was expected (`remem recall` lists both, ids alike):
+    the store says how a lesson is hidden, which fits `forget`; the other commands say what
+    they do with memories instead, and where the lesson is read."""
+    from remem.errors import NotFound
+
+    try:
+        yield
+    except NotFound as exc:
+        lesson_id, found, _ = str(exc).partition(_A_LESSON)
+        if not found or command == "forget":
+            raise
+        show = f"`remem lessons show {lesson_id}`"
+        why = {
+            "graph": f"graph walks memories' connections; {show} shows the memories it came from",
+            "promote": f"only memories are short- or long-term; {show} reads it",
+            "connect": f"connect joins memories; {show} reads it, with the memories it came from",
+            "undo": (f"`forget --undo` brings back archived memories; `remem lessons restore {lesson_id}` "
+                     f"brings back a vetoed lesson ({show} reads it)"),
+        }[command]
+        raise NotFound(f"{lesson_id}{_A_LESSON}{why}") from None
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def forget(
@@ -54,7 +86,7 @@ def register(app: typer.Typer) -> None:
 
         if hard and undo:
             raise ValueError("--hard and --undo cannot go together; a hard delete cannot be undone")
-        with open_store() as store:
+        with open_store() as store, _lesson_given("undo" if undo else "forget"):
             if undo:
                 try:
                     result = {**lifecycle.restore(store, memory_id), "changed": True}
@@ -88,7 +120,7 @@ def register(app: typer.Typer) -> None:
         """
         from remem.engine import lifecycle
 
-        with open_store() as store:
+        with open_store() as store, _lesson_given("promote"):
             memory = lifecycle.promote(store, memory_id)
         if json_out:
             emit_json(memory)
@@ -110,7 +142,7 @@ def register(app: typer.Typer) -> None:
         """
         from remem.engine import graph
 
-        with open_store() as store:
+        with open_store() as store, _lesson_given("connect"):
             edge = graph.connect(store, a, b, kind, weight=weight)
         if json_out:
             emit_json(edge)
@@ -132,7 +164,7 @@ def register(app: typer.Typer) -> None:
         """
         from remem.engine import graph
 
-        with open_store() as store:
+        with open_store() as store, _lesson_given("graph"):
             levels = graph.traverse(store, memory_id, depth=depth, types=kind or None)
             # Nothing reached: every edge touching it, both ways, to say why (the walk follows
             # edges out of a memory, so one that only comes in is not walked).
@@ -191,16 +223,15 @@ def register(app: typer.Typer) -> None:
         # Before the folder is looked up: a blank --project resolves to none (every project).
         lifecycle.check_filters(kinds=kind, project=project)
         with open_store() as store:
-            rows = lifecycle.list_memories(
-                store, tags=tag, all_tags=all_tags, since=since, until=until, field=field,
-                memory_type=memory_type, archived=archived, kinds=kind, project=project_folder(store, project),
-                limit=limit, offset=offset,
-            )
+            filters = dict(tags=tag, all_tags=all_tags, since=since, until=until, field=field,
+                           memory_type=memory_type, kinds=kind, project=project_folder(store, project))
+            rows = lifecycle.list_memories(store, **filters, archived=archived, limit=limit, offset=offset)
+            empty = None if rows or json_out else _why_none_listed(store, filters, archived, offset)
         if json_out:
             emit_json(rows)
             return
         if not rows:
-            print("no memories match" + ("" if archived else "; `remem list --archived` shows archived ones"))
+            print(empty)
             return
         from remem.engine import clock
 
@@ -212,13 +243,22 @@ def register(app: typer.Typer) -> None:
         # Month and day, with the year when the page reaches into another year.
         cut = 0 if any(str(r[f] or "")[:4] not in ("", this_year) for r in rows for f in times) else 5
         headers = {"at": "when", "last_touched": "touched"}
-        table(None, ["id", "kind", "type", "imp", "hp", "str", "v/a", *(headers[f] for f in times), "memory"],
-              [(r["id"][:8], r["kind"], (r["memory_type"] or "").split("_")[0], f"{r['importance']:.2f}",
-                f"{r['health']:.0f}", f"{r['strength']:.2f}", f"{r['valence']:+.1f}/{r['arousal']:.1f}",
-                *(str(r[f] or "")[cut:10] for f in times),
-                short(r["title"], 40) + "".join(f" #{t}" for t in r["tags"])
-                + (f" ({_flags(r)})" if _flags(r) else ""))
-               for r in rows])
+        columns = ["id", "kind", "type", "imp", "hp", "str", "v/a", *(headers[f] for f in times), "memory"]
+        cells = [(r["id"][:8], r["kind"], (r["memory_type"] or "").split("_")[0], f"{r['importance']:.2f}",
+                  f"{r['health']:.0f}", f"{r['strength']:.2f}", f"{r['valence']:+.1f}/{r['arousal']:.1f}",
+                  *(str(r[f] or "")[cut:10] for f in times),
+                  short(r["title"], 40) + "".join(f" #{t}" for t in r["tags"])
+                  + (f" ({_flags(r)})" if _flags(r) else ""))
+                 for r in rows]
+        # The short columns stay whole and the memory takes the rest; a narrow terminal (or a
+        # pipe, 80 columns) leaves out the scores that least need a glance, so the memory column
+        # keeps room for whole words (`--json` has every field).
+        width = console().width
+        left_out = (set() if width >= WIDE_LIST else {"str", "v/a"} if width >= NARROW_LIST
+                    else {"str", "v/a", "imp", "hp"})
+        keep = [i for i, col in enumerate(columns) if col not in left_out]
+        table(None, [columns[i] for i in keep], [[row[i] for i in keep] for row in cells],
+              no_wrap=set(columns) - {"memory"})
 
     @app.command()
     def tasks(
@@ -276,6 +316,25 @@ def register(app: typer.Typer) -> None:
             print("`remem tasks --run` runs what is due (consolidate runs in `remem sleep`).")
         if failed:
             raise typer.Exit(1)
+
+
+def _why_none_listed(store, filters: dict, archived: bool, offset: int) -> str:
+    """What `remem list` says for an empty page: an --offset past the last memory that matches
+    (with how many do), or no match at all, with the archived ones named only when some match."""
+    from remem.engine import lifecycle
+
+    if offset and lifecycle.list_memories(store, **filters, archived=archived, limit=1):
+        matched, page = 0, MAX_LIMIT
+        while page == MAX_LIMIT:  # counted page by page, at most MAX_LIMIT rows at once
+            page = len(lifecycle.list_memories(store, **filters, archived=archived, limit=MAX_LIMIT,
+                                               offset=matched))
+            matched += page
+        noun = ("archived " if archived else "") + ("memory" if matched == 1 else "memories")
+        return (f"--offset {offset} is past the end: {matched:,} {noun} match{'es' * (matched == 1)}; "
+                f"--offset {matched - 1} shows the last")
+    if not archived and lifecycle.list_memories(store, **filters, archived=True, limit=1):
+        return "no live memories match; some archived ones do: add --archived to list them"
+    return "no memories match"
 
 
 def _graph_hint(memory_id: str) -> str:

@@ -247,9 +247,16 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(rows)
             return
+        if not rows:
+            # Said, as `share candidates` says "no candidates": an empty table reads as a fault.
+            print("no peers yet: another memory appears here once `remem share sync` (or `receive`) "
+                  "reads its lessons from the share folder, or once `remem share trust ORIGIN --force` "
+                  "names it")
+            return
         table("peers", ["origin", "label", "trusted", "first seen", "lessons", "vouched for"],
               [(p["origin"], p.get("label") or "-", "yes" if p["trusted"] else "no", p["first_seen"][:19],
-                ", ".join(f"{k} {v}" for k, v in p["lessons"].items()) or "-", p["vouched_for"]) for p in rows])
+                ", ".join(f"{k} {v}" for k, v in p["lessons"].items()) or "-", p["vouched_for"]) for p in rows],
+              no_wrap=("trusted", "first seen"))
 
     @share_app.command("candidates")
     def candidates(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:

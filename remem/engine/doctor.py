@@ -230,6 +230,11 @@ def _no_lessons_problem(waits: dict[str, int] | None, last_sleep: str | None) ->
             "fix": str(said["fix"])}
 
 
+def _nothing_to_run(problem: dict[str, str]) -> bool:
+    """The no-lessons line whose fix names no command (no_lessons_why's "run" is None)."""
+    return problem["problem"].startswith("no active lessons yet") and problem["fix"].startswith("nothing to run")
+
+
 def _verdict(out: dict[str, Any]) -> dict[str, Any]:
     out["ok"] = not any(p["fix"].startswith(("remem restore", "remem backup", "remem doctor", _NO_GOOD_BACKUP))
                         for p in out["problems"])
@@ -438,7 +443,8 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
                     # Already given the most time an agent waits (the hook's line says so):
                     # no setting nor setup makes it faster.
                     fix = "top   (find what keeps this machine busy: hooks may take no longer)"
-                if named and home is not None and not _same_place(home, paths.home()):
+                if (named and home is not None and not _same_place(home, paths.home())
+                        and not named.group(1).startswith("--home ")):  # not named by the hook itself
                     fix = f"remem --home {shlex.quote(str(home))} {named.group(1)}"  # the hook's memory
                 problems.append({"problem": f"{w['agent']} hook {h['event']} failed: {result['error']}"
                                             + _other_install(cmd), "fix": fix})
@@ -508,8 +514,14 @@ def diagnose(*, run_hooks: bool = True) -> dict[str, Any]:
         problems = [p for p in problems
                     if not p["fix"].startswith("remem setup") and p["fix"] not in mend_first]
         notes.append(f"{paths.home()} is the demo memory (`remem demo`): agents and the nightly job "
-                     "are not checked; `remem setup` without --home wires your own memory")
+                     "are not checked; `remem setup` without --home (or with REMEM_HOME unset) wires "
+                     "your own memory")
     store = store_health()
+    # No lesson yet with nothing to run (a fresh memory, or one whose sessions held nothing to
+    # learn from) is how a memory starts, not a fault: a note. One a sleep would mend stays a problem.
+    nothing_yet = [p for p in store["problems"] if _nothing_to_run(p)]
+    store["problems"] = [p for p in store["problems"] if not _nothing_to_run(p)]
+    notes.extend(f"{p['problem']}; {p['fix']}" for p in nothing_yet)
     problems.extend(store["problems"])
     backups = backups_folder_problem()  # said first: `remem backup` cannot mend the rest
     if backups is None and store["ok"]:

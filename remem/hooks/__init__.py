@@ -352,7 +352,12 @@ def run(event: str, agent: str, payload: dict[str, Any], *, start: float | None 
     deadline = start + budget_ms / 1000.0
     db = paths.db_path()
     if not db.exists():
-        raise FileNotFoundError(f"no memory yet at {db}; run `remem ingest` first")
+        # The home named as the hook's own command names it (`remem --home DIR hook …`, or
+        # REMEM_HOME): a bare `remem ingest` would fill the default memory instead.
+        import shlex
+
+        named = "" if paths.home() == paths.user_home() / ".remem" else f"--home {shlex.quote(str(paths.home()))} "
+        raise FileNotFoundError(f"no memory yet at {db}; run `remem {named}ingest` first")
 
     from remem.engine import prime
     from remem.engine.store import Store
