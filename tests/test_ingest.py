@@ -41,7 +41,7 @@ def test_ingest_every_project_then_nothing_new(store, projects):
     assert store.scalar("SELECT count(*) FROM episodes") == 23
     again = ingest.ingest_paths(store)
     assert again == {"files": 0, "skipped": 3, "sessions": 0, "episodes": 0, "by_kind": {},
-                     "malformed_lines": 0, "errors": [], "reread": 0}
+                     "malformed_lines": 0, "errors": [], "reread": 0, "refused_files": 0}
     assert store.scalar("SELECT count(*) FROM episodes") == 23
 
 
