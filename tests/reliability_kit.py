@@ -465,7 +465,8 @@ def run_stress(root: Path, *, workers: int = 8, hooks_per_worker: int = 24, reca
         "locked": locked, "wall_s": round(wall, 1), "problems": problems,
         "episodes_expected": len(expected) + len(remembered), "missing": missing_ingest + missing_remember,
         "primes_recorded": int(primes), **{f"db_{k}": v for k, v in health.items()},
-        "server_stderr_lines": [l for l in server_text.splitlines() if l.strip() and "serving http" not in l][:10],
+        "server_stderr_lines": [l for l in server_text.splitlines() if l.strip() and "serving http" not in l
+                                and not l.startswith("remem: stopping")][:10],
     }
 
 
