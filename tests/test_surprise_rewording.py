@@ -31,9 +31,12 @@ REWORDED = [
      "Surprisingly, the build cache is shared across branches."),
     ("Turns out ruff ignores the settings in pyproject.toml.",
      "Surprisingly ruff ignores the config in pyproject.toml."),
-    ("Turns out the API returns dates as strings, not datetime objects.",
-     "Surprisingly the API gives back dates as plain strings rather than datetimes."),
 ]
+# "Turns out the API returns dates as strings, not datetime objects." and "Surprisingly the API
+# gives back dates as plain strings rather than datetimes." were read as one too, but only by
+# letting a word on each side meet none of the other's ("returns" and "gives", "objects" and
+# "plain"), which also made one of "the tests hang …" and "the tests pass …": they now wait for
+# another repeat each (tests/test_detect_review_fixes_2.py).
 OTHER_FACTS = [
     ("Huh, ruff ignores the settings in pyproject.toml in this repo.",
      "Huh, mypy ignores the settings in pyproject.toml in this repo."),

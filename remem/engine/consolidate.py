@@ -34,8 +34,11 @@ all the other says (`say_alike`): "ruff ignores the settings in pyproject.toml" 
 ignores the settings in pyproject.toml" are closer than the cut as wholes, the words they share
 outweighing the one that tells them apart; "the staging DB is wiped" and "staging database gets
 wiped" are one. Otherwise a rewording is read loosely (prepositions, a turn on each side,
-another form of a word aside; fewer words left apart than shared): "ruff ignores the settings
-in pyproject.toml" and "ruff ignores the config in pyproject.toml" are one.
+another form of a word aside; a short word read in full), and one must still say all the other
+says: "ruff ignores the settings in pyproject.toml" and "ruff ignores the config in
+pyproject.toml" are one, "the tests hang when Docker is not running" and "the tests pass when
+Docker is not running" two. A word one says whose opposite the other says ("enabled",
+"disabled"; `opposite`) always makes two facts: a model's space puts many opposites near.
 
 Episodes are taken in time order and in blocks: the similarities a block needs (block x
 lessons, block x pool, block x block) are three matrix products, and the greedy decisions
@@ -288,44 +291,131 @@ def _stem(word: str) -> str:
     return word
 
 
+# Words that say the opposite of one another, by their stems (`_forms`): a model's space puts
+# many of them near ("enabled" and "disabled", "larger" and "smaller", "succeeds" and "fails",
+# "fast" and "slow" reach the cut), and two surprises that differ by them say other things.
+_OPPOSITES = tuple(tuple(pair.split(":")) for pair in """
+    before:after first:last early:late earlier:later above:below over:under inside:outside
+    inner:outer upper:lower top:bottom left:right start:stop start:end begin:end open:close
+    open:closed add:remove create:delete accept:reject allow:deny allow:block allow:forbid pass:fail
+    succeed:fail success:failure true:false up:down input:output read:write push:pull show:hide
+    fast:slow quick:slow large:small big:small long:short high:low more:less more:fewer most:least
+    many:few min:max minimum:maximum new:old hot:cold empty:full light:dark always:never all:none
+    same:different public:private local:remote client:server sync:async static:dynamic
+    explicit:implicit absolute:relative strict:loose lazy:eager online:offline manual:automatic
+    within:beyond toward:away towards:away onto:off keep:drop keep:lose win:lose gain:lose
+    present:missing present:absent hang:pass work:fail work:break found:missing
+""".split())
+# What turns a word into its opposite at its start: "enabled" and "disabled", "valid" and
+# "invalid", "lowercase" and "uppercase", "include" and "exclude", "upload" and "download".
+_TURNING_PREFIXES = frozenset("""
+    un in im il ir dis non de en em a ab ex up down upper lower out mis anti
+""".split()) | {""}
+# Words written short, read in full when two are compared: "the settings" and "the config"
+# are one ("settings" and "configuration" reach the cut).
+_SHORT_FOR = {
+    "config": "configuration", "conf": "configuration", "cfg": "configuration", "db": "database",
+    "dbs": "databases", "repo": "repository", "repos": "repositories", "dir": "directory",
+    "dirs": "directories", "env": "environment", "envs": "environments", "doc": "documentation",
+    "docs": "documentation", "dep": "dependency", "deps": "dependencies", "creds": "credentials",
+    "auth": "authentication", "arg": "argument", "args": "arguments", "param": "parameter",
+    "params": "parameters", "perms": "permissions", "pkg": "package", "pkgs": "packages",
+    "lib": "library", "libs": "libraries", "msg": "message", "msgs": "messages", "img": "image",
+    "imgs": "images",
+}
+
+
+def _root(word: str) -> str:
+    """A word's stem stemmed until it keeps still, so that every form of it meets: succeed,
+    succeeds and succeeded; close and closed."""
+    while (stem := _stem(word)) != word:
+        word = stem
+    return word
+
+
+def _forms(word: str) -> set[str]:
+    """The roots a word may be read by: its own, and that of the word it compares when it is
+    a comparative or a superlative ("larger": large, "easiest": easy)."""
+    forms = {_root(word)}
+    for ending in ("er", "est"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            base = word[:-len(ending)]
+            forms.add(_root(base[:-1] + "y" if base.endswith("i") else base))
+    return forms
+
+
+_OPPOSITE_STEMS: dict[str, set[str]] = {}
+for _one, _other in _OPPOSITES:
+    for _x in _forms(_one):
+        for _y in _forms(_other):
+            _OPPOSITE_STEMS.setdefault(_x, set()).add(_y)
+            _OPPOSITE_STEMS.setdefault(_y, set()).add(_x)
+
+
+def opposite(x: str, y: str) -> bool:
+    """Whether two words say the opposite of one another: a known pair (`_OPPOSITES`, in any
+    of their forms: "rejected" and "accepted", "larger" and "smaller"), or one word with
+    another start that turns it ("enabled" and "disabled", "valid" and "invalid", "lowercase"
+    and "uppercase")."""
+    if x == y:
+        return False
+    if any(_OPPOSITE_STEMS.get(fx, set()) & _forms(y) for fx in _forms(x)):
+        return True
+    same_end = 0
+    while same_end < min(len(x), len(y)) and x[-1 - same_end] == y[-1 - same_end]:
+        same_end += 1
+    return any(x[:len(x) - n] in _TURNING_PREFIXES and y[:len(y) - n] in _TURNING_PREFIXES
+               for n in range(3, same_end + 1))
+
+
 def said_again(a: Words, b: Words, alike: Alike) -> bool:
     """Whether a stated surprise is another said again (the rule the lessons and merge passes
     read, through `Sayings`):
 
+    - a word one says whose opposite the other says (`opposite`: "hang" and "pass", "enabled"
+      and "disabled", "before" and "after") makes two facts, however near their vectors;
     - when the words they do not share name other things on both sides (`is_name`: "ruff" and
       "mypy"; "staging" and "production") or the two are about other things (their first words,
       `_subject`: "the integration tests …", "the unit tests …"), one must say all the other
       says, in the same words or in words that mean the same: `say_alike`;
-    - otherwise a rewording is no other fact. The words they do not share are read loosely:
-      prepositions and particles aside ("between" and "across branches"), a turn on each side
-      aside ("unless Docker is running", "when Docker is not running"), and a word meets one of
-      the other's that means the same (`alike`) or is another form of it (datetime,
-      datetimes). What is left on each side must be fewer words than they share: "ruff ignores
-      the settings in pyproject.toml" and "ruff ignores the config in pyproject.toml" are one;
-      "docker hangs" and "docker crashes" are not.
-    One that says all the other says (`say_alike`) is always said again."""
+    - otherwise a rewording is no other fact when one says all the other says, its words read
+      loosely: prepositions and particles aside ("between" and "across branches"), a turn on
+      each side aside ("unless Docker is running", "when Docker is not running"; a turn on one
+      side only is another fact), and a word meets one of the other's that means the same
+      (`alike`, a short word read in full: "settings" and "config") or is another form of it
+      (datetime, datetimes). A word of each that meets none of the other's makes two facts:
+      "the tests hang …" and "the tests pass …", "docker hangs" and "docker crashes".
+    One that says all the other says in the same words (`differing` is None) is always said
+    again."""
     said = differing(a, b)
-    if said is None or say_alike(a, b, alike):
+    if said is None:
         return True
     only_a, only_b = said
+    if any(opposite(x, y) for x in only_a for y in only_b):
+        return False
+
+    def near(x: str, y: str) -> bool:
+        x, y = _SHORT_FOR.get(x, x), _SHORT_FOR.get(y, y)
+        return x == y or alike(x, y)
+
+    if say_alike(a, b, near):
+        return True
     if (any(map(is_name, only_a)) and any(map(is_name, only_b))) or (
             _subject(a) not in b and _subject(b) not in a):
         return False
     rest_a = [w for w in only_a if w not in _FRAME_WORDS]
     rest_b = [w for w in only_b if w not in _FRAME_WORDS]
-    if any(w in _TURNING for w in rest_a) and any(w in _TURNING for w in rest_b):
-        rest_a = [w for w in rest_a if w not in _TURNING]
-        rest_b = [w for w in rest_b if w not in _TURNING]
+    turned_a, turned_b = any(w in _TURNING for w in rest_a), any(w in _TURNING for w in rest_b)
+    if turned_a != turned_b:
+        return False  # "not shared between branches", "shared across branches"
+    rest_a = [w for w in rest_a if w not in _TURNING]
+    rest_b = [w for w in rest_b if w not in _TURNING]
 
     def meets(x: str, y: str) -> bool:
-        return _stem(x) == _stem(y) or alike(x, y)
+        return _stem(x) == _stem(y) or near(x, y)
 
-    left_a = [x for x in rest_a if not any(meets(x, y) for y in rest_b)]
-    left_b = [y for y in rest_b if not any(meets(x, y) for x in rest_a)]
-    if not left_a or not left_b:
-        return True
-    shared = len(set(a) & set(b)) + min(len(rest_a) - len(left_a), len(rest_b) - len(left_b))
-    return shared > max(len(left_a), len(left_b))
+    return (all(any(meets(x, y) for y in rest_b) for x in rest_a)
+            or all(any(meets(x, y) for x in rest_a) for y in rest_b))
 
 
 class Sayings:

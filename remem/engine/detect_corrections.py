@@ -47,7 +47,13 @@ _NOT_PUSHBACK = re.compile(
 #   tests ran", "No data shows up on the dashboard", "No page is loaded anymore";
 # - a thing one sees, and nothing else in its clause but words such as "at all", "either",
 #   "yet": "No output", "No build output either", "No errors at all" (not "No debug output in
-#   production", "No warning suppression, fix the cause", "No images in the README").
+#   production", "No warning suppression, fix the cause", "No images in the README");
+# - a thing one sees, and where the person looked for it ("No data in the table", "No images
+#   on the page", "No error on my side": _LOOKED_IN) or what it came from ("No output from the
+#   tests", "No warnings from the linter"). A place a rule keeps it out of is no such place
+#   ("No images in the README", "No log statements in the hot loop"); where the two read alike
+#   ("No images on the landing page") it is a report: a report read as a rule would teach a
+#   false lesson, a rule missed costs one more correction.
 # Punctuation after the "no" ("no, …", "No. …", "no!") or a word that only goes on a reply
 # ("no I meant …", "no the other one", "no use pnpm", "no still broken") makes it one whatever
 # follows.
@@ -68,24 +74,42 @@ _SEEN = (r"output|outputs|data|log|logs|sound|audio|video|image|images|picture|t
          r"display|screen|signal|connection|internet|network|warning|warnings|error|errors|exception|"
          r"exceptions|crash|crashes|match|matches|hits|change|changes")
 _SEEN_TAIL = r"at all|anywhere|either|whatsoever|yet|still|even|here|there|now|again|so far|this time"
+# Where the person looked for a thing one sees, named with "the", "my", "this" …: "No data in
+# the table", "No images on the page", "No logs in the terminal", "No text in the input field",
+# "No error on my side". Not where a rule keeps it out ("No images in the README", "No debug
+# output in the hot loop", "No network calls in unit tests", "No debug output in production").
+_LOOKED_IN = (r"table|tables|terminal|console|shell|log|logs|logfile|page|pages|screen|browser|window|tab|"
+              r"panel|pane|field|form|input|ui|dashboard|output|response|body|preview|view|list|results|"
+              r"report|chart|graph|grid|inbox|sidebar|modal|dialog|popup|devtools|inspector|network\s+tab|"
+              r"side|end|machine|laptop|box|run|build|database|db")
+_PLACE_WORD = r"the|my|this|that|these|those|a|an|our|your|its|their"
 _LEADING_NO = re.compile(
     r"^(nope|nah|nop)\b(?!-)|"
     r"^no(?=\s*([,.!;:…]|$)|\s+[-–—])|"
     rf"^no\s+({_REPLY_WORD})(?=[\s,.!?;:…]|$)|"
     rf"^no\b(?!-)(?!\s+(\S+\s+)?({_NOTHING_CAME})\b)"
     rf"(?!\s+((?![,;:!?\n]|\.(\s|$)).)*?\b({_REPORT_CUE})\b)"
-    rf"(?!\s+(\S+\s+)?({_SEEN})(\s+({_SEEN_TAIL}))*\s*([,.;:!?…]|$))",
+    rf"(?!\s+(\S+\s+)?({_SEEN})(\s+({_SEEN_TAIL}))*\s*([,.;:!?…]|$))"
+    # a thing one sees, then where it was looked for or came from: "No data in the table", "No
+    # output from the tests", "No warnings from the linter", "No match for that query"
+    rf"(?!\s+(\S+\s+)?({_SEEN})(\s+({_SEEN_TAIL}))*\s+("
+    rf"(in|on|at)\s+({_PLACE_WORD})\s+([\w-]+\s+){{0,2}}?({_LOOKED_IN})\b|"
+    rf"from\s+({_PLACE_WORD})\b|for\s+(that|this|my|the)\s+(query|search|request|call|command|input)\b))",
     re.I,
 )
 # What follows a sentence's "don't" / "never" when it says what the person sees, knows or
 # thinks rather than forbids: "don't know why …", "don't understand", "don't remember", "never
-# saw / got …"; "don't get it / why / how / what / that" (not "don't get fancy", "don't get the
-# config from env", "don't get rid of …"); "don't think so / it works / that's right" (not
-# "don't think about performance yet"); "don't see any / the error / why it fails" (not "don't
-# see why you need a new file", which objects).
+# saw / got …"; "don't get it / why / how / what / that", "don't get any output", "don't get an
+# error anymore", "don't get me wrong" (not "don't get fancy", "don't get too clever", "don't
+# get the config from env", "don't get rid of …", which forbid or object); "don't get confused
+# / lost / thrown by the old file", a heads-up on what the agent will meet, as "don't forget
+# to …" is; "don't think so / it works / that's right", "don't think twice" (not "don't think
+# about performance yet"); "don't see any / the error / why it fails" (not "don't see why you
+# need a new file", which objects).
 _NOT_FORBIDDING = (r"(mind|worry|forget|hesitate|thought|know|knew|understand|understood|remember|saw|seen|"
-                   r"gotten|got(?!\s+rid)|get\s+(it|why|how|what|that|where|when|whether|this)|"
-                   r"think(?!\s+(about|of|twice|too|ahead|in\s+terms|outside|so\s+(hard|much))\b)|"
+                   r"gotten|got(?!\s+rid)|get\s+(it|why|how|what|that|where|when|whether|this|any|an?|no|"
+                   r"(me|us)\s+wrong|confused|lost|thrown|tripped|misled|distracted|stuck)|"
+                   r"think(?!\s+(about|of|too|ahead|in\s+terms|outside|so\s+(hard|much))\b)|"
                    r"see(?!\s+(why\s+(you|we)|the\s+(point|need|reason))\b))\b")
 _PUSHBACK = [
     ("no", _LEADING_NO),
