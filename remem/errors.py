@@ -26,6 +26,15 @@ class NotFound(RememError):
     pass
 
 
+class LessonNotMemory(NotFound):
+    """A lesson's id given where a memory's was expected (`remem recall` lists both, ids alike):
+    `lesson_id` names it, so that each command can say what fits it."""
+
+    def __init__(self, message: str, lesson_id: str) -> None:
+        super().__init__(message)
+        self.lesson_id = lesson_id
+
+
 def _problem_kind(text: str) -> str | None:
     if "locked" in text or "busy" in text:
         return "busy"

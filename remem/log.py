@@ -81,22 +81,43 @@ def log(component: str, message: str, *, stderr: bool = False) -> None:
     if stderr:
         _to_stderr(f"remem: {message if len(message) <= MAX_LOG_LINE else capped(message, MAX_LOG_LINE)}")
     try:
-        path = _path()
-        home = path.parent.parent
-        if home.is_dir():
-            _homes.add(home)
-        elif home in _homes:  # gone since: the line goes to stderr, no home is made for it
+        path = _ready()
+        if path is None:  # its home gone since: the line goes to stderr, no home is made for it
             if not stderr:
                 _to_stderr(f"remem: {line}")
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
-            os.replace(path, path.with_suffix(".log.1"))
         # backslashreplace: a path that is not UTF-8 (surrogate-escaped) must not lose the line
         with path.open("a", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(line + "\n")
     except OSError:
         pass
+
+
+def _ready() -> Path | None:
+    """The log's path, its folder made and the file rotated past MAX_LOG_BYTES; None when the
+    home it is in was there earlier in this process and is gone since. Raises OSError."""
+    path = _path()
+    home = path.parent.parent
+    if home.is_dir():
+        _homes.add(home)
+    elif home in _homes:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
+        os.replace(path, path.with_suffix(".log.1"))
+    return path
+
+
+def append_descriptor() -> int | None:
+    """The log opened for appending, as a raw descriptor (the stderr of a detached child, whose
+    one failure line lands there), rotated first as log() rotates it; None when it cannot be."""
+    try:
+        path = _ready()
+        if path is None:
+            return None
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except (OSError, ValueError):
+        return None
 
 
 def _to_stderr(text: str) -> None:

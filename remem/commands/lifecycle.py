@@ -43,22 +43,19 @@ def _flags(row: dict) -> str:
     return ", ".join(marks)
 
 
-_A_LESSON = " is a lesson, not a memory: "
-
-
 @contextmanager
 def _lesson_given(command: str) -> Iterator[None]:
     """A lesson's id given where a memory's was expected (`remem recall` lists both, ids alike):
     the store says how a lesson is hidden, which fits `forget`; the other commands say what
     they do with memories instead, and where the lesson is read."""
-    from remem.errors import NotFound
+    from remem.errors import LessonNotMemory
 
     try:
         yield
-    except NotFound as exc:
-        lesson_id, found, _ = str(exc).partition(_A_LESSON)
-        if not found or command == "forget":
+    except LessonNotMemory as exc:
+        if command == "forget":
             raise
+        lesson_id = exc.lesson_id
         show = f"`remem lessons show {lesson_id}`"
         why = {
             "graph": f"graph walks memories' connections; {show} shows the memories it came from",
@@ -67,7 +64,7 @@ def _lesson_given(command: str) -> Iterator[None]:
             "undo": (f"`forget --undo` brings back archived memories; `remem lessons restore {lesson_id}` "
                      f"brings back a vetoed lesson ({show} reads it)"),
         }[command]
-        raise NotFound(f"{lesson_id}{_A_LESSON}{why}") from None
+        raise LessonNotMemory(f"{lesson_id} is a lesson, not a memory: {why}", lesson_id) from None
 
 
 def register(app: typer.Typer) -> None:

@@ -22,7 +22,7 @@ from remem.engine import clock
 from remem.engine.projects import normal_folder
 from remem.engine.schema import MIGRATIONS, apply_migrations  # MIGRATIONS re-exported
 from remem.engine.text import clean_text  # re-exported: callers import it from here
-from remem.errors import NotFound, StoreError, read_only_mount, readonly_advice, store_problem
+from remem.errors import LessonNotMemory, NotFound, StoreError, read_only_mount, readonly_advice, store_problem
 
 BUSY_TIMEOUT_MS = 5000
 WAIT_STEP_MS = 50  # what SQLite waits in one go for a Store told of its waits (on_wait)
@@ -639,8 +639,9 @@ class Store:
 
             lesson = lesson_named(self, memory_id)
             if lesson is not None:  # `remem recall` lists lessons beside memories, ids alike
-                raise NotFound(f"{lesson['id']} is a lesson, not a memory: `remem lessons veto "
-                               f"{lesson['id']}` hides it (`remem lessons show {lesson['id']}` reads it)")
+                raise LessonNotMemory(f"{lesson['id']} is a lesson, not a memory: `remem lessons veto "
+                                      f"{lesson['id']}` hides it (`remem lessons show {lesson['id']}` reads it)",
+                                      lesson["id"])
             short = " (an id prefix needs at least 4 characters)" if len(memory_id) < 4 else ""
             raise NotFound(f"no memory with id {memory_id!r}{short}; `remem list` shows the ids")
         if (not expired and row["memory_type"] == "short_term" and row["expires_at"]

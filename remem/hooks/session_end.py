@@ -44,7 +44,9 @@ def spawn_ingest(payload: dict[str, Any], agent: str | None = None) -> int | Non
         # Set but blank: the hooks use ~/.remem, as paths.home() does; the ingest, a command,
         # would refuse it (the command line names that mistake) and the session would be lost.
         del env["REMEM_HOME"]
-    errors = _log_for_child()
+    from remem.log import append_descriptor, log
+
+    errors = append_descriptor()  # the ingest's one `remem: …` line, when it fails, lands in the log
     kwargs: dict[str, Any] = {
         "stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
         "stderr": subprocess.DEVNULL if errors is None else errors, "close_fds": True, "env": env,
@@ -59,27 +61,7 @@ def spawn_ingest(payload: dict[str, Any], agent: str | None = None) -> int | Non
     finally:
         if errors is not None:
             os.close(errors)  # the child has its own copy
-    from remem.log import log
-
     then = "; should it fail, its `remem: …` line is added below" if errors is not None else ""
     log("hook", f"session-end: ingesting {transcript} in the background (pid {proc.pid}){then}")
     return proc.pid
 
-
-def _log_for_child() -> int | None:
-    """remem's log, opened for appending, as the detached ingest's stderr: `ingest --quiet`
-    writes one line there when it cannot store the session (a damaged memory, a broken
-    config), which /dev/null would lose. None when the log cannot be opened: the ingest runs
-    all the same."""
-    try:
-        from remem import paths
-        from remem.log import MAX_LOG_BYTES
-
-        path = paths.log_file()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
-            # Rotated now, as log() would on the line below: the child's line goes to the new log.
-            os.replace(path, path.with_suffix(".log.1"))
-        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-    except (OSError, ValueError):
-        return None
