@@ -25,7 +25,7 @@ def first_json_line(path: Path) -> object | None:
 
 
 def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False, through_links: bool = False,
-                 refuse_protected: bool = False, mode: int | None = None) -> bool:
+                 refuse_protected: bool = False, mode: int | None = None, even_if_same: bool = False) -> bool:
     """Write via a dot-named temp file beside `path`, then rename over it.
 
     Returns False, writing nothing, when the file already holds these bytes (never compared
@@ -47,6 +47,9 @@ def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False, through_
     bytes (still returning False); one whose mode cannot be changed (another user's) is written
     anew. Without it a new file is mkstemp's 0600, readable by its owner alone: private files
     stay private.
+
+    `even_if_same` writes a file that holds these bytes already: a caller that must learn
+    whether it can be written before it changes anything else (setup.json) writes it anyway.
     """
     import tempfile  # not at the top: every Store imports this module, hooks included
 
@@ -59,7 +62,7 @@ def write_atomic(path: Path, data: bytes | str, *, fsync: bool = False, through_
         except OSError:
             pass  # a new file: mkstemp's 0600
     try:
-        if (path.is_file() and not path.is_symlink() and path.read_bytes() == raw
+        if (not even_if_same and path.is_file() and not path.is_symlink() and path.read_bytes() == raw
                 and (mode is None or _has_mode(path, mode))):
             return False
     except OSError:

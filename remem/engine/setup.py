@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from remem import paths
+from remem.engine.files import write_atomic
 from remem.engine.schedule import (
     SCHEDULE, apply_crontab, disable_timer, schedule_edits, systemctl_reload, systemctl_timer,
 )
@@ -387,21 +388,9 @@ def _save_manifest(data: dict[str, Any]) -> None:
     """Write setup.json whole (a temp file beside it, synced, renamed over it), also when it
     holds these bytes already, so that apply() learns before it changes any config whether it
     can; a ValueError naming setup.json (not the temp file) when it cannot."""
-    import tempfile
-
     path = paths.setup_manifest()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n", fsync=True, even_if_same=True)
     except OSError as exc:
         raise ValueError(unwritable(path, exc)) from None
 
@@ -531,7 +520,6 @@ def _write(path: Path, text: str) -> None:
     write-protected, or hard-linked (a dotfiles copy the rename would leave behind), is left
     as it is: write_atomic's refuse_protected raises, and unwritable() says what to do. The
     folder of a link's target is never made: read_config refuses such a link first."""
-    from remem.engine.files import write_atomic
 
     if not path.is_symlink():
         path.parent.mkdir(parents=True, exist_ok=True)
